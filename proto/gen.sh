@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerates the Go code for every .proto under proto/ (except third_party) with the plugin
+# versions pinned as tool directives in proto/go.mod. Output lands beside the sources.
+set -euo pipefail
+cd "$(dirname "$0")"
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+for t in google.golang.org/protobuf/cmd/protoc-gen-go \
+         google.golang.org/grpc/cmd/protoc-gen-go-grpc \
+         github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway; do
+  GOWORK=off go build -o "$bin/" "$t"
+done
+find . -path ./third_party -prune -o -name '*.pb.go' -print -o -name '*.pb.gw.go' -print | xargs -r rm -f
+files=$(find . -path ./third_party -prune -o -name '*.proto' -print | sort)
+PATH="$bin:$PATH" protoc -I . -I third_party \
+  --go_out=. --go_opt=paths=source_relative \
+  --go-grpc_out=. --go-grpc_opt=paths=source_relative \
+  --grpc-gateway_out=. --grpc-gateway_opt=paths=source_relative \
+  $files
