@@ -1,0 +1,61 @@
+// Package gateway is Berth's REST edge module: package edge builds the HTTP handler, cmd/gateway
+// runs it as a process. This file records the edge's behaviour where the contract
+// (shared/spec/interface.md, decisions.md) leaves the edge a choice.
+//
+// # Families
+//
+// Every HTTP-bound RPC declares its envelope family, success status and data-null flag in the
+// berth.edge.v1.route option. Successes in the /v1 family are
+// {"success":true,"message":<option message>,"error":null,"data":<response or null>}; /api/v1
+// successes are the response message itself (already the collection envelope). Errors take the
+// family of the resolved RPC's option; only when no RPC was resolved (unknown path, wrong method,
+// a body refused by the middleware, a panic) does the path decide: /api/... is the current family,
+// anything else the older one.
+//
+// # Error mapping
+//
+//	gRPC code                                     HTTP  /api/v1 code and message
+//	InvalidArgument, NotFound, OutOfRange,        400   [E4000] Bad Request (validation = failing field)
+//	  AlreadyExists, FailedPrecondition
+//	Unauthenticated                               401   [E4010] Unauthorized Token
+//	PermissionDenied                              403   [E4030] App Is Disabled
+//	anything else (Internal, Unknown, Unavailable, 500   [E0000] Internal Server Error
+//	  DeadlineExceeded, ResourceExhausted, ...)
+//
+// FailedPrecondition is 400: it means the resource is not in a state that allows the request, which
+// the caller causes and can change. ResourceExhausted is 500: the contract has no 429 and Berth does
+// no rate limiting, so it only arises from gRPC transport limits, a server fault. NotFound is 400
+// because the contract answers missing and foreign resources like bad input (ids cannot be probed).
+// /v1 errors carry the status message as "error", except 500, which always says "Internal Server
+// Error"; the real cause is logged with the request id.
+//
+// Unknown paths answer 404 and wrong methods 405 in the path's family; in /api/v1 shape with code
+// [E4000] and message "Not Found" / "Method Not Allowed".
+//
+// # Requests
+//
+// Bodies: at most 1 MiB (larger: 400). Content-Type application/json with any parameters,
+// text/plain, or none; the body must then parse as JSON (else 400). Any other media type on a
+// request with a body: 400 in the path's family. Unknown JSON fields and unknown query parameters are
+// ignored. X-HTTP-Method-Override and grpc-gateway's form-POST-as-GET fallback are disabled.
+//
+// # Headers
+//
+// Forwarded to services as gRPC metadata: X-API-KEY, X-API-KEY-TYPE, X-CLIENT-ID (any letter case)
+// as x-api-key, x-api-key-type, x-client-id; Authorization as authorization; the request id as
+// x-request-id. grpc-gateway itself also always sends x-forwarded-for (client address) and
+// x-forwarded-host. No other client header crosses the edge, in particular no x-berth-* header,
+// which services reserve for internal credentials. No gRPC metadata ever becomes a response header.
+// Every response carries X-Request-Id: the caller's when it is 1-128 characters of
+// [A-Za-z0-9._:-], a fresh random id otherwise.
+//
+// # Health
+//
+// GET /healthz answers 200 {"status":"ok"} while the process serves HTTP. It is not part of the
+// contract and does not check the backends.
+//
+// # Logging
+//
+// One access-log line per request: method, path, status, duration, request id. Headers and bodies
+// are never logged; they carry API keys, tokens and personal data.
+package gateway

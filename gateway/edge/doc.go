@@ -1,0 +1,13 @@
+// Package edge is Berth's REST edge: a grpc-gateway ServeMux that maps the documented HTTP routes
+// onto the services' gRPC APIs, wrapped in the HTTP middleware every request passes through.
+//
+// The edge is a translation, not a brain. Which envelope a route answers in, its success status and
+// whether its `data` is null are read from the per-RPC route option (proto/edge/v1) of the method
+// grpc-gateway resolved, never guessed from the path; authentication and business rules stay in the
+// services, which receive the caller's credentials as gRPC metadata.
+//
+// Files: edge.go builds the handler (backend registration table, mux options, health endpoint);
+// envelope.go renders successes; failure.go renders errors in both families; headers.go decides
+// which headers cross the edge; middleware.go holds request id, body limit, media type, panic
+// recovery and access log. The behaviour notes for operators are in the gateway module's doc.go.
+package edge

@@ -1,0 +1,95 @@
+package edge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+// Backends are the gRPC connections the edge forwards to, one per bounded context.
+type Backends struct {
+	Identity grpc.ClientConnInterface // serves IdentityService
+	Tenant   grpc.ClientConnInterface // serves TenantService
+}
+
+// backend registers one HTTP-bound gRPC service on the mux. Registration goes through generated
+// clients over real connections (never Register...HandlerServer), so every call passes the
+// services' interceptors exactly as a direct gRPC caller's would.
+type backend struct {
+	name     string
+	conn     func(Backends) grpc.ClientConnInterface
+	register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
+}
+
+// backends is the registration table; a new context (billing, analytics, webhooks) is one row here
+// plus its field in Backends.
+var backends = []backend{
+	{
+		name: "identity",
+		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
+		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc))
+		},
+	},
+	{
+		name: "tenant",
+		conn: func(b Backends) grpc.ClientConnInterface { return b.Tenant },
+		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
+		},
+	},
+}
+
+// New builds the edge handler: a grpc-gateway ServeMux with every HTTP-bound service registered over
+// the given connections, wrapped in the edge middleware. log receives the access log and the real
+// causes of 500 answers.
+func New(ctx context.Context, b Backends, log *slog.Logger) (http.Handler, error) {
+	if log == nil {
+		return nil, fmt.Errorf("edge: a logger is required")
+	}
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
+		runtime.WithForwardResponseRewriter(rewriteSuccess),
+		runtime.WithForwardResponseOption(successStatus),
+		runtime.WithErrorHandler(errorHandler(log)),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithMetadata(requestIDMetadata),
+		runtime.WithOutgoingHeaderMatcher(dropHeader),
+		runtime.WithOutgoingTrailerMatcher(dropHeader),
+		// Neither X-HTTP-Method-Override nor a form-encoded POST may turn a request into another
+		// method: the method a client sends is the route it gets.
+		runtime.WithDisableHTTPMethodOverride(),
+		runtime.WithDisablePathLengthFallback(),
+	)
+	for _, be := range backends {
+		cc := be.conn(b)
+		if cc == nil {
+			return nil, fmt.Errorf("edge: no connection for the %s backend", be.name)
+		}
+		if err := be.register(ctx, mux, cc); err != nil {
+			return nil, fmt.Errorf("edge: register %s: %w", be.name, err)
+		}
+	}
+	if err := mux.HandlePath(http.MethodGet, healthPath, serveHealth); err != nil {
+		return nil, fmt.Errorf("edge: register %s: %w", healthPath, err)
+	}
+	return withMiddleware(mux, log), nil
+}
+
+// healthPath answers liveness probes. It is not part of the contract and touches no backend, so a
+// slow service never gets the edge restarted.
+const healthPath = "/healthz"
+
+func serveHealth(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+	writeJSON(w, http.StatusOK, struct {
+		Status string `json:"status"`
+	}{Status: "ok"})
+}

@@ -1,0 +1,111 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/berthhq/berth/pkg/route"
+	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+)
+
+// protoJSON renders response messages. Proto field names are the contract's JSON names, and every
+// documented field must be present even when unset (zero values, null for messages).
+var protoJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+
+// marshaler is the only marshaler of the mux (registered for every media type). Unknown request
+// fields are dropped rather than rejected: clients send extra fields and must not fail for it, and
+// a dropped field can never be applied.
+var marshaler = &runtime.JSONPb{
+	MarshalOptions:   protoJSON,
+	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+}
+
+// v1Success is the /v1 success envelope. The struct fixes the documented key order, which a map
+// or protojson would not; Data is the response already rendered by protoJSON.
+type v1Success struct {
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Error   *string         `json:"error"` // always null on success
+	Data    json.RawMessage `json:"data"`
+}
+
+var jsonNull = json.RawMessage("null")
+
+// routeOf returns the route option of the RPC grpc-gateway resolved for this request.
+func routeOf(ctx context.Context) (method string, r *edgev1.Route, ok bool) {
+	method, ok = runtime.RPCMethod(ctx)
+	if !ok {
+		return "", nil, false
+	}
+	r, ok = route.ForMethod(method)
+	return method, r, ok
+}
+
+// rewriteSuccess is the mux's forward-response rewriter: it wraps a successful response in the
+// envelope of the resolved RPC's family.
+func rewriteSuccess(ctx context.Context, resp proto.Message) (any, error) {
+	method, r, ok := routeOf(ctx)
+	if !ok {
+		return nil, fmt.Errorf("edge: no route option for %q", method)
+	}
+	return envelope(method, r, resp)
+}
+
+// envelope renders resp for route r of method. /api/v1 responses are already the collection
+// envelope and pass as they are. A method without a declared family is a programming error (the
+// route table test guards it); it fails closed as a 500 rather than answering in a guessed shape.
+func envelope(method string, r *edgev1.Route, resp proto.Message) (any, error) {
+	switch r.GetFamily() {
+	case edgev1.Family_FAMILY_API:
+		return resp, nil
+	case edgev1.Family_FAMILY_V1:
+		env := v1Success{Success: true, Message: r.GetMessage(), Data: jsonNull}
+		if !r.GetDataNull() {
+			data, err := protoJSON.Marshal(resp)
+			if err != nil {
+				return nil, fmt.Errorf("edge: render %s response: %w", method, err)
+			}
+			env.Data = data
+		}
+		return env, nil
+	default:
+		return nil, fmt.Errorf("edge: %s declares no envelope family", method)
+	}
+}
+
+// successStatus is the mux's forward-response option applying the route's success status.
+func successStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	if _, r, ok := routeOf(ctx); ok {
+		writeSuccessStatus(w, r)
+	}
+	return nil // without a route, rewriteSuccess answers 500
+}
+
+// writeSuccessStatus writes a declared non-200 status. grpc-gateway's ForwardResponseMessage never
+// calls WriteHeader itself (its first Write implies 200); it runs the forward-response options after
+// setting Content-Type and before writing the body, so writing the status here is what makes a 201
+// reach the client.
+func writeSuccessStatus(w http.ResponseWriter, r *edgev1.Route) {
+	if code := route.Status(r); code != http.StatusOK {
+		w.WriteHeader(code)
+	}
+}
+
+// writeJSON writes a body the edge renders itself (errors, health): always a JSON object with
+// Content-Type application/json.
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	buf, err := json.Marshal(body)
+	if err != nil {
+		// Only the edge's own fixed structs come here, and they always marshal.
+		panic(fmt.Sprintf("edge: marshal %T: %v", body, err))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf)
+}

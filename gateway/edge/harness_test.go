@@ -1,0 +1,227 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/proto"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+// answer is what a fake backend returns for one RPC.
+type answer struct {
+	resp proto.Message
+	err  error
+	// header and trailer are gRPC metadata the backend sends; the edge must never turn them into
+	// HTTP headers.
+	header, trailer metadata.MD
+}
+
+// call is one RPC a fake backend received.
+type call struct {
+	method string
+	req    proto.Message
+	md     metadata.MD
+}
+
+// fakeBackend is an in-process gRPC server (bufconn). The registered services are the generated
+// Unimplemented servers; an interceptor records every call and answers the methods a test programs,
+// so an unprogrammed RPC fails loudly as Unimplemented.
+type fakeBackend struct {
+	mu      sync.Mutex
+	answers map[string]answer
+	calls   []call
+}
+
+func (f *fakeBackend) program(method string, a answer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers[method] = a
+}
+
+func (f *fakeBackend) received() []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]call(nil), f.calls...)
+}
+
+// only returns the single call received, failing the test otherwise.
+func (f *fakeBackend) only(t *testing.T) call {
+	t.Helper()
+	calls := f.received()
+	if len(calls) != 1 {
+		t.Fatalf("backend received %d calls, want 1", len(calls))
+	}
+	return calls[0]
+}
+
+func (f *fakeBackend) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	f.mu.Lock()
+	f.calls = append(f.calls, call{method: info.FullMethod, req: proto.Clone(req.(proto.Message)), md: md.Copy()})
+	a, ok := f.answers[info.FullMethod]
+	f.mu.Unlock()
+	if !ok {
+		return handler(ctx, req)
+	}
+	if a.header != nil {
+		if err := grpc.SetHeader(ctx, a.header); err != nil {
+			return nil, err
+		}
+	}
+	if a.trailer != nil {
+		if err := grpc.SetTrailer(ctx, a.trailer); err != nil {
+			return nil, err
+		}
+	}
+	return a.resp, a.err
+}
+
+// startBackend serves register's services on a bufconn listener and returns a client connection.
+func startBackend(t *testing.T, register func(*grpc.Server)) (*fakeBackend, *grpc.ClientConn) {
+	t.Helper()
+	f := &fakeBackend{answers: map[string]answer{}}
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer(grpc.UnaryInterceptor(f.intercept))
+	register(srv)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatalf("dial bufconn: %v", err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return f, cc
+}
+
+// harness drives the real edge handler against fake identity and tenant backends.
+type harness struct {
+	handler  http.Handler
+	identity *fakeBackend
+	tenant   *fakeBackend
+	logs     *bytes.Buffer
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	identity, icc := startBackend(t, func(s *grpc.Server) {
+		identityv1.RegisterIdentityServiceServer(s, identityv1.UnimplementedIdentityServiceServer{})
+	})
+	tenant, tcc := startBackend(t, func(s *grpc.Server) {
+		tenantv1.RegisterTenantServiceServer(s, tenantv1.UnimplementedTenantServiceServer{})
+	})
+	logs := &bytes.Buffer{}
+	h, err := New(t.Context(), Backends{Identity: icc, Tenant: tcc}, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatalf("edge.New: %v", err)
+	}
+	return &harness{handler: h, identity: identity, tenant: tenant, logs: logs}
+}
+
+// do sends one request through the edge. An empty body sends none; headers are set as given.
+func (h *harness) do(t *testing.T, method, target, body string, headers map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req := httptest.NewRequestWithContext(t.Context(), method, target, r)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.handler.ServeHTTP(rec, req)
+	return rec
+}
+
+// discard is a logger for tests that do not read the log.
+var discard = slog.New(slog.DiscardHandler)
+
+// jsonHeader is the header set of a plain JSON request.
+var jsonHeader = map[string]string{"Content-Type": "application/json"}
+
+// decode parses a JSON object response body.
+func decode(t *testing.T, rec *httptest.ResponseRecorder) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, rec.Body.String())
+	}
+	return m
+}
+
+// topLevelKeys returns the keys of a JSON object in the order they appear.
+func topLevelKeys(t *testing.T, body []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("body is not a JSON object: %s", body)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("read key: %v", err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatalf("read value of %v: %v", tok, err)
+		}
+	}
+	return keys
+}
+
+// wantV1Failure checks a /v1 error answer.
+func wantV1Failure(t *testing.T, rec *httptest.ResponseRecorder, status int, errText string) {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())
+	}
+	if got := rec.Header().Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", got)
+	}
+	want := map[string]any{"success": false, "error": errText, "message": nil, "data": nil}
+	assertJSON(t, decode(t, rec), want)
+	keys := topLevelKeys(t, rec.Body.Bytes())
+	if strings.Join(keys, ",") != "success,error,message,data" {
+		t.Errorf("key order = %v, want success,error,message,data", keys)
+	}
+}
+
+// wantAPIFailure checks an /api/v1 error answer.
+func wantAPIFailure(t *testing.T, rec *httptest.ResponseRecorder, status int, validation, code, message string) {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body %s", rec.Code, status, rec.Body.String())
+	}
+	want := map[string]any{"errors": []any{map[string]any{"validation": validation, "code": code, "message": message}}}
+	assertJSON(t, decode(t, rec), want)
+}
+
+// assertJSON compares parsed JSON values.
+func assertJSON(t *testing.T, got, want any) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if !bytes.Equal(g, w) { // encoding/json sorts map keys, so equal values marshal equally
+		t.Errorf("body mismatch\n got: %s\nwant: %s", g, w)
+	}
+}

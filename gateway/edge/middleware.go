@@ -1,0 +1,138 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/berthhq/berth/pkg/reqid"
+)
+
+// maxBody is the request body limit. Bodies are small JSON documents; anything larger is refused
+// before it is decoded.
+const maxBody = 1 << 20
+
+// withMiddleware wraps the mux, outermost first: body limit, request id (so every answer, errors
+// and panics included, carries it), panic recovery with the access log, media-type check.
+func withMiddleware(next http.Handler, log *slog.Logger) http.Handler {
+	return limitBody(withRequestID(observe(log, checkMediaType(next))))
+}
+
+// limitBody caps the body. The limit is hit while grpc-gateway decodes the body, so the resulting
+// 400 is rendered by the error handler in the family of the resolved route.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withRequestID accepts the caller's X-Request-Id when it is safe to log, mints one otherwise, and
+// puts it on the response and in the request context (from where it is forwarded to the services).
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := reqid.Accept(r.Header.Get(reqid.Header))
+		w.Header().Set(reqid.Header, id)
+		next.ServeHTTP(w, r.WithContext(reqid.With(r.Context(), id)))
+	})
+}
+
+// acceptedMediaType reports whether a request body of this Content-Type may be decoded as JSON.
+// text/plain and a missing Content-Type are accepted because a published client sends JSON that
+// way; the decoder still rejects a body that is not JSON.
+func acceptedMediaType(contentType string) bool {
+	if contentType == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return false // a broken parameter still leaves a usable media type; a broken type does not
+	}
+	return mt == "application/json" || mt == "text/plain"
+}
+
+// checkMediaType refuses a body of any other media type with a 400. No RPC is resolved yet, so the
+// answer takes the family of the path.
+func checkMediaType(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// ContentLength is 0 only for a request known to have no body; -1 (chunked) may carry one.
+		if r.ContentLength != 0 && !acceptedMediaType(r.Header.Get("Content-Type")) {
+			writeFailure(w, familyOfPath(r.URL.Path), failure{
+				status:     http.StatusBadRequest,
+				message:    "unsupported Content-Type: send application/json",
+				validation: "Content-Type",
+			})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// observe recovers panics into a 500 in the path's family and writes one access-log line per
+// request. The line names method, path, status, duration and request id only: headers and bodies
+// carry API keys, tokens and personal data.
+func observe(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		ctx := r.Context()
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p) // net/http's own signal to abort the response; not ours to swallow
+				}
+				log.ErrorContext(ctx, "panic serving request",
+					slog.String("request_id", reqid.From(ctx)),
+					slog.String("panic", fmt.Sprint(p)),
+					slog.String("stack", string(debug.Stack())))
+				if !rec.wrote {
+					writeFailure(rec, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})
+				}
+			}
+			log.InfoContext(ctx, "http request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.statusOr200()),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("request_id", reqid.From(ctx)))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// recorder remembers the status written, for the access log and so recovery knows whether an
+// error body can still be sent.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (rec *recorder) WriteHeader(code int) {
+	if !rec.wrote {
+		rec.status, rec.wrote = code, true
+	}
+	rec.ResponseWriter.WriteHeader(code)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if !rec.wrote {
+		rec.status, rec.wrote = http.StatusOK, true
+	}
+	return rec.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (flush, deadlines).
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// statusOr200 is the status sent; a handler that wrote nothing has answered 200.
+func (rec *recorder) statusOr200() int {
+	if !rec.wrote {
+		return http.StatusOK
+	}
+	return rec.status
+}

@@ -1,0 +1,95 @@
+package edge
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestAcceptedMediaType(t *testing.T) {
+	tests := []struct {
+		contentType string
+		want        bool
+	}{
+		{"", true},
+		{"application/json", true},
+		{"application/json; charset=utf-8", true},
+		{"APPLICATION/JSON;charset=UTF-8", true},
+		{"text/plain", true},
+		{"text/plain; charset=utf-8", true},
+		{"application/json; charset", true}, // broken parameter, usable type
+		{"application/xml", false},
+		{"application/x-www-form-urlencoded", false},
+		{"multipart/form-data; boundary=x", false},
+		{"application/merge-patch+json", false},
+		{"json", false},
+	}
+	for _, tt := range tests {
+		if got := acceptedMediaType(tt.contentType); got != tt.want {
+			t.Errorf("acceptedMediaType(%q) = %v, want %v", tt.contentType, got, tt.want)
+		}
+	}
+}
+
+func TestPanicBecomesA500InThePathsFamily(t *testing.T) {
+	tests := []struct {
+		name string
+		path string
+		api  bool
+	}{
+		{"v1 path", "/v1/tenants/t1", false},
+		{"api path", "/api/v1/tokens", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &bytes.Buffer{}
+			h := withMiddleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+				panic("nil map write in handler")
+			}), slog.New(slog.NewJSONHandler(logs, nil)))
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
+			req.Header.Set("X-Request-Id", "panic-1")
+			h.ServeHTTP(rec, req)
+			if tt.api {
+				wantAPIFailure(t, rec, 500, "", "[E0000]", "Internal Server Error")
+			} else {
+				wantV1Failure(t, rec, 500, "Internal Server Error")
+			}
+			if rec.Header().Get("X-Request-Id") != "panic-1" {
+				t.Errorf("X-Request-Id = %q", rec.Header().Get("X-Request-Id"))
+			}
+			logged := logs.String()
+			if !strings.Contains(logged, "nil map write in handler") || !strings.Contains(logged, `"status":500`) {
+				t.Errorf("panic or its 500 not logged: %s", logged)
+			}
+		})
+	}
+}
+
+func TestPanicAfterTheResponseStartedKeepsTheResponse(t *testing.T) {
+	h := withMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"partial":true}`))
+		panic("late")
+	}), discard)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/x", nil))
+	if rec.Code != http.StatusOK || rec.Body.String() != `{"partial":true}` {
+		t.Errorf("got %d %s, want the response already sent untouched", rec.Code, rec.Body.String())
+	}
+}
+
+func TestAbortHandlerPanicIsNotSwallowed(t *testing.T) {
+	h := withMiddleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic(http.ErrAbortHandler)
+	}), discard)
+	defer func() {
+		if p := recover(); p != http.ErrAbortHandler {
+			t.Errorf("recovered %v, want http.ErrAbortHandler re-raised", p)
+		}
+	}()
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v1/x", nil))
+}

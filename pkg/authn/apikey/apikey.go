@@ -1,0 +1,64 @@
+// Package apikey defines the API-key format and how keys are stored. A key reads
+// "berth_<24 hex id>_<64 hex secret>": the id finds the stored record without scanning, and only
+// HMAC-SHA256(pepper, secret) is stored, so a leaked database alone cannot produce a usable key.
+package apikey
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+const (
+	prefix    = "berth_"
+	idBytes   = 12
+	secretLen = 32
+)
+
+// Generate mints a new key and returns its id, its secret and the full key handed to the operator.
+func Generate() (id, secret, full string, err error) {
+	buf := make([]byte, idBytes+secretLen)
+	if _, err = rand.Read(buf); err != nil {
+		return "", "", "", err
+	}
+	id = hex.EncodeToString(buf[:idBytes])
+	secret = hex.EncodeToString(buf[idBytes:])
+	return id, secret, prefix + id + "_" + secret, nil
+}
+
+// Parse splits a presented key. ok is false for anything not of the exact format, which callers
+// answer as invalid credentials without touching the store.
+func Parse(full string) (id, secret string, ok bool) {
+	rest, found := strings.CutPrefix(full, prefix)
+	if !found {
+		return "", "", false
+	}
+	id, secret, found = strings.Cut(rest, "_")
+	if !found || len(id) != 2*idBytes || len(secret) != 2*secretLen || !isHex(id) || !isHex(secret) {
+		return "", "", false
+	}
+	return id, secret, true
+}
+
+// Hash is what the store keeps for a secret.
+func Hash(pepper []byte, secret string) []byte {
+	m := hmac.New(sha256.New, pepper)
+	m.Write([]byte(secret))
+	return m.Sum(nil)
+}
+
+// Matches compares a presented secret with a stored hash in constant time.
+func Matches(pepper []byte, secret string, stored []byte) bool {
+	return hmac.Equal(Hash(pepper, secret), stored)
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

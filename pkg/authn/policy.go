@@ -1,0 +1,139 @@
+package authn
+
+import (
+	"context"
+	"crypto/subtle"
+	"strings"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/route"
+	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// Metadata keys that carry credentials.
+const (
+	MDAPIKey        = "x-api-key"
+	MDAPIKeyType    = "x-api-key-type"
+	MDClientID      = "x-client-id"
+	MDAuthorization = "authorization"
+	MDAdminToken    = "x-berth-admin-token"
+	MDServiceToken  = "x-berth-service-token"
+)
+
+// Policy decides, from the route option of the called method, whether a call may proceed.
+type Policy struct {
+	Keys         KeyVerifier // API-key verification (identity: local; other services: remote + cache)
+	AdminToken   string      // provisioning calls; "" disables them
+	ServiceToken string      // service-to-service calls; "" disables them
+}
+
+// exempt methods carry no route option but are safe without credentials.
+func exempt(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/")
+}
+
+// UnaryInterceptor enforces the policy and puts the admitted Principal into the handler's context.
+// A method without a route option is denied: access is declared, never assumed.
+func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if exempt(info.FullMethod) {
+			return handler(ctx, req)
+		}
+		r, ok := route.ForMethod(info.FullMethod)
+		if !ok {
+			return nil, apierr.Forbidden("method has no access policy")
+		}
+		principal, err := p.admit(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if principal != nil {
+			ctx = NewContext(ctx, *principal)
+		}
+		return handler(ctx, req)
+	}
+}
+
+func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	get := func(k string) string {
+		if v := md.Get(k); len(v) > 0 {
+			return strings.TrimSpace(v[0])
+		}
+		return ""
+	}
+	switch {
+	case r.GetPublic():
+		return nil, nil
+	case r.GetAdmin():
+		if !tokenEqual(p.AdminToken, get(MDAdminToken)) {
+			return nil, apierr.Unauthenticated("invalid admin token")
+		}
+		return &Principal{Kind: KindAdmin}, nil
+	case r.GetServiceOnly():
+		if !tokenEqual(p.ServiceToken, get(MDServiceToken)) {
+			return nil, apierr.Unauthenticated("invalid service token")
+		}
+		return &Principal{Kind: KindService}, nil
+	}
+
+	if key := get(MDAPIKey); key != "" {
+		if r.GetApiKey() == edgev1.ApiKey_API_KEY_NONE {
+			return nil, apierr.Unauthenticated("this route does not accept API keys")
+		}
+		return p.admitKey(ctx, r, key, get(MDAPIKeyType), get(MDClientID))
+	}
+	if get(MDAuthorization) != "" && (r.GetTenantToken() || r.GetOperatorToken()) {
+		// Token verification arrives with token issuance; until then no token can be valid.
+		return nil, apierr.Unauthenticated("invalid access token")
+	}
+	return nil, apierr.Unauthenticated("missing credentials")
+}
+
+func (p Policy) admitKey(ctx context.Context, r *edgev1.Route, key, claimedType, clientID string) (*Principal, error) {
+	if claimedType != "read" && claimedType != "write" {
+		return nil, apierr.Unauthenticated("X-API-KEY-TYPE must be read or write")
+	}
+	if clientID == "" {
+		return nil, apierr.Unauthenticated("missing X-CLIENT-ID")
+	}
+	if p.Keys == nil {
+		return nil, apierr.Unauthenticated("API keys are not accepted here")
+	}
+	vk, err := p.Keys.VerifyAPIKey(ctx, key, clientID)
+	if err != nil {
+		return nil, err
+	}
+	if vk.Type != claimedType {
+		return nil, apierr.Forbidden("X-API-KEY-TYPE does not match the API key")
+	}
+	if !vk.AppEnabled {
+		return nil, apierr.Forbidden("App Is Disabled")
+	}
+	if !typeAllowed(r.GetApiKey(), vk.Type) {
+		return nil, apierr.Forbidden("this route needs an API key of another type")
+	}
+	return &Principal{Kind: KindAPIKey, AppID: vk.AppID, ProjectID: vk.ProjectID, KeyID: vk.KeyID, KeyType: vk.Type}, nil
+}
+
+func typeAllowed(want edgev1.ApiKey, have string) bool {
+	switch want {
+	case edgev1.ApiKey_API_KEY_READ:
+		return have == "read"
+	case edgev1.ApiKey_API_KEY_WRITE:
+		return have == "write"
+	case edgev1.ApiKey_API_KEY_READ_OR_WRITE:
+		return have == "read" || have == "write"
+	}
+	return false
+}
+
+// tokenEqual compares in constant time; an unset expected token never matches.
+func tokenEqual(expected, got string) bool {
+	if expected == "" || got == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(expected), []byte(got)) == 1
+}

@@ -1,0 +1,37 @@
+package authn
+
+import "context"
+
+// Kind says how a caller authenticated.
+type Kind int
+
+const (
+	KindAPIKey Kind = iota + 1
+	KindTenantToken
+	KindAdmin
+	KindService
+)
+
+// Principal is the authenticated caller, available to handlers through FromContext.
+type Principal struct {
+	Kind      Kind
+	AppID     string // app of the API key or token
+	ProjectID string
+	KeyID     string
+	KeyType   string // "read" | "write": always the stored type, never the claimed one
+	TenantID  string // tenant access tokens
+	UserID    string // tenant access tokens
+}
+
+type principalKey struct{}
+
+// NewContext returns ctx carrying p.
+func NewContext(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the caller that the policy admitted.
+func FromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
