@@ -1,0 +1,154 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultPrefix is the subject and stream prefix when Bus.Prefix is empty.
+const DefaultPrefix = "berth"
+
+// contexts are the bounded contexts that publish events; each has its own stream, so one context's
+// retention or replay never touches another's. An event type starts with its context: "identity.user.updated".
+var contexts = []string{"identity", "tenant", "billing"}
+
+// duplicateWindow is how long JetStream remembers a Nats-Msg-Id. A relay that published an event but
+// crashed before marking it republishes within seconds, well inside this window.
+const duplicateWindow = 2 * time.Minute
+
+// validToken is what a prefix or durable name may hold: no subject separators or wildcards, and
+// nothing a stream or consumer name refuses.
+var validToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Bus is Berth's JetStream topology. Stream and subject names share Prefix so that tests sharing one
+// NATS server cannot collide.
+type Bus struct {
+	JS     jetstream.JetStream
+	Prefix string // "" means DefaultPrefix
+}
+
+func (b Bus) prefix() string {
+	if b.Prefix == "" {
+		return DefaultPrefix
+	}
+	return b.Prefix
+}
+
+// Subject is the NATS subject of an event type: "<prefix>.<type>".
+func (b Bus) Subject(eventType string) string {
+	return b.prefix() + "." + eventType
+}
+
+// Stream is the name of the stream that holds a context's events: "<PREFIX>_<CONTEXT>".
+func (b Bus) Stream(context string) string {
+	return strings.ToUpper(b.prefix() + "_" + context)
+}
+
+// Streams lists every stream EnsureStreams manages.
+func (b Bus) Streams() []string {
+	names := make([]string, len(contexts))
+	for i, c := range contexts {
+		names[i] = b.Stream(c)
+	}
+	return names
+}
+
+// EnsureStreams creates or updates one file-backed stream per context, <PREFIX>_IDENTITY holding
+// <prefix>.identity.> and so on, each with a two-minute duplicate window. Every process may call it
+// on start-up; it is idempotent.
+func (b Bus) EnsureStreams(ctx context.Context) error {
+	if !validToken.MatchString(b.prefix()) {
+		return fmt.Errorf("events: bus prefix %q may hold only letters, digits, '_' and '-'", b.Prefix)
+	}
+	for _, c := range contexts {
+		_, err := b.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:       b.Stream(c),
+			Subjects:   []string{b.Subject(c + ".>")},
+			Storage:    jetstream.FileStorage,
+			Duplicates: duplicateWindow,
+		})
+		if err != nil {
+			return fmt.Errorf("events: ensure stream %s: %w", b.Stream(c), err)
+		}
+	}
+	return nil
+}
+
+// Publish sends ev as JSON with Nats-Msg-Id = ev.ID and waits for the stream's ack, so a nil error
+// means the event is stored (or was already, as a duplicate).
+func (b Bus) Publish(ctx context.Context, ev Event) error {
+	if err := ev.validate(); err != nil {
+		return err
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("events: encode event %s: %w", ev.ID, err)
+	}
+	msg := &nats.Msg{Subject: b.Subject(ev.Type), Data: body}
+	if _, err := b.JS.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.ID)); err != nil {
+		return fmt.Errorf("events: publish %s %s: %w", ev.Type, ev.ID, err)
+	}
+	return nil
+}
+
+// contextOf returns the context an event type belongs to, which picks its stream.
+func contextOf(eventType string) (string, error) {
+	ctxName, rest, ok := strings.Cut(eventType, ".")
+	if !ok || rest == "" || strings.ContainsAny(eventType, " *>") || strings.Contains(eventType, "..") || strings.HasSuffix(eventType, ".") {
+		return "", fmt.Errorf("events: event type %q is not <context>.<name>", eventType)
+	}
+	for _, c := range contexts {
+		if c == ctxName {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("events: event type %q names unknown context %q (known: %s)", eventType, ctxName, strings.Join(contexts, ", "))
+}
+
+// filterFor returns the stream holding types and the subject filter to ask the server for. NATS 2.9
+// servers accept a single filter subject per consumer, so several types are fetched with their
+// context's wildcard and narrowed by the caller (see wants).
+func (b Bus) filterFor(types []string) (stream, filter string, err error) {
+	if len(types) == 0 {
+		return "", "", errors.New("events: no event types given")
+	}
+	var ctxName string
+	for _, t := range types {
+		c, err := contextOf(t)
+		if err != nil {
+			return "", "", err
+		}
+		if ctxName != "" && c != ctxName {
+			return "", "", fmt.Errorf("events: event types %v span several contexts; one consumer reads one stream", types)
+		}
+		ctxName = c
+	}
+	if len(types) == 1 {
+		return b.Stream(ctxName), b.Subject(types[0]), nil
+	}
+	return b.Stream(ctxName), b.Subject(ctxName + ".>"), nil
+}
+
+// decodeMsg parses a message into an Event and checks that it is one: a valid envelope published on
+// the subject its type maps to.
+func (b Bus) decodeMsg(msg jetstream.Msg) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(msg.Data(), &ev); err != nil {
+		return Event{}, fmt.Errorf("not an event envelope: %w", err)
+	}
+	if err := ev.validate(); err != nil {
+		return Event{}, err
+	}
+	if msg.Subject() != b.Subject(ev.Type) {
+		return Event{}, fmt.Errorf("event type %q arrived on subject %q", ev.Type, msg.Subject())
+	}
+	return ev, nil
+}

@@ -1,0 +1,249 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	// consumeAckWait is how long the server waits for an ack before redelivering, so it bounds how
+	// long a handler may take; a handler that outlives it races its own redelivery, which the inbox
+	// turns into a no-op.
+	consumeAckWait = 30 * time.Second
+	// consumeMaxDeliver bounds retries of an event whose handler keeps failing, so one poison event
+	// cannot occupy a consumer for ever. With nakDelay this gives a handler about four minutes to
+	// recover (a dependency restarting) before the event is given up and logged.
+	consumeMaxDeliver = 10
+	nakBaseDelay      = 500 * time.Millisecond
+	nakMaxDelay       = time.Minute
+)
+
+// Handler applies one event. Returning an error makes the event come back later.
+type Handler func(ctx context.Context, ev Event) error
+
+// ConsumerConfig configures Bus.Consume.
+type ConsumerConfig struct {
+	Durable string   // durable pull consumer name; replicas sharing it split the work
+	Types   []string // event types to receive, all from one context
+	Inbox   Inbox
+	Handler Handler
+	Log     *slog.Logger // nil means slog.Default()
+}
+
+func (c ConsumerConfig) validate() error {
+	switch {
+	case !validToken.MatchString(c.Durable):
+		return fmt.Errorf("events: durable name %q may hold only letters, digits, '_' and '-'", c.Durable)
+	case c.Inbox == nil:
+		return errors.New("events: consumer needs an Inbox")
+	case c.Handler == nil:
+		return errors.New("events: consumer needs a Handler")
+	}
+	return nil
+}
+
+// Consume starts a durable pull consumer with explicit acks on the stream that holds cfg.Types. Each
+// message is decoded and applied through cfg.Inbox, keyed by the durable name and the event id, then
+// acknowledged, also when the inbox says it was applied before. A failing handler gets the message
+// back after a growing delay; a message that is not a valid event is terminated and logged, since
+// redelivering it cannot help. A new durable starts at the beginning of the stream, so a service
+// deployed after events were published still sees them.
+//
+// Consuming stops when ctx ends or when stop is called; stop also waits for the handler in flight.
+func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (stop func(), err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	stream, filter, err := b.filterFor(cfg.Types)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cons, err := b.JS.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
+		Durable:       cfg.Durable,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       consumeAckWait,
+		MaxDeliver:    consumeMaxDeliver,
+		FilterSubject: filter,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events: create consumer %s on %s: %w", cfg.Durable, stream, err)
+	}
+	wanted := slices.Clone(cfg.Types)
+	return b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, func(ctx context.Context, msg jetstream.Msg) {
+		b.apply(ctx, cfg, wanted, msg)
+	})
+}
+
+// apply handles one message of a durable consumer.
+func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []string, msg jetstream.Msg) {
+	log := cfg.Log.With("consumer", cfg.Durable, "subject", msg.Subject())
+	ev, err := b.decodeMsg(msg)
+	if err != nil {
+		log.Error("events: terminating a message that is not a valid event", "err", err)
+		if err := msg.Term(); err != nil {
+			log.Warn("events: term failed", "err", err)
+		}
+		return
+	}
+	log = log.With("event_id", ev.ID, "event_type", ev.Type)
+	if !slices.Contains(wanted, ev.Type) {
+		// Delivered only because the server-side filter is the context wildcard (see filterFor).
+		ack(log, msg)
+		return
+	}
+	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
+	if err != nil {
+		if ctx.Err() != nil {
+			// Shutting down: hand the event straight back so another replica can take it.
+			_ = msg.Nak()
+			return
+		}
+		attempt := deliveries(msg)
+		if attempt >= consumeMaxDeliver {
+			log.Error("events: handler failed on the last delivery; the event is given up", "attempt", attempt, "err", err)
+		} else {
+			log.Error("events: handler failed; the event will be redelivered", "attempt", attempt, "err", err)
+		}
+		if err := msg.NakWithDelay(nakDelay(attempt)); err != nil {
+			log.Warn("events: nak failed; the event comes back after the ack wait", "err", err)
+		}
+		return
+	}
+	if !applied {
+		log.Debug("events: event already applied; acknowledging the redelivery")
+	}
+	ack(log, msg)
+}
+
+func ack(log *slog.Logger, msg jetstream.Msg) {
+	if err := msg.Ack(); err != nil {
+		log.Warn("events: ack failed; the redelivery will be absorbed by the inbox", "err", err)
+	}
+}
+
+// deliveries is how many times msg has been delivered, this time included.
+func deliveries(msg jetstream.Msg) int {
+	md, err := msg.Metadata()
+	if err != nil {
+		return 1
+	}
+	return int(md.NumDelivered)
+}
+
+// nakDelay doubles from nakBaseDelay with each delivery, up to nakMaxDelay.
+func nakDelay(attempt int) time.Duration {
+	d := nakBaseDelay
+	for i := 1; i < attempt && d < nakMaxDelay; i++ {
+		d *= 2
+	}
+	return min(d, nakMaxDelay)
+}
+
+// Subscribe delivers events of the given types published from now on, for per-process work such as
+// cache invalidation: an ephemeral ordered consumer per context, no inbox and no acks, so every
+// replica sees every event and a process that is down misses what happened meanwhile. fn is called
+// for one event at a time. Stop with ctx or stop; stop waits for a call of fn in progress.
+func (b Bus) Subscribe(ctx context.Context, types []string, fn func(Event)) (stop func(), err error) {
+	if fn == nil {
+		return nil, errors.New("events: subscribe needs a function")
+	}
+	if len(types) == 0 {
+		return nil, errors.New("events: no event types given")
+	}
+	byContext := map[string][]string{}
+	for _, t := range types {
+		c, err := contextOf(t)
+		if err != nil {
+			return nil, err
+		}
+		byContext[c] = append(byContext[c], t)
+	}
+	var consumers []jetstream.Consumer
+	for _, group := range byContext {
+		stream, filter, err := b.filterFor(group)
+		if err != nil {
+			return nil, err
+		}
+		cons, err := b.JS.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{filter},
+			DeliverPolicy:  jetstream.DeliverNewPolicy,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("events: subscribe to %s: %w", stream, err)
+		}
+		consumers = append(consumers, cons)
+	}
+	log := slog.Default()
+	wanted := slices.Clone(types)
+	var one sync.Mutex // serialises fn across the per-context consumers
+	return b.run(ctx, consumers, log, func(_ context.Context, msg jetstream.Msg) {
+		ev, err := b.decodeMsg(msg)
+		if err != nil {
+			log.Warn("events: subscription skipped a message that is not a valid event", "subject", msg.Subject(), "err", err)
+			return
+		}
+		if !slices.Contains(wanted, ev.Type) {
+			return
+		}
+		one.Lock()
+		defer one.Unlock()
+		fn(ev)
+	})
+}
+
+// run pulls messages from each consumer in its own goroutine and passes them to handle until ctx
+// ends or the returned stop is called; stop cancels the ctx handle sees and waits for the goroutines.
+func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.Logger, handle func(context.Context, jetstream.Msg)) (func(), error) {
+	iters := make([]jetstream.MessagesContext, 0, len(consumers))
+	for _, cons := range consumers {
+		it, err := cons.Messages()
+		if err != nil {
+			for _, started := range iters {
+				started.Stop()
+			}
+			return nil, fmt.Errorf("events: start pulling: %w", err)
+		}
+		iters = append(iters, it)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, it := range iters {
+		wg.Go(func() {
+			<-runCtx.Done()
+			it.Stop() // unblocks Next
+		})
+		wg.Go(func() {
+			for {
+				msg, err := it.Next()
+				if err != nil {
+					if errors.Is(err, jetstream.ErrMsgIteratorClosed) || runCtx.Err() != nil {
+						return
+					}
+					if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+						// Someone deleted the consumer (or its stream): retrying cannot bring it back.
+						log.Error("events: consumer is gone; no more messages", "err", err)
+						return
+					}
+					// Missed heartbeats and the like: the iterator recovers on its own.
+					log.Warn("events: pulling messages", "err", err)
+					continue
+				}
+				handle(runCtx, msg)
+			}
+		})
+	}
+	return sync.OnceFunc(func() {
+		cancel()
+		wg.Wait()
+	}), nil
+}

@@ -1,0 +1,14 @@
+// Package events carries Berth's domain events from the service that changed state to the services
+// that react to it, without losing one or applying one twice:
+//
+//   - Event is the envelope; its payload is the protojson of a message from proto/<context>/v1.
+//   - InsertOutbox writes events in the same Postgres transaction as the state change (MemoryOutbox
+//     does the same for memory stores), so an event exists exactly when its change committed.
+//   - Relay publishes pending outbox events to JetStream with Nats-Msg-Id = event id, so a
+//     republished event (a relay that crashed before marking it) is dropped by the stream's
+//     duplicate window.
+//   - Bus.Consume runs a durable consumer that applies each event through an Inbox, which records
+//     the event id in the same transaction as the consumer's effect, so a redelivered message is
+//     acknowledged without being applied again.
+//   - Bus.Subscribe is the lossy, every-replica fan-out for cache invalidation.
+package events

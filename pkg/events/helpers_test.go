@@ -1,0 +1,81 @@
+package events_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// testTables stand for a service's own state: account is a state change that emits an event,
+// effect is a consumer's effect. effect has no key on event_id on purpose, so only the inbox can
+// keep an event from being applied twice.
+var testTables = fstest.MapFS{"0001_test_tables.sql": {Data: []byte(`
+	create table account (id text primary key);
+	create table effect (n serial primary key, consumer text not null, event_id uuid not null);`)}}
+
+// pgPool is a database with the events tables and the test tables.
+func pgPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	return pgtest.New(t, "events", func(ctx context.Context, pool *pgxpool.Pool) error {
+		if err := pgxx.Migrate(ctx, pool, "events", events.Migrations); err != nil {
+			return err
+		}
+		return pgxx.Migrate(ctx, pool, "events-test", testTables)
+	})
+}
+
+// newEvent builds a valid event of type typ about user.
+func newEvent(t *testing.T, typ, user string) events.Event {
+	t.Helper()
+	payload, err := structpb.NewStruct(map[string]any{"appId": "app1", "userId": user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := events.New("identity", typ, "app1", payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// eventually polls cond until it holds or the wait is over; the wait bounds delivery, it is not a
+// timing assertion.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func countEffects(t *testing.T, pool *pgxpool.Pool, eventID string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), "select count(*) from effect where event_id = $1", eventID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func decodeRaw(t *testing.T, data []byte) events.Event {
+	t.Helper()
+	var ev events.Event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}

@@ -1,0 +1,108 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/berthhq/berth/pkg/pgxx"
+)
+
+// Inbox records processed event ids so a redelivered message is applied once.
+type Inbox interface {
+	// Once runs fn unless (consumer, eventID) was already recorded; records it atomically with fn's
+	// effect. applied is false when fn did not run or failed.
+	Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (applied bool, err error)
+}
+
+type pgInbox struct{ pool *pgxpool.Pool }
+
+// NewPGInbox keeps the inbox in pool's database. Once runs fn in the transaction that inserts the
+// inbox row, with a ctx carrying it, so store code using pgxx.InTx or pgxx.Q joins that transaction
+// and the effect commits or rolls back together with the record.
+func NewPGInbox(pool *pgxpool.Pool) Inbox {
+	return pgInbox{pool: pool}
+}
+
+func (i pgInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (bool, error) {
+	applied := false
+	err := pgxx.InTx(ctx, i.pool, func(ctx context.Context, tx pgx.Tx) error {
+		// A concurrent delivery of the same event waits here on the primary key until the first
+		// transaction ends, then sees the row and does nothing.
+		tag, err := tx.Exec(ctx, `insert into inbox (consumer, event_id) values ($1, $2) on conflict do nothing`, consumer, eventID)
+		if err != nil {
+			return fmt.Errorf("events: record %s in inbox of %s: %w", eventID, consumer, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		if err := fn(ctx); err != nil {
+			return err
+		}
+		applied = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return applied, nil
+}
+
+type inboxKey struct{ consumer, eventID string }
+
+type memoryInbox struct {
+	mu      sync.Mutex
+	done    map[inboxKey]struct{}
+	running map[inboxKey]chan struct{} // closed when that fn returns
+}
+
+// NewMemoryInbox keeps the inbox in process memory, for memory stores.
+func NewMemoryInbox() Inbox {
+	return &memoryInbox{done: map[inboxKey]struct{}{}, running: map[inboxKey]chan struct{}{}}
+}
+
+func (i *memoryInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (bool, error) {
+	k := inboxKey{consumer, eventID}
+	var finished chan struct{}
+	for finished == nil {
+		i.mu.Lock()
+		if _, ok := i.done[k]; ok {
+			i.mu.Unlock()
+			return false, nil
+		}
+		if other, ok := i.running[k]; ok {
+			// Another delivery of this event is running; its outcome decides whether this one runs.
+			// fn runs outside the lock so unrelated events are not serialised behind a slow handler.
+			i.mu.Unlock()
+			select {
+			case <-other:
+				continue
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+		finished = make(chan struct{})
+		i.running[k] = finished
+		i.mu.Unlock()
+	}
+
+	// Deferred so that a panicking fn still releases the deliveries waiting on it.
+	succeeded := false
+	defer func() {
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		delete(i.running, k)
+		close(finished)
+		if succeeded {
+			i.done[k] = struct{}{}
+		}
+	}()
+	if err := fn(ctx); err != nil {
+		return false, err
+	}
+	succeeded = true
+	return true, nil
+}

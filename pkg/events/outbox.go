@@ -1,0 +1,142 @@
+package events
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/berthhq/berth/pkg/pgxx"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations creates the outbox and inbox tables. Each service applies it next to its own set:
+// pgxx.Migrate(ctx, pool, "events", events.Migrations).
+var Migrations fs.FS = mustSub(migrationFiles, "migrations")
+
+func mustSub(fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err) // the directory is embedded at build time; failing here is a build defect
+	}
+	return sub
+}
+
+// OutboxSource is where a Relay finds events to publish.
+type OutboxSource interface {
+	// Pending returns up to limit unpublished events, oldest first.
+	Pending(ctx context.Context, limit int) ([]Event, error)
+	// MarkPublished records that the events with these ids are stored in JetStream.
+	MarkPublished(ctx context.Context, ids []string) error
+}
+
+// InsertOutbox writes events to the outbox. Call it with the transaction of the state change the
+// events describe (pgxx.Q(ctx, pool) inside pgxx.InTx), so both commit or neither does.
+func InsertOutbox(ctx context.Context, q pgxx.Querier, evs ...Event) error {
+	for _, ev := range evs {
+		if err := ev.validate(); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx,
+			`insert into outbox (id, type, source, app_id, time, data) values ($1, $2, $3, $4, $5, $6)`,
+			ev.ID, ev.Type, ev.Source, ev.AppID, ev.Time, []byte(ev.Data)); err != nil {
+			return fmt.Errorf("events: insert outbox %s: %w", ev.ID, err)
+		}
+	}
+	return nil
+}
+
+type pgOutbox struct{ pool *pgxpool.Pool }
+
+// NewPGOutbox reads the outbox table of pool's database.
+//
+// Pending selects with FOR UPDATE SKIP LOCKED, so relays of several replicas polling at the same
+// moment neither block one another nor read the same rows. The row locks end with Pending's
+// transaction, though, so two relays can still publish one event when their passes interleave
+// (exactly as one relay does after a crash between publish and MarkPublished); the stream's
+// duplicate window and the consumers' inbox absorb that, which is why nothing here holds a lock
+// across the network round trip to NATS.
+func NewPGOutbox(pool *pgxpool.Pool) OutboxSource {
+	return pgOutbox{pool: pool}
+}
+
+func (o pgOutbox) Pending(ctx context.Context, limit int) ([]Event, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	var evs []Event
+	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `select id::text, type, source, app_id, time, data from outbox
+			where published_at is null order by seq limit $1 for update skip locked`, limit)
+		if err != nil {
+			return err
+		}
+		evs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
+			var ev Event
+			var data []byte
+			err := row.Scan(&ev.ID, &ev.Type, &ev.Source, &ev.AppID, &ev.Time, &data)
+			ev.Time = ev.Time.UTC()
+			ev.Data = data
+			return ev, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events: read outbox: %w", err)
+	}
+	return evs, nil
+}
+
+func (o pgOutbox) MarkPublished(ctx context.Context, ids []string) error {
+	if _, err := o.pool.Exec(ctx, `update outbox set published_at = now() where id = any($1::uuid[]) and published_at is null`, ids); err != nil {
+		return fmt.Errorf("events: mark outbox published: %w", err)
+	}
+	return nil
+}
+
+// MemoryOutbox is the outbox of memory stores. The zero value is ready to use.
+type MemoryOutbox struct {
+	mu      sync.Mutex
+	pending []Event
+}
+
+// Add appends events. Memory stores call it while holding their own lock for the state change, so
+// the change and its events become visible together.
+func (o *MemoryOutbox) Add(evs ...Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.pending = append(o.pending, evs...)
+}
+
+// Pending returns up to limit unpublished events, oldest first.
+func (o *MemoryOutbox) Pending(_ context.Context, limit int) ([]Event, error) {
+	if err := checkLimit(limit); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.pending[:min(limit, len(o.pending))]), nil
+}
+
+// MarkPublished forgets the published events; nothing reads them again, so keeping them would only
+// grow a long-running process.
+func (o *MemoryOutbox) MarkPublished(_ context.Context, ids []string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.pending = slices.DeleteFunc(o.pending, func(ev Event) bool { return slices.Contains(ids, ev.ID) })
+	return nil
+}
+
+func checkLimit(limit int) error {
+	if limit <= 0 {
+		return fmt.Errorf("events: outbox limit must be positive, got %d", limit)
+	}
+	return nil
+}

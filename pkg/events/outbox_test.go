@@ -1,0 +1,166 @@
+package events_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/pgxx"
+)
+
+// outboxUnderTest is an OutboxSource and the way its store writes events: add commits events
+// together, as one state change would.
+type outboxUnderTest struct {
+	src events.OutboxSource
+	add func(t *testing.T, evs ...events.Event)
+}
+
+// runOutboxSuite is what the relay relies on from every OutboxSource.
+func runOutboxSuite(t *testing.T, open func(t *testing.T) outboxUnderTest) {
+	ctx := context.Background()
+	ids := func(evs []events.Event) []string {
+		out := make([]string, len(evs))
+		for i, ev := range evs {
+			out[i] = ev.ID
+		}
+		return out
+	}
+	pending := func(t *testing.T, o outboxUnderTest, limit int) []events.Event {
+		t.Helper()
+		evs, err := o.src.Pending(ctx, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	sameIDs := func(t *testing.T, got []events.Event, want ...events.Event) {
+		t.Helper()
+		if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+			t.Fatalf("pending %v, want %v", g, w)
+		}
+	}
+
+	t.Run("empty outbox has nothing pending", func(t *testing.T) {
+		sameIDs(t, pending(t, open(t), 10))
+	})
+	t.Run("pending is oldest first and bounded by limit", func(t *testing.T) {
+		o := open(t)
+		e1, e2, e3 := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u2"), newEvent(t, "tenant.tenant.created", "u3")
+		o.add(t, e1)
+		o.add(t, e2, e3) // written together, kept in the order given
+		sameIDs(t, pending(t, o, 2), e1, e2)
+		sameIDs(t, pending(t, o, 10), e1, e2, e3)
+	})
+	t.Run("published events are no longer pending", func(t *testing.T) {
+		o := open(t)
+		e1, e2, e3 := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u2"), newEvent(t, "identity.user.updated", "u3")
+		o.add(t, e1, e2, e3)
+		if err := o.src.MarkPublished(ctx, []string{e1.ID, e3.ID}); err != nil {
+			t.Fatal(err)
+		}
+		sameIDs(t, pending(t, o, 10), e2)
+		// Marking twice, or an id the outbox never held, is what a relay does after a crash.
+		if err := o.src.MarkPublished(ctx, []string{e1.ID, uuid.NewString()}); err != nil {
+			t.Fatal(err)
+		}
+		sameIDs(t, pending(t, o, 10), e2)
+	})
+	t.Run("events read back equal to what was written", func(t *testing.T) {
+		o := open(t)
+		want := newEvent(t, "identity.user.updated", "u1")
+		o.add(t, want)
+		got := pending(t, o, 1)
+		if len(got) != 1 {
+			t.Fatalf("pending %d events, want 1", len(got))
+		}
+		g := got[0]
+		if g.ID != want.ID || g.Type != want.Type || g.Source != want.Source || g.AppID != want.AppID || !g.Time.Equal(want.Time) {
+			t.Fatalf("read %+v, want %+v", g, want)
+		}
+		if !sameJSON(t, g.Data, want.Data) {
+			t.Fatalf("data %s, want %s", g.Data, want.Data)
+		}
+	})
+	t.Run("non-positive limit is an error", func(t *testing.T) {
+		if _, err := open(t).src.Pending(ctx, 0); err == nil {
+			t.Fatal("Pending(0) succeeded")
+		}
+	})
+}
+
+// sameJSON compares JSON by value: jsonb does not keep protojson's spacing.
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return bytes.Equal(ja, jb)
+}
+
+func TestMemoryOutbox(t *testing.T) {
+	runOutboxSuite(t, func(t *testing.T) outboxUnderTest {
+		o := &events.MemoryOutbox{}
+		return outboxUnderTest{src: o, add: func(_ *testing.T, evs ...events.Event) { o.Add(evs...) }}
+	})
+}
+
+func TestPGOutbox(t *testing.T) {
+	runOutboxSuite(t, func(t *testing.T) outboxUnderTest {
+		pool := pgPool(t)
+		return outboxUnderTest{src: events.NewPGOutbox(pool), add: func(t *testing.T, evs ...events.Event) {
+			t.Helper()
+			if err := pgxx.InTx(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) error {
+				return events.InsertOutbox(ctx, tx, evs...)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	})
+}
+
+func TestPGOutboxKeepsNoEventOfARolledBackChange(t *testing.T) {
+	ctx := context.Background()
+	pool := pgPool(t)
+	errBoom := errors.New("boom")
+	err := pgxx.InTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "insert into account (id) values ('a1')"); err != nil {
+			return err
+		}
+		if err := events.InsertOutbox(ctx, pgxx.Q(ctx, pool), newEvent(t, "identity.user.updated", "a1")); err != nil {
+			return err
+		}
+		return errBoom
+	})
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("err = %v", err)
+	}
+	if evs, err := events.NewPGOutbox(pool).Pending(ctx, 10); err != nil || len(evs) != 0 {
+		t.Fatalf("pending = %v, %v; want no event", evs, err)
+	}
+}
+
+func TestInsertOutboxRejectsInvalidEvents(t *testing.T) {
+	pool := pgPool(t)
+	valid := newEvent(t, "identity.user.updated", "u1")
+	noID, badType := valid, valid
+	noID.ID = "42"
+	badType.Type = "nowhere.thing"
+	for _, ev := range []events.Event{noID, badType} {
+		if err := events.InsertOutbox(context.Background(), pool, ev); err == nil {
+			t.Errorf("InsertOutbox(%+v) succeeded", ev)
+		}
+	}
+}
