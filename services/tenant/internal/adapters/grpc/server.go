@@ -1,0 +1,109 @@
+package grpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	gogrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/services/tenant/internal/app"
+	"github.com/berthhq/berth/services/tenant/internal/domain"
+	"github.com/berthhq/berth/services/tenant/internal/tenantpb"
+
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+// Server implements tenantv1.TenantServiceServer and tenantv1.TenantAdminServiceServer.
+type Server struct {
+	tenantv1.UnimplementedTenantServiceServer
+	tenantv1.UnimplementedTenantAdminServiceServer
+	svc *app.Service
+	log *slog.Logger
+}
+
+// Register serves both services of svc on s. log records causes the caller is not shown.
+func Register(s gogrpc.ServiceRegistrar, svc *app.Service, log *slog.Logger) {
+	srv := &Server{svc: svc, log: log}
+	tenantv1.RegisterTenantServiceServer(s, srv)
+	tenantv1.RegisterTenantAdminServiceServer(s, srv)
+}
+
+// GetTenant is route 5.
+func (s *Server) GetTenant(ctx context.Context, req *tenantv1.GetTenantRequest) (*tenantv1.Tenant, error) {
+	appID, err := callerApp(ctx, req.GetTenantId())
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.svc.GetTenant(ctx, appID, req.GetTenantId())
+	if err != nil {
+		return nil, s.toStatus(ctx, err)
+	}
+	out := tenantpb.Tenant(v.Tenant)
+	out.Users = v.Users
+	return out, nil
+}
+
+// UpdateTenant is route 17.
+func (s *Server) UpdateTenant(ctx context.Context, req *tenantv1.UpdateTenantRequest) (*emptypb.Empty, error) {
+	appID, err := callerApp(ctx, req.GetTenantId())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.UpdateTenant(ctx, appID, req.GetTenantId(), tenantpb.UpdateBody(req.GetPatch())); err != nil {
+		return nil, s.toStatus(ctx, err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// CreateTenant provisions a tenant for an app (operators only; the policy checked the admin token).
+func (s *Server) CreateTenant(ctx context.Context, req *tenantv1.CreateTenantRequest) (*tenantv1.Tenant, error) {
+	t, err := s.svc.CreateTenant(ctx, domain.NewTenant{
+		AppID:           req.GetAppId(),
+		Name:            req.GetName(),
+		Description:     req.GetDescription(),
+		ShippingAddress: tenantpb.AddressPatch(req.GetShippingAddress()),
+		BillingAddress:  tenantpb.AddressPatch(req.GetBillingAddress()),
+	})
+	if err != nil {
+		return nil, s.toStatus(ctx, err)
+	}
+	return tenantpb.Tenant(t), nil
+}
+
+// callerApp returns the app whose tenants the caller may see. An API key reaches every tenant of
+// its app; a tenant access token only its own tenant.
+func callerApp(ctx context.Context, tenantID string) (string, error) {
+	p, ok := authn.FromContext(ctx)
+	if !ok || p.AppID == "" {
+		return "", apierr.Unauthenticated("Unauthorized")
+	}
+	if p.Kind == authn.KindTenantToken && !strings.EqualFold(p.TenantID, tenantID) {
+		return "", apierr.Forbidden("Access token is not valid for this tenant")
+	}
+	return p.AppID, nil
+}
+
+// toStatus maps use-case errors to the statuses the edge renders; messages carry no internals.
+func (s *Server) toStatus(ctx context.Context, err error) error {
+	var fe *domain.FieldError
+	switch {
+	case errors.As(err, &fe):
+		return apierr.Invalid(fe.Field, "%s %s", fe.Field, fe.Reason)
+	case errors.Is(err, domain.ErrNotFound):
+		return apierr.NotFound("Tenant not found")
+	case errors.Is(err, app.ErrUsersUnavailable):
+		// The access log records only the code; the cause is worth a line of its own.
+		s.log.WarnContext(ctx, "tenant read failed: user directory unavailable", "error", err.Error())
+		return status.Error(codes.Unavailable, "Service temporarily unavailable")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	}
+	return apierr.Internal(err)
+}

@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
+	"github.com/berthhq/berth/services/tenant/internal/app"
+	"github.com/berthhq/berth/services/tenant/internal/app/porttest"
+)
+
+func TestStoreConformsToRepository(t *testing.T) {
+	porttest.Repository(t, func(*testing.T) (app.Repository, events.OutboxSource) {
+		outbox := &events.MemoryOutbox{}
+		return memory.New(outbox), outbox
+	})
+}

@@ -1,0 +1,20 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
+	"github.com/berthhq/berth/services/tenant/internal/app"
+	"github.com/berthhq/berth/services/tenant/internal/app/porttest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestStoreConformsToRepository(t *testing.T) {
+	porttest.Repository(t, func(t *testing.T) (app.Repository, events.OutboxSource) {
+		pool := pgtest.New(t, "tenant", postgres.Migrate)
+		return postgres.New(pool), events.NewPGOutbox(pool)
+	})
+}

@@ -1,0 +1,146 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/tenant/internal/domain"
+	"github.com/berthhq/berth/services/tenant/internal/tenantpb"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+// Event types the tenant context publishes, and its source name.
+const (
+	Source             = "tenant"
+	EventTenantCreated = "tenant.tenant.created"
+	EventTenantUpdated = "tenant.tenant.updated"
+)
+
+// Service runs the use cases.
+type Service struct {
+	repo     Repository
+	users    UserDirectory
+	clock    func() time.Time
+	newID    func() string
+	onCommit func()
+}
+
+// Options are the collaborators of a Service besides its ports.
+type Options struct {
+	Clock func() time.Time // time.Now when nil
+	NewID func() string    // mints tenant and address ids (UUIDv4); required
+	// OnCommit is called after a write that stored events, so an outbox relay can publish them at
+	// once instead of at its next poll. Optional.
+	OnCommit func()
+}
+
+// New returns a Service over its ports.
+func New(repo Repository, users UserDirectory, o Options) *Service {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.OnCommit == nil {
+		o.OnCommit = func() {}
+	}
+	return &Service{repo: repo, users: users, clock: o.Clock, newID: o.NewID, onCommit: o.OnCommit}
+}
+
+// TenantView is a tenant as route 5 shows it: with the users identity lists for it.
+type TenantView struct {
+	Tenant domain.Tenant
+	Users  []*identityv1.TenantUser
+}
+
+// GetTenant is route 5.
+func (s *Service) GetTenant(ctx context.Context, appID, tenantID string) (TenantView, error) {
+	id, err := domain.ParseID("tenantId", tenantID)
+	if err != nil {
+		return TenantView{}, err
+	}
+	appID, err = callerApp(appID)
+	if err != nil {
+		return TenantView{}, err
+	}
+	t, err := s.repo.GetTenant(ctx, appID, id)
+	if err != nil {
+		return TenantView{}, err
+	}
+	users, err := s.users.TenantUsers(ctx, t.AppID, t.ID)
+	if err != nil {
+		return TenantView{}, fmt.Errorf("users of tenant %s: %w", t.ID, err)
+	}
+	return TenantView{Tenant: t, Users: users}, nil
+}
+
+// UpdateTenant is route 17. A patch that changes nothing stores nothing and publishes no event.
+func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body domain.UpdateBody) error {
+	id, err := domain.ParseID("tenantId", tenantID)
+	if err != nil {
+		return err
+	}
+	patch, err := body.Effective()
+	if err != nil {
+		return err
+	}
+	if appID, err = callerApp(appID); err != nil {
+		return err
+	}
+	stored := false
+	err = s.repo.UpdateTenant(ctx, appID, id, func(t *domain.Tenant) ([]events.Event, error) {
+		changed := t.Apply(patch, s.clock(), s.newID)
+		if len(changed) == 0 {
+			return nil, nil
+		}
+		ev, err := changeEvent(EventTenantUpdated, *t, changed)
+		if err != nil {
+			return nil, err
+		}
+		stored = true
+		return []events.Event{ev}, nil
+	})
+	if err == nil && stored {
+		s.onCommit()
+	}
+	return err
+}
+
+// CreateTenant is the operators' provisioning call.
+func (s *Service) CreateTenant(ctx context.Context, n domain.NewTenant) (domain.Tenant, error) {
+	n.ID = s.newID()
+	t, err := domain.Create(n, s.clock(), s.newID)
+	if err != nil {
+		return domain.Tenant{}, err
+	}
+	ev, err := changeEvent(EventTenantCreated, t, nil)
+	if err != nil {
+		return domain.Tenant{}, err
+	}
+	if err := s.repo.CreateTenant(ctx, t, ev); err != nil {
+		return domain.Tenant{}, err
+	}
+	s.onCommit()
+	return t, nil
+}
+
+func changeEvent(eventType string, t domain.Tenant, changed []string) (events.Event, error) {
+	return events.New(Source, eventType, t.AppID, &tenantv1.TenantChanged{
+		AppId:         t.AppID,
+		TenantId:      t.ID,
+		Tenant:        tenantpb.Tenant(t),
+		ChangedFields: changed,
+	})
+}
+
+// callerApp canonicalises the caller's app id. Authentication always yields a UUID; anything else
+// owns no tenant, which is what the caller is told.
+func callerApp(appID string) (string, error) {
+	id, err := domain.ParseID("appId", appID)
+	if err != nil {
+		return "", domain.ErrNotFound
+	}
+	return id, nil
+}

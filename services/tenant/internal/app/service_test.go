@@ -1,0 +1,220 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
+	"github.com/berthhq/berth/services/tenant/internal/app"
+	"github.com/berthhq/berth/services/tenant/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// directory is a UserDirectory with canned answers per tenant.
+type directory struct {
+	users map[string][]*identityv1.TenantUser
+	err   error
+}
+
+func (d *directory) TenantUsers(_ context.Context, _, tenantID string) ([]*identityv1.TenantUser, error) {
+	return d.users[tenantID], d.err
+}
+
+type fixture struct {
+	svc     *app.Service
+	outbox  *events.MemoryOutbox
+	commits int
+	now     time.Time
+}
+
+func newFixture(t *testing.T, dir app.UserDirectory) *fixture {
+	t.Helper()
+	f := &fixture{outbox: &events.MemoryOutbox{}, now: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	f.svc = app.New(memory.New(f.outbox), dir, app.Options{
+		Clock:    func() time.Time { return f.now },
+		NewID:    uuid.NewString,
+		OnCommit: func() { f.commits++ },
+	})
+	return f
+}
+
+func (f *fixture) create(t *testing.T, appID string) domain.Tenant {
+	t.Helper()
+	tn, err := f.svc.CreateTenant(context.Background(), domain.NewTenant{AppID: appID, Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
+}
+
+// drain returns the pending events and marks them published.
+func (f *fixture) drain(t *testing.T) []events.Event {
+	t.Helper()
+	evs, err := f.outbox.Pending(context.Background(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
+	}
+	if err := f.outbox.MarkPublished(context.Background(), ids); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func fieldOf(err error) string {
+	var fe *domain.FieldError
+	if errors.As(err, &fe) {
+		return fe.Field
+	}
+	return ""
+}
+
+func TestCreateTenantPublishesCreatedEvent(t *testing.T) {
+	f := newFixture(t, &directory{})
+	appID := uuid.NewString()
+	tn := f.create(t, appID)
+	if !domain.IsUUID(tn.ID) || tn.AppID != appID || tn.Billing.PaidUnits != "0" {
+		t.Fatalf("created %+v", tn)
+	}
+	evs := f.drain(t)
+	if len(evs) != 1 || evs[0].Type != app.EventTenantCreated || evs[0].AppID != appID {
+		t.Fatalf("events = %+v", evs)
+	}
+	var payload tenantv1.TenantChanged
+	if err := evs[0].Decode(&payload); err != nil {
+		t.Fatal(err)
+	}
+	if payload.GetTenantId() != tn.ID || payload.GetTenant().GetName() != "Acme" || payload.GetTenant().GetFreeUnits() != "0" {
+		t.Fatalf("payload = %v", &payload)
+	}
+	if f.commits != 1 {
+		t.Fatalf("commits = %d, want 1", f.commits)
+	}
+}
+
+func TestGetTenant(t *testing.T) {
+	appID := uuid.NewString()
+	user := &identityv1.TenantUser{Id: uuid.NewString(), AppId: appID, Email: "a@example.com", TenantId: true}
+	cases := []struct {
+		name      string
+		dirErr    error
+		app       string
+		tenant    func(created domain.Tenant) string
+		wantErr   error
+		wantField string
+		wantUsers int
+	}{
+		{name: "own tenant with its users", app: appID, tenant: func(c domain.Tenant) string { return c.ID }, wantUsers: 1},
+		{name: "tenant id in upper case", app: appID, tenant: func(c domain.Tenant) string { return strings.ToUpper(c.ID) }, wantUsers: 1},
+		{name: "another app's tenant", app: uuid.NewString(), tenant: func(c domain.Tenant) string { return c.ID }, wantErr: domain.ErrNotFound},
+		{name: "absent tenant", app: appID, tenant: func(domain.Tenant) string { return uuid.NewString() }, wantErr: domain.ErrNotFound},
+		{name: "tenant id not a UUID", app: appID, tenant: func(domain.Tenant) string { return "t-1" }, wantField: "tenantId"},
+		{name: "identity unreachable fails the read", dirErr: app.ErrUsersUnavailable, app: appID,
+			tenant: func(c domain.Tenant) string { return c.ID }, wantErr: app.ErrUsersUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := &directory{err: tc.dirErr}
+			f := newFixture(t, dir)
+			created := f.create(t, appID)
+			dir.users = map[string][]*identityv1.TenantUser{created.ID: {user}}
+			v, err := f.svc.GetTenant(context.Background(), tc.app, tc.tenant(created))
+			switch {
+			case tc.wantField != "":
+				if fieldOf(err) != tc.wantField {
+					t.Fatalf("err = %v, want field %q", err, tc.wantField)
+				}
+			case tc.wantErr != nil:
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+			default:
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Tenant.ID != created.ID || len(v.Users) != tc.wantUsers || v.Users[0].GetEmail() != "a@example.com" {
+					t.Fatalf("view = %+v", v)
+				}
+			}
+		})
+	}
+}
+
+func TestUpdateTenant(t *testing.T) {
+	appID := uuid.NewString()
+	cases := []struct {
+		name        string
+		app         string
+		body        domain.UpdateBody
+		wantErr     error
+		wantField   string
+		wantChanged []string // nil: no event expected
+	}{
+		{name: "flat patch", app: appID, body: domain.UpdateBody{Kind: ptr("tenant"), Patch: domain.Patch{CompanyName: ptr("Acme AG")}},
+			wantChanged: []string{"companyName"}},
+		{name: "nested patch with an address", app: appID, body: domain.UpdateBody{Nested: &domain.UpdateBody{Patch: domain.Patch{
+			BillingAddress: &domain.AddressPatch{Country: ptr("at")}}}},
+			wantChanged: []string{"billingAddress", "billingAddress.country"}},
+		{name: "no-op patch succeeds without an event", app: appID, body: domain.UpdateBody{Patch: domain.Patch{Name: ptr("Acme")}}},
+		{name: "invalid field", app: appID, body: domain.UpdateBody{Nested: &domain.UpdateBody{Patch: domain.Patch{CompanyTaxExempt: ptr("maybe")}}},
+			wantField: "tenant.companyTaxExempt"},
+		{name: "another app's tenant", app: uuid.NewString(), body: domain.UpdateBody{Patch: domain.Patch{Name: ptr("X")}},
+			wantErr: domain.ErrNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, &directory{})
+			created := f.create(t, appID)
+			f.drain(t)
+			f.commits = 0
+			f.now = f.now.Add(time.Minute)
+			err := f.svc.UpdateTenant(context.Background(), tc.app, created.ID, tc.body)
+			switch {
+			case tc.wantField != "":
+				if fieldOf(err) != tc.wantField {
+					t.Fatalf("err = %v, want field %q", err, tc.wantField)
+				}
+			case tc.wantErr != nil:
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			}
+			evs := f.drain(t)
+			if tc.wantChanged == nil {
+				if len(evs) != 0 || f.commits != 0 {
+					t.Fatalf("events = %+v, commits = %d; want none", evs, f.commits)
+				}
+				return
+			}
+			if len(evs) != 1 || evs[0].Type != app.EventTenantUpdated || f.commits != 1 {
+				t.Fatalf("events = %+v, commits = %d; want one update", evs, f.commits)
+			}
+			var payload tenantv1.TenantChanged
+			if err := evs[0].Decode(&payload); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(payload.GetChangedFields(), tc.wantChanged) {
+				t.Fatalf("changedFields = %v, want %v", payload.GetChangedFields(), tc.wantChanged)
+			}
+			if payload.GetTenant().GetId() != created.ID || payload.GetTenant().GetUsers() != nil {
+				t.Fatalf("snapshot = %v", payload.GetTenant())
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+// Package server is the tenant service's composition root, used by cmd/tenant and by the
+// all-in-one process: it picks the store (Postgres, or memory for the embedded development
+// default), wires the use cases to the identity service, and builds the gRPC server with the
+// shared access policy.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/pgxx"
+	grpcadapter "github.com/berthhq/berth/services/tenant/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
+	"github.com/berthhq/berth/services/tenant/internal/app"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// KeyCacheTTL bounds how long a verified API key is trusted without asking identity again. Key and
+// app changes also evict entries at once through identity's events; the TTL covers a missed event.
+const KeyCacheTTL = 30 * time.Second
+
+// Config configures the service.
+type Config struct {
+	DatabaseURL string // "" = memory stores (embedded development default only)
+	Bus         events.Bus
+	// Identity is the connection to the identity service. Its calls must carry the service token
+	// (grpcx.Dial or grpcx.ServiceTokenInterceptor): key verification and user lists are
+	// service-only methods.
+	Identity     grpc.ClientConnInterface
+	AdminToken   string
+	ServiceToken string
+	Log          *slog.Logger
+	Clock        func() time.Time
+}
+
+// Service is a running tenant service.
+type Service struct {
+	cfg    Config
+	pool   *pgxpool.Pool // nil with memory stores
+	outbox events.OutboxSource
+	keys   *authn.KeyCache
+	grpc   *grpc.Server
+	relay  *events.Relay
+}
+
+// New opens the store (migrating Postgres) and builds the gRPC server.
+func New(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Identity == nil {
+		return nil, errors.New("tenant: an identity connection is required")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	s := &Service{cfg: cfg}
+	var repo app.Repository
+	if cfg.DatabaseURL == "" {
+		outbox := &events.MemoryOutbox{}
+		repo, s.outbox = memory.New(outbox), outbox
+	} else {
+		pool, err := pgxx.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("tenant: open database: %w", err)
+		}
+		if err := postgres.Migrate(ctx, pool); err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("tenant: %w", err)
+		}
+		s.pool = pool
+		repo, s.outbox = postgres.New(pool), events.NewPGOutbox(pool)
+	}
+	s.relay = events.NewRelay(s.outbox, cfg.Bus, cfg.Log)
+
+	identityClient := identityv1.NewIdentityInternalServiceClient(cfg.Identity)
+	s.keys = authn.NewKeyCache(authn.NewRemoteVerifier(identityClient), KeyCacheTTL)
+	svc := app.New(repo, identity.NewDirectory(identityClient), app.Options{
+		Clock:    cfg.Clock,
+		NewID:    uuid.NewString,
+		OnCommit: s.relay.Notify,
+	})
+	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
+		Log:    cfg.Log,
+		Policy: authn.Policy{Keys: s.keys, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
+	})
+	grpcadapter.Register(s.grpc, svc, cfg.Log)
+	return s, nil
+}
+
+// GRPC is the server to serve on a listener.
+func (s *Service) GRPC() *grpc.Server { return s.grpc }
+
+// Run relays outbox events to JetStream and evicts cached API keys on identity's key and app
+// events, until ctx ends.
+func (s *Service) Run(ctx context.Context) error {
+	if s.cfg.Bus.JS == nil {
+		return errors.New("tenant: Run needs a JetStream bus")
+	}
+	stop, err := s.keys.Watch(ctx, s.cfg.Bus)
+	if err != nil {
+		return fmt.Errorf("tenant: watch key changes: %w", err)
+	}
+	defer stop()
+	return s.relay.Run(ctx)
+}
+
+// Close releases the database pool. Stop serving (GRPC().GracefulStop) first.
+func (s *Service) Close() {
+	if s.pool != nil {
+		s.pool.Close()
+	}
+}
