@@ -1,0 +1,82 @@
+package grpc
+
+import (
+	"context"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/wire"
+)
+
+// AdminServer implements the operators' provisioning API.
+type AdminServer struct {
+	identityv1.UnimplementedIdentityAdminServiceServer
+	svc *app.Service
+}
+
+// CreateProject provisions a project.
+func (s *AdminServer) CreateProject(ctx context.Context, req *identityv1.CreateProjectRequest) (*identityv1.Project, error) {
+	p, err := s.svc.CreateProject(ctx, req.GetName())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.Project(p), nil
+}
+
+// CreateApp provisions an app with a new key pair.
+func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRequest) (*identityv1.App, error) {
+	a, err := s.svc.CreateApp(ctx, req.GetProjectId(), req.GetName(), req.GetRedirectUris())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.App(a), nil
+}
+
+// SetAppEnabled enables or disables an app.
+func (s *AdminServer) SetAppEnabled(ctx context.Context, req *identityv1.SetAppEnabledRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppEnabled(ctx, req.GetAppId(), req.GetEnabled())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.App(a), nil
+}
+
+// RotateAppKey replaces an app's key pair.
+func (s *AdminServer) RotateAppKey(ctx context.Context, req *identityv1.RotateAppKeyRequest) (*identityv1.App, error) {
+	a, err := s.svc.RotateAppKey(ctx, req.GetAppId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.App(a), nil
+}
+
+// CreateApiKey mints an API key; the response is the only place the full key ever appears.
+func (s *AdminServer) CreateApiKey(ctx context.Context, req *identityv1.CreateApiKeyRequest) (*identityv1.CreatedApiKey, error) {
+	k, full, err := s.svc.CreateAPIKey(ctx, req.GetAppId(), req.GetType(), req.GetName(), req.GetDescription())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &identityv1.CreatedApiKey{Key: wire.APIKey(k), Secret: full, AppId: k.AppID}, nil
+}
+
+// CreateUser provisions a user.
+func (s *AdminServer) CreateUser(ctx context.Context, req *identityv1.CreateUserRequest) (*identityv1.User, error) {
+	u, err := s.svc.CreateUser(ctx, app.NewUser{
+		AppID: req.GetAppId(), TenantID: req.GetTenantId(), Email: req.GetEmail(), Name: req.GetName(),
+		GivenName: req.GetGivenName(), FamilyName: req.GetFamilyName(), Language: req.GetLanguage(),
+		EmailVerified: req.GetEmailVerified(),
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.User(u), nil
+}
+
+// CreateUserRole provisions a role.
+func (s *AdminServer) CreateUserRole(ctx context.Context, req *identityv1.CreateUserRoleRequest) (*identityv1.UserRole, error) {
+	r, err := s.svc.CreateUserRole(ctx, req.GetAppId(), req.GetName())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.UserRole(r), nil
+}

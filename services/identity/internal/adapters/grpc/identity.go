@@ -1,0 +1,97 @@
+package grpc
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/wire"
+)
+
+// IdentityServer implements the app-facing routes 11, 14, 15, 16 and 18.
+type IdentityServer struct {
+	identityv1.UnimplementedIdentityServiceServer
+	svc *app.Service
+}
+
+// ListUserRoles is route 11.
+func (s *IdentityServer) ListUserRoles(ctx context.Context, req *identityv1.ListUserRolesRequest) (*identityv1.UserRoleList, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := s.svc.ListUserRoles(ctx, caller, req.GetAppId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.UserRoles(roles), nil
+}
+
+// GetUser is route 14.
+func (s *IdentityServer) GetUser(ctx context.Context, req *identityv1.GetUserRequest) (*identityv1.User, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.svc.GetUser(ctx, caller, req.GetUserId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.User(u), nil
+}
+
+// GetPublicKey is route 15.
+func (s *IdentityServer) GetPublicKey(ctx context.Context, req *identityv1.GetPublicKeyRequest) (*identityv1.PublicKey, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	key, err := s.svc.PublicKey(ctx, caller, req.GetAppId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &identityv1.PublicKey{Kind: wire.KindPublicKey, PublicKey: key}, nil
+}
+
+// SetAccessStatus is route 16.
+func (s *IdentityServer) SetAccessStatus(ctx context.Context, req *identityv1.SetAccessStatusRequest) (*emptypb.Empty, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.SetAccessStatus(ctx, caller, req.GetAppId(), req.GetUserId(), req.GetAccessStatus()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// UpdateUser is route 18. `test` (query or body) selects a provider's test mode; users have no
+// provider side yet, so it is accepted and has no effect.
+func (s *IdentityServer) UpdateUser(ctx context.Context, req *identityv1.UpdateUserRequest) (*emptypb.Empty, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.UpdateUser(ctx, caller, req.GetUserId(), patch(req.GetBody().GetUser())); err != nil {
+		return nil, toStatus(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// patch converts the body's user object; an absent object is an empty patch.
+func patch(p *identityv1.UserPatch) domain.UserPatch {
+	if p == nil {
+		return domain.UserPatch{}
+	}
+	return domain.UserPatch{
+		Language: p.Language, Salutation: p.Salutation, SalutationOther: p.SalutationOther,
+		Name: p.Name, GivenName: p.GivenName, FamilyName: p.FamilyName, MiddleName: p.MiddleName,
+		Nickname: p.Nickname, PreferredUsername: p.PreferredUsername, Profile: p.Profile,
+		Picture: p.Picture, Website: p.Website, Email: p.Email, Gender: p.Gender,
+		OtherGender: p.OtherGender, Birthdate: p.Birthdate, Zoneinfo: p.Zoneinfo, Locale: p.Locale,
+		PhoneNumber: p.PhoneNumber, AcceptedNewsletter: p.AcceptedNewsletter,
+	}
+}

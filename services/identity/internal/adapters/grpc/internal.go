@@ -1,0 +1,38 @@
+package grpc
+
+import (
+	"context"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/wire"
+)
+
+// InternalServer implements the service-to-service API.
+type InternalServer struct {
+	identityv1.UnimplementedIdentityInternalServiceServer
+	svc *app.Service
+}
+
+// VerifyApiKey checks a key for another service's access policy. The claimed type in the request is
+// not compared here: the caller's policy compares it with the stored type returned.
+func (s *InternalServer) VerifyApiKey(ctx context.Context, req *identityv1.VerifyApiKeyRequest) (*identityv1.VerifiedApiKey, error) {
+	vk, err := s.svc.VerifyAPIKey(ctx, req.GetApiKey(), req.GetClientId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &identityv1.VerifiedApiKey{KeyId: vk.KeyID, AppId: vk.AppID, ProjectId: vk.ProjectID, Type: vk.Type, AppEnabled: vk.AppEnabled}, nil
+}
+
+// ListTenantUsers returns a tenant's live users for the tenant service's reads.
+func (s *InternalServer) ListTenantUsers(ctx context.Context, req *identityv1.ListTenantUsersRequest) (*identityv1.TenantUserList, error) {
+	users, err := s.svc.ListTenantUsers(ctx, req.GetAppId(), req.GetTenantId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &identityv1.TenantUserList{Users: make([]*identityv1.TenantUser, 0, len(users))}
+	for _, u := range users {
+		out.Users = append(out.Users, wire.TenantUser(u))
+	}
+	return out, nil
+}

@@ -1,0 +1,243 @@
+// Package postgres implements the identity store ports on PostgreSQL (pgx v5). Every change and the
+// outbox events describing it are written in one transaction; the schema is embedded and applied by
+// Migrate.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Component is this schema's name in schema_migrations.
+const Component = "identity"
+
+// Migrate applies the identity schema and the shared outbox/inbox schema to pool's database.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
+		return err
+	}
+	return pgxx.Migrate(ctx, pool, "events", events.Migrations)
+}
+
+// Store implements app.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ app.Store = (*Store)(nil)
+
+// New returns a store on a migrated database.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Postgres error codes this adapter translates.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+)
+
+// translate maps constraint violations to the ports' errors: a missing parent row is "not found",
+// a second user with the same email is domain.ErrEmailTaken, a second role of the same name
+// domain.ErrRoleTaken.
+func translate(err error, parent string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == uniqueViolation && pgErr.ConstraintName == "users_app_email":
+			return domain.ErrEmailTaken
+		case pgErr.Code == uniqueViolation && pgErr.ConstraintName == "user_roles_app_name":
+			return domain.ErrRoleTaken
+		case pgErr.Code == foreignKeyViolation:
+			return domain.NotFound(parent)
+		}
+	}
+	return err
+}
+
+// noRow turns pgx.ErrNoRows into a not-found error naming what was looked up.
+func noRow(err error, what string) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.NotFound(what)
+	}
+	return err
+}
+
+// ids reports whether every id is a UUID. Lookups with anything else cannot match and would fail
+// the uuid cast, so they answer "not found" without a query.
+func ids(values ...string) bool {
+	for _, v := range values {
+		if !domain.IsUUID(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func utc(t time.Time) time.Time { return t.UTC() }
+
+// CreateProject implements app.Projects.
+func (s *Store) CreateProject(ctx context.Context, p domain.Project) error {
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
+		`insert into projects (id, name, created_at) values ($1, $2, $3)`, p.ID, p.Name, p.CreatedAt)
+	return err
+}
+
+// GetProject implements app.Projects.
+func (s *Store) GetProject(ctx context.Context, id string) (domain.Project, error) {
+	if !ids(id) {
+		return domain.Project{}, domain.NotFound("project")
+	}
+	var p domain.Project
+	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select id, name, created_at from projects where id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.CreatedAt)
+	p.CreatedAt = utc(p.CreatedAt)
+	return p, noRow(err, "project")
+}
+
+const appColumns = `id, project_id, name, enabled, redirect_uris, public_key_pem, sealed_private_key, created_at, updated_at`
+
+func appFields(a *domain.App) []any {
+	return []any{&a.ID, &a.ProjectID, &a.Name, &a.Enabled, &a.RedirectURIs, &a.PublicKeyPEM, &a.SealedPrivateKey, &a.CreatedAt, &a.UpdatedAt}
+}
+
+func scanApp(row pgx.Row) (domain.App, error) {
+	var a domain.App
+	if err := row.Scan(appFields(&a)...); err != nil {
+		return domain.App{}, noRow(err, "app")
+	}
+	a.CreatedAt, a.UpdatedAt = utc(a.CreatedAt), utc(a.UpdatedAt)
+	if a.RedirectURIs == nil {
+		a.RedirectURIs = []string{}
+	}
+	return a, nil
+}
+
+// CreateApp implements app.Apps.
+func (s *Store) CreateApp(ctx context.Context, a domain.App) error {
+	if !ids(a.ProjectID) {
+		return domain.NotFound("project")
+	}
+	if a.RedirectURIs == nil {
+		a.RedirectURIs = []string{}
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
+		`insert into apps (`+appColumns+`) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, appFields(&a)...)
+	return translate(err, "project")
+}
+
+// GetApp implements app.Apps.
+func (s *Store) GetApp(ctx context.Context, id string) (domain.App, error) {
+	if !ids(id) {
+		return domain.App{}, domain.NotFound("app")
+	}
+	return scanApp(pgxx.Q(ctx, s.pool).QueryRow(ctx, `select `+appColumns+` from apps where id = $1`, id))
+}
+
+// UpdateApp implements app.Apps.
+func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error) {
+	if !ids(id) {
+		return domain.App{}, domain.NotFound("app")
+	}
+	var out domain.App
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		a, err := scanApp(tx.QueryRow(ctx, `select `+appColumns+` from apps where id = $1 for update`, id))
+		if err != nil {
+			return err
+		}
+		evs, err := fn(&a)
+		if err != nil {
+			return err
+		}
+		a.ID = id // the id is the key; fn cannot move the row
+		if _, err := tx.Exec(ctx, `update apps set project_id = $2, name = $3, enabled = $4, redirect_uris = $5,
+			public_key_pem = $6, sealed_private_key = $7, created_at = $8, updated_at = $9 where id = $1`,
+			appFields(&a)...); err != nil {
+			return err
+		}
+		out = a
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
+	if err != nil {
+		return domain.App{}, err
+	}
+	return out, nil
+}
+
+// CreateAPIKey implements app.APIKeys.
+func (s *Store) CreateAPIKey(ctx context.Context, k domain.APIKey, evs ...events.Event) error {
+	if !ids(k.AppID) {
+		return domain.NotFound("app")
+	}
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `insert into api_keys (id, app_id, type, name, description, hash, created_at, updated_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			k.ID, k.AppID, string(k.Type), k.Name, k.Description, k.Hash, k.CreatedAt, k.UpdatedAt); err != nil {
+			return translate(err, "app")
+		}
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
+}
+
+// GetAPIKey implements app.APIKeys.
+func (s *Store) GetAPIKey(ctx context.Context, id string) (domain.APIKey, error) {
+	var (
+		k   domain.APIKey
+		typ string
+	)
+	err := pgxx.Q(ctx, s.pool).QueryRow(ctx,
+		`select id, app_id, type, name, description, hash, created_at, updated_at from api_keys where id = $1`, id).
+		Scan(&k.ID, &k.AppID, &typ, &k.Name, &k.Description, &k.Hash, &k.CreatedAt, &k.UpdatedAt)
+	if err != nil {
+		return domain.APIKey{}, noRow(err, "API key")
+	}
+	k.Type, k.CreatedAt, k.UpdatedAt = domain.KeyType(typ), utc(k.CreatedAt), utc(k.UpdatedAt)
+	return k, nil
+}
+
+// CreateRole implements app.Roles.
+func (s *Store) CreateRole(ctx context.Context, r domain.UserRole) error {
+	if !ids(r.AppID) {
+		return domain.NotFound("app")
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
+		`insert into user_roles (id, app_id, name, created_at) values ($1, $2, $3, $4)`, r.ID, r.AppID, r.Name, r.CreatedAt)
+	return translate(err, "app")
+}
+
+// ListRoles implements app.Roles. Names sort bytewise (collate "C") so the order does not depend on
+// the server's locale and matches the memory adapter.
+func (s *Store) ListRoles(ctx context.Context, appID string) ([]domain.UserRole, error) {
+	if !ids(appID) {
+		return nil, nil
+	}
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx,
+		`select id, app_id, name, created_at from user_roles where app_id = $1 order by name collate "C", id`, appID)
+	if err != nil {
+		return nil, fmt.Errorf("list roles: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.UserRole, error) {
+		var r domain.UserRole
+		err := row.Scan(&r.ID, &r.AppID, &r.Name, &r.CreatedAt)
+		r.CreatedAt = utc(r.CreatedAt)
+		return r, err
+	})
+}

@@ -1,0 +1,138 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+)
+
+// userColumns and userFields list the users table in one order; they serve select, insert and
+// update alike, so a column cannot be read but not written.
+var userColumns = []string{
+	"id", "app_id", "tenant_id", "language", "salutation", "salutation_other", "accepted_newsletter",
+	"accepted_newsletter_date", "last_asked_newsletter_sign_up", "newsletter_member_id", "name", "given_name",
+	"family_name", "middle_name", "nickname", "preferred_username", "profile", "picture", "website", "email",
+	"email_verified", "gender", "other_gender", "birthdate", "zoneinfo", "locale", "phone_number",
+	"phone_number_verified", "frozen", "deleted", "verified_by_admin", "idp_a_email_verified",
+	"idp_b_email_verified", "idp_c_email_verified", "idp_d_email_verified", "last_sign_in_at",
+	"last_sign_in_ip", "created_at", "updated_at",
+}
+
+func userFields(u *domain.User) []any {
+	return []any{
+		&u.ID, &u.AppID, &u.TenantID, &u.Language, &u.Salutation, &u.SalutationOther, &u.AcceptedNewsletter,
+		&u.AcceptedNewsletterDate, &u.LastAskedNewsletterSignUp, &u.NewsletterMemberID, &u.Name, &u.GivenName,
+		&u.FamilyName, &u.MiddleName, &u.Nickname, &u.PreferredUsername, &u.Profile, &u.Picture, &u.Website, &u.Email,
+		&u.EmailVerified, &u.Gender, &u.OtherGender, &u.Birthdate, &u.Zoneinfo, &u.Locale, &u.PhoneNumber,
+		&u.PhoneNumberVerified, &u.Frozen, &u.Deleted, &u.VerifiedByAdmin, &u.IdpAEmailVerified,
+		&u.IdpBEmailVerified, &u.IdpCEmailVerified, &u.IdpDEmailVerified, &u.LastSignInAt,
+		&u.LastSignInIP, &u.CreatedAt, &u.UpdatedAt,
+	}
+}
+
+// Statements built once from the column list.
+var (
+	selectUsers = `select ` + strings.Join(userColumns, ", ") + ` from users `
+	insertUser  = func() string {
+		ph := make([]string, len(userColumns))
+		for i := range ph {
+			ph[i] = fmt.Sprintf("$%d", i+1)
+		}
+		return `insert into users (` + strings.Join(userColumns, ", ") + `) values (` + strings.Join(ph, ", ") + `)`
+	}()
+	// updateUser sets every column but id ($1) and app_id ($2), which identify the row.
+	updateUser = func() string {
+		set := make([]string, 0, len(userColumns)-2)
+		for i, c := range userColumns[2:] {
+			set = append(set, fmt.Sprintf("%s = $%d", c, i+3))
+		}
+		return `update users set ` + strings.Join(set, ", ") + ` where id = $1 and app_id = $2`
+	}()
+)
+
+func scanUser(row pgx.Row) (domain.User, error) {
+	var u domain.User
+	if err := row.Scan(userFields(&u)...); err != nil {
+		return domain.User{}, noRow(err, "user")
+	}
+	u.CreatedAt, u.UpdatedAt = utc(u.CreatedAt), utc(u.UpdatedAt)
+	if u.LastSignInAt != nil {
+		t := utc(*u.LastSignInAt)
+		u.LastSignInAt = &t
+	}
+	return u, nil
+}
+
+// CreateUser implements app.Users.
+func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
+	if !ids(u.AppID) {
+		return domain.NotFound("app")
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, insertUser, userFields(&u)...)
+	return translate(err, "app")
+}
+
+// GetUser implements app.Users.
+func (s *Store) GetUser(ctx context.Context, appID, userID string) (domain.User, error) {
+	if !ids(appID, userID) {
+		return domain.User{}, domain.NotFound("user")
+	}
+	return scanUser(pgxx.Q(ctx, s.pool).QueryRow(ctx, selectUsers+`where app_id = $1 and id = $2`, appID, userID))
+}
+
+// GetUserByEmail implements app.Users (served by the users_app_email index).
+func (s *Store) GetUserByEmail(ctx context.Context, appID, email string) (domain.User, error) {
+	if !ids(appID) {
+		return domain.User{}, domain.NotFound("user")
+	}
+	return scanUser(pgxx.Q(ctx, s.pool).QueryRow(ctx,
+		selectUsers+`where app_id = $1 and lower(email) = lower($2)`, appID, email))
+}
+
+// UpdateUser implements app.Users. The row is locked for the duration of fn, so concurrent updates
+// of one user apply one after the other and each sees the other's result.
+func (s *Store) UpdateUser(ctx context.Context, appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, error) {
+	if !ids(appID, userID) {
+		return domain.User{}, domain.NotFound("user")
+	}
+	var out domain.User
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		u, err := scanUser(tx.QueryRow(ctx, selectUsers+`where app_id = $1 and id = $2 for update`, appID, userID))
+		if err != nil {
+			return err
+		}
+		evs, err := fn(&u)
+		if err != nil {
+			return err
+		}
+		u.ID, u.AppID = userID, appID // fn cannot move the user to another row or app
+		if _, err := tx.Exec(ctx, updateUser, userFields(&u)...); err != nil {
+			return translate(err, "app")
+		}
+		out = u
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	return out, nil
+}
+
+// ListTenantUsers implements app.Users.
+func (s *Store) ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error) {
+	if !ids(appID) || tenantID == "" {
+		return nil, nil
+	}
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx,
+		selectUsers+`where app_id = $1 and tenant_id = $2 and not deleted order by created_at, id`, appID, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list tenant users: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.User, error) { return scanUser(row) })
+}

@@ -1,0 +1,131 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+)
+
+// CreateProject provisions a project.
+func (s *Service) CreateProject(ctx context.Context, name string) (domain.Project, error) {
+	p, err := domain.NewProject(name, s.now())
+	if err != nil {
+		return domain.Project{}, err
+	}
+	if err := s.store.CreateProject(ctx, p); err != nil {
+		return domain.Project{}, err
+	}
+	return p, nil
+}
+
+// CreateApp provisions an enabled app of a project with a fresh signing key pair.
+func (s *Service) CreateApp(ctx context.Context, projectID, name string, redirectURIs []string) (domain.App, error) {
+	projectID = domain.CanonicalID(projectID)
+	if _, err := s.store.GetProject(ctx, projectID); err != nil {
+		return domain.App{}, err
+	}
+	a, err := domain.NewApp(projectID, name, redirectURIs, s.now())
+	if err != nil {
+		return domain.App{}, err
+	}
+	kp, err := domain.GenerateKeyPair()
+	if err != nil {
+		return domain.App{}, err
+	}
+	if err := s.installKeyPair(&a, kp); err != nil {
+		return domain.App{}, err
+	}
+	if err := s.store.CreateApp(ctx, a); err != nil {
+		return domain.App{}, err
+	}
+	return a, nil
+}
+
+// installKeyPair puts kp into a, the private half sealed to the app id so that it cannot be moved
+// to another app's row.
+func (s *Service) installKeyPair(a *domain.App, kp domain.KeyPair) error {
+	sealed, err := s.box.Seal(kp.PrivateDER, a.ID)
+	if err != nil {
+		return err
+	}
+	a.PublicKeyPEM, a.SealedPrivateKey = kp.PublicPEM, sealed
+	return nil
+}
+
+// SetAppEnabled enables or disables an app; a disabled app's keys are refused (403). Setting the
+// current state again changes nothing and emits no event.
+func (s *Service) SetAppEnabled(ctx context.Context, appID string, enabled bool) (domain.App, error) {
+	appID = domain.CanonicalID(appID)
+	return s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+		if a.Enabled == enabled {
+			return nil, nil
+		}
+		a.Enabled, a.UpdatedAt = enabled, s.now()
+		return event(EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: enabled})
+	})
+}
+
+// RotateAppKey replaces an app's key pair; the old key is discarded, so every token it signed stops
+// verifying ("log out all users").
+func (s *Service) RotateAppKey(ctx context.Context, appID string) (domain.App, error) {
+	appID = domain.CanonicalID(appID)
+	// Generating an RSA key takes a while: do it before the store locks the app row.
+	kp, err := domain.GenerateKeyPair()
+	if err != nil {
+		return domain.App{}, err
+	}
+	return s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+		if err := s.installKeyPair(a, kp); err != nil {
+			return nil, err
+		}
+		a.UpdatedAt = s.now()
+		return event(EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: a.Enabled, KeyRotated: true})
+	})
+}
+
+// NewUser is the admin API's initial user data.
+type NewUser struct {
+	AppID, TenantID                    string
+	Email, Name, GivenName, FamilyName string
+	Language                           string
+	EmailVerified                      bool
+}
+
+// CreateUser provisions a user; the email must be unique within the app.
+func (s *Service) CreateUser(ctx context.Context, in NewUser) (domain.User, error) {
+	in.AppID = domain.CanonicalID(in.AppID)
+	if _, err := s.store.GetApp(ctx, in.AppID); err != nil {
+		return domain.User{}, err
+	}
+	profile := domain.UserPatch{Email: &in.Email, Name: &in.Name, GivenName: &in.GivenName, FamilyName: &in.FamilyName, Language: &in.Language}
+	u, err := domain.NewUser(in.AppID, in.TenantID, profile, in.EmailVerified, s.now())
+	if err != nil {
+		return domain.User{}, err
+	}
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return domain.User{}, emailTaken(err)
+	}
+	return u, nil
+}
+
+// CreateUserRole provisions a role of an app.
+func (s *Service) CreateUserRole(ctx context.Context, appID, name string) (domain.UserRole, error) {
+	appID = domain.CanonicalID(appID)
+	if _, err := s.store.GetApp(ctx, appID); err != nil {
+		return domain.UserRole{}, err
+	}
+	r, err := domain.NewUserRole(appID, name, s.now())
+	if err != nil {
+		return domain.UserRole{}, err
+	}
+	if err := s.store.CreateRole(ctx, r); err != nil {
+		if errors.Is(err, domain.ErrRoleTaken) {
+			return domain.UserRole{}, domain.Invalid("name", "is already used by another role of this app")
+		}
+		return domain.UserRole{}, err
+	}
+	return r, nil
+}

@@ -1,0 +1,436 @@
+package app_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/sealbox"
+)
+
+var clockTime = time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
+
+type fixture struct {
+	svc    *app.Service
+	outbox *events.MemoryOutbox
+	box    *sealbox.Box
+	app    domain.App
+	user   domain.User
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	box, err := sealbox.New(make([]byte, sealbox.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outbox := &events.MemoryOutbox{}
+	svc, err := app.New(app.Config{Store: memory.New(outbox), Pepper: []byte("pepper"), Box: box,
+		Clock: func() time.Time { return clockTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{svc: svc, outbox: outbox, box: box}
+	f.app = f.newApp(t)
+	f.user = f.newUser(t, f.app.ID, "ada@example.test", "")
+	return f
+}
+
+func (f *fixture) newApp(t *testing.T) domain.App {
+	t.Helper()
+	ctx := context.Background()
+	p, err := f.svc.CreateProject(ctx, "project")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := f.svc.CreateApp(ctx, p.ID, "app", []string{"https://app.test/cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (f *fixture) newUser(t *testing.T, appID, email, tenantID string) domain.User {
+	t.Helper()
+	u, err := f.svc.CreateUser(context.Background(), app.NewUser{AppID: appID, TenantID: tenantID, Email: email, EmailVerified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// drain returns and clears the events written so far.
+func (f *fixture) drain(t *testing.T) []events.Event {
+	t.Helper()
+	evs, err := f.outbox.Pending(context.Background(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 0, len(evs))
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
+	}
+	if err := f.outbox.MarkPublished(context.Background(), ids); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func types(evs []events.Event) []string {
+	out := []string{}
+	for _, ev := range evs {
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+// wantInvalid checks for a validation error on field.
+func wantInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	var ve *domain.ValidationError
+	if !errors.As(err, &ve) || ve.Field != field {
+		t.Fatalf("error = %v, want a validation error on %q", err, field)
+	}
+}
+
+func wantNotFound(t *testing.T, err error) {
+	t.Helper()
+	if !errors.Is(err, domain.ErrNotFound) {
+		t.Fatalf("error = %v, want not found", err)
+	}
+}
+
+func TestNewRequiresStorePepperAndBox(t *testing.T) {
+	box, _ := sealbox.New(make([]byte, sealbox.KeySize))
+	store := memory.New(&events.MemoryOutbox{})
+	for name, c := range map[string]app.Config{
+		"no store":  {Pepper: []byte("p"), Box: box},
+		"no pepper": {Store: store, Box: box},
+		"no box":    {Store: store, Pepper: []byte("p")},
+	} {
+		if _, err := app.New(c); err == nil {
+			t.Errorf("%s: want error", name)
+		}
+	}
+}
+
+func TestAPIKeyVerification(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	k, full, err := f.svc.CreateAPIKey(ctx, f.app.ID, "write", "server", "backend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(types(f.drain(t)), app.EventAPIKeyChanged) == false {
+		t.Error("creating a key emitted no identity.apikey.changed event")
+	}
+	got, err := f.svc.VerifyAPIKey(ctx, full, strings.ToUpper(f.app.ID)) // X-CLIENT-ID in any case
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.KeyID != k.ID || got.AppID != f.app.ID || got.ProjectID != f.app.ProjectID || got.Type != "write" || !got.AppEnabled {
+		t.Errorf("VerifyAPIKey = %+v", got)
+	}
+
+	other := f.newApp(t)
+	wrongSecret := full[:len(full)-1] + map[bool]string{true: "0", false: "1"}[full[len(full)-1] != '0']
+	_, unknown, _ := f.svc.CreateAPIKey(ctx, other.ID, "read", "other", "")
+	cases := []struct{ name, key, client string }{
+		{"wrong secret", wrongSecret, f.app.ID},
+		{"malformed", "berth_nothex", f.app.ID},
+		{"empty", "", f.app.ID},
+		{"another app's client id", full, other.ID},
+		{"key of another app", unknown, f.app.ID},
+		{"unknown key id", "berth_ffffffffffffffffffffffff_" + full[len(full)-64:], f.app.ID},
+	}
+	for _, c := range cases {
+		if _, err := f.svc.VerifyAPIKey(ctx, c.key, c.client); !apierr.IsCode(err, codes.Unauthenticated) {
+			t.Errorf("%s: error = %v, want Unauthenticated", c.name, err)
+		}
+	}
+
+	if _, err := f.svc.SetAppEnabled(ctx, f.app.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.svc.VerifyAPIKey(ctx, full, f.app.ID)
+	if err != nil || got.AppEnabled {
+		t.Errorf("disabled app: VerifyAPIKey = %+v, %v; want the key with AppEnabled false", got, err)
+	}
+}
+
+func TestCreateAPIKeyRejectsUnknownTypeAndApp(t *testing.T) {
+	f := newFixture(t)
+	_, _, err := f.svc.CreateAPIKey(context.Background(), f.app.ID, "admin", "k", "")
+	wantInvalid(t, err, "type")
+	_, _, err = f.svc.CreateAPIKey(context.Background(), uuid.NewString(), "read", "k", "")
+	wantNotFound(t, err)
+}
+
+func TestGetUserByIDOrEmailWithinTheCallersApp(t *testing.T) {
+	f := newFixture(t)
+	other := f.newApp(t)
+	ctx := context.Background()
+	cases := []struct {
+		name, caller, ref string
+		check             func(*testing.T, domain.User, error)
+	}{
+		{"by id", f.app.ID, f.user.ID, found(f.user.ID)},
+		{"by email any case", f.app.ID, "ADA@Example.TEST", found(f.user.ID)},
+		{"by upper-case id", f.app.ID, strings.ToUpper(f.user.ID), found(f.user.ID)},
+		{"other app by id", other.ID, f.user.ID, func(t *testing.T, _ domain.User, err error) { wantNotFound(t, err) }},
+		{"other app by email", other.ID, f.user.Email, func(t *testing.T, _ domain.User, err error) { wantNotFound(t, err) }},
+		{"absent", f.app.ID, uuid.NewString(), func(t *testing.T, _ domain.User, err error) { wantNotFound(t, err) }},
+		{"malformed", f.app.ID, "neither", func(t *testing.T, _ domain.User, err error) { wantInvalid(t, err, "userId") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, err := f.svc.GetUser(ctx, c.caller, c.ref)
+			c.check(t, u, err)
+		})
+	}
+}
+
+func found(id string) func(*testing.T, domain.User, error) {
+	return func(t *testing.T, u domain.User, err error) {
+		if err != nil || u.ID != id {
+			t.Fatalf("GetUser = %s, %v; want user %s", u.ID, err, id)
+		}
+	}
+}
+
+func TestSetAccessStatusFreezesIdempotently(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.drain(t)
+	steps := []struct {
+		name, status string
+		wantFrozen   bool
+		wantEvents   []string
+	}{
+		{"freeze", "0", true, []string{app.EventUserFrozen}},
+		{"freeze again", "0", true, []string{}},
+		{"unfreeze", "1", false, []string{app.EventUserUnfrozen}},
+		{"unfreeze again", "1", false, []string{}},
+	}
+	for _, s := range steps {
+		if err := f.svc.SetAccessStatus(ctx, f.app.ID, f.app.ID, f.user.ID, s.status); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		u, _ := f.svc.GetUser(ctx, f.app.ID, f.user.ID)
+		evs := f.drain(t)
+		if u.Frozen != s.wantFrozen || !slices.Equal(types(evs), s.wantEvents) {
+			t.Errorf("%s: frozen=%t events=%v; want %t %v", s.name, u.Frozen, types(evs), s.wantFrozen, s.wantEvents)
+		}
+		for _, ev := range evs {
+			var payload identityv1.UserChanged
+			if err := ev.Decode(&payload); err != nil {
+				t.Fatal(err)
+			}
+			if payload.GetUserId() != f.user.ID || payload.GetUser().GetFreezed() != s.wantFrozen || ev.AppID != f.app.ID {
+				t.Errorf("%s: event payload %+v", s.name, &payload)
+			}
+		}
+	}
+}
+
+func TestSetAccessStatusRejectsBadInputAndOtherApps(t *testing.T) {
+	f := newFixture(t)
+	other := f.newApp(t)
+	ctx := context.Background()
+	wantInvalid(t, f.svc.SetAccessStatus(ctx, f.app.ID, f.app.ID, f.user.ID, "2"), "accessStatus")
+	wantInvalid(t, f.svc.SetAccessStatus(ctx, f.app.ID, f.app.ID, f.user.ID, ""), "accessStatus")
+	wantInvalid(t, f.svc.SetAccessStatus(ctx, f.app.ID, f.app.ID, "ada@example.test", "0"), "userId")
+	wantNotFound(t, f.svc.SetAccessStatus(ctx, other.ID, f.app.ID, f.user.ID, "0"))
+	wantNotFound(t, f.svc.SetAccessStatus(ctx, other.ID, other.ID, f.user.ID, "0"))
+	wantNotFound(t, f.svc.SetAccessStatus(ctx, f.app.ID, f.app.ID, uuid.NewString(), "0"))
+	if err := f.svc.SetAccessStatus(ctx, f.app.ID, strings.ToUpper(f.app.ID), strings.ToUpper(f.user.ID), "0"); err != nil {
+		t.Errorf("upper-case ids: %v", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestUpdateUserEmitsChangedFieldsOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.drain(t)
+	patch := domain.UserPatch{Email: ptr("new@example.test"), Language: ptr("DE"), AcceptedNewsletter: ptr(true)}
+	if err := f.svc.UpdateUser(ctx, f.app.ID, f.user.ID, patch); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := f.svc.GetUser(ctx, f.app.ID, f.user.ID)
+	if u.Email != "new@example.test" || u.EmailVerified || u.Language != "de" ||
+		u.AcceptedNewsletterDate != clockTime.Format(time.RFC3339) {
+		t.Errorf("user after update: %+v", u)
+	}
+	evs := f.drain(t)
+	if len(evs) != 1 || evs[0].Type != app.EventUserUpdated {
+		t.Fatalf("events = %v, want one %s", types(evs), app.EventUserUpdated)
+	}
+	var payload identityv1.UserChanged
+	if err := evs[0].Decode(&payload); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"language", "email", "acceptedNewsletter", "acceptedNewsletterDate"}
+	if !slices.Equal(payload.GetChangedFields(), want) {
+		t.Errorf("changedFields = %v, want %v", payload.GetChangedFields(), want)
+	}
+
+	if err := f.svc.UpdateUser(ctx, f.app.ID, f.user.ID, patch); err != nil {
+		t.Fatal(err)
+	}
+	if evs := f.drain(t); len(evs) != 0 {
+		t.Errorf("a patch that changes nothing emitted %v", types(evs))
+	}
+}
+
+func TestUpdateUserErrors(t *testing.T) {
+	f := newFixture(t)
+	other := f.newApp(t)
+	taken := f.newUser(t, f.app.ID, "taken@example.test", "")
+	ctx := context.Background()
+	f.drain(t)
+	wantInvalid(t, f.svc.UpdateUser(ctx, f.app.ID, f.user.ID, domain.UserPatch{Email: ptr("TAKEN@example.test")}), "user.email")
+	wantInvalid(t, f.svc.UpdateUser(ctx, f.app.ID, f.user.ID, domain.UserPatch{Website: ptr("nope")}), "user.website")
+	wantInvalid(t, f.svc.UpdateUser(ctx, f.app.ID, "x", domain.UserPatch{}), "userId")
+	wantNotFound(t, f.svc.UpdateUser(ctx, other.ID, f.user.ID, domain.UserPatch{Name: ptr("x")}))
+	if evs := f.drain(t); len(evs) != 0 {
+		t.Errorf("failed updates emitted %v", types(evs))
+	}
+	u, _ := f.svc.GetUser(ctx, f.app.ID, f.user.ID)
+	if u.Email != f.user.Email || taken.Email != "taken@example.test" {
+		t.Errorf("a refused update changed the user: %+v", u)
+	}
+}
+
+func TestCreateUserRejectsDuplicateEmailInTheApp(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.svc.CreateUser(context.Background(), app.NewUser{AppID: f.app.ID, Email: "Ada@example.test"})
+	wantInvalid(t, err, "email")
+	_, err = f.svc.CreateUser(context.Background(), app.NewUser{AppID: uuid.NewString(), Email: "x@example.test"})
+	wantNotFound(t, err)
+}
+
+func TestRolesAndPublicKeyOnlyForTheCallersApp(t *testing.T) {
+	f := newFixture(t)
+	other := f.newApp(t)
+	ctx := context.Background()
+	for _, name := range []string{"b", "a"} {
+		if _, err := f.svc.CreateUserRole(ctx, f.app.ID, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := f.svc.CreateUserRole(ctx, f.app.ID, "B")
+	wantInvalid(t, err, "name")
+	roles, err := f.svc.ListUserRoles(ctx, f.app.ID, f.app.ID)
+	if err != nil || len(roles) != 2 || roles[0].Name != "a" {
+		t.Errorf("ListUserRoles = %+v, %v", roles, err)
+	}
+	_, err = f.svc.ListUserRoles(ctx, other.ID, f.app.ID)
+	wantNotFound(t, err)
+
+	pemKey, err := f.svc.PublicKey(ctx, f.app.ID, f.app.ID)
+	if err != nil || pemKey != f.app.PublicKeyPEM {
+		t.Errorf("PublicKey = %q, %v", pemKey, err)
+	}
+	_, err = f.svc.PublicKey(ctx, other.ID, f.app.ID)
+	wantNotFound(t, err)
+}
+
+// publicOf opens the app's sealed private key and returns its public half, proving that the stored
+// pair matches and that the private key is sealed to the app.
+func publicOf(t *testing.T, box *sealbox.Box, a domain.App) string {
+	t.Helper()
+	der, err := box.Open(a.SealedPrivateKey, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spki, err := x509.MarshalPKIXPublicKey(priv.(crypto.Signer).Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: spki}))
+}
+
+func TestRotateAppKeyReplacesTheSealedPair(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if publicOf(t, f.box, f.app) != f.app.PublicKeyPEM {
+		t.Fatal("created app's sealed private key does not match its public key")
+	}
+	f.drain(t)
+	rotated, err := f.svc.RotateAppKey(ctx, f.app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rotated.PublicKeyPEM == f.app.PublicKeyPEM || publicOf(t, f.box, rotated) != rotated.PublicKeyPEM {
+		t.Error("rotation did not install a new matching key pair")
+	}
+	evs := f.drain(t)
+	var payload identityv1.AppChanged
+	if len(evs) != 1 || evs[0].Decode(&payload) != nil || !payload.GetKeyRotated() || !payload.GetEnabled() {
+		t.Errorf("rotation events = %v (%+v)", types(evs), &payload)
+	}
+	_, err = f.svc.RotateAppKey(ctx, uuid.NewString())
+	wantNotFound(t, err)
+}
+
+func TestSetAppEnabledEmitsOnlyOnChange(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.drain(t)
+	for _, s := range []struct {
+		enabled bool
+		events  int
+	}{{false, 1}, {false, 0}, {true, 1}} {
+		a, err := f.svc.SetAppEnabled(ctx, f.app.ID, s.enabled)
+		if err != nil || a.Enabled != s.enabled {
+			t.Fatalf("SetAppEnabled(%t) = %+v, %v", s.enabled, a, err)
+		}
+		if evs := f.drain(t); len(evs) != s.events {
+			t.Errorf("SetAppEnabled(%t) emitted %d events, want %d", s.enabled, len(evs), s.events)
+		}
+	}
+}
+
+func TestCreateAppValidates(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.svc.CreateApp(context.Background(), uuid.NewString(), "x", nil)
+	wantNotFound(t, err)
+	_, err = f.svc.CreateApp(context.Background(), f.app.ProjectID, "x", []string{"https://a.test/#frag"})
+	wantInvalid(t, err, "redirectUris[0]")
+}
+
+func TestListTenantUsers(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tenant := uuid.NewString()
+	u := f.newUser(t, f.app.ID, "member@example.test", tenant)
+	got, err := f.svc.ListTenantUsers(ctx, f.app.ID, tenant)
+	if err != nil || len(got) != 1 || got[0].ID != u.ID {
+		t.Errorf("ListTenantUsers = %+v, %v", got, err)
+	}
+	_, err = f.svc.ListTenantUsers(ctx, f.app.ID, "t")
+	wantInvalid(t, err, "tenantId")
+	_, err = f.svc.ListTenantUsers(ctx, "a", tenant)
+	wantInvalid(t, err, "appId")
+}

@@ -1,0 +1,399 @@
+// Package porttest is the conformance suite of the identity store ports. Every adapter (memory,
+// PostgreSQL) runs Run, so the use cases can rely on one behaviour whichever store is configured.
+package porttest
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+)
+
+// Factory returns an empty store and the outbox its changes write their events to.
+type Factory func(t *testing.T) (app.Store, events.OutboxSource)
+
+// Run runs every port's suite against stores made by newStore.
+func Run(t *testing.T, newStore Factory) {
+	t.Run("Projects", func(t *testing.T) { testProjects(t, newStore) })
+	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
+	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, newStore) })
+	t.Run("Users", func(t *testing.T) { testUsers(t, newStore) })
+	t.Run("Roles", func(t *testing.T) { testRoles(t, newStore) })
+}
+
+// t0 is a fixed instant at microsecond precision (what PostgreSQL keeps).
+var t0 = time.Date(2025, 3, 4, 5, 6, 7, 123456000, time.UTC)
+
+var errBoom = errors.New("boom")
+
+func seedProject(t *testing.T, s app.Store) domain.Project {
+	t.Helper()
+	p := domain.Project{ID: uuid.NewString(), Name: "project", CreatedAt: t0}
+	if err := s.CreateProject(context.Background(), p); err != nil {
+		t.Fatalf("CreateProject: %v", err)
+	}
+	return p
+}
+
+func newApp(projectID string) domain.App {
+	return domain.App{
+		ID: uuid.NewString(), ProjectID: projectID, Name: "app", Enabled: true,
+		RedirectURIs:     []string{"https://example.test/cb", "http://localhost:3000/cb"},
+		PublicKeyPEM:     "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+		SealedPrivateKey: []byte{1, 2, 3, 4}, CreatedAt: t0, UpdatedAt: t0,
+	}
+}
+
+func seedApp(t *testing.T, s app.Store) domain.App {
+	t.Helper()
+	a := newApp(seedProject(t, s).ID)
+	if err := s.CreateApp(context.Background(), a); err != nil {
+		t.Fatalf("CreateApp: %v", err)
+	}
+	return a
+}
+
+func newUser(appID, email string) domain.User {
+	return domain.User{ID: uuid.NewString(), AppID: appID, Email: email, CreatedAt: t0, UpdatedAt: t0}
+}
+
+func seedUser(t *testing.T, s app.Store, u domain.User) domain.User {
+	t.Helper()
+	if err := s.CreateUser(context.Background(), u); err != nil {
+		t.Fatalf("CreateUser: %v", err)
+	}
+	return u
+}
+
+func mustEvent(t *testing.T, eventType, appID string) events.Event {
+	t.Helper()
+	ev, err := events.New(app.Source, eventType, appID, &identityv1.AppChanged{AppId: appID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// pendingIDs lists the ids of the outbox's unpublished events.
+func pendingIDs(t *testing.T, o events.OutboxSource) []string {
+	t.Helper()
+	evs, err := o.Pending(context.Background(), 1000)
+	if err != nil {
+		t.Fatalf("Pending: %v", err)
+	}
+	ids := []string{}
+	for _, ev := range evs {
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}
+
+func wantNotFound(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("%s: error = %v, want not found", what, err)
+	}
+}
+
+func wantEqual[T any](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s:\n got %+v\nwant %+v", what, got, want)
+	}
+}
+
+func testProjects(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	p := seedProject(t, s)
+	got, err := s.GetProject(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqual(t, "GetProject", got, p)
+	_, err = s.GetProject(ctx, uuid.NewString())
+	wantNotFound(t, "unknown project", err)
+	_, err = s.GetProject(ctx, "not-a-uuid")
+	wantNotFound(t, "malformed project id", err)
+}
+
+func testApps(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+
+	t.Run("create and get round trip every field", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		got, err := s.GetApp(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "GetApp", got, a)
+		_, err = s.GetApp(ctx, uuid.NewString())
+		wantNotFound(t, "unknown app", err)
+		_, err = s.GetApp(ctx, "x")
+		wantNotFound(t, "malformed app id", err)
+	})
+
+	t.Run("create needs an existing project", func(t *testing.T) {
+		s, _ := newStore(t)
+		wantNotFound(t, "CreateApp", s.CreateApp(ctx, newApp(uuid.NewString())))
+	})
+
+	t.Run("update stores the change and its events together", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		ev := mustEvent(t, app.EventAppChanged, a.ID)
+		later := t0.Add(time.Hour)
+		updated, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.Enabled, x.UpdatedAt, x.SealedPrivateKey = false, later, []byte{9}
+			return []events.Event{ev}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := a
+		want.Enabled, want.UpdatedAt, want.SealedPrivateKey = false, later, []byte{9}
+		wantEqual(t, "UpdateApp result", updated, want)
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "app after update", got, want)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+	})
+
+	t.Run("a failing update changes nothing and writes no event", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		_, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.Enabled = false
+			return []events.Event{mustEvent(t, app.EventAppChanged, a.ID)}, errBoom
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("UpdateApp error = %v, want fn's error", err)
+		}
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "app after failed update", got, a)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+
+	t.Run("update of an unknown app is not found", func(t *testing.T) {
+		s, _ := newStore(t)
+		_, err := s.UpdateApp(ctx, uuid.NewString(), func(*domain.App) ([]events.Event, error) { return nil, nil })
+		wantNotFound(t, "UpdateApp", err)
+	})
+}
+
+func testAPIKeys(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+
+	t.Run("create stores the key and its event", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		k := domain.APIKey{ID: "0123456789abcdef01234567", AppID: a.ID, Type: domain.KeyWrite, Name: "server",
+			Description: "backend", Hash: []byte("hash-bytes"), CreatedAt: t0, UpdatedAt: t0}
+		ev := mustEvent(t, app.EventAPIKeyChanged, a.ID)
+		if err := s.CreateAPIKey(ctx, k, ev); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetAPIKey(ctx, k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "GetAPIKey", got, k)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+		_, err = s.GetAPIKey(ctx, "ffffffffffffffffffffffff")
+		wantNotFound(t, "unknown key", err)
+	})
+
+	t.Run("a key of an unknown app is refused without an event", func(t *testing.T) {
+		s, outbox := newStore(t)
+		k := domain.APIKey{ID: "abcdefabcdefabcdefabcdef", AppID: uuid.NewString(), Type: domain.KeyRead, Name: "k",
+			Hash: []byte("h"), CreatedAt: t0, UpdatedAt: t0}
+		wantNotFound(t, "CreateAPIKey", s.CreateAPIKey(ctx, k, mustEvent(t, app.EventAPIKeyChanged, k.AppID)))
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+}
+
+func testUsers(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+
+	t.Run("create and get round trip every field", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		signIn := t0.Add(-time.Hour)
+		u := domain.User{
+			ID: uuid.NewString(), AppID: a.ID, TenantID: uuid.NewString(),
+			Language: "de", Salutation: "Mr", SalutationOther: "Dr", AcceptedNewsletter: true,
+			AcceptedNewsletterDate: "2025-01-01T00:00:00Z", LastAskedNewsletterSignUp: "2025-01-02T00:00:00Z",
+			NewsletterMemberID: "nm-1", Name: "Ada Lovelace", GivenName: "Ada", FamilyName: "Lovelace",
+			MiddleName: "King", Nickname: "ada", PreferredUsername: "ada.l", Profile: "https://p.test/ada",
+			Picture: "https://p.test/ada.png", Website: "https://ada.test", Email: "Ada@Example.test",
+			EmailVerified: true, Gender: "female", OtherGender: "x", Birthdate: "1815-12-10",
+			Zoneinfo: "Europe/London", Locale: "en-GB", PhoneNumber: "+44 20 1234", PhoneNumberVerified: true,
+			Frozen: true, Deleted: true, VerifiedByAdmin: true, IdpAEmailVerified: true, IdpBEmailVerified: true,
+			IdpCEmailVerified: true, IdpDEmailVerified: true, LastSignInAt: &signIn, LastSignInIP: "192.0.2.1",
+			CreatedAt: t0, UpdatedAt: t0.Add(time.Minute),
+		}
+		seedUser(t, s, u)
+		got, err := s.GetUser(ctx, a.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "GetUser", got, u)
+		got, err = s.GetUserByEmail(ctx, a.ID, "ada@EXAMPLE.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "GetUserByEmail (case-insensitive)", got, u)
+	})
+
+	t.Run("lookups are scoped to the app", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, err := s.GetUser(ctx, other.ID, u.ID)
+		wantNotFound(t, "GetUser from another app", err)
+		_, err = s.GetUserByEmail(ctx, other.ID, u.Email)
+		wantNotFound(t, "GetUserByEmail from another app", err)
+		_, err = s.UpdateUser(ctx, other.ID, u.ID, func(*domain.User) ([]events.Event, error) { return nil, nil })
+		wantNotFound(t, "UpdateUser from another app", err)
+		_, err = s.GetUser(ctx, a.ID, "not-a-uuid")
+		wantNotFound(t, "malformed user id", err)
+		_, err = s.GetUser(ctx, a.ID, uuid.NewString())
+		wantNotFound(t, "unknown user", err)
+	})
+
+	t.Run("create needs an existing app", func(t *testing.T) {
+		s, _ := newStore(t)
+		wantNotFound(t, "CreateUser", s.CreateUser(ctx, newUser(uuid.NewString(), "u@example.test")))
+	})
+
+	t.Run("emails are unique per app case-insensitively", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		seedUser(t, s, newUser(a.ID, "same@example.test"))
+		if err := s.CreateUser(ctx, newUser(a.ID, "SAME@example.test")); !errors.Is(err, domain.ErrEmailTaken) {
+			t.Errorf("second user with the same email: error = %v, want ErrEmailTaken", err)
+		}
+		if err := s.CreateUser(ctx, newUser(other.ID, "same@example.test")); err != nil {
+			t.Errorf("same email in another app: %v", err)
+		}
+	})
+
+	t.Run("update stores the change and its events together", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		ev := mustEvent(t, app.EventUserUpdated, a.ID)
+		updated, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
+			x.Name, x.Frozen = "New Name", true
+			return []events.Event{ev}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := u
+		want.Name, want.Frozen = "New Name", true
+		wantEqual(t, "UpdateUser result", updated, want)
+		got, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "user after update", got, want)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+	})
+
+	t.Run("a failing update changes nothing and writes no event", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
+			x.Name = "changed"
+			return []events.Event{mustEvent(t, app.EventUserUpdated, a.ID)}, errBoom
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("UpdateUser error = %v, want fn's error", err)
+		}
+		got, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "user after failed update", got, u)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+
+	t.Run("an update to a taken email is refused without an event", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		seedUser(t, s, newUser(a.ID, "taken@example.test"))
+		u := seedUser(t, s, newUser(a.ID, "mine@example.test"))
+		_, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
+			x.Email = "Taken@Example.test"
+			return []events.Event{mustEvent(t, app.EventUserUpdated, a.ID)}, nil
+		})
+		if !errors.Is(err, domain.ErrEmailTaken) {
+			t.Fatalf("UpdateUser error = %v, want ErrEmailTaken", err)
+		}
+		got, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "user after refused update", got, u)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+
+	t.Run("tenant users are the tenant's live users of the app, oldest first", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		tenant := uuid.NewString()
+		at := func(u domain.User, d time.Duration, tenantID string) domain.User {
+			u.CreatedAt, u.UpdatedAt, u.TenantID = t0.Add(d), t0.Add(d), tenantID
+			return u
+		}
+		second := seedUser(t, s, at(newUser(a.ID, "second@example.test"), 2*time.Second, tenant))
+		first := seedUser(t, s, at(newUser(a.ID, "first@example.test"), time.Second, tenant))
+		deleted := at(newUser(a.ID, "deleted@example.test"), 0, tenant)
+		deleted.Deleted = true
+		seedUser(t, s, deleted)
+		seedUser(t, s, at(newUser(a.ID, "othertenant@example.test"), 0, uuid.NewString()))
+		seedUser(t, s, at(newUser(a.ID, "notenant@example.test"), 0, ""))
+		seedUser(t, s, at(newUser(other.ID, "otherapp@example.test"), 0, tenant))
+
+		got, err := s.ListTenantUsers(ctx, a.ID, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "ListTenantUsers", got, []domain.User{first, second})
+		none, err := s.ListTenantUsers(ctx, a.ID, uuid.NewString())
+		if err != nil || len(none) != 0 {
+			t.Errorf("unknown tenant: %v, %v; want no users", none, err)
+		}
+	})
+}
+
+func testRoles(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	a, other := seedApp(t, s), seedApp(t, s)
+	var want []domain.UserRole
+	for _, name := range []string{"editor", "admin", "viewer"} {
+		r := domain.UserRole{ID: uuid.NewString(), AppID: a.ID, Name: name, CreatedAt: t0}
+		if err := s.CreateRole(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, r)
+	}
+	if err := s.CreateRole(ctx, domain.UserRole{ID: uuid.NewString(), AppID: other.ID, Name: "other", CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ListRoles(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEqual(t, "ListRoles sorted by name", got, []domain.UserRole{want[1], want[0], want[2]})
+	if err := s.CreateRole(ctx, domain.UserRole{ID: uuid.NewString(), AppID: a.ID, Name: "EDITOR", CreatedAt: t0}); !errors.Is(err, domain.ErrRoleTaken) {
+		t.Errorf("second role named alike: error = %v, want ErrRoleTaken", err)
+	}
+	if err := s.CreateRole(ctx, domain.UserRole{ID: uuid.NewString(), AppID: other.ID, Name: "editor", CreatedAt: t0}); err != nil {
+		t.Errorf("same role name in another app: %v", err)
+	}
+	wantNotFound(t, "role of an unknown app",
+		s.CreateRole(ctx, domain.UserRole{ID: uuid.NewString(), AppID: uuid.NewString(), Name: "x", CreatedAt: t0}))
+}

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"errors"
+	"time"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/sealbox"
+	"google.golang.org/protobuf/proto"
+)
+
+// Source is the producer name on every event this service emits.
+const Source = "identity"
+
+// Event types this service emits (subjects berth.<type>).
+const (
+	EventUserUpdated   = "identity.user.updated"
+	EventUserFrozen    = "identity.user.frozen"
+	EventUserUnfrozen  = "identity.user.unfrozen"
+	EventAppChanged    = "identity.app.changed"
+	EventAPIKeyChanged = "identity.apikey.changed"
+)
+
+// Config holds what the use cases depend on.
+type Config struct {
+	Store  Store
+	Pepper []byte       // HMAC pepper of API-key secrets
+	Box    *sealbox.Box // seals app private keys at rest
+	Clock  func() time.Time
+}
+
+// Service implements the identity use cases. It is safe for concurrent use.
+//
+// Every use case takes the caller's app (from the admitted Principal) where the contract scopes by
+// app, and answers "not found" for anything of another app. Ids from callers are canonicalised
+// (domain.CanonicalID) on entry, so stores compare them as plain strings.
+type Service struct {
+	store  Store
+	pepper []byte
+	box    *sealbox.Box
+	clock  func() time.Time
+}
+
+// New checks the configuration and returns the use cases.
+func New(c Config) (*Service, error) {
+	switch {
+	case c.Store == nil:
+		return nil, errors.New("identity: store is required")
+	case len(c.Pepper) == 0:
+		return nil, errors.New("identity: API-key pepper is required")
+	case c.Box == nil:
+		return nil, errors.New("identity: key sealing box is required")
+	}
+	clock := c.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Service{store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock}, nil
+}
+
+// now is cut to microseconds, the precision PostgreSQL keeps, so a value reads back as written.
+func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
+
+// event builds one outbox event with this service as its source.
+func event(eventType, appID string, payload proto.Message) ([]events.Event, error) {
+	ev, err := events.New(Source, eventType, appID, payload)
+	if err != nil {
+		return nil, err
+	}
+	return []events.Event{ev}, nil
+}
+
+// ownApp answers "not found" for an app other than the caller's, exactly as for an absent one.
+func ownApp(callerApp, appID string) error {
+	if appID == "" || appID != callerApp {
+		return domain.NotFound("app")
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package domain
+
+import (
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// User is an end user of an app. Field names follow the contract's user item; the idp*/sign-in
+// fields are the extra ones a tenant read lists.
+type User struct {
+	ID       string
+	AppID    string
+	TenantID string // "" when the user belongs to no tenant
+
+	Language                  string
+	Salutation                string
+	SalutationOther           string
+	AcceptedNewsletter        bool
+	AcceptedNewsletterDate    string // RFC 3339, set when the user opts in
+	LastAskedNewsletterSignUp string
+	NewsletterMemberID        string
+
+	Name              string
+	GivenName         string
+	FamilyName        string
+	MiddleName        string
+	Nickname          string
+	PreferredUsername string
+	Profile           string
+	Picture           string
+	Website           string
+	Email             string
+	EmailVerified     bool
+	Gender            string
+	OtherGender       string
+	Birthdate         string // YYYY-MM-DD or ""
+	Zoneinfo          string
+	Locale            string
+	PhoneNumber       string
+
+	PhoneNumberVerified bool
+	Frozen              bool
+	Deleted             bool
+	VerifiedByAdmin     bool
+	IdpAEmailVerified   bool
+	IdpBEmailVerified   bool
+	IdpCEmailVerified   bool
+	IdpDEmailVerified   bool
+
+	LastSignInAt *time.Time // nil until the first sign-in
+	LastSignInIP string
+
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewUser creates a user of appID from an initial profile, validated by the same rules as route 18.
+// The email is required; tenantID is "" or a UUID.
+func NewUser(appID, tenantID string, profile UserPatch, emailVerified bool, now time.Time) (User, error) {
+	tenantID = CanonicalID(tenantID)
+	if tenantID != "" && !IsUUID(tenantID) {
+		return User{}, Invalid("tenantId", "must be a UUID")
+	}
+	if profile.Email == nil {
+		return User{}, Invalid("email", "is required")
+	}
+	now = now.UTC()
+	u := User{ID: uuid.NewString(), AppID: appID, TenantID: tenantID, CreatedAt: now, UpdatedAt: now}
+	if _, err := u.ApplyPatch(profile, now); err != nil {
+		return User{}, err
+	}
+	u.EmailVerified = emailVerified
+	return u, nil
+}
+
+// SetFrozen freezes or unfreezes the user. changed is false when the user already was in that state
+// (the route is idempotent and such a call emits no event). Deleted users cannot be changed.
+func (u *User) SetFrozen(frozen bool, now time.Time) (changed bool, err error) {
+	if u.Deleted {
+		return false, NotFound("user")
+	}
+	if u.Frozen == frozen {
+		return false, nil
+	}
+	u.Frozen = frozen
+	u.UpdatedAt = now.UTC()
+	return true, nil
+}
+
+// ApplyPatch validates every set field of p and applies the ones that differ from the user's current
+// values. It returns the contract names of the fields that changed, in patch field order; on a
+// validation error nothing is applied. Deleted users cannot be changed.
+func (u *User) ApplyPatch(p UserPatch, now time.Time) (changed []string, err error) {
+	if u.Deleted {
+		return nil, NotFound("user")
+	}
+	norm, err := p.normalize()
+	if err != nil {
+		return nil, err
+	}
+	now = now.UTC()
+	for _, f := range stringFields {
+		v := *f.patch(&norm)
+		if v == nil {
+			continue
+		}
+		cur := f.user(u)
+		if f.name == "email" {
+			// Email addresses compare case-insensitively: a change of case alone is no change and must
+			// not cost the user their verified status.
+			if strings.EqualFold(*cur, *v) {
+				continue
+			}
+			u.EmailVerified = false
+		} else if *cur == *v {
+			continue
+		}
+		*cur = *v
+		changed = append(changed, f.name)
+	}
+	if n := norm.AcceptedNewsletter; n != nil && *n != u.AcceptedNewsletter {
+		u.AcceptedNewsletter = *n
+		// The date records the current consent, so it is set on opt-in and cleared on opt-out.
+		u.AcceptedNewsletterDate = ""
+		if *n {
+			u.AcceptedNewsletterDate = now.Format(time.RFC3339)
+		}
+		changed = append(changed, "acceptedNewsletter", "acceptedNewsletterDate")
+	}
+	if len(changed) > 0 {
+		u.UpdatedAt = now
+	}
+	return changed, nil
+}
+
+// CanonicalID returns s in lower case when it is a UUID, so that an id matches in every store
+// whatever case the caller wrote it in (PostgreSQL's uuid type ignores case, Go strings do not).
+// Anything else is returned unchanged and fails the lookups it is used in.
+func CanonicalID(s string) string {
+	if IsUUID(s) {
+		return strings.ToLower(s)
+	}
+	return s
+}
+
+// IsUUID reports whether s is a UUID in its canonical 36-character form (uuid.Parse alone also
+// accepts braces, URNs and hex without dashes, which are not ids this service issues).
+func IsUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(s)
+	return err == nil
+}

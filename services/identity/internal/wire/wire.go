@@ -1,0 +1,152 @@
+// Package wire builds the identity proto messages from domain values. The gRPC adapter answers with
+// them and the use cases publish them as event payloads, so a user looks the same on both paths.
+package wire
+
+import (
+	"time"
+
+	"github.com/berthhq/berth/services/identity/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// Kinds of the resources this service returns, as the contract names them.
+const (
+	KindUser      = "user"
+	KindUserRole  = "userRole"
+	KindPublicKey = "publicKey"
+)
+
+// Timestamp renders a time as the contract does: RFC 3339 in UTC ("" for the zero time).
+func Timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// User is the route-14 user item. tenantId is a boolean in the contract: true when the user belongs
+// to a tenant.
+func User(u domain.User) *identityv1.User {
+	return &identityv1.User{
+		Kind:                      KindUser,
+		Id:                        u.ID,
+		AppId:                     u.AppID,
+		Language:                  u.Language,
+		Salutation:                u.Salutation,
+		SalutationOther:           u.SalutationOther,
+		AcceptedNewsletter:        u.AcceptedNewsletter,
+		AcceptedNewsletterDate:    u.AcceptedNewsletterDate,
+		LastAskedNewsletterSignUp: u.LastAskedNewsletterSignUp,
+		NewsletterMemberId:        u.NewsletterMemberID,
+		Name:                      u.Name,
+		GivenName:                 u.GivenName,
+		FamilyName:                u.FamilyName,
+		MiddleName:                u.MiddleName,
+		Nickname:                  u.Nickname,
+		PreferredUsername:         u.PreferredUsername,
+		Profile:                   u.Profile,
+		Picture:                   u.Picture,
+		Website:                   u.Website,
+		Email:                     u.Email,
+		EmailVerified:             u.EmailVerified,
+		Gender:                    u.Gender,
+		OtherGender:               u.OtherGender,
+		Birthdate:                 u.Birthdate,
+		Zoneinfo:                  u.Zoneinfo,
+		Locale:                    u.Locale,
+		PhoneNumber:               u.PhoneNumber,
+		PhoneNumberVerified:       u.PhoneNumberVerified,
+		Freezed:                   u.Frozen,
+		Deleted:                   u.Deleted,
+		TenantId:                  u.TenantID != "",
+	}
+}
+
+// TenantUser is the user as a tenant read lists it: the user fields plus verification flags, with
+// lastSignInAt, lastSignInIp and tenantId as the documented booleans.
+func TenantUser(u domain.User) *identityv1.TenantUser {
+	return &identityv1.TenantUser{
+		Id:                        u.ID,
+		AppId:                     u.AppID,
+		Language:                  u.Language,
+		Salutation:                u.Salutation,
+		SalutationOther:           u.SalutationOther,
+		AcceptedNewsletter:        u.AcceptedNewsletter,
+		AcceptedNewsletterDate:    u.AcceptedNewsletterDate,
+		LastAskedNewsletterSignUp: u.LastAskedNewsletterSignUp,
+		NewsletterMemberId:        u.NewsletterMemberID,
+		Name:                      u.Name,
+		GivenName:                 u.GivenName,
+		FamilyName:                u.FamilyName,
+		MiddleName:                u.MiddleName,
+		Nickname:                  u.Nickname,
+		PreferredUsername:         u.PreferredUsername,
+		Profile:                   u.Profile,
+		Picture:                   u.Picture,
+		Website:                   u.Website,
+		Email:                     u.Email,
+		EmailVerified:             u.EmailVerified,
+		Gender:                    u.Gender,
+		OtherGender:               u.OtherGender,
+		Birthdate:                 u.Birthdate,
+		Zoneinfo:                  u.Zoneinfo,
+		Locale:                    u.Locale,
+		PhoneNumber:               u.PhoneNumber,
+		PhoneNumberVerified:       u.PhoneNumberVerified,
+		Freezed:                   u.Frozen,
+		Deleted:                   u.Deleted,
+		VerifiedByAdmin:           u.VerifiedByAdmin,
+		IdpAEmailVerified:         u.IdpAEmailVerified,
+		IdpBEmailVerified:         u.IdpBEmailVerified,
+		IdpCEmailVerified:         u.IdpCEmailVerified,
+		IdpDEmailVerified:         u.IdpDEmailVerified,
+		LastSignInAt:              u.LastSignInAt != nil,
+		LastSignInIp:              u.LastSignInIP != "",
+		TenantId:                  u.TenantID != "",
+	}
+}
+
+// UserChanged is the payload of the identity.user.* events.
+func UserChanged(u domain.User, changedFields []string) *identityv1.UserChanged {
+	return &identityv1.UserChanged{
+		AppId: u.AppID, UserId: u.ID, TenantRef: u.TenantID, User: TenantUser(u), ChangedFields: changedFields,
+	}
+}
+
+// UserRoles is the route-11 list.
+func UserRoles(roles []domain.UserRole) *identityv1.UserRoleList {
+	items := make([]*identityv1.UserRole, 0, len(roles))
+	for _, r := range roles {
+		items = append(items, UserRole(r))
+	}
+	return &identityv1.UserRoleList{Kind: KindUserRole, ItemsLength: int32(len(items)), Items: items}
+}
+
+// UserRole is one role item.
+func UserRole(r domain.UserRole) *identityv1.UserRole {
+	return &identityv1.UserRole{Id: r.ID, Name: r.Name}
+}
+
+// Project is the admin API's project.
+func Project(p domain.Project) *identityv1.Project {
+	return &identityv1.Project{Id: p.ID, Name: p.Name, CreatedAt: Timestamp(p.CreatedAt)}
+}
+
+// App is the admin API's app. It carries the public key only; the sealed private key never leaves
+// the service.
+func App(a domain.App) *identityv1.App {
+	return &identityv1.App{
+		Id: a.ID, ProjectId: a.ProjectID, Name: a.Name, Enabled: a.Enabled,
+		RedirectUris: a.RedirectURIs, PublicKey: a.PublicKeyPEM,
+		CreatedAt: Timestamp(a.CreatedAt), UpdatedAt: Timestamp(a.UpdatedAt),
+	}
+}
+
+// APIKey is the route-2 API key item (never the hash).
+func APIKey(k domain.APIKey) *identityv1.ApiKey {
+	return &identityv1.ApiKey{
+		Uuid: k.ID, Name: k.Name, Type: string(k.Type),
+		CreatedAt: Timestamp(k.CreatedAt), UpdatedAt: Timestamp(k.UpdatedAt),
+	}
+}

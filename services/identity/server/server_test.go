@@ -1,0 +1,165 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/server"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func baseConfig(bus events.Bus) server.Config {
+	return server.Config{
+		Bus: bus, Pepper: []byte("pepper"), SecretKey: make([]byte, 32),
+		AdminToken: "admin", ServiceToken: "service",
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func TestNewRejectsMissingSecrets(t *testing.T) {
+	cases := map[string]func(*server.Config){
+		"no pepper":        func(c *server.Config) { c.Pepper = nil },
+		"short secret key": func(c *server.Config) { c.SecretKey = make([]byte, 16) },
+	}
+	for name, mutate := range cases {
+		cfg := baseConfig(events.Bus{})
+		mutate(&cfg)
+		if s, err := server.New(context.Background(), cfg); err == nil {
+			s.Close()
+			t.Errorf("%s: want error", name)
+		}
+	}
+}
+
+func TestRunWithoutBusFails(t *testing.T) {
+	s, err := server.New(context.Background(), baseConfig(events.Bus{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Run(context.Background()); err == nil {
+		t.Fatal("Run without a bus: want error")
+	}
+}
+
+// TestAdminChangeReachesJetStream proves the wiring end to end for both store kinds: an admin call
+// over gRPC changes state, the outbox relay publishes the event, and it lands in the IDENTITY stream.
+func TestAdminChangeReachesJetStream(t *testing.T) {
+	for _, store := range []string{"memory", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			bus, _ := natstest.New(t)
+			cfg := baseConfig(bus)
+			if store == "postgres" {
+				// The template is only a clean, migrated database; server.New migrates again (no-op).
+				pool := pgtest.New(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
+				cfg.DatabaseURL = pool.Config().ConnString()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := server.New(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			runDone := make(chan error, 1)
+			runCtx, stopRun := context.WithCancel(ctx)
+			go func() { runDone <- s.Run(runCtx) }()
+			defer func() {
+				stopRun()
+				if err := <-runDone; err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+
+			admin := identityv1.NewIdentityAdminServiceClient(dial(t, s))
+			actx := withAdmin(ctx)
+			p, err := admin.CreateProject(actx, &identityv1.CreateProjectRequest{Name: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := admin.CreateApp(actx, &identityv1.CreateAppRequest{ProjectId: p.GetId(), Name: "a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := admin.SetAppEnabled(actx, &identityv1.SetAppEnabledRequest{AppId: a.GetId(), Enabled: false}); err != nil {
+				t.Fatal(err)
+			}
+
+			ev := waitForEvent(t, ctx, bus, "identity.app.changed")
+			var payload identityv1.AppChanged
+			if err := ev.Decode(&payload); err != nil {
+				t.Fatal(err)
+			}
+			if payload.GetAppId() != a.GetId() || payload.GetEnabled() || ev.AppID != a.GetId() || ev.Source != "identity" {
+				t.Errorf("event %+v payload %v", ev, &payload)
+			}
+		})
+	}
+}
+
+func withAdmin(ctx context.Context) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, authn.MDAdminToken, "admin")
+}
+
+func dial(t *testing.T, s *server.Service) *grpc.ClientConn {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	go func() { _ = s.GRPC().Serve(lis) }()
+	opts := append(grpcx.ClientOptions(""),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("passthrough:///identity", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// waitForEvent polls the identity stream until an event of eventType is stored, or fails when ctx
+// ends. Polling bounds the wait without asserting on timing.
+func waitForEvent(t *testing.T, ctx context.Context, bus events.Bus, eventType string) events.Event {
+	t.Helper()
+	stream, err := bus.JS.Stream(ctx, bus.Stream("identity"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		msg, err := stream.GetLastMsgForSubject(ctx, bus.Subject(eventType))
+		if err == nil {
+			var ev events.Event
+			if err := json.Unmarshal(msg.Data, &ev); err != nil {
+				t.Fatal(err)
+			}
+			return ev
+		}
+		if !errors.Is(err, jetstream.ErrMsgNotFound) {
+			t.Fatalf("read stream: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no %s event within the deadline", eventType)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
