@@ -1,5 +1,6 @@
 // Package apikey defines the API-key format and how keys are stored. A key reads
-// "berth_<24 hex id>_<64 hex secret>": the id finds the stored record without scanning, and only
+// "berth_<32 hex id>_<64 hex secret>", where the id is the key's UUID (the `uuid` of the API key
+// item) without dashes: it finds the stored record without scanning. Only
 // HMAC-SHA256(pepper, secret) is stored, so a leaked database alone cannot produce a usable key.
 package apikey
 
@@ -9,23 +10,28 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
 const (
 	prefix    = "berth_"
-	idBytes   = 12
+	idHexLen  = 32
 	secretLen = 32
 )
 
 // Generate mints a new key and returns its id, its secret and the full key handed to the operator.
 func Generate() (id, secret, full string, err error) {
-	buf := make([]byte, idBytes+secretLen)
+	uid, err := uuid.NewRandom()
+	if err != nil {
+		return "", "", "", err
+	}
+	buf := make([]byte, secretLen)
 	if _, err = rand.Read(buf); err != nil {
 		return "", "", "", err
 	}
-	id = hex.EncodeToString(buf[:idBytes])
-	secret = hex.EncodeToString(buf[idBytes:])
-	return id, secret, prefix + id + "_" + secret, nil
+	secret = hex.EncodeToString(buf)
+	return uid.String(), secret, prefix + hex.EncodeToString(uid[:]) + "_" + secret, nil
 }
 
 // Parse splits a presented key. ok is false for anything not of the exact format, which callers
@@ -35,11 +41,15 @@ func Parse(full string) (id, secret string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	id, secret, found = strings.Cut(rest, "_")
-	if !found || len(id) != 2*idBytes || len(secret) != 2*secretLen || !isHex(id) || !isHex(secret) {
+	rawID, secret, found := strings.Cut(rest, "_")
+	if !found || len(rawID) != idHexLen || len(secret) != 2*secretLen || !isHex(rawID) || !isHex(secret) {
 		return "", "", false
 	}
-	return id, secret, true
+	uid, err := uuid.Parse(rawID)
+	if err != nil {
+		return "", "", false
+	}
+	return uid.String(), secret, true
 }
 
 // Hash is what the store keeps for a secret.

@@ -3,6 +3,8 @@ package apikey
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 func TestGeneratedKeyParsesBackToItsParts(t *testing.T) {
@@ -13,6 +15,9 @@ func TestGeneratedKeyParsesBackToItsParts(t *testing.T) {
 	gotID, gotSecret, ok := Parse(full)
 	if !ok || gotID != id || gotSecret != secret {
 		t.Fatalf("Parse(%q) = %q, %q, %v", full, gotID, gotSecret, ok)
+	}
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		t.Fatalf("key id %q is not a canonical UUID (it is the API key item's uuid)", id)
 	}
 }
 

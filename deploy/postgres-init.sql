@@ -1,0 +1,3 @@
+-- One database per bounded context on the compose Postgres server.
+CREATE DATABASE berth_identity;
+CREATE DATABASE berth_tenant;
