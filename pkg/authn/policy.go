@@ -10,6 +10,8 @@ import (
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Metadata keys that carry credentials.
@@ -24,9 +26,10 @@ const (
 
 // Policy decides, from the route option of the called method, whether a call may proceed.
 type Policy struct {
-	Keys         KeyVerifier // API-key verification (identity: local; other services: remote + cache)
-	AdminToken   string      // provisioning calls; "" disables them
-	ServiceToken string      // service-to-service calls; "" disables them
+	Keys         KeyVerifier   // API-key verification (identity: local; other services: remote + cache)
+	Tokens       TokenVerifier // tenant access tokens (identity: local; other services: remote + cache)
+	AdminToken   string        // provisioning calls; "" disables them
+	ServiceToken string        // service-to-service calls; "" disables them
 }
 
 // exempt methods carry no route option but are safe without credentials.
@@ -48,6 +51,11 @@ func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		principal, err := p.admit(ctx, r)
 		if err != nil {
 			return nil, err
+		}
+		if principal != nil && principal.Kind == KindTenantToken {
+			if err := tokenScope(r, req, *principal); err != nil {
+				return nil, err
+			}
 		}
 		if principal != nil {
 			ctx = NewContext(ctx, *principal)
@@ -85,11 +93,60 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		}
 		return p.admitKey(ctx, r, key, get(MDAPIKeyType), get(MDClientID))
 	}
-	if get(MDAuthorization) != "" && (r.GetTenantToken() || r.GetOperatorToken()) {
-		// Token verification arrives with token issuance; until then no token can be valid.
-		return nil, apierr.Unauthenticated("invalid access token")
+	if auth := get(MDAuthorization); auth != "" {
+		if !r.GetTenantToken() {
+			return nil, apierr.Unauthenticated("this route does not accept access tokens")
+		}
+		raw, ok := bearer(auth)
+		if !ok || p.Tokens == nil {
+			return nil, apierr.Unauthenticated("invalid access token")
+		}
+		principal, err := p.Tokens.VerifyAccessToken(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
+		principal.Kind = KindTenantToken
+		return &principal, nil
 	}
 	return nil, apierr.Unauthenticated("missing credentials")
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" value (scheme case-insensitive).
+func bearer(v string) (string, bool) {
+	scheme, token, found := strings.Cut(v, " ")
+	token = strings.TrimSpace(token)
+	if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
+}
+
+// tokenScope limits a tenant access token to its own app, tenant and user: the route declares
+// which request fields name them, so the rule is written once per route and holds for REST and
+// gRPC callers alike. Ids compare case-insensitively because UUIDs may arrive in upper case.
+func tokenScope(r *edgev1.Route, req any, p Principal) error {
+	msg, ok := req.(proto.Message)
+	if !ok {
+		return apierr.Forbidden("access token not accepted here")
+	}
+	for _, check := range []struct{ field, want, what string }{
+		{r.GetTokenAppField(), p.AppID, "app"},
+		{r.GetTokenTenantField(), p.TenantID, "tenant"},
+		{r.GetTokenUserField(), p.UserID, "user"},
+	} {
+		if check.field == "" {
+			continue
+		}
+		fd := msg.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(check.field))
+		if fd == nil || fd.Kind() != protoreflect.StringKind {
+			return apierr.Forbidden("access token not accepted here")
+		}
+		got := msg.ProtoReflect().Get(fd).String()
+		if check.want == "" || !strings.EqualFold(got, check.want) {
+			return apierr.Forbidden("the access token is not valid for this %s", check.what)
+		}
+	}
+	return nil
 }
 
 func (p Policy) admitKey(ctx context.Context, r *edgev1.Route, key, claimedType, clientID string) (*Principal, error) {

@@ -1,6 +1,9 @@
 package authn
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Kind says how a caller authenticated.
 type Kind int
@@ -21,6 +24,8 @@ type Principal struct {
 	KeyType   string // "read" | "write": always the stored type, never the claimed one
 	TenantID  string // tenant access tokens
 	UserID    string // tenant access tokens
+
+	expiresAt time.Time // token expiry, bounds how long a verification may be cached
 }
 
 type principalKey struct{}

@@ -153,9 +153,14 @@ type Route struct {
 	// admin routes are operator-only gRPC calls, authenticated by the deployment's admin token.
 	Admin bool `protobuf:"varint,9,opt,name=admin,proto3" json:"admin,omitempty"`
 	// service_only routes are called by other Berth services with the internal service token.
-	ServiceOnly   bool `protobuf:"varint,10,opt,name=service_only,json=serviceOnly,proto3" json:"service_only,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ServiceOnly bool `protobuf:"varint,10,opt,name=service_only,json=serviceOnly,proto3" json:"service_only,omitempty"`
+	// With a tenant access token, the policy requires these request fields (top-level, string) to
+	// equal the token's app, tenant and user; a mismatch is 403. Empty: no such check.
+	TokenAppField    string `protobuf:"bytes,11,opt,name=token_app_field,json=tokenAppField,proto3" json:"token_app_field,omitempty"`
+	TokenTenantField string `protobuf:"bytes,12,opt,name=token_tenant_field,json=tokenTenantField,proto3" json:"token_tenant_field,omitempty"`
+	TokenUserField   string `protobuf:"bytes,13,opt,name=token_user_field,json=tokenUserField,proto3" json:"token_user_field,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Route) Reset() {
@@ -258,6 +263,27 @@ func (x *Route) GetServiceOnly() bool {
 	return false
 }
 
+func (x *Route) GetTokenAppField() string {
+	if x != nil {
+		return x.TokenAppField
+	}
+	return ""
+}
+
+func (x *Route) GetTokenTenantField() string {
+	if x != nil {
+		return x.TokenTenantField
+	}
+	return ""
+}
+
+func (x *Route) GetTokenUserField() string {
+	if x != nil {
+		return x.TokenUserField
+	}
+	return ""
+}
+
 var file_edge_v1_route_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -281,7 +307,7 @@ var File_edge_v1_route_proto protoreflect.FileDescriptor
 
 const file_edge_v1_route_proto_rawDesc = "" +
 	"\n" +
-	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xdf\x02\n" +
+	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xdf\x03\n" +
 	"\x05Route\x12-\n" +
 	"\x06family\x18\x01 \x01(\x0e2\x15.berth.edge.v1.FamilyR\x06family\x12%\n" +
 	"\x0esuccess_status\x18\x02 \x01(\x05R\rsuccessStatus\x12\x1b\n" +
@@ -293,7 +319,10 @@ const file_edge_v1_route_proto_rawDesc = "" +
 	"\x06public\x18\b \x01(\bR\x06public\x12\x14\n" +
 	"\x05admin\x18\t \x01(\bR\x05admin\x12!\n" +
 	"\fservice_only\x18\n" +
-	" \x01(\bR\vserviceOnly*?\n" +
+	" \x01(\bR\vserviceOnly\x12&\n" +
+	"\x0ftoken_app_field\x18\v \x01(\tR\rtokenAppField\x12,\n" +
+	"\x12token_tenant_field\x18\f \x01(\tR\x10tokenTenantField\x12(\n" +
+	"\x10token_user_field\x18\r \x01(\tR\x0etokenUserField*?\n" +
 	"\x06Family\x12\x16\n" +
 	"\x12FAMILY_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +

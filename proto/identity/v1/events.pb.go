@@ -216,6 +216,163 @@ func (x *ApiKeyChanged) GetKeyId() string {
 	return ""
 }
 
+// UserSignedIn is the payload of berth.identity.user.signed_in: a successful sign-in through the
+// hosted page (the authorization step) — one event per sign-in.
+type UserSignedIn struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	// at is the sign-in time, RFC 3339 UTC.
+	At            string      `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	Ip            string      `protobuf:"bytes,5,opt,name=ip,proto3" json:"ip,omitempty"`
+	User          *TenantUser `protobuf:"bytes,6,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserSignedIn) Reset() {
+	*x = UserSignedIn{}
+	mi := &file_identity_v1_events_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserSignedIn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserSignedIn) ProtoMessage() {}
+
+func (x *UserSignedIn) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserSignedIn.ProtoReflect.Descriptor instead.
+func (*UserSignedIn) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UserSignedIn) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *UserSignedIn) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UserSignedIn) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *UserSignedIn) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *UserSignedIn) GetIp() string {
+	if x != nil {
+		return x.Ip
+	}
+	return ""
+}
+
+func (x *UserSignedIn) GetUser() *TenantUser {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// UserDeleted is the payload of berth.identity.user.deleted.
+type UserDeleted struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	// tenantUsersLeft is how many non-deleted users the tenant still has after the deletion.
+	TenantUsersLeft int32 `protobuf:"varint,4,opt,name=tenantUsersLeft,proto3" json:"tenantUsersLeft,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *UserDeleted) Reset() {
+	*x = UserDeleted{}
+	mi := &file_identity_v1_events_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserDeleted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserDeleted) ProtoMessage() {}
+
+func (x *UserDeleted) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserDeleted.ProtoReflect.Descriptor instead.
+func (*UserDeleted) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UserDeleted) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *UserDeleted) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UserDeleted) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *UserDeleted) GetTenantUsersLeft() int32 {
+	if x != nil {
+		return x.TenantUsersLeft
+	}
+	return 0
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -236,7 +393,19 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"keyRotated\";\n" +
 	"\rApiKeyChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x14\n" +
-	"\x05keyId\x18\x02 \x01(\tR\x05keyIdB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x05keyId\x18\x02 \x01(\tR\x05keyId\"\xad\x01\n" +
+	"\fUserSignedIn\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x0e\n" +
+	"\x02at\x18\x04 \x01(\tR\x02at\x12\x0e\n" +
+	"\x02ip\x18\x05 \x01(\tR\x02ip\x121\n" +
+	"\x04user\x18\x06 \x01(\v2\x1d.berth.identity.v1.TenantUserR\x04user\"\x83\x01\n" +
+	"\vUserDeleted\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12(\n" +
+	"\x0ftenantUsersLeft\x18\x04 \x01(\x05R\x0ftenantUsersLeftB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -250,20 +419,23 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_identity_v1_events_proto_goTypes = []any{
 	(*UserChanged)(nil),   // 0: berth.identity.v1.UserChanged
 	(*AppChanged)(nil),    // 1: berth.identity.v1.AppChanged
 	(*ApiKeyChanged)(nil), // 2: berth.identity.v1.ApiKeyChanged
-	(*TenantUser)(nil),    // 3: berth.identity.v1.TenantUser
+	(*UserSignedIn)(nil),  // 3: berth.identity.v1.UserSignedIn
+	(*UserDeleted)(nil),   // 4: berth.identity.v1.UserDeleted
+	(*TenantUser)(nil),    // 5: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	3, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	5, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	5, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_events_proto_init() }
@@ -278,7 +450,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

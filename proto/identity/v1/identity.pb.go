@@ -1610,17 +1610,19 @@ func (x *Project) GetCreatedAt() string {
 }
 
 type App struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ProjectId     string                 `protobuf:"bytes,2,opt,name=projectId,proto3" json:"projectId,omitempty"`
-	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Enabled       bool                   `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
-	RedirectUris  []string               `protobuf:"bytes,5,rep,name=redirectUris,proto3" json:"redirectUris,omitempty"`
-	PublicKey     string                 `protobuf:"bytes,6,opt,name=publicKey,proto3" json:"publicKey,omitempty"`
-	CreatedAt     string                 `protobuf:"bytes,7,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
-	UpdatedAt     string                 `protobuf:"bytes,8,opt,name=updatedAt,proto3" json:"updatedAt,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state                  protoimpl.MessageState `protogen:"open.v1"`
+	Id                     string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ProjectId              string                 `protobuf:"bytes,2,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	Name                   string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Enabled                bool                   `protobuf:"varint,4,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	RedirectUris           []string               `protobuf:"bytes,5,rep,name=redirectUris,proto3" json:"redirectUris,omitempty"`
+	PublicKey              string                 `protobuf:"bytes,6,opt,name=publicKey,proto3" json:"publicKey,omitempty"`
+	CreatedAt              string                 `protobuf:"bytes,7,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
+	UpdatedAt              string                 `protobuf:"bytes,8,opt,name=updatedAt,proto3" json:"updatedAt,omitempty"`
+	AccessTokenTtlSeconds  int32                  `protobuf:"varint,9,opt,name=accessTokenTtlSeconds,proto3" json:"accessTokenTtlSeconds,omitempty"`
+	RefreshTokenTtlSeconds int32                  `protobuf:"varint,10,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *App) Reset() {
@@ -1709,6 +1711,20 @@ func (x *App) GetUpdatedAt() string {
 	return ""
 }
 
+func (x *App) GetAccessTokenTtlSeconds() int32 {
+	if x != nil {
+		return x.AccessTokenTtlSeconds
+	}
+	return 0
+}
+
+func (x *App) GetRefreshTokenTtlSeconds() int32 {
+	if x != nil {
+		return x.RefreshTokenTtlSeconds
+	}
+	return 0
+}
+
 type CreateProjectRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1754,12 +1770,15 @@ func (x *CreateProjectRequest) GetName() string {
 }
 
 type CreateAppRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ProjectId     string                 `protobuf:"bytes,1,opt,name=projectId,proto3" json:"projectId,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	RedirectUris  []string               `protobuf:"bytes,3,rep,name=redirectUris,proto3" json:"redirectUris,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId    string                 `protobuf:"bytes,1,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	Name         string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	RedirectUris []string               `protobuf:"bytes,3,rep,name=redirectUris,proto3" json:"redirectUris,omitempty"`
+	// Token lifetimes of the app; 0 = defaults (access 15 minutes, refresh 30 days).
+	AccessTokenTtlSeconds  int32 `protobuf:"varint,4,opt,name=accessTokenTtlSeconds,proto3" json:"accessTokenTtlSeconds,omitempty"`
+	RefreshTokenTtlSeconds int32 `protobuf:"varint,5,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *CreateAppRequest) Reset() {
@@ -1811,6 +1830,20 @@ func (x *CreateAppRequest) GetRedirectUris() []string {
 		return x.RedirectUris
 	}
 	return nil
+}
+
+func (x *CreateAppRequest) GetAccessTokenTtlSeconds() int32 {
+	if x != nil {
+		return x.AccessTokenTtlSeconds
+	}
+	return 0
+}
+
+func (x *CreateAppRequest) GetRefreshTokenTtlSeconds() int32 {
+	if x != nil {
+		return x.RefreshTokenTtlSeconds
+	}
+	return 0
 }
 
 type SetAppEnabledRequest struct {
@@ -2216,6 +2249,209 @@ func (x *CreateUserRequest) GetEmailVerified() bool {
 	return false
 }
 
+type GetMeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMeRequest) Reset() {
+	*x = GetMeRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMeRequest) ProtoMessage() {}
+
+func (x *GetMeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMeRequest.ProtoReflect.Descriptor instead.
+func (*GetMeRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
+}
+
+type DeleteUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteUserRequest) Reset() {
+	*x = DeleteUserRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteUserRequest) ProtoMessage() {}
+
+func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
+func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *DeleteUserRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type VerifyAccessTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken   string                 `protobuf:"bytes,1,opt,name=accessToken,proto3" json:"accessToken,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyAccessTokenRequest) Reset() {
+	*x = VerifyAccessTokenRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyAccessTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyAccessTokenRequest) ProtoMessage() {}
+
+func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyAccessTokenRequest.ProtoReflect.Descriptor instead.
+func (*VerifyAccessTokenRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *VerifyAccessTokenRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+// VerifiedAccessToken names the caller a valid tenant access token stands for. Failures come back
+// as gRPC errors: Unauthenticated (bad token), PermissionDenied (frozen user, disabled app).
+type VerifiedAccessToken struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	UserId   string                 `protobuf:"bytes,3,opt,name=userId,proto3" json:"userId,omitempty"`
+	TokenId  string                 `protobuf:"bytes,4,opt,name=tokenId,proto3" json:"tokenId,omitempty"`
+	// expiresAt is the token's exp as Unix seconds, so caches never outlive the token.
+	ExpiresAt     int64 `protobuf:"varint,5,opt,name=expiresAt,proto3" json:"expiresAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifiedAccessToken) Reset() {
+	*x = VerifiedAccessToken{}
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifiedAccessToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifiedAccessToken) ProtoMessage() {}
+
+func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifiedAccessToken.ProtoReflect.Descriptor instead.
+func (*VerifiedAccessToken) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *VerifiedAccessToken) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *VerifiedAccessToken) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *VerifiedAccessToken) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *VerifiedAccessToken) GetTokenId() string {
+	if x != nil {
+		return x.TokenId
+	}
+	return ""
+}
+
+func (x *VerifiedAccessToken) GetExpiresAt() int64 {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return 0
+}
+
 type CreateUserRoleRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -2226,7 +2462,7 @@ type CreateUserRoleRequest struct {
 
 func (x *CreateUserRoleRequest) Reset() {
 	*x = CreateUserRoleRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2238,7 +2474,7 @@ func (x *CreateUserRoleRequest) String() string {
 func (*CreateUserRoleRequest) ProtoMessage() {}
 
 func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2251,7 +2487,7 @@ func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRoleRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRoleRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreateUserRoleRequest) GetAppId() string {
@@ -2460,7 +2696,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aProject\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xdf\x01\n" +
+	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xcd\x02\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
@@ -2469,13 +2705,18 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\fredirectUris\x18\x05 \x03(\tR\fredirectUris\x12\x1c\n" +
 	"\tpublicKey\x18\x06 \x01(\tR\tpublicKey\x12\x1c\n" +
 	"\tcreatedAt\x18\a \x01(\tR\tcreatedAt\x12\x1c\n" +
-	"\tupdatedAt\x18\b \x01(\tR\tupdatedAt\"*\n" +
+	"\tupdatedAt\x18\b \x01(\tR\tupdatedAt\x124\n" +
+	"\x15accessTokenTtlSeconds\x18\t \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
+	"\x16refreshTokenTtlSeconds\x18\n" +
+	" \x01(\x05R\x16refreshTokenTtlSeconds\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"h\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xd6\x01\n" +
 	"\x10CreateAppRequest\x12\x1c\n" +
 	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\"\n" +
-	"\fredirectUris\x18\x03 \x03(\tR\fredirectUris\"F\n" +
+	"\fredirectUris\x18\x03 \x03(\tR\fredirectUris\x124\n" +
+	"\x15accessTokenTtlSeconds\x18\x04 \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
+	"\x16refreshTokenTtlSeconds\x18\x05 \x01(\x05R\x16refreshTokenTtlSeconds\"F\n" +
 	"\x14SetAppEnabledRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"+\n" +
@@ -2506,20 +2747,35 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\vfamily_name\x18\x06 \x01(\tR\n" +
 	"familyName\x12\x1a\n" +
 	"\blanguage\x18\a \x01(\tR\blanguage\x12%\n" +
-	"\x0eemail_verified\x18\b \x01(\bR\remailVerified\"A\n" +
+	"\x0eemail_verified\x18\b \x01(\bR\remailVerified\"\x0e\n" +
+	"\fGetMeRequest\"+\n" +
+	"\x11DeleteUserRequest\x12\x16\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\"<\n" +
+	"\x18VerifyAccessTokenRequest\x12 \n" +
+	"\vaccessToken\x18\x01 \x01(\tR\vaccessToken\"\x97\x01\n" +
+	"\x13VerifiedAccessToken\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06userId\x18\x03 \x01(\tR\x06userId\x12\x18\n" +
+	"\atokenId\x18\x04 \x01(\tR\atokenId\x12\x1c\n" +
+	"\texpiresAt\x18\x05 \x01(\x03R\texpiresAt\"A\n" +
 	"\x15CreateUserRoleRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name2\xab\x06\n" +
-	"\x0fIdentityService\x12\x9e\x01\n" +
-	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"C\xca\xf3\x18\x1c\b\x02\"\x14User roles retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name2\xb6\b\n" +
+	"\x0fIdentityService\x12\xa5\x01\n" +
+	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
 	"\fGetPublicKey\x12&.berth.identity.v1.GetPublicKeyRequest\x1a\x1c.berth.identity.v1.PublicKey\"B\xca\xf3\x18\x1a\b\x02\"\x14Public key retrieved(\x01\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/apps/{appId}/public-keys\x12\xbb\x01\n" +
-	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"e\xca\xf3\x18\x1d\b\x02\x18\x01\"\x15Access status updated(\x02\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xa2\x01\n" +
+	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"e\xca\xf3\x18\x1d\b\x02\x18\x01\"\x15Access status updated(\x02\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
 	"\n" +
-	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"V\xca\xf3\x18\x16\b\x02\x18\x01\"\fUser updated(\x020\x01\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}2\xe5\x01\n" +
+	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12o\n" +
+	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\",\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved0\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\x88\x01\n" +
+	"\n" +
+	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}2\xd7\x02\n" +
 	"\x17IdentityInternalService\x12a\n" +
 	"\fVerifyApiKey\x12&.berth.identity.v1.VerifyApiKeyRequest\x1a!.berth.identity.v1.VerifiedApiKey\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
-	"\x0fListTenantUsers\x12).berth.identity.v1.ListTenantUsersRequest\x1a!.berth.identity.v1.TenantUserList\"\x06\xca\xf3\x18\x02P\x012\x90\x05\n" +
+	"\x0fListTenantUsers\x12).berth.identity.v1.ListTenantUsersRequest\x1a!.berth.identity.v1.TenantUserList\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
+	"\x11VerifyAccessToken\x12+.berth.identity.v1.VerifyAccessTokenRequest\x1a&.berth.identity.v1.VerifiedAccessToken\"\x06\xca\xf3\x18\x02P\x012\x90\x05\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -2542,36 +2798,40 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_identity_v1_identity_proto_goTypes = []any{
-	(*ListUserRolesRequest)(nil),   // 0: berth.identity.v1.ListUserRolesRequest
-	(*UserRole)(nil),               // 1: berth.identity.v1.UserRole
-	(*UserRoleList)(nil),           // 2: berth.identity.v1.UserRoleList
-	(*GetUserRequest)(nil),         // 3: berth.identity.v1.GetUserRequest
-	(*User)(nil),                   // 4: berth.identity.v1.User
-	(*TenantUser)(nil),             // 5: berth.identity.v1.TenantUser
-	(*GetPublicKeyRequest)(nil),    // 6: berth.identity.v1.GetPublicKeyRequest
-	(*PublicKey)(nil),              // 7: berth.identity.v1.PublicKey
-	(*SetAccessStatusRequest)(nil), // 8: berth.identity.v1.SetAccessStatusRequest
-	(*UserPatch)(nil),              // 9: berth.identity.v1.UserPatch
-	(*UserUpdateBody)(nil),         // 10: berth.identity.v1.UserUpdateBody
-	(*UpdateUserRequest)(nil),      // 11: berth.identity.v1.UpdateUserRequest
-	(*VerifyApiKeyRequest)(nil),    // 12: berth.identity.v1.VerifyApiKeyRequest
-	(*VerifiedApiKey)(nil),         // 13: berth.identity.v1.VerifiedApiKey
-	(*ListTenantUsersRequest)(nil), // 14: berth.identity.v1.ListTenantUsersRequest
-	(*TenantUserList)(nil),         // 15: berth.identity.v1.TenantUserList
-	(*Project)(nil),                // 16: berth.identity.v1.Project
-	(*App)(nil),                    // 17: berth.identity.v1.App
-	(*CreateProjectRequest)(nil),   // 18: berth.identity.v1.CreateProjectRequest
-	(*CreateAppRequest)(nil),       // 19: berth.identity.v1.CreateAppRequest
-	(*SetAppEnabledRequest)(nil),   // 20: berth.identity.v1.SetAppEnabledRequest
-	(*RotateAppKeyRequest)(nil),    // 21: berth.identity.v1.RotateAppKeyRequest
-	(*CreateApiKeyRequest)(nil),    // 22: berth.identity.v1.CreateApiKeyRequest
-	(*ApiKey)(nil),                 // 23: berth.identity.v1.ApiKey
-	(*CreatedApiKey)(nil),          // 24: berth.identity.v1.CreatedApiKey
-	(*CreateUserRequest)(nil),      // 25: berth.identity.v1.CreateUserRequest
-	(*CreateUserRoleRequest)(nil),  // 26: berth.identity.v1.CreateUserRoleRequest
-	(*emptypb.Empty)(nil),          // 27: google.protobuf.Empty
+	(*ListUserRolesRequest)(nil),     // 0: berth.identity.v1.ListUserRolesRequest
+	(*UserRole)(nil),                 // 1: berth.identity.v1.UserRole
+	(*UserRoleList)(nil),             // 2: berth.identity.v1.UserRoleList
+	(*GetUserRequest)(nil),           // 3: berth.identity.v1.GetUserRequest
+	(*User)(nil),                     // 4: berth.identity.v1.User
+	(*TenantUser)(nil),               // 5: berth.identity.v1.TenantUser
+	(*GetPublicKeyRequest)(nil),      // 6: berth.identity.v1.GetPublicKeyRequest
+	(*PublicKey)(nil),                // 7: berth.identity.v1.PublicKey
+	(*SetAccessStatusRequest)(nil),   // 8: berth.identity.v1.SetAccessStatusRequest
+	(*UserPatch)(nil),                // 9: berth.identity.v1.UserPatch
+	(*UserUpdateBody)(nil),           // 10: berth.identity.v1.UserUpdateBody
+	(*UpdateUserRequest)(nil),        // 11: berth.identity.v1.UpdateUserRequest
+	(*VerifyApiKeyRequest)(nil),      // 12: berth.identity.v1.VerifyApiKeyRequest
+	(*VerifiedApiKey)(nil),           // 13: berth.identity.v1.VerifiedApiKey
+	(*ListTenantUsersRequest)(nil),   // 14: berth.identity.v1.ListTenantUsersRequest
+	(*TenantUserList)(nil),           // 15: berth.identity.v1.TenantUserList
+	(*Project)(nil),                  // 16: berth.identity.v1.Project
+	(*App)(nil),                      // 17: berth.identity.v1.App
+	(*CreateProjectRequest)(nil),     // 18: berth.identity.v1.CreateProjectRequest
+	(*CreateAppRequest)(nil),         // 19: berth.identity.v1.CreateAppRequest
+	(*SetAppEnabledRequest)(nil),     // 20: berth.identity.v1.SetAppEnabledRequest
+	(*RotateAppKeyRequest)(nil),      // 21: berth.identity.v1.RotateAppKeyRequest
+	(*CreateApiKeyRequest)(nil),      // 22: berth.identity.v1.CreateApiKeyRequest
+	(*ApiKey)(nil),                   // 23: berth.identity.v1.ApiKey
+	(*CreatedApiKey)(nil),            // 24: berth.identity.v1.CreatedApiKey
+	(*CreateUserRequest)(nil),        // 25: berth.identity.v1.CreateUserRequest
+	(*GetMeRequest)(nil),             // 26: berth.identity.v1.GetMeRequest
+	(*DeleteUserRequest)(nil),        // 27: berth.identity.v1.DeleteUserRequest
+	(*VerifyAccessTokenRequest)(nil), // 28: berth.identity.v1.VerifyAccessTokenRequest
+	(*VerifiedAccessToken)(nil),      // 29: berth.identity.v1.VerifiedAccessToken
+	(*CreateUserRoleRequest)(nil),    // 30: berth.identity.v1.CreateUserRoleRequest
+	(*emptypb.Empty)(nil),            // 31: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -2584,31 +2844,37 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	6,  // 7: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
 	8,  // 8: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
 	11, // 9: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
-	12, // 10: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	14, // 11: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	18, // 12: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	19, // 13: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	20, // 14: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	21, // 15: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	22, // 16: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	25, // 17: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	26, // 18: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	2,  // 19: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 20: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 21: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	27, // 22: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	27, // 23: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	13, // 24: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	15, // 25: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	16, // 26: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	17, // 27: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	17, // 28: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	17, // 29: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	24, // 30: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 31: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 32: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	19, // [19:33] is the sub-list for method output_type
-	5,  // [5:19] is the sub-list for method input_type
+	26, // 10: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
+	27, // 11: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
+	12, // 12: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
+	14, // 13: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	28, // 14: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	18, // 15: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	19, // 16: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	20, // 17: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	21, // 18: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	22, // 19: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	25, // 20: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	30, // 21: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	2,  // 22: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 23: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 24: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	31, // 25: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	31, // 26: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 27: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	31, // 28: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	13, // 29: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	15, // 30: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	29, // 31: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	16, // 32: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	17, // 33: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	17, // 34: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	17, // 35: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	24, // 36: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 37: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 38: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	22, // [22:39] is the sub-list for method output_type
+	5,  // [5:22] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name
@@ -2628,7 +2894,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

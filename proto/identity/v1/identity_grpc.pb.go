@@ -29,6 +29,8 @@ const (
 	IdentityService_GetPublicKey_FullMethodName    = "/berth.identity.v1.IdentityService/GetPublicKey"
 	IdentityService_SetAccessStatus_FullMethodName = "/berth.identity.v1.IdentityService/SetAccessStatus"
 	IdentityService_UpdateUser_FullMethodName      = "/berth.identity.v1.IdentityService/UpdateUser"
+	IdentityService_GetMe_FullMethodName           = "/berth.identity.v1.IdentityService/GetMe"
+	IdentityService_DeleteUser_FullMethodName      = "/berth.identity.v1.IdentityService/DeleteUser"
 )
 
 // IdentityServiceClient is the client API for IdentityService service.
@@ -47,6 +49,10 @@ type IdentityServiceClient interface {
 	SetAccessStatus(ctx context.Context, in *SetAccessStatusRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// UpdateUser is route 18 (PUT, with POST as an alias).
 	UpdateUser(ctx context.Context, in *UpdateUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// GetMe returns the user of a tenant access token (documented extra route).
+	GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error)
+	// DeleteUser deletes a user (documented extra route): API key write, or the user's own token.
+	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type identityServiceClient struct {
@@ -107,6 +113,26 @@ func (c *identityServiceClient) UpdateUser(ctx context.Context, in *UpdateUserRe
 	return out, nil
 }
 
+func (c *identityServiceClient) GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(User)
+	err := c.cc.Invoke(ctx, IdentityService_GetMe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityServiceClient) DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, IdentityService_DeleteUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityServiceServer is the server API for IdentityService service.
 // All implementations must embed UnimplementedIdentityServiceServer
 // for forward compatibility.
@@ -123,6 +149,10 @@ type IdentityServiceServer interface {
 	SetAccessStatus(context.Context, *SetAccessStatusRequest) (*emptypb.Empty, error)
 	// UpdateUser is route 18 (PUT, with POST as an alias).
 	UpdateUser(context.Context, *UpdateUserRequest) (*emptypb.Empty, error)
+	// GetMe returns the user of a tenant access token (documented extra route).
+	GetMe(context.Context, *GetMeRequest) (*User, error)
+	// DeleteUser deletes a user (documented extra route): API key write, or the user's own token.
+	DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedIdentityServiceServer()
 }
 
@@ -147,6 +177,12 @@ func (UnimplementedIdentityServiceServer) SetAccessStatus(context.Context, *SetA
 }
 func (UnimplementedIdentityServiceServer) UpdateUser(context.Context, *UpdateUserRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateUser not implemented")
+}
+func (UnimplementedIdentityServiceServer) GetMe(context.Context, *GetMeRequest) (*User, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMe not implemented")
+}
+func (UnimplementedIdentityServiceServer) DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteUser not implemented")
 }
 func (UnimplementedIdentityServiceServer) mustEmbedUnimplementedIdentityServiceServer() {}
 func (UnimplementedIdentityServiceServer) testEmbeddedByValue()                         {}
@@ -259,6 +295,42 @@ func _IdentityService_UpdateUser_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityService_GetMe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).GetMe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_GetMe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).GetMe(ctx, req.(*GetMeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityService_DeleteUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).DeleteUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_DeleteUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).DeleteUser(ctx, req.(*DeleteUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityService_ServiceDesc is the grpc.ServiceDesc for IdentityService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -286,14 +358,23 @@ var IdentityService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "UpdateUser",
 			Handler:    _IdentityService_UpdateUser_Handler,
 		},
+		{
+			MethodName: "GetMe",
+			Handler:    _IdentityService_GetMe_Handler,
+		},
+		{
+			MethodName: "DeleteUser",
+			Handler:    _IdentityService_DeleteUser_Handler,
+		},
 	},
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "identity/v1/identity.proto",
 }
 
 const (
-	IdentityInternalService_VerifyApiKey_FullMethodName    = "/berth.identity.v1.IdentityInternalService/VerifyApiKey"
-	IdentityInternalService_ListTenantUsers_FullMethodName = "/berth.identity.v1.IdentityInternalService/ListTenantUsers"
+	IdentityInternalService_VerifyApiKey_FullMethodName      = "/berth.identity.v1.IdentityInternalService/VerifyApiKey"
+	IdentityInternalService_ListTenantUsers_FullMethodName   = "/berth.identity.v1.IdentityInternalService/ListTenantUsers"
+	IdentityInternalService_VerifyAccessToken_FullMethodName = "/berth.identity.v1.IdentityInternalService/VerifyAccessToken"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -306,6 +387,10 @@ type IdentityInternalServiceClient interface {
 	VerifyApiKey(ctx context.Context, in *VerifyApiKeyRequest, opts ...grpc.CallOption) (*VerifiedApiKey, error)
 	// ListTenantUsers returns the users of one tenant of one app, in the tenant-read list shape.
 	ListTenantUsers(ctx context.Context, in *ListTenantUsersRequest, opts ...grpc.CallOption) (*TenantUserList, error)
+	// VerifyAccessToken checks a tenant access token presented to any service: signature with the
+	// app's current key, issuer, audience, expiry, that it is an access token (not an ID token),
+	// that the app is enabled and that the user is neither frozen nor deleted.
+	VerifyAccessToken(ctx context.Context, in *VerifyAccessTokenRequest, opts ...grpc.CallOption) (*VerifiedAccessToken, error)
 }
 
 type identityInternalServiceClient struct {
@@ -336,6 +421,16 @@ func (c *identityInternalServiceClient) ListTenantUsers(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) VerifyAccessToken(ctx context.Context, in *VerifyAccessTokenRequest, opts ...grpc.CallOption) (*VerifiedAccessToken, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifiedAccessToken)
+	err := c.cc.Invoke(ctx, IdentityInternalService_VerifyAccessToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -346,6 +441,10 @@ type IdentityInternalServiceServer interface {
 	VerifyApiKey(context.Context, *VerifyApiKeyRequest) (*VerifiedApiKey, error)
 	// ListTenantUsers returns the users of one tenant of one app, in the tenant-read list shape.
 	ListTenantUsers(context.Context, *ListTenantUsersRequest) (*TenantUserList, error)
+	// VerifyAccessToken checks a tenant access token presented to any service: signature with the
+	// app's current key, issuer, audience, expiry, that it is an access token (not an ID token),
+	// that the app is enabled and that the user is neither frozen nor deleted.
+	VerifyAccessToken(context.Context, *VerifyAccessTokenRequest) (*VerifiedAccessToken, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -361,6 +460,9 @@ func (UnimplementedIdentityInternalServiceServer) VerifyApiKey(context.Context, 
 }
 func (UnimplementedIdentityInternalServiceServer) ListTenantUsers(context.Context, *ListTenantUsersRequest) (*TenantUserList, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTenantUsers not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) VerifyAccessToken(context.Context, *VerifyAccessTokenRequest) (*VerifiedAccessToken, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyAccessToken not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -420,6 +522,24 @@ func _IdentityInternalService_ListTenantUsers_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_VerifyAccessToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyAccessTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).VerifyAccessToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_VerifyAccessToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).VerifyAccessToken(ctx, req.(*VerifyAccessTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -434,6 +554,10 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTenantUsers",
 			Handler:    _IdentityInternalService_ListTenantUsers_Handler,
+		},
+		{
+			MethodName: "VerifyAccessToken",
+			Handler:    _IdentityInternalService_VerifyAccessToken_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -28,6 +28,95 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type GetMyTenantRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMyTenantRequest) Reset() {
+	*x = GetMyTenantRequest{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMyTenantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMyTenantRequest) ProtoMessage() {}
+
+func (x *GetMyTenantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMyTenantRequest.ProtoReflect.Descriptor instead.
+func (*GetMyTenantRequest) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{0}
+}
+
+type CreateTenantForSignUpRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// name defaults to the user's email address.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateTenantForSignUpRequest) Reset() {
+	*x = CreateTenantForSignUpRequest{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateTenantForSignUpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateTenantForSignUpRequest) ProtoMessage() {}
+
+func (x *CreateTenantForSignUpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateTenantForSignUpRequest.ProtoReflect.Descriptor instead.
+func (*CreateTenantForSignUpRequest) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CreateTenantForSignUpRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *CreateTenantForSignUpRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 type GetTenantRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
@@ -37,7 +126,7 @@ type GetTenantRequest struct {
 
 func (x *GetTenantRequest) Reset() {
 	*x = GetTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[0]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +138,7 @@ func (x *GetTenantRequest) String() string {
 func (*GetTenantRequest) ProtoMessage() {}
 
 func (x *GetTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[0]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +151,7 @@ func (x *GetTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTenantRequest.ProtoReflect.Descriptor instead.
 func (*GetTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{0}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *GetTenantRequest) GetTenantId() string {
@@ -90,7 +179,7 @@ type Address struct {
 
 func (x *Address) Reset() {
 	*x = Address{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[1]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -102,7 +191,7 @@ func (x *Address) String() string {
 func (*Address) ProtoMessage() {}
 
 func (x *Address) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[1]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -115,7 +204,7 @@ func (x *Address) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Address.ProtoReflect.Descriptor instead.
 func (*Address) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{1}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Address) GetId() string {
@@ -234,7 +323,7 @@ type Tenant struct {
 
 func (x *Tenant) Reset() {
 	*x = Tenant{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +335,7 @@ func (x *Tenant) String() string {
 func (*Tenant) ProtoMessage() {}
 
 func (x *Tenant) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +348,7 @@ func (x *Tenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tenant.ProtoReflect.Descriptor instead.
 func (*Tenant) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{2}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Tenant) GetKind() string {
@@ -537,7 +626,7 @@ type AddressPatch struct {
 
 func (x *AddressPatch) Reset() {
 	*x = AddressPatch{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -549,7 +638,7 @@ func (x *AddressPatch) String() string {
 func (*AddressPatch) ProtoMessage() {}
 
 func (x *AddressPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -562,7 +651,7 @@ func (x *AddressPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddressPatch.ProtoReflect.Descriptor instead.
 func (*AddressPatch) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{3}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AddressPatch) GetName() string {
@@ -638,7 +727,7 @@ type TenantPatch struct {
 
 func (x *TenantPatch) Reset() {
 	*x = TenantPatch{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +739,7 @@ func (x *TenantPatch) String() string {
 func (*TenantPatch) ProtoMessage() {}
 
 func (x *TenantPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +752,7 @@ func (x *TenantPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantPatch.ProtoReflect.Descriptor instead.
 func (*TenantPatch) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{4}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TenantPatch) GetKind() string {
@@ -774,7 +863,7 @@ type UpdateTenantRequest struct {
 
 func (x *UpdateTenantRequest) Reset() {
 	*x = UpdateTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +875,7 @@ func (x *UpdateTenantRequest) String() string {
 func (*UpdateTenantRequest) ProtoMessage() {}
 
 func (x *UpdateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +888,7 @@ func (x *UpdateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTenantRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{5}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UpdateTenantRequest) GetTenantId() string {
@@ -829,7 +918,7 @@ type CreateTenantRequest struct {
 
 func (x *CreateTenantRequest) Reset() {
 	*x = CreateTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +930,7 @@ func (x *CreateTenantRequest) String() string {
 func (*CreateTenantRequest) ProtoMessage() {}
 
 func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +943,7 @@ func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTenantRequest.ProtoReflect.Descriptor instead.
 func (*CreateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{6}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateTenantRequest) GetAppId() string {
@@ -896,7 +985,11 @@ var File_tenant_v1_tenant_proto protoreflect.FileDescriptor
 
 const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\n" +
-	"\x16tenant/v1/tenant.proto\x12\x0fberth.tenant.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1aidentity/v1/identity.proto\".\n" +
+	"\x16tenant/v1/tenant.proto\x12\x0fberth.tenant.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1aidentity/v1/identity.proto\"\x14\n" +
+	"\x12GetMyTenantRequest\"H\n" +
+	"\x1cCreateTenantForSignUpRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\".\n" +
 	"\x10GetTenantRequest\x12\x1a\n" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\"\xec\x01\n" +
 	"\aAddress\x12\x0e\n" +
@@ -1004,10 +1097,13 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12G\n" +
 	"\x0fshippingAddress\x18\x04 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0fshippingAddress\x12E\n" +
-	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xa5\x02\n" +
+	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xae\x03\n" +
 	"\rTenantService\x12\x81\x01\n" +
-	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"8\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved(\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\x8f\x01\n" +
-	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"A\xca\xf3\x18\x18\b\x02\x18\x01\"\x0eTenant updated(\x020\x01\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}2k\n" +
+	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"8\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved(\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\x99\x01\n" +
+	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\"\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12}\n" +
+	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"0\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved0\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\x80\x01\n" +
+	"\x15TenantInternalService\x12g\n" +
+	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x012k\n" +
 	"\x12TenantAdminService\x12U\n" +
 	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02H\x01B3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
 
@@ -1023,36 +1119,42 @@ func file_tenant_v1_tenant_proto_rawDescGZIP() []byte {
 	return file_tenant_v1_tenant_proto_rawDescData
 }
 
-var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_tenant_v1_tenant_proto_goTypes = []any{
-	(*GetTenantRequest)(nil),    // 0: berth.tenant.v1.GetTenantRequest
-	(*Address)(nil),             // 1: berth.tenant.v1.Address
-	(*Tenant)(nil),              // 2: berth.tenant.v1.Tenant
-	(*AddressPatch)(nil),        // 3: berth.tenant.v1.AddressPatch
-	(*TenantPatch)(nil),         // 4: berth.tenant.v1.TenantPatch
-	(*UpdateTenantRequest)(nil), // 5: berth.tenant.v1.UpdateTenantRequest
-	(*CreateTenantRequest)(nil), // 6: berth.tenant.v1.CreateTenantRequest
-	(*v1.TenantUser)(nil),       // 7: berth.identity.v1.TenantUser
-	(*emptypb.Empty)(nil),       // 8: google.protobuf.Empty
+	(*GetMyTenantRequest)(nil),           // 0: berth.tenant.v1.GetMyTenantRequest
+	(*CreateTenantForSignUpRequest)(nil), // 1: berth.tenant.v1.CreateTenantForSignUpRequest
+	(*GetTenantRequest)(nil),             // 2: berth.tenant.v1.GetTenantRequest
+	(*Address)(nil),                      // 3: berth.tenant.v1.Address
+	(*Tenant)(nil),                       // 4: berth.tenant.v1.Tenant
+	(*AddressPatch)(nil),                 // 5: berth.tenant.v1.AddressPatch
+	(*TenantPatch)(nil),                  // 6: berth.tenant.v1.TenantPatch
+	(*UpdateTenantRequest)(nil),          // 7: berth.tenant.v1.UpdateTenantRequest
+	(*CreateTenantRequest)(nil),          // 8: berth.tenant.v1.CreateTenantRequest
+	(*v1.TenantUser)(nil),                // 9: berth.identity.v1.TenantUser
+	(*emptypb.Empty)(nil),                // 10: google.protobuf.Empty
 }
 var file_tenant_v1_tenant_proto_depIdxs = []int32{
-	1,  // 0: berth.tenant.v1.Tenant.shippingAddress:type_name -> berth.tenant.v1.Address
-	1,  // 1: berth.tenant.v1.Tenant.billingAddress:type_name -> berth.tenant.v1.Address
-	7,  // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
-	3,  // 3: berth.tenant.v1.TenantPatch.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
-	3,  // 4: berth.tenant.v1.TenantPatch.billingAddress:type_name -> berth.tenant.v1.AddressPatch
-	4,  // 5: berth.tenant.v1.TenantPatch.tenant:type_name -> berth.tenant.v1.TenantPatch
-	4,  // 6: berth.tenant.v1.UpdateTenantRequest.patch:type_name -> berth.tenant.v1.TenantPatch
-	3,  // 7: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
-	3,  // 8: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
-	0,  // 9: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
-	5,  // 10: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
-	6,  // 11: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
-	2,  // 12: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
-	8,  // 13: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
-	2,  // 14: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
+	3,  // 0: berth.tenant.v1.Tenant.shippingAddress:type_name -> berth.tenant.v1.Address
+	3,  // 1: berth.tenant.v1.Tenant.billingAddress:type_name -> berth.tenant.v1.Address
+	9,  // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
+	5,  // 3: berth.tenant.v1.TenantPatch.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
+	5,  // 4: berth.tenant.v1.TenantPatch.billingAddress:type_name -> berth.tenant.v1.AddressPatch
+	6,  // 5: berth.tenant.v1.TenantPatch.tenant:type_name -> berth.tenant.v1.TenantPatch
+	6,  // 6: berth.tenant.v1.UpdateTenantRequest.patch:type_name -> berth.tenant.v1.TenantPatch
+	5,  // 7: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
+	5,  // 8: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
+	2,  // 9: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
+	7,  // 10: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
+	0,  // 11: berth.tenant.v1.TenantService.GetMyTenant:input_type -> berth.tenant.v1.GetMyTenantRequest
+	1,  // 12: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:input_type -> berth.tenant.v1.CreateTenantForSignUpRequest
+	8,  // 13: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
+	4,  // 14: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
+	10, // 15: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
+	4,  // 16: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
+	4,  // 17: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
+	4,  // 18: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -1063,17 +1165,17 @@ func file_tenant_v1_tenant_proto_init() {
 	if File_tenant_v1_tenant_proto != nil {
 		return
 	}
-	file_tenant_v1_tenant_proto_msgTypes[3].OneofWrappers = []any{}
-	file_tenant_v1_tenant_proto_msgTypes[4].OneofWrappers = []any{}
+	file_tenant_v1_tenant_proto_msgTypes[5].OneofWrappers = []any{}
+	file_tenant_v1_tenant_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tenant_v1_tenant_proto_rawDesc), len(file_tenant_v1_tenant_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_tenant_v1_tenant_proto_goTypes,
 		DependencyIndexes: file_tenant_v1_tenant_proto_depIdxs,

@@ -25,6 +25,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	TenantService_GetTenant_FullMethodName    = "/berth.tenant.v1.TenantService/GetTenant"
 	TenantService_UpdateTenant_FullMethodName = "/berth.tenant.v1.TenantService/UpdateTenant"
+	TenantService_GetMyTenant_FullMethodName  = "/berth.tenant.v1.TenantService/GetMyTenant"
 )
 
 // TenantServiceClient is the client API for TenantService service.
@@ -37,6 +38,8 @@ type TenantServiceClient interface {
 	GetTenant(ctx context.Context, in *GetTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
 	// UpdateTenant is route 17; the body may be flat (with kind "tenant") or nested under "tenant".
 	UpdateTenant(ctx context.Context, in *UpdateTenantRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// GetMyTenant returns the tenant of a tenant access token (documented extra route).
+	GetMyTenant(ctx context.Context, in *GetMyTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
 }
 
 type tenantServiceClient struct {
@@ -67,6 +70,16 @@ func (c *tenantServiceClient) UpdateTenant(ctx context.Context, in *UpdateTenant
 	return out, nil
 }
 
+func (c *tenantServiceClient) GetMyTenant(ctx context.Context, in *GetMyTenantRequest, opts ...grpc.CallOption) (*Tenant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Tenant)
+	err := c.cc.Invoke(ctx, TenantService_GetMyTenant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TenantServiceServer is the server API for TenantService service.
 // All implementations must embed UnimplementedTenantServiceServer
 // for forward compatibility.
@@ -77,6 +90,8 @@ type TenantServiceServer interface {
 	GetTenant(context.Context, *GetTenantRequest) (*Tenant, error)
 	// UpdateTenant is route 17; the body may be flat (with kind "tenant") or nested under "tenant".
 	UpdateTenant(context.Context, *UpdateTenantRequest) (*emptypb.Empty, error)
+	// GetMyTenant returns the tenant of a tenant access token (documented extra route).
+	GetMyTenant(context.Context, *GetMyTenantRequest) (*Tenant, error)
 	mustEmbedUnimplementedTenantServiceServer()
 }
 
@@ -92,6 +107,9 @@ func (UnimplementedTenantServiceServer) GetTenant(context.Context, *GetTenantReq
 }
 func (UnimplementedTenantServiceServer) UpdateTenant(context.Context, *UpdateTenantRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateTenant not implemented")
+}
+func (UnimplementedTenantServiceServer) GetMyTenant(context.Context, *GetMyTenantRequest) (*Tenant, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetMyTenant not implemented")
 }
 func (UnimplementedTenantServiceServer) mustEmbedUnimplementedTenantServiceServer() {}
 func (UnimplementedTenantServiceServer) testEmbeddedByValue()                       {}
@@ -150,6 +168,24 @@ func _TenantService_UpdateTenant_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TenantService_GetMyTenant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetMyTenantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TenantServiceServer).GetMyTenant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TenantService_GetMyTenant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TenantServiceServer).GetMyTenant(ctx, req.(*GetMyTenantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TenantService_ServiceDesc is the grpc.ServiceDesc for TenantService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -164,6 +200,118 @@ var TenantService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateTenant",
 			Handler:    _TenantService_UpdateTenant_Handler,
+		},
+		{
+			MethodName: "GetMyTenant",
+			Handler:    _TenantService_GetMyTenant_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "tenant/v1/tenant.proto",
+}
+
+const (
+	TenantInternalService_CreateTenantForSignUp_FullMethodName = "/berth.tenant.v1.TenantInternalService/CreateTenantForSignUp"
+)
+
+// TenantInternalServiceClient is the client API for TenantInternalService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// TenantInternalService is called by other Berth services only.
+type TenantInternalServiceClient interface {
+	// CreateTenantForSignUp creates the tenant of a user signing up (identity calls it).
+	CreateTenantForSignUp(ctx context.Context, in *CreateTenantForSignUpRequest, opts ...grpc.CallOption) (*Tenant, error)
+}
+
+type tenantInternalServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewTenantInternalServiceClient(cc grpc.ClientConnInterface) TenantInternalServiceClient {
+	return &tenantInternalServiceClient{cc}
+}
+
+func (c *tenantInternalServiceClient) CreateTenantForSignUp(ctx context.Context, in *CreateTenantForSignUpRequest, opts ...grpc.CallOption) (*Tenant, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Tenant)
+	err := c.cc.Invoke(ctx, TenantInternalService_CreateTenantForSignUp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TenantInternalServiceServer is the server API for TenantInternalService service.
+// All implementations must embed UnimplementedTenantInternalServiceServer
+// for forward compatibility.
+//
+// TenantInternalService is called by other Berth services only.
+type TenantInternalServiceServer interface {
+	// CreateTenantForSignUp creates the tenant of a user signing up (identity calls it).
+	CreateTenantForSignUp(context.Context, *CreateTenantForSignUpRequest) (*Tenant, error)
+	mustEmbedUnimplementedTenantInternalServiceServer()
+}
+
+// UnimplementedTenantInternalServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedTenantInternalServiceServer struct{}
+
+func (UnimplementedTenantInternalServiceServer) CreateTenantForSignUp(context.Context, *CreateTenantForSignUpRequest) (*Tenant, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateTenantForSignUp not implemented")
+}
+func (UnimplementedTenantInternalServiceServer) mustEmbedUnimplementedTenantInternalServiceServer() {}
+func (UnimplementedTenantInternalServiceServer) testEmbeddedByValue()                               {}
+
+// UnsafeTenantInternalServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to TenantInternalServiceServer will
+// result in compilation errors.
+type UnsafeTenantInternalServiceServer interface {
+	mustEmbedUnimplementedTenantInternalServiceServer()
+}
+
+func RegisterTenantInternalServiceServer(s grpc.ServiceRegistrar, srv TenantInternalServiceServer) {
+	// If the following call panics, it indicates UnimplementedTenantInternalServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&TenantInternalService_ServiceDesc, srv)
+}
+
+func _TenantInternalService_CreateTenantForSignUp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateTenantForSignUpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TenantInternalServiceServer).CreateTenantForSignUp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TenantInternalService_CreateTenantForSignUp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TenantInternalServiceServer).CreateTenantForSignUp(ctx, req.(*CreateTenantForSignUpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// TenantInternalService_ServiceDesc is the grpc.ServiceDesc for TenantInternalService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var TenantInternalService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "berth.tenant.v1.TenantInternalService",
+	HandlerType: (*TenantInternalServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CreateTenantForSignUp",
+			Handler:    _TenantInternalService_CreateTenantForSignUp_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

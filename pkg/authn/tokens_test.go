@@ -1,0 +1,165 @@
+package authn
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+type fakeTokens struct {
+	calls atomic.Int32
+}
+
+func (f *fakeTokens) VerifyAccessToken(_ context.Context, raw string) (Principal, error) {
+	f.calls.Add(1)
+	switch raw {
+	case "token-u1":
+		return Principal{AppID: "app-1", TenantID: "tenant-1", UserID: "user-1"}, nil
+	case "token-u2":
+		return Principal{AppID: "app-1", TenantID: "tenant-1", UserID: "user-2"}, nil
+	case "token-frozen":
+		return Principal{}, apierr.Forbidden("user is frozen")
+	}
+	return Principal{}, apierr.Unauthenticated("invalid access token")
+}
+
+func TestPolicyLimitsTenantTokensToTheirOwnAppTenantAndUser(t *testing.T) {
+	p := Policy{Keys: fakeKeys{}, Tokens: &fakeTokens{}}
+	const (
+		updateUser = "/berth.identity.v1.IdentityService/UpdateUser"    // token_user_field userId
+		roles      = "/berth.identity.v1.IdentityService/ListUserRoles" // token_app_field appId
+		me         = "/berth.identity.v1.IdentityService/GetMe"         // token only, no field
+	)
+	cases := []struct {
+		name   string
+		method string
+		auth   string
+		req    any
+		want   codes.Code
+	}{
+		{"own user", updateUser, "Bearer token-u1", &identityv1.UpdateUserRequest{UserId: "user-1"}, codes.OK},
+		{"own user, upper-case id", updateUser, "bearer token-u1", &identityv1.UpdateUserRequest{UserId: "USER-1"}, codes.OK},
+		{"another user", updateUser, "Bearer token-u2", &identityv1.UpdateUserRequest{UserId: "user-1"}, codes.PermissionDenied},
+		{"own app", roles, "Bearer token-u1", &identityv1.ListUserRolesRequest{AppId: "app-1"}, codes.OK},
+		{"another app", roles, "Bearer token-u1", &identityv1.ListUserRolesRequest{AppId: "app-2"}, codes.PermissionDenied},
+		{"route without scope field", me, "Bearer token-u1", &identityv1.GetMeRequest{}, codes.OK},
+		{"frozen user", me, "Bearer token-frozen", &identityv1.GetMeRequest{}, codes.PermissionDenied},
+		{"invalid token", me, "Bearer nope", &identityv1.GetMeRequest{}, codes.Unauthenticated},
+		{"not a bearer scheme", me, "Basic token-u1", &identityv1.GetMeRequest{}, codes.Unauthenticated},
+		{"empty bearer", me, "Bearer ", &identityv1.GetMeRequest{}, codes.Unauthenticated},
+		{"token on API-key-only route", readRoute, "Bearer token-u1", &identityv1.GetUserRequest{UserId: "user-1"}, codes.Unauthenticated},
+	}
+	icpt := p.UnaryInterceptor()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MDAuthorization, tc.auth))
+			var seen Principal
+			_, err := icpt(ctx, tc.req, &grpc.UnaryServerInfo{FullMethod: tc.method}, func(ctx context.Context, _ any) (any, error) {
+				seen, _ = FromContext(ctx)
+				return nil, nil
+			})
+			if got := status.Code(err); got != tc.want {
+				t.Fatalf("code = %v (%v), want %v", got, err, tc.want)
+			}
+			if tc.want == codes.OK && (seen.Kind != KindTenantToken || seen.UserID == "") {
+				t.Fatalf("handler saw %+v", seen)
+			}
+		})
+	}
+}
+
+func TestTokenCacheNeverOutlivesTheTokenAndForgetsFrozenUsers(t *testing.T) {
+	inner := &fakeTokens{}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewTokenCache(expiring{inner, now.Add(10 * time.Second)}, time.Minute)
+	c.now = func() time.Time { return now }
+	ctx := context.Background()
+	verify := func() {
+		t.Helper()
+		if _, err := c.VerifyAccessToken(ctx, "token-u1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify()
+	verify()
+	if n := inner.calls.Load(); n != 1 {
+		t.Fatalf("%d verifications, want 1 (cached)", n)
+	}
+	now = now.Add(11 * time.Second) // past the token's exp, within the TTL
+	verify()
+	if n := inner.calls.Load(); n != 2 {
+		t.Fatalf("a cached token outlived its expiry: %d verifications", n)
+	}
+	c.Forget("app-1", "user-1")
+	verify()
+	if n := inner.calls.Load(); n != 3 {
+		t.Fatalf("forgotten user still cached: %d verifications", n)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := c.VerifyAccessToken(ctx, "token-frozen"); status.Code(err) != codes.PermissionDenied {
+			t.Fatalf("frozen: %v", err)
+		}
+	}
+	if n := inner.calls.Load(); n != 5 {
+		t.Fatalf("failures were cached: %d verifications", n)
+	}
+}
+
+// expiring stamps the principal with a token expiry, as the remote verifier does.
+type expiring struct {
+	inner TokenVerifier
+	exp   time.Time
+}
+
+func (e expiring) VerifyAccessToken(ctx context.Context, raw string) (Principal, error) {
+	p, err := e.inner.VerifyAccessToken(ctx, raw)
+	p.expiresAt = e.exp
+	return p, err
+}
+
+func TestTokenCacheForgetsAUserWhenIdentityFreezesThem(t *testing.T) {
+	bus, _ := natstest.New(t)
+	c := NewTokenCache(&fakeTokens{}, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := c.Watch(ctx, bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for _, tok := range []string{"token-u1", "token-u2"} {
+		if _, err := c.VerifyAccessToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := events.New("identity", EventUserFrozen, "app-1", &identityv1.UserChanged{AppId: "app-1", UserId: "user-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		n := len(c.entries)
+		c.mu.Unlock()
+		if n == 1 {
+			break // only user-2's token is left
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cache holds %d tokens after user-1 was frozen, want 1", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
