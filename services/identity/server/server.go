@@ -20,7 +20,9 @@ import (
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/adapters/postgres"
+	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/password"
 	"github.com/berthhq/berth/services/identity/internal/sealbox"
 )
 
@@ -34,6 +36,16 @@ type Config struct {
 	ServiceToken string
 	Log          *slog.Logger
 	Clock        func() time.Time // nil = time.Now
+	// Issuer is the iss claim of issued tokens (BERTH_ISSUER; "" = app.DefaultIssuer). Clients
+	// compare it with the issuer id they are configured with.
+	Issuer string
+	// PublicURL is the REST edge's public base URL, for the discovery document's endpoints.
+	PublicURL string
+	// Tenant reaches the tenant service for sign-up; its calls must carry the service token. nil
+	// leaves everything working except sign-up, which answers Unavailable.
+	Tenant grpc.ClientConnInterface
+	// Passwords are the argon2id costs of new password hashes (zero = the production default).
+	Passwords password.Params
 }
 
 // Service is a built identity service.
@@ -78,14 +90,23 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		store, outbox = memory.New(mem), mem
 	}
 
-	svc, err := app.New(app.Config{Store: store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock})
+	var tenants app.Tenants
+	if cfg.Tenant != nil {
+		tenants = tenantclient.New(cfg.Tenant)
+	}
+	svc, err := app.New(app.Config{
+		Store: store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
+		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords,
+	})
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
-		Log:    log,
-		Policy: authn.Policy{Keys: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
+		Log: log,
+		// Identity verifies keys and tokens itself, without a cache: it is the source the other
+		// services' caches ask.
+		Policy: authn.Policy{Keys: svc, Tokens: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
 	})
 	grpcadapter.Register(s.grpc, svc)
 	s.relay = events.NewRelay(outbox, cfg.Bus, log.With("component", "identity-relay"))

@@ -7,22 +7,29 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+	"github.com/berthhq/berth/services/identity/internal/password"
 	"github.com/berthhq/berth/services/identity/server"
 )
 
@@ -32,7 +39,9 @@ func baseConfig(bus events.Bus) server.Config {
 	return server.Config{
 		Bus: bus, Pepper: []byte("pepper"), SecretKey: make([]byte, 32),
 		AdminToken: "admin", ServiceToken: "service",
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Issuer: "server-test", PublicURL: "https://berth.test",
+		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1},
 	}
 }
 
@@ -114,6 +123,91 @@ func TestAdminChangeReachesJetStream(t *testing.T) {
 				t.Errorf("event %+v payload %v", ev, &payload)
 			}
 		})
+	}
+}
+
+// fakeTenant is the tenant service's internal API as sign-up calls it; it records the calls.
+type fakeTenant struct {
+	tenantv1.UnimplementedTenantInternalServiceServer
+	calls chan *tenantv1.CreateTenantForSignUpRequest
+}
+
+func (f *fakeTenant) CreateTenantForSignUp(ctx context.Context, req *tenantv1.CreateTenantForSignUpRequest) (*tenantv1.Tenant, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if got := md.Get(authn.MDServiceToken); len(got) != 1 || got[0] != "service" {
+		return nil, apierr.Unauthenticated("no service token")
+	}
+	f.calls <- req
+	return &tenantv1.Tenant{Kind: "tenant", Id: uuid.NewString(), Name: req.GetName()}, nil
+}
+
+// TestSignUpToTenantTokenWiring runs the composed service: sign-up reaches the tenant service with
+// the service token, the token route is public, and the access policy accepts the issued token.
+func TestSignUpToTenantTokenWiring(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	lis := bufconn.Listen(1 << 20)
+	tenantSrv := grpc.NewServer()
+	fake := &fakeTenant{calls: make(chan *tenantv1.CreateTenantForSignUpRequest, 1)}
+	tenantv1.RegisterTenantInternalServiceServer(tenantSrv, fake)
+	go func() { _ = tenantSrv.Serve(lis) }()
+	defer tenantSrv.Stop()
+	tenantConn, err := grpc.NewClient("passthrough:///tenant", append(grpcx.ClientOptions("service"),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tenantConn.Close() }()
+
+	for _, withTenant := range []bool{false, true} {
+		cfg := baseConfig(events.Bus{})
+		if withTenant {
+			cfg.Tenant = tenantConn
+		}
+		s, err := server.New(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		conn := dial(t, s)
+		admin := identityv1.NewIdentityAdminServiceClient(conn)
+		p, err := admin.CreateProject(withAdmin(ctx), &identityv1.CreateProjectRequest{Name: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := admin.CreateApp(withAdmin(ctx), &identityv1.CreateAppRequest{ProjectId: p.GetId(), Name: "a", RedirectUris: []string{"https://app.test/cb"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		redirect, err := identityv1.NewLoginServiceClient(conn).SignUp(metadata.AppendToOutgoingContext(ctx, authn.MDServiceToken, "service"),
+			&identityv1.SignUpRequest{Params: &identityv1.LoginParams{ClientId: a.GetId(), RedirectUri: "https://app.test/cb", State: "s"},
+				Email: "grace@example.test", Password: "correct horse battery"})
+		if !withTenant {
+			if status.Code(err) != codes.Unavailable {
+				t.Fatalf("sign-up without a tenant service: %v, want Unavailable", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req := <-fake.calls; req.GetAppId() != a.GetId() || req.GetName() != "grace@example.test" {
+			t.Errorf("tenant request = %v", req)
+		}
+		u, _ := url.Parse(redirect.GetUrl())
+		list, err := identityv1.NewTokenServiceClient(conn).ExchangeToken(ctx, &identityv1.ExchangeTokenRequest{
+			ClientId: a.GetId(), GrantType: "authorization_code", RedirectUri: "https://app.test/cb", Code: u.Query().Get("code"),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		me, err := identityv1.NewIdentityServiceClient(conn).GetMe(
+			metadata.AppendToOutgoingContext(ctx, authn.MDAuthorization, "Bearer "+list.GetItems()[0].GetAccessToken()), &identityv1.GetMeRequest{})
+		if err != nil || me.GetEmail() != "grace@example.test" {
+			t.Errorf("GetMe with the issued token = %v, %v", me, err)
+		}
 	}
 }
 

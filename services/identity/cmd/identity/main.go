@@ -1,5 +1,7 @@
 // Command identity runs the identity service: gRPC on BERTH_GRPC_ADDR, PostgreSQL at
-// BERTH_DATABASE_URL, events to NATS JetStream at BERTH_NATS_URL.
+// BERTH_DATABASE_URL, events to NATS JetStream at BERTH_NATS_URL. Tokens carry BERTH_ISSUER as iss;
+// the discovery document names endpoints under BERTH_PUBLIC_URL (the REST edge); sign-up creates
+// tenants through the tenant service at BERTH_TENANT_GRPC_ADDR.
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/services/identity/server"
@@ -62,14 +65,24 @@ func run(log *slog.Logger) error {
 		return fmt.Errorf("jetstream: %w", err)
 	}
 
+	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
+	tenantConn, err := grpcx.Dial(config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"), serviceToken)
+	if err != nil {
+		return fmt.Errorf("tenant service: %w", err)
+	}
+	defer func() { _ = tenantConn.Close() }()
+
 	svc, err := server.New(ctx, server.Config{
 		DatabaseURL:  dbURL,
 		Bus:          events.Bus{JS: js},
 		Pepper:       pepper,
 		SecretKey:    secret,
 		AdminToken:   config.String("BERTH_ADMIN_TOKEN", ""),
-		ServiceToken: config.String("BERTH_SERVICE_TOKEN", ""),
+		ServiceToken: serviceToken,
 		Log:          log,
+		Issuer:       config.String("BERTH_ISSUER", ""),
+		PublicURL:    config.String("BERTH_PUBLIC_URL", "http://127.0.0.1:8080"),
+		Tenant:       tenantConn,
 	})
 	if err != nil {
 		return err

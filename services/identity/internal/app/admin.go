@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -21,14 +22,24 @@ func (s *Service) CreateProject(ctx context.Context, name string) (domain.Projec
 	return p, nil
 }
 
+// NewApp is the admin API's app data. Zero lifetimes select the defaults.
+type NewApp struct {
+	ProjectID, Name                 string
+	RedirectURIs                    []string
+	AccessTokenTTL, RefreshTokenTTL time.Duration
+}
+
 // CreateApp provisions an enabled app of a project with a fresh signing key pair.
-func (s *Service) CreateApp(ctx context.Context, projectID, name string, redirectURIs []string) (domain.App, error) {
-	projectID = domain.CanonicalID(projectID)
+func (s *Service) CreateApp(ctx context.Context, in NewApp) (domain.App, error) {
+	projectID := domain.CanonicalID(in.ProjectID)
 	if _, err := s.store.GetProject(ctx, projectID); err != nil {
 		return domain.App{}, err
 	}
-	a, err := domain.NewApp(projectID, name, redirectURIs, s.now())
+	a, err := domain.NewApp(projectID, in.Name, in.RedirectURIs, s.now())
 	if err != nil {
+		return domain.App{}, err
+	}
+	if err := a.SetTokenLifetimes(in.AccessTokenTTL, in.RefreshTokenTTL); err != nil {
 		return domain.App{}, err
 	}
 	kp, err := domain.GenerateKeyPair()
@@ -69,7 +80,9 @@ func (s *Service) SetAppEnabled(ctx context.Context, appID string, enabled bool)
 }
 
 // RotateAppKey replaces an app's key pair; the old key is discarded, so every token it signed stops
-// verifying ("log out all users").
+// verifying ("log out all users"), and the app's refresh tokens are revoked so that no one signs
+// back in silently. Revocation follows the stored rotation; if it fails, rotating again completes
+// it (the users are logged out either way: their access tokens no longer verify).
 func (s *Service) RotateAppKey(ctx context.Context, appID string) (domain.App, error) {
 	appID = domain.CanonicalID(appID)
 	// Generating an RSA key takes a while: do it before the store locks the app row.
@@ -77,13 +90,17 @@ func (s *Service) RotateAppKey(ctx context.Context, appID string) (domain.App, e
 	if err != nil {
 		return domain.App{}, err
 	}
-	return s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+	a, err := s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
 		if err := s.installKeyPair(a, kp); err != nil {
 			return nil, err
 		}
 		a.UpdatedAt = s.now()
 		return event(EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: a.Enabled, KeyRotated: true})
 	})
+	if err != nil {
+		return domain.App{}, err
+	}
+	return a, s.store.RevokeAppRefreshTokens(ctx, appID)
 }
 
 // NewUser is the admin API's initial user data.

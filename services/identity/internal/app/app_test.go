@@ -20,18 +20,27 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/password"
 	"github.com/berthhq/berth/services/identity/internal/sealbox"
 )
 
 var clockTime = time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)
 
 type fixture struct {
-	svc    *app.Service
-	outbox *events.MemoryOutbox
-	box    *sealbox.Box
-	app    domain.App
-	user   domain.User
+	svc     *app.Service
+	store   *memory.Store
+	outbox  *events.MemoryOutbox
+	box     *sealbox.Box
+	tenants *fakeTenants
+	now     time.Time // the service's clock; tests move it
+	app     domain.App
+	user    domain.User
 }
+
+// cheapPasswords keep argon2id fast under -race; the PHC string records them like any others.
+var cheapPasswords = password.Params{MemoryKiB: 64, Time: 1, Threads: 1}
+
+const testIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
@@ -39,16 +48,31 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	outbox := &events.MemoryOutbox{}
-	svc, err := app.New(app.Config{Store: memory.New(outbox), Pepper: []byte("pepper"), Box: box,
-		Clock: func() time.Time { return clockTime }})
+	f := &fixture{outbox: &events.MemoryOutbox{}, box: box, tenants: &fakeTenants{}, now: clockTime}
+	f.store = memory.New(f.outbox)
+	f.svc, err = app.New(app.Config{Store: f.store, Pepper: []byte("pepper"), Box: box,
+		Clock: func() time.Time { return f.now }, Tenants: f.tenants, Issuer: testIssuer,
+		PublicURL: "https://berth.test/", Passwords: cheapPasswords})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{svc: svc, outbox: outbox, box: box}
 	f.app = f.newApp(t)
 	f.user = f.newUser(t, f.app.ID, "ada@example.test", "")
 	return f
+}
+
+// fakeTenants stands in for the tenant service.
+type fakeTenants struct {
+	names []string
+	fail  error
+}
+
+func (f *fakeTenants) CreateTenant(_ context.Context, appID, name string) (string, error) {
+	if f.fail != nil {
+		return "", f.fail
+	}
+	f.names = append(f.names, name)
+	return uuid.NewString(), nil
 }
 
 func (f *fixture) newApp(t *testing.T) domain.App {
@@ -58,7 +82,7 @@ func (f *fixture) newApp(t *testing.T) domain.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := f.svc.CreateApp(ctx, p.ID, "app", []string{"https://app.test/cb"})
+	a, err := f.svc.CreateApp(ctx, app.NewApp{ProjectID: p.ID, Name: "app", RedirectURIs: []string{"https://app.test/cb", "https://app.test/return?from=login"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,10 +438,30 @@ func TestSetAppEnabledEmitsOnlyOnChange(t *testing.T) {
 
 func TestCreateAppValidates(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.svc.CreateApp(context.Background(), uuid.NewString(), "x", nil)
+	ctx := context.Background()
+	_, err := f.svc.CreateApp(ctx, app.NewApp{ProjectID: uuid.NewString(), Name: "x"})
 	wantNotFound(t, err)
-	_, err = f.svc.CreateApp(context.Background(), f.app.ProjectID, "x", []string{"https://a.test/#frag"})
+	_, err = f.svc.CreateApp(ctx, app.NewApp{ProjectID: f.app.ProjectID, Name: "x", RedirectURIs: []string{"https://a.test/#frag"}})
 	wantInvalid(t, err, "redirectUris[0]")
+	if f.app.AccessTokenTTL != 15*time.Minute || f.app.RefreshTokenTTL != 30*24*time.Hour {
+		t.Errorf("default lifetimes = %v / %v", f.app.AccessTokenTTL, f.app.RefreshTokenTTL)
+	}
+	custom, err := f.svc.CreateApp(ctx, app.NewApp{ProjectID: f.app.ProjectID, Name: "x", AccessTokenTTL: time.Hour, RefreshTokenTTL: 48 * time.Hour})
+	if err != nil || custom.AccessTokenTTL != time.Hour || custom.RefreshTokenTTL != 48*time.Hour {
+		t.Errorf("custom lifetimes: %+v, %v", custom, err)
+	}
+	for _, c := range []struct {
+		access, refresh time.Duration
+		field           string
+	}{
+		{30 * time.Second, 0, "accessTokenTtlSeconds"},
+		{25 * time.Hour, 0, "accessTokenTtlSeconds"},
+		{time.Hour, time.Hour, "refreshTokenTtlSeconds"},
+		{0, 400 * 24 * time.Hour, "refreshTokenTtlSeconds"},
+	} {
+		_, err := f.svc.CreateApp(ctx, app.NewApp{ProjectID: f.app.ProjectID, Name: "x", AccessTokenTTL: c.access, RefreshTokenTTL: c.refresh})
+		wantInvalid(t, err, c.field)
+	}
 }
 
 func TestListTenantUsers(t *testing.T) {

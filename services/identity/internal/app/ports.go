@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -39,9 +40,15 @@ type APIKeys interface {
 type Users interface {
 	CreateUser(ctx context.Context, u domain.User) error // the app must exist
 	GetUser(ctx context.Context, appID, userID string) (domain.User, error)
-	// GetUserByEmail matches the email case-insensitively.
+	// GetUserByEmail matches the email case-insensitively. A deleted user's address may be taken
+	// again by a new user; the live user wins, else the most recently changed deleted one.
 	GetUserByEmail(ctx context.Context, appID, email string) (domain.User, error)
 	UpdateUser(ctx context.Context, appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, error)
+	// DeleteUser soft-deletes a user (domain.User.MarkDeleted at now) and commits the events fn
+	// returns with it. fn learns how many non-deleted users the user's tenant keeps; the tenant's
+	// users are locked meanwhile, so two concurrent deletions count each other and exactly one of
+	// them sees the tenant emptied.
+	DeleteUser(ctx context.Context, appID, userID string, now time.Time, fn func(deleted domain.User, tenantUsersLeft int) ([]events.Event, error)) (domain.User, error)
 	// ListTenantUsers returns the tenant's users that are not deleted, oldest first.
 	ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error)
 }
@@ -55,6 +62,53 @@ type Roles interface {
 	ListRoles(ctx context.Context, appID string) ([]domain.UserRole, error)
 }
 
+// AuthCodes stores authorization codes by the hash of the code.
+type AuthCodes interface {
+	// CreateAuthCode stores c (its user must exist) and forgets codes that expired before c was
+	// created, so unused codes do not pile up.
+	CreateAuthCode(ctx context.Context, c domain.AuthCode) error
+	// ConsumeAuthCode removes the code stored under hash and returns it, expired or not: of two
+	// concurrent consumers exactly one gets it, the other domain.ErrNotFound.
+	ConsumeAuthCode(ctx context.Context, hash []byte) (domain.AuthCode, error)
+}
+
+// RefreshTokens stores refresh-token families and their tokens by hash.
+type RefreshTokens interface {
+	// CreateRefreshFamily stores a new family (its user must exist) with its first token.
+	CreateRefreshFamily(ctx context.Context, f domain.RefreshFamily, first domain.RefreshToken) error
+	// GetRefreshToken returns the token stored under hash with its family.
+	GetRefreshToken(ctx context.Context, hash []byte) (domain.RefreshToken, domain.RefreshFamily, error)
+	// RotateRefreshToken marks the token under hash used at next.CreatedAt and stores next in its
+	// family, atomically with the family locked. When the token was used already or the family is
+	// revoked it revokes the family and returns domain.ErrTokenSpent: of two concurrent rotations
+	// of one token exactly one succeeds. Tokens of the family that expired before next was created
+	// are forgotten.
+	RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error
+	RevokeRefreshFamily(ctx context.Context, familyID string) error
+	// RevokeUserRefreshTokens revokes every family of one user (freeze, deletion).
+	RevokeUserRefreshTokens(ctx context.Context, appID, userID string) error
+	// RevokeAppRefreshTokens revokes every family of an app (key rotation logs everyone out).
+	RevokeAppRefreshTokens(ctx context.Context, appID string) error
+}
+
+// LoginFailures counts failed sign-ins per key (an email of an app, a client address). It lives
+// in the shared store so that every replica enforces one limit.
+type LoginFailures interface {
+	// CountLoginFailures counts the failures recorded under key at or after since.
+	CountLoginFailures(ctx context.Context, key string, since time.Time) (int, error)
+	// RecordLoginFailure records one failure at at under each key and forgets the keys' failures
+	// older than forgetBefore.
+	RecordLoginFailure(ctx context.Context, at, forgetBefore time.Time, keys ...string) error
+	// ClearLoginFailures forgets every failure of key.
+	ClearLoginFailures(ctx context.Context, key string) error
+}
+
+// Tenants is the tenant service as sign-up needs it.
+type Tenants interface {
+	// CreateTenant creates the tenant of a user signing up and returns its id.
+	CreateTenant(ctx context.Context, appID, name string) (string, error)
+}
+
 // Store is every port the identity use cases need; each adapter implements all of them over one
 // database (or one lock) so that cross-entity rules hold.
 type Store interface {
@@ -63,4 +117,7 @@ type Store interface {
 	APIKeys
 	Users
 	Roles
+	AuthCodes
+	RefreshTokens
+	LoginFailures
 }

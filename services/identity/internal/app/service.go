@@ -2,10 +2,12 @@ package app
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/password"
 	"github.com/berthhq/berth/services/identity/internal/sealbox"
 	"google.golang.org/protobuf/proto"
 )
@@ -20,7 +22,13 @@ const (
 	EventUserUnfrozen  = "identity.user.unfrozen"
 	EventAppChanged    = "identity.app.changed"
 	EventAPIKeyChanged = "identity.apikey.changed"
+	EventUserSignedIn  = "identity.user.signed_in"
+	EventUserDeleted   = "identity.user.deleted"
 )
+
+// DefaultIssuer is the tokens' iss when none is configured. Deployments set their own (clients
+// compare it with the issuer they were configured with).
+const DefaultIssuer = "berth"
 
 // Config holds what the use cases depend on.
 type Config struct {
@@ -28,6 +36,16 @@ type Config struct {
 	Pepper []byte       // HMAC pepper of API-key secrets
 	Box    *sealbox.Box // seals app private keys at rest
 	Clock  func() time.Time
+	// Tenants creates the tenant of a user signing up; nil makes sign-up answer Unavailable.
+	Tenants Tenants
+	// Issuer is the iss of issued tokens ("" = DefaultIssuer).
+	Issuer string
+	// PublicURL is the REST edge's public base URL, for the discovery document.
+	PublicURL string
+	// Passwords are the argon2id costs of new password hashes (zero = password.DefaultParams).
+	Passwords password.Params
+	// Limits are the failed sign-in limits (zero = DefaultLoginLimits).
+	Limits LoginLimits
 }
 
 // Service implements the identity use cases. It is safe for concurrent use.
@@ -36,10 +54,15 @@ type Config struct {
 // app, and answers "not found" for anything of another app. Ids from callers are canonicalised
 // (domain.CanonicalID) on entry, so stores compare them as plain strings.
 type Service struct {
-	store  Store
-	pepper []byte
-	box    *sealbox.Box
-	clock  func() time.Time
+	store     Store
+	pepper    []byte
+	box       *sealbox.Box
+	clock     func() time.Time
+	tenants   Tenants
+	issuer    string
+	publicURL string
+	passwords *password.Hasher
+	limits    LoginLimits
 }
 
 // New checks the configuration and returns the use cases.
@@ -56,7 +79,25 @@ func New(c Config) (*Service, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock}, nil
+	issuer := c.Issuer
+	if issuer == "" {
+		issuer = DefaultIssuer
+	}
+	limits := c.Limits
+	if limits == (LoginLimits{}) {
+		limits = DefaultLoginLimits
+	}
+	if limits.PerEmail <= 0 || limits.PerIP <= 0 || limits.Window <= 0 {
+		return nil, errors.New("identity: sign-in limits must be positive")
+	}
+	hasher, err := password.NewHasher(c.Passwords)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{
+		store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, limits: limits,
+	}, nil
 }
 
 // now is cut to microseconds, the precision PostgreSQL keeps, so a value reads back as written.

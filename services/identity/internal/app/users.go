@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/wire"
 )
@@ -31,8 +32,9 @@ const (
 // SetAccessStatus is route 16: "0" freezes, "1" unfreezes. Setting the state a user already has
 // succeeds without an event.
 //
-// This is the one place a user gets frozen: revoking the user's refresh tokens on freeze belongs
-// here, inside the same update, once tokens are issued.
+// Freezing revokes the user's refresh tokens. That happens after the freeze is stored, and again
+// on every repeated freeze, so a failed revocation is completed by retrying the call; meanwhile
+// every refresh and every token verification re-checks the user and refuses a frozen one.
 func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID, status string) error {
 	appID, userID = domain.CanonicalID(appID), domain.CanonicalID(userID)
 	var freeze bool
@@ -60,7 +62,41 @@ func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID,
 		}
 		return event(eventType, u.AppID, wire.UserChanged(*u, nil))
 	})
-	return err
+	if err != nil || !freeze {
+		return err
+	}
+	return s.store.RevokeUserRefreshTokens(ctx, appID, userID)
+}
+
+// GetMe is the user of a tenant access token (GET /v1/users/me).
+func (s *Service) GetMe(ctx context.Context, callerApp, userID string) (domain.User, error) {
+	u, err := s.store.GetUser(ctx, callerApp, domain.CanonicalID(userID))
+	if err != nil {
+		return domain.User{}, err
+	}
+	if u.Deleted {
+		return domain.User{}, domain.NotFound("user")
+	}
+	return u, nil
+}
+
+// DeleteUser soft-deletes a user of the caller's app (DELETE /v1/users/{userId}), revokes the
+// user's refresh tokens and emits identity.user.deleted with the number of users the tenant keeps,
+// from which the tenant service decides whether the tenant goes too. Deleting twice is not found.
+func (s *Service) DeleteUser(ctx context.Context, callerApp, userID string) error {
+	userID = domain.CanonicalID(userID)
+	if !domain.IsUUID(userID) {
+		return domain.Invalid("userId", "must be a UUID")
+	}
+	_, err := s.store.DeleteUser(ctx, callerApp, userID, s.now(), func(u domain.User, left int) ([]events.Event, error) {
+		return event(EventUserDeleted, u.AppID, &identityv1.UserDeleted{
+			AppId: u.AppID, UserId: u.ID, TenantRef: u.TenantID, TenantUsersLeft: int32(left),
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return s.store.RevokeUserRefreshTokens(ctx, callerApp, userID)
 }
 
 // UpdateUser is route 18: only the patch's set fields change. A patch that changes nothing

@@ -26,9 +26,68 @@ type App struct {
 	// SealedPrivateKey is the PKCS#8 private key encrypted by the application layer; the domain never
 	// holds the plaintext so that no store or log can leak it by accident.
 	SealedPrivateKey []byte
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// AccessTokenTTL and RefreshTokenTTL are how long the tokens issued to the app's users live.
+	AccessTokenTTL  time.Duration
+	RefreshTokenTTL time.Duration
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
+
+// Default token lifetimes: short access tokens keep a stolen one useful only briefly (verification
+// re-checks the user anyway); refresh tokens rotate on every use, so a month keeps users signed in
+// without making an abandoned token live forever.
+const (
+	DefaultAccessTokenTTL  = 15 * time.Minute
+	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
+)
+
+// Bounds of the configurable lifetimes. An access token below a minute would expire during
+// ordinary clock skew; above a day, freezing a user would take too long to reach services that
+// cache verifications. Refresh tokens must outlive access tokens or refreshing could not work.
+const (
+	minAccessTokenTTL  = time.Minute
+	maxAccessTokenTTL  = 24 * time.Hour
+	maxRefreshTokenTTL = 365 * 24 * time.Hour
+)
+
+// SetTokenLifetimes sets the app's token lifetimes; zero selects the default.
+func (a *App) SetTokenLifetimes(access, refresh time.Duration) error {
+	if access == 0 {
+		access = DefaultAccessTokenTTL
+	}
+	if refresh == 0 {
+		refresh = DefaultRefreshTokenTTL
+	}
+	if access < minAccessTokenTTL || access > maxAccessTokenTTL {
+		return Invalid("accessTokenTtlSeconds", "must be between %d and %d seconds", int(minAccessTokenTTL.Seconds()), int(maxAccessTokenTTL.Seconds()))
+	}
+	if refresh <= access || refresh > maxRefreshTokenTTL {
+		return Invalid("refreshTokenTtlSeconds", "must be longer than the access token lifetime and at most %d seconds", int(maxRefreshTokenTTL.Seconds()))
+	}
+	a.AccessTokenTTL, a.RefreshTokenTTL = access, refresh
+	return nil
+}
+
+// RegisteredRedirect reports whether uri is one of the app's redirect URIs. One trailing "/" is
+// ignored on both sides: clients add or drop it ("https://app.test" vs "https://app.test/"), and
+// both name the same page. Anything else must match exactly, so a code can never be sent to a
+// page the app did not register.
+func (a App) RegisteredRedirect(uri string) bool {
+	if uri == "" {
+		return false
+	}
+	want := TrimSlash(uri)
+	for _, r := range a.RedirectURIs {
+		if TrimSlash(r) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// TrimSlash drops one trailing "/" (the published browser SDK expects the token response's
+// redirectUri without it).
+func TrimSlash(uri string) string { return strings.TrimSuffix(uri, "/") }
 
 // KeyPair is a freshly generated signing key pair: the public half as SPKI PEM and the private half
 // as PKCS#8 DER, ready to be sealed.
@@ -74,8 +133,9 @@ func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, 
 	}
 	now = now.UTC()
 	return App{
-		ID: uuid.NewString(), ProjectID: projectID, Name: name, Enabled: true,
-		RedirectURIs: uris, CreatedAt: now, UpdatedAt: now,
+		ID: uuid.NewString(), ProjectID: projectID, Name: name, Enabled: true, RedirectURIs: uris,
+		AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL,
+		CreatedAt: now, UpdatedAt: now,
 	}, nil
 }
 

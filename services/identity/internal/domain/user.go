@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -52,6 +53,10 @@ type User struct {
 	LastSignInAt *time.Time // nil until the first sign-in
 	LastSignInIP string
 
+	// PasswordHash is the argon2id hash of the user's password in PHC form ("" = no password, e.g.
+	// users provisioned by an operator). It never leaves the service.
+	PasswordHash string
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -87,6 +92,38 @@ func (u *User) SetFrozen(frozen bool, now time.Time) (changed bool, err error) {
 	u.Frozen = frozen
 	u.UpdatedAt = now.UTC()
 	return true, nil
+}
+
+// ErrUserInactive is returned when a frozen or deleted user tries to sign in or use a token.
+var ErrUserInactive = errors.New("user is frozen or deleted")
+
+// CheckActive refuses frozen and deleted users: they may neither sign in nor hold working tokens.
+func (u User) CheckActive() error {
+	if u.Frozen || u.Deleted {
+		return ErrUserInactive
+	}
+	return nil
+}
+
+// RecordSignIn notes a successful sign-in (route 8 lists them; tenant reads show the flags).
+func (u *User) RecordSignIn(at time.Time, ip string) error {
+	if err := u.CheckActive(); err != nil {
+		return err
+	}
+	at = at.UTC()
+	u.LastSignInAt, u.LastSignInIP, u.UpdatedAt = &at, ip, at
+	return nil
+}
+
+// MarkDeleted soft-deletes the user: the row stays for the tenant's records and analytics, but
+// the user can no longer sign in, and the email address becomes free for a new account. Deleting
+// twice is "not found", as for any other missing user.
+func (u *User) MarkDeleted(now time.Time) error {
+	if u.Deleted {
+		return NotFound("user")
+	}
+	u.Deleted, u.UpdatedAt = true, now.UTC()
+	return nil
 }
 
 // ApplyPatch validates every set field of p and applies the ones that differ from the user's current

@@ -140,6 +140,8 @@ func App(a domain.App) *identityv1.App {
 		Id: a.ID, ProjectId: a.ProjectID, Name: a.Name, Enabled: a.Enabled,
 		RedirectUris: a.RedirectURIs, PublicKey: a.PublicKeyPEM,
 		CreatedAt: Timestamp(a.CreatedAt), UpdatedAt: Timestamp(a.UpdatedAt),
+		AccessTokenTtlSeconds:  int32(a.AccessTokenTTL / time.Second),
+		RefreshTokenTtlSeconds: int32(a.RefreshTokenTTL / time.Second),
 	}
 }
 

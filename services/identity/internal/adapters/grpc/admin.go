@@ -2,6 +2,7 @@ package grpc
 
 import (
 	"context"
+	"time"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
@@ -25,7 +26,11 @@ func (s *AdminServer) CreateProject(ctx context.Context, req *identityv1.CreateP
 
 // CreateApp provisions an app with a new key pair.
 func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRequest) (*identityv1.App, error) {
-	a, err := s.svc.CreateApp(ctx, req.GetProjectId(), req.GetName(), req.GetRedirectUris())
+	a, err := s.svc.CreateApp(ctx, app.NewApp{
+		ProjectID: req.GetProjectId(), Name: req.GetName(), RedirectURIs: req.GetRedirectUris(),
+		AccessTokenTTL:  time.Duration(req.GetAccessTokenTtlSeconds()) * time.Second,
+		RefreshTokenTTL: time.Duration(req.GetRefreshTokenTtlSeconds()) * time.Second,
+	})
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -25,6 +25,7 @@ import (
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/password"
 	"github.com/berthhq/berth/services/identity/internal/sealbox"
 )
 
@@ -38,6 +39,15 @@ type env struct {
 	identity identityv1.IdentityServiceClient
 	internal identityv1.IdentityInternalServiceClient
 	admin    identityv1.IdentityAdminServiceClient
+	token    identityv1.TokenServiceClient
+	login    identityv1.LoginServiceClient
+}
+
+// tenants stands in for the tenant service.
+type tenants struct{}
+
+func (tenants) CreateTenant(context.Context, string, string) (string, error) {
+	return uuid.NewString(), nil
 }
 
 func newEnv(t *testing.T) *env {
@@ -46,13 +56,15 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.New(app.Config{Store: memory.New(&events.MemoryOutbox{}), Pepper: []byte("pepper"), Box: box})
+	svc, err := app.New(app.Config{Store: memory.New(&events.MemoryOutbox{}), Pepper: []byte("pepper"), Box: box,
+		Tenants: tenants{}, Issuer: "test-issuer", PublicURL: "https://berth.test",
+		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpcx.NewServer(grpcx.ServerOptions{
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Policy: authn.Policy{Keys: svc, AdminToken: adminToken, ServiceToken: serviceToken},
+		Policy: authn.Policy{Keys: svc, Tokens: svc, AdminToken: adminToken, ServiceToken: serviceToken},
 	})
 	grpcadapter.Register(srv, svc)
 	lis := bufconn.Listen(1 << 20)
@@ -69,6 +81,8 @@ func newEnv(t *testing.T) *env {
 		identity: identityv1.NewIdentityServiceClient(conn),
 		internal: identityv1.NewIdentityInternalServiceClient(conn),
 		admin:    identityv1.NewIdentityAdminServiceClient(conn),
+		token:    identityv1.NewTokenServiceClient(conn),
+		login:    identityv1.NewLoginServiceClient(conn),
 	}
 }
 

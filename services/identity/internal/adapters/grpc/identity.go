@@ -5,13 +5,16 @@ import (
 
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/authn"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/wire"
 )
 
-// IdentityServer implements the app-facing routes 11, 14, 15, 16 and 18.
+// IdentityServer implements the app-facing routes 11, 14, 15, 16 and 18 and the documented extra
+// user routes (GET /v1/users/me, DELETE /v1/users/{userId}).
 type IdentityServer struct {
 	identityv1.UnimplementedIdentityServiceServer
 	svc *app.Service
@@ -76,6 +79,32 @@ func (s *IdentityServer) UpdateUser(ctx context.Context, req *identityv1.UpdateU
 		return nil, err
 	}
 	if err := s.svc.UpdateUser(ctx, caller, req.GetUserId(), patch(req.GetBody().GetUser())); err != nil {
+		return nil, toStatus(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// GetMe returns the user of the tenant access token.
+func (s *IdentityServer) GetMe(ctx context.Context, _ *identityv1.GetMeRequest) (*identityv1.User, error) {
+	p, ok := authn.FromContext(ctx)
+	if !ok || p.Kind != authn.KindTenantToken || p.AppID == "" || p.UserID == "" {
+		return nil, apierr.Unauthenticated("this route needs a tenant access token")
+	}
+	u, err := s.svc.GetMe(ctx, p.AppID, p.UserID)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.User(u), nil
+}
+
+// DeleteUser deletes a user: with a write key any user of the app, with a tenant access token the
+// token's own user (the access policy compares userId with the token).
+func (s *IdentityServer) DeleteUser(ctx context.Context, req *identityv1.DeleteUserRequest) (*emptypb.Empty, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.DeleteUser(ctx, caller, req.GetUserId()); err != nil {
 		return nil, toStatus(err)
 	}
 	return &emptypb.Empty{}, nil

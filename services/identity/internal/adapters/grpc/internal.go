@@ -36,3 +36,14 @@ func (s *InternalServer) ListTenantUsers(ctx context.Context, req *identityv1.Li
 	}
 	return out, nil
 }
+
+// VerifyAccessToken checks a tenant access token for another service's access policy.
+func (s *InternalServer) VerifyAccessToken(ctx context.Context, req *identityv1.VerifyAccessTokenRequest) (*identityv1.VerifiedAccessToken, error) {
+	v, err := s.svc.VerifyToken(ctx, req.GetAccessToken())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &identityv1.VerifiedAccessToken{
+		AppId: v.AppID, TenantId: v.TenantID, UserId: v.UserID, TokenId: v.TokenID, ExpiresAt: v.ExpiresAt.Unix(),
+	}, nil
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/identity/internal/app"
@@ -25,6 +26,10 @@ type Store struct {
 	keys     map[string]domain.APIKey
 	users    map[string]domain.User
 	roles    map[string]domain.UserRole
+	codes    map[string]domain.AuthCode      // by string(hash)
+	families map[string]domain.RefreshFamily // by id
+	refresh  map[string]domain.RefreshToken  // by string(hash)
+	failures map[string][]time.Time          // by key
 }
 
 var _ app.Store = (*Store)(nil)
@@ -38,6 +43,10 @@ func New(outbox *events.MemoryOutbox) *Store {
 		keys:     map[string]domain.APIKey{},
 		users:    map[string]domain.User{},
 		roles:    map[string]domain.UserRole{},
+		codes:    map[string]domain.AuthCode{},
+		families: map[string]domain.RefreshFamily{},
+		refresh:  map[string]domain.RefreshToken{},
+		failures: map[string][]time.Time{},
 	}
 }
 
@@ -140,10 +149,11 @@ func cloneUser(u domain.User) domain.User {
 	return u
 }
 
-// emailUsed reports whether another user of appID has email (case-insensitively). Callers hold mu.
+// emailUsed reports whether another live user of appID has email (case-insensitively); deleted
+// users free their address. Callers hold mu.
 func (s *Store) emailUsed(appID, email, exceptID string) bool {
 	for _, u := range s.users {
-		if u.AppID == appID && u.ID != exceptID && strings.EqualFold(u.Email, email) {
+		if u.AppID == appID && u.ID != exceptID && !u.Deleted && strings.EqualFold(u.Email, email) {
 			return true
 		}
 	}
@@ -157,7 +167,7 @@ func (s *Store) CreateUser(_ context.Context, u domain.User) error {
 	if _, ok := s.apps[u.AppID]; !ok {
 		return domain.NotFound("app")
 	}
-	if s.emailUsed(u.AppID, u.Email, u.ID) {
+	if !u.Deleted && s.emailUsed(u.AppID, u.Email, u.ID) {
 		return domain.ErrEmailTaken
 	}
 	s.users[u.ID] = cloneUser(u)
@@ -179,12 +189,61 @@ func (s *Store) GetUser(_ context.Context, appID, userID string) (domain.User, e
 func (s *Store) GetUserByEmail(_ context.Context, appID, email string) (domain.User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var (
+		best  domain.User
+		found bool
+	)
 	for _, u := range s.users {
-		if u.AppID == appID && strings.EqualFold(u.Email, email) {
-			return cloneUser(u), nil
+		if u.AppID != appID || !strings.EqualFold(u.Email, email) {
+			continue
+		}
+		if !found || preferred(u, best) {
+			best, found = u, true
 		}
 	}
-	return domain.User{}, domain.NotFound("user")
+	if !found {
+		return domain.User{}, domain.NotFound("user")
+	}
+	return cloneUser(best), nil
+}
+
+// preferred orders users sharing an address as the SQL adapter does: live first, then the most
+// recently updated, then by id.
+func preferred(a, b domain.User) bool {
+	if a.Deleted != b.Deleted {
+		return !a.Deleted
+	}
+	if !a.UpdatedAt.Equal(b.UpdatedAt) {
+		return a.UpdatedAt.After(b.UpdatedAt)
+	}
+	return a.ID < b.ID
+}
+
+// DeleteUser implements app.Users.
+func (s *Store) DeleteUser(_ context.Context, appID, userID string, now time.Time, fn func(domain.User, int) ([]events.Event, error)) (domain.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.users[userID]
+	if !ok || cur.AppID != appID {
+		return domain.User{}, domain.NotFound("user")
+	}
+	next := cloneUser(cur)
+	if err := next.MarkDeleted(now); err != nil {
+		return domain.User{}, err
+	}
+	left := 0
+	for _, u := range s.users {
+		if cur.TenantID != "" && u.AppID == appID && u.TenantID == cur.TenantID && !u.Deleted && u.ID != userID {
+			left++
+		}
+	}
+	evs, err := fn(cloneUser(next), left)
+	if err != nil {
+		return domain.User{}, err
+	}
+	s.users[userID] = cloneUser(next)
+	s.outbox.Add(evs...)
+	return next, nil
 }
 
 // UpdateUser implements app.Users.
@@ -201,7 +260,7 @@ func (s *Store) UpdateUser(_ context.Context, appID, userID string, fn func(*dom
 		return domain.User{}, err
 	}
 	next.ID, next.AppID = cur.ID, cur.AppID // fn cannot move the user to another row or app
-	if s.emailUsed(appID, next.Email, userID) {
+	if !next.Deleted && s.emailUsed(appID, next.Email, userID) {
 		return domain.User{}, domain.ErrEmailTaken
 	}
 	s.users[userID] = cloneUser(next)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,7 +22,7 @@ var userColumns = []string{
 	"email_verified", "gender", "other_gender", "birthdate", "zoneinfo", "locale", "phone_number",
 	"phone_number_verified", "frozen", "deleted", "verified_by_admin", "idp_a_email_verified",
 	"idp_b_email_verified", "idp_c_email_verified", "idp_d_email_verified", "last_sign_in_at",
-	"last_sign_in_ip", "created_at", "updated_at",
+	"last_sign_in_ip", "created_at", "updated_at", "password_hash",
 }
 
 func userFields(u *domain.User) []any {
@@ -32,7 +33,7 @@ func userFields(u *domain.User) []any {
 		&u.EmailVerified, &u.Gender, &u.OtherGender, &u.Birthdate, &u.Zoneinfo, &u.Locale, &u.PhoneNumber,
 		&u.PhoneNumberVerified, &u.Frozen, &u.Deleted, &u.VerifiedByAdmin, &u.IdpAEmailVerified,
 		&u.IdpBEmailVerified, &u.IdpCEmailVerified, &u.IdpDEmailVerified, &u.LastSignInAt,
-		&u.LastSignInIP, &u.CreatedAt, &u.UpdatedAt,
+		&u.LastSignInIP, &u.CreatedAt, &u.UpdatedAt, &u.PasswordHash,
 	}
 }
 
@@ -86,13 +87,68 @@ func (s *Store) GetUser(ctx context.Context, appID, userID string) (domain.User,
 	return scanUser(pgxx.Q(ctx, s.pool).QueryRow(ctx, selectUsers+`where app_id = $1 and id = $2`, appID, userID))
 }
 
-// GetUserByEmail implements app.Users (served by the users_app_email index).
+// GetUserByEmail implements app.Users (served by the users_app_email_all index).
 func (s *Store) GetUserByEmail(ctx context.Context, appID, email string) (domain.User, error) {
 	if !ids(appID) {
 		return domain.User{}, domain.NotFound("user")
 	}
 	return scanUser(pgxx.Q(ctx, s.pool).QueryRow(ctx,
-		selectUsers+`where app_id = $1 and lower(email) = lower($2)`, appID, email))
+		selectUsers+`where app_id = $1 and lower(email) = lower($2) order by deleted, updated_at desc, id limit 1`, appID, email))
+}
+
+// DeleteUser implements app.Users. The tenant's live users are locked in id order before the user
+// itself, so concurrent deletions in one tenant queue up instead of deadlocking, and each counts
+// the users the other left.
+func (s *Store) DeleteUser(ctx context.Context, appID, userID string, now time.Time, fn func(domain.User, int) ([]events.Event, error)) (domain.User, error) {
+	if !ids(appID, userID) {
+		return domain.User{}, domain.NotFound("user")
+	}
+	var out domain.User
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		// A user's tenant never changes, so reading it before taking the locks is safe.
+		var tenantID string
+		if err := tx.QueryRow(ctx, `select tenant_id from users where app_id = $1 and id = $2`, appID, userID).Scan(&tenantID); err != nil {
+			return noRow(err, "user")
+		}
+		left := 0
+		if tenantID != "" {
+			rows, err := tx.Query(ctx, `select id from users where app_id = $1 and tenant_id = $2 and not deleted
+				order by id for update`, appID, tenantID)
+			if err != nil {
+				return err
+			}
+			live, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, id := range live {
+				if id != userID {
+					left++
+				}
+			}
+		}
+		u, err := scanUser(tx.QueryRow(ctx, selectUsers+`where app_id = $1 and id = $2 for update`, appID, userID))
+		if err != nil {
+			return err
+		}
+		if err := u.MarkDeleted(now); err != nil {
+			return err
+		}
+		evs, err := fn(u, left)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `update users set deleted = true, updated_at = $3 where app_id = $1 and id = $2`,
+			appID, userID, u.UpdatedAt); err != nil {
+			return err
+		}
+		out = u
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
+	if err != nil {
+		return domain.User{}, err
+	}
+	return out, nil
 }
 
 // UpdateUser implements app.Users. The row is locked for the duration of fn, so concurrent updates

@@ -27,6 +27,10 @@ func Run(t *testing.T, newStore Factory) {
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, newStore) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, newStore) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, newStore) })
+	t.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, newStore) })
+	t.Run("AuthCodes", func(t *testing.T) { testAuthCodes(t, newStore) })
+	t.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, newStore) })
+	t.Run("LoginFailures", func(t *testing.T) { testLoginFailures(t, newStore) })
 }
 
 // t0 is a fixed instant at microsecond precision (what PostgreSQL keeps).
@@ -48,7 +52,8 @@ func newApp(projectID string) domain.App {
 		ID: uuid.NewString(), ProjectID: projectID, Name: "app", Enabled: true,
 		RedirectURIs:     []string{"https://example.test/cb", "http://localhost:3000/cb"},
 		PublicKeyPEM:     "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
-		SealedPrivateKey: []byte{1, 2, 3, 4}, CreatedAt: t0, UpdatedAt: t0,
+		SealedPrivateKey: []byte{1, 2, 3, 4}, AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
+		CreatedAt: t0, UpdatedAt: t0,
 	}
 }
 
@@ -153,14 +158,14 @@ func testApps(t *testing.T, newStore Factory) {
 		ev := mustEvent(t, app.EventAppChanged, a.ID)
 		later := t0.Add(time.Hour)
 		updated, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
-			x.Enabled, x.UpdatedAt, x.SealedPrivateKey = false, later, []byte{9}
+			x.Enabled, x.UpdatedAt, x.SealedPrivateKey, x.AccessTokenTTL = false, later, []byte{9}, time.Hour
 			return []events.Event{ev}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := a
-		want.Enabled, want.UpdatedAt, want.SealedPrivateKey = false, later, []byte{9}
+		want.Enabled, want.UpdatedAt, want.SealedPrivateKey, want.AccessTokenTTL = false, later, []byte{9}, time.Hour
 		wantEqual(t, "UpdateApp result", updated, want)
 		got, _ := s.GetApp(ctx, a.ID)
 		wantEqual(t, "app after update", got, want)
@@ -238,7 +243,7 @@ func testUsers(t *testing.T, newStore Factory) {
 			Zoneinfo: "Europe/London", Locale: "en-GB", PhoneNumber: "+44 20 1234", PhoneNumberVerified: true,
 			Frozen: true, Deleted: true, VerifiedByAdmin: true, IdpAEmailVerified: true, IdpBEmailVerified: true,
 			IdpCEmailVerified: true, IdpDEmailVerified: true, LastSignInAt: &signIn, LastSignInIP: "192.0.2.1",
-			CreatedAt: t0, UpdatedAt: t0.Add(time.Minute),
+			CreatedAt: t0, UpdatedAt: t0.Add(time.Minute), PasswordHash: "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
 		}
 		seedUser(t, s, u)
 		got, err := s.GetUser(ctx, a.ID, u.ID)

@@ -1,0 +1,205 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+)
+
+// insertForUser runs an "insert … select … where the user exists" statement and reports a missing
+// user as not found (the tables reference users by id only, so the app is checked here).
+func insertForUser(ctx context.Context, q pgxx.Querier, sql string, args ...any) error {
+	tag, err := q.Exec(ctx, sql, args...)
+	if err != nil {
+		return translate(err, "user")
+	}
+	if tag.RowsAffected() == 0 {
+		return domain.NotFound("user")
+	}
+	return nil
+}
+
+// CreateAuthCode implements app.AuthCodes.
+func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
+	if !ids(c.AppID, c.UserID) {
+		return domain.NotFound("user")
+	}
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `delete from auth_codes where expires_at < $1`, c.CreatedAt); err != nil {
+			return err
+		}
+		return insertForUser(ctx, tx, `insert into auth_codes
+			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt)
+	})
+}
+
+// ConsumeAuthCode implements app.AuthCodes: one delete … returning, so two concurrent consumers
+// cannot both get the row.
+func (s *Store) ConsumeAuthCode(ctx context.Context, hash []byte) (domain.AuthCode, error) {
+	var c domain.AuthCode
+	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `delete from auth_codes where hash = $1
+		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at`, hash).
+		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt)
+	if err != nil {
+		return domain.AuthCode{}, noRow(err, "authorization code")
+	}
+	c.AuthTime, c.CreatedAt, c.ExpiresAt = utc(c.AuthTime), utc(c.CreatedAt), utc(c.ExpiresAt)
+	return c, nil
+}
+
+// CreateRefreshFamily implements app.RefreshTokens.
+func (s *Store) CreateRefreshFamily(ctx context.Context, f domain.RefreshFamily, first domain.RefreshToken) error {
+	if !ids(f.ID, f.AppID, f.UserID) {
+		return domain.NotFound("user")
+	}
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if err := insertForUser(ctx, tx, `insert into refresh_families
+			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked)
+			select $1, $2, $3, $4, $5, $6, $7, $8 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			f.ID, f.AppID, f.UserID, f.RedirectURI, f.Scope, f.AuthTime, f.CreatedAt, f.Revoked); err != nil {
+			return err
+		}
+		return insertToken(ctx, tx, f.ID, first)
+	})
+}
+
+func insertToken(ctx context.Context, q pgxx.Querier, familyID string, t domain.RefreshToken) error {
+	_, err := q.Exec(ctx, `insert into refresh_tokens (hash, family_id, created_at, expires_at, used_at)
+		values ($1, $2, $3, $4, $5)`, t.Hash, familyID, t.CreatedAt, t.ExpiresAt, t.UsedAt)
+	return err
+}
+
+const familyColumns = `f.id, f.app_id, f.user_id, f.redirect_uri, f.scope, f.auth_time, f.created_at, f.revoked`
+
+// GetRefreshToken implements app.RefreshTokens.
+func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.RefreshToken, domain.RefreshFamily, error) {
+	var (
+		t domain.RefreshToken
+		f domain.RefreshFamily
+	)
+	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select t.hash, t.family_id, t.created_at, t.expires_at, t.used_at, `+familyColumns+`
+		from refresh_tokens t join refresh_families f on f.id = t.family_id where t.hash = $1`, hash).
+		Scan(&t.Hash, &t.FamilyID, &t.CreatedAt, &t.ExpiresAt, &t.UsedAt,
+			&f.ID, &f.AppID, &f.UserID, &f.RedirectURI, &f.Scope, &f.AuthTime, &f.CreatedAt, &f.Revoked)
+	if err != nil {
+		return domain.RefreshToken{}, domain.RefreshFamily{}, noRow(err, "refresh token")
+	}
+	t.CreatedAt, t.ExpiresAt = utc(t.CreatedAt), utc(t.ExpiresAt)
+	if t.UsedAt != nil {
+		at := utc(*t.UsedAt)
+		t.UsedAt = &at
+	}
+	f.AuthTime, f.CreatedAt = utc(f.AuthTime), utc(f.CreatedAt)
+	return t, f, nil
+}
+
+// errSpent rolls the rotation back; the family is then revoked in a transaction of its own, so the
+// revocation survives the failed rotation.
+var errSpent = errors.New("spent")
+
+// RotateRefreshToken implements app.RefreshTokens. The family row is locked first: a concurrent
+// rotation of the same token waits, then finds it used; a concurrent revocation waits or is waited
+// for, and cannot miss the new token.
+func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error {
+	var familyID string
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `select family_id from refresh_tokens where hash = $1`, hash).Scan(&familyID); err != nil {
+			return noRow(err, "refresh token")
+		}
+		var revoked bool
+		if err := tx.QueryRow(ctx, `select revoked from refresh_families where id = $1 for update`, familyID).Scan(&revoked); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `update refresh_tokens set used_at = $2 where hash = $1 and used_at is null`, hash, next.CreatedAt)
+		if err != nil {
+			return err
+		}
+		if revoked || tag.RowsAffected() == 0 {
+			return errSpent
+		}
+		if _, err := tx.Exec(ctx, `delete from refresh_tokens where family_id = $1 and expires_at < $2`, familyID, next.CreatedAt); err != nil {
+			return err
+		}
+		return insertToken(ctx, tx, familyID, next)
+	})
+	if errors.Is(err, errSpent) {
+		if err := s.RevokeRefreshFamily(ctx, familyID); err != nil {
+			return err
+		}
+		return domain.ErrTokenSpent
+	}
+	return err
+}
+
+// RevokeRefreshFamily implements app.RefreshTokens.
+func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string) error {
+	if !ids(familyID) {
+		return nil
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update refresh_families set revoked = true where id = $1`, familyID)
+	return err
+}
+
+// RevokeUserRefreshTokens implements app.RefreshTokens.
+func (s *Store) RevokeUserRefreshTokens(ctx context.Context, appID, userID string) error {
+	if !ids(appID, userID) {
+		return nil
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
+		`update refresh_families set revoked = true where app_id = $1 and user_id = $2 and not revoked`, appID, userID)
+	return err
+}
+
+// RevokeAppRefreshTokens implements app.RefreshTokens.
+func (s *Store) RevokeAppRefreshTokens(ctx context.Context, appID string) error {
+	if !ids(appID) {
+		return nil
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update refresh_families set revoked = true where app_id = $1 and not revoked`, appID)
+	return err
+}
+
+// failureKey is the stored form of a limit key: its SHA-256, so the table holds no email or
+// address in clear text.
+func failureKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+// CountLoginFailures implements app.LoginFailures.
+func (s *Store) CountLoginFailures(ctx context.Context, key string, since time.Time) (int, error) {
+	var n int
+	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select count(*) from login_failures where key = $1 and at >= $2`,
+		failureKey(key), since).Scan(&n)
+	return n, err
+}
+
+// RecordLoginFailure implements app.LoginFailures.
+func (s *Store) RecordLoginFailure(ctx context.Context, at, forgetBefore time.Time, keys ...string) error {
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		for _, key := range keys {
+			k := failureKey(key)
+			if _, err := tx.Exec(ctx, `delete from login_failures where key = $1 and at < $2`, k, forgetBefore); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `insert into login_failures (key, at) values ($1, $2)`, k, at); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ClearLoginFailures implements app.LoginFailures.
+func (s *Store) ClearLoginFailures(ctx context.Context, key string) error {
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `delete from login_failures where key = $1`, failureKey(key))
+	return err
+}

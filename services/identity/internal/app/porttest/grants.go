@@ -1,0 +1,454 @@
+package porttest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+)
+
+// concurrently runs fn n times at once and returns how many calls succeeded.
+func concurrently(n int, fn func() error) (ok int, errs []error) {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		start = make(chan struct{})
+	)
+	for range n {
+		wg.Go(func() {
+			<-start
+			err := fn()
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				ok++
+			} else {
+				errs = append(errs, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return ok, errs
+}
+
+func testDeleteUser(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	inTenant := func(appID, email, tenant string) domain.User {
+		u := newUser(appID, email)
+		u.TenantID = tenant
+		return u
+	}
+	keep := func(evs ...events.Event) func(domain.User, int) ([]events.Event, error) {
+		return func(domain.User, int) ([]events.Event, error) { return evs, nil }
+	}
+
+	t.Run("marks the user deleted, counts the tenant's other live users and writes the events", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		tenant := uuid.NewString()
+		u := seedUser(t, s, inTenant(a.ID, "u@example.test", tenant))
+		seedUser(t, s, inTenant(a.ID, "other@example.test", tenant))
+		gone := inTenant(a.ID, "gone@example.test", tenant)
+		gone.Deleted = true
+		seedUser(t, s, gone)
+		seedUser(t, s, inTenant(a.ID, "elsewhere@example.test", uuid.NewString()))
+		ev := mustEvent(t, app.EventUserUpdated, a.ID)
+		later := t0.Add(time.Hour)
+		var seen int
+		deleted, err := s.DeleteUser(ctx, a.ID, u.ID, later, func(d domain.User, left int) ([]events.Event, error) {
+			seen = left
+			if !d.Deleted {
+				t.Error("fn got a user not yet marked deleted")
+			}
+			return []events.Event{ev}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := u
+		want.Deleted, want.UpdatedAt = true, later
+		wantEqual(t, "DeleteUser result", deleted, want)
+		got, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "user after delete", got, want)
+		wantEqual(t, "tenant users left", seen, 1)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+
+		_, err = s.DeleteUser(ctx, a.ID, u.ID, later, keep())
+		wantNotFound(t, "second delete", err)
+	})
+
+	t.Run("a user without a tenant leaves zero", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "solo@example.test"))
+		left := -1
+		if _, err := s.DeleteUser(ctx, a.ID, u.ID, t0, func(_ domain.User, n int) ([]events.Event, error) { left = n; return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "left", left, 0)
+	})
+
+	t.Run("a failing fn deletes nothing", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, err := s.DeleteUser(ctx, a.ID, u.ID, t0, func(domain.User, int) ([]events.Event, error) {
+			return []events.Event{mustEvent(t, app.EventUserUpdated, a.ID)}, errBoom
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("error = %v, want fn's error", err)
+		}
+		got, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "user after failed delete", got, u)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+
+	t.Run("only users of the app can be deleted", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, err := s.DeleteUser(ctx, other.ID, u.ID, t0, keep())
+		wantNotFound(t, "delete from another app", err)
+		_, err = s.DeleteUser(ctx, a.ID, "x", t0, keep())
+		wantNotFound(t, "malformed id", err)
+	})
+
+	t.Run("concurrent deletions of a tenant's last users count each other", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		tenant := uuid.NewString()
+		users := []domain.User{
+			seedUser(t, s, inTenant(a.ID, "one@example.test", tenant)),
+			seedUser(t, s, inTenant(a.ID, "two@example.test", tenant)),
+			seedUser(t, s, inTenant(a.ID, "three@example.test", tenant)),
+		}
+		var (
+			mu    sync.Mutex
+			lefts []int
+			next  int
+		)
+		ok, errs := concurrently(len(users), func() error {
+			mu.Lock()
+			u := users[next]
+			next++
+			mu.Unlock()
+			_, err := s.DeleteUser(ctx, a.ID, u.ID, t0, func(_ domain.User, left int) ([]events.Event, error) {
+				mu.Lock()
+				lefts = append(lefts, left)
+				mu.Unlock()
+				return nil, nil
+			})
+			return err
+		})
+		if ok != len(users) {
+			t.Fatalf("%d of %d deletions succeeded: %v", ok, len(users), errs)
+		}
+		// Each deletion saw the ones before it: the counts are 2, 1, 0 in some order, so exactly one
+		// deletion saw the tenant emptied.
+		slices.Sort(lefts)
+		wantEqual(t, "counts seen", lefts, []int{0, 1, 2})
+	})
+
+	t.Run("a deleted user's email can be used again and lookups prefer the live user", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		old := seedUser(t, s, newUser(a.ID, "reuse@example.test"))
+		if _, err := s.DeleteUser(ctx, a.ID, old.ID, t0.Add(time.Hour), keep()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetUserByEmail(ctx, a.ID, "reuse@example.test")
+		if err != nil || got.ID != old.ID || !got.Deleted {
+			t.Errorf("lookup with only the deleted user: %v, %v", got.ID, err)
+		}
+		fresh := seedUser(t, s, newUser(a.ID, "REUSE@example.test"))
+		got, err = s.GetUserByEmail(ctx, a.ID, "reuse@example.test")
+		if err != nil || got.ID != fresh.ID {
+			t.Errorf("lookup = %v, %v; want the live user %s", got.ID, err, fresh.ID)
+		}
+		if err := s.CreateUser(ctx, newUser(a.ID, "reuse@example.test")); !errors.Is(err, domain.ErrEmailTaken) {
+			t.Errorf("second live user with the address: %v, want ErrEmailTaken", err)
+		}
+	})
+}
+
+func newCode(appID, userID string, created time.Time) (domain.AuthCode, string) {
+	secret, hash, err := domain.NewSecret()
+	if err != nil {
+		panic(err)
+	}
+	return domain.AuthCode{
+		Hash: hash, AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb", Nonce: "nonce-1",
+		Scope: "openid email", AuthTime: created.Add(-time.Second), CreatedAt: created, ExpiresAt: created.Add(domain.AuthCodeTTL),
+	}, secret
+}
+
+func testAuthCodes(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+
+	t.Run("a code is consumed once with every field", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		c, secret := newCode(a.ID, u.ID, t0)
+		if err := s.CreateAuthCode(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ConsumeAuthCode(ctx, domain.HashSecret(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "ConsumeAuthCode", got, c)
+		_, err = s.ConsumeAuthCode(ctx, c.Hash)
+		wantNotFound(t, "second consume", err)
+		_, err = s.ConsumeAuthCode(ctx, domain.HashSecret("unknown"))
+		wantNotFound(t, "unknown code", err)
+	})
+
+	t.Run("concurrent consumers: exactly one gets the code", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		c, _ := newCode(a.ID, u.ID, t0)
+		if err := s.CreateAuthCode(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		ok, errs := concurrently(8, func() error { _, err := s.ConsumeAuthCode(ctx, c.Hash); return err })
+		if ok != 1 {
+			t.Fatalf("%d consumers got the code, want 1", ok)
+		}
+		for _, err := range errs {
+			wantNotFound(t, "losing consumer", err)
+		}
+	})
+
+	t.Run("codes need a user of the app", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		c, _ := newCode(other.ID, u.ID, t0)
+		wantNotFound(t, "user of another app", s.CreateAuthCode(ctx, c))
+		c, _ = newCode(a.ID, uuid.NewString(), t0)
+		wantNotFound(t, "unknown user", s.CreateAuthCode(ctx, c))
+	})
+
+	t.Run("creating a code forgets expired ones", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		old, _ := newCode(a.ID, u.ID, t0)
+		live, _ := newCode(a.ID, u.ID, t0.Add(30*time.Second))
+		for _, c := range []domain.AuthCode{old, live} {
+			if err := s.CreateAuthCode(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		later, _ := newCode(a.ID, u.ID, t0.Add(domain.AuthCodeTTL+time.Second))
+		if err := s.CreateAuthCode(ctx, later); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.ConsumeAuthCode(ctx, old.Hash)
+		wantNotFound(t, "expired code after a newer one was created", err)
+		if _, err := s.ConsumeAuthCode(ctx, live.Hash); err != nil {
+			t.Errorf("a code still valid was forgotten: %v", err)
+		}
+	})
+}
+
+func newFamily(appID, userID string) domain.RefreshFamily {
+	return domain.RefreshFamily{ID: uuid.NewString(), AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb",
+		Scope: "openid", AuthTime: t0.Add(-time.Minute), CreatedAt: t0}
+}
+
+func newRefresh(created time.Time, ttl time.Duration) domain.RefreshToken {
+	_, hash, err := domain.NewSecret()
+	if err != nil {
+		panic(err)
+	}
+	return domain.RefreshToken{Hash: hash, CreatedAt: created, ExpiresAt: created.Add(ttl)}
+}
+
+func testRefreshTokens(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	seedFamily := func(t *testing.T, s app.Store, appID, userID string) (domain.RefreshFamily, domain.RefreshToken) {
+		t.Helper()
+		f, first := newFamily(appID, userID), newRefresh(t0, time.Hour)
+		if err := s.CreateRefreshFamily(ctx, f, first); err != nil {
+			t.Fatal(err)
+		}
+		first.FamilyID = f.ID
+		return f, first
+	}
+	revoked := func(t *testing.T, s app.Store, hash []byte) bool {
+		t.Helper()
+		_, f, err := s.GetRefreshToken(ctx, hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Revoked
+	}
+
+	t.Run("a family round trips with its first token", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		f, first := seedFamily(t, s, a.ID, u.ID)
+		tok, fam, err := s.GetRefreshToken(ctx, first.Hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "token", tok, first)
+		wantEqual(t, "family", fam, f)
+		_, _, err = s.GetRefreshToken(ctx, domain.HashSecret("nope"))
+		wantNotFound(t, "unknown token", err)
+		other := seedApp(t, s)
+		wantNotFound(t, "family for a user of another app", s.CreateRefreshFamily(ctx, newFamily(other.ID, u.ID), newRefresh(t0, time.Hour)))
+	})
+
+	t.Run("rotation marks the token used and continues the family", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		f, first := seedFamily(t, s, a.ID, u.ID)
+		next := newRefresh(t0.Add(time.Minute), time.Hour)
+		if err := s.RotateRefreshToken(ctx, first.Hash, next); err != nil {
+			t.Fatal(err)
+		}
+		old, _, _ := s.GetRefreshToken(ctx, first.Hash)
+		if old.UsedAt == nil || !old.UsedAt.Equal(next.CreatedAt) {
+			t.Errorf("rotated token UsedAt = %v, want %v", old.UsedAt, next.CreatedAt)
+		}
+		got, fam, err := s.GetRefreshToken(ctx, next.Hash)
+		if err != nil || got.FamilyID != f.ID || fam.Revoked || got.UsedAt != nil {
+			t.Fatalf("next token = %+v in %+v, %v", got, fam, err)
+		}
+	})
+
+	t.Run("rotating a used token revokes the family", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, first := seedFamily(t, s, a.ID, u.ID)
+		next := newRefresh(t0.Add(time.Minute), time.Hour)
+		if err := s.RotateRefreshToken(ctx, first.Hash, next); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RotateRefreshToken(ctx, first.Hash, newRefresh(t0.Add(2*time.Minute), time.Hour)); !errors.Is(err, domain.ErrTokenSpent) {
+			t.Fatalf("reuse: error = %v, want ErrTokenSpent", err)
+		}
+		if !revoked(t, s, next.Hash) {
+			t.Error("reuse of a rotated token left its family valid")
+		}
+		if err := s.RotateRefreshToken(ctx, next.Hash, newRefresh(t0.Add(3*time.Minute), time.Hour)); !errors.Is(err, domain.ErrTokenSpent) {
+			t.Errorf("rotation in a revoked family: error = %v, want ErrTokenSpent", err)
+		}
+		err := s.RotateRefreshToken(ctx, domain.HashSecret("nope"), newRefresh(t0, time.Hour))
+		wantNotFound(t, "rotate unknown token", err)
+	})
+
+	t.Run("concurrent rotations of one token: exactly one succeeds", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, first := seedFamily(t, s, a.ID, u.ID)
+		ok, errs := concurrently(6, func() error {
+			return s.RotateRefreshToken(ctx, first.Hash, newRefresh(t0.Add(time.Minute), time.Hour))
+		})
+		if ok != 1 {
+			t.Fatalf("%d rotations succeeded, want 1 (%v)", ok, errs)
+		}
+		for _, err := range errs {
+			if !errors.Is(err, domain.ErrTokenSpent) {
+				t.Errorf("losing rotation: %v, want ErrTokenSpent", err)
+			}
+		}
+	})
+
+	t.Run("rotation forgets the family's expired tokens", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		_, first := seedFamily(t, s, a.ID, u.ID)
+		second := newRefresh(t0.Add(time.Minute), time.Minute)
+		if err := s.RotateRefreshToken(ctx, first.Hash, second); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RotateRefreshToken(ctx, second.Hash, newRefresh(t0.Add(2*time.Hour), time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := s.GetRefreshToken(ctx, first.Hash)
+		wantNotFound(t, "expired token of the family", err)
+	})
+
+	t.Run("revocation by family, user and app", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		u1 := seedUser(t, s, newUser(a.ID, "one@example.test"))
+		u2 := seedUser(t, s, newUser(a.ID, "two@example.test"))
+		u3 := seedUser(t, s, newUser(other.ID, "three@example.test"))
+		f1, t1 := seedFamily(t, s, a.ID, u1.ID)
+		_, t1b := seedFamily(t, s, a.ID, u1.ID)
+		_, t2 := seedFamily(t, s, a.ID, u2.ID)
+		_, t3 := seedFamily(t, s, other.ID, u3.ID)
+		state := func() []bool {
+			return []bool{revoked(t, s, t1.Hash), revoked(t, s, t1b.Hash), revoked(t, s, t2.Hash), revoked(t, s, t3.Hash)}
+		}
+		if err := s.RevokeRefreshFamily(ctx, f1.ID); err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "after revoking one family", state(), []bool{true, false, false, false})
+		if err := s.RevokeUserRefreshTokens(ctx, a.ID, u1.ID); err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "after revoking user one", state(), []bool{true, true, false, false})
+		if err := s.RevokeAppRefreshTokens(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "after revoking the app", state(), []bool{true, true, true, false})
+	})
+}
+
+func testLoginFailures(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	record := func(at time.Time, forget time.Time, keys ...string) {
+		t.Helper()
+		if err := s.RecordLoginFailure(ctx, at, forget, keys...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(key string, since time.Time) int {
+		t.Helper()
+		n, err := s.CountLoginFailures(ctx, key, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	record(t0, t0.Add(-time.Hour), "email:a", "ip:1")
+	record(t0.Add(time.Minute), t0.Add(-time.Hour), "email:a", "ip:1")
+	record(t0.Add(2*time.Minute), t0.Add(-time.Hour), "ip:1")
+	wantEqual(t, "email failures", count("email:a", t0), 2)
+	wantEqual(t, "ip failures", count("ip:1", t0), 3)
+	wantEqual(t, "failures since the second", count("ip:1", t0.Add(time.Minute)), 2)
+	wantEqual(t, "unknown key", count("email:b", t0), 0)
+
+	// Recording forgets the key's failures older than forgetBefore.
+	record(t0.Add(3*time.Minute), t0.Add(90*time.Second), "ip:1")
+	wantEqual(t, "ip failures after pruning", count("ip:1", time.Time{}), 2)
+	wantEqual(t, "other key untouched by pruning", count("email:a", time.Time{}), 2)
+
+	if err := s.ClearLoginFailures(ctx, "email:a"); err != nil {
+		t.Fatal(err)
+	}
+	wantEqual(t, "after clearing", count("email:a", time.Time{}), 0)
+	wantEqual(t, "other key untouched by clearing", count("ip:1", time.Time{}), 2)
+}

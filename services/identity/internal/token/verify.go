@@ -1,0 +1,68 @@
+package token
+
+import (
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// ErrInvalid is matched (errors.Is) by every verification failure.
+var ErrInvalid = errors.New("invalid access token")
+
+// Leeway is the clock skew tolerated on exp: the signing and verifying services run on different
+// hosts, and a few seconds of drift must not log users out early.
+const Leeway = 10 * time.Second
+
+// Audience returns the single aud claim of raw WITHOUT verifying anything. It only tells the
+// verifier which app's key to check the signature with; every claim is checked afterwards.
+func Audience(raw string) (string, error) {
+	var c jwt.RegisteredClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(raw, &c); err != nil {
+		return "", errors.Join(ErrInvalid, err)
+	}
+	if len(c.Audience) != 1 || c.Audience[0] == "" {
+		return "", fmt.Errorf("%w: audience must name one app", ErrInvalid)
+	}
+	return c.Audience[0], nil
+}
+
+// Verified is what a valid access token states.
+type Verified struct {
+	AppID, TenantID, UserID, TokenID string
+	ExpiresAt                        time.Time
+}
+
+// claims is the subset of Access the verifier reads, in golang-jwt's terms.
+type claims struct {
+	jwt.RegisteredClaims
+	TenantID string `json:"tenantId"`
+	Use      string `json:"token_use"`
+}
+
+// VerifyAccess checks raw as an access token of appID: RS256 only (no "none", no HMAC keyed with
+// the public key), signed by key, issued by issuer, for appID, not expired (exp required, Leeway
+// tolerated) and marked as an access token.
+func VerifyAccess(raw, issuer, appID string, key *rsa.PublicKey, now func() time.Time) (Verified, error) {
+	p := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuer(issuer),
+		jwt.WithAudience(appID),
+		jwt.WithLeeway(Leeway),
+		jwt.WithTimeFunc(now),
+	)
+	var c claims
+	if _, err := p.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
+		return Verified{}, errors.Join(ErrInvalid, err)
+	}
+	if c.Use != UseAccess {
+		return Verified{}, fmt.Errorf("%w: not an access token", ErrInvalid)
+	}
+	if c.Subject == "" {
+		return Verified{}, fmt.Errorf("%w: no subject", ErrInvalid)
+	}
+	return Verified{AppID: appID, TenantID: c.TenantID, UserID: c.Subject, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}, nil
+}
