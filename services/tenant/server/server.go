@@ -1,7 +1,7 @@
 // Package server is the tenant service's composition root, used by cmd/tenant and by the
 // all-in-one process: it picks the store (Postgres, or memory for the embedded development
-// default), wires the use cases to the identity service, and builds the gRPC server with the
-// shared access policy.
+// default), wires the use cases to the identity service, builds the gRPC server with the shared
+// access policy, and runs the outbox relay and the consumer of identity's events.
 package server
 
 import (
@@ -32,12 +32,16 @@ import (
 // app changes also evict entries at once through identity's events; the TTL covers a missed event.
 const KeyCacheTTL = 30 * time.Second
 
+// TokenCacheTTL does the same for tenant access tokens (never past a token's own expiry); a frozen
+// or deleted user and a changed app evict them through identity's events.
+const TokenCacheTTL = 30 * time.Second
+
 // Config configures the service.
 type Config struct {
 	DatabaseURL string // "" = memory stores (embedded development default only)
 	Bus         events.Bus
 	// Identity is the connection to the identity service. Its calls must carry the service token
-	// (grpcx.Dial or grpcx.ServiceTokenInterceptor): key verification and user lists are
+	// (grpcx.Dial or grpcx.ServiceTokenInterceptor): key and token verification and user lists are
 	// service-only methods.
 	Identity     grpc.ClientConnInterface
 	AdminToken   string
@@ -51,7 +55,10 @@ type Service struct {
 	cfg    Config
 	pool   *pgxpool.Pool // nil with memory stores
 	outbox events.OutboxSource
+	inbox  events.Inbox // kept with the store, so a consumed event commits with its effect
+	svc    *app.Service
 	keys   *authn.KeyCache
+	tokens *authn.TokenCache
 	grpc   *grpc.Server
 	relay  *events.Relay
 }
@@ -68,7 +75,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	var repo app.Repository
 	if cfg.DatabaseURL == "" {
 		outbox := &events.MemoryOutbox{}
-		repo, s.outbox = memory.New(outbox), outbox
+		repo, s.outbox, s.inbox = memory.New(outbox), outbox, events.NewMemoryInbox()
 	} else {
 		pool, err := pgxx.Open(ctx, cfg.DatabaseURL)
 		if err != nil {
@@ -79,39 +86,50 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 			return nil, fmt.Errorf("tenant: %w", err)
 		}
 		s.pool = pool
-		repo, s.outbox = postgres.New(pool), events.NewPGOutbox(pool)
+		repo, s.outbox, s.inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	}
 	s.relay = events.NewRelay(s.outbox, cfg.Bus, cfg.Log)
 
 	identityClient := identityv1.NewIdentityInternalServiceClient(cfg.Identity)
 	s.keys = authn.NewKeyCache(authn.NewRemoteVerifier(identityClient), KeyCacheTTL)
-	svc := app.New(repo, identity.NewDirectory(identityClient), app.Options{
+	s.tokens = authn.NewTokenCache(authn.NewRemoteTokenVerifier(identityClient), TokenCacheTTL)
+	s.svc = app.New(repo, identity.NewDirectory(identityClient), app.Options{
 		Clock:    cfg.Clock,
 		NewID:    uuid.NewString,
 		OnCommit: s.relay.Notify,
 	})
 	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
 		Log:    cfg.Log,
-		Policy: authn.Policy{Keys: s.keys, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
+		Policy: authn.Policy{Keys: s.keys, Tokens: s.tokens, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
 	})
-	grpcadapter.Register(s.grpc, svc, cfg.Log)
+	grpcadapter.Register(s.grpc, s.svc, cfg.Log)
 	return s, nil
 }
 
 // GRPC is the server to serve on a listener.
 func (s *Service) GRPC() *grpc.Server { return s.grpc }
 
-// Run relays outbox events to JetStream and evicts cached API keys on identity's key and app
-// events, until ctx ends.
+// Run, until ctx ends, relays outbox events to JetStream, evicts cached API keys and access tokens
+// on identity's key, app and user events, and applies identity's user deletions to tenants.
 func (s *Service) Run(ctx context.Context) error {
 	if s.cfg.Bus.JS == nil {
 		return errors.New("tenant: Run needs a JetStream bus")
 	}
-	stop, err := s.keys.Watch(ctx, s.cfg.Bus)
+	stopKeys, err := s.keys.Watch(ctx, s.cfg.Bus)
 	if err != nil {
 		return fmt.Errorf("tenant: watch key changes: %w", err)
 	}
-	defer stop()
+	defer stopKeys()
+	stopTokens, err := s.tokens.Watch(ctx, s.cfg.Bus)
+	if err != nil {
+		return fmt.Errorf("tenant: watch token revocations: %w", err)
+	}
+	defer stopTokens()
+	stopConsumer, err := identity.ConsumeUserEvents(ctx, s.cfg.Bus, s.inbox, s.svc, s.cfg.Log)
+	if err != nil {
+		return fmt.Errorf("tenant: consume identity events: %w", err)
+	}
+	defer stopConsumer()
 	return s.relay.Run(ctx)
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/tenant/server"
 
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
@@ -41,63 +43,131 @@ func unusedIdentity(t *testing.T) *grpc.ClientConn {
 	return conn
 }
 
-func TestCreatedTenantReachesJetStream(t *testing.T) {
-	stores := []struct {
-		name        string
-		databaseURL func(t *testing.T) string
-	}{
-		{"memory", func(*testing.T) string { return "" }},
-		{"postgres", func(t *testing.T) string { return connString(t, pgtest.New(t, "tenant-server", postgres.Migrate)) }},
+// stores are the two ways the service keeps its state.
+var stores = []struct {
+	name        string
+	databaseURL func(t *testing.T) string
+}{
+	{"memory", func(*testing.T) string { return "" }},
+	{"postgres", func(t *testing.T) string { return connString(t, pgtest.New(t, "tenant-server", postgres.Migrate)) }},
+}
+
+// running is a service started with Run on a test bus, and an admin client of it.
+type running struct {
+	bus   events.Bus
+	admin tenantv1.TenantAdminServiceClient
+}
+
+// start builds the service on the store and runs it until the test ends; the test fails if Run
+// returns an error.
+func start(t *testing.T, databaseURL string) running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	bus, _ := natstest.New(t)
+	svc, err := server.New(ctx, server.Config{
+		DatabaseURL: databaseURL,
+		Bus:         bus,
+		Identity:    unusedIdentity(t),
+		AdminToken:  adminToken,
+		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
 	}
+	t.Cleanup(svc.Close)
+	runDone := make(chan error, 1)
+	go func() { runDone <- svc.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-runDone; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return running{bus: bus, admin: tenantv1.NewTenantAdminServiceClient(dial(t, svc.GRPC()))}
+}
+
+func (r running) createTenant(t *testing.T, appID string) *tenantv1.Tenant {
+	t.Helper()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), authn.MDAdminToken, adminToken)
+	tn, err := r.admin.CreateTenant(ctx, &tenantv1.CreateTenantRequest{AppId: appID, Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
+}
+
+// next returns the next event of the subscription, or fails the test when none comes.
+func next(t *testing.T, got <-chan events.Event, what string) events.Event {
+	t.Helper()
+	select {
+	case ev := <-got:
+		return ev
+	case <-time.After(15 * time.Second): // a bound on a hang, not a latency requirement
+		t.Fatalf("%s was not published", what)
+		return events.Event{}
+	}
+}
+
+func subscribe(t *testing.T, bus events.Bus, eventType string) <-chan events.Event {
+	t.Helper()
+	got := make(chan events.Event, 1)
+	stop, err := bus.Subscribe(context.Background(), []string{eventType}, func(ev events.Event) { got <- ev })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return got
+}
+
+func TestCreatedTenantReachesJetStream(t *testing.T) {
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			bus, _ := natstest.New(t)
-			svc, err := server.New(ctx, server.Config{
-				DatabaseURL: store.databaseURL(t),
-				Bus:         bus,
-				Identity:    unusedIdentity(t),
-				AdminToken:  adminToken,
-				Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+			r := start(t, store.databaseURL(t))
+			got := subscribe(t, r.bus, "tenant.tenant.created")
+			appID := uuid.NewString()
+			tn := r.createTenant(t, appID)
+
+			ev := next(t, got, "tenant.tenant.created")
+			var payload tenantv1.TenantChanged
+			if err := ev.Decode(&payload); err != nil {
+				t.Fatal(err)
+			}
+			if ev.AppID != appID || payload.GetTenantId() != tn.GetId() || payload.GetTenant().GetName() != "Acme" {
+				t.Fatalf("event %+v with payload %v", ev, &payload)
+			}
+		})
+	}
+}
+
+// Run consumes identity's user.deleted: the last user's tenant is retired and the change is
+// published like any other tenant update.
+func TestDeletedLastUserRetiresTheTenant(t *testing.T) {
+	for _, store := range stores {
+		t.Run(store.name, func(t *testing.T) {
+			r := start(t, store.databaseURL(t))
+			got := subscribe(t, r.bus, "tenant.tenant.updated")
+			appID := uuid.NewString()
+			tn := r.createTenant(t, appID)
+
+			ev, err := events.New("identity", "identity.user.deleted", appID, &identityv1.UserDeleted{
+				AppId: appID, UserId: uuid.NewString(), TenantRef: tn.GetId(), TenantUsersLeft: 0,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(svc.Close)
-
-			got := make(chan events.Event, 1)
-			stop, err := bus.Subscribe(ctx, []string{"tenant.tenant.created"}, func(ev events.Event) { got <- ev })
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stop()
-			runDone := make(chan error, 1)
-			go func() { runDone <- svc.Run(ctx) }()
-
-			admin := tenantv1.NewTenantAdminServiceClient(dial(t, svc.GRPC()))
-			appID := uuid.NewString()
-			callCtx := metadata.AppendToOutgoingContext(ctx, authn.MDAdminToken, adminToken)
-			tn, err := admin.CreateTenant(callCtx, &tenantv1.CreateTenantRequest{AppId: appID, Name: "Acme"})
-			if err != nil {
+			if err := r.bus.Publish(context.Background(), ev); err != nil {
 				t.Fatal(err)
 			}
 
-			select {
-			case ev := <-got:
-				var payload tenantv1.TenantChanged
-				if err := ev.Decode(&payload); err != nil {
-					t.Fatal(err)
-				}
-				if ev.AppID != appID || payload.GetTenantId() != tn.GetId() || payload.GetTenant().GetName() != "Acme" {
-					t.Fatalf("event %+v with payload %v", ev, &payload)
-				}
-			case <-time.After(15 * time.Second): // a bound on a hang, not a latency requirement
-				t.Fatal("tenant.tenant.created was not published")
+			upd := next(t, got, "tenant.tenant.updated")
+			var payload tenantv1.TenantChanged
+			if err := upd.Decode(&payload); err != nil {
+				t.Fatal(err)
 			}
-			cancel()
-			if err := <-runDone; err != nil {
-				t.Fatalf("Run: %v", err)
+			if payload.GetTenantId() != tn.GetId() || !payload.GetTenant().GetDeleted() ||
+				!slices.Equal(payload.GetChangedFields(), []string{"deleted"}) {
+				t.Fatalf("update payload %v", &payload)
 			}
 		})
 	}

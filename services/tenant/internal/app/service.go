@@ -89,9 +89,47 @@ func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body
 	if appID, err = callerApp(appID); err != nil {
 		return err
 	}
+	return s.update(ctx, appID, id, func(t *domain.Tenant) []string {
+		return t.Apply(patch, s.clock(), s.newID)
+	})
+}
+
+// GetMyTenant is GET /v1/tenants/me: the tenant a tenant access token names. A token that names
+// no tenant (its user has none yet) has nothing to show: domain.ErrNotFound, like any absent
+// tenant. The id comes from identity, not the caller, so a malformed one is not the caller's
+// input error either and gets the same answer.
+func (s *Service) GetMyTenant(ctx context.Context, appID, tokenTenantID string) (TenantView, error) {
+	if !domain.IsUUID(tokenTenantID) {
+		return TenantView{}, domain.ErrNotFound
+	}
+	return s.GetTenant(ctx, appID, tokenTenantID)
+}
+
+// UserDeleted applies identity's user.deleted event: when the deleted user was the last one of
+// their tenant, the tenant is retired (domain.Tenant.MarkDeleted). A user without a tenant, or a
+// tenant with users left, changes nothing; so does a repeated event. domain.ErrNotFound when the
+// app holds no such tenant, a *domain.FieldError when the tenant id is not a UUID.
+func (s *Service) UserDeleted(ctx context.Context, appID, tenantID string, tenantUsersLeft int32) error {
+	if tenantID == "" || tenantUsersLeft > 0 {
+		return nil
+	}
+	id, err := domain.ParseID("tenantRef", tenantID)
+	if err != nil {
+		return err
+	}
+	if appID, err = callerApp(appID); err != nil {
+		return err
+	}
+	return s.update(ctx, appID, id, func(t *domain.Tenant) []string { return t.MarkDeleted(s.clock()) })
+}
+
+// update runs change on the stored tenant and, when it reports changed fields, stores the tenant
+// with a tenant.tenant.updated event naming them. A change that changes nothing stores nothing
+// and publishes no event.
+func (s *Service) update(ctx context.Context, appID, tenantID string, change func(*domain.Tenant) []string) error {
 	stored := false
-	err = s.repo.UpdateTenant(ctx, appID, id, func(t *domain.Tenant) ([]events.Event, error) {
-		changed := t.Apply(patch, s.clock(), s.newID)
+	err := s.repo.UpdateTenant(ctx, appID, tenantID, func(t *domain.Tenant) ([]events.Event, error) {
+		changed := change(t)
 		if len(changed) == 0 {
 			return nil, nil
 		}
@@ -108,7 +146,8 @@ func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body
 	return err
 }
 
-// CreateTenant is the operators' provisioning call.
+// CreateTenant is the operators' provisioning call, and the sign-up call identity makes for a
+// new user (name and app only; everything else takes the same defaults).
 func (s *Service) CreateTenant(ctx context.Context, n domain.NewTenant) (domain.Tenant, error) {
 	n.ID = s.newID()
 	t, err := domain.Create(n, s.clock(), s.newID)

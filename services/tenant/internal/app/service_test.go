@@ -33,6 +33,7 @@ func (d *directory) TenantUsers(_ context.Context, _, tenantID string) ([]*ident
 
 type fixture struct {
 	svc     *app.Service
+	repo    app.Repository
 	outbox  *events.MemoryOutbox
 	commits int
 	now     time.Time
@@ -41,7 +42,8 @@ type fixture struct {
 func newFixture(t *testing.T, dir app.UserDirectory) *fixture {
 	t.Helper()
 	f := &fixture{outbox: &events.MemoryOutbox{}, now: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
-	f.svc = app.New(memory.New(f.outbox), dir, app.Options{
+	f.repo = memory.New(f.outbox)
+	f.svc = app.New(f.repo, dir, app.Options{
 		Clock:    func() time.Time { return f.now },
 		NewID:    uuid.NewString,
 		OnCommit: func() { f.commits++ },
@@ -214,6 +216,139 @@ func TestUpdateTenant(t *testing.T) {
 			}
 			if payload.GetTenant().GetId() != created.ID || payload.GetTenant().GetUsers() != nil {
 				t.Fatalf("snapshot = %v", payload.GetTenant())
+			}
+		})
+	}
+}
+
+func TestGetMyTenant(t *testing.T) {
+	appID := uuid.NewString()
+	cases := []struct {
+		name    string
+		app     string
+		tenant  func(created domain.Tenant) string
+		wantErr error
+	}{
+		{name: "the token's tenant", app: appID, tenant: func(c domain.Tenant) string { return c.ID }},
+		{name: "a token without a tenant", app: appID, tenant: func(domain.Tenant) string { return "" }, wantErr: domain.ErrNotFound},
+		{name: "a tenant id that is not a UUID", app: appID, tenant: func(domain.Tenant) string { return "t-1" }, wantErr: domain.ErrNotFound},
+		{name: "a token of another app", app: uuid.NewString(), tenant: func(c domain.Tenant) string { return c.ID }, wantErr: domain.ErrNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, &directory{})
+			created := f.create(t, appID)
+			v, err := f.svc.GetMyTenant(context.Background(), tc.app, tc.tenant(created))
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || v.Tenant.ID != created.ID {
+				t.Fatalf("view = %+v, err = %v", v, err)
+			}
+		})
+	}
+}
+
+func TestUserDeleted(t *testing.T) {
+	appID := uuid.NewString()
+	withSubscription := func(tn *domain.Tenant) { tn.Billing.PspxSubscriptionID = "sub_1" }
+	alreadyDeleted := func(tn *domain.Tenant) { tn.Deleted = true }
+	cases := []struct {
+		name        string
+		setup       func(*domain.Tenant) // state billing or an earlier event left; nil: as created
+		app         string
+		tenant      func(created domain.Tenant) string
+		usersLeft   int32
+		wantErr     error
+		wantField   string
+		wantChanged []string // nil: no change and no event expected
+		wantCancel  bool
+	}{
+		{name: "last user of a subscribed tenant", setup: withSubscription, app: appID,
+			tenant:      func(c domain.Tenant) string { return c.ID },
+			wantChanged: []string{"deleted", "pspxSubscriptionCancelAtPeriodEnd"}, wantCancel: true},
+		{name: "last user of a tenant without subscription", app: appID,
+			tenant:      func(c domain.Tenant) string { return strings.ToUpper(c.ID) },
+			wantChanged: []string{"deleted"}},
+		{name: "users left keep the tenant", setup: withSubscription, app: appID,
+			tenant: func(c domain.Tenant) string { return c.ID }, usersLeft: 2},
+		{name: "a user without a tenant", app: appID, tenant: func(domain.Tenant) string { return "" }},
+		{name: "a tenant deleted before", setup: alreadyDeleted, app: appID,
+			tenant: func(c domain.Tenant) string { return c.ID }},
+		{name: "another app's tenant", app: uuid.NewString(),
+			tenant: func(c domain.Tenant) string { return c.ID }, wantErr: domain.ErrNotFound},
+		{name: "tenant ref not a UUID", app: appID, tenant: func(domain.Tenant) string { return "t-1" }, wantField: "tenantRef"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, &directory{})
+			created := f.create(t, appID)
+			if tc.setup != nil {
+				err := f.repo.UpdateTenant(ctx, appID, created.ID, func(tn *domain.Tenant) ([]events.Event, error) {
+					tc.setup(tn)
+					return nil, nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := f.repo.GetTenant(ctx, appID, created.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.drain(t)
+			f.commits = 0
+			f.now = f.now.Add(time.Minute)
+
+			err = f.svc.UserDeleted(ctx, tc.app, tc.tenant(created), tc.usersLeft)
+			switch {
+			case tc.wantField != "":
+				if fieldOf(err) != tc.wantField {
+					t.Fatalf("err = %v, want field %q", err, tc.wantField)
+				}
+			case tc.wantErr != nil:
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			}
+
+			after, err := f.repo.GetTenant(ctx, appID, created.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := f.drain(t)
+			if tc.wantChanged == nil {
+				if !reflect.DeepEqual(after, before) || len(evs) != 0 || f.commits != 0 {
+					t.Fatalf("tenant %+v, events %+v, commits %d; want no change", after, evs, f.commits)
+				}
+				return
+			}
+			if !after.Deleted || after.Billing.PspxSubscriptionCancelAtPeriodEnd != tc.wantCancel || !after.UpdatedAt.Equal(f.now) {
+				t.Fatalf("after = %+v", after)
+			}
+			if len(evs) != 1 || evs[0].Type != app.EventTenantUpdated || f.commits != 1 {
+				t.Fatalf("events = %+v, commits = %d; want one update", evs, f.commits)
+			}
+			var payload tenantv1.TenantChanged
+			if err := evs[0].Decode(&payload); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(payload.GetChangedFields(), tc.wantChanged) || !payload.GetTenant().GetDeleted() {
+				t.Fatalf("payload = %v, want changedFields %v", &payload, tc.wantChanged)
+			}
+
+			// The same event again finds nothing left to do.
+			if err := f.svc.UserDeleted(ctx, tc.app, tc.tenant(created), tc.usersLeft); err != nil {
+				t.Fatal(err)
+			}
+			if evs := f.drain(t); len(evs) != 0 {
+				t.Fatalf("repeated event emitted %+v", evs)
 			}
 		})
 	}

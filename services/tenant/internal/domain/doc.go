@@ -1,5 +1,6 @@
 // Package domain holds the tenant context's model: a tenant (an app's billing account) with its
-// shipping and billing addresses, and the rules for changing it through route 17.
+// shipping and billing addresses, the rules for changing it through route 17, and its retirement
+// when its last user is deleted.
 //
 // The billing state of a tenant (provider ids, mode, paid and free units, failure and freeze flags)
 // lives in its own struct so that the route-17 patch, which has no way to reach it, cannot change it

@@ -129,3 +129,24 @@ func Create(n NewTenant, now time.Time, newID func() string) (Tenant, error) {
 	t.Apply(p, now, newID)
 	return t, nil
 }
+
+// MarkDeleted retires the tenant after its last user was deleted and returns the names of the
+// fields that changed (nil when it was retired already, so a repeated event is a no-op). The row
+// is kept, flagged deleted: billing history and provider ids still refer to it. A running pspx
+// subscription is flagged to cancel at the end of the period already paid for rather than at once;
+// only the flag is set here: the billing service (a later piece of work) will act on it at pspx.
+func (t *Tenant) MarkDeleted(now time.Time) []string {
+	var changed []string
+	if !t.Deleted {
+		t.Deleted = true
+		changed = append(changed, "deleted")
+	}
+	if t.Billing.PspxSubscriptionID != "" && !t.Billing.PspxSubscriptionCancelAtPeriodEnd {
+		t.Billing.PspxSubscriptionCancelAtPeriodEnd = true
+		changed = append(changed, "pspxSubscriptionCancelAtPeriodEnd")
+	}
+	if len(changed) > 0 {
+		t.UpdatedAt = now.UTC()
+	}
+	return changed
+}

@@ -20,18 +20,21 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// Server implements tenantv1.TenantServiceServer and tenantv1.TenantAdminServiceServer.
+// Server implements tenantv1.TenantServiceServer, tenantv1.TenantInternalServiceServer and
+// tenantv1.TenantAdminServiceServer.
 type Server struct {
 	tenantv1.UnimplementedTenantServiceServer
+	tenantv1.UnimplementedTenantInternalServiceServer
 	tenantv1.UnimplementedTenantAdminServiceServer
 	svc *app.Service
 	log *slog.Logger
 }
 
-// Register serves both services of svc on s. log records causes the caller is not shown.
+// Register serves the three services of svc on s. log records causes the caller is not shown.
 func Register(s gogrpc.ServiceRegistrar, svc *app.Service, log *slog.Logger) {
 	srv := &Server{svc: svc, log: log}
 	tenantv1.RegisterTenantServiceServer(s, srv)
+	tenantv1.RegisterTenantInternalServiceServer(s, srv)
 	tenantv1.RegisterTenantAdminServiceServer(s, srv)
 }
 
@@ -42,12 +45,18 @@ func (s *Server) GetTenant(ctx context.Context, req *tenantv1.GetTenantRequest) 
 		return nil, err
 	}
 	v, err := s.svc.GetTenant(ctx, appID, req.GetTenantId())
-	if err != nil {
-		return nil, s.toStatus(ctx, err)
+	return s.render(ctx, v, err)
+}
+
+// GetMyTenant is GET /v1/tenants/me. The route admits tenant access tokens only; the check here
+// keeps the handler from serving any other principal should the route option ever change.
+func (s *Server) GetMyTenant(ctx context.Context, _ *tenantv1.GetMyTenantRequest) (*tenantv1.Tenant, error) {
+	p, ok := authn.FromContext(ctx)
+	if !ok || p.Kind != authn.KindTenantToken || p.AppID == "" {
+		return nil, apierr.Unauthenticated("Unauthorized")
 	}
-	out := tenantpb.Tenant(v.Tenant)
-	out.Users = v.Users
-	return out, nil
+	v, err := s.svc.GetMyTenant(ctx, p.AppID, p.TenantID)
+	return s.render(ctx, v, err)
 }
 
 // UpdateTenant is route 17.
@@ -75,6 +84,26 @@ func (s *Server) CreateTenant(ctx context.Context, req *tenantv1.CreateTenantReq
 		return nil, s.toStatus(ctx, err)
 	}
 	return tenantpb.Tenant(t), nil
+}
+
+// CreateTenantForSignUp creates the tenant of a user signing up (identity only; the policy checked
+// the service token), with the same defaults as an operator's tenant.
+func (s *Server) CreateTenantForSignUp(ctx context.Context, req *tenantv1.CreateTenantForSignUpRequest) (*tenantv1.Tenant, error) {
+	t, err := s.svc.CreateTenant(ctx, domain.NewTenant{AppID: req.GetAppId(), Name: req.GetName()})
+	if err != nil {
+		return nil, s.toStatus(ctx, err)
+	}
+	return tenantpb.Tenant(t), nil
+}
+
+// render answers a tenant read as route 5 does, users included, or maps the read's error.
+func (s *Server) render(ctx context.Context, v app.TenantView, err error) (*tenantv1.Tenant, error) {
+	if err != nil {
+		return nil, s.toStatus(ctx, err)
+	}
+	out := tenantpb.Tenant(v.Tenant)
+	out.Users = v.Users
+	return out, nil
 }
 
 // callerApp returns the app whose tenants the caller may see. An API key reaches every tenant of

@@ -5,8 +5,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	gogrpc "google.golang.org/grpc"
@@ -44,8 +46,10 @@ var (
 // only callers that present the service token.
 type fakeIdentity struct {
 	identityv1.UnimplementedIdentityInternalServiceServer
-	keys  map[string]*identityv1.VerifiedApiKey // by full key
-	users map[string][]*identityv1.TenantUser   // by tenant id
+	keys   map[string]*identityv1.VerifiedApiKey      // by full key
+	tokens map[string]*identityv1.VerifiedAccessToken // by raw token
+	frozen map[string]bool                            // raw tokens of frozen users
+	users  map[string][]*identityv1.TenantUser        // by tenant id
 
 	mu        sync.Mutex
 	down      bool // ListTenantUsers answers Unavailable
@@ -69,6 +73,20 @@ func (f *fakeIdentity) VerifyApiKey(ctx context.Context, req *identityv1.VerifyA
 		return nil, apierr.Unauthenticated("invalid API key")
 	}
 	return k, nil
+}
+
+func (f *fakeIdentity) VerifyAccessToken(ctx context.Context, req *identityv1.VerifyAccessTokenRequest) (*identityv1.VerifiedAccessToken, error) {
+	if err := f.checkToken(ctx); err != nil {
+		return nil, err
+	}
+	if f.frozen[req.GetAccessToken()] {
+		return nil, apierr.Forbidden("user is frozen")
+	}
+	tok, ok := f.tokens[req.GetAccessToken()]
+	if !ok {
+		return nil, apierr.Unauthenticated("invalid access token")
+	}
+	return tok, nil
 }
 
 func (f *fakeIdentity) ListTenantUsers(ctx context.Context, req *identityv1.ListTenantUsersRequest) (*identityv1.TenantUserList, error) {
@@ -111,11 +129,12 @@ func serve(t *testing.T, srv *gogrpc.Server, opts ...gogrpc.DialOption) *gogrpc.
 type harness struct {
 	identity *fakeIdentity
 	tenants  tenantv1.TenantServiceClient
+	internal tenantv1.TenantInternalServiceClient
 	admin    tenantv1.TenantAdminServiceClient
 }
 
 // newHarness runs the tenant service's gRPC adapter behind the real server chain and access
-// policy, verifying keys and listing users through a fake identity service.
+// policy, verifying keys and tokens and listing users through a fake identity service.
 func newHarness(t *testing.T, identityToken string) *harness {
 	t.Helper()
 	fake := &fakeIdentity{
@@ -125,7 +144,9 @@ func newHarness(t *testing.T, identityToken string) *harness {
 			"key-read-b":  {KeyId: "k3", AppId: appB, Type: "read", AppEnabled: true},
 			"key-write-b": {KeyId: "k4", AppId: appB, Type: "write", AppEnabled: true},
 		},
-		users: map[string][]*identityv1.TenantUser{},
+		tokens: map[string]*identityv1.VerifiedAccessToken{},
+		frozen: map[string]bool{},
+		users:  map[string][]*identityv1.TenantUser{},
 	}
 	identitySrv := gogrpc.NewServer()
 	identityv1.RegisterIdentityInternalServiceServer(identitySrv, fake)
@@ -136,17 +157,42 @@ func newHarness(t *testing.T, identityToken string) *harness {
 	svc := app.New(memory.New(&events.MemoryOutbox{}), identity.NewDirectory(identityClient), app.Options{NewID: uuid.NewString})
 	srv := grpcx.NewServer(grpcx.ServerOptions{Log: log, Policy: authn.Policy{
 		Keys:         authn.NewRemoteVerifier(identityClient),
+		Tokens:       authn.NewRemoteTokenVerifier(identityClient),
 		AdminToken:   adminToken,
 		ServiceToken: serviceToken,
 	}})
 	grpcadapter.Register(srv, svc, log)
 	conn := serve(t, srv)
-	return &harness{identity: fake, tenants: tenantv1.NewTenantServiceClient(conn), admin: tenantv1.NewTenantAdminServiceClient(conn)}
+	return &harness{
+		identity: fake,
+		tenants:  tenantv1.NewTenantServiceClient(conn),
+		internal: tenantv1.NewTenantInternalServiceClient(conn),
+		admin:    tenantv1.NewTenantAdminServiceClient(conn),
+	}
 }
 
 func withKey(key, keyType, clientID string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(),
 		authn.MDAPIKey, key, authn.MDAPIKeyType, keyType, authn.MDClientID, clientID)
+}
+
+func withToken(raw string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), authn.MDAuthorization, "Bearer "+raw)
+}
+
+func asService() context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), authn.MDServiceToken, serviceToken)
+}
+
+// issue registers a token identity would accept for a user of tenantID ("" = a user without a
+// tenant) in appID, and returns it.
+func (h *harness) issue(appID, tenantID string) string {
+	raw := "token-" + uuid.NewString()
+	h.identity.tokens[raw] = &identityv1.VerifiedAccessToken{
+		AppId: appID, TenantId: tenantID, UserId: uuid.NewString(), TokenId: uuid.NewString(),
+		ExpiresAt: time.Now().Add(time.Hour).Unix(),
+	}
+	return raw
 }
 
 func asAdmin() context.Context {
@@ -320,6 +366,141 @@ func TestCreateTenantNeedsTheAdminToken(t *testing.T) {
 			st := wantCode(t, err, tc.want)
 			if got := apierr.Field(st); got != tc.wantField {
 				t.Fatalf("field = %q, want %q", got, tc.wantField)
+			}
+		})
+	}
+}
+
+func TestUpdateTenantWithAccessToken(t *testing.T) {
+	h := newHarness(t, serviceToken)
+	own := h.createTenant(t, appA)
+	other := h.createTenant(t, appA)
+	ofAppB := h.createTenant(t, appB)
+	token := h.issue(appA, own.GetId())
+	frozen := h.issue(appA, own.GetId())
+	h.identity.frozen[frozen] = true
+	cases := []struct {
+		name     string
+		ctx      context.Context
+		tenantID string
+		want     codes.Code
+	}{
+		{"own tenant", withToken(token), own.GetId(), codes.OK},
+		{"own tenant id in upper case", withToken(token), strings.ToUpper(own.GetId()), codes.OK},
+		{"another tenant of the same app", withToken(token), other.GetId(), codes.PermissionDenied},
+		{"a tenant of another app", withToken(h.issue(appB, ofAppB.GetId())), own.GetId(), codes.PermissionDenied},
+		{"a token without a tenant", withToken(h.issue(appA, "")), own.GetId(), codes.PermissionDenied},
+		{"unknown token", withToken("forged"), own.GetId(), codes.Unauthenticated},
+		{"not a bearer token", metadata.AppendToOutgoingContext(context.Background(), authn.MDAuthorization, "Basic "+token),
+			own.GetId(), codes.Unauthenticated},
+		{"token of a frozen user", withToken(frozen), own.GetId(), codes.PermissionDenied},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.tenants.UpdateTenant(tc.ctx, &tenantv1.UpdateTenantRequest{
+				TenantId: tc.tenantID, Patch: &tenantv1.TenantPatch{Description: proto.String(tc.name)},
+			})
+			wantCode(t, err, tc.want)
+		})
+	}
+
+	got, err := h.tenants.GetTenant(withKey("key-read-a", "read", appA), &tenantv1.GetTenantRequest{TenantId: own.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetDescription() != "own tenant id in upper case" {
+		t.Fatalf("description = %q, want the last accepted patch", got.GetDescription())
+	}
+	for _, untouched := range []struct{ id, key, app string }{
+		{other.GetId(), "key-read-a", appA},
+		{ofAppB.GetId(), "key-read-b", appB},
+	} {
+		tn, err := h.tenants.GetTenant(withKey(untouched.key, "read", untouched.app), &tenantv1.GetTenantRequest{TenantId: untouched.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tn.GetDescription() != "first" {
+			t.Fatalf("tenant %s was patched by a foreign token: %q", untouched.id, tn.GetDescription())
+		}
+	}
+}
+
+func TestGetTenantRefusesAccessTokens(t *testing.T) {
+	// Route 5 is an API-key route: a token is refused even for its own tenant.
+	h := newHarness(t, serviceToken)
+	tn := h.createTenant(t, appA)
+	_, err := h.tenants.GetTenant(withToken(h.issue(appA, tn.GetId())), &tenantv1.GetTenantRequest{TenantId: tn.GetId()})
+	wantCode(t, err, codes.Unauthenticated)
+}
+
+func TestGetMyTenant(t *testing.T) {
+	h := newHarness(t, serviceToken)
+	tn := h.createTenant(t, appA)
+	user := &identityv1.TenantUser{Id: uuid.NewString(), AppId: appA, Email: "ada@example.com", TenantId: true}
+	h.identity.users[tn.GetId()] = []*identityv1.TenantUser{user}
+	cases := []struct {
+		name string
+		ctx  context.Context
+		want codes.Code
+	}{
+		{"token of the tenant's user", withToken(h.issue(appA, tn.GetId())), codes.OK},
+		{"token of a user without a tenant", withToken(h.issue(appA, "")), codes.NotFound},
+		{"token naming a tenant that does not exist", withToken(h.issue(appA, uuid.NewString())), codes.NotFound},
+		{"token of another app naming the tenant", withToken(h.issue(appB, tn.GetId())), codes.NotFound},
+		{"unknown token", withToken("forged"), codes.Unauthenticated},
+		{"API key", withKey("key-read-a", "read", appA), codes.Unauthenticated},
+		{"no credentials", context.Background(), codes.Unauthenticated},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := h.tenants.GetMyTenant(tc.ctx, &tenantv1.GetMyTenantRequest{})
+			wantCode(t, err, tc.want)
+			if tc.want != codes.OK {
+				return
+			}
+			if got.GetId() != tn.GetId() || got.GetName() != "Acme" || got.GetShippingAddress().GetCity() != "Hamburg" {
+				t.Fatalf("tenant = %v", got)
+			}
+			if len(got.GetUsers()) != 1 || !proto.Equal(got.GetUsers()[0], user) {
+				t.Fatalf("users = %v", got.GetUsers())
+			}
+		})
+	}
+}
+
+func TestCreateTenantForSignUp(t *testing.T) {
+	h := newHarness(t, serviceToken)
+	cases := []struct {
+		name      string
+		ctx       context.Context
+		req       *tenantv1.CreateTenantForSignUpRequest
+		want      codes.Code
+		wantField string
+	}{
+		{"no token", context.Background(), &tenantv1.CreateTenantForSignUpRequest{AppId: appA, Name: "ada@example.com"}, codes.Unauthenticated, ""},
+		{"admin token instead of the service token", asAdmin(), &tenantv1.CreateTenantForSignUpRequest{AppId: appA, Name: "ada@example.com"}, codes.Unauthenticated, ""},
+		{"access token", withToken(h.issue(appA, "")), &tenantv1.CreateTenantForSignUpRequest{AppId: appA, Name: "ada@example.com"}, codes.Unauthenticated, ""},
+		{"app id not a UUID", asService(), &tenantv1.CreateTenantForSignUpRequest{AppId: "app", Name: "ada@example.com"}, codes.InvalidArgument, "appId"},
+		{"blank name", asService(), &tenantv1.CreateTenantForSignUpRequest{AppId: appA, Name: "  "}, codes.InvalidArgument, "name"},
+		{"valid", asService(), &tenantv1.CreateTenantForSignUpRequest{AppId: appA, Name: "ada@example.com"}, codes.OK, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := h.internal.CreateTenantForSignUp(tc.ctx, tc.req)
+			st := wantCode(t, err, tc.want)
+			if f := apierr.Field(st); f != tc.wantField {
+				t.Fatalf("field = %q, want %q", f, tc.wantField)
+			}
+			if tc.want != codes.OK {
+				return
+			}
+			if got.GetId() == "" || got.GetName() != "ada@example.com" || got.GetPaidUnits() != "0" || got.GetFreeUnits() != "0" || got.GetDeleted() {
+				t.Fatalf("tenant = %v", got)
+			}
+			// The new tenant is the app's: its API key reads it.
+			read, err := h.tenants.GetTenant(withKey("key-read-a", "read", appA), &tenantv1.GetTenantRequest{TenantId: got.GetId()})
+			if err != nil || read.GetName() != "ada@example.com" {
+				t.Fatalf("read back %v, %v", read, err)
 			}
 		})
 	}

@@ -1,0 +1,68 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/tenant/internal/app"
+	"github.com/berthhq/berth/services/tenant/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// Durable is the name of the tenant service's durable consumer of identity events: replicas share
+// it, so each event is applied by one of them, and it names the events' rows in the inbox.
+const Durable = "tenant-identity"
+
+// EventUserDeleted is the identity event whose payload is identityv1.UserDeleted.
+const EventUserDeleted = "identity.user.deleted"
+
+// ConsumeUserEvents applies identity's user events to tenants until ctx ends or stop is called:
+// a deleted user who was the last of their tenant retires the tenant (app.Service.UserDeleted).
+// inbox must belong with the tenant store (events.NewPGInbox on the store's pool,
+// events.NewMemoryInbox with memory stores), so that the tenant change, its outbox event and the
+// inbox record commit together and a redelivered event is acknowledged without being applied again.
+//
+// The tenant.tenant.updated event such a change writes is published by the relay's next poll, not
+// at once: the use case notifies the relay before the inbox transaction commits.
+func ConsumeUserEvents(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.Service, log *slog.Logger) (stop func(), err error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	h := userEvents{svc: svc, log: log}
+	return bus.Consume(ctx, events.ConsumerConfig{
+		Durable: Durable,
+		Types:   []string{EventUserDeleted},
+		Inbox:   inbox,
+		Handler: h.apply,
+		Log:     log,
+	})
+}
+
+type userEvents struct {
+	svc *app.Service
+	log *slog.Logger
+}
+
+// apply handles one event. An event that can never apply (a payload that does not decode, a tenant
+// this service does not hold, a malformed tenant id) is logged and acknowledged, since redelivering
+// it cannot help; every other failure (the database unreachable) returns the error so the event
+// comes back.
+func (h userEvents) apply(ctx context.Context, ev events.Event) error {
+	var p identityv1.UserDeleted
+	if err := ev.Decode(&p); err != nil {
+		h.log.ErrorContext(ctx, "tenant: dropping an identity event whose payload does not decode",
+			"event_id", ev.ID, "event_type", ev.Type, "error", err.Error())
+		return nil
+	}
+	err := h.svc.UserDeleted(ctx, p.GetAppId(), p.GetTenantRef(), p.GetTenantUsersLeft())
+	var fe *domain.FieldError
+	if errors.Is(err, domain.ErrNotFound) || errors.As(err, &fe) {
+		h.log.WarnContext(ctx, "tenant: user.deleted names no tenant of its app; nothing to retire",
+			"event_id", ev.ID, "app_id", p.GetAppId(), "tenant_ref", p.GetTenantRef(), "error", err.Error())
+		return nil
+	}
+	return err
+}
