@@ -1,0 +1,130 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
+	"github.com/berthhq/berth/services/analytics/internal/app"
+	"github.com/berthhq/berth/services/analytics/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func newEvent(t *testing.T, source, eventType, appID string, payload proto.Message) events.Event {
+	t.Helper()
+	ev, err := events.New(source, eventType, appID, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// failingStore is a store whose writes fail, as a database that is down does.
+type failingStore struct{ app.Store }
+
+var errDown = errors.New("database down")
+
+func (failingStore) RecordSignIn(context.Context, domain.SignIn) error { return errDown }
+
+func TestHandlerSkipsMalformedEventsAndReturnsOtherFailures(t *testing.T) {
+	appID := uuid.NewString()
+	valid := &identityv1.UserSignedIn{AppId: appID, UserId: uuid.NewString()}
+	tests := []struct {
+		name    string
+		store   app.Store
+		payload *identityv1.UserSignedIn
+		want    error
+	}{
+		{"applied", memory.New(), valid, nil},
+		{"malformed is acknowledged", memory.New(), &identityv1.UserSignedIn{AppId: appID, UserId: "bob"}, nil},
+		{"store failure comes back", failingStore{memory.New()}, valid, errDown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := handle(app.NewProjector(tc.store), quiet)(context.Background(), newEvent(t, "identity", app.EventUserSignedIn, appID, tc.payload))
+			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+				t.Fatalf("handler = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bus, _ := natstest.New(t)
+	store := memory.New()
+	stop, err := Start(ctx, bus, events.NewMemoryInbox(), app.NewProjector(store), quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+
+	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	for _, ev := range []events.Event{
+		newEvent(t, "identity", app.EventUserSignedIn, appID, &identityv1.UserSignedIn{AppId: appID, UserId: "not-a-uuid"}),
+		newEvent(t, "tenant", app.EventTenantCreated, appID, &tenantv1.TenantChanged{AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Name: "Acme"}}),
+		newEvent(t, "identity", app.EventUserSignedIn, appID, &identityv1.UserSignedIn{
+			AppId: appID, UserId: userID, TenantRef: tenantID, User: &identityv1.TenantUser{Name: "Ada"},
+		}),
+	} {
+		if err := bus.Publish(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Bounds on a hang, not latency requirements.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		recs, err := store.ListSignIns(ctx, appID, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 1 && recs[0].Tenant != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the valid events were not applied: %+v", recs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The malformed event was acknowledged, not handed back for retries.
+	for _, c := range []struct{ stream, durable string }{
+		{bus.Stream("identity"), IdentityDurable},
+		{bus.Stream("tenant"), TenantDurable},
+	} {
+		for {
+			cons, err := bus.JS.Consumer(ctx, c.stream, c.durable)
+			if err != nil {
+				t.Fatalf("durable %s on %s: %v", c.durable, c.stream, err)
+			}
+			info, err := cons.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.NumAckPending == 0 && info.NumPending == 0 {
+				if info.NumRedelivered != 0 {
+					t.Fatalf("%s redelivered %d events", c.durable, info.NumRedelivered)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still has %d unacknowledged and %d pending events", c.durable, info.NumAckPending, info.NumPending)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

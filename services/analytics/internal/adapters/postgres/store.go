@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/analytics/internal/app"
+	"github.com/berthhq/berth/services/analytics/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Component is the name the analytics tables' migrations are recorded under.
+const Component = "analytics"
+
+// Migrate applies the analytics tables' migrations and the shared events tables.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
+		return fmt.Errorf("analytics migrations: %w", err)
+	}
+	if err := pgxx.Migrate(ctx, pool, "events", events.Migrations); err != nil {
+		return fmt.Errorf("events migrations: %w", err)
+	}
+	return nil
+}
+
+// Store implements app.Store.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a store on a migrated database.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// RecordSignIn inserts the sign-in; a stored id wins.
+func (s *Store) RecordSignIn(ctx context.Context, in domain.SignIn) error {
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_sign_ins (id, app_id, user_id, tenant_ref, at, ip)
+		values ($1, $2, $3, $4, $5, $6) on conflict (id) do nothing`,
+		in.ID, in.AppID, in.UserID, nullable(in.TenantRef), in.At, in.IP)
+	if err != nil {
+		return fmt.Errorf("insert sign-in: %w", err)
+	}
+	return nil
+}
+
+// PutUser upserts the snapshot; the WHERE of the conflict branch keeps a newer stored one, and
+// deleted only ever turns on.
+func (s *Store) PutUser(ctx context.Context, u app.UserSnapshot) error {
+	data, err := marshal(u.User)
+	if err != nil {
+		return fmt.Errorf("encode user %s: %w", u.UserID, err)
+	}
+	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_users (app_id, id, tenant_ref, deleted, as_of, data)
+		values ($1, $2, $3, $4, $5, $6)
+		on conflict (app_id, id) do update set tenant_ref = excluded.tenant_ref, as_of = excluded.as_of,
+			data = excluded.data, deleted = analytics_users.deleted or excluded.deleted
+		where analytics_users.as_of <= excluded.as_of`,
+		u.AppID, u.UserID, nullable(u.TenantRef), u.Deleted, u.AsOf, data)
+	if err != nil {
+		return fmt.Errorf("upsert user %s: %w", u.UserID, err)
+	}
+	return nil
+}
+
+// MarkUserDeleted sets deleted, inserting a data-less snapshot when there is none.
+func (s *Store) MarkUserDeleted(ctx context.Context, appID, userID, tenantRef string, at time.Time) error {
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_users (app_id, id, tenant_ref, deleted, as_of, data)
+		values ($1, $2, $3, true, $4, null)
+		on conflict (app_id, id) do update set deleted = true,
+			as_of = greatest(analytics_users.as_of, excluded.as_of)`,
+		appID, userID, nullable(tenantRef), at)
+	if err != nil {
+		return fmt.Errorf("mark user %s deleted: %w", userID, err)
+	}
+	return nil
+}
+
+// PutTenant upserts the snapshot unless the stored one is newer.
+func (s *Store) PutTenant(ctx context.Context, t app.TenantSnapshot) error {
+	data, err := marshal(t.Tenant)
+	if err != nil {
+		return fmt.Errorf("encode tenant %s: %w", t.TenantID, err)
+	}
+	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_tenants (app_id, id, as_of, data)
+		values ($1, $2, $3, $4)
+		on conflict (app_id, id) do update set as_of = excluded.as_of, data = excluded.data
+		where analytics_tenants.as_of <= excluded.as_of`,
+		t.AppID, t.TenantID, t.AsOf, data)
+	if err != nil {
+		return fmt.Errorf("upsert tenant %s: %w", t.TenantID, err)
+	}
+	return nil
+}
+
+// listSignIns joins each sign-in to its user's snapshot and that snapshot's current tenant. ids
+// are read as text so they come back in the canonical lower-case form.
+const listSignIns = `select s.id::text, s.user_id::text, coalesce(s.tenant_ref::text, ''), s.at, s.ip,
+		u.as_of, coalesce(u.tenant_ref::text, ''), coalesce(u.deleted, false), u.data,
+		t.as_of, t.data
+	from analytics_sign_ins s
+	left join analytics_users u on u.app_id = s.app_id and u.id = s.user_id
+	left join analytics_tenants t on t.app_id = u.app_id and t.id = u.tenant_ref
+	where s.app_id = $1 and s.at >= $2 and s.at < $3
+	order by s.at desc, s.id desc`
+
+// ListSignIns reads the app's sign-ins in [from, to) with their snapshots.
+func (s *Store) ListSignIns(ctx context.Context, appID string, from, to time.Time) ([]app.SignInRecord, error) {
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, listSignIns, appID, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("select sign-ins: %w", err)
+	}
+	defer rows.Close()
+	out := []app.SignInRecord{}
+	for rows.Next() {
+		rec := app.SignInRecord{SignIn: domain.SignIn{AppID: appID}}
+		in := &rec.SignIn
+		var (
+			userAsOf, tenantAsOf *time.Time
+			userRef              string
+			userDeleted          bool
+			userData, tenantData []byte
+		)
+		if err := rows.Scan(&in.ID, &in.UserID, &in.TenantRef, &in.At, &in.IP,
+			&userAsOf, &userRef, &userDeleted, &userData, &tenantAsOf, &tenantData); err != nil {
+			return nil, fmt.Errorf("scan sign-in: %w", err)
+		}
+		in.At = in.At.UTC()
+		if userAsOf != nil {
+			u := app.UserSnapshot{AppID: appID, UserID: in.UserID, TenantRef: userRef, Deleted: userDeleted, AsOf: userAsOf.UTC()}
+			if userData != nil {
+				u.User = &identityv1.TenantUser{}
+				if err := unmarshal(userData, u.User); err != nil {
+					return nil, fmt.Errorf("decode user %s: %w", in.UserID, err)
+				}
+			}
+			rec.User = &u
+		}
+		if tenantAsOf != nil {
+			t := app.TenantSnapshot{AppID: appID, TenantID: userRef, AsOf: tenantAsOf.UTC(), Tenant: &tenantv1.Tenant{}}
+			if err := unmarshal(tenantData, t.Tenant); err != nil {
+				return nil, fmt.Errorf("decode tenant %s: %w", userRef, err)
+			}
+			rec.Tenant = &t
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read sign-ins: %w", err)
+	}
+	return out, nil
+}
+
+// nullable stores an absent reference as NULL rather than an empty string a uuid column refuses.
+func nullable(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
+}
+
+// marshal encodes a snapshot message; a nil one (no data) is NULL.
+func marshal(m proto.Message) ([]byte, error) {
+	if m == nil || !m.ProtoReflect().IsValid() {
+		return nil, nil
+	}
+	return protojson.Marshal(m)
+}
+
+// unmarshal decodes a stored snapshot, skipping fields a newer producer added and this build does
+// not know.
+func unmarshal(data []byte, into proto.Message) error {
+	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, into)
+}
