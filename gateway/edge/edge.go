@@ -9,14 +9,17 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/berthhq/berth/gateway/login"
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
 // Backends are the gRPC connections the edge forwards to, one per bounded context.
 type Backends struct {
-	Identity grpc.ClientConnInterface // serves IdentityService
-	Tenant   grpc.ClientConnInterface // serves TenantService
+	Identity  grpc.ClientConnInterface // serves IdentityService and TokenService
+	Tenant    grpc.ClientConnInterface // serves TenantService
+	Analytics grpc.ClientConnInterface // serves AnalyticsService
 }
 
 // backend registers one HTTP-bound gRPC service on the mux. Registration goes through generated
@@ -39,10 +42,24 @@ var backends = []backend{
 		},
 	},
 	{
+		name: "identity tokens",
+		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
+		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return identityv1.RegisterTokenServiceHandlerClient(ctx, mux, identityv1.NewTokenServiceClient(cc))
+		},
+	},
+	{
 		name: "tenant",
 		conn: func(b Backends) grpc.ClientConnInterface { return b.Tenant },
 		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
 			return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
+		},
+	},
+	{
+		name: "analytics",
+		conn: func(b Backends) grpc.ClientConnInterface { return b.Analytics },
+		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, analyticsv1.NewAnalyticsServiceClient(cc))
 		},
 	},
 }
@@ -80,6 +97,16 @@ func New(ctx context.Context, b Backends, log *slog.Logger) (http.Handler, error
 	}
 	if err := mux.HandlePath(http.MethodGet, healthPath, serveHealth); err != nil {
 		return nil, fmt.Errorf("edge: register %s: %w", healthPath, err)
+	}
+	// The hosted login page talks to identity's LoginService, which is service_only: b.Identity
+	// must carry the service token.
+	page := login.New(identityv1.NewLoginServiceClient(b.Identity), log)
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		if err := mux.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			page.ServeHTTP(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
+		}
 	}
 	return withMiddleware(mux, log), nil
 }

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -111,28 +112,34 @@ func startBackend(t *testing.T, register func(*grpc.Server)) (*fakeBackend, *grp
 	return f, cc
 }
 
-// harness drives the real edge handler against fake identity and tenant backends.
+// harness drives the real edge handler against fake identity, tenant and analytics backends.
 type harness struct {
-	handler  http.Handler
-	identity *fakeBackend
-	tenant   *fakeBackend
-	logs     *bytes.Buffer
+	handler   http.Handler
+	identity  *fakeBackend
+	tenant    *fakeBackend
+	analytics *fakeBackend
+	logs      *bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	identity, icc := startBackend(t, func(s *grpc.Server) {
 		identityv1.RegisterIdentityServiceServer(s, identityv1.UnimplementedIdentityServiceServer{})
+		identityv1.RegisterTokenServiceServer(s, identityv1.UnimplementedTokenServiceServer{})
+		identityv1.RegisterLoginServiceServer(s, identityv1.UnimplementedLoginServiceServer{})
 	})
 	tenant, tcc := startBackend(t, func(s *grpc.Server) {
 		tenantv1.RegisterTenantServiceServer(s, tenantv1.UnimplementedTenantServiceServer{})
 	})
+	analytics, acc := startBackend(t, func(s *grpc.Server) {
+		analyticsv1.RegisterAnalyticsServiceServer(s, analyticsv1.UnimplementedAnalyticsServiceServer{})
+	})
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), Backends{Identity: icc, Tenant: tcc}, slog.New(slog.NewJSONHandler(logs, nil)))
+	h, err := New(t.Context(), Backends{Identity: icc, Tenant: tcc, Analytics: acc}, slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
-	return &harness{handler: h, identity: identity, tenant: tenant, logs: logs}
+	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, logs: logs}
 }
 
 // do sends one request through the edge. An empty body sends none; headers are set as given.

@@ -20,6 +20,7 @@ import (
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 
 	// The generated packages register their files in protoregistry.GlobalFiles.
+	_ "github.com/berthhq/berth/proto/analytics/v1"
 	_ "github.com/berthhq/berth/proto/identity/v1"
 	_ "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -27,9 +28,15 @@ import (
 // implementedRoutes are the route numbers of interface.md served so far; extraRoutes are the
 // (method, path) pairs decisions.md adds beyond the spec's table. Extend both as routes land.
 var (
-	implementedRoutes = []int{5, 11, 14, 15, 16, 17, 18}
+	implementedRoutes = []int{1, 5, 8, 11, 14, 15, 16, 17, 18}
 	extraRoutes       = []string{
-		"POST /v1/users/:userId", // route 18's POST alias (decisions.md, Routes)
+		"POST /v1/users/:userId",                            // route 18's POST alias (decisions.md, Routes)
+		"GET /v1/analytics/sign-ins",                        // route 8 where the published client calls it (decisions.md)
+		"GET /v1/users/me",                                  // documented extra routes (decisions.md, Routes)
+		"GET /v1/tenants/me",                                //
+		"DELETE /v1/users/:userId",                          //
+		"GET /apps/:appId/.well-known/openid-configuration", // OpenID discovery per app (issue: tokens)
+		"GET /apps/:appId/.well-known/jwks.json",            // the app's signing key as a JWKS
 	}
 )
 

@@ -1,11 +1,14 @@
-// Command gateway runs Berth's REST edge as its own process in front of the identity and tenant
-// services.
+// Command gateway runs Berth's REST edge (and the hosted login page) as its own process in front of
+// the identity, tenant and analytics services.
 //
 // Environment:
 //
-//	BERTH_HTTP_ADDR      listen address (default 127.0.0.1:8080)
-//	BERTH_IDENTITY_ADDR  host:port of the identity service's gRPC server (required)
-//	BERTH_TENANT_ADDR    host:port of the tenant service's gRPC server (required)
+//	BERTH_HTTP_ADDR       listen address (default 127.0.0.1:8080)
+//	BERTH_IDENTITY_ADDR   host:port of the identity service's gRPC server (required)
+//	BERTH_TENANT_ADDR     host:port of the tenant service's gRPC server (required)
+//	BERTH_ANALYTICS_ADDR  host:port of the analytics service's gRPC server (required)
+//	BERTH_SERVICE_TOKEN   service-to-service token (required): the login page calls identity's
+//	                      LoginService, which only Berth services may call
 //
 // The gRPC connections use insecure transport for now: services are reached on a private network.
 package main
@@ -22,9 +25,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/berthhq/berth/gateway/edge"
+	"github.com/berthhq/berth/pkg/grpcx"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGINT/SIGTERM.
@@ -43,18 +46,27 @@ func run(log *slog.Logger) error {
 	defer stop()
 
 	addr := envOr("BERTH_HTTP_ADDR", "127.0.0.1:8080")
-	identity, err := dial("BERTH_IDENTITY_ADDR")
+	serviceToken := os.Getenv("BERTH_SERVICE_TOKEN")
+	if serviceToken == "" {
+		return errors.New("BERTH_SERVICE_TOKEN is required (the login page calls identity's service-only LoginService)")
+	}
+	identity, err := dial("BERTH_IDENTITY_ADDR", serviceToken)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = identity.Close() }()
-	tenant, err := dial("BERTH_TENANT_ADDR")
+	tenant, err := dial("BERTH_TENANT_ADDR", "")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tenant.Close() }()
+	analytics, err := dial("BERTH_ANALYTICS_ADDR", "")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = analytics.Close() }()
 
-	handler, err := edge.New(ctx, edge.Backends{Identity: identity, Tenant: tenant}, log)
+	handler, err := edge.New(ctx, edge.Backends{Identity: identity, Tenant: tenant, Analytics: analytics}, log)
 	if err != nil {
 		return err
 	}
@@ -89,13 +101,15 @@ func run(log *slog.Logger) error {
 }
 
 // dial opens a lazy client connection to the gRPC address named by env; it does not wait for the
-// service, so the edge can start before its backends.
-func dial(env string) (*grpc.ClientConn, error) {
+// service, so the edge can start before its backends. The connection forwards the request id and,
+// when serviceToken is set, authenticates as a Berth service. Only identity needs the token (for
+// LoginService); it grants nothing on the routes the edge forwards for API clients.
+func dial(env, serviceToken string) (*grpc.ClientConn, error) {
 	target := os.Getenv(env)
 	if target == "" {
 		return nil, fmt.Errorf("%s is required (host:port of the gRPC service)", env)
 	}
-	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpcx.Dial(target, serviceToken)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q: %w", env, target, err)
 	}

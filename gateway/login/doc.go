@@ -1,0 +1,13 @@
+// Package login serves Berth's hosted login page: the authorization step of the token flow.
+//
+// GET /login?client_id&state&type=signIn|signUp&redirect_uri[&nonce&scope] checks the app and the
+// redirect URI with the identity service and renders a server-side HTML form; POST /login signs the
+// end user up or in and sends the browser to redirect_uri?code&state&... with a 303. Everything is
+// rendered here (html/template, inline CSS, no scripts, no external assets), so the page works
+// under a Content-Security-Policy that allows nothing but its own styles and form posts.
+//
+// The form is protected against cross-site request forgery (including login CSRF) with a
+// double-submit token: a random value in a SameSite=Strict, HttpOnly cookie and in a hidden field,
+// compared in constant time. Failures are shown with fixed, generic messages chosen by gRPC code,
+// never the backend's text, so the page reveals nothing about which accounts exist.
+package login

@@ -1,0 +1,244 @@
+package login
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"html/template"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/berthhq/berth/pkg/reqid"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// Path is where the page is served (the login_url of the authorization step).
+const Path = "/login"
+
+// maxForm is the POST body limit: a form of a few short fields never comes near it.
+const maxForm = 64 << 10
+
+//go:embed page.html
+var pageHTML string
+
+var pages = template.Must(template.New("login").Parse(pageHTML))
+
+// Page is the hosted login page. It holds no state between requests: the authorization
+// parameters travel in the form, the CSRF token in a cookie.
+type Page struct {
+	client identityv1.LoginServiceClient
+	log    *slog.Logger
+}
+
+// New returns the page backed by the identity service's LoginService. log receives the causes of
+// failures the page answers with a 500.
+func New(client identityv1.LoginServiceClient, log *slog.Logger) *Page {
+	return &Page{client: client, log: log}
+}
+
+// ServeHTTP answers GET (render the form) and POST (submit it) on Path.
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setSecurityHeaders(w.Header(), "")
+	switch r.Method {
+	case http.MethodGet:
+		p.show(w, r)
+	case http.MethodPost:
+		p.submit(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		p.renderError(w, r, http.StatusMethodNotAllowed, msgBadRequest)
+	}
+}
+
+// show renders the form for a valid link and an error page for anything else. It never redirects:
+// a link that failed the checks must not send the browser anywhere it names.
+func (p *Page) show(w http.ResponseWriter, r *http.Request) {
+	params, err := paramsFrom(r.URL.Query())
+	if err != nil {
+		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
+		return
+	}
+	lc, err := p.describe(r, params)
+	if err != nil {
+		p.failDescribe(w, r, err)
+		return
+	}
+	p.renderForm(w, r, http.StatusOK, formView{Params: params, AppName: lc.GetAppName()})
+}
+
+// submit checks the form and signs the user up or in; on success the browser goes to the URL the
+// backend built from the registered redirect URI, with a 303 so it is fetched with GET.
+func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
+			return
+		}
+		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
+		return
+	}
+	// Only the body counts: a query string on the form's action must not override the fields.
+	form := r.PostForm
+	params, err := paramsFrom(form)
+	if err != nil {
+		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
+		return
+	}
+	view := formView{Params: params, Email: form.Get("email"), Name: form.Get("name")}
+	if !validCSRF(r) {
+		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
+		return
+	}
+	password := form.Get("password")
+	if strings.TrimSpace(view.Email) == "" || password == "" {
+		p.retry(w, r, view, failure{status: http.StatusBadRequest, message: msgMissingCredentials})
+		return
+	}
+
+	var redirect *identityv1.LoginRedirect
+	ip := clientIP(r)
+	if params.SignUp {
+		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
+			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip,
+		})
+	} else {
+		redirect, err = p.client.SignIn(r.Context(), &identityv1.SignInRequest{
+			Params: params.proto(), Email: view.Email, Password: password, ClientIp: ip,
+		})
+	}
+	if err != nil {
+		f := submitFailure(err, params.SignUp)
+		if f.status >= http.StatusInternalServerError {
+			p.logCause(r, "login submit failed", err)
+		}
+		p.retry(w, r, view, f)
+		return
+	}
+	target, err := url.Parse(redirect.GetUrl())
+	if err != nil || !target.IsAbs() {
+		// The backend builds this URL; a relative or broken one is its fault, and following it
+		// would land the browser on the edge instead of the app.
+		p.logCause(r, "login redirect is not an absolute URL", errors.New("unusable redirect URL"))
+		p.retry(w, r, view, failure{status: http.StatusInternalServerError, message: msgInternal})
+		return
+	}
+	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// retry re-renders the form after a failed submission. It asks the backend for the app again
+// rather than trusting anything posted, so the page never shows a name the client made up.
+func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f failure) {
+	lc, err := p.describe(r, view.Params)
+	if err != nil {
+		p.failDescribe(w, r, err)
+		return
+	}
+	view.AppName = lc.GetAppName()
+	view.Message = f.message
+	p.renderForm(w, r, f.status, view)
+}
+
+func (p *Page) describe(r *http.Request, params params) (*identityv1.LoginContext, error) {
+	return p.client.DescribeLogin(r.Context(), &identityv1.DescribeLoginRequest{
+		ClientId:    params.ClientID,
+		RedirectUri: params.RedirectURI,
+	})
+}
+
+// failDescribe renders the error page for a link the backend refused (or could not check).
+func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
+	f := describeFailure(err)
+	if f.status >= http.StatusInternalServerError {
+		p.logCause(r, "login link check failed", err)
+	}
+	p.renderError(w, r, f.status, f.message)
+}
+
+// formView is what the form template shows. Every value is escaped by html/template.
+type formView struct {
+	Params  params
+	AppName string
+	Email   string // repeated after a failure; the password never is
+	Name    string
+	Message string
+	CSRF    string
+}
+
+func (v formView) Title() string {
+	if v.Params.SignUp {
+		return "Create your account"
+	}
+	return "Sign in"
+}
+
+func (v formView) Type() string      { return v.Params.typeName() }
+func (v formView) Action() string    { return Path }
+func (v formView) SwitchURL() string { return v.Params.switchURL() }
+
+func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
+	view.CSRF = issueCSRF(w, r)
+	setSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
+	p.render(w, r, status, "form", view)
+}
+
+func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, message string) {
+	p.render(w, r, status, "error", struct{ Message, RequestID string }{message, reqid.From(r.Context())})
+}
+
+// render executes a template into a buffer first, so a template failure still leaves the status
+// and body unwritten and can become a plain 500.
+func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+		p.logCause(r, "render login page", err)
+		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// logCause records why a request failed; the end user only sees a generic message and the
+// request id. Never pass anything that may hold the password.
+func (p *Page) logCause(r *http.Request, msg string, err error) {
+	p.log.ErrorContext(r.Context(), msg,
+		slog.String("request_id", reqid.From(r.Context())),
+		slog.String("error", err.Error()))
+}
+
+// clientIP is the TCP peer's address. X-Forwarded-For is deliberately ignored: anyone can send
+// it, and the address feeds the attempt limits.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// setSecurityHeaders sets the headers every answer of the page carries. formTarget is the
+// redirect's origin when a form is rendered: form-action also governs the redirect that follows
+// the post.
+func setSecurityHeaders(h http.Header, formTarget string) {
+	formAction := "'self'"
+	if formTarget != "" {
+		formAction += " " + formTarget
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+
+		"; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+}

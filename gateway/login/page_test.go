@@ -1,0 +1,520 @@
+package login
+
+import (
+	"bytes"
+	"context"
+	"html"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// fakeLogin is an in-test LoginServiceClient: it records every request and answers as programmed.
+type fakeLogin struct {
+	mu          sync.Mutex
+	describeErr error
+	appName     string
+	submitErr   error
+	redirectURL string
+	describes   []*identityv1.DescribeLoginRequest
+	signUps     []*identityv1.SignUpRequest
+	signIns     []*identityv1.SignInRequest
+}
+
+func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.describes = append(f.describes, in)
+	if f.describeErr != nil {
+		return nil, f.describeErr
+	}
+	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName}, nil
+}
+
+func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signUps = append(f.signUps, in)
+	if f.submitErr != nil {
+		return nil, f.submitErr
+	}
+	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
+}
+
+func (f *fakeLogin) SignIn(_ context.Context, in *identityv1.SignInRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.signIns = append(f.signIns, in)
+	if f.submitErr != nil {
+		return nil, f.submitErr
+	}
+	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
+}
+
+func (f *fakeLogin) submits() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.signUps) + len(f.signIns)
+}
+
+const (
+	appID       = "4f1c8e0a-1111-4222-8333-944445555666"
+	redirectURI = "https://app.example.com/callback"
+	password    = "correct horse battery staple"
+)
+
+func newFake() *fakeLogin {
+	return &fakeLogin{appName: "Demo App", redirectURL: redirectURI + "?code=c0de&state=st4te&service=email&client_id=" + appID}
+}
+
+// newPage returns the page over fake and the buffer its log goes to.
+func newPage(fake *fakeLogin) (*Page, *bytes.Buffer) {
+	logs := &bytes.Buffer{}
+	return New(fake, slog.New(slog.NewJSONHandler(logs, nil))), logs
+}
+
+// linkQuery is a valid authorization link's query.
+func linkQuery(typ string) url.Values {
+	return url.Values{
+		"client_id": {appID}, "redirect_uri": {redirectURI}, "state": {"st4te"},
+		"type": {typ}, "nonce": {"n0nce"}, "scope": {"openid email"},
+	}
+}
+
+func get(t *testing.T, p *Page, q url.Values) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, Path+"?"+q.Encode(), nil)
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	return rec
+}
+
+// post submits form with cookie as the CSRF cookie ("" sends none) from peer address 203.0.113.9.
+func post(t *testing.T, p *Page, form url.Values, cookie string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, Path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.RemoteAddr = "203.0.113.9:51234"
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: csrfCookie, Value: cookie})
+	}
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	return rec
+}
+
+// validForm is a complete submission of the form of type typ carrying token.
+func validForm(typ, token string) url.Values {
+	f := linkQuery(typ)
+	f.Set(csrfField, token)
+	f.Set("email", "ada@example.com")
+	f.Set("password", password)
+	if typ == signUpType {
+		f.Set("name", "Ada")
+	}
+	return f
+}
+
+var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`)
+
+// hiddenFields returns the form's hidden fields, unescaped.
+func hiddenFields(t *testing.T, body string) map[string]string {
+	t.Helper()
+	fields := map[string]string{}
+	for _, m := range hiddenInput.FindAllStringSubmatch(body, -1) {
+		fields[m[1]] = html.UnescapeString(m[2])
+	}
+	if len(fields) == 0 {
+		t.Fatalf("no form in page:\n%s", body)
+	}
+	return fields
+}
+
+// csrfCookieOf returns the CSRF cookie the response sets, failing when there is none.
+func csrfCookieOf(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
+	t.Helper()
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == csrfCookie {
+			return c
+		}
+	}
+	t.Fatalf("no %s cookie set; headers %v", csrfCookie, rec.Header())
+	return nil
+}
+
+// wantPage checks status, HTML content type and the security headers every answer carries.
+func wantPage(t *testing.T, rec *httptest.ResponseRecorder, status int) string {
+	t.Helper()
+	if rec.Code != status {
+		t.Fatalf("status = %d, want %d; body:\n%s", rec.Code, status, rec.Body.String())
+	}
+	h := rec.Header()
+	if ct := h.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	csp := h.Get("Content-Security-Policy")
+	for _, d := range []string{"default-src 'none'", "style-src 'unsafe-inline'", "form-action 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, d) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, d)
+		}
+	}
+	for k, v := range map[string]string{"X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"} {
+		if got := h.Get(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	if loc := h.Get("Location"); loc != "" {
+		t.Errorf("page answer carries Location %q", loc)
+	}
+	return rec.Body.String()
+}
+
+func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
+	for _, typ := range []string{"signIn", signUpType} {
+		t.Run(typ, func(t *testing.T) {
+			fake := newFake()
+			p, _ := newPage(fake)
+			rec := get(t, p, linkQuery(typ))
+			body := wantPage(t, rec, http.StatusOK)
+
+			fields := hiddenFields(t, body)
+			for k, want := range map[string]string{
+				"client_id": appID, "redirect_uri": redirectURI, "state": "st4te",
+				"nonce": "n0nce", "scope": "openid email", "type": typ,
+			} {
+				if fields[k] != want {
+					t.Errorf("hidden %s = %q, want %q", k, fields[k], want)
+				}
+			}
+			c := csrfCookieOf(t, rec)
+			if !wellFormed(c.Value) || fields[csrfField] != c.Value {
+				t.Errorf("csrf field %q does not repeat cookie %q", fields[csrfField], c.Value)
+			}
+			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != Path {
+				t.Errorf("cookie attributes: HttpOnly=%v SameSite=%v Path=%q", c.HttpOnly, c.SameSite, c.Path)
+			}
+			if !strings.Contains(body, "Demo App") {
+				t.Errorf("page does not name the app")
+			}
+			if got := strings.Contains(body, `name="name"`); got != (typ == signUpType) {
+				t.Errorf("name field shown = %v on %s", got, typ)
+			}
+			other := map[string]string{"signIn": signUpType, signUpType: "signIn"}[typ]
+			if !strings.Contains(html.UnescapeString(body), "type="+other) {
+				t.Errorf("no link switching to %s", other)
+			}
+			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' https://app.example.com;") {
+				t.Errorf("form-action does not allow the redirect origin: %q", csp)
+			}
+			if len(fake.describes) != 1 || fake.describes[0].GetClientId() != appID || fake.describes[0].GetRedirectUri() != redirectURI {
+				t.Errorf("DescribeLogin calls = %v", fake.describes)
+			}
+		})
+	}
+}
+
+func TestShowKeepsAnExistingCSRFCookie(t *testing.T) {
+	p, _ := newPage(newFake())
+	token := newCSRFToken()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, Path+"?"+linkQuery("signIn").Encode(), nil)
+	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: token})
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	body := wantPage(t, rec, http.StatusOK)
+	if got := hiddenFields(t, body)[csrfField]; got != token {
+		t.Errorf("csrf field = %q, want the existing cookie token %q (another open tab must stay valid)", got, token)
+	}
+}
+
+func TestShowAnswersBadLinksWithAnErrorPageNotARedirect(t *testing.T) {
+	without := func(key string) url.Values { q := linkQuery("signIn"); q.Del(key); return q }
+	long := linkQuery("signIn")
+	long.Set("state", strings.Repeat("s", maxParam+1))
+	tests := []struct {
+		name        string
+		query       url.Values
+		describeErr error
+		status      int
+		logged      bool
+	}{
+		{"missing client_id", without("client_id"), nil, http.StatusBadRequest, false},
+		{"missing redirect_uri", without("redirect_uri"), nil, http.StatusBadRequest, false},
+		{"missing state", without("state"), nil, http.StatusBadRequest, false},
+		{"oversized parameter", long, nil, http.StatusBadRequest, false},
+		{"unknown app", linkQuery("signIn"), apierr.NotFound("no such app"), http.StatusBadRequest, false},
+		{"disabled app", linkQuery("signIn"), apierr.Forbidden("app disabled"), http.StatusBadRequest, false},
+		{"unregistered redirect_uri", linkQuery("signIn"), apierr.Invalid("redirect_uri", "not registered"), http.StatusBadRequest, false},
+		{"identity unavailable", linkQuery("signIn"), status.Error(codes.Unavailable, "connection refused"), http.StatusInternalServerError, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			fake.describeErr = tt.describeErr
+			p, logs := newPage(fake)
+			rec := get(t, p, tt.query)
+			body := wantPage(t, rec, tt.status)
+			if strings.Contains(body, "<form") {
+				t.Errorf("error page renders a form")
+			}
+			if tt.describeErr != nil && strings.Contains(body, status.Convert(tt.describeErr).Message()) {
+				t.Errorf("error page shows the backend's message")
+			}
+			if len(rec.Result().Cookies()) != 0 {
+				t.Errorf("error page sets cookies: %v", rec.Result().Cookies())
+			}
+			if got := logs.Len() > 0; got != tt.logged {
+				t.Errorf("logged = %v, want %v: %s", got, tt.logged, logs)
+			}
+		})
+	}
+}
+
+func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
+	token := newCSRFToken()
+	tests := []struct {
+		name          string
+		cookie, field string
+	}{
+		{"no cookie", "", token},
+		{"no field", token, ""},
+		{"different tokens", token, newCSRFToken()},
+		{"malformed cookie repeated in field", "attacker-chosen", "attacker-chosen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			p, _ := newPage(fake)
+			rec := post(t, p, validForm("signIn", tt.field), tt.cookie)
+			body := wantPage(t, rec, http.StatusForbidden)
+			if fake.submits() != 0 {
+				t.Errorf("backend called despite the CSRF failure")
+			}
+			if !strings.Contains(body, html.EscapeString(msgExpired)) {
+				t.Errorf("page lacks the expiry message:\n%s", body)
+			}
+			// The re-rendered form carries a usable token so the user can simply submit again.
+			if fields := hiddenFields(t, body); fields[csrfField] != csrfCookieOf(t, rec).Value || !wellFormed(fields[csrfField]) {
+				t.Errorf("re-rendered form has no usable token")
+			}
+		})
+	}
+}
+
+func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
+	for _, typ := range []string{"signIn", signUpType} {
+		t.Run(typ, func(t *testing.T) {
+			fake := newFake()
+			p, _ := newPage(fake)
+			token := newCSRFToken()
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, Path+"?state=from-query",
+				strings.NewReader(validForm(typ, token).Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+			req.Header.Set("X-Forwarded-For", "198.51.100.77")
+			req.RemoteAddr = "203.0.113.9:51234"
+			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: token})
+			rec := httptest.NewRecorder()
+			p.ServeHTTP(rec, req)
+
+			if rec.Code != http.StatusSeeOther {
+				t.Fatalf("status = %d, want 303; body:\n%s", rec.Code, rec.Body.String())
+			}
+			if loc := rec.Header().Get("Location"); loc != fake.redirectURL {
+				t.Errorf("Location = %q, want %q", loc, fake.redirectURL)
+			}
+			var params *identityv1.LoginParams
+			var email, pw, ip string
+			if typ == signUpType {
+				if len(fake.signUps) != 1 || len(fake.signIns) != 0 {
+					t.Fatalf("calls: %d sign-ups, %d sign-ins", len(fake.signUps), len(fake.signIns))
+				}
+				in := fake.signUps[0]
+				params, email, pw, ip = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp()
+				if in.GetName() != "Ada" {
+					t.Errorf("name = %q", in.GetName())
+				}
+			} else {
+				if len(fake.signIns) != 1 || len(fake.signUps) != 0 {
+					t.Fatalf("calls: %d sign-ups, %d sign-ins", len(fake.signUps), len(fake.signIns))
+				}
+				in := fake.signIns[0]
+				params, email, pw, ip = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp()
+			}
+			if params.GetClientId() != appID || params.GetRedirectUri() != redirectURI || params.GetState() != "st4te" ||
+				params.GetNonce() != "n0nce" || params.GetScope() != "openid email" {
+				t.Errorf("params = %v (a query string must not override the form)", params)
+			}
+			if email != "ada@example.com" || pw != password {
+				t.Errorf("credentials = %q / %q", email, pw)
+			}
+			if ip != "203.0.113.9" {
+				t.Errorf("client_ip = %q, want the TCP peer 203.0.113.9 (X-Forwarded-For is not trusted)", ip)
+			}
+		})
+	}
+}
+
+func TestSubmitFailureStatusAndMessage(t *testing.T) {
+	tests := []struct {
+		name    string
+		typ     string
+		err     error
+		status  int
+		message string
+	}{
+		{"bad credentials", "signIn", apierr.Unauthenticated("wrong password for ada@example.com"), http.StatusUnauthorized, msgBadCredentials},
+		{"unknown email answers like a wrong password", "signIn", apierr.Unauthenticated("no user ada@example.com"), http.StatusUnauthorized, msgBadCredentials},
+		{"frozen user", "signIn", apierr.Forbidden("user frozen"), http.StatusForbidden, msgForbidden},
+		{"attempt limit", "signIn", status.Error(codes.ResourceExhausted, "limit"), http.StatusTooManyRequests, msgTooMany},
+		{"invalid email", signUpType, apierr.Invalid("email", "bad email"), http.StatusBadRequest, msgBadEmail},
+		{"weak password on sign-up", signUpType, apierr.Invalid("password", "too short"), http.StatusBadRequest, msgBadPassword},
+		{"email taken", signUpType, status.Error(codes.AlreadyExists, "ada@example.com exists"), http.StatusBadRequest, msgSignUpFailed},
+		{"other invalid input on sign-in", "signIn", apierr.Invalid("password", "too long"), http.StatusBadRequest, msgSignInFailed},
+		{"backend fault", "signIn", apierr.Internal(context.DeadlineExceeded), http.StatusInternalServerError, msgInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			fake.submitErr = tt.err
+			p, logs := newPage(fake)
+			token := newCSRFToken()
+			rec := post(t, p, validForm(tt.typ, token), token)
+			body := wantPage(t, rec, tt.status)
+			if !strings.Contains(body, html.EscapeString(tt.message)) {
+				t.Errorf("page lacks %q:\n%s", tt.message, body)
+			}
+			if strings.Contains(body, status.Convert(tt.err).Message()) {
+				t.Errorf("page shows the backend's message")
+			}
+			if strings.Contains(body, password) || strings.Contains(logs.String(), password) {
+				t.Errorf("the password is echoed")
+			}
+			if !strings.Contains(body, `value="ada@example.com"`) {
+				t.Errorf("email is not kept in the re-rendered form")
+			}
+			if got := hiddenFields(t, body)["state"]; got != "st4te" {
+				t.Errorf("re-rendered form lost the parameters: state = %q", got)
+			}
+			if got := logs.Len() > 0; got != (tt.status >= 500) {
+				t.Errorf("logged = %v for status %d", got, tt.status)
+			}
+		})
+	}
+}
+
+func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	token := newCSRFToken()
+	form := validForm("signIn", token)
+	form.Set("password", "")
+	body := wantPage(t, post(t, p, form, token), http.StatusBadRequest)
+	if fake.submits() != 0 {
+		t.Errorf("backend called without a password")
+	}
+	if !strings.Contains(body, html.EscapeString(msgMissingCredentials)) {
+		t.Errorf("page lacks the missing-credentials message")
+	}
+}
+
+func TestSubmitRefusesUnusableBodies(t *testing.T) {
+	token := newCSRFToken()
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		status      int
+	}{
+		{"JSON body", "application/json", `{"email":"ada@example.com"}`, http.StatusUnsupportedMediaType},
+		{"no content type", "", validForm("signIn", token).Encode(), http.StatusUnsupportedMediaType},
+		{"over 64 KiB", "application/x-www-form-urlencoded", "email=" + strings.Repeat("a", maxForm), http.StatusRequestEntityTooLarge},
+		{"form without the link parameters", "application/x-www-form-urlencoded", "email=a%40b.c&password=x&" + csrfField + "=" + token, http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			p, _ := newPage(fake)
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, Path, strings.NewReader(tt.body))
+			if tt.contentType != "" {
+				req.Header.Set("Content-Type", tt.contentType)
+			}
+			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: token})
+			rec := httptest.NewRecorder()
+			p.ServeHTTP(rec, req)
+			wantPage(t, rec, tt.status)
+			if fake.submits() != 0 {
+				t.Errorf("backend called")
+			}
+		})
+	}
+}
+
+func TestHostileInputIsEscaped(t *testing.T) {
+	const attack = `"><script>alert(1)</script><a href="javascript:alert(2)">`
+	fake := newFake()
+	fake.appName = attack
+	fake.submitErr = apierr.Unauthenticated("no")
+	p, _ := newPage(fake)
+
+	q := linkQuery("signIn")
+	q.Set("state", attack)
+	q.Set("nonce", attack)
+	rec := get(t, p, q)
+	body := wantPage(t, rec, http.StatusOK)
+	if strings.Contains(body, "<script>") || strings.Contains(body, `href="javascript:`) {
+		t.Fatalf("hostile input rendered as markup:\n%s", body)
+	}
+	if got := hiddenFields(t, body)["state"]; got != attack {
+		t.Errorf("state did not survive escaping: %q", got)
+	}
+	if !strings.Contains(html.UnescapeString(body), attack) {
+		t.Errorf("app name not shown as text")
+	}
+
+	token := newCSRFToken()
+	form := validForm("signIn", token)
+	form.Set("email", attack)
+	form.Set("state", attack)
+	body = wantPage(t, post(t, p, form, token), http.StatusUnauthorized)
+	if strings.Contains(body, "<script>") || strings.Contains(body, `href="javascript:`) {
+		t.Fatalf("hostile form input rendered as markup:\n%s", body)
+	}
+}
+
+func TestRedirectSource(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://app.example.com/callback?x=1", "https://app.example.com"},
+		{"http://127.0.0.1:3000/cb", "http://127.0.0.1:3000"},
+		{"http://[::1]:3000/cb", "http://[::1]:3000"},
+		{"myapp://callback", ""},
+		{"/relative", ""},
+		{"https://evil.example;script-src *", ""},
+		{"https://a.example%20script-src/cb", ""},
+	}
+	for _, tt := range tests {
+		if got := redirectSource(tt.in); got != tt.want {
+			t.Errorf("redirectSource(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOtherMethodsAreRefused(t *testing.T) {
+	p, _ := newPage(newFake())
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodPut, Path, nil))
+	wantPage(t, rec, http.StatusMethodNotAllowed)
+	if rec.Header().Get("Allow") != "GET, POST" {
+		t.Errorf("Allow = %q", rec.Header().Get("Allow"))
+	}
+}
