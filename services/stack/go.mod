@@ -6,6 +6,7 @@ replace (
 	github.com/berthhq/berth/gateway => ../../gateway
 	github.com/berthhq/berth/pkg => ../../pkg
 	github.com/berthhq/berth/proto => ../../proto
+	github.com/berthhq/berth/services/analytics => ../../services/analytics
 	github.com/berthhq/berth/services/identity => ../../services/identity
 	github.com/berthhq/berth/services/tenant => ../../services/tenant
 )
@@ -16,6 +17,7 @@ require (
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000
+	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
 	google.golang.org/grpc v1.85.0
@@ -29,6 +31,7 @@ require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/log v0.1.0 // indirect
@@ -39,6 +42,7 @@ require (
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/ebitengine/purego v0.10.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.2.6 // indirect

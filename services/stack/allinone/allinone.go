@@ -14,6 +14,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/natsx"
+	analytics "github.com/berthhq/berth/services/analytics/server"
 	identity "github.com/berthhq/berth/services/identity/server"
 	tenant "github.com/berthhq/berth/services/tenant/server"
 	"github.com/nats-io/nats.go"
@@ -23,27 +24,34 @@ import (
 
 // Config is the all-in-one configuration (see FromEnv for the variables).
 type Config struct {
-	HTTPAddr         string // REST edge; "127.0.0.1:0" picks a free port
-	IdentityGRPCAddr string // identity gRPC (for berthctl and internal callers)
-	TenantGRPCAddr   string
-	// IdentityDatabaseURL and TenantDatabaseURL select Postgres per service; "" = memory stores.
-	IdentityDatabaseURL string
-	TenantDatabaseURL   string
-	NATSURL             string // "" = embedded JetStream server
-	EventPrefix         string // stream/subject prefix; "" = "berth"
-	Pepper              []byte
-	SecretKey           []byte
-	AdminToken          string
-	ServiceToken        string
-	Log                 *slog.Logger
+	HTTPAddr          string // REST edge; "127.0.0.1:0" picks a free port
+	IdentityGRPCAddr  string // identity gRPC (for berthctl and internal callers)
+	TenantGRPCAddr    string
+	AnalyticsGRPCAddr string
+	// Per-service Postgres URLs; "" = memory stores.
+	IdentityDatabaseURL  string
+	TenantDatabaseURL    string
+	AnalyticsDatabaseURL string
+	// Issuer is the `iss` of every token; PublicURL the edge's public base URL ("" = the address
+	// it listens on), used in discovery documents and login links.
+	Issuer       string
+	PublicURL    string
+	NATSURL      string // "" = embedded JetStream server
+	EventPrefix  string // stream/subject prefix; "" = "berth"
+	Pepper       []byte
+	SecretKey    []byte
+	AdminToken   string
+	ServiceToken string
+	Log          *slog.Logger
 }
 
 // Stack is a running all-in-one process.
 type Stack struct {
-	BaseURL      string // http://<edge address>
-	IdentityAddr string
-	TenantAddr   string
-	Bus          events.Bus
+	BaseURL       string // http://<edge address>
+	IdentityAddr  string
+	TenantAddr    string
+	AnalyticsAddr string
+	Bus           events.Bus
 
 	cancel  context.CancelFunc
 	closers []func()
@@ -78,9 +86,49 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("streams: %w", err)
 	}
 
+	// Listen first, so every service can be handed connections to the others before any starts:
+	// identity calls tenant (sign-up creates the tenant) and tenant calls identity (users, keys).
+	edgeLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.HTTPAddr, err)
+	}
+	s.closers = append(s.closers, func() { _ = edgeLn.Close() })
+	s.BaseURL = "http://" + edgeLn.Addr().String()
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = s.BaseURL
+	}
+	idLn, err := s.listen(cfg.IdentityGRPCAddr, &s.IdentityAddr)
+	if err != nil {
+		return nil, err
+	}
+	tnLn, err := s.listen(cfg.TenantGRPCAddr, &s.TenantAddr)
+	if err != nil {
+		return nil, err
+	}
+	anLn, err := s.listen(cfg.AnalyticsGRPCAddr, &s.AnalyticsAddr)
+	if err != nil {
+		return nil, err
+	}
+	identityConn, err := s.dial(s.IdentityAddr, cfg.ServiceToken)
+	if err != nil {
+		return nil, err
+	}
+	tenantConn, err := s.dial(s.TenantAddr, cfg.ServiceToken)
+	if err != nil {
+		return nil, err
+	}
+	analyticsConn, err := s.dial(s.AnalyticsAddr, "")
+	if err != nil {
+		return nil, err
+	}
+
 	idSvc, err := identity.New(ctx, identity.Config{
 		DatabaseURL:  cfg.IdentityDatabaseURL,
 		Bus:          s.Bus,
+		Tenant:       tenantConn,
+		Issuer:       cfg.Issuer,
+		PublicURL:    publicURL,
 		Pepper:       cfg.Pepper,
 		SecretKey:    cfg.SecretKey,
 		AdminToken:   cfg.AdminToken,
@@ -91,16 +139,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("identity: %w", err)
 	}
 	s.closers = append(s.closers, idSvc.Close)
-	if s.IdentityAddr, err = s.serve(idSvc.GRPC(), cfg.IdentityGRPCAddr); err != nil {
-		return nil, err
-	}
+	s.serve(idSvc.GRPC(), idLn)
 	s.run(runCtx, log, "identity", idSvc.Run)
-
-	identityConn, err := grpcx.Dial(s.IdentityAddr, cfg.ServiceToken)
-	if err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, func() { _ = identityConn.Close() })
 
 	tnSvc, err := tenant.New(ctx, tenant.Config{
 		DatabaseURL:  cfg.TenantDatabaseURL,
@@ -114,31 +154,35 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("tenant: %w", err)
 	}
 	s.closers = append(s.closers, tnSvc.Close)
-	if s.TenantAddr, err = s.serve(tnSvc.GRPC(), cfg.TenantGRPCAddr); err != nil {
-		return nil, err
-	}
+	s.serve(tnSvc.GRPC(), tnLn)
 	s.run(runCtx, log, "tenant", tnSvc.Run)
 
-	tenantConn, err := grpcx.Dial(s.TenantAddr, "")
+	anSvc, err := analytics.New(ctx, analytics.Config{
+		DatabaseURL:  cfg.AnalyticsDatabaseURL,
+		Bus:          s.Bus,
+		Identity:     identityConn,
+		AdminToken:   cfg.AdminToken,
+		ServiceToken: cfg.ServiceToken,
+		Log:          log.With("service", "analytics"),
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("analytics: %w", err)
 	}
-	s.closers = append(s.closers, func() { _ = tenantConn.Close() })
+	s.closers = append(s.closers, anSvc.Close)
+	s.serve(anSvc.GRPC(), anLn)
+	s.run(runCtx, log, "analytics", anSvc.Run)
 
-	handler, err := edge.New(runCtx, edge.Backends{Identity: identityConn, Tenant: tenantConn}, log.With("service", "edge"))
+	// The edge's identity connection carries the service token: the hosted login page calls the
+	// service-only LoginService. The token never reaches REST callers' requests (see gateway/edge).
+	handler, err := edge.New(runCtx, edge.Backends{Identity: identityConn, Tenant: tenantConn, Analytics: analyticsConn}, log.With("service", "edge"))
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.HTTPAddr, err)
-	}
-	s.BaseURL = "http://" + ln.Addr().String()
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: devCallback(publicURL, handler), ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("edge stopped", "error", err)
 		}
 	}()
@@ -162,18 +206,32 @@ func (s *Stack) connectNATS(url string) (*nats.Conn, error) {
 	return emb.Conn, nil
 }
 
-func (s *Stack) serve(g *grpc.Server, addr string) (string, error) {
+func (s *Stack) listen(addr string, actual *string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("listen %s: %w", addr, err)
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
+	s.closers = append(s.closers, func() { _ = ln.Close() })
+	*actual = ln.Addr().String()
+	return ln, nil
+}
+
+func (s *Stack) dial(addr, serviceToken string) (*grpc.ClientConn, error) {
+	conn, err := grpcx.Dial(addr, serviceToken)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = conn.Close() })
+	return conn, nil
+}
+
+func (s *Stack) serve(g *grpc.Server, ln net.Listener) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		_ = g.Serve(ln)
 	}()
 	s.closers = append(s.closers, g.GracefulStop)
-	return ln.Addr().String(), nil
 }
 
 func (s *Stack) run(ctx context.Context, log *slog.Logger, name string, fn func(context.Context) error) {

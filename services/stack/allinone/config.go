@@ -14,13 +14,21 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// DefaultIssuer is the issuer id the published browser SDK has built in; the all-in-one run uses it
+// so that the SDK works against it unchanged. A production deployment sets its own BERTH_ISSUER.
+const DefaultIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
+
 // FromEnv reads the all-in-one configuration:
 //
 //	BERTH_HTTP_ADDR            REST edge address (127.0.0.1:8080)
 //	BERTH_IDENTITY_GRPC_ADDR   identity gRPC address (127.0.0.1:9101)
 //	BERTH_TENANT_GRPC_ADDR     tenant gRPC address (127.0.0.1:9102)
+//	BERTH_ANALYTICS_GRPC_ADDR  analytics gRPC address (127.0.0.1:9103)
 //	BERTH_DATABASE_URL         Postgres server; each service gets its own database on it
-//	                           (<db>_identity, <db>_tenant, created when missing). Unset: memory stores.
+//	                           (<db>_identity, <db>_tenant, <db>_analytics, created when missing).
+//	                           Unset: memory stores.
+//	BERTH_ISSUER               `iss` of issued tokens (DefaultIssuer)
+//	BERTH_PUBLIC_URL           the edge's public base URL (the listen address)
 //	BERTH_NATS_URL             external NATS JetStream; unset: embedded server
 //	BERTH_API_KEY_PEPPER       API-key HMAC pepper (hex/base64); required with a database
 //	BERTH_SECRET_KEY           32-byte AES key for private keys at rest; required with a database
@@ -31,13 +39,16 @@ import (
 // database they must survive restarts, so FromEnv refuses to invent them.
 func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
 	cfg := Config{
-		HTTPAddr:         config.String("BERTH_HTTP_ADDR", "127.0.0.1:8080"),
-		IdentityGRPCAddr: config.String("BERTH_IDENTITY_GRPC_ADDR", "127.0.0.1:9101"),
-		TenantGRPCAddr:   config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"),
-		NATSURL:          config.String("BERTH_NATS_URL", ""),
-		AdminToken:       config.String("BERTH_ADMIN_TOKEN", ""),
-		ServiceToken:     config.String("BERTH_SERVICE_TOKEN", ""),
-		Log:              log,
+		HTTPAddr:          config.String("BERTH_HTTP_ADDR", "127.0.0.1:8080"),
+		IdentityGRPCAddr:  config.String("BERTH_IDENTITY_GRPC_ADDR", "127.0.0.1:9101"),
+		TenantGRPCAddr:    config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"),
+		AnalyticsGRPCAddr: config.String("BERTH_ANALYTICS_GRPC_ADDR", "127.0.0.1:9103"),
+		Issuer:            config.String("BERTH_ISSUER", DefaultIssuer),
+		PublicURL:         config.String("BERTH_PUBLIC_URL", ""),
+		NATSURL:           config.String("BERTH_NATS_URL", ""),
+		AdminToken:        config.String("BERTH_ADMIN_TOKEN", ""),
+		ServiceToken:      config.String("BERTH_SERVICE_TOKEN", ""),
+		Log:               log,
 	}
 	var err error
 	if cfg.Pepper, err = config.Bytes("BERTH_API_KEY_PEPPER"); err != nil {
@@ -54,6 +65,9 @@ func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
 			return cfg, err
 		}
 		if cfg.TenantDatabaseURL, err = ServiceDatabase(ctx, base, "tenant"); err != nil {
+			return cfg, err
+		}
+		if cfg.AnalyticsDatabaseURL, err = ServiceDatabase(ctx, base, "analytics"); err != nil {
 			return cfg, err
 		}
 	}

@@ -27,11 +27,12 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // env is one running stack with the demo app seeded, plus a second app for cross-app checks.
 type env struct {
-	t     *testing.T
-	stack *allinone.Stack
-	demo  seed.Demo
-	other seed.Demo // a second project/app with its own keys, tenant and users
-	admin seed.Admin
+	t            *testing.T
+	serviceToken string
+	stack        *allinone.Stack
+	demo         seed.Demo
+	other        seed.Demo // a second project/app with its own keys, tenant and users
+	admin        seed.Admin
 }
 
 func randomHex(n int) string {
@@ -46,7 +47,8 @@ func start(t *testing.T, backend string) *env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := allinone.Config{
-		HTTPAddr: "127.0.0.1:0", IdentityGRPCAddr: "127.0.0.1:0", TenantGRPCAddr: "127.0.0.1:0",
+		HTTPAddr: "127.0.0.1:0", IdentityGRPCAddr: "127.0.0.1:0", TenantGRPCAddr: "127.0.0.1:0", AnalyticsGRPCAddr: "127.0.0.1:0",
+		Issuer:       "berth-contract",
 		NATSURL:      os.Getenv("TEST_NATS_URL"),
 		EventPrefix:  "contract" + randomHex(4),
 		Pepper:       []byte(randomHex(16)),
@@ -59,6 +61,7 @@ func start(t *testing.T, backend string) *env {
 		noMigrations := func(context.Context, *pgxpool.Pool) error { return nil }
 		cfg.IdentityDatabaseURL = pgtest.New(t, "contract-identity", noMigrations).Config().ConnString()
 		cfg.TenantDatabaseURL = pgtest.New(t, "contract-tenant", noMigrations).Config().ConnString()
+		cfg.AnalyticsDatabaseURL = pgtest.New(t, "contract-analytics", noMigrations).Config().ConnString()
 	}
 	s, err := allinone.Start(ctx, cfg)
 	if err != nil {
@@ -74,7 +77,7 @@ func start(t *testing.T, backend string) *env {
 		t.Cleanup(func() { c.Close() })
 		return c
 	}
-	e := &env{t: t, stack: s, admin: seed.Admin{
+	e := &env{t: t, stack: s, serviceToken: cfg.ServiceToken, admin: seed.Admin{
 		Identity: identityv1.NewIdentityAdminServiceClient(dial(s.IdentityAddr)),
 		Tenant:   tenantv1.NewTenantAdminServiceClient(dial(s.TenantAddr)),
 	}}

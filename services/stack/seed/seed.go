@@ -5,6 +5,8 @@ package seed
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"time"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -13,13 +15,14 @@ import (
 
 // Demo is what the seed created; it is written to .berth/demo.json.
 type Demo struct {
-	BaseURL   string   `json:"baseUrl"`
-	ProjectID string   `json:"projectId"`
-	AppID     string   `json:"appId"`
-	ReadKey   string   `json:"readKey"`
-	WriteKey  string   `json:"writeKey"`
-	TenantID  string   `json:"tenantId"`
-	UserIDs   []string `json:"userIds"`
+	BaseURL     string   `json:"baseUrl"`
+	RedirectURI string   `json:"redirectUri"`
+	ProjectID   string   `json:"projectId"`
+	AppID       string   `json:"appId"`
+	ReadKey     string   `json:"readKey"`
+	WriteKey    string   `json:"writeKey"`
+	TenantID    string   `json:"tenantId"`
+	UserIDs     []string `json:"userIds"`
 }
 
 // Admin holds the provisioning clients (their connections must send the admin token).
@@ -31,7 +34,7 @@ type Admin struct {
 // Run creates a project with one app (redirect URI redirectURI), a read and a write API key, two
 // user roles, a tenant with shipping and billing addresses, and two users of that tenant.
 func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error) {
-	d := Demo{BaseURL: baseURL}
+	d := Demo{BaseURL: baseURL, RedirectURI: redirectURI}
 	project, err := a.Identity.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: "Demo project"})
 	if err != nil {
 		return d, fmt.Errorf("project: %w", err)
@@ -73,6 +76,25 @@ func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error
 		d.UserIDs = append(d.UserIDs, user.GetId())
 	}
 	return d, nil
+}
+
+// LoginURL is the hosted sign-up page for the demo app.
+func (d Demo) LoginURL() string {
+	q := url.Values{"client_id": {d.AppID}, "state": {"demo-state"}, "type": {"signUp"}, "redirect_uri": {d.RedirectURI}, "nonce": {"demo-nonce"}}
+	return d.BaseURL + "/login?" + q.Encode()
+}
+
+// TokenCurls are the commands of the sign-in walk-through: exchange the code the login page
+// produced, then call the API as the signed-in user.
+func (d Demo) TokenCurls() []string {
+	read := fmt.Sprintf("-H 'X-API-KEY: %s' -H 'X-API-KEY-TYPE: read' -H 'X-CLIENT-ID: %s'", d.ReadKey, d.AppID)
+	today := time.Now().UTC().Format(time.DateOnly)
+	return []string{
+		fmt.Sprintf(`curl -s -X POST -H 'Content-Type: application/json' -d '{"client_id":"%s","grant_type":"authorization_code","code":"<CODE>","redirect_uri":"%s","nonce":"demo-nonce"}' %s/api/v1/tokens`, d.AppID, d.RedirectURI, d.BaseURL),
+		fmt.Sprintf("curl -s -H 'Authorization: Bearer <ACCESS_TOKEN>' %s/v1/users/me", d.BaseURL),
+		fmt.Sprintf("curl -s -H 'Authorization: Bearer <ACCESS_TOKEN>' %s/v1/tenants/me", d.BaseURL),
+		fmt.Sprintf("curl -s %s '%s/api/v1/analytics/sign-ins?from=%s&to=%s'", read, d.BaseURL, today, today),
+	}
 }
 
 // Curls returns ready-to-paste commands that call the demo app's routes.

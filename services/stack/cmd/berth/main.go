@@ -59,6 +59,10 @@ func run(log *slog.Logger) error {
 	for _, c := range demo.Curls() {
 		fmt.Println("  " + c)
 	}
+	fmt.Printf("\nSign up as an end user: open %s\nthen exchange the code and call the API as that user:\n\n", demo.LoginURL())
+	for _, c := range demo.TokenCurls() {
+		fmt.Println("  " + c)
+	}
 	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./services/stack/cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
 	<-ctx.Done()
 	log.Info("shutting down")
@@ -82,7 +86,7 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.D
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc)},
-		s.BaseURL, config.String("BERTH_DEMO_REDIRECT_URI", "http://localhost:3000/callback"))
+		s.BaseURL, config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath))
 }
 
 func writeJSON(path string, v any) error {

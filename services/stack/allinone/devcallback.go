@@ -1,0 +1,43 @@
+package allinone
+
+import (
+	"html/template"
+	"net/http"
+)
+
+// DevCallbackPath is the demo app's redirect URI in the all-in-one run: after signing in on the
+// hosted login page, the browser lands here and the page shows the authorization code with the
+// command that exchanges it. Production deployments have no such page; apps register their own.
+const DevCallbackPath = "/dev/callback"
+
+var devCallbackPage = template.Must(template.New("callback").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Berth demo callback</title>
+<style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}
+pre{background:#f4f4f4;padding:1rem;white-space:pre-wrap;word-break:break-all}</style></head>
+<body><h1>Signed in</h1>
+<p>The hosted login page redirected here with an authorization code (valid for 60 seconds, single use).</p>
+<dl><dt>code</dt><dd><code>{{.Code}}</code></dd><dt>state</dt><dd><code>{{.State}}</code></dd></dl>
+<p>Exchange it for tokens:</p>
+<pre>curl -s -X POST -H 'Content-Type: application/json' \
+  -d '{"client_id":"{{.ClientID}}","grant_type":"authorization_code","code":"{{.Code}}","redirect_uri":"{{.RedirectURI}}","nonce":"{{.Nonce}}"}' \
+  {{.Base}}/api/v1/tokens</pre>
+</body></html>
+`))
+
+// devCallback serves DevCallbackPath and passes everything else to next.
+func devCallback(base string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != DevCallbackPath || r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q := r.URL.Query()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		_ = devCallbackPage.Execute(w, map[string]string{
+			"Code": q.Get("code"), "State": q.Get("state"), "ClientID": q.Get("client_id"),
+			"Nonce": q.Get("nonce"), "RedirectURI": base + DevCallbackPath, "Base": base,
+		})
+	})
+}
