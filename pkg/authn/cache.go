@@ -2,68 +2,35 @@ package authn
 
 import (
 	"context"
-	"crypto/sha256"
-	"sync"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-// KeyCache remembers successful verifications for a short time, so that services other than
-// identity do not make a gRPC round trip per request. Entries are keyed by a hash of the whole
-// presented key and client id — never by key id alone, or a wrong secret carrying a valid id would
-// hit the cache. Failures are not cached: they are cheap to recompute and caching them would let a
-// newly created key be refused for a TTL.
+// KeyCache remembers successful API-key verifications for a short time, so that services other
+// than identity do not make a gRPC round trip per request (see ttlCache for what is cached).
 type KeyCache struct {
 	inner KeyVerifier
-	ttl   time.Duration
-	now   func() time.Time
-
-	mu      sync.Mutex
-	entries map[[32]byte]cacheEntry
-}
-
-type cacheEntry struct {
-	key     VerifiedKey
-	expires time.Time
+	cache *ttlCache[VerifiedKey]
 }
 
 // NewKeyCache wraps inner with a cache whose entries live ttl at most. Key and app events
 // (Watch) drop entries sooner.
 func NewKeyCache(inner KeyVerifier, ttl time.Duration) *KeyCache {
-	return &KeyCache{inner: inner, ttl: ttl, now: time.Now, entries: map[[32]byte]cacheEntry{}}
+	return &KeyCache{inner: inner, cache: newTTLCache[VerifiedKey](ttl)}
 }
 
 // VerifyAPIKey implements KeyVerifier.
 func (c *KeyCache) VerifyAPIKey(ctx context.Context, apiKey, clientID string) (VerifiedKey, error) {
-	h := sha256.Sum256([]byte(apiKey + "\x00" + clientID))
-	now := c.now()
-	c.mu.Lock()
-	e, ok := c.entries[h]
-	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.key, nil
-	}
-	vk, err := c.inner.VerifyAPIKey(ctx, apiKey, clientID)
-	if err != nil {
-		return VerifiedKey{}, err
-	}
-	c.mu.Lock()
-	c.entries[h] = cacheEntry{key: vk, expires: now.Add(c.ttl)}
-	c.mu.Unlock()
-	return vk, nil
+	return c.cache.get(apiKey+"\x00"+clientID,
+		func() (VerifiedKey, error) { return c.inner.VerifyAPIKey(ctx, apiKey, clientID) },
+		func(VerifiedKey) time.Time { return time.Time{} })
 }
 
 // Forget drops the cached verifications of one key, or of every key of the app when keyID is "".
 func (c *KeyCache) Forget(appID, keyID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for h, e := range c.entries {
-		if e.key.AppID == appID && (keyID == "" || e.key.KeyID == keyID) {
-			delete(c.entries, h)
-		}
-	}
+	c.cache.forget(func(k VerifiedKey) bool { return k.AppID == appID && (keyID == "" || k.KeyID == keyID) })
 }
 
 // Key and app event types that invalidate cached verifications.

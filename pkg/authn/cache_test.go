@@ -57,7 +57,7 @@ func TestKeyCacheEntriesExpireAndCanBeForgotten(t *testing.T) {
 	inner := newCounting()
 	c := NewKeyCache(inner, time.Minute)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c.now = func() time.Time { return now }
+	c.cache.now = func() time.Time { return now }
 	ctx := context.Background()
 	verify := func(key string) {
 		if _, err := c.VerifyAPIKey(ctx, key, "app-1"); err != nil {
@@ -105,9 +105,7 @@ func TestKeyCacheForgetsAnAppWhenIdentityPublishesAChange(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c.mu.Lock()
-		n := len(c.entries)
-		c.mu.Unlock()
+		n := c.cache.len()
 		if n == 0 {
 			break
 		}

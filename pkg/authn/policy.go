@@ -26,10 +26,11 @@ const (
 
 // Policy decides, from the route option of the called method, whether a call may proceed.
 type Policy struct {
-	Keys         KeyVerifier   // API-key verification (identity: local; other services: remote + cache)
-	Tokens       TokenVerifier // tenant access tokens (identity: local; other services: remote + cache)
-	AdminToken   string        // provisioning calls; "" disables them
-	ServiceToken string        // service-to-service calls; "" disables them
+	Keys         KeyVerifier      // API-key verification (identity: local; other services: remote + cache)
+	Tokens       TokenVerifier    // tenant access tokens (identity: local; other services: remote + cache)
+	Operators    OperatorVerifier // platform operator tokens (identity only)
+	AdminToken   string           // provisioning calls; "" disables them
+	ServiceToken string           // service-to-service calls; "" disables them
 }
 
 // exempt methods carry no route option but are safe without credentials.
@@ -93,6 +94,18 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		}
 		return p.admitKey(ctx, r, key, get(MDAPIKeyType), get(MDClientID))
 	}
+	if r.GetOperatorToken() {
+		raw, ok := bearer(get(MDAuthorization))
+		if !ok || p.Operators == nil {
+			return nil, apierr.Unauthenticated("Unauthorized Token")
+		}
+		principal, err := p.Operators.VerifyOperatorToken(ctx, raw)
+		if err != nil {
+			return nil, err
+		}
+		principal.Kind = KindOperator
+		return &principal, nil
+	}
 	if auth := get(MDAuthorization); auth != "" {
 		if !r.GetTenantToken() {
 			return nil, apierr.Unauthenticated("this route does not accept access tokens")
@@ -109,6 +122,14 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		return &principal, nil
 	}
 	return nil, apierr.Unauthenticated("missing credentials")
+}
+
+// OperatorVerifier checks a platform operator JWT: signature with the platform key, expiry, issuer
+// and the operator audience (so app tokens never pass). It returns an Unauthenticated error for any
+// invalid token and a Principal whose UserID is the project member the token was issued to;
+// membership of the project a call touches is the handler's check.
+type OperatorVerifier interface {
+	VerifyOperatorToken(ctx context.Context, raw string) (Principal, error)
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" value (scheme case-insensitive).

@@ -31,13 +31,22 @@ const (
 	svcRoute   = "/berth.identity.v1.IdentityInternalService/VerifyApiKey"
 )
 
+type fakeOperators struct{}
+
+func (fakeOperators) VerifyOperatorToken(_ context.Context, raw string) (Principal, error) {
+	if raw != "operator-token" {
+		return Principal{}, apierr.Unauthenticated("Unauthorized Token")
+	}
+	return Principal{UserID: "member-1"}, nil
+}
+
 func TestPolicyAdmitsOnlyWhatTheRouteDeclares(t *testing.T) {
 	keys := fakeKeys{
 		"read-key":     {KeyID: "k1", AppID: "app-1", Type: "read", AppEnabled: true},
 		"write-key":    {KeyID: "k2", AppID: "app-1", Type: "write", AppEnabled: true},
 		"disabled-key": {KeyID: "k3", AppID: "app-2", Type: "read", AppEnabled: false},
 	}
-	p := Policy{Keys: keys, AdminToken: "admin-secret", ServiceToken: "service-secret"}
+	p := Policy{Keys: keys, Operators: fakeOperators{}, AdminToken: "admin-secret", ServiceToken: "service-secret"}
 	apiKey := func(key, typ, client string) metadata.MD {
 		return metadata.Pairs(MDAPIKey, key, MDAPIKeyType, typ, MDClientID, client)
 	}
@@ -68,6 +77,10 @@ func TestPolicyAdmitsOnlyWhatTheRouteDeclares(t *testing.T) {
 		{"API key on admin route", adminRoute, apiKey("write-key", "write", "app-1"), codes.Unauthenticated},
 		{"service token on internal route", svcRoute, metadata.Pairs(MDServiceToken, "service-secret"), codes.OK},
 		{"admin token on internal route", svcRoute, metadata.Pairs(MDAdminToken, "admin-secret"), codes.Unauthenticated},
+		{"operator route without token", "/berth.identity.v1.OperatorService/UpdateApiKey", nil, codes.Unauthenticated},
+		{"operator route with an API key", "/berth.identity.v1.OperatorService/UpdateApiKey", apiKey("write-key", "write", "app-1"), codes.Unauthenticated},
+		{"operator route with an invalid token", "/berth.identity.v1.OperatorService/UpdateApiKey", metadata.Pairs(MDAuthorization, "Bearer app-token"), codes.Unauthenticated},
+		{"operator route with an operator token", "/berth.identity.v1.OperatorService/UpdateApiKey", metadata.Pairs(MDAuthorization, "Bearer operator-token"), codes.OK},
 		{"method without route option", "/berth.identity.v1.IdentityService/Nope", apiKey("read-key", "read", "app-1"), codes.PermissionDenied},
 	}
 	icpt := p.UnaryInterceptor()

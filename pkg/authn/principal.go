@@ -13,6 +13,7 @@ const (
 	KindTenantToken
 	KindAdmin
 	KindService
+	KindOperator // a platform operator (project member) with an operator JWT; UserID is the member id
 )
 
 // Principal is the authenticated caller, available to handlers through FromContext.

@@ -2,8 +2,6 @@ package authn
 
 import (
 	"context"
-	"crypto/sha256"
-	"sync"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -47,56 +45,24 @@ func (r remoteTokens) VerifyAccessToken(ctx context.Context, raw string) (Princi
 // delivery time rather than a TTL.
 type TokenCache struct {
 	inner TokenVerifier
-	ttl   time.Duration
-	now   func() time.Time
-
-	mu      sync.Mutex
-	entries map[[32]byte]tokenEntry
-}
-
-type tokenEntry struct {
-	p       Principal
-	expires time.Time
+	cache *ttlCache[Principal]
 }
 
 // NewTokenCache wraps inner with a cache whose entries live ttl at most.
 func NewTokenCache(inner TokenVerifier, ttl time.Duration) *TokenCache {
-	return &TokenCache{inner: inner, ttl: ttl, now: time.Now, entries: map[[32]byte]tokenEntry{}}
+	return &TokenCache{inner: inner, cache: newTTLCache[Principal](ttl)}
 }
 
-// VerifyAccessToken implements TokenVerifier. Failures are not cached.
+// VerifyAccessToken implements TokenVerifier.
 func (c *TokenCache) VerifyAccessToken(ctx context.Context, raw string) (Principal, error) {
-	h := sha256.Sum256([]byte(raw))
-	now := c.now()
-	c.mu.Lock()
-	e, ok := c.entries[h]
-	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		return e.p, nil
-	}
-	p, err := c.inner.VerifyAccessToken(ctx, raw)
-	if err != nil {
-		return Principal{}, err
-	}
-	expires := now.Add(c.ttl)
-	if !p.expiresAt.IsZero() && p.expiresAt.Before(expires) {
-		expires = p.expiresAt
-	}
-	c.mu.Lock()
-	c.entries[h] = tokenEntry{p: p, expires: expires}
-	c.mu.Unlock()
-	return p, nil
+	return c.cache.get(raw,
+		func() (Principal, error) { return c.inner.VerifyAccessToken(ctx, raw) },
+		func(p Principal) time.Time { return p.expiresAt })
 }
 
 // Forget drops cached tokens of one user, or of the whole app when userID is "".
 func (c *TokenCache) Forget(appID, userID string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for h, e := range c.entries {
-		if e.p.AppID == appID && (userID == "" || e.p.UserID == userID) {
-			delete(c.entries, h)
-		}
-	}
+	c.cache.forget(func(p Principal) bool { return p.AppID == appID && (userID == "" || p.UserID == userID) })
 }
 
 // User and app event types that invalidate cached tokens.

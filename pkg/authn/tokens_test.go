@@ -82,7 +82,7 @@ func TestTokenCacheNeverOutlivesTheTokenAndForgetsFrozenUsers(t *testing.T) {
 	inner := &fakeTokens{}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := NewTokenCache(expiring{inner, now.Add(10 * time.Second)}, time.Minute)
-	c.now = func() time.Time { return now }
+	c.cache.now = func() time.Time { return now }
 	ctx := context.Background()
 	verify := func() {
 		t.Helper()
@@ -151,9 +151,7 @@ func TestTokenCacheForgetsAUserWhenIdentityFreezesThem(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c.mu.Lock()
-		n := len(c.entries)
-		c.mu.Unlock()
+		n := c.cache.len()
 		if n == 1 {
 			break // only user-2's token is left
 		}

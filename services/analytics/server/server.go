@@ -23,13 +23,7 @@ import (
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/analytics/internal/app"
-
-	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
-
-// KeyCacheTTL bounds how long a verified API key is trusted without asking identity again. Key and
-// app changes also evict entries at once through identity's events; the TTL covers a missed event.
-const KeyCacheTTL = 30 * time.Second
 
 // Config configures the service.
 type Config struct {
@@ -50,7 +44,7 @@ type Service struct {
 	pool      *pgxpool.Pool // nil with the memory store
 	inbox     events.Inbox
 	projector *app.Projector
-	keys      *authn.KeyCache
+	creds     authn.Remote
 	grpc      *grpc.Server
 }
 
@@ -80,11 +74,10 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	s.projector = app.NewProjector(store)
 
-	identityClient := identityv1.NewIdentityInternalServiceClient(cfg.Identity)
-	s.keys = authn.NewKeyCache(authn.NewRemoteVerifier(identityClient), KeyCacheTTL)
+	s.creds = authn.NewRemote(cfg.Identity)
 	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
 		Log:    cfg.Log,
-		Policy: authn.Policy{Keys: s.keys, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
+		Policy: s.creds.Policy(cfg.AdminToken, cfg.ServiceToken),
 	})
 	grpcadapter.Register(s.grpc, app.NewService(store, cfg.Clock))
 	return s, nil
@@ -99,7 +92,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.cfg.Bus.JS == nil {
 		return errors.New("analytics: Run needs a JetStream bus")
 	}
-	stopWatch, err := s.keys.Watch(ctx, s.cfg.Bus)
+	stopWatch, err := s.creds.Watch(ctx, s.cfg.Bus)
 	if err != nil {
 		return fmt.Errorf("analytics: watch key changes: %w", err)
 	}

@@ -28,14 +28,6 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-// KeyCacheTTL bounds how long a verified API key is trusted without asking identity again. Key and
-// app changes also evict entries at once through identity's events; the TTL covers a missed event.
-const KeyCacheTTL = 30 * time.Second
-
-// TokenCacheTTL does the same for tenant access tokens (never past a token's own expiry); a frozen
-// or deleted user and a changed app evict them through identity's events.
-const TokenCacheTTL = 30 * time.Second
-
 // Config configures the service.
 type Config struct {
 	DatabaseURL string // "" = memory stores (embedded development default only)
@@ -57,8 +49,7 @@ type Service struct {
 	outbox events.OutboxSource
 	inbox  events.Inbox // kept with the store, so a consumed event commits with its effect
 	svc    *app.Service
-	keys   *authn.KeyCache
-	tokens *authn.TokenCache
+	creds  authn.Remote
 	grpc   *grpc.Server
 	relay  *events.Relay
 }
@@ -91,8 +82,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s.relay = events.NewRelay(s.outbox, cfg.Bus, cfg.Log)
 
 	identityClient := identityv1.NewIdentityInternalServiceClient(cfg.Identity)
-	s.keys = authn.NewKeyCache(authn.NewRemoteVerifier(identityClient), KeyCacheTTL)
-	s.tokens = authn.NewTokenCache(authn.NewRemoteTokenVerifier(identityClient), TokenCacheTTL)
+	s.creds = authn.NewRemote(cfg.Identity)
 	s.svc = app.New(repo, identity.NewDirectory(identityClient), app.Options{
 		Clock:    cfg.Clock,
 		NewID:    uuid.NewString,
@@ -100,7 +90,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	})
 	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
 		Log:    cfg.Log,
-		Policy: authn.Policy{Keys: s.keys, Tokens: s.tokens, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
+		Policy: s.creds.Policy(cfg.AdminToken, cfg.ServiceToken),
 	})
 	grpcadapter.Register(s.grpc, s.svc, cfg.Log)
 	return s, nil
@@ -115,16 +105,11 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.cfg.Bus.JS == nil {
 		return errors.New("tenant: Run needs a JetStream bus")
 	}
-	stopKeys, err := s.keys.Watch(ctx, s.cfg.Bus)
+	stopWatch, err := s.creds.Watch(ctx, s.cfg.Bus)
 	if err != nil {
-		return fmt.Errorf("tenant: watch key changes: %w", err)
+		return fmt.Errorf("tenant: watch key and token changes: %w", err)
 	}
-	defer stopKeys()
-	stopTokens, err := s.tokens.Watch(ctx, s.cfg.Bus)
-	if err != nil {
-		return fmt.Errorf("tenant: watch token revocations: %w", err)
-	}
-	defer stopTokens()
+	defer stopWatch()
 	stopConsumer, err := identity.ConsumeUserEvents(ctx, s.cfg.Bus, s.inbox, s.svc, s.cfg.Log)
 	if err != nil {
 		return fmt.Errorf("tenant: consume identity events: %w", err)
