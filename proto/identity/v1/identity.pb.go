@@ -2285,6 +2285,453 @@ func (*GetMeRequest) Descriptor() ([]byte, []int) {
 	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
 }
 
+// UpdateApiKeyRequest is route 2: path ids plus the body fields name and description.
+type UpdateApiKeyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectUuid   string                 `protobuf:"bytes,1,opt,name=projectUuid,proto3" json:"projectUuid,omitempty"`
+	AppUuid       string                 `protobuf:"bytes,2,opt,name=appUuid,proto3" json:"appUuid,omitempty"`
+	ApiKeyUuid    string                 `protobuf:"bytes,3,opt,name=apiKeyUuid,proto3" json:"apiKeyUuid,omitempty"`
+	Name          *string                `protobuf:"bytes,4,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Description   *string                `protobuf:"bytes,5,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateApiKeyRequest) Reset() {
+	*x = UpdateApiKeyRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateApiKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateApiKeyRequest) ProtoMessage() {}
+
+func (x *UpdateApiKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateApiKeyRequest.ProtoReflect.Descriptor instead.
+func (*UpdateApiKeyRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *UpdateApiKeyRequest) GetProjectUuid() string {
+	if x != nil {
+		return x.ProjectUuid
+	}
+	return ""
+}
+
+func (x *UpdateApiKeyRequest) GetAppUuid() string {
+	if x != nil {
+		return x.AppUuid
+	}
+	return ""
+}
+
+func (x *UpdateApiKeyRequest) GetApiKeyUuid() string {
+	if x != nil {
+		return x.ApiKeyUuid
+	}
+	return ""
+}
+
+func (x *UpdateApiKeyRequest) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *UpdateApiKeyRequest) GetDescription() string {
+	if x != nil && x.Description != nil {
+		return *x.Description
+	}
+	return ""
+}
+
+// ApiKeyList is route 2's /api/v1 collection envelope (kind appApiKeys).
+type ApiKeyList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	TotalItems    int32                  `protobuf:"varint,2,opt,name=totalItems,proto3" json:"totalItems,omitempty"`
+	ItemsLength   int32                  `protobuf:"varint,3,opt,name=itemsLength,proto3" json:"itemsLength,omitempty"`
+	Items         []*ApiKey              `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApiKeyList) Reset() {
+	*x = ApiKeyList{}
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApiKeyList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApiKeyList) ProtoMessage() {}
+
+func (x *ApiKeyList) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApiKeyList.ProtoReflect.Descriptor instead.
+func (*ApiKeyList) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ApiKeyList) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ApiKeyList) GetTotalItems() int32 {
+	if x != nil {
+		return x.TotalItems
+	}
+	return 0
+}
+
+func (x *ApiKeyList) GetItemsLength() int32 {
+	if x != nil {
+		return x.ItemsLength
+	}
+	return 0
+}
+
+func (x *ApiKeyList) GetItems() []*ApiKey {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type SendReferralInviteRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	Language      string                 `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendReferralInviteRequest) Reset() {
+	*x = SendReferralInviteRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendReferralInviteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendReferralInviteRequest) ProtoMessage() {}
+
+func (x *SendReferralInviteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendReferralInviteRequest.ProtoReflect.Descriptor instead.
+func (*SendReferralInviteRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SendReferralInviteRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SendReferralInviteRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *SendReferralInviteRequest) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+type AddProjectMemberRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddProjectMemberRequest) Reset() {
+	*x = AddProjectMemberRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddProjectMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddProjectMemberRequest) ProtoMessage() {}
+
+func (x *AddProjectMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddProjectMemberRequest.ProtoReflect.Descriptor instead.
+func (*AddProjectMemberRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *AddProjectMemberRequest) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *AddProjectMemberRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *AddProjectMemberRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ProjectMember struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ProjectId     string                 `protobuf:"bytes,2,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	Email         string                 `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	Name          string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	CreatedAt     string                 `protobuf:"bytes,5,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProjectMember) Reset() {
+	*x = ProjectMember{}
+	mi := &file_identity_v1_identity_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProjectMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProjectMember) ProtoMessage() {}
+
+func (x *ProjectMember) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProjectMember.ProtoReflect.Descriptor instead.
+func (*ProjectMember) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ProjectMember) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ProjectMember) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *ProjectMember) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *ProjectMember) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProjectMember) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+type IssueOperatorTokenRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	MemberId string                 `protobuf:"bytes,1,opt,name=memberId,proto3" json:"memberId,omitempty"`
+	// ttlSeconds is the token's lifetime; 0 = 1 hour, at most 24 hours.
+	TtlSeconds    int32 `protobuf:"varint,2,opt,name=ttlSeconds,proto3" json:"ttlSeconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueOperatorTokenRequest) Reset() {
+	*x = IssueOperatorTokenRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueOperatorTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueOperatorTokenRequest) ProtoMessage() {}
+
+func (x *IssueOperatorTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueOperatorTokenRequest.ProtoReflect.Descriptor instead.
+func (*IssueOperatorTokenRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *IssueOperatorTokenRequest) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *IssueOperatorTokenRequest) GetTtlSeconds() int32 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+type OperatorToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	ExpiresAt     string                 `protobuf:"bytes,2,opt,name=expiresAt,proto3" json:"expiresAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorToken) Reset() {
+	*x = OperatorToken{}
+	mi := &file_identity_v1_identity_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorToken) ProtoMessage() {}
+
+func (x *OperatorToken) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorToken.ProtoReflect.Descriptor instead.
+func (*OperatorToken) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *OperatorToken) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *OperatorToken) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
 type DeleteUserRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
@@ -2294,7 +2741,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	mi := &file_identity_v1_identity_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +2753,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	mi := &file_identity_v1_identity_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +2766,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteUserRequest) GetUserId() string {
@@ -2338,7 +2785,7 @@ type VerifyAccessTokenRequest struct {
 
 func (x *VerifyAccessTokenRequest) Reset() {
 	*x = VerifyAccessTokenRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	mi := &file_identity_v1_identity_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2797,7 @@ func (x *VerifyAccessTokenRequest) String() string {
 func (*VerifyAccessTokenRequest) ProtoMessage() {}
 
 func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	mi := &file_identity_v1_identity_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2810,7 @@ func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAccessTokenRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAccessTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *VerifyAccessTokenRequest) GetAccessToken() string {
@@ -2389,7 +2836,7 @@ type VerifiedAccessToken struct {
 
 func (x *VerifiedAccessToken) Reset() {
 	*x = VerifiedAccessToken{}
-	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	mi := &file_identity_v1_identity_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2848,7 @@ func (x *VerifiedAccessToken) String() string {
 func (*VerifiedAccessToken) ProtoMessage() {}
 
 func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	mi := &file_identity_v1_identity_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2861,7 @@ func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedAccessToken.ProtoReflect.Descriptor instead.
 func (*VerifiedAccessToken) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *VerifiedAccessToken) GetAppId() string {
@@ -2462,7 +2909,7 @@ type CreateUserRoleRequest struct {
 
 func (x *CreateUserRoleRequest) Reset() {
 	*x = CreateUserRoleRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	mi := &file_identity_v1_identity_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2921,7 @@ func (x *CreateUserRoleRequest) String() string {
 func (*CreateUserRoleRequest) ProtoMessage() {}
 
 func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	mi := &file_identity_v1_identity_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2934,7 @@ func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRoleRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRoleRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateUserRoleRequest) GetAppId() string {
@@ -2748,7 +3195,47 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"familyName\x12\x1a\n" +
 	"\blanguage\x18\a \x01(\tR\blanguage\x12%\n" +
 	"\x0eemail_verified\x18\b \x01(\bR\remailVerified\"\x0e\n" +
-	"\fGetMeRequest\"+\n" +
+	"\fGetMeRequest\"\xca\x01\n" +
+	"\x13UpdateApiKeyRequest\x12 \n" +
+	"\vprojectUuid\x18\x01 \x01(\tR\vprojectUuid\x12\x18\n" +
+	"\aappUuid\x18\x02 \x01(\tR\aappUuid\x12\x1e\n" +
+	"\n" +
+	"apiKeyUuid\x18\x03 \x01(\tR\n" +
+	"apiKeyUuid\x12\x17\n" +
+	"\x04name\x18\x04 \x01(\tH\x00R\x04name\x88\x01\x01\x12%\n" +
+	"\vdescription\x18\x05 \x01(\tH\x01R\vdescription\x88\x01\x01B\a\n" +
+	"\x05_nameB\x0e\n" +
+	"\f_description\"\x93\x01\n" +
+	"\n" +
+	"ApiKeyList\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1e\n" +
+	"\n" +
+	"totalItems\x18\x02 \x01(\x05R\n" +
+	"totalItems\x12 \n" +
+	"\vitemsLength\x18\x03 \x01(\x05R\vitemsLength\x12/\n" +
+	"\x05items\x18\x04 \x03(\v2\x19.berth.identity.v1.ApiKeyR\x05items\"e\n" +
+	"\x19SendReferralInviteRequest\x12\x16\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
+	"\blanguage\x18\x03 \x01(\tR\blanguage\"a\n" +
+	"\x17AddProjectMemberRequest\x12\x1c\n" +
+	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x85\x01\n" +
+	"\rProjectMember\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
+	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1c\n" +
+	"\tcreatedAt\x18\x05 \x01(\tR\tcreatedAt\"W\n" +
+	"\x19IssueOperatorTokenRequest\x12\x1a\n" +
+	"\bmemberId\x18\x01 \x01(\tR\bmemberId\x12\x1e\n" +
+	"\n" +
+	"ttlSeconds\x18\x02 \x01(\x05R\n" +
+	"ttlSeconds\"C\n" +
+	"\rOperatorToken\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1c\n" +
+	"\texpiresAt\x18\x02 \x01(\tR\texpiresAt\"+\n" +
 	"\x11DeleteUserRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\"<\n" +
 	"\x18VerifyAccessTokenRequest\x12 \n" +
@@ -2761,7 +3248,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\texpiresAt\x18\x05 \x01(\x03R\texpiresAt\"A\n" +
 	"\x15CreateUserRoleRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name2\xb6\b\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name2\xf0\t\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
@@ -2769,13 +3256,16 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"e\xca\xf3\x18\x1d\b\x02\x18\x01\"\x15Access status updated(\x02\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
 	"\n" +
 	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12o\n" +
-	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\",\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved0\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\x88\x01\n" +
+	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\",\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved0\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
+	"\x12SendReferralInvite\x12,.berth.identity.v1.SendReferralInviteRequest\x1a\x16.google.protobuf.Empty\"[\xca\xf3\x18)\b\x02\x10\xc9\x01\x18\x01\"\x14Referral invite sent(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02(:\x01*\"#/v1/users/{userId}/referral-invites\x12\x88\x01\n" +
 	"\n" +
-	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}2\xd7\x02\n" +
+	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}2\xca\x01\n" +
+	"\x0fOperatorService\x12\xb6\x01\n" +
+	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xd7\x02\n" +
 	"\x17IdentityInternalService\x12a\n" +
 	"\fVerifyApiKey\x12&.berth.identity.v1.VerifyApiKeyRequest\x1a!.berth.identity.v1.VerifiedApiKey\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x0fListTenantUsers\x12).berth.identity.v1.ListTenantUsersRequest\x1a!.berth.identity.v1.TenantUserList\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
-	"\x11VerifyAccessToken\x12+.berth.identity.v1.VerifyAccessTokenRequest\x1a&.berth.identity.v1.VerifiedAccessToken\"\x06\xca\xf3\x18\x02P\x012\x90\x05\n" +
+	"\x11VerifyAccessToken\x12+.berth.identity.v1.VerifyAccessTokenRequest\x1a&.berth.identity.v1.VerifiedAccessToken\"\x06\xca\xf3\x18\x02P\x012\xe8\x06\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -2784,7 +3274,9 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\fCreateApiKey\x12&.berth.identity.v1.CreateApiKeyRequest\x1a .berth.identity.v1.CreatedApiKey\"\x06\xca\xf3\x18\x02H\x01\x12S\n" +
 	"\n" +
 	"CreateUser\x12$.berth.identity.v1.CreateUserRequest\x1a\x17.berth.identity.v1.User\"\x06\xca\xf3\x18\x02H\x01\x12_\n" +
-	"\x0eCreateUserRole\x12(.berth.identity.v1.CreateUserRoleRequest\x1a\x1b.berth.identity.v1.UserRole\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x0eCreateUserRole\x12(.berth.identity.v1.CreateUserRoleRequest\x1a\x1b.berth.identity.v1.UserRole\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
+	"\x10AddProjectMember\x12*.berth.identity.v1.AddProjectMemberRequest\x1a .berth.identity.v1.ProjectMember\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
+	"\x12IssueOperatorToken\x12,.berth.identity.v1.IssueOperatorTokenRequest\x1a .berth.identity.v1.OperatorToken\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -2798,40 +3290,47 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_identity_v1_identity_proto_goTypes = []any{
-	(*ListUserRolesRequest)(nil),     // 0: berth.identity.v1.ListUserRolesRequest
-	(*UserRole)(nil),                 // 1: berth.identity.v1.UserRole
-	(*UserRoleList)(nil),             // 2: berth.identity.v1.UserRoleList
-	(*GetUserRequest)(nil),           // 3: berth.identity.v1.GetUserRequest
-	(*User)(nil),                     // 4: berth.identity.v1.User
-	(*TenantUser)(nil),               // 5: berth.identity.v1.TenantUser
-	(*GetPublicKeyRequest)(nil),      // 6: berth.identity.v1.GetPublicKeyRequest
-	(*PublicKey)(nil),                // 7: berth.identity.v1.PublicKey
-	(*SetAccessStatusRequest)(nil),   // 8: berth.identity.v1.SetAccessStatusRequest
-	(*UserPatch)(nil),                // 9: berth.identity.v1.UserPatch
-	(*UserUpdateBody)(nil),           // 10: berth.identity.v1.UserUpdateBody
-	(*UpdateUserRequest)(nil),        // 11: berth.identity.v1.UpdateUserRequest
-	(*VerifyApiKeyRequest)(nil),      // 12: berth.identity.v1.VerifyApiKeyRequest
-	(*VerifiedApiKey)(nil),           // 13: berth.identity.v1.VerifiedApiKey
-	(*ListTenantUsersRequest)(nil),   // 14: berth.identity.v1.ListTenantUsersRequest
-	(*TenantUserList)(nil),           // 15: berth.identity.v1.TenantUserList
-	(*Project)(nil),                  // 16: berth.identity.v1.Project
-	(*App)(nil),                      // 17: berth.identity.v1.App
-	(*CreateProjectRequest)(nil),     // 18: berth.identity.v1.CreateProjectRequest
-	(*CreateAppRequest)(nil),         // 19: berth.identity.v1.CreateAppRequest
-	(*SetAppEnabledRequest)(nil),     // 20: berth.identity.v1.SetAppEnabledRequest
-	(*RotateAppKeyRequest)(nil),      // 21: berth.identity.v1.RotateAppKeyRequest
-	(*CreateApiKeyRequest)(nil),      // 22: berth.identity.v1.CreateApiKeyRequest
-	(*ApiKey)(nil),                   // 23: berth.identity.v1.ApiKey
-	(*CreatedApiKey)(nil),            // 24: berth.identity.v1.CreatedApiKey
-	(*CreateUserRequest)(nil),        // 25: berth.identity.v1.CreateUserRequest
-	(*GetMeRequest)(nil),             // 26: berth.identity.v1.GetMeRequest
-	(*DeleteUserRequest)(nil),        // 27: berth.identity.v1.DeleteUserRequest
-	(*VerifyAccessTokenRequest)(nil), // 28: berth.identity.v1.VerifyAccessTokenRequest
-	(*VerifiedAccessToken)(nil),      // 29: berth.identity.v1.VerifiedAccessToken
-	(*CreateUserRoleRequest)(nil),    // 30: berth.identity.v1.CreateUserRoleRequest
-	(*emptypb.Empty)(nil),            // 31: google.protobuf.Empty
+	(*ListUserRolesRequest)(nil),      // 0: berth.identity.v1.ListUserRolesRequest
+	(*UserRole)(nil),                  // 1: berth.identity.v1.UserRole
+	(*UserRoleList)(nil),              // 2: berth.identity.v1.UserRoleList
+	(*GetUserRequest)(nil),            // 3: berth.identity.v1.GetUserRequest
+	(*User)(nil),                      // 4: berth.identity.v1.User
+	(*TenantUser)(nil),                // 5: berth.identity.v1.TenantUser
+	(*GetPublicKeyRequest)(nil),       // 6: berth.identity.v1.GetPublicKeyRequest
+	(*PublicKey)(nil),                 // 7: berth.identity.v1.PublicKey
+	(*SetAccessStatusRequest)(nil),    // 8: berth.identity.v1.SetAccessStatusRequest
+	(*UserPatch)(nil),                 // 9: berth.identity.v1.UserPatch
+	(*UserUpdateBody)(nil),            // 10: berth.identity.v1.UserUpdateBody
+	(*UpdateUserRequest)(nil),         // 11: berth.identity.v1.UpdateUserRequest
+	(*VerifyApiKeyRequest)(nil),       // 12: berth.identity.v1.VerifyApiKeyRequest
+	(*VerifiedApiKey)(nil),            // 13: berth.identity.v1.VerifiedApiKey
+	(*ListTenantUsersRequest)(nil),    // 14: berth.identity.v1.ListTenantUsersRequest
+	(*TenantUserList)(nil),            // 15: berth.identity.v1.TenantUserList
+	(*Project)(nil),                   // 16: berth.identity.v1.Project
+	(*App)(nil),                       // 17: berth.identity.v1.App
+	(*CreateProjectRequest)(nil),      // 18: berth.identity.v1.CreateProjectRequest
+	(*CreateAppRequest)(nil),          // 19: berth.identity.v1.CreateAppRequest
+	(*SetAppEnabledRequest)(nil),      // 20: berth.identity.v1.SetAppEnabledRequest
+	(*RotateAppKeyRequest)(nil),       // 21: berth.identity.v1.RotateAppKeyRequest
+	(*CreateApiKeyRequest)(nil),       // 22: berth.identity.v1.CreateApiKeyRequest
+	(*ApiKey)(nil),                    // 23: berth.identity.v1.ApiKey
+	(*CreatedApiKey)(nil),             // 24: berth.identity.v1.CreatedApiKey
+	(*CreateUserRequest)(nil),         // 25: berth.identity.v1.CreateUserRequest
+	(*GetMeRequest)(nil),              // 26: berth.identity.v1.GetMeRequest
+	(*UpdateApiKeyRequest)(nil),       // 27: berth.identity.v1.UpdateApiKeyRequest
+	(*ApiKeyList)(nil),                // 28: berth.identity.v1.ApiKeyList
+	(*SendReferralInviteRequest)(nil), // 29: berth.identity.v1.SendReferralInviteRequest
+	(*AddProjectMemberRequest)(nil),   // 30: berth.identity.v1.AddProjectMemberRequest
+	(*ProjectMember)(nil),             // 31: berth.identity.v1.ProjectMember
+	(*IssueOperatorTokenRequest)(nil), // 32: berth.identity.v1.IssueOperatorTokenRequest
+	(*OperatorToken)(nil),             // 33: berth.identity.v1.OperatorToken
+	(*DeleteUserRequest)(nil),         // 34: berth.identity.v1.DeleteUserRequest
+	(*VerifyAccessTokenRequest)(nil),  // 35: berth.identity.v1.VerifyAccessTokenRequest
+	(*VerifiedAccessToken)(nil),       // 36: berth.identity.v1.VerifiedAccessToken
+	(*CreateUserRoleRequest)(nil),     // 37: berth.identity.v1.CreateUserRoleRequest
+	(*emptypb.Empty)(nil),             // 38: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -2839,45 +3338,54 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	10, // 2: berth.identity.v1.UpdateUserRequest.body:type_name -> berth.identity.v1.UserUpdateBody
 	5,  // 3: berth.identity.v1.TenantUserList.users:type_name -> berth.identity.v1.TenantUser
 	23, // 4: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
-	0,  // 5: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
-	3,  // 6: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
-	6,  // 7: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
-	8,  // 8: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
-	11, // 9: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
-	26, // 10: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
-	27, // 11: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
-	12, // 12: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	14, // 13: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	28, // 14: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
-	18, // 15: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	19, // 16: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	20, // 17: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	21, // 18: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	22, // 19: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	25, // 20: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	30, // 21: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	2,  // 22: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 23: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 24: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	31, // 25: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	31, // 26: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 27: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	31, // 28: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	13, // 29: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	15, // 30: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	29, // 31: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	16, // 32: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	17, // 33: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	17, // 34: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	17, // 35: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	24, // 36: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 37: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 38: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	22, // [22:39] is the sub-list for method output_type
-	5,  // [5:22] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	23, // 5: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
+	0,  // 6: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
+	3,  // 7: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
+	6,  // 8: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
+	8,  // 9: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
+	11, // 10: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
+	26, // 11: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
+	29, // 12: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
+	34, // 13: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
+	27, // 14: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
+	12, // 15: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
+	14, // 16: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	35, // 17: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	18, // 18: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	19, // 19: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	20, // 20: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	21, // 21: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	22, // 22: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	25, // 23: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	37, // 24: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	30, // 25: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	32, // 26: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	2,  // 27: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 28: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 29: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	38, // 30: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	38, // 31: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 32: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	38, // 33: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	38, // 34: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	28, // 35: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 36: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	15, // 37: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	36, // 38: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	16, // 39: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	17, // 40: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	17, // 41: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	17, // 42: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	24, // 43: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 44: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 45: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	31, // 46: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	33, // 47: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	27, // [27:48] is the sub-list for method output_type
+	6,  // [6:27] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_identity_proto_init() }
@@ -2888,15 +3396,16 @@ func file_identity_v1_identity_proto_init() {
 	file_identity_v1_identity_proto_msgTypes[9].OneofWrappers = []any{}
 	file_identity_v1_identity_proto_msgTypes[10].OneofWrappers = []any{}
 	file_identity_v1_identity_proto_msgTypes[11].OneofWrappers = []any{}
+	file_identity_v1_identity_proto_msgTypes[27].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   38,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_identity_v1_identity_proto_goTypes,
 		DependencyIndexes: file_identity_v1_identity_proto_depIdxs,

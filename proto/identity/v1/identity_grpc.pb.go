@@ -24,13 +24,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	IdentityService_ListUserRoles_FullMethodName   = "/berth.identity.v1.IdentityService/ListUserRoles"
-	IdentityService_GetUser_FullMethodName         = "/berth.identity.v1.IdentityService/GetUser"
-	IdentityService_GetPublicKey_FullMethodName    = "/berth.identity.v1.IdentityService/GetPublicKey"
-	IdentityService_SetAccessStatus_FullMethodName = "/berth.identity.v1.IdentityService/SetAccessStatus"
-	IdentityService_UpdateUser_FullMethodName      = "/berth.identity.v1.IdentityService/UpdateUser"
-	IdentityService_GetMe_FullMethodName           = "/berth.identity.v1.IdentityService/GetMe"
-	IdentityService_DeleteUser_FullMethodName      = "/berth.identity.v1.IdentityService/DeleteUser"
+	IdentityService_ListUserRoles_FullMethodName      = "/berth.identity.v1.IdentityService/ListUserRoles"
+	IdentityService_GetUser_FullMethodName            = "/berth.identity.v1.IdentityService/GetUser"
+	IdentityService_GetPublicKey_FullMethodName       = "/berth.identity.v1.IdentityService/GetPublicKey"
+	IdentityService_SetAccessStatus_FullMethodName    = "/berth.identity.v1.IdentityService/SetAccessStatus"
+	IdentityService_UpdateUser_FullMethodName         = "/berth.identity.v1.IdentityService/UpdateUser"
+	IdentityService_GetMe_FullMethodName              = "/berth.identity.v1.IdentityService/GetMe"
+	IdentityService_SendReferralInvite_FullMethodName = "/berth.identity.v1.IdentityService/SendReferralInvite"
+	IdentityService_DeleteUser_FullMethodName         = "/berth.identity.v1.IdentityService/DeleteUser"
 )
 
 // IdentityServiceClient is the client API for IdentityService service.
@@ -51,6 +52,8 @@ type IdentityServiceClient interface {
 	UpdateUser(ctx context.Context, in *UpdateUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// GetMe returns the user of a tenant access token (documented extra route).
 	GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error)
+	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
+	SendReferralInvite(ctx context.Context, in *SendReferralInviteRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// DeleteUser deletes a user (documented extra route): API key write, or the user's own token.
 	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
@@ -123,6 +126,16 @@ func (c *identityServiceClient) GetMe(ctx context.Context, in *GetMeRequest, opt
 	return out, nil
 }
 
+func (c *identityServiceClient) SendReferralInvite(ctx context.Context, in *SendReferralInviteRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, IdentityService_SendReferralInvite_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *identityServiceClient) DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(emptypb.Empty)
@@ -151,6 +164,8 @@ type IdentityServiceServer interface {
 	UpdateUser(context.Context, *UpdateUserRequest) (*emptypb.Empty, error)
 	// GetMe returns the user of a tenant access token (documented extra route).
 	GetMe(context.Context, *GetMeRequest) (*User, error)
+	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
+	SendReferralInvite(context.Context, *SendReferralInviteRequest) (*emptypb.Empty, error)
 	// DeleteUser deletes a user (documented extra route): API key write, or the user's own token.
 	DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedIdentityServiceServer()
@@ -180,6 +195,9 @@ func (UnimplementedIdentityServiceServer) UpdateUser(context.Context, *UpdateUse
 }
 func (UnimplementedIdentityServiceServer) GetMe(context.Context, *GetMeRequest) (*User, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMe not implemented")
+}
+func (UnimplementedIdentityServiceServer) SendReferralInvite(context.Context, *SendReferralInviteRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendReferralInvite not implemented")
 }
 func (UnimplementedIdentityServiceServer) DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteUser not implemented")
@@ -313,6 +331,24 @@ func _IdentityService_GetMe_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityService_SendReferralInvite_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendReferralInviteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).SendReferralInvite(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_SendReferralInvite_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).SendReferralInvite(ctx, req.(*SendReferralInviteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IdentityService_DeleteUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeleteUserRequest)
 	if err := dec(in); err != nil {
@@ -363,8 +399,122 @@ var IdentityService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _IdentityService_GetMe_Handler,
 		},
 		{
+			MethodName: "SendReferralInvite",
+			Handler:    _IdentityService_SendReferralInvite_Handler,
+		},
+		{
 			MethodName: "DeleteUser",
 			Handler:    _IdentityService_DeleteUser_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "identity/v1/identity.proto",
+}
+
+const (
+	OperatorService_UpdateApiKey_FullMethodName = "/berth.identity.v1.OperatorService/UpdateApiKey"
+)
+
+// OperatorServiceClient is the client API for OperatorService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// OperatorService is the internal API for platform operators (route 2), authenticated by an
+// operator JWT issued to a project member by the admin tooling.
+type OperatorServiceClient interface {
+	// UpdateApiKey is route 2: rename or re-describe an API key of an app of the project.
+	UpdateApiKey(ctx context.Context, in *UpdateApiKeyRequest, opts ...grpc.CallOption) (*ApiKeyList, error)
+}
+
+type operatorServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewOperatorServiceClient(cc grpc.ClientConnInterface) OperatorServiceClient {
+	return &operatorServiceClient{cc}
+}
+
+func (c *operatorServiceClient) UpdateApiKey(ctx context.Context, in *UpdateApiKeyRequest, opts ...grpc.CallOption) (*ApiKeyList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApiKeyList)
+	err := c.cc.Invoke(ctx, OperatorService_UpdateApiKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OperatorServiceServer is the server API for OperatorService service.
+// All implementations must embed UnimplementedOperatorServiceServer
+// for forward compatibility.
+//
+// OperatorService is the internal API for platform operators (route 2), authenticated by an
+// operator JWT issued to a project member by the admin tooling.
+type OperatorServiceServer interface {
+	// UpdateApiKey is route 2: rename or re-describe an API key of an app of the project.
+	UpdateApiKey(context.Context, *UpdateApiKeyRequest) (*ApiKeyList, error)
+	mustEmbedUnimplementedOperatorServiceServer()
+}
+
+// UnimplementedOperatorServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedOperatorServiceServer struct{}
+
+func (UnimplementedOperatorServiceServer) UpdateApiKey(context.Context, *UpdateApiKeyRequest) (*ApiKeyList, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateApiKey not implemented")
+}
+func (UnimplementedOperatorServiceServer) mustEmbedUnimplementedOperatorServiceServer() {}
+func (UnimplementedOperatorServiceServer) testEmbeddedByValue()                         {}
+
+// UnsafeOperatorServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to OperatorServiceServer will
+// result in compilation errors.
+type UnsafeOperatorServiceServer interface {
+	mustEmbedUnimplementedOperatorServiceServer()
+}
+
+func RegisterOperatorServiceServer(s grpc.ServiceRegistrar, srv OperatorServiceServer) {
+	// If the following call panics, it indicates UnimplementedOperatorServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&OperatorService_ServiceDesc, srv)
+}
+
+func _OperatorService_UpdateApiKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateApiKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServiceServer).UpdateApiKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OperatorService_UpdateApiKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServiceServer).UpdateApiKey(ctx, req.(*UpdateApiKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// OperatorService_ServiceDesc is the grpc.ServiceDesc for OperatorService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var OperatorService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "berth.identity.v1.OperatorService",
+	HandlerType: (*OperatorServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "UpdateApiKey",
+			Handler:    _OperatorService_UpdateApiKey_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -565,13 +715,15 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	IdentityAdminService_CreateProject_FullMethodName  = "/berth.identity.v1.IdentityAdminService/CreateProject"
-	IdentityAdminService_CreateApp_FullMethodName      = "/berth.identity.v1.IdentityAdminService/CreateApp"
-	IdentityAdminService_SetAppEnabled_FullMethodName  = "/berth.identity.v1.IdentityAdminService/SetAppEnabled"
-	IdentityAdminService_RotateAppKey_FullMethodName   = "/berth.identity.v1.IdentityAdminService/RotateAppKey"
-	IdentityAdminService_CreateApiKey_FullMethodName   = "/berth.identity.v1.IdentityAdminService/CreateApiKey"
-	IdentityAdminService_CreateUser_FullMethodName     = "/berth.identity.v1.IdentityAdminService/CreateUser"
-	IdentityAdminService_CreateUserRole_FullMethodName = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
+	IdentityAdminService_CreateProject_FullMethodName      = "/berth.identity.v1.IdentityAdminService/CreateProject"
+	IdentityAdminService_CreateApp_FullMethodName          = "/berth.identity.v1.IdentityAdminService/CreateApp"
+	IdentityAdminService_SetAppEnabled_FullMethodName      = "/berth.identity.v1.IdentityAdminService/SetAppEnabled"
+	IdentityAdminService_RotateAppKey_FullMethodName       = "/berth.identity.v1.IdentityAdminService/RotateAppKey"
+	IdentityAdminService_CreateApiKey_FullMethodName       = "/berth.identity.v1.IdentityAdminService/CreateApiKey"
+	IdentityAdminService_CreateUser_FullMethodName         = "/berth.identity.v1.IdentityAdminService/CreateUser"
+	IdentityAdminService_CreateUserRole_FullMethodName     = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
+	IdentityAdminService_AddProjectMember_FullMethodName   = "/berth.identity.v1.IdentityAdminService/AddProjectMember"
+	IdentityAdminService_IssueOperatorToken_FullMethodName = "/berth.identity.v1.IdentityAdminService/IssueOperatorToken"
 )
 
 // IdentityAdminServiceClient is the client API for IdentityAdminService service.
@@ -587,6 +739,10 @@ type IdentityAdminServiceClient interface {
 	CreateApiKey(ctx context.Context, in *CreateApiKeyRequest, opts ...grpc.CallOption) (*CreatedApiKey, error)
 	CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*User, error)
 	CreateUserRole(ctx context.Context, in *CreateUserRoleRequest, opts ...grpc.CallOption) (*UserRole, error)
+	// AddProjectMember makes someone a member of a project (operators act on its apps).
+	AddProjectMember(ctx context.Context, in *AddProjectMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error)
+	// IssueOperatorToken issues an operator JWT to a project member (route 2's Bearer token).
+	IssueOperatorToken(ctx context.Context, in *IssueOperatorTokenRequest, opts ...grpc.CallOption) (*OperatorToken, error)
 }
 
 type identityAdminServiceClient struct {
@@ -667,6 +823,26 @@ func (c *identityAdminServiceClient) CreateUserRole(ctx context.Context, in *Cre
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) AddProjectMember(ctx context.Context, in *AddProjectMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProjectMember)
+	err := c.cc.Invoke(ctx, IdentityAdminService_AddProjectMember_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) IssueOperatorToken(ctx context.Context, in *IssueOperatorTokenRequest, opts ...grpc.CallOption) (*OperatorToken, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OperatorToken)
+	err := c.cc.Invoke(ctx, IdentityAdminService_IssueOperatorToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityAdminServiceServer is the server API for IdentityAdminService service.
 // All implementations must embed UnimplementedIdentityAdminServiceServer
 // for forward compatibility.
@@ -680,6 +856,10 @@ type IdentityAdminServiceServer interface {
 	CreateApiKey(context.Context, *CreateApiKeyRequest) (*CreatedApiKey, error)
 	CreateUser(context.Context, *CreateUserRequest) (*User, error)
 	CreateUserRole(context.Context, *CreateUserRoleRequest) (*UserRole, error)
+	// AddProjectMember makes someone a member of a project (operators act on its apps).
+	AddProjectMember(context.Context, *AddProjectMemberRequest) (*ProjectMember, error)
+	// IssueOperatorToken issues an operator JWT to a project member (route 2's Bearer token).
+	IssueOperatorToken(context.Context, *IssueOperatorTokenRequest) (*OperatorToken, error)
 	mustEmbedUnimplementedIdentityAdminServiceServer()
 }
 
@@ -710,6 +890,12 @@ func (UnimplementedIdentityAdminServiceServer) CreateUser(context.Context, *Crea
 }
 func (UnimplementedIdentityAdminServiceServer) CreateUserRole(context.Context, *CreateUserRoleRequest) (*UserRole, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateUserRole not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) AddProjectMember(context.Context, *AddProjectMemberRequest) (*ProjectMember, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddProjectMember not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) IssueOperatorToken(context.Context, *IssueOperatorTokenRequest) (*OperatorToken, error) {
+	return nil, status.Error(codes.Unimplemented, "method IssueOperatorToken not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) mustEmbedUnimplementedIdentityAdminServiceServer() {}
 func (UnimplementedIdentityAdminServiceServer) testEmbeddedByValue()                              {}
@@ -858,6 +1044,42 @@ func _IdentityAdminService_CreateUserRole_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_AddProjectMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddProjectMemberRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).AddProjectMember(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_AddProjectMember_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).AddProjectMember(ctx, req.(*AddProjectMemberRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_IssueOperatorToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IssueOperatorTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).IssueOperatorToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_IssueOperatorToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).IssueOperatorToken(ctx, req.(*IssueOperatorTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityAdminService_ServiceDesc is the grpc.ServiceDesc for IdentityAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -892,6 +1114,14 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateUserRole",
 			Handler:    _IdentityAdminService_CreateUserRole_Handler,
+		},
+		{
+			MethodName: "AddProjectMember",
+			Handler:    _IdentityAdminService_AddProjectMember_Handler,
+		},
+		{
+			MethodName: "IssueOperatorToken",
+			Handler:    _IdentityAdminService_IssueOperatorToken_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

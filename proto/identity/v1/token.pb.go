@@ -743,12 +743,14 @@ func (x *LoginContext) GetAppName() string {
 
 // LoginParams are the authorization-request parameters the page carries through the form.
 type LoginParams struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	RedirectUri   string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
-	State         string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
-	Nonce         string                 `protobuf:"bytes,4,opt,name=nonce,proto3" json:"nonce,omitempty"`
-	Scope         string                 `protobuf:"bytes,5,opt,name=scope,proto3" json:"scope,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ClientId    string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	RedirectUri string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	State       string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	Nonce       string                 `protobuf:"bytes,4,opt,name=nonce,proto3" json:"nonce,omitempty"`
+	Scope       string                 `protobuf:"bytes,5,opt,name=scope,proto3" json:"scope,omitempty"`
+	// referral is the referral code of an invite link (route 23), recorded on sign-up.
+	Referral      string `protobuf:"bytes,6,opt,name=referral,proto3" json:"referral,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +816,13 @@ func (x *LoginParams) GetNonce() string {
 func (x *LoginParams) GetScope() string {
 	if x != nil {
 		return x.Scope
+	}
+	return ""
+}
+
+func (x *LoginParams) GetReferral() string {
+	if x != nil {
+		return x.Referral
 	}
 	return ""
 }
@@ -1072,13 +1081,14 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\">\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
-	"\aappName\x18\x02 \x01(\tR\aappName\"\x8f\x01\n" +
+	"\aappName\x18\x02 \x01(\tR\aappName\"\xab\x01\n" +
 	"\vLoginParams\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x14\n" +
 	"\x05state\x18\x03 \x01(\tR\x05state\x12\x14\n" +
 	"\x05nonce\x18\x04 \x01(\tR\x05nonce\x12\x14\n" +
-	"\x05scope\x18\x05 \x01(\tR\x05scope\"\xaa\x01\n" +
+	"\x05scope\x18\x05 \x01(\tR\x05scope\x12\x1a\n" +
+	"\breferral\x18\x06 \x01(\tR\breferral\"\xaa\x01\n" +
 	"\rSignUpRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
