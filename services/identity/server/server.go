@@ -16,6 +16,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/mail"
 	"github.com/berthhq/berth/pkg/pgxx"
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
@@ -46,6 +47,8 @@ type Config struct {
 	Tenant grpc.ClientConnInterface
 	// Passwords are the argon2id costs of new password hashes (zero = the production default).
 	Passwords password.Params
+	// Mailer sends referral invites (route 23); nil leaves them answering Unavailable.
+	Mailer mail.Sender
 }
 
 // Service is a built identity service.
@@ -96,7 +99,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	}
 	svc, err := app.New(app.Config{
 		Store: store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
-		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords,
+		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords, Mailer: cfg.Mailer,
 	})
 	if err != nil {
 		s.Close()
@@ -106,7 +109,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Log: log,
 		// Identity verifies keys and tokens itself, without a cache: it is the source the other
 		// services' caches ask.
-		Policy: authn.Policy{Keys: svc, Tokens: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
+		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
 	})
 	grpcadapter.Register(s.grpc, svc)
 	s.relay = events.NewRelay(outbox, cfg.Bus, log.With("component", "identity-relay"))

@@ -1,118 +1,71 @@
-// Command identity runs the identity service: gRPC on BERTH_GRPC_ADDR, PostgreSQL at
-// BERTH_DATABASE_URL, events to NATS JetStream at BERTH_NATS_URL. Tokens carry BERTH_ISSUER as iss;
-// the discovery document names endpoints under BERTH_PUBLIC_URL (the REST edge); sign-up creates
-// tenants through the tenant service at BERTH_TENANT_GRPC_ADDR.
+// Command identity runs the identity service as its own process. Besides the common settings
+// (pkg/svcmain) it reads:
+//
+//	BERTH_API_KEY_PEPPER   HMAC pepper of API-key hashes (hex or base64; required)
+//	BERTH_SECRET_KEY       32-byte AES-GCM key sealing private keys at rest (hex or base64; required)
+//	BERTH_ISSUER           `iss` of issued tokens ("berth")
+//	BERTH_PUBLIC_URL       the REST edge's public base URL, for discovery and invite links
+//	BERTH_TENANT_ADDR      tenant service gRPC address, for sign-up (127.0.0.1:9102)
+//	BERTH_SMTP_ADDR        SMTP server host:port for referral invites (unset: invites unavailable)
+//	BERTH_SMTP_FROM, BERTH_SMTP_USER, BERTH_SMTP_PASSWORD
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/berthhq/berth/pkg/config"
-	"github.com/berthhq/berth/pkg/events"
-	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/logx"
-	"github.com/berthhq/berth/pkg/natsx"
+	"github.com/berthhq/berth/pkg/mail"
+	"github.com/berthhq/berth/pkg/svcmain"
 	"github.com/berthhq/berth/services/identity/server"
 )
 
-// shutdownGrace is how long in-flight calls may take to finish after a stop signal.
-const shutdownGrace = 15 * time.Second
-
 func main() {
-	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info"))
-	if err := run(log); err != nil {
-		log.Error("identity stopped", "err", err)
-		os.Exit(1)
-	}
+	svcmain.Main("identity", "127.0.0.1:9101", func(ctx context.Context, env *svcmain.Env) (svcmain.Process, error) {
+		pepper, err := config.Bytes("BERTH_API_KEY_PEPPER")
+		if err != nil {
+			return nil, err
+		}
+		secret, err := config.Bytes("BERTH_SECRET_KEY")
+		if err != nil {
+			return nil, err
+		}
+		tenant, err := env.Dial("BERTH_TENANT_ADDR", "127.0.0.1:9102")
+		if err != nil {
+			return nil, err
+		}
+		mailer, err := smtpMailer(env.Log)
+		if err != nil {
+			return nil, err
+		}
+		return server.New(ctx, server.Config{
+			DatabaseURL:  env.DatabaseURL,
+			Bus:          env.Bus,
+			Pepper:       pepper,
+			SecretKey:    secret,
+			AdminToken:   env.AdminToken,
+			ServiceToken: env.ServiceToken,
+			Log:          env.Log,
+			Issuer:       config.String("BERTH_ISSUER", ""),
+			PublicURL:    config.String("BERTH_PUBLIC_URL", ""),
+			Tenant:       tenant,
+			Mailer:       mailer,
+		})
+	})
 }
 
-func run(log *slog.Logger) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	dbURL := config.String("BERTH_DATABASE_URL", "")
-	if dbURL == "" {
-		// Memory stores exist for the all-in-one development process only; a standalone service
-		// without a database would lose everything on restart.
-		return errors.New("BERTH_DATABASE_URL is required")
+// smtpMailer builds the sender of referral invites. Without an address the service runs without
+// mail, and invites answer Unavailable.
+func smtpMailer(log *slog.Logger) (mail.Sender, error) {
+	addr := config.String("BERTH_SMTP_ADDR", "")
+	if addr == "" {
+		log.Warn("BERTH_SMTP_ADDR is not set: referral invites are unavailable")
+		return nil, nil
 	}
-	pepper, err := config.Bytes("BERTH_API_KEY_PEPPER")
+	s, err := mail.NewSMTP(addr, config.String("BERTH_SMTP_FROM", ""), config.String("BERTH_SMTP_USER", ""), config.String("BERTH_SMTP_PASSWORD", ""))
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("smtp: %w", err)
 	}
-	secret, err := config.Bytes("BERTH_SECRET_KEY")
-	if err != nil {
-		return err
-	}
-
-	conn, err := natsx.Connect(config.String("BERTH_NATS_URL", "nats://127.0.0.1:4222"))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	js, err := jetstream.New(conn)
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
-
-	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
-	tenantConn, err := grpcx.Dial(config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"), serviceToken)
-	if err != nil {
-		return fmt.Errorf("tenant service: %w", err)
-	}
-	defer func() { _ = tenantConn.Close() }()
-
-	svc, err := server.New(ctx, server.Config{
-		DatabaseURL:  dbURL,
-		Bus:          events.Bus{JS: js},
-		Pepper:       pepper,
-		SecretKey:    secret,
-		AdminToken:   config.String("BERTH_ADMIN_TOKEN", ""),
-		ServiceToken: serviceToken,
-		Log:          log,
-		Issuer:       config.String("BERTH_ISSUER", ""),
-		PublicURL:    config.String("BERTH_PUBLIC_URL", "http://127.0.0.1:8080"),
-		Tenant:       tenantConn,
-	})
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-
-	addr := config.String("BERTH_GRPC_ADDR", "127.0.0.1:9101")
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen %s: %w", addr, err)
-	}
-	errs := make(chan error, 2)
-	go func() { errs <- svc.GRPC().Serve(lis) }()
-	go func() { errs <- svc.Run(ctx) }()
-	log.Info("identity serving", "addr", lis.Addr().String())
-
-	select {
-	case <-ctx.Done():
-	case err := <-errs:
-		if err != nil {
-			return err
-		}
-	}
-	log.Info("identity shutting down")
-	drained := make(chan struct{})
-	go func() { svc.GRPC().GracefulStop(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(shutdownGrace):
-		svc.GRPC().Stop()
-	}
-	return nil
+	return s, nil
 }

@@ -32,6 +32,7 @@ type fixture struct {
 	outbox  *events.MemoryOutbox
 	box     *sealbox.Box
 	tenants *fakeTenants
+	mailer  *fakeSender
 	now     time.Time // the service's clock; tests move it
 	app     domain.App
 	user    domain.User
@@ -48,11 +49,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{outbox: &events.MemoryOutbox{}, box: box, tenants: &fakeTenants{}, now: clockTime}
+	f := &fixture{outbox: &events.MemoryOutbox{}, box: box, tenants: &fakeTenants{}, mailer: &fakeSender{}, now: clockTime}
 	f.store = memory.New(f.outbox)
 	f.svc, err = app.New(app.Config{Store: f.store, Pepper: []byte("pepper"), Box: box,
 		Clock: func() time.Time { return f.now }, Tenants: f.tenants, Issuer: testIssuer,
-		PublicURL: "https://berth.test/", Passwords: cheapPasswords})
+		PublicURL: "https://berth.test/", Passwords: cheapPasswords, Mailer: f.mailer})
 	if err != nil {
 		t.Fatal(err)
 	}

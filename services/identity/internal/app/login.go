@@ -31,8 +31,10 @@ type LoginLimits struct {
 var DefaultLoginLimits = LoginLimits{PerEmail: 10, PerIP: 30, Window: 15 * time.Minute}
 
 // LoginParams are the authorization request's values, carried by the hosted page through its form.
+// Referral is the referral code of an invite link (route 23); only sign-up reads it.
 type LoginParams struct {
 	ClientID, RedirectURI, State, Nonce, Scope string
+	Referral                                   string
 }
 
 // SignUpInput is a sign-up form.
@@ -106,7 +108,8 @@ func (s *Service) enabledLoginApp(ctx context.Context, p LoginParams) (domain.Ap
 }
 
 // SignUp creates a user with a password and a tenant of its own (named after the email), then
-// signs the user in. It returns the URL to send the browser to.
+// signs the user in. It returns the URL to send the browser to. A valid referral code of the app
+// records the inviter as the user's referrer; any other code is ignored.
 //
 // An address that already has an account gets the same answer as other refused details. The
 // tenant is created before the user: if the user then cannot be stored (two sign-ups racing for
@@ -148,6 +151,9 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 	name := strings.TrimSpace(in.Name)
 	u, err := domain.NewUser(a.ID, "", domain.UserPatch{Email: &email, Name: &name}, false, s.now())
 	if err != nil {
+		return "", err
+	}
+	if u.ReferredBy, err = s.referrer(ctx, a.ID, strings.TrimSpace(in.Params.Referral)); err != nil {
 		return "", err
 	}
 	if s.tenants == nil {

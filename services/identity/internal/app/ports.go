@@ -34,6 +34,25 @@ type APIKeys interface {
 	// CreateAPIKey stores k and evs atomically; the app must exist.
 	CreateAPIKey(ctx context.Context, k domain.APIKey, evs ...events.Event) error
 	GetAPIKey(ctx context.Context, id string) (domain.APIKey, error)
+	UpdateAPIKey(ctx context.Context, id string, fn func(*domain.APIKey) ([]events.Event, error)) (domain.APIKey, error)
+}
+
+// ProjectMembers stores the operators of projects (route 2).
+type ProjectMembers interface {
+	// AddProjectMember needs an existing project; it returns domain.ErrMemberTaken when the
+	// project already has a member with that email (case-insensitively).
+	AddProjectMember(ctx context.Context, m domain.ProjectMember) error
+	GetProjectMember(ctx context.Context, id string) (domain.ProjectMember, error)
+}
+
+// OperatorKeys stores the deployment's one operator signing key, sealed.
+type OperatorKeys interface {
+	// GetOperatorKey returns the sealed key, or an error matching domain.ErrNotFound before the
+	// first one is stored.
+	GetOperatorKey(ctx context.Context) ([]byte, error)
+	// CreateOperatorKey stores sealed unless a key exists already, and returns the key that is
+	// stored: replicas racing on a fresh deployment all end up with the first one.
+	CreateOperatorKey(ctx context.Context, sealed []byte) ([]byte, error)
 }
 
 // Users stores users; every lookup is scoped to one app.
@@ -103,6 +122,19 @@ type LoginFailures interface {
 	ClearLoginFailures(ctx context.Context, key string) error
 }
 
+// Referrals stores the referral codes of invites (route 23) by the hash of the code.
+type Referrals interface {
+	// CreateReferral stores r unless its inviter has limit or more referrals created at or after
+	// since; then it returns domain.ErrInviteLimit. Counting and storing are atomic per inviter,
+	// so concurrent invites cannot exceed the limit. The inviter must exist.
+	CreateReferral(ctx context.Context, r domain.Referral, since time.Time, limit int) error
+	// GetReferral returns the referral stored under hash, expired or not.
+	GetReferral(ctx context.Context, hash []byte) (domain.Referral, error)
+	// DeleteReferral forgets the referral under hash (its invite could not be sent); an absent one
+	// is no error.
+	DeleteReferral(ctx context.Context, hash []byte) error
+}
+
 // Tenants is the tenant service as sign-up needs it.
 type Tenants interface {
 	// CreateTenant creates the tenant of a user signing up and returns its id.
@@ -115,9 +147,12 @@ type Store interface {
 	Projects
 	Apps
 	APIKeys
+	ProjectMembers
+	OperatorKeys
 	Users
 	Roles
 	AuthCodes
 	RefreshTokens
 	LoginFailures
+	Referrals
 }

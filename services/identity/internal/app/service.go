@@ -1,11 +1,14 @@
 package app
 
 import (
+	"crypto/rsa"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/mail"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/password"
 	"github.com/berthhq/berth/services/identity/internal/sealbox"
@@ -46,6 +49,8 @@ type Config struct {
 	Passwords password.Params
 	// Limits are the failed sign-in limits (zero = DefaultLoginLimits).
 	Limits LoginLimits
+	// Mailer sends the referral invites of route 23; nil makes them answer Unavailable.
+	Mailer mail.Sender
 }
 
 // Service implements the identity use cases. It is safe for concurrent use.
@@ -63,6 +68,10 @@ type Service struct {
 	publicURL string
 	passwords *password.Hasher
 	limits    LoginLimits
+	mailer    mail.Sender
+
+	opMu  sync.Mutex
+	opKey *rsa.PrivateKey // the operator signing key once loaded (see operatorKey)
 }
 
 // New checks the configuration and returns the use cases.
@@ -96,7 +105,7 @@ func New(c Config) (*Service, error) {
 	}
 	return &Service{
 		store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, limits: limits,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, limits: limits, mailer: c.Mailer,
 	}, nil
 }
 

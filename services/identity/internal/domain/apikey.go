@@ -34,13 +34,17 @@ type APIKey struct {
 	UpdatedAt   time.Time
 }
 
+// maxDescription bounds an API key's description: operators write a sentence or two about what
+// the key is for, never a document.
+const maxDescription = 1024
+
 // NewAPIKey validates the key's metadata. id and hash come from the key generator.
 func NewAPIKey(id, appID string, typ KeyType, name, description string, hash []byte, now time.Time) (APIKey, error) {
 	name, err := requiredName("name", name)
 	if err != nil {
 		return APIKey{}, err
 	}
-	if err := checkText("description", description, maxText); err != nil {
+	if err := checkText("description", description, maxDescription); err != nil {
 		return APIKey{}, err
 	}
 	now = now.UTC()
@@ -48,4 +52,30 @@ func NewAPIKey(id, appID string, typ KeyType, name, description string, hash []b
 		ID: id, AppID: appID, Type: typ, Name: name, Description: description, Hash: hash,
 		CreatedAt: now, UpdatedAt: now,
 	}, nil
+}
+
+// Describe changes the key's name and/or description (nil = unchanged) for route 2. At least one
+// must be given; the type never changes here, since a read key silently becoming a write key
+// would widen what every holder of the secret can do.
+func (k *APIKey) Describe(name, description *string, now time.Time) error {
+	if name == nil && description == nil {
+		return Invalid("name", "name or description is required")
+	}
+	next := *k
+	if name != nil {
+		n, err := requiredName("name", *name)
+		if err != nil {
+			return err
+		}
+		next.Name = n
+	}
+	if description != nil {
+		if err := checkText("description", *description, maxDescription); err != nil {
+			return err
+		}
+		next.Description = *description
+	}
+	next.UpdatedAt = now.UTC()
+	*k = next
+	return nil
 }

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,4 +21,29 @@ func NewProject(name string, now time.Time) (Project, error) {
 		return Project{}, err
 	}
 	return Project{ID: uuid.NewString(), Name: name, CreatedAt: now.UTC()}, nil
+}
+
+// ErrMemberTaken is returned by member stores when the project already has a member with that
+// email (case-insensitively): one person, one operator identity per project.
+var ErrMemberTaken = errors.New("project member email already in use")
+
+// ProjectMember is a person who operates a project's apps (route 2) with an operator token.
+type ProjectMember struct {
+	ID        string
+	ProjectID string
+	Email     string
+	Name      string
+	CreatedAt time.Time
+}
+
+// NewProjectMember validates the member's email and name and mints the member.
+func NewProjectMember(projectID, email, name string, now time.Time) (ProjectMember, error) {
+	email, err := checkEmail("email", email)
+	if err != nil {
+		return ProjectMember{}, err
+	}
+	if name, err = requiredName("name", name); err != nil {
+		return ProjectMember{}, err
+	}
+	return ProjectMember{ID: uuid.NewString(), ProjectID: projectID, Email: email, Name: name, CreatedAt: now.UTC()}, nil
 }

@@ -53,6 +53,9 @@ type User struct {
 	LastSignInAt *time.Time // nil until the first sign-in
 	LastSignInIP string
 
+	// ReferredBy is the id of the user whose invite (route 23) this user signed up with, or "".
+	ReferredBy string
+
 	// PasswordHash is the argon2id hash of the user's password in PHC form ("" = no password, e.g.
 	// users provisioned by an operator). It never leaves the service.
 	PasswordHash string

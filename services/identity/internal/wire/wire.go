@@ -15,6 +15,7 @@ const (
 	KindUser      = "user"
 	KindUserRole  = "userRole"
 	KindPublicKey = "publicKey"
+	KindAPIKeys   = "appApiKeys"
 )
 
 // Timestamp renders a time as the contract does: RFC 3339 in UTC ("" for the zero time).
@@ -151,4 +152,14 @@ func APIKey(k domain.APIKey) *identityv1.ApiKey {
 		Uuid: k.ID, Name: k.Name, Type: string(k.Type),
 		CreatedAt: Timestamp(k.CreatedAt), UpdatedAt: Timestamp(k.UpdatedAt),
 	}
+}
+
+// APIKeyList is route 2's collection of the one updated key.
+func APIKeyList(k domain.APIKey) *identityv1.ApiKeyList {
+	return &identityv1.ApiKeyList{Kind: KindAPIKeys, TotalItems: 1, ItemsLength: 1, Items: []*identityv1.ApiKey{APIKey(k)}}
+}
+
+// ProjectMember is the admin API's view of a project member.
+func ProjectMember(m domain.ProjectMember) *identityv1.ProjectMember {
+	return &identityv1.ProjectMember{Id: m.ID, ProjectId: m.ProjectID, Email: m.Email, Name: m.Name, CreatedAt: Timestamp(m.CreatedAt)}
 }

@@ -85,3 +85,21 @@ func (s *AdminServer) CreateUserRole(ctx context.Context, req *identityv1.Create
 	}
 	return wire.UserRole(r), nil
 }
+
+// AddProjectMember makes someone an operator of a project.
+func (s *AdminServer) AddProjectMember(ctx context.Context, req *identityv1.AddProjectMemberRequest) (*identityv1.ProjectMember, error) {
+	m, err := s.svc.AddProjectMember(ctx, req.GetProjectId(), req.GetEmail(), req.GetName())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return wire.ProjectMember(m), nil
+}
+
+// IssueOperatorToken issues route 2's Bearer token to a project member.
+func (s *AdminServer) IssueOperatorToken(ctx context.Context, req *identityv1.IssueOperatorTokenRequest) (*identityv1.OperatorToken, error) {
+	raw, exp, err := s.svc.IssueOperatorToken(ctx, req.GetMemberId(), time.Duration(req.GetTtlSeconds())*time.Second)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &identityv1.OperatorToken{Token: raw, ExpiresAt: wire.Timestamp(exp)}, nil
+}

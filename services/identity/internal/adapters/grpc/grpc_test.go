@@ -37,10 +37,13 @@ const (
 // env is one identity server behind the real access policy, reached over bufconn.
 type env struct {
 	identity identityv1.IdentityServiceClient
+	operator identityv1.OperatorServiceClient
 	internal identityv1.IdentityInternalServiceClient
 	admin    identityv1.IdentityAdminServiceClient
 	token    identityv1.TokenServiceClient
 	login    identityv1.LoginServiceClient
+	store    *memory.Store
+	mailbox  *mailbox
 }
 
 // tenants stands in for the tenant service.
@@ -56,15 +59,16 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := app.New(app.Config{Store: memory.New(&events.MemoryOutbox{}), Pepper: []byte("pepper"), Box: box,
+	store, mb := memory.New(&events.MemoryOutbox{}), &mailbox{}
+	svc, err := app.New(app.Config{Store: store, Pepper: []byte("pepper"), Box: box,
 		Tenants: tenants{}, Issuer: "test-issuer", PublicURL: "https://berth.test",
-		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}})
+		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1}, Mailer: mb})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := grpcx.NewServer(grpcx.ServerOptions{
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Policy: authn.Policy{Keys: svc, Tokens: svc, AdminToken: adminToken, ServiceToken: serviceToken},
+		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: adminToken, ServiceToken: serviceToken},
 	})
 	grpcadapter.Register(srv, svc)
 	lis := bufconn.Listen(1 << 20)
@@ -79,10 +83,13 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = conn.Close() })
 	return &env{
 		identity: identityv1.NewIdentityServiceClient(conn),
+		operator: identityv1.NewOperatorServiceClient(conn),
 		internal: identityv1.NewIdentityInternalServiceClient(conn),
 		admin:    identityv1.NewIdentityAdminServiceClient(conn),
 		token:    identityv1.NewTokenServiceClient(conn),
 		login:    identityv1.NewLoginServiceClient(conn),
+		store:    store,
+		mailbox:  mb,
 	}
 }
 

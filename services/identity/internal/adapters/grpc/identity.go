@@ -13,7 +13,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/wire"
 )
 
-// IdentityServer implements the app-facing routes 11, 14, 15, 16 and 18 and the documented extra
+// IdentityServer implements the app-facing routes 11, 14, 15, 16, 18 and 23 and the documented extra
 // user routes (GET /v1/users/me, DELETE /v1/users/{userId}).
 type IdentityServer struct {
 	identityv1.UnimplementedIdentityServiceServer
@@ -105,6 +105,22 @@ func (s *IdentityServer) DeleteUser(ctx context.Context, req *identityv1.DeleteU
 		return nil, err
 	}
 	if err := s.svc.DeleteUser(ctx, caller, req.GetUserId()); err != nil {
+		return nil, toStatus(err)
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// SendReferralInvite is route 23: with a write key for any user of the app, with a tenant access
+// token for the token's own user (the access policy compares userId with the token).
+func (s *IdentityServer) SendReferralInvite(ctx context.Context, req *identityv1.SendReferralInviteRequest) (*emptypb.Empty, error) {
+	caller, err := callerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := authn.FromContext(ctx) // present: callerApp found it
+	if err := s.svc.SendReferralInvite(ctx, caller, app.Invite{
+		UserID: req.GetUserId(), Email: req.GetEmail(), Language: req.GetLanguage(), ByToken: p.Kind == authn.KindTenantToken,
+	}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &emptypb.Empty{}, nil

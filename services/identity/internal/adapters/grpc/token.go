@@ -99,5 +99,6 @@ func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest)
 func loginParams(p *identityv1.LoginParams) app.LoginParams {
 	return app.LoginParams{
 		ClientID: p.GetClientId(), RedirectURI: p.GetRedirectUri(), State: p.GetState(), Nonce: p.GetNonce(), Scope: p.GetScope(),
+		Referral: p.GetReferral(),
 	}
 }

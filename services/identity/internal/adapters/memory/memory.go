@@ -30,6 +30,11 @@ type Store struct {
 	families map[string]domain.RefreshFamily // by id
 	refresh  map[string]domain.RefreshToken  // by string(hash)
 	failures map[string][]time.Time          // by key
+	members  map[string]domain.ProjectMember // by id
+	// referrals are the invites' referral codes, by string(hash).
+	referrals map[string]domain.Referral
+	// operatorKey is the sealed operator signing key; nil until the first operator token.
+	operatorKey []byte
 }
 
 var _ app.Store = (*Store)(nil)
@@ -37,16 +42,18 @@ var _ app.Store = (*Store)(nil)
 // New returns an empty store that adds the events of its changes to outbox.
 func New(outbox *events.MemoryOutbox) *Store {
 	return &Store{
-		outbox:   outbox,
-		projects: map[string]domain.Project{},
-		apps:     map[string]domain.App{},
-		keys:     map[string]domain.APIKey{},
-		users:    map[string]domain.User{},
-		roles:    map[string]domain.UserRole{},
-		codes:    map[string]domain.AuthCode{},
-		families: map[string]domain.RefreshFamily{},
-		refresh:  map[string]domain.RefreshToken{},
-		failures: map[string][]time.Time{},
+		outbox:    outbox,
+		projects:  map[string]domain.Project{},
+		apps:      map[string]domain.App{},
+		keys:      map[string]domain.APIKey{},
+		users:     map[string]domain.User{},
+		roles:     map[string]domain.UserRole{},
+		codes:     map[string]domain.AuthCode{},
+		families:  map[string]domain.RefreshFamily{},
+		refresh:   map[string]domain.RefreshToken{},
+		failures:  map[string][]time.Time{},
+		members:   map[string]domain.ProjectMember{},
+		referrals: map[string]domain.Referral{},
 	}
 }
 

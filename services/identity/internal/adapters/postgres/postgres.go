@@ -206,20 +206,23 @@ func (s *Store) CreateAPIKey(ctx context.Context, k domain.APIKey, evs ...events
 	})
 }
 
-// GetAPIKey implements app.APIKeys.
-func (s *Store) GetAPIKey(ctx context.Context, id string) (domain.APIKey, error) {
+const apiKeyColumns = `id, app_id, type, name, description, hash, created_at, updated_at`
+
+func scanAPIKey(row pgx.Row) (domain.APIKey, error) {
 	var (
 		k   domain.APIKey
 		typ string
 	)
-	err := pgxx.Q(ctx, s.pool).QueryRow(ctx,
-		`select id, app_id, type, name, description, hash, created_at, updated_at from api_keys where id = $1`, id).
-		Scan(&k.ID, &k.AppID, &typ, &k.Name, &k.Description, &k.Hash, &k.CreatedAt, &k.UpdatedAt)
-	if err != nil {
+	if err := row.Scan(&k.ID, &k.AppID, &typ, &k.Name, &k.Description, &k.Hash, &k.CreatedAt, &k.UpdatedAt); err != nil {
 		return domain.APIKey{}, noRow(err, "API key")
 	}
 	k.Type, k.CreatedAt, k.UpdatedAt = domain.KeyType(typ), utc(k.CreatedAt), utc(k.UpdatedAt)
 	return k, nil
+}
+
+// GetAPIKey implements app.APIKeys.
+func (s *Store) GetAPIKey(ctx context.Context, id string) (domain.APIKey, error) {
+	return scanAPIKey(pgxx.Q(ctx, s.pool).QueryRow(ctx, `select `+apiKeyColumns+` from api_keys where id = $1`, id))
 }
 
 // CreateRole implements app.Roles.

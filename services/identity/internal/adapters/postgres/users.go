@@ -22,7 +22,7 @@ var userColumns = []string{
 	"email_verified", "gender", "other_gender", "birthdate", "zoneinfo", "locale", "phone_number",
 	"phone_number_verified", "frozen", "deleted", "verified_by_admin", "idp_a_email_verified",
 	"idp_b_email_verified", "idp_c_email_verified", "idp_d_email_verified", "last_sign_in_at",
-	"last_sign_in_ip", "created_at", "updated_at", "password_hash",
+	"last_sign_in_ip", "created_at", "updated_at", "password_hash", "referred_by",
 }
 
 func userFields(u *domain.User) []any {
@@ -33,7 +33,7 @@ func userFields(u *domain.User) []any {
 		&u.EmailVerified, &u.Gender, &u.OtherGender, &u.Birthdate, &u.Zoneinfo, &u.Locale, &u.PhoneNumber,
 		&u.PhoneNumberVerified, &u.Frozen, &u.Deleted, &u.VerifiedByAdmin, &u.IdpAEmailVerified,
 		&u.IdpBEmailVerified, &u.IdpCEmailVerified, &u.IdpDEmailVerified, &u.LastSignInAt,
-		&u.LastSignInIP, &u.CreatedAt, &u.UpdatedAt, &u.PasswordHash,
+		&u.LastSignInIP, &u.CreatedAt, &u.UpdatedAt, &u.PasswordHash, &u.ReferredBy,
 	}
 }
 

@@ -25,12 +25,16 @@ func Run(t *testing.T, newStore Factory) {
 	t.Run("Projects", func(t *testing.T) { testProjects(t, newStore) })
 	t.Run("Apps", func(t *testing.T) { testApps(t, newStore) })
 	t.Run("APIKeys", func(t *testing.T) { testAPIKeys(t, newStore) })
+	t.Run("UpdateAPIKey", func(t *testing.T) { testUpdateAPIKey(t, newStore) })
+	t.Run("ProjectMembers", func(t *testing.T) { testProjectMembers(t, newStore) })
+	t.Run("OperatorKeys", func(t *testing.T) { testOperatorKeys(t, newStore) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, newStore) })
 	t.Run("Roles", func(t *testing.T) { testRoles(t, newStore) })
 	t.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, newStore) })
 	t.Run("AuthCodes", func(t *testing.T) { testAuthCodes(t, newStore) })
 	t.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, newStore) })
 	t.Run("LoginFailures", func(t *testing.T) { testLoginFailures(t, newStore) })
+	t.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
 }
 
 // t0 is a fixed instant at microsecond precision (what PostgreSQL keeps).
@@ -244,6 +248,7 @@ func testUsers(t *testing.T, newStore Factory) {
 			Frozen: true, Deleted: true, VerifiedByAdmin: true, IdpAEmailVerified: true, IdpBEmailVerified: true,
 			IdpCEmailVerified: true, IdpDEmailVerified: true, LastSignInAt: &signIn, LastSignInIP: "192.0.2.1",
 			CreatedAt: t0, UpdatedAt: t0.Add(time.Minute), PasswordHash: "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA",
+			ReferredBy: uuid.NewString(),
 		}
 		seedUser(t, s, u)
 		got, err := s.GetUser(ctx, a.ID, u.ID)

@@ -1,0 +1,196 @@
+package app
+
+import (
+	"context"
+	"crypto/rsa"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/token"
+)
+
+// Service is identity's operator-token verifier (route 2's Bearer JWT).
+var _ authn.OperatorVerifier = (*Service)(nil)
+
+// Operator token lifetimes: short by default, because a token is a bearer credential for every
+// app of the project, and never longer than a working day.
+const (
+	DefaultOperatorTokenTTL = time.Hour
+	MaxOperatorTokenTTL     = 24 * time.Hour
+)
+
+// operatorKeyOwner is the sealbox owner of the operator key, so an app's sealed key copied into
+// the operator row (or the reverse) does not open.
+const operatorKeyOwner = "berth-operator-key"
+
+// AddProjectMember makes someone an operator of a project's apps.
+func (s *Service) AddProjectMember(ctx context.Context, projectID, email, name string) (domain.ProjectMember, error) {
+	projectID = domain.CanonicalID(projectID)
+	if _, err := s.store.GetProject(ctx, projectID); err != nil {
+		return domain.ProjectMember{}, err
+	}
+	m, err := domain.NewProjectMember(projectID, email, name, s.now())
+	if err != nil {
+		return domain.ProjectMember{}, err
+	}
+	if err := s.store.AddProjectMember(ctx, m); err != nil {
+		if errors.Is(err, domain.ErrMemberTaken) {
+			return domain.ProjectMember{}, domain.Invalid("email", "is already a member of this project")
+		}
+		return domain.ProjectMember{}, err
+	}
+	return m, nil
+}
+
+// IssueOperatorToken signs an operator token for a member: ttl 0 selects DefaultOperatorTokenTTL,
+// anything negative or beyond MaxOperatorTokenTTL is refused.
+func (s *Service) IssueOperatorToken(ctx context.Context, memberID string, ttl time.Duration) (string, time.Time, error) {
+	switch {
+	case ttl == 0:
+		ttl = DefaultOperatorTokenTTL
+	case ttl < 0 || ttl > MaxOperatorTokenTTL:
+		return "", time.Time{}, domain.Invalid("ttlSeconds", "must be between 1 and %d seconds (0 = %d)",
+			int(MaxOperatorTokenTTL.Seconds()), int(DefaultOperatorTokenTTL.Seconds()))
+	}
+	m, err := s.store.GetProjectMember(ctx, domain.CanonicalID(memberID))
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	key, err := s.operatorKey(ctx)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	now := s.now().Truncate(time.Second)
+	exp := now.Add(ttl)
+	raw, err := token.Sign(key, token.Thumbprint(&key.PublicKey), token.Operator{
+		Issuer: token.OperatorIssuer(s.issuer), Subject: m.ID, Audience: token.OperatorAudience,
+		ID: uuid.NewString(), IssuedAt: now.Unix(), Expiry: exp.Unix(),
+	})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return raw, exp, nil
+}
+
+func errBadOperatorToken() error { return apierr.Unauthenticated("Unauthorized Token") }
+
+// VerifyOperatorToken implements authn.OperatorVerifier: signature with the operator key, expiry,
+// the operator issuer and audience, and a member that still exists. The Principal names the
+// member and its project; whether that project is the one a call touches is the use case's check.
+func (s *Service) VerifyOperatorToken(ctx context.Context, raw string) (authn.Principal, error) {
+	key, err := s.operatorKey(ctx)
+	if err != nil {
+		return authn.Principal{}, apierr.Internal(err)
+	}
+	memberID, err := token.VerifyOperator(raw, token.OperatorIssuer(s.issuer), &key.PublicKey, s.clock)
+	if err != nil {
+		return authn.Principal{}, errBadOperatorToken()
+	}
+	m, err := s.store.GetProjectMember(ctx, memberID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return authn.Principal{}, errBadOperatorToken()
+	}
+	if err != nil {
+		return authn.Principal{}, apierr.Internal(err)
+	}
+	return authn.Principal{Kind: authn.KindOperator, ProjectID: m.ProjectID, UserID: m.ID}, nil
+}
+
+// operatorKey returns the deployment's operator signing key, creating and storing it (sealed) on
+// first use. It never changes afterwards, so it is kept in memory once loaded.
+func (s *Service) operatorKey(ctx context.Context) (*rsa.PrivateKey, error) {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	if s.opKey != nil {
+		return s.opKey, nil
+	}
+	sealed, err := s.store.GetOperatorKey(ctx)
+	if errors.Is(err, domain.ErrNotFound) {
+		sealed, err = s.createOperatorKey(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	der, err := s.box.Open(sealed, operatorKeyOwner)
+	if err != nil {
+		return nil, fmt.Errorf("open operator key: %w", err)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("parse operator key: %w", err)
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("operator key is not RSA")
+	}
+	s.opKey = rk
+	return rk, nil
+}
+
+// createOperatorKey generates a key and stores it unless another replica was first; either way it
+// returns the stored one.
+func (s *Service) createOperatorKey(ctx context.Context) ([]byte, error) {
+	kp, err := domain.GenerateKeyPair()
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.box.Seal(kp.PrivateDER, operatorKeyOwner)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.CreateOperatorKey(ctx, sealed)
+}
+
+// APIKeyUpdate is route 2's request: the path ids and the optional body fields.
+type APIKeyUpdate struct {
+	ProjectID, AppID, KeyID string
+	Name, Description       *string
+}
+
+// UpdateAPIKey is route 2: an operator renames or re-describes a key of an app of a project the
+// operator is a member of. A member of another project gets the answer of an invalid token
+// (401, as decided); an app outside the project or a key outside the app is not found; a disabled
+// app is PermissionDenied. Emits identity.apikey.changed.
+func (s *Service) UpdateAPIKey(ctx context.Context, memberID string, in APIKeyUpdate) (domain.APIKey, error) {
+	in.ProjectID, in.AppID, in.KeyID = domain.CanonicalID(in.ProjectID), domain.CanonicalID(in.AppID), domain.CanonicalID(in.KeyID)
+	for _, f := range []struct{ name, v string }{{"projectUuid", in.ProjectID}, {"appUuid", in.AppID}, {"apiKeyUuid", in.KeyID}} {
+		if !domain.IsUUID(f.v) {
+			return domain.APIKey{}, domain.Invalid(f.name, "must be a UUID")
+		}
+	}
+	m, err := s.store.GetProjectMember(ctx, memberID)
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && m.ProjectID != in.ProjectID) {
+		return domain.APIKey{}, errBadOperatorToken()
+	}
+	if err != nil {
+		return domain.APIKey{}, err
+	}
+	a, err := s.store.GetApp(ctx, in.AppID)
+	if err != nil {
+		return domain.APIKey{}, err
+	}
+	if a.ProjectID != in.ProjectID {
+		return domain.APIKey{}, domain.NotFound("app")
+	}
+	return s.store.UpdateAPIKey(ctx, in.KeyID, func(k *domain.APIKey) ([]events.Event, error) {
+		if k.AppID != a.ID {
+			return nil, domain.NotFound("API key")
+		}
+		if !a.Enabled {
+			return nil, apierr.Forbidden("App Is Disabled")
+		}
+		if err := k.Describe(in.Name, in.Description, s.now()); err != nil {
+			return nil, err
+		}
+		return event(EventAPIKeyChanged, a.ID, &identityv1.ApiKeyChanged{AppId: a.ID, KeyId: k.ID})
+	})
+}

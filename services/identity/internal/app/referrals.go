@@ -1,0 +1,130 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/services/identity/internal/domain"
+	"github.com/berthhq/berth/services/identity/internal/invite"
+)
+
+// Invite limits: a user may send InviteLimit invites per rolling InviteWindow, enough for
+// inviting friends by hand but not for using Berth's mail server to spam.
+const (
+	InviteLimit  = 20
+	InviteWindow = 24 * time.Hour
+)
+
+// Invite is route 23's request. ByToken says the caller used the user's own access token (the
+// policy checked it names this user) rather than a write key of the app.
+type Invite struct {
+	UserID, Email, Language string
+	ByToken                 bool
+}
+
+// SendReferralInvite is route 23: it mints a referral code linked to the user and emails the
+// invitee a link to the hosted sign-up page carrying it. The code is stored before the email is
+// sent and forgotten again if sending fails, so a failed invite neither counts against the limit
+// nor leaves a code behind.
+func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in Invite) error {
+	in.UserID = domain.CanonicalID(in.UserID)
+	if !domain.IsUUID(in.UserID) {
+		return domain.Invalid("userId", "must be a UUID")
+	}
+	email := strings.TrimSpace(in.Email)
+	if !domain.IsEmail(email) {
+		return domain.Invalid("email", "must be a valid email address")
+	}
+	lang, ok := invite.Language(in.Language)
+	if !ok {
+		return domain.Invalid("language", "must be en or de")
+	}
+	if s.mailer == nil || s.publicURL == "" {
+		return status.Error(codes.Unavailable, "invites are not available")
+	}
+	u, err := s.store.GetUser(ctx, callerApp, in.UserID)
+	if err != nil {
+		return err
+	}
+	if u.Deleted {
+		return domain.NotFound("user")
+	}
+	if in.ByToken && u.Frozen {
+		return apierr.Forbidden("user is frozen")
+	}
+	a, err := s.store.GetApp(ctx, callerApp)
+	if err != nil {
+		return err
+	}
+	if len(a.RedirectURIs) == 0 {
+		return status.Error(codes.FailedPrecondition, "the app has no redirect URI to sign up to")
+	}
+
+	code, ref, err := domain.NewReferral(a.ID, u.ID, s.now())
+	if err != nil {
+		return err
+	}
+	state, err := domain.NewState()
+	if err != nil {
+		return err
+	}
+	msg, err := invite.Compose(lang, invite.Data{
+		To: email, Inviter: firstOf(u.Name, u.Email), App: a.Name, Link: s.inviteLink(a, state, code),
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.store.CreateReferral(ctx, ref, ref.CreatedAt.Add(-InviteWindow), InviteLimit); err != nil {
+		if errors.Is(err, domain.ErrInviteLimit) {
+			return status.Error(codes.FailedPrecondition, "daily invite limit reached")
+		}
+		return err
+	}
+	if err := s.mailer.Send(ctx, msg); err != nil {
+		// The request's context may be what failed; forgetting the code must not depend on it.
+		if derr := s.store.DeleteReferral(context.WithoutCancel(ctx), ref.Hash); derr != nil {
+			return apierr.Internal(fmt.Errorf("send invite: %w; forget its code: %w", err, derr))
+		}
+		return status.Error(codes.Unavailable, "the invite could not be sent")
+	}
+	return nil
+}
+
+// inviteLink is the hosted page's sign-up URL for app a carrying the referral code.
+func (s *Service) inviteLink(a domain.App, state, code string) string {
+	q := url.Values{
+		"client_id":    {a.ID},
+		"type":         {"signUp"},
+		"redirect_uri": {a.RedirectURIs[0]},
+		"state":        {state},
+		"referral":     {code},
+	}
+	return s.publicURL + "/login?" + q.Encode()
+}
+
+// referrer is the inviter a sign-up's referral code names, or "" when the code is absent,
+// malformed, unknown, of another app or expired: a bad code never stops a sign-up.
+func (s *Service) referrer(ctx context.Context, appID, code string) (string, error) {
+	if code == "" || !domain.WellFormedSecret(code) {
+		return "", nil
+	}
+	r, err := s.store.GetReferral(ctx, domain.HashSecret(code))
+	if errors.Is(err, domain.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if r.AppID != appID || r.Expired(s.now()) {
+		return "", nil
+	}
+	return r.InviterID, nil
+}

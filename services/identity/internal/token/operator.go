@@ -1,0 +1,48 @@
+package token
+
+import (
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// OperatorAudience is the aud of every operator token. App tokens name an app id there, so neither
+// kind of token can stand in for the other even if issuer and key were shared.
+const OperatorAudience = "berth-operators"
+
+// OperatorIssuer is the iss of operator tokens for a deployment whose app tokens use issuer.
+func OperatorIssuer(issuer string) string { return issuer + "/operators" }
+
+// Operator is the operator token's claim set: sub is the project member's id.
+type Operator struct {
+	Issuer   string `json:"iss"`
+	Subject  string `json:"sub"`
+	Audience string `json:"aud"`
+	ID       string `json:"jti"`
+	IssuedAt int64  `json:"iat"`
+	Expiry   int64  `json:"exp"`
+}
+
+// VerifyOperator checks raw as an operator token: RS256 only, signed by key, issued by issuer,
+// for OperatorAudience, not expired (exp required, Leeway tolerated). It returns the member id.
+func VerifyOperator(raw, issuer string, key *rsa.PublicKey, now func() time.Time) (string, error) {
+	p := jwt.NewParser(
+		jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg()}),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuer(issuer),
+		jwt.WithAudience(OperatorAudience),
+		jwt.WithLeeway(Leeway),
+		jwt.WithTimeFunc(now),
+	)
+	var c jwt.RegisteredClaims
+	if _, err := p.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
+		return "", errors.Join(ErrInvalid, err)
+	}
+	if c.Subject == "" {
+		return "", fmt.Errorf("%w: no subject", ErrInvalid)
+	}
+	return c.Subject, nil
+}
