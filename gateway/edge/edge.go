@@ -17,7 +17,7 @@ import (
 
 // Backends are the gRPC connections the edge forwards to, one per bounded context.
 type Backends struct {
-	Identity  grpc.ClientConnInterface // serves IdentityService and TokenService
+	Identity  grpc.ClientConnInterface // serves IdentityService, TokenService, OperatorService and the login page
 	Tenant    grpc.ClientConnInterface // serves TenantService
 	Analytics grpc.ClientConnInterface // serves AnalyticsService
 }
@@ -39,6 +39,13 @@ var backends = []backend{
 		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
 		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
 			return identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc))
+		},
+	},
+	{
+		name: "identity operators",
+		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
+		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return identityv1.RegisterOperatorServiceHandlerClient(ctx, mux, identityv1.NewOperatorServiceClient(cc))
 		},
 	},
 	{

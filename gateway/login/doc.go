@@ -1,6 +1,6 @@
 // Package login serves Berth's hosted login page: the authorization step of the token flow.
 //
-// GET /login?client_id&state&type=signIn|signUp&redirect_uri[&nonce&scope] checks the app and the
+// GET /login?client_id&state&type=signIn|signUp&redirect_uri[&nonce&scope&referral] checks the app and the
 // redirect URI with the identity service and renders a server-side HTML form; POST /login signs the
 // end user up or in and sends the browser to redirect_uri?code&state&... with a 303. Everything is
 // rendered here (html/template, inline CSS, no scripts, no external assets), so the page works

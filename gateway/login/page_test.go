@@ -73,6 +73,7 @@ const (
 	appID       = "4f1c8e0a-1111-4222-8333-944445555666"
 	redirectURI = "https://app.example.com/callback"
 	password    = "correct horse battery staple"
+	referral    = "R3F-42"
 )
 
 func newFake() *fakeLogin {
@@ -89,7 +90,7 @@ func newPage(fake *fakeLogin) (*Page, *bytes.Buffer) {
 func linkQuery(typ string) url.Values {
 	return url.Values{
 		"client_id": {appID}, "redirect_uri": {redirectURI}, "state": {"st4te"},
-		"type": {typ}, "nonce": {"n0nce"}, "scope": {"openid email"},
+		"type": {typ}, "nonce": {"n0nce"}, "scope": {"openid email"}, "referral": {referral},
 	}
 }
 
@@ -142,6 +143,22 @@ func hiddenFields(t *testing.T, body string) map[string]string {
 	return fields
 }
 
+var switchLink = regexp.MustCompile(`<p class="switch">[^<]*<a href="([^"]*)">`)
+
+// switchQuery returns the query of the page's link to the other form, unescaped.
+func switchQuery(t *testing.T, body string) url.Values {
+	t.Helper()
+	m := switchLink.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no switch link in page:\n%s", body)
+	}
+	u, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil || u.Path != Path {
+		t.Fatalf("switch link %q (%v)", m[1], err)
+	}
+	return u.Query()
+}
+
 // csrfCookieOf returns the CSRF cookie the response sets, failing when there is none.
 func csrfCookieOf(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
 	t.Helper()
@@ -192,7 +209,7 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 			fields := hiddenFields(t, body)
 			for k, want := range map[string]string{
 				"client_id": appID, "redirect_uri": redirectURI, "state": "st4te",
-				"nonce": "n0nce", "scope": "openid email", "type": typ,
+				"nonce": "n0nce", "scope": "openid email", "referral": referral, "type": typ,
 			} {
 				if fields[k] != want {
 					t.Errorf("hidden %s = %q, want %q", k, fields[k], want)
@@ -212,8 +229,9 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 				t.Errorf("name field shown = %v on %s", got, typ)
 			}
 			other := map[string]string{"signIn": signUpType, signUpType: "signIn"}[typ]
-			if !strings.Contains(html.UnescapeString(body), "type="+other) {
-				t.Errorf("no link switching to %s", other)
+			want := linkQuery(other)
+			if got := switchQuery(t, body); got.Encode() != want.Encode() {
+				t.Errorf("switch link query = %v, want %v", got, want)
 			}
 			if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' https://app.example.com;") {
 				t.Errorf("form-action does not allow the redirect origin: %q", csp)
@@ -242,6 +260,8 @@ func TestShowAnswersBadLinksWithAnErrorPageNotARedirect(t *testing.T) {
 	without := func(key string) url.Values { q := linkQuery("signIn"); q.Del(key); return q }
 	long := linkQuery("signIn")
 	long.Set("state", strings.Repeat("s", maxParam+1))
+	longReferral := linkQuery("signIn")
+	longReferral.Set("referral", strings.Repeat("r", maxParam+1))
 	tests := []struct {
 		name        string
 		query       url.Values
@@ -253,6 +273,7 @@ func TestShowAnswersBadLinksWithAnErrorPageNotARedirect(t *testing.T) {
 		{"missing redirect_uri", without("redirect_uri"), nil, http.StatusBadRequest, false},
 		{"missing state", without("state"), nil, http.StatusBadRequest, false},
 		{"oversized parameter", long, nil, http.StatusBadRequest, false},
+		{"oversized referral", longReferral, nil, http.StatusBadRequest, false},
 		{"unknown app", linkQuery("signIn"), apierr.NotFound("no such app"), http.StatusBadRequest, false},
 		{"disabled app", linkQuery("signIn"), apierr.Forbidden("app disabled"), http.StatusBadRequest, false},
 		{"unregistered redirect_uri", linkQuery("signIn"), apierr.Invalid("redirect_uri", "not registered"), http.StatusBadRequest, false},
@@ -352,7 +373,7 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 				params, email, pw, ip = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp()
 			}
 			if params.GetClientId() != appID || params.GetRedirectUri() != redirectURI || params.GetState() != "st4te" ||
-				params.GetNonce() != "n0nce" || params.GetScope() != "openid email" {
+				params.GetNonce() != "n0nce" || params.GetScope() != "openid email" || params.GetReferral() != referral {
 				t.Errorf("params = %v (a query string must not override the form)", params)
 			}
 			if email != "ada@example.com" || pw != password {
@@ -360,6 +381,55 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 			}
 			if ip != "203.0.113.9" {
 				t.Errorf("client_ip = %q, want the TCP peer 203.0.113.9 (X-Forwarded-For is not trusted)", ip)
+			}
+		})
+	}
+}
+
+func TestReferralIsOptionalAndCarriedFromLinkToSignUp(t *testing.T) {
+	tests := []struct {
+		name     string
+		referral string // "" leaves the parameter out of the link
+	}{
+		{"invite link with a referral code", "INV-7f3a"},
+		{"plain link without one", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			p, _ := newPage(fake)
+			link := linkQuery("signIn")
+			link.Del("referral")
+			if tt.referral != "" {
+				link.Set("referral", tt.referral)
+			}
+
+			// Link -> sign-in form -> switch link -> sign-up form -> POST, as a browser would go.
+			signIn := wantPage(t, get(t, p, link), http.StatusOK)
+			toSignUp := switchQuery(t, signIn)
+			if _, present := toSignUp["referral"]; present != (tt.referral != "") {
+				t.Errorf("switch link carries referral = %v, want %v", present, tt.referral != "")
+			}
+			rec := get(t, p, toSignUp)
+			signUp := wantPage(t, rec, http.StatusOK)
+			fields := hiddenFields(t, signUp)
+			if fields["referral"] != tt.referral || fields["type"] != signUpType {
+				t.Fatalf("sign-up form hidden referral = %q, type = %q", fields["referral"], fields["type"])
+			}
+			form := url.Values{}
+			for k, v := range fields {
+				form.Set(k, v)
+			}
+			form.Set("email", "ada@example.com")
+			form.Set("password", password)
+			if rec := post(t, p, form, csrfCookieOf(t, rec).Value); rec.Code != http.StatusSeeOther {
+				t.Fatalf("status = %d, want 303; body:\n%s", rec.Code, rec.Body.String())
+			}
+			if len(fake.signUps) != 1 {
+				t.Fatalf("%d sign-ups, want 1", len(fake.signUps))
+			}
+			if got := fake.signUps[0].GetParams().GetReferral(); got != tt.referral {
+				t.Errorf("LoginParams.referral = %q, want %q", got, tt.referral)
 			}
 		})
 	}
@@ -470,6 +540,7 @@ func TestHostileInputIsEscaped(t *testing.T) {
 	q := linkQuery("signIn")
 	q.Set("state", attack)
 	q.Set("nonce", attack)
+	q.Set("referral", attack)
 	rec := get(t, p, q)
 	body := wantPage(t, rec, http.StatusOK)
 	if strings.Contains(body, "<script>") || strings.Contains(body, `href="javascript:`) {
@@ -477,6 +548,9 @@ func TestHostileInputIsEscaped(t *testing.T) {
 	}
 	if got := hiddenFields(t, body)["state"]; got != attack {
 		t.Errorf("state did not survive escaping: %q", got)
+	}
+	if got := switchQuery(t, body).Get("referral"); got != attack {
+		t.Errorf("referral did not survive escaping in the switch link: %q", got)
 	}
 	if !strings.Contains(html.UnescapeString(body), attack) {
 		t.Errorf("app name not shown as text")

@@ -24,7 +24,9 @@ type params struct {
 	State       string
 	Nonce       string
 	Scope       string
-	SignUp      bool
+	// Referral is the optional referral code of an invite link; the backend records it on sign-up.
+	Referral string
+	SignUp   bool
 }
 
 var errMissingParams = errors.New("the link lacks client_id, redirect_uri or state")
@@ -40,9 +42,10 @@ func paramsFrom(v url.Values) (params, error) {
 		State:       v.Get("state"),
 		Nonce:       v.Get("nonce"),
 		Scope:       v.Get("scope"),
+		Referral:    v.Get("referral"),
 		SignUp:      v.Get("type") == signUpType,
 	}
-	for _, s := range []string{p.ClientID, p.RedirectURI, p.State, p.Nonce, p.Scope} {
+	for _, s := range []string{p.ClientID, p.RedirectURI, p.State, p.Nonce, p.Scope, p.Referral} {
 		if len(s) > maxParam {
 			return params{}, errLongParam
 		}
@@ -69,6 +72,7 @@ func (p params) proto() *identityv1.LoginParams {
 		State:       p.State,
 		Nonce:       p.Nonce,
 		Scope:       p.Scope,
+		Referral:    p.Referral,
 	}
 }
 
@@ -92,6 +96,9 @@ func (p params) query() url.Values {
 	}
 	if p.Scope != "" {
 		v.Set("scope", p.Scope)
+	}
+	if p.Referral != "" {
+		v.Set("referral", p.Referral)
 	}
 	return v
 }
