@@ -1,3 +1,4 @@
 -- One database per bounded context on the compose Postgres server.
 CREATE DATABASE berth_identity;
 CREATE DATABASE berth_tenant;
+CREATE DATABASE berth_analytics;

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
@@ -22,6 +23,9 @@ import (
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/natsx"
 )
+
+// ShutdownGrace is how long in-flight calls may take to finish after a stop signal.
+const ShutdownGrace = 15 * time.Second
 
 // Process is a built service: its gRPC server, its background work (outbox relay, consumers) and
 // what it holds open.
@@ -134,7 +138,13 @@ func run(log *slog.Logger, defaultAddr string, build func(context.Context, *Env)
 	// what they hold, so the database is still open for them; an event cut short is not
 	// acknowledged and comes back to another replica, and outbox rows a late call commits wait for
 	// the next relay.
-	proc.GRPC().GracefulStop()
+	drained := make(chan struct{})
+	go func() { proc.GRPC().GracefulStop(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(ShutdownGrace):
+		proc.GRPC().Stop()
+	}
 	if !runDone {
 		<-runErr
 	}

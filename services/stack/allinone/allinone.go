@@ -13,6 +13,7 @@ import (
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/mail"
 	"github.com/berthhq/berth/pkg/natsx"
 	analytics "github.com/berthhq/berth/services/analytics/server"
 	identity "github.com/berthhq/berth/services/identity/server"
@@ -52,6 +53,8 @@ type Stack struct {
 	TenantAddr    string
 	AnalyticsAddr string
 	Bus           events.Bus
+	// Mailbox receives every email the run sends (referral invites); /dev/mailbox shows it.
+	Mailbox *mail.Mailbox
 
 	cancel  context.CancelFunc
 	closers []func()
@@ -66,7 +69,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		log = slog.Default()
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel}
+	s := &Stack{cancel: cancel, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -127,6 +130,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		DatabaseURL:  cfg.IdentityDatabaseURL,
 		Bus:          s.Bus,
 		Tenant:       tenantConn,
+		Mailer:       s.Mailbox,
 		Issuer:       cfg.Issuer,
 		PublicURL:    publicURL,
 		Pepper:       cfg.Pepper,
@@ -178,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
-	s.http = &http.Server{Handler: devCallback(publicURL, handler), ReadHeaderTimeout: 10 * time.Second}
+	s.http = &http.Server{Handler: devPages(publicURL, s.Mailbox, handler), ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -3,6 +3,8 @@ package allinone
 import (
 	"html/template"
 	"net/http"
+
+	"github.com/berthhq/berth/pkg/mail"
 )
 
 // DevCallbackPath is the demo app's redirect URI in the all-in-one run: after signing in on the
@@ -24,10 +26,19 @@ pre{background:#f4f4f4;padding:1rem;white-space:pre-wrap;word-break:break-all}</
 </body></html>
 `))
 
-// devCallback serves DevCallbackPath and passes everything else to next.
-func devCallback(base string, next http.Handler) http.Handler {
+// DevMailboxPath shows the emails the all-in-one run "sent" (its mail goes to an in-memory
+// mailbox, and each send is logged).
+const DevMailboxPath = "/dev/mailbox"
+
+// devPages serves the all-in-one's development pages and passes everything else to next.
+func devPages(base string, mailbox *mail.Mailbox, next http.Handler) http.Handler {
+	inbox := mailbox.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != DevCallbackPath || r.Method != http.MethodGet {
+		switch {
+		case r.URL.Path == DevMailboxPath:
+			inbox.ServeHTTP(w, r)
+			return
+		case r.URL.Path != DevCallbackPath || r.Method != http.MethodGet:
 			next.ServeHTTP(w, r)
 			return
 		}

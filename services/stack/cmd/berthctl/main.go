@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -34,6 +35,8 @@ commands:
   role-create     -app ID -name NAME
   tenant-create   -app ID -name NAME [-description TEXT]
   user-create     -app ID -email EMAIL [-tenant ID] [-name NAME] [-given-name G] [-family-name F] [-language L]
+  member-add      -project ID -email EMAIL -name NAME   (an operator of the project's apps)
+  operator-token  -member ID [-ttl SECONDS]             (default 3600, 0 = 3600, at most 86400)
 
 environment: BERTH_ADMIN_TOKEN (required), BERTH_IDENTITY_GRPC_ADDR, BERTH_TENANT_GRPC_ADDR
 `
@@ -79,6 +82,8 @@ func run(args []string, out io.Writer) error {
 		given       = fs.String("given-name", "", "given name")
 		family      = fs.String("family-name", "", "family name")
 		language    = fs.String("language", "", "language")
+		member      = fs.String("member", "", "project member id")
+		ttl         = fs.Int("ttl", 3600, "operator token lifetime in seconds")
 		redirects   multi
 	)
 	fs.Var(&redirects, "redirect-uri", "allowed redirect URI (repeatable)")
@@ -124,6 +129,15 @@ func run(args []string, out io.Writer) error {
 			res, err = c.CreateUserRole(ctx, &identityv1.CreateUserRoleRequest{AppId: *app, Name: *name})
 		case "user-create":
 			res, err = c.CreateUser(ctx, &identityv1.CreateUserRequest{AppId: *app, TenantId: *tenantID, Email: *email, Name: *name, GivenName: *given, FamilyName: *family, Language: *language})
+		case "member-add":
+			res, err = c.AddProjectMember(ctx, &identityv1.AddProjectMemberRequest{ProjectId: *project, Email: *email, Name: *name})
+		case "operator-token":
+			// The service enforces the lifetime limits (0 = one hour); this only keeps the value
+			// inside int32.
+			if *ttl < 0 || *ttl > math.MaxInt32 {
+				return fmt.Errorf("-ttl must be a number of seconds between 0 and 86400")
+			}
+			res, err = c.IssueOperatorToken(ctx, &identityv1.IssueOperatorTokenRequest{MemberId: *member, TtlSeconds: int32(*ttl)})
 		default:
 			global.Usage()
 			return fmt.Errorf("unknown command %q", cmd)
