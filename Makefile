@@ -34,6 +34,6 @@ proto-check: proto
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done
 
-## bench: benchmarks with in-run baselines; prints ratios.
+## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:
-	@set -e; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
+	@set -eo pipefail; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./... | { grep -v 'no test files' || true; }); done | tee /dev/stderr | go run ./pkg/benchratio

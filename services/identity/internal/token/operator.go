@@ -1,6 +1,7 @@
 package token
 
 import (
+	"context"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -29,16 +30,8 @@ type Operator struct {
 // VerifyOperator checks raw as an operator token: RS256 only, signed by key, issued by issuer,
 // for OperatorAudience, not expired (exp required, Leeway tolerated). It returns the member id.
 func VerifyOperator(raw, issuer string, key *rsa.PublicKey, now func() time.Time) (string, error) {
-	p := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg()}),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuer(issuer),
-		jwt.WithAudience(OperatorAudience),
-		jwt.WithLeeway(Leeway),
-		jwt.WithTimeFunc(now),
-	)
 	var c jwt.RegisteredClaims
-	if _, err := p.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
+	if err := verifier(issuer, key, now).Verify(context.Background(), raw, OperatorAudience, &c); err != nil {
 		return "", errors.Join(ErrInvalid, err)
 	}
 	if c.Subject == "" {

@@ -1,12 +1,15 @@
 package token
 
 import (
+	"context"
 	"crypto/rsa"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/berthhq/berth/pkg/authn"
 )
 
 // ErrInvalid is matched (errors.Is) by every verification failure.
@@ -29,6 +32,17 @@ func Audience(raw string) (string, error) {
 	return c.Audience[0], nil
 }
 
+// verifier is the shared RS256 check (pkg/authn) with one known key: signature, required expiry
+// within Leeway, issuer and audience.
+func verifier(issuer string, key *rsa.PublicKey, now func() time.Time) authn.JWTVerifier {
+	return authn.JWTVerifier{
+		Issuer: issuer,
+		Keys:   func(context.Context, *jwt.Token) (*rsa.PublicKey, error) { return key, nil },
+		Leeway: Leeway,
+		Now:    now,
+	}
+}
+
 // Verified is what a valid access token states.
 type Verified struct {
 	AppID, TenantID, UserID, TokenID string
@@ -46,16 +60,8 @@ type claims struct {
 // the public key), signed by key, issued by issuer, for appID, not expired (exp required, Leeway
 // tolerated) and marked as an access token.
 func VerifyAccess(raw, issuer, appID string, key *rsa.PublicKey, now func() time.Time) (Verified, error) {
-	p := jwt.NewParser(
-		jwt.WithValidMethods([]string{jwt.SigningMethodRS256.Alg()}),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuer(issuer),
-		jwt.WithAudience(appID),
-		jwt.WithLeeway(Leeway),
-		jwt.WithTimeFunc(now),
-	)
 	var c claims
-	if _, err := p.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
+	if err := verifier(issuer, key, now).Verify(context.Background(), raw, appID, &c); err != nil {
 		return Verified{}, errors.Join(ErrInvalid, err)
 	}
 	if c.Use != UseAccess {

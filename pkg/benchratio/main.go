@@ -1,0 +1,94 @@
+// Command benchratio reads `go test -bench` output on stdin and prints, for every benchmark with a
+// `baseline` sub-benchmark, how each sibling compares with that baseline measured in the same run
+// (ns/op ratio; below 1 is faster). `make bench` pipes every module's benchmarks through it, so a
+// number is never read without the baseline it should be judged against.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	if err := report(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchratio:", err)
+		os.Exit(1)
+	}
+}
+
+// result is one benchmark line: BenchmarkGroup/variant-N  iterations  ns/op ...
+type result struct {
+	group, variant string
+	nsPerOp        float64
+}
+
+func parse(line string) (result, bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") || fields[3] != "ns/op" {
+		return result{}, false
+	}
+	name := fields[0]
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			name = name[:i] // drop the GOMAXPROCS suffix
+		}
+	}
+	group, variant, ok := strings.Cut(name, "/")
+	if !ok {
+		return result{}, false
+	}
+	ns, err := strconv.ParseFloat(fields[2], 64)
+	if err != nil {
+		return result{}, false
+	}
+	return result{group: group, variant: variant, nsPerOp: ns}, true
+}
+
+func report(in io.Reader, out io.Writer) error {
+	groups := map[string]map[string]float64{}
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		if r, ok := parse(sc.Text()); ok {
+			if groups[r.group] == nil {
+				groups[r.group] = map[string]float64{}
+			}
+			groups[r.group][r.variant] = r.nsPerOp
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	printed := 0
+	for _, g := range names {
+		base, ok := groups[g]["baseline"]
+		if !ok || base == 0 {
+			continue
+		}
+		variants := make([]string, 0, len(groups[g]))
+		for v := range groups[g] {
+			if v != "baseline" {
+				variants = append(variants, v)
+			}
+		}
+		sort.Strings(variants)
+		for _, v := range variants {
+			ns := groups[g][v]
+			fmt.Fprintf(out, "%-40s %-20s %12.0f ns/op  vs baseline %12.0f ns/op  ratio %.3f\n", g, v, ns, base, ns/base)
+			printed++
+		}
+	}
+	if printed == 0 {
+		return fmt.Errorf("no benchmark with a baseline in the input")
+	}
+	return nil
+}
