@@ -15,6 +15,7 @@ require (
 	github.com/berthhq/berth/gateway v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/services/analytics v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.0

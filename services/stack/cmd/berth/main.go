@@ -63,6 +63,7 @@ func run(log *slog.Logger) error {
 	for _, c := range demo.TokenCurls() {
 		fmt.Println("  " + c)
 	}
+	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
 	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./services/stack/cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
 	<-ctx.Done()
 	log.Info("shutting down")
