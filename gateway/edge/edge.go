@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -74,7 +75,11 @@ var backends = []backend{
 // New builds the edge handler: a grpc-gateway ServeMux with every HTTP-bound service registered over
 // the given connections, wrapped in the edge middleware. log receives the access log and the real
 // causes of 500 answers.
-func New(ctx context.Context, b Backends, log *slog.Logger) (http.Handler, error) {
+func New(ctx context.Context, b Backends, log *slog.Logger, opts ...Option) (http.Handler, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if log == nil {
 		return nil, fmt.Errorf("edge: a logger is required")
 	}
@@ -107,7 +112,7 @@ func New(ctx context.Context, b Backends, log *slog.Logger) (http.Handler, error
 	}
 	// The hosted login page talks to identity's LoginService, which is service_only: b.Identity
 	// must carry the service token.
-	page := login.New(identityv1.NewLoginServiceClient(b.Identity), log)
+	page := login.New(identityv1.NewLoginServiceClient(b.Identity), log, o.trustedProxies)
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		if err := mux.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 			page.ServeHTTP(w, r)
@@ -116,6 +121,19 @@ func New(ctx context.Context, b Backends, log *slog.Logger) (http.Handler, error
 		}
 	}
 	return withMiddleware(mux, log), nil
+}
+
+// Option adjusts the edge.
+type Option func(*options)
+
+type options struct {
+	trustedProxies []netip.Prefix
+}
+
+// WithTrustedProxies names the reverse proxies in front of the edge, whose X-Forwarded-For the
+// hosted login page may believe when it takes the end user's address for its attempt limits.
+func WithTrustedProxies(p []netip.Prefix) Option {
+	return func(o *options) { o.trustedProxies = p }
 }
 
 // healthPath answers liveness probes. It is not part of the contract and touches no backend, so a

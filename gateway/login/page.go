@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -30,14 +31,17 @@ var pages = template.Must(template.New("login").Parse(pageHTML))
 // Page is the hosted login page. It holds no state between requests: the authorization
 // parameters travel in the form, the CSRF token in a cookie.
 type Page struct {
-	client identityv1.LoginServiceClient
-	log    *slog.Logger
+	client  identityv1.LoginServiceClient
+	log     *slog.Logger
+	trusted []netip.Prefix
 }
 
 // New returns the page backed by the identity service's LoginService. log receives the causes of
-// failures the page answers with a 500.
-func New(client identityv1.LoginServiceClient, log *slog.Logger) *Page {
-	return &Page{client: client, log: log}
+// failures the page answers with a 500. trusted lists the reverse proxies (load balancers) in front
+// of the edge whose X-Forwarded-For entries may name the end user; with none, the TCP peer is the
+// end user.
+func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip.Prefix) *Page {
+	return &Page{client: client, log: log, trusted: trusted}
 }
 
 // ServeHTTP answers GET (render the form) and POST (submit it) on Path.
@@ -106,7 +110,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var redirect *identityv1.LoginRedirect
-	ip := clientIP(r)
+	ip := clientIP(r, p.trusted)
 	if params.SignUp {
 		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
 			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip,
@@ -217,14 +221,44 @@ func (p *Page) logCause(r *http.Request, msg string, err error) {
 		slog.String("error", err.Error()))
 }
 
-// clientIP is the TCP peer's address. X-Forwarded-For is deliberately ignored: anyone can send
-// it, and the address feeds the attempt limits.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
+// that peer is a trusted proxy: then X-Forwarded-For is read from the right, skipping trusted
+// proxies, and the first address not among them is the user. Entries left of it are whatever the
+// client sent and are never believed.
+func clientIP(r *http.Request, trusted []netip.Prefix) string {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host, _, splitErr := net.SplitHostPort(r.RemoteAddr)
+		if splitErr != nil {
+			return r.RemoteAddr
+		}
+		return host
 	}
-	return host
+	addr := peer.Addr().Unmap()
+	if !isTrusted(addr, trusted) {
+		return addr.String()
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // a malformed hop ends what can be believed
+		}
+		addr = hop.Unmap()
+		if !isTrusted(addr, trusted) {
+			break
+		}
+	}
+	return addr.String()
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // setSecurityHeaders sets the headers every answer of the page carries. formTarget is the

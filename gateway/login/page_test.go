@@ -83,7 +83,7 @@ func newFake() *fakeLogin {
 // newPage returns the page over fake and the buffer its log goes to.
 func newPage(fake *fakeLogin) (*Page, *bytes.Buffer) {
 	logs := &bytes.Buffer{}
-	return New(fake, slog.New(slog.NewJSONHandler(logs, nil))), logs
+	return New(fake, slog.New(slog.NewJSONHandler(logs, nil)), nil), logs
 }
 
 // linkQuery is a valid authorization link's query.

@@ -2,6 +2,8 @@ package login
 
 import (
 	"errors"
+	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 
@@ -123,4 +125,26 @@ func redirectSource(raw string) string {
 func hostRune(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
 		r == '.' || r == '-' || r == ':' || r == '[' || r == ']'
+}
+
+// ParseProxies reads a comma-separated list of addresses and CIDR prefixes (BERTH_TRUSTED_PROXIES):
+// "10.0.0.0/8, 192.0.2.7". An empty list trusts no proxy.
+func ParseProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q is neither an address nor a CIDR prefix", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }

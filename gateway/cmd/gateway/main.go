@@ -27,14 +27,16 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/gateway/edge"
+	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/logx"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGINT/SIGTERM.
 const shutdownGrace = 15 * time.Second
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := logx.New(os.Stderr, envOr("BERTH_LOG_LEVEL", "info"))
 	if err := run(log); err != nil {
 		log.Error("gateway stopped", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -66,7 +68,11 @@ func run(log *slog.Logger) error {
 	}
 	defer func() { _ = analytics.Close() }()
 
-	handler, err := edge.New(ctx, edge.Backends{Identity: identity, Tenant: tenant, Analytics: analytics}, log)
+	proxies, err := login.ParseProxies(os.Getenv("BERTH_TRUSTED_PROXIES"))
+	if err != nil {
+		return fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
+	}
+	handler, err := edge.New(ctx, edge.Backends{Identity: identity, Tenant: tenant, Analytics: analytics}, log, edge.WithTrustedProxies(proxies))
 	if err != nil {
 		return err
 	}

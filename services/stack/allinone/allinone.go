@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -35,15 +36,17 @@ type Config struct {
 	AnalyticsDatabaseURL string
 	// Issuer is the `iss` of every token; PublicURL the edge's public base URL ("" = the address
 	// it listens on), used in discovery documents and login links.
-	Issuer       string
-	PublicURL    string
-	NATSURL      string // "" = embedded JetStream server
-	EventPrefix  string // stream/subject prefix; "" = "berth"
-	Pepper       []byte
-	SecretKey    []byte
-	AdminToken   string
-	ServiceToken string
-	Log          *slog.Logger
+	Issuer    string
+	PublicURL string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For the login page believes.
+	TrustedProxies []netip.Prefix
+	NATSURL        string // "" = embedded JetStream server
+	EventPrefix    string // stream/subject prefix; "" = "berth"
+	Pepper         []byte
+	SecretKey      []byte
+	AdminToken     string
+	ServiceToken   string
+	Log            *slog.Logger
 }
 
 // Stack is a running all-in-one process.
@@ -178,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 
 	// The edge's identity connection carries the service token: the hosted login page calls the
 	// service-only LoginService. The token never reaches REST callers' requests (see gateway/edge).
-	handler, err := edge.New(runCtx, edge.Backends{Identity: identityConn, Tenant: tenantConn, Analytics: analyticsConn}, log.With("service", "edge"))
+	handler, err := edge.New(runCtx, edge.Backends{Identity: identityConn, Tenant: tenantConn, Analytics: analyticsConn}, log.With("service", "edge"), edge.WithTrustedProxies(cfg.TrustedProxies))
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/jackc/pgx/v5"
 )
@@ -29,6 +30,7 @@ const DefaultIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
 //	                           Unset: memory stores.
 //	BERTH_ISSUER               `iss` of issued tokens (DefaultIssuer)
 //	BERTH_PUBLIC_URL           the edge's public base URL (the listen address)
+//	BERTH_TRUSTED_PROXIES      reverse proxies (addresses, CIDRs) whose X-Forwarded-For is believed
 //	BERTH_NATS_URL             external NATS JetStream; unset: embedded server
 //	BERTH_API_KEY_PEPPER       API-key HMAC pepper (hex/base64); required with a database
 //	BERTH_SECRET_KEY           32-byte AES key for private keys at rest; required with a database
@@ -51,6 +53,9 @@ func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
 		Log:               log,
 	}
 	var err error
+	if cfg.TrustedProxies, err = login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", "")); err != nil {
+		return cfg, fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
+	}
 	if cfg.Pepper, err = config.Bytes("BERTH_API_KEY_PEPPER"); err != nil {
 		return cfg, err
 	}

@@ -1,0 +1,49 @@
+package login
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestClientIPBelievesForwardedForOnlyFromTrustedProxies(t *testing.T) {
+	trusted, err := ParseProxies("10.0.0.0/8, 192.0.2.7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, peer, xff, want string
+	}{
+		{"direct client, header ignored", "203.0.113.9:5000", "198.51.100.1", "203.0.113.9"},
+		{"one trusted proxy", "10.1.2.3:5000", "198.51.100.1", "198.51.100.1"},
+		{"spoofed entries left of the real client", "10.1.2.3:5000", "6.6.6.6, 198.51.100.1", "198.51.100.1"},
+		{"chain of trusted proxies", "10.1.2.3:5000", "198.51.100.1, 192.0.2.7, 10.9.9.9", "198.51.100.1"},
+		{"trusted proxy without header", "10.1.2.3:5000", "", "10.1.2.3"},
+		{"malformed hop stops the walk", "10.1.2.3:5000", "198.51.100.1, garbage", "10.1.2.3"},
+		{"IPv6 peer", "[2001:db8::1]:5000", "198.51.100.1", "2001:db8::1"},
+		{"IPv4-mapped trusted peer", "[::ffff:10.1.2.3]:5000", "198.51.100.1", "198.51.100.1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/login", nil)
+			r.RemoteAddr = tc.peer
+			if tc.xff != "" {
+				r.Header.Set("X-Forwarded-For", tc.xff)
+			}
+			if got := clientIP(r, trusted); got != tc.want {
+				t.Fatalf("clientIP = %q, want %q", got, tc.want)
+			}
+			if got := clientIP(r, nil); tc.xff != "" && got == tc.xff {
+				t.Fatal("X-Forwarded-For believed without trusted proxies")
+			}
+		})
+	}
+}
+
+func TestParseProxiesRejectsGarbage(t *testing.T) {
+	if _, err := ParseProxies("10.0.0.0/8, not-an-ip"); err == nil {
+		t.Fatal("accepted a malformed proxy")
+	}
+	if p, err := ParseProxies(""); err != nil || len(p) != 0 {
+		t.Fatalf("empty list = %v, %v", p, err)
+	}
+}
