@@ -207,6 +207,30 @@ func TestConsumeStopsWhenAsked(t *testing.T) {
 	}
 }
 
+func TestConsumePurgesInboxRecordsOlderThanAWeek(t *testing.T) {
+	bus, _ := natstest.New(t)
+	in := events.NewMemoryInbox()
+	now := time.Now()
+	for _, age := range []time.Duration{30 * 24 * time.Hour, 8 * 24 * time.Hour, 6 * 24 * time.Hour, time.Hour} {
+		events.SetMemoryInboxClock(in, func() time.Time { return now.Add(-age) })
+		if _, err := in.Once(context.Background(), "c1", uuid.NewString(), func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop, err := bus.Consume(context.Background(), events.ConsumerConfig{
+		Durable: "c1", Types: []string{"billing.plan.changed"}, Inbox: in, Handler: (&recorder{}).handle,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	// Consume purges when it starts; a purge that went too far would pass below 2.
+	eventually(t, "the old records are purged", func() bool { return events.MemoryInboxLen(in) <= 2 })
+	if n := events.MemoryInboxLen(in); n != 2 {
+		t.Fatalf("inbox keeps %d records, want the 2 younger than a week", n)
+	}
+}
+
 func TestConsumeRejectsBadConfig(t *testing.T) {
 	bus := events.Bus{} // validation comes before any server call
 	ok := events.ConsumerConfig{Durable: "c1", Types: []string{"identity.user.updated"}, Inbox: events.NewMemoryInbox(),

@@ -23,6 +23,14 @@ const (
 	consumeMaxDeliver = 10
 	nakBaseDelay      = 500 * time.Millisecond
 	nakMaxDelay       = time.Minute
+	// inboxRetention is how long a consumer's inbox remembers an applied event. The inbox only has
+	// to catch redeliveries, and JetStream redelivers a message only while it is unacknowledged:
+	// at most consumeMaxDeliver times, each after consumeAckWait or a nak delay of at most
+	// nakMaxDelay, so minutes after the first delivery. A week is ample, and also covers a
+	// republish by a relay that crashed before marking and stayed down for days.
+	inboxRetention = 7 * 24 * time.Hour
+	// inboxPurgeEvery is how often Consume purges its inbox.
+	inboxPurgeEvery = time.Hour
 )
 
 // Handler applies one event. Returning an error makes the event come back later.
@@ -56,7 +64,11 @@ func (c ConsumerConfig) validate() error {
 // redelivering it cannot help. A new durable starts at the beginning of the stream, so a service
 // deployed after events were published still sees them.
 //
-// Consuming stops when ctx ends or when stop is called; stop also waits for the handler in flight.
+// If cfg.Inbox is an InboxPurger, Consume also deletes its records older than inboxRetention (7
+// days), when it starts and then every hour; a failed purge is logged and retried the next hour.
+//
+// Consuming stops when ctx ends or when stop is called; stop also waits for the handler in flight
+// and for a purge in progress.
 func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (stop func(), err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -79,9 +91,53 @@ func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (stop func(), err 
 		return nil, fmt.Errorf("events: create consumer %s on %s: %w", cfg.Durable, stream, err)
 	}
 	wanted := slices.Clone(cfg.Types)
-	return b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, func(ctx context.Context, msg jetstream.Msg) {
+	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, func(ctx context.Context, msg jetstream.Msg) {
 		b.apply(ctx, cfg, wanted, msg)
 	})
+	if err != nil {
+		return nil, err
+	}
+	purger, ok := cfg.Inbox.(InboxPurger)
+	if !ok {
+		return stopPulling, nil
+	}
+	stopPurging := purgeInboxEvery(ctx, purger, cfg.Log.With("consumer", cfg.Durable))
+	return sync.OnceFunc(func() {
+		stopPurging()
+		stopPulling()
+	}), nil
+}
+
+// purgeInboxEvery purges in now and then every inboxPurgeEvery until ctx ends or the returned stop
+// is called; stop waits for a purge in progress.
+func purgeInboxEvery(ctx context.Context, in InboxPurger, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(inboxPurgeEvery)
+		defer ticker.Stop()
+		for {
+			n, err := in.Purge(ctx, time.Now().Add(-inboxRetention))
+			switch {
+			case ctx.Err() != nil:
+				return
+			case err != nil:
+				log.Error("events: purging the inbox failed", "err", err, "deleted", n)
+			case n > 0:
+				log.Debug("events: purged the inbox", "deleted", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // apply handles one message of a durable consumer.

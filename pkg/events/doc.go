@@ -10,5 +10,8 @@
 //   - Bus.Consume runs a durable consumer that applies each event through an Inbox, which records
 //     the event id in the same transaction as the consumer's effect, so a redelivered message is
 //     acknowledged without being applied again.
+//   - Both tables stay bounded: Relay.Run deletes events published longer ago than its retention
+//     (a day by default, Relay.SetRetention) and Bus.Consume deletes its inbox's records after a
+//     week, far beyond the minutes in which JetStream may redeliver a message.
 //   - Bus.Subscribe is the lossy, every-replica fan-out for cache invalidation.
 package events

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,6 +17,14 @@ type Inbox interface {
 	// Once runs fn unless (consumer, eventID) was already recorded; records it atomically with fn's
 	// effect. applied is false when fn did not run or failed.
 	Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (applied bool, err error)
+}
+
+// InboxPurger is an Inbox that can forget old records. Both inboxes of this package implement it,
+// and Bus.Consume purges an inbox that does (see inboxRetention).
+type InboxPurger interface {
+	// Purge deletes the records of events processed before processedBefore and returns how many
+	// it deleted.
+	Purge(ctx context.Context, processedBefore time.Time) (int, error)
 }
 
 type pgInbox struct{ pool *pgxpool.Pool }
@@ -51,17 +60,46 @@ func (i pgInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx
 	return applied, nil
 }
 
+func (i pgInbox) Purge(ctx context.Context, processedBefore time.Time) (int, error) {
+	return PurgeInbox(ctx, i.pool, processedBefore)
+}
+
+// PurgeInbox deletes the inbox rows, of every consumer, processed before processedBefore, at most
+// purgeBatch rows per statement, and returns how many it deleted.
+func PurgeInbox(ctx context.Context, pool *pgxpool.Pool, processedBefore time.Time) (int, error) {
+	n, err := deleteInBatches(ctx, pool, `delete from inbox where (consumer, event_id) in (
+		select consumer, event_id from inbox where processed_at < $1 limit $2 for update skip locked)`, processedBefore)
+	if err != nil {
+		return n, fmt.Errorf("events: purge inbox: %w", err)
+	}
+	return n, nil
+}
+
 type inboxKey struct{ consumer, eventID string }
 
 type memoryInbox struct {
 	mu      sync.Mutex
-	done    map[inboxKey]struct{}
+	done    map[inboxKey]time.Time     // when the event was processed
 	running map[inboxKey]chan struct{} // closed when that fn returns
+	now     func() time.Time           // when a record is made; tests replace it
 }
 
 // NewMemoryInbox keeps the inbox in process memory, for memory stores.
 func NewMemoryInbox() Inbox {
-	return &memoryInbox{done: map[inboxKey]struct{}{}, running: map[inboxKey]chan struct{}{}}
+	return &memoryInbox{done: map[inboxKey]time.Time{}, running: map[inboxKey]chan struct{}{}, now: time.Now}
+}
+
+func (i *memoryInbox) Purge(_ context.Context, processedBefore time.Time) (int, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	n := 0
+	for k, at := range i.done {
+		if at.Before(processedBefore) {
+			delete(i.done, k)
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (i *memoryInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (bool, error) {
@@ -97,7 +135,7 @@ func (i *memoryInbox) Once(ctx context.Context, consumer, eventID string, fn fun
 		delete(i.running, k)
 		close(finished)
 		if succeeded {
-			i.done[k] = struct{}{}
+			i.done[k] = i.now()
 		}
 	}()
 	if err := fn(ctx); err != nil {

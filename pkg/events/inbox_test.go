@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -14,8 +15,16 @@ import (
 	"github.com/berthhq/berth/pkg/pgxx"
 )
 
+// inboxUnderTest is an Inbox and a way to record an event in it as processed at a chosen time, so
+// purges can be tested without waiting.
+type inboxUnderTest struct {
+	in        events.Inbox
+	processAt func(t *testing.T, at time.Time, consumer, eventID string)
+}
+
 // runInboxSuite is what consumers rely on from every Inbox.
-func runInboxSuite(t *testing.T, open func(t *testing.T) events.Inbox) {
+func runInboxSuite(t *testing.T, openUnderTest func(t *testing.T) inboxUnderTest) {
+	open := func(t *testing.T) events.Inbox { return openUnderTest(t).in }
 	ctx := context.Background()
 	errBoom := errors.New("boom")
 	once := func(t *testing.T, in events.Inbox, consumer, id string, fn func(context.Context) error) bool {
@@ -74,14 +83,76 @@ func runInboxSuite(t *testing.T, open func(t *testing.T) events.Inbox) {
 			t.Fatalf("fn ran %d times, %d reported applied; want 1 and 1", runs.Load(), applied.Load())
 		}
 	})
+	t.Run("purge forgets only events processed before the cut-off", func(t *testing.T) {
+		u := openUnderTest(t)
+		purger, ok := u.in.(events.InboxPurger)
+		if !ok {
+			t.Fatalf("%T is not an InboxPurger", u.in)
+		}
+		cut := time.Date(2026, 5, 6, 12, 0, 0, 0, time.UTC)
+		oldID, keptID := uuid.NewString(), uuid.NewString()
+		u.processAt(t, cut.Add(-8*24*time.Hour), "c1", oldID)
+		u.processAt(t, cut.Add(-time.Second), "c2", oldID)
+		u.processAt(t, cut, "c1", keptID)
+		u.processAt(t, cut.Add(time.Hour), "c2", keptID)
+
+		if n, err := purger.Purge(ctx, cut); err != nil || n != 2 {
+			t.Fatalf("Purge = %d, %v; want 2, nil", n, err)
+		}
+		if n, err := purger.Purge(ctx, cut); err != nil || n != 0 {
+			t.Fatalf("second Purge = %d, %v; want 0, nil", n, err)
+		}
+		noop := func(context.Context) error { return nil }
+		for _, tc := range []struct {
+			consumer, id string
+			forgotten    bool
+		}{
+			{"c1", oldID, true},
+			{"c2", oldID, true},
+			{"c1", keptID, false},
+			{"c2", keptID, false},
+		} {
+			if applied := once(t, u.in, tc.consumer, tc.id, noop); applied != tc.forgotten {
+				t.Errorf("%s/%s applied = %v after the purge, want %v", tc.consumer, tc.id, applied, tc.forgotten)
+			}
+		}
+	})
+}
+
+// process records eventID for consumer in in, failing t unless it is applied.
+func process(t *testing.T, in events.Inbox, consumer, eventID string) {
+	t.Helper()
+	applied, err := in.Once(context.Background(), consumer, eventID, func(context.Context) error { return nil })
+	if err != nil || !applied {
+		t.Fatalf("Once(%s, %s) = %v, %v; want applied", consumer, eventID, applied, err)
+	}
 }
 
 func TestMemoryInbox(t *testing.T) {
-	runInboxSuite(t, func(*testing.T) events.Inbox { return events.NewMemoryInbox() })
+	runInboxSuite(t, func(*testing.T) inboxUnderTest {
+		in := events.NewMemoryInbox()
+		return inboxUnderTest{in: in, processAt: func(t *testing.T, at time.Time, consumer, eventID string) {
+			t.Helper()
+			events.SetMemoryInboxClock(in, func() time.Time { return at })
+			process(t, in, consumer, eventID)
+		}}
+	})
 }
 
 func TestPGInbox(t *testing.T) {
-	runInboxSuite(t, func(t *testing.T) events.Inbox { return events.NewPGInbox(pgPool(t)) })
+	runInboxSuite(t, func(t *testing.T) inboxUnderTest {
+		pool := pgPool(t)
+		in := events.NewPGInbox(pool)
+		return inboxUnderTest{in: in, processAt: func(t *testing.T, at time.Time, consumer, eventID string) {
+			t.Helper()
+			process(t, in, consumer, eventID)
+			// The row carries the database's now(); move it to the time the test wants.
+			if _, err := pool.Exec(context.Background(), `update inbox set processed_at = $1 where consumer = $2 and event_id = $3`,
+				at, consumer, eventID); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	})
 }
 
 func TestPGInboxCommitsTheEffectWithTheRecord(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,6 +36,10 @@ type OutboxSource interface {
 	Pending(ctx context.Context, limit int) ([]Event, error)
 	// MarkPublished records that the events with these ids are stored in JetStream.
 	MarkPublished(ctx context.Context, ids []string) error
+	// Purge deletes the events marked published before publishedBefore and returns how many it
+	// deleted. Unpublished events are never deleted, so an event leaves the outbox only after
+	// JetStream holds it and the outbox knows; nothing can republish it afterwards.
+	Purge(ctx context.Context, publishedBefore time.Time) (int, error)
 }
 
 // InsertOutbox writes events to the outbox. Call it with the transaction of the state change the
@@ -101,10 +106,51 @@ func (o pgOutbox) MarkPublished(ctx context.Context, ids []string) error {
 	return nil
 }
 
+func (o pgOutbox) Purge(ctx context.Context, publishedBefore time.Time) (int, error) {
+	// A null published_at never compares below a time, so unpublished rows cannot match.
+	n, err := deleteInBatches(ctx, o.pool, `delete from outbox where id in (
+		select id from outbox where published_at < $1 limit $2 for update skip locked)`, publishedBefore)
+	if err != nil {
+		return n, fmt.Errorf("events: purge outbox: %w", err)
+	}
+	return n, nil
+}
+
+// purgeBatch bounds the rows one purge statement deletes, so a backlog (the first purge after an
+// upgrade, or after a long outage) becomes a series of short transactions instead of one that
+// holds locks and bloats the WAL in a single go.
+const purgeBatch = 1000
+
+// deleteInBatches runs query, a delete taking the cut-off time as $1 and the batch size as $2,
+// until a run deletes fewer than purgeBatch rows, and returns how many rows it deleted in all.
+func deleteInBatches(ctx context.Context, pool *pgxpool.Pool, query string, before time.Time) (int, error) {
+	total := 0
+	for {
+		tag, err := pool.Exec(ctx, query, before, purgeBatch)
+		if err != nil {
+			return total, err
+		}
+		n := int(tag.RowsAffected())
+		total += n
+		if n < purgeBatch {
+			return total, nil
+		}
+	}
+}
+
 // MemoryOutbox is the outbox of memory stores. The zero value is ready to use.
 type MemoryOutbox struct {
-	mu      sync.Mutex
-	pending []Event
+	mu        sync.Mutex
+	pending   []Event
+	published []publishedEvent // in the order they were marked, so oldest first
+	now       func() time.Time // nil means time.Now; tests set it to mark at chosen times
+}
+
+// publishedEvent is what a MemoryOutbox keeps of a published event until Purge: only the id and
+// when it was marked, since nothing reads a published event again.
+type publishedEvent struct {
+	id string
+	at time.Time
 }
 
 // Add appends events. Memory stores call it while holding their own lock for the state change, so
@@ -125,13 +171,33 @@ func (o *MemoryOutbox) Pending(_ context.Context, limit int) ([]Event, error) {
 	return slices.Clone(o.pending[:min(limit, len(o.pending))]), nil
 }
 
-// MarkPublished forgets the published events; nothing reads them again, so keeping them would only
-// grow a long-running process.
+// MarkPublished moves the events with these ids from pending to published; ids it does not hold as
+// pending (marked before, or never added) are ignored, as the Postgres outbox does.
 func (o *MemoryOutbox) MarkPublished(_ context.Context, ids []string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.pending = slices.DeleteFunc(o.pending, func(ev Event) bool { return slices.Contains(ids, ev.ID) })
+	now := time.Now
+	if o.now != nil {
+		now = o.now
+	}
+	at := now()
+	o.pending = slices.DeleteFunc(o.pending, func(ev Event) bool {
+		if !slices.Contains(ids, ev.ID) {
+			return false
+		}
+		o.published = append(o.published, publishedEvent{id: ev.ID, at: at})
+		return true
+	})
 	return nil
+}
+
+// Purge forgets the events marked published before publishedBefore.
+func (o *MemoryOutbox) Purge(_ context.Context, publishedBefore time.Time) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	before := len(o.published)
+	o.published = slices.DeleteFunc(o.published, func(p publishedEvent) bool { return p.at.Before(publishedBefore) })
+	return before - len(o.published), nil
 }
 
 func checkLimit(limit int) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -16,10 +17,12 @@ import (
 )
 
 // outboxUnderTest is an OutboxSource and the way its store writes events: add commits events
-// together, as one state change would.
+// together, as one state change would. publishAt marks events published as MarkPublished does, but
+// at the given time, so purges can be tested without waiting.
 type outboxUnderTest struct {
-	src events.OutboxSource
-	add func(t *testing.T, evs ...events.Event)
+	src       events.OutboxSource
+	add       func(t *testing.T, evs ...events.Event)
+	publishAt func(t *testing.T, at time.Time, ids ...string)
 }
 
 // runOutboxSuite is what the relay relies on from every OutboxSource.
@@ -88,6 +91,39 @@ func runOutboxSuite(t *testing.T, open func(t *testing.T) outboxUnderTest) {
 			t.Fatalf("data %s, want %s", g.Data, want.Data)
 		}
 	})
+	t.Run("purge deletes only events published before the cut-off", func(t *testing.T) {
+		o := open(t)
+		cut := time.Date(2026, 5, 6, 12, 0, 0, 0, time.UTC)
+		old1, old2 := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u2")
+		atCut, recent := newEvent(t, "identity.user.updated", "u3"), newEvent(t, "identity.user.updated", "u4")
+		unpublished := newEvent(t, "identity.user.updated", "u5")
+		o.add(t, old1, old2, atCut, recent, unpublished)
+		o.publishAt(t, cut.Add(-48*time.Hour), old1.ID)
+		o.publishAt(t, cut.Add(-time.Second), old2.ID)
+		o.publishAt(t, cut, atCut.ID)
+		o.publishAt(t, cut.Add(time.Hour), recent.ID)
+
+		purge := func(before time.Time) int {
+			t.Helper()
+			n, err := o.src.Purge(ctx, before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := purge(cut); n != 2 {
+			t.Fatalf("Purge(cut) deleted %d events, want the 2 published before it", n)
+		}
+		if n := purge(cut); n != 0 {
+			t.Fatalf("second Purge(cut) deleted %d events, want 0", n)
+		}
+		sameIDs(t, pending(t, o, 10), unpublished)
+		// The events published at and after the cut-off were kept: a later cut-off finds them.
+		if n := purge(cut.Add(100 * 365 * 24 * time.Hour)); n != 2 {
+			t.Fatalf("Purge(far future) deleted %d events, want the 2 kept before", n)
+		}
+		sameIDs(t, pending(t, o, 10), unpublished)
+	})
 	t.Run("non-positive limit is an error", func(t *testing.T) {
 		if _, err := open(t).src.Pending(ctx, 0); err == nil {
 			t.Fatal("Pending(0) succeeded")
@@ -113,22 +149,95 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 func TestMemoryOutbox(t *testing.T) {
 	runOutboxSuite(t, func(t *testing.T) outboxUnderTest {
 		o := &events.MemoryOutbox{}
-		return outboxUnderTest{src: o, add: func(_ *testing.T, evs ...events.Event) { o.Add(evs...) }}
+		return outboxUnderTest{
+			src: o,
+			add: func(_ *testing.T, evs ...events.Event) { o.Add(evs...) },
+			publishAt: func(t *testing.T, at time.Time, ids ...string) {
+				t.Helper()
+				o.SetClock(func() time.Time { return at })
+				if err := o.MarkPublished(context.Background(), ids); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
 	})
 }
 
 func TestPGOutbox(t *testing.T) {
 	runOutboxSuite(t, func(t *testing.T) outboxUnderTest {
 		pool := pgPool(t)
-		return outboxUnderTest{src: events.NewPGOutbox(pool), add: func(t *testing.T, evs ...events.Event) {
-			t.Helper()
-			if err := pgxx.InTx(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) error {
-				return events.InsertOutbox(ctx, tx, evs...)
-			}); err != nil {
-				t.Fatal(err)
-			}
-		}}
+		src := events.NewPGOutbox(pool)
+		return outboxUnderTest{
+			src: src,
+			add: func(t *testing.T, evs ...events.Event) {
+				t.Helper()
+				if err := pgxx.InTx(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) error {
+					return events.InsertOutbox(ctx, tx, evs...)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			publishAt: func(t *testing.T, at time.Time, ids ...string) {
+				t.Helper()
+				ctx := context.Background()
+				if err := src.MarkPublished(ctx, ids); err != nil {
+					t.Fatal(err)
+				}
+				// MarkPublished stamps the database's now(); move it to the time the test wants.
+				if _, err := pool.Exec(ctx, `update outbox set published_at = $1 where id = any($2::uuid[])`, at, ids); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
 	})
+}
+
+// TestPGPurgeWorksThroughMoreThanOneBatch fills the outbox and the inbox with more old rows than one
+// purge statement deletes, next to rows that must stay.
+func TestPGPurgeWorksThroughMoreThanOneBatch(t *testing.T) {
+	ctx := context.Background()
+	pool := pgPool(t)
+	cut := time.Date(2026, 5, 6, 12, 0, 0, 0, time.UTC)
+	const old, kept = 2500, 3 // old spans three batches, the last one partial
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(table string) int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, "select count(*) from "+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	insertOutbox := `insert into outbox (id, type, source, app_id, time, data, published_at)
+		select gen_random_uuid(), 'identity.user.updated', 'identity', 'app1', now(), '{}', $2::timestamptz
+		from generate_series(1, $1::int)`
+	exec(insertOutbox, old, cut.Add(-time.Hour))
+	exec(insertOutbox, kept, cut.Add(time.Hour))
+	exec(`insert into outbox (id, type, source, app_id, time, data)
+		select gen_random_uuid(), 'identity.user.updated', 'identity', 'app1', now(), '{}'
+		from generate_series(1, $1::int)`, kept) // unpublished
+	insertInbox := `insert into inbox (consumer, event_id, processed_at)
+		select 'c1', gen_random_uuid(), $2::timestamptz from generate_series(1, $1::int)`
+	exec(insertInbox, old, cut.Add(-time.Hour))
+	exec(insertInbox, kept, cut.Add(time.Hour))
+
+	if n, err := events.NewPGOutbox(pool).Purge(ctx, cut); err != nil || n != old {
+		t.Fatalf("outbox Purge = %d, %v; want %d, nil", n, err, old)
+	}
+	if n := count("outbox"); n != 2*kept {
+		t.Fatalf("outbox holds %d rows after the purge, want the %d recent and unpublished ones", n, 2*kept)
+	}
+	if n, err := events.PurgeInbox(ctx, pool, cut); err != nil || n != old {
+		t.Fatalf("PurgeInbox = %d, %v; want %d, nil", n, err, old)
+	}
+	if n := count("inbox"); n != kept {
+		t.Fatalf("inbox holds %d rows after the purge, want the %d recent ones", n, kept)
+	}
 }
 
 func TestPGOutboxKeepsNoEventOfARolledBackChange(t *testing.T) {

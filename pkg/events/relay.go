@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -15,14 +16,24 @@ const (
 	relayPoll = 200 * time.Millisecond
 	// relayMaxBackoff caps the wait after consecutive errors (NATS or Postgres down).
 	relayMaxBackoff = 5 * time.Second
+	// relayPurgeEvery is how often Run purges published events: often enough that the outbox stays
+	// small, rarely enough that the deletes cost nothing next to the polling.
+	relayPurgeEvery = 10 * time.Minute
+	// DefaultOutboxRetention is how long published events stay in the outbox. Deleting a published
+	// row cannot cause a republish whatever the retention (only unpublished rows are ever read);
+	// the day is far beyond JetStream's two-minute duplicate window and leaves the rows for
+	// inspecting what a service emitted recently.
+	DefaultOutboxRetention = 24 * time.Hour
 )
 
-// Relay moves outbox events to JetStream.
+// Relay moves outbox events to JetStream and deletes them from the outbox once they have been
+// published for longer than its retention (DefaultOutboxRetention unless SetRetention changes it).
 type Relay struct {
-	src  OutboxSource
-	bus  Bus
-	log  *slog.Logger
-	wake chan struct{}
+	src       OutboxSource
+	bus       Bus
+	log       *slog.Logger
+	wake      chan struct{}
+	retention time.Duration
 }
 
 // NewRelay returns a relay from src to bus. log receives errors; nil means slog.Default().
@@ -30,7 +41,17 @@ func NewRelay(src OutboxSource, bus Bus, log *slog.Logger) *Relay {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Relay{src: src, bus: bus, log: log, wake: make(chan struct{}, 1)}
+	return &Relay{src: src, bus: bus, log: log, wake: make(chan struct{}, 1), retention: DefaultOutboxRetention}
+}
+
+// SetRetention sets how long published events stay in the outbox before Run deletes them. It must
+// be positive, and be called before Run.
+func (r *Relay) SetRetention(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("events: outbox retention must be positive, got %s", d)
+	}
+	r.retention = d
+	return nil
 }
 
 // Flush publishes pending events in order and marks them published, batch after batch until the
@@ -69,10 +90,16 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 }
 
 // Run flushes until ctx ends, then returns nil. Between passes it waits for Notify or relayPoll;
-// after an error it logs and waits longer each time, up to relayMaxBackoff.
+// after an error it logs and waits longer each time, up to relayMaxBackoff. It also purges the
+// events published longer ago than the retention, when it starts and then every relayPurgeEvery.
 func (r *Relay) Run(ctx context.Context) error {
 	wait := relayPoll
+	var nextPurge time.Time // zero: purge on the first pass
 	for {
+		if now := time.Now(); !now.Before(nextPurge) {
+			r.purge(ctx, now)
+			nextPurge = now.Add(relayPurgeEvery)
+		}
 		wake := r.wake
 		if _, err := r.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -95,6 +122,21 @@ func (r *Relay) Run(ctx context.Context) error {
 			timer.Stop()
 		case <-timer.C:
 		}
+	}
+}
+
+// purge deletes the events published before now minus the retention. A failure is only logged:
+// the rows stay and the next purge, relayPurgeEvery later, takes them with the newer ones.
+func (r *Relay) purge(ctx context.Context, now time.Time) {
+	n, err := r.src.Purge(ctx, now.Add(-r.retention))
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Error("events relay: purging published events failed", "err", err, "deleted", n)
+		}
+		return
+	}
+	if n > 0 {
+		r.log.Debug("events relay: purged published events", "deleted", n)
 	}
 }
 

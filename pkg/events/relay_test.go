@@ -2,8 +2,10 @@ package events_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
@@ -93,4 +95,83 @@ func TestRunPublishesAfterNotifyAndStopsOnCancel(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run returned %v on cancel, want nil", err)
 	}
+}
+
+// runRelay runs relay until the test ends.
+func runRelay(t *testing.T, relay *events.Relay) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run returned %v on cancel, want nil", err)
+		}
+	})
+}
+
+func TestRunPurgesEventsPublishedLongerAgoThanTheRetention(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration // 0 keeps the default
+		ages      []time.Duration
+		kept      int
+	}{
+		{"default retention of a day", 0, []time.Duration{48 * time.Hour, 25 * time.Hour, 23 * time.Hour, time.Minute}, 2},
+		{"retention set to half an hour", 30 * time.Minute, []time.Duration{48 * time.Hour, time.Hour, 10 * time.Minute}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bus, _ := natstest.New(t)
+			out := &events.MemoryOutbox{}
+			now := time.Now()
+			for _, age := range tc.ages {
+				ev := newEvent(t, "identity.user.updated", "u1")
+				out.Add(ev)
+				out.SetClock(func() time.Time { return now.Add(-age) })
+				if err := out.MarkPublished(context.Background(), []string{ev.ID}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			relay := events.NewRelay(out, bus, nil)
+			if tc.retention != 0 {
+				if err := relay.SetRetention(tc.retention); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runRelay(t, relay)
+			// Run purges when it starts; a purge that went too far would pass below tc.kept.
+			eventually(t, "the old events are purged", func() bool { return out.PublishedLen() <= tc.kept })
+			if n := out.PublishedLen(); n != tc.kept {
+				t.Fatalf("%d published events kept, want %d", n, tc.kept)
+			}
+		})
+	}
+}
+
+func TestSetRetentionRejectsNonPositiveDurations(t *testing.T) {
+	relay := events.NewRelay(&events.MemoryOutbox{}, events.Bus{}, nil)
+	for _, d := range []time.Duration{0, -time.Hour} {
+		if err := relay.SetRetention(d); err == nil {
+			t.Errorf("SetRetention(%s) succeeded", d)
+		}
+	}
+}
+
+// purgeFails is an outbox whose Purge always fails, as when the database refuses the delete.
+type purgeFails struct{ events.OutboxSource }
+
+func (purgeFails) Purge(context.Context, time.Time) (int, error) {
+	return 0, errors.New("purge refused")
+}
+
+func TestRunKeepsPublishingWhenPurgeFails(t *testing.T) {
+	bus, _ := natstest.New(t)
+	out := &events.MemoryOutbox{}
+	relay := events.NewRelay(purgeFails{out}, bus, nil)
+	runRelay(t, relay)
+	ev := newEvent(t, "tenant.tenant.created", "u1")
+	out.Add(ev)
+	relay.Notify()
+	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 }

@@ -1,0 +1,34 @@
+package events
+
+import "time"
+
+// SetClock makes o record events as published at the times now returns, so tests can age them.
+func (o *MemoryOutbox) SetClock(now func() time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.now = now
+}
+
+// PublishedLen is how many published events o still keeps.
+func (o *MemoryOutbox) PublishedLen() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.published)
+}
+
+// SetMemoryInboxClock makes in, from NewMemoryInbox, record events as processed at the times now
+// returns.
+func SetMemoryInboxClock(in Inbox, now func() time.Time) {
+	m := in.(*memoryInbox)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now = now
+}
+
+// MemoryInboxLen is how many records in, from NewMemoryInbox, keeps.
+func MemoryInboxLen(in Inbox) int {
+	m := in.(*memoryInbox)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.done)
+}
