@@ -281,3 +281,30 @@ func TestInTx(t *testing.T) {
 		})
 	}
 }
+
+func TestOpenMigratedMigratesBeforeUseAndClosesOnFailure(t *testing.T) {
+	url := emptyDB(t).Config().ConnString()
+	ctx := context.Background()
+	pool, err := pgxx.OpenMigrated(ctx, url, func(ctx context.Context, p *pgxpool.Pool) error {
+		return pgxx.Migrate(ctx, p, "openmigrated", files("0002"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := logged(t, pool); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("log = %v after OpenMigrated, want [1 2]", got)
+	}
+	pool.Close()
+
+	var handed *pgxpool.Pool
+	_, err = pgxx.OpenMigrated(ctx, url, func(_ context.Context, p *pgxpool.Pool) error {
+		handed = p
+		return errors.New("bad migration")
+	})
+	if err == nil || !strings.Contains(err.Error(), "bad migration") {
+		t.Fatalf("err = %v, want the migration's error", err)
+	}
+	if handed.Ping(ctx) == nil {
+		t.Fatal("the pool of a failed migration was left open")
+	}
+}

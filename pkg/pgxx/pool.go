@@ -25,3 +25,17 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	return pool, nil
 }
+
+// OpenMigrated opens the pool and brings its schema up to date with migrate before anyone uses it;
+// a failed migration closes the pool again, so a service never runs on a half-known schema.
+func OpenMigrated(ctx context.Context, url string, migrate func(context.Context, *pgxpool.Pool) error) (*pgxpool.Pool, error) {
+	pool, err := Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgxx: migrate: %w", err)
+	}
+	return pool, nil
+}

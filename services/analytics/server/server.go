@@ -61,13 +61,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.DatabaseURL == "" {
 		store, s.inbox = memory.New(), events.NewMemoryInbox()
 	} else {
-		pool, err := pgxx.Open(ctx, cfg.DatabaseURL)
+		pool, err := pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate)
 		if err != nil {
-			return nil, fmt.Errorf("analytics: open database: %w", err)
-		}
-		if err := postgres.Migrate(ctx, pool); err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("analytics: %w", err)
+			return nil, fmt.Errorf("analytics: database: %w", err)
 		}
 		s.pool = pool
 		store, s.inbox = postgres.New(pool), events.NewPGInbox(pool)

@@ -80,12 +80,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		outbox events.OutboxSource
 	)
 	if cfg.DatabaseURL != "" {
-		if s.pool, err = pgxx.Open(ctx, cfg.DatabaseURL); err != nil {
+		if s.pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("identity: database: %w", err)
-		}
-		if err := postgres.Migrate(ctx, s.pool); err != nil {
-			s.pool.Close()
-			return nil, fmt.Errorf("identity: migrate: %w", err)
 		}
 		store, outbox = postgres.New(s.pool), events.NewPGOutbox(s.pool)
 	} else {

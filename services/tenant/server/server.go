@@ -68,13 +68,9 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		outbox := &events.MemoryOutbox{}
 		repo, s.outbox, s.inbox = memory.New(outbox), outbox, events.NewMemoryInbox()
 	} else {
-		pool, err := pgxx.Open(ctx, cfg.DatabaseURL)
+		pool, err := pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate)
 		if err != nil {
-			return nil, fmt.Errorf("tenant: open database: %w", err)
-		}
-		if err := postgres.Migrate(ctx, pool); err != nil {
-			pool.Close()
-			return nil, fmt.Errorf("tenant: %w", err)
+			return nil, fmt.Errorf("tenant: database: %w", err)
 		}
 		s.pool = pool
 		repo, s.outbox, s.inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
