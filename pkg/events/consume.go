@@ -33,8 +33,14 @@ const (
 	inboxPurgeEvery = time.Hour
 )
 
-// Handler applies one event. Returning an error makes the event come back later.
+// Handler applies one event. Returning an error makes the event come back later, unless it wraps
+// ErrMalformed.
 type Handler func(ctx context.Context, ev Event) error
+
+// ErrMalformed marks an event that can never be applied (its payload lacks or garbles what the
+// handler needs). Consume logs and acknowledges it instead of redelivering it: a retry cannot help
+// and would only occupy the consumer until MaxDeliver gives the event up anyway.
+var ErrMalformed = errors.New("malformed event")
 
 // ConsumerConfig configures Bus.Consume.
 type ConsumerConfig struct {
@@ -158,6 +164,11 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []string, msg
 		return
 	}
 	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
+	if errors.Is(err, ErrMalformed) {
+		log.Error("events: acknowledging an event that can never apply", "err", err)
+		ack(log, msg)
+		return
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			// Shutting down: hand the event straight back so another replica can take it.

@@ -18,10 +18,11 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/pgxx"
-	"github.com/berthhq/berth/services/analytics/internal/adapters/consumer"
 	grpcadapter "github.com/berthhq/berth/services/analytics/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 )
 
@@ -93,11 +94,13 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("analytics: watch key changes: %w", err)
 	}
 	defer stopWatch()
-	stopConsumers, err := consumer.Start(ctx, s.cfg.Bus, s.inbox, s.projector, s.cfg.Log)
-	if err != nil {
-		return fmt.Errorf("analytics: start consumers: %w", err)
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (func(), error){identity.Consume, tenant.Consume} {
+		stop, err := consume(ctx, s.cfg.Bus, s.inbox, s.projector, s.cfg.Log)
+		if err != nil {
+			return fmt.Errorf("analytics: start consumers: %w", err)
+		}
+		defer stop()
 	}
-	defer stopConsumers()
 	<-ctx.Done()
 	return nil
 }

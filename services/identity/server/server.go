@@ -23,8 +23,8 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/adapters/postgres"
 	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/identity/internal/app"
-	"github.com/berthhq/berth/services/identity/internal/password"
-	"github.com/berthhq/berth/services/identity/internal/sealbox"
+	"github.com/berthhq/berth/services/identity/internal/domain/password"
+	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
 )
 
 // Config configures the identity service.

@@ -29,7 +29,7 @@ import (
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
-	"github.com/berthhq/berth/services/identity/internal/password"
+	"github.com/berthhq/berth/services/identity/internal/domain/password"
 	"github.com/berthhq/berth/services/identity/server"
 )
 

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -34,9 +33,9 @@ var (
 	TenantEvents   = []string{EventTenantCreated, EventTenantUpdated}
 )
 
-// ErrMalformed marks an event that can never be applied (its payload lacks or garbles what the
-// projection needs). Applying it again cannot help, unlike a store failure.
-var ErrMalformed = errors.New("malformed event")
+// ErrMalformed marks an event that can never be applied; the consumer acknowledges it instead of
+// redelivering it (see events.ErrMalformed).
+var ErrMalformed = events.ErrMalformed
 
 // Projector applies events to the read models.
 type Projector struct {

@@ -20,8 +20,8 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/password"
-	"github.com/berthhq/berth/services/identity/internal/sealbox"
+	"github.com/berthhq/berth/services/identity/internal/domain/password"
+	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
 )
 
 var clockTime = time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/token"
+	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
 
 // Discovery is an app's OpenID discovery document.

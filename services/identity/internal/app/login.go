@@ -15,9 +15,9 @@ import (
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/password"
-	"github.com/berthhq/berth/services/identity/internal/wire"
+	"github.com/berthhq/berth/services/identity/internal/domain/password"
 )
 
 // LoginLimits bound failed sign-ins within a sliding window: per email address of an app (stops
@@ -243,7 +243,7 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 			return nil, err
 		}
 		return event(EventUserSignedIn, x.AppID, &identityv1.UserSignedIn{
-			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: wire.Timestamp(now), Ip: ip, User: wire.TenantUser(*x),
+			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: convert.Timestamp(now), Ip: ip, User: convert.TenantUser(*x),
 		})
 	})
 	if errors.Is(err, domain.ErrUserInactive) {

@@ -15,7 +15,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/token"
+	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
 
 // Service is identity's operator-token verifier (route 2's Bearer JWT).

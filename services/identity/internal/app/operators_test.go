@@ -13,7 +13,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/sealbox"
+	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
 )
 
 func (f *fixture) member(t *testing.T, projectID, email string) domain.ProjectMember {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/invite"
+	"github.com/berthhq/berth/services/identity/internal/domain/invite"
 )
 
 // Invite limits: a user may send InviteLimit invites per rolling InviteWindow, enough for

@@ -10,8 +10,8 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/mail"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/password"
-	"github.com/berthhq/berth/services/identity/internal/sealbox"
+	"github.com/berthhq/berth/services/identity/internal/domain/password"
+	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
 	"google.golang.org/protobuf/proto"
 )
 

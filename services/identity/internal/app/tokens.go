@@ -14,7 +14,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/token"
+	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
 
 // TokenRequest is the route-1 body as the use case needs it.

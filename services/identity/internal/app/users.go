@@ -6,8 +6,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/wire"
 )
 
 // GetUser is route 14: ref is the user's UUID or email (case-insensitive), within the caller's app.
@@ -60,7 +60,7 @@ func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID,
 		if freeze {
 			eventType = EventUserFrozen
 		}
-		return event(eventType, u.AppID, wire.UserChanged(*u, nil))
+		return event(eventType, u.AppID, convert.UserChanged(*u, nil))
 	})
 	if err != nil || !freeze {
 		return err
@@ -111,7 +111,7 @@ func (s *Service) UpdateUser(ctx context.Context, callerApp, userID string, patc
 		if err != nil || len(changed) == 0 {
 			return nil, err
 		}
-		return event(EventUserUpdated, u.AppID, wire.UserChanged(*u, changed))
+		return event(EventUserUpdated, u.AppID, convert.UserChanged(*u, changed))
 	})
 	return inPatch(emailTaken(err))
 }

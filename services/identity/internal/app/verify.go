@@ -7,7 +7,7 @@ import (
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/token"
+	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
 
 // Service is identity's own tenant-token verifier (other services reach it through

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/tenant/internal/convert"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
-	"github.com/berthhq/berth/services/tenant/internal/tenantpb"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -169,7 +169,7 @@ func changeEvent(eventType string, t domain.Tenant, changed []string) (events.Ev
 	return events.New(Source, eventType, t.AppID, &tenantv1.TenantChanged{
 		AppId:         t.AppID,
 		TenantId:      t.ID,
-		Tenant:        tenantpb.Tenant(t),
+		Tenant:        convert.Tenant(t),
 		ChangedFields: changed,
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/services/analytics/internal/app"
+	"github.com/berthhq/berth/services/analytics/internal/convert"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
@@ -36,7 +37,7 @@ func (s *Server) ListSignIns(ctx context.Context, req *analyticsv1.ListSignInsRe
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return signInList(items), nil
+	return convert.SignInList(items), nil
 }
 
 // toStatus maps use-case errors to the statuses the edge renders; messages carry no internals.

@@ -6,7 +6,7 @@ import (
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
-	"github.com/berthhq/berth/services/identity/internal/wire"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 )
 
 // AdminServer implements the operators' provisioning API.
@@ -21,7 +21,7 @@ func (s *AdminServer) CreateProject(ctx context.Context, req *identityv1.CreateP
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.Project(p), nil
+	return convert.Project(p), nil
 }
 
 // CreateApp provisions an app with a new key pair.
@@ -34,7 +34,7 @@ func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRe
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.App(a), nil
+	return convert.App(a), nil
 }
 
 // SetAppEnabled enables or disables an app.
@@ -43,7 +43,7 @@ func (s *AdminServer) SetAppEnabled(ctx context.Context, req *identityv1.SetAppE
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.App(a), nil
+	return convert.App(a), nil
 }
 
 // RotateAppKey replaces an app's key pair.
@@ -52,7 +52,7 @@ func (s *AdminServer) RotateAppKey(ctx context.Context, req *identityv1.RotateAp
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.App(a), nil
+	return convert.App(a), nil
 }
 
 // CreateApiKey mints an API key; the response is the only place the full key ever appears.
@@ -61,7 +61,7 @@ func (s *AdminServer) CreateApiKey(ctx context.Context, req *identityv1.CreateAp
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &identityv1.CreatedApiKey{Key: wire.APIKey(k), Secret: full, AppId: k.AppID}, nil
+	return &identityv1.CreatedApiKey{Key: convert.APIKey(k), Secret: full, AppId: k.AppID}, nil
 }
 
 // CreateUser provisions a user.
@@ -74,7 +74,7 @@ func (s *AdminServer) CreateUser(ctx context.Context, req *identityv1.CreateUser
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.User(u), nil
+	return convert.User(u), nil
 }
 
 // CreateUserRole provisions a role.
@@ -83,7 +83,7 @@ func (s *AdminServer) CreateUserRole(ctx context.Context, req *identityv1.Create
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.UserRole(r), nil
+	return convert.UserRole(r), nil
 }
 
 // AddProjectMember makes someone an operator of a project.
@@ -92,7 +92,7 @@ func (s *AdminServer) AddProjectMember(ctx context.Context, req *identityv1.AddP
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.ProjectMember(m), nil
+	return convert.ProjectMember(m), nil
 }
 
 // IssueOperatorToken issues route 2's Bearer token to a project member.
@@ -101,5 +101,5 @@ func (s *AdminServer) IssueOperatorToken(ctx context.Context, req *identityv1.Is
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &identityv1.OperatorToken{Token: raw, ExpiresAt: wire.Timestamp(exp)}, nil
+	return &identityv1.OperatorToken{Token: raw, ExpiresAt: convert.Timestamp(exp)}, nil
 }

@@ -25,8 +25,8 @@ import (
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
-	"github.com/berthhq/berth/services/identity/internal/password"
-	"github.com/berthhq/berth/services/identity/internal/sealbox"
+	"github.com/berthhq/berth/services/identity/internal/domain/password"
+	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
 )
 
 const (

@@ -9,8 +9,8 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/wire"
 )
 
 // IdentityServer implements the app-facing routes 11, 14, 15, 16, 18 and 23 and the documented extra
@@ -30,7 +30,7 @@ func (s *IdentityServer) ListUserRoles(ctx context.Context, req *identityv1.List
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.UserRoles(roles), nil
+	return convert.UserRoles(roles), nil
 }
 
 // GetUser is route 14.
@@ -43,7 +43,7 @@ func (s *IdentityServer) GetUser(ctx context.Context, req *identityv1.GetUserReq
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.User(u), nil
+	return convert.User(u), nil
 }
 
 // GetPublicKey is route 15.
@@ -56,7 +56,7 @@ func (s *IdentityServer) GetPublicKey(ctx context.Context, req *identityv1.GetPu
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &identityv1.PublicKey{Kind: wire.KindPublicKey, PublicKey: key}, nil
+	return &identityv1.PublicKey{Kind: convert.KindPublicKey, PublicKey: key}, nil
 }
 
 // SetAccessStatus is route 16.
@@ -94,7 +94,7 @@ func (s *IdentityServer) GetMe(ctx context.Context, _ *identityv1.GetMeRequest) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.User(u), nil
+	return convert.User(u), nil
 }
 
 // DeleteUser deletes a user: with a write key any user of the app, with a tenant access token the

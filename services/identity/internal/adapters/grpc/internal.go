@@ -5,7 +5,7 @@ import (
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
-	"github.com/berthhq/berth/services/identity/internal/wire"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 )
 
 // InternalServer implements the service-to-service API.
@@ -32,7 +32,7 @@ func (s *InternalServer) ListTenantUsers(ctx context.Context, req *identityv1.Li
 	}
 	out := &identityv1.TenantUserList{Users: make([]*identityv1.TenantUser, 0, len(users))}
 	for _, u := range users {
-		out.Users = append(out.Users, wire.TenantUser(u))
+		out.Users = append(out.Users, convert.TenantUser(u))
 	}
 	return out, nil
 }

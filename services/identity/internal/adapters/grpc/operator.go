@@ -7,7 +7,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
-	"github.com/berthhq/berth/services/identity/internal/wire"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 )
 
 // OperatorServer implements the platform operators' internal API (route 2).
@@ -30,5 +30,5 @@ func (s *OperatorServer) UpdateApiKey(ctx context.Context, req *identityv1.Updat
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return wire.APIKeyList(k), nil
+	return convert.APIKeyList(k), nil
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/services/tenant/internal/app"
+	"github.com/berthhq/berth/services/tenant/internal/convert"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
-	"github.com/berthhq/berth/services/tenant/internal/tenantpb"
 
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -65,7 +65,7 @@ func (s *Server) UpdateTenant(ctx context.Context, req *tenantv1.UpdateTenantReq
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.UpdateTenant(ctx, appID, req.GetTenantId(), tenantpb.UpdateBody(req.GetPatch())); err != nil {
+	if err := s.svc.UpdateTenant(ctx, appID, req.GetTenantId(), convert.UpdateBody(req.GetPatch())); err != nil {
 		return nil, s.toStatus(ctx, err)
 	}
 	return &emptypb.Empty{}, nil
@@ -77,13 +77,13 @@ func (s *Server) CreateTenant(ctx context.Context, req *tenantv1.CreateTenantReq
 		AppID:           req.GetAppId(),
 		Name:            req.GetName(),
 		Description:     req.GetDescription(),
-		ShippingAddress: tenantpb.AddressPatch(req.GetShippingAddress()),
-		BillingAddress:  tenantpb.AddressPatch(req.GetBillingAddress()),
+		ShippingAddress: convert.AddressPatch(req.GetShippingAddress()),
+		BillingAddress:  convert.AddressPatch(req.GetBillingAddress()),
 	})
 	if err != nil {
 		return nil, s.toStatus(ctx, err)
 	}
-	return tenantpb.Tenant(t), nil
+	return convert.Tenant(t), nil
 }
 
 // CreateTenantForSignUp creates the tenant of a user signing up (identity only; the policy checked
@@ -93,7 +93,7 @@ func (s *Server) CreateTenantForSignUp(ctx context.Context, req *tenantv1.Create
 	if err != nil {
 		return nil, s.toStatus(ctx, err)
 	}
-	return tenantpb.Tenant(t), nil
+	return convert.Tenant(t), nil
 }
 
 // render answers a tenant read as route 5 does, users included, or maps the read's error.
@@ -101,7 +101,7 @@ func (s *Server) render(ctx context.Context, v app.TenantView, err error) (*tena
 	if err != nil {
 		return nil, s.toStatus(ctx, err)
 	}
-	out := tenantpb.Tenant(v.Tenant)
+	out := convert.Tenant(v.Tenant)
 	out.Users = v.Users
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package tenantpb
+package convert
 
 import (
 	"github.com/berthhq/berth/services/tenant/internal/domain"

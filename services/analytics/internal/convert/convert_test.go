@@ -1,4 +1,4 @@
-package grpc
+package convert
 
 import (
 	"slices"
@@ -60,7 +60,7 @@ func TestSignInItemRendersEveryUserAndTenantField(t *testing.T) {
 	user := filled(&identityv1.TenantUser{})
 	user.Deleted = false
 	tenant := filled(&tenantv1.Tenant{})
-	list := signInList([]app.SignInItem{{
+	list := SignInList([]app.SignInItem{{
 		SignInRecord: app.SignInRecord{
 			SignIn: in,
 			User:   &app.UserSnapshot{AppID: "snapshot-app", UserID: "snapshot-user", TenantRef: "tenant-ref", User: user},

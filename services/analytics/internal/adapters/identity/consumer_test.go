@@ -1,4 +1,4 @@
-package consumer
+package identity_test
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
@@ -39,39 +41,19 @@ var errDown = errors.New("database down")
 
 func (failingStore) RecordSignIn(context.Context, domain.SignIn) error { return errDown }
 
-func TestHandlerSkipsMalformedEventsAndReturnsOtherFailures(t *testing.T) {
-	appID := uuid.NewString()
-	valid := &identityv1.UserSignedIn{AppId: appID, UserId: uuid.NewString()}
-	tests := []struct {
-		name    string
-		store   app.Store
-		payload *identityv1.UserSignedIn
-		want    error
-	}{
-		{"applied", memory.New(), valid, nil},
-		{"malformed is acknowledged", memory.New(), &identityv1.UserSignedIn{AppId: appID, UserId: "bob"}, nil},
-		{"store failure comes back", failingStore{memory.New()}, valid, errDown},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := handle(app.NewProjector(tc.store), quiet)(context.Background(), newEvent(t, "identity", app.EventUserSignedIn, appID, tc.payload))
-			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
-				t.Fatalf("handler = %v, want %v", err, tc.want)
-			}
-		})
-	}
-}
-
 func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	bus, _ := natstest.New(t)
 	store := memory.New()
-	stop, err := Start(ctx, bus, events.NewMemoryInbox(), app.NewProjector(store), quiet)
-	if err != nil {
-		t.Fatal(err)
+	inbox, projector := events.NewMemoryInbox(), app.NewProjector(store)
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (func(), error){identity.Consume, tenant.Consume} {
+		stop, err := consume(ctx, bus, inbox, projector, quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
 	}
-	defer stop()
 
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	for _, ev := range []events.Event{
@@ -103,8 +85,8 @@ func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 	}
 	// The malformed event was acknowledged, not handed back for retries.
 	for _, c := range []struct{ stream, durable string }{
-		{bus.Stream("identity"), IdentityDurable},
-		{bus.Stream("tenant"), TenantDurable},
+		{bus.Stream("identity"), identity.Durable},
+		{bus.Stream("tenant"), tenant.Durable},
 	} {
 		for {
 			cons, err := bus.JS.Consumer(ctx, c.stream, c.durable)

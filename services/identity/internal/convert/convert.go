@@ -1,6 +1,6 @@
-// Package wire builds the identity proto messages from domain values. The gRPC adapter answers with
+// Package convert builds the identity proto messages from domain values. The gRPC adapter answers with
 // them and the use cases publish them as event payloads, so a user looks the same on both paths.
-package wire
+package convert
 
 import (
 	"time"

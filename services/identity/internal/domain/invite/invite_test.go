@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berthhq/berth/services/identity/internal/invite"
+	"github.com/berthhq/berth/services/identity/internal/domain/invite"
 )
 
 func TestLanguageAcceptsEnglishAndGermanCaseInsensitively(t *testing.T) {

@@ -1,4 +1,4 @@
-package grpc
+package convert
 
 import (
 	"strconv"
@@ -10,8 +10,8 @@ import (
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 )
 
-// signInList renders route 8's data.
-func signInList(items []app.SignInItem) *analyticsv1.SignInList {
+// SignInList renders route 8's data.
+func SignInList(items []app.SignInItem) *analyticsv1.SignInList {
 	out := &analyticsv1.SignInList{Kind: "analyticsSignIn", ItemsLength: int32(len(items)), Items: make([]*analyticsv1.SignIn, len(items))}
 	for i, it := range items {
 		u := user(it.SignIn, it.User, it.Tenant)

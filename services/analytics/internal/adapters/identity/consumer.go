@@ -1,0 +1,21 @@
+package identity
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/analytics/internal/app"
+)
+
+// Durable is the analytics service's durable consumer of identity events. The name is fixed so
+// that replicas share it (and split the work) and a restarted process resumes where the last one
+// acknowledged.
+const Durable = "analytics-identity"
+
+// Consume feeds identity's user events to the projector until ctx ends or stop is called; stop
+// waits for the event being applied. A malformed event is logged and acknowledged (see
+// events.ErrMalformed); other failures bring the event back.
+func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (stop func(), err error) {
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.IdentityEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+}

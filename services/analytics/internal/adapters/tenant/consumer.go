@@ -1,0 +1,17 @@
+package tenant
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/analytics/internal/app"
+)
+
+// Durable is the analytics service's durable consumer of tenant events (see identity.Durable).
+const Durable = "analytics-tenant"
+
+// Consume feeds the tenant context's events to the projector until ctx ends or stop is called.
+func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (stop func(), err error) {
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.TenantEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+}
