@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,66 +17,50 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// Backends are the gRPC connections the edge forwards to, one per bounded context.
-type Backends struct {
-	Identity  grpc.ClientConnInterface // serves IdentityService, TokenService, OperatorService and the login page
-	Tenant    grpc.ClientConnInterface // serves TenantService
-	Analytics grpc.ClientConnInterface // serves AnalyticsService
-}
-
-// backend registers one HTTP-bound gRPC service on the mux. Registration goes through generated
-// clients over real connections (never Register...HandlerServer), so every call passes the
-// services' interceptors exactly as a direct gRPC caller's would.
+// backend registers the HTTP-bound gRPC services of one module on the mux. Registration goes
+// through generated clients over real connections (never Register...HandlerServer), so every call
+// passes the services' interceptors exactly as a direct gRPC caller's would.
 type backend struct {
-	name     string
-	conn     func(Backends) grpc.ClientConnInterface
+	module   string // the module's name (module.Module.Name): its connection in New's map
 	register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
 }
 
-// backends is the registration table; a new context (billing, analytics, webhooks) is one row here
-// plus its field in Backends.
+// backends is the edge's routing table, one row per module with HTTP routes: adding a bounded
+// context with REST routes adds its row here.
 var backends = []backend{
-	{
-		name: "identity",
-		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
-		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc))
-		},
-	},
-	{
-		name: "identity operators",
-		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
-		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return identityv1.RegisterOperatorServiceHandlerClient(ctx, mux, identityv1.NewOperatorServiceClient(cc))
-		},
-	},
-	{
-		name: "identity tokens",
-		conn: func(b Backends) grpc.ClientConnInterface { return b.Identity },
-		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return identityv1.RegisterTokenServiceHandlerClient(ctx, mux, identityv1.NewTokenServiceClient(cc))
-		},
-	},
-	{
-		name: "tenant",
-		conn: func(b Backends) grpc.ClientConnInterface { return b.Tenant },
-		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
-		},
-	},
-	{
-		name: "analytics",
-		conn: func(b Backends) grpc.ClientConnInterface { return b.Analytics },
-		register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, analyticsv1.NewAnalyticsServiceClient(cc))
-		},
-	},
+	{module: "identity", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+		return errors.Join(
+			identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc)),
+			identityv1.RegisterOperatorServiceHandlerClient(ctx, mux, identityv1.NewOperatorServiceClient(cc)),
+			identityv1.RegisterTokenServiceHandlerClient(ctx, mux, identityv1.NewTokenServiceClient(cc)),
+		)
+	}},
+	{module: "tenant", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+		return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
+	}},
+	{module: "analytics", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+		return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, analyticsv1.NewAnalyticsServiceClient(cc))
+	}},
+}
+
+// LoginModule is the module behind the hosted login page (identity's LoginService).
+const LoginModule = "identity"
+
+// Modules lists the modules the edge forwards to, in table order.
+func Modules() []string {
+	names := make([]string, len(backends))
+	for i, b := range backends {
+		names[i] = b.module
+	}
+	return names
 }
 
 // New builds the edge handler: a grpc-gateway ServeMux with every HTTP-bound service registered over
-// the given connections, wrapped in the edge middleware. log receives the access log and the real
+// conns, the connection to each module of Modules by name, wrapped in the edge middleware. These
+// connections must not carry the service token: the edge forwards its callers' credentials and
+// nothing else. The hosted login page needs WithLogin. log receives the access log and the real
 // causes of 500 answers.
-func New(ctx context.Context, b Backends, log *slog.Logger, opts ...Option) (http.Handler, error) {
+func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *slog.Logger, opts ...Option) (http.Handler, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -99,20 +84,18 @@ func New(ctx context.Context, b Backends, log *slog.Logger, opts ...Option) (htt
 		runtime.WithDisablePathLengthFallback(),
 	)
 	for _, be := range backends {
-		cc := be.conn(b)
+		cc := conns[be.module]
 		if cc == nil {
-			return nil, fmt.Errorf("edge: no connection for the %s backend", be.name)
+			return nil, fmt.Errorf("edge: no connection to the %s module", be.module)
 		}
 		if err := be.register(ctx, mux, cc); err != nil {
-			return nil, fmt.Errorf("edge: register %s: %w", be.name, err)
+			return nil, fmt.Errorf("edge: register %s: %w", be.module, err)
 		}
 	}
-	if err := mux.HandlePath(http.MethodGet, healthPath, serveHealth); err != nil {
-		return nil, fmt.Errorf("edge: register %s: %w", healthPath, err)
+	if o.login == nil {
+		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
 	}
-	// The hosted login page talks to identity's LoginService, which is service_only: b.Identity
-	// must carry the service token.
-	page := login.New(identityv1.NewLoginServiceClient(b.Identity), log, o.trustedProxies)
+	page := login.New(identityv1.NewLoginServiceClient(o.login), log, o.trustedProxies)
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		if err := mux.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 			page.ServeHTTP(w, r)
@@ -128,20 +111,18 @@ type Option func(*options)
 
 type options struct {
 	trustedProxies []netip.Prefix
+	login          grpc.ClientConnInterface
+}
+
+// WithLogin is the connection of the hosted login page to identity's LoginService. That service is
+// service-only, so this connection, unlike the forwarding ones, carries the service token; the
+// page sends only what its form validated.
+func WithLogin(conn grpc.ClientConnInterface) Option {
+	return func(o *options) { o.login = conn }
 }
 
 // WithTrustedProxies names the reverse proxies in front of the edge, whose X-Forwarded-For the
 // hosted login page may believe when it takes the end user's address for its attempt limits.
 func WithTrustedProxies(p []netip.Prefix) Option {
 	return func(o *options) { o.trustedProxies = p }
-}
-
-// healthPath answers liveness probes. It is not part of the contract and touches no backend, so a
-// slow service never gets the edge restarted.
-const healthPath = "/healthz"
-
-func serveHealth(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
-	writeJSON(w, http.StatusOK, struct {
-		Status string `json:"status"`
-	}{Status: "ok"})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -483,7 +484,6 @@ func TestEveryResponseCarriesARequestID(t *testing.T) {
 		{"unknown path", http.MethodGet, "/v1/nowhere", "", nil},
 		{"wrong method", http.MethodPatch, "/v1/tenants/t1", "", nil},
 		{"refused media type", http.MethodPut, "/v1/tenants/t1", "<x/>", map[string]string{"Content-Type": "application/xml"}},
-		{"health", http.MethodGet, "/healthz", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -540,13 +540,22 @@ func TestMethodOverridesAreIgnored(t *testing.T) {
 	}
 }
 
-func TestHealthz(t *testing.T) {
+func TestRequestsAreCountedPerResolvedRouteNeverPerPath(t *testing.T) {
 	h := newHarness(t)
-	rec := h.do(t, http.MethodGet, "/healthz", "", nil)
-	if rec.Code != 200 {
-		t.Fatalf("status = %d, want 200", rec.Code)
+	h.identity.program(mGetPublicKey, answer{resp: &identityv1.PublicKey{}})
+	counter := func(route, code string) float64 {
+		return testutil.ToFloat64(httpRequests.WithLabelValues(route, code))
 	}
-	assertJSON(t, decode(t, rec), map[string]any{"status": "ok"})
+	beforeRoute, beforeUnmatched := counter(mGetPublicKey, "200"), counter("unmatched", "404")
+	h.do(t, http.MethodGet, "/v1/apps/a1/public-keys", "", nil)
+	h.do(t, http.MethodGet, "/v1/apps/a2/public-keys", "", nil)
+	h.do(t, http.MethodGet, "/v1/nowhere/at-all", "", nil)
+	if got := counter(mGetPublicKey, "200") - beforeRoute; got != 2 {
+		t.Errorf("requests counted for the public-key route = %v, want 2 (both app ids under one label)", got)
+	}
+	if got := counter("unmatched", "404") - beforeUnmatched; got != 1 {
+		t.Errorf("unmatched requests counted = %v, want 1", got)
+	}
 }
 
 func TestAccessLogNamesRequestButNoSecrets(t *testing.T) {
@@ -568,7 +577,7 @@ func TestAccessLogNamesRequestButNoSecrets(t *testing.T) {
 
 func TestNewRefusesAMissingBackend(t *testing.T) {
 	_, icc := startBackend(t, func(*grpc.Server) {})
-	_, err := New(context.Background(), Backends{Identity: icc}, discard)
+	_, err := New(context.Background(), map[string]grpc.ClientConnInterface{"identity": icc}, discard, WithLogin(icc))
 	if err == nil || !strings.Contains(err.Error(), "tenant") {
 		t.Errorf("New without tenant backend: err = %v, want one naming tenant", err)
 	}

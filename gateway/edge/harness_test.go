@@ -135,7 +135,8 @@ func newHarness(t *testing.T) *harness {
 		analyticsv1.RegisterAnalyticsServiceServer(s, analyticsv1.UnimplementedAnalyticsServiceServer{})
 	})
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), Backends{Identity: icc, Tenant: tcc, Analytics: acc}, slog.New(slog.NewJSONHandler(logs, nil)))
+	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc},
+		slog.New(slog.NewJSONHandler(logs, nil)), WithLogin(icc))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/textproto"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/berthhq/berth/pkg/reqid"
@@ -30,7 +31,11 @@ func incomingHeader(key string) (string, bool) {
 
 // requestIDMetadata forwards the request id the middleware accepted or minted — not the raw client
 // header, which may have been replaced for being unsafe to log.
-func requestIDMetadata(_ context.Context, r *http.Request) metadata.MD {
+func requestIDMetadata(ctx context.Context, r *http.Request) metadata.MD {
+	// The runtime calls this once it has resolved the RPC: tell the access log and metrics which.
+	if slot, ok := r.Context().Value(rpcSlotKey{}).(*string); ok {
+		*slot, _ = runtime.RPCMethod(ctx)
+	}
 	if id := reqid.From(r.Context()); id != "" {
 		return metadata.Pairs(reqid.MetadataKey, id)
 	}

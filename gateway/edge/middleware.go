@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,7 +82,9 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
-		ctx := r.Context()
+		rpc := new(string) // filled in once grpc-gateway resolves the route (requestIDMetadata)
+		ctx := context.WithValue(r.Context(), rpcSlotKey{}, rpc)
+		r = r.WithContext(ctx)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -95,6 +98,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 					writeFailure(rec, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})
 				}
 			}
+			observeHTTP(routeLabel(*rpc, r.URL.Path), rec.statusOr200(), start)
 			log.InfoContext(ctx, "http request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),

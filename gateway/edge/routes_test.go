@@ -63,7 +63,8 @@ func TestRouteTableMatchesSpec(t *testing.T) {
 }
 
 // httpRoutes walks the registry for methods with a google.api.http rule (additional bindings
-// included) and returns them as "METHOD /path/:param". A method without a family fails the test.
+// included) and returns them as "METHOD /path/:param". A method without a family, or one whose
+// access policy is service-only or admin, fails the test.
 func httpRoutes(t *testing.T) []string {
 	t.Helper()
 	var routes []string
@@ -76,8 +77,15 @@ func httpRoutes(t *testing.T) []string {
 				if !ok || rule == nil {
 					continue
 				}
-				if r := route.Of(md); r.GetFamily() == edgev1.Family_FAMILY_UNSPECIFIED {
+				r := route.Of(md)
+				if r.GetFamily() == edgev1.Family_FAMILY_UNSPECIFIED {
 					t.Errorf("%s is HTTP-bound but declares no berth.edge.v1.route family", md.FullName())
+				}
+				// The edge forwards callers' credentials only; a service-only or admin method behind
+				// a REST route would be reachable by nobody, or, were the edge ever to send an
+				// internal token, by everybody.
+				if r.GetServiceOnly() || r.GetAdmin() {
+					t.Errorf("%s is HTTP-bound but restricted to Berth services or operators' admin token", md.FullName())
 				}
 				for _, b := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
 					method, path := httpBinding(b)

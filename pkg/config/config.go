@@ -1,5 +1,10 @@
 // Package config reads settings from the environment, the only configuration source of Berth
 // processes (twelve-factor), with defaults that suit the embedded all-in-one run.
+//
+// Settings are read through an Env, a lookup function, rather than os.Getenv directly: a production
+// process reads its environment (OS), while the all-in-one process lays the defaults it generates
+// (per-run secrets, its issuer) over that environment (Overlay) and hands the same lookup to every
+// module, so a module reads its own settings the same way in both.
 package config
 
 import (
@@ -7,49 +12,38 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 )
 
+// Env looks a setting up by name; "" means unset.
+type Env func(name string) string
+
+// OS is the process environment.
+var OS Env = os.Getenv
+
+// Overlay returns an Env that answers from values first and from base for everything else. A value
+// set in base wins over an overlay value only when the overlay holds "" for it.
+func Overlay(base Env, values map[string]string) Env {
+	return func(name string) string {
+		if v := strings.TrimSpace(base(name)); v != "" {
+			return v
+		}
+		return values[name]
+	}
+}
+
 // String returns the variable or def when it is unset or blank.
-func String(name, def string) string {
-	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+func (e Env) String(name, def string) string {
+	if v := strings.TrimSpace(e(name)); v != "" {
 		return v
 	}
 	return def
 }
 
-// Int returns the variable as an integer, def when unset.
-func Int(name string, def int) (int, error) {
-	v := String(name, "")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: not an integer", name)
-	}
-	return n, nil
-}
-
-// Duration returns the variable as a Go duration ("30s"), def when unset.
-func Duration(name string, def time.Duration) (time.Duration, error) {
-	v := String(name, "")
-	if v == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s: not a duration", name)
-	}
-	return d, nil
-}
-
 // Bytes decodes a secret given as hex or standard/URL base64; nil when unset. The value itself never
 // appears in the error, so a misconfigured secret cannot leak into logs.
-func Bytes(name string) ([]byte, error) {
-	v := String(name, "")
+func (e Env) Bytes(name string) ([]byte, error) {
+	v := e.String(name, "")
 	if v == "" {
 		return nil, nil
 	}
@@ -63,3 +57,9 @@ func Bytes(name string) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("%s: neither hex nor base64", name)
 }
+
+// String reads the process environment (OS.String).
+func String(name, def string) string { return OS.String(name, def) }
+
+// Bytes reads a secret from the process environment (OS.Bytes).
+func Bytes(name string) ([]byte, error) { return OS.Bytes(name) }

@@ -135,7 +135,7 @@ func TestConsumeAppliesWantedTypesAndTerminatesGarbage(t *testing.T) {
 	publish(t, bus, created, updated)
 
 	rec := &recorder{}
-	stop, err := bus.Consume(ctx, events.ConsumerConfig{
+	consumer, err := bus.Consume(ctx, events.ConsumerConfig{
 		Durable: "c1",
 		Types:   []string{"identity.user.updated", "identity.user.deleted"},
 		Inbox:   events.NewMemoryInbox(),
@@ -144,7 +144,7 @@ func TestConsumeAppliesWantedTypesAndTerminatesGarbage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer consumer.Stop()
 	publish(t, bus, deleted)
 
 	eventually(t, "both wanted events are handled", func() bool { return rec.count(updated.ID) == 1 && rec.count(deleted.ID) == 1 })
@@ -167,13 +167,13 @@ func TestConsumeRedeliversAfterAHandlerFailure(t *testing.T) {
 	bus, _ := natstest.New(t)
 	ev := newEvent(t, "tenant.tenant.created", "u1")
 	rec := &recorder{fail: map[string]int{ev.ID: 1}}
-	stop, err := bus.Consume(context.Background(), events.ConsumerConfig{
+	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
 		Durable: "c1", Types: []string{ev.Type}, Inbox: events.NewMemoryInbox(), Handler: rec.handle,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer consumer.Stop()
 	publish(t, bus, ev)
 	eventually(t, "the event is handled again after its failure", func() bool { return rec.count(ev.ID) == 2 })
 }
@@ -182,7 +182,7 @@ func TestConsumeStopsWhenAsked(t *testing.T) {
 	bus, _ := natstest.New(t)
 	first, second := newEvent(t, "billing.plan.changed", "u1"), newEvent(t, "billing.plan.changed", "u2")
 	rec := &recorder{}
-	stop, err := bus.Consume(context.Background(), events.ConsumerConfig{
+	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
 		Durable: "c1", Types: []string{first.Type}, Inbox: events.NewMemoryInbox(), Handler: rec.handle,
 	})
 	if err != nil {
@@ -190,8 +190,8 @@ func TestConsumeStopsWhenAsked(t *testing.T) {
 	}
 	publish(t, bus, first)
 	eventually(t, "the first event is handled", func() bool { return rec.count(first.ID) == 1 })
-	stop()
-	stop() // idempotent
+	consumer.Stop()
+	consumer.Stop() // idempotent
 	publish(t, bus, second)
 	// The durable keeps the event for the next process; this one must not have taken it.
 	cons, err := bus.JS.Consumer(context.Background(), bus.Stream("billing"), "c1")
@@ -217,13 +217,13 @@ func TestConsumePurgesInboxRecordsOlderThanAWeek(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stop, err := bus.Consume(context.Background(), events.ConsumerConfig{
+	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
 		Durable: "c1", Types: []string{"billing.plan.changed"}, Inbox: in, Handler: (&recorder{}).handle,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer consumer.Stop()
 	// Consume purges when it starts; a purge that went too far would pass below 2.
 	eventually(t, "the old records are purged", func() bool { return events.MemoryInboxLen(in) <= 2 })
 	if n := events.MemoryInboxLen(in); n != 2 {
@@ -303,5 +303,31 @@ func rawPublish(t *testing.T, bus events.Bus, ev events.Event) {
 	}
 	if _, err := bus.JS.PublishMsg(context.Background(), &nats.Msg{Subject: bus.Subject(ev.Type), Data: body}, jetstream.WithMsgID(uuid.NewString())); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAConsumerWhoseDurableIsDeletedFailsItsCheckAndReportsItselfLost(t *testing.T) {
+	bus, _ := natstest.New(t)
+	ctx := context.Background()
+	consumer, err := bus.Consume(ctx, events.ConsumerConfig{
+		Durable: "c1", Types: []string{"tenant.tenant.created"}, Inbox: events.NewMemoryInbox(), Handler: (&recorder{}).handle,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Stop()
+	if err := consumer.Check(ctx); err != nil {
+		t.Fatalf("Check of a running consumer = %v", err)
+	}
+	if err := bus.JS.DeleteConsumer(ctx, bus.Stream("tenant"), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.Check(ctx); err == nil {
+		t.Fatal("Check passed after the durable was deleted")
+	}
+	select {
+	case <-consumer.Lost():
+	case <-time.After(20 * time.Second): // a bound on a hang; the pull loop notices within heartbeats
+		t.Fatal("the consumer never reported itself lost")
 	}
 }

@@ -73,9 +73,9 @@ func (c ConsumerConfig) validate() error {
 // If cfg.Inbox is an InboxPurger, Consume also deletes its records older than inboxRetention (7
 // days), when it starts and then every hour; a failed purge is logged and retried the next hour.
 //
-// Consuming stops when ctx ends or when stop is called; stop also waits for the handler in flight
+// Consuming stops when ctx ends or when Stop is called; Stop also waits for the handler in flight
 // and for a purge in progress.
-func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (stop func(), err error) {
+func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (*Consumer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -96,22 +96,58 @@ func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (stop func(), err 
 	if err != nil {
 		return nil, fmt.Errorf("events: create consumer %s on %s: %w", cfg.Durable, stream, err)
 	}
+	c := &Consumer{name: cfg.Durable, js: b.JS, stream: stream, lost: make(chan struct{})}
 	wanted := slices.Clone(cfg.Types)
-	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, func(ctx context.Context, msg jetstream.Msg) {
+	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, sync.OnceFunc(func() { close(c.lost) }), func(ctx context.Context, msg jetstream.Msg) {
 		b.apply(ctx, cfg, wanted, msg)
 	})
 	if err != nil {
 		return nil, err
 	}
-	purger, ok := cfg.Inbox.(InboxPurger)
-	if !ok {
-		return stopPulling, nil
+	c.stop = stopPulling
+	if purger, ok := cfg.Inbox.(InboxPurger); ok {
+		stopPurging := purgeInboxEvery(ctx, purger, cfg.Log.With("consumer", cfg.Durable))
+		c.stop = sync.OnceFunc(func() {
+			stopPurging()
+			stopPulling()
+		})
 	}
-	stopPurging := purgeInboxEvery(ctx, purger, cfg.Log.With("consumer", cfg.Durable))
-	return sync.OnceFunc(func() {
-		stopPurging()
-		stopPulling()
-	}), nil
+	return c, nil
+}
+
+// Consumer is a running durable consumer.
+type Consumer struct {
+	name   string
+	js     jetstream.JetStream
+	stream string
+	lost   chan struct{}
+	stop   func()
+}
+
+// Name is the durable's name.
+func (c *Consumer) Name() string { return c.name }
+
+// Stop ends consuming and waits for the event being applied.
+func (c *Consumer) Stop() { c.stop() }
+
+// Lost is closed when the server says the durable no longer exists (someone deleted it or its
+// stream). Pulling cannot bring it back; the process should stop so that its next start creates the
+// durable again, resuming from where the stream's retention allows.
+func (c *Consumer) Lost() <-chan struct{} { return c.lost }
+
+// Check reports whether the consumer can still receive events: its pull loop runs and the server
+// knows its durable. Readiness probes call it, so a deleted durable makes the process unready even
+// before the pull loop notices.
+func (c *Consumer) Check(ctx context.Context) error {
+	select {
+	case <-c.lost:
+		return fmt.Errorf("events: consumer %s is gone", c.name)
+	default:
+	}
+	if _, err := c.js.Consumer(ctx, c.stream, c.name); err != nil {
+		return fmt.Errorf("events: consumer %s: %w", c.name, err)
+	}
+	return nil
 }
 
 // purgeInboxEvery purges in now and then every inboxPurgeEvery until ctx ends or the returned stop
@@ -160,11 +196,13 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []string, msg
 	log = log.With("event_id", ev.ID, "event_type", ev.Type)
 	if !slices.Contains(wanted, ev.Type) {
 		// Delivered only because the server-side filter is the context wildcard (see filterFor).
+		consumed.WithLabelValues(cfg.Durable, "skipped").Inc()
 		ack(log, msg)
 		return
 	}
 	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
 	if errors.Is(err, ErrMalformed) {
+		consumed.WithLabelValues(cfg.Durable, "malformed").Inc()
 		log.Error("events: acknowledging an event that can never apply", "err", err)
 		ack(log, msg)
 		return
@@ -175,6 +213,7 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []string, msg
 			_ = msg.Nak()
 			return
 		}
+		consumed.WithLabelValues(cfg.Durable, "failed").Inc()
 		attempt := deliveries(msg)
 		if attempt >= consumeMaxDeliver {
 			log.Error("events: handler failed on the last delivery; the event is given up", "attempt", attempt, "err", err)
@@ -187,7 +226,10 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []string, msg
 		return
 	}
 	if !applied {
+		consumed.WithLabelValues(cfg.Durable, "duplicate").Inc()
 		log.Debug("events: event already applied; acknowledging the redelivery")
+	} else {
+		consumed.WithLabelValues(cfg.Durable, "applied").Inc()
 	}
 	ack(log, msg)
 }
@@ -253,7 +295,7 @@ func (b Bus) Subscribe(ctx context.Context, types []string, fn func(Event)) (sto
 	log := slog.Default()
 	wanted := slices.Clone(types)
 	var one sync.Mutex // serialises fn across the per-context consumers
-	return b.run(ctx, consumers, log, func(_ context.Context, msg jetstream.Msg) {
+	return b.run(ctx, consumers, log, func() {}, func(_ context.Context, msg jetstream.Msg) {
 		ev, err := b.decodeMsg(msg)
 		if err != nil {
 			log.Warn("events: subscription skipped a message that is not a valid event", "subject", msg.Subject(), "err", err)
@@ -270,7 +312,8 @@ func (b Bus) Subscribe(ctx context.Context, types []string, fn func(Event)) (sto
 
 // run pulls messages from each consumer in its own goroutine and passes them to handle until ctx
 // ends or the returned stop is called; stop cancels the ctx handle sees and waits for the goroutines.
-func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.Logger, handle func(context.Context, jetstream.Msg)) (func(), error) {
+// gone is called when the server says a consumer no longer exists.
+func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.Logger, gone func(), handle func(context.Context, jetstream.Msg)) (func(), error) {
 	iters := make([]jetstream.MessagesContext, 0, len(consumers))
 	for _, cons := range consumers {
 		it, err := cons.Messages()
@@ -299,6 +342,7 @@ func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.
 					if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 						// Someone deleted the consumer (or its stream): retrying cannot bring it back.
 						log.Error("events: consumer is gone; no more messages", "err", err)
+						gone()
 						return
 					}
 					// Missed heartbeats and the like: the iterator recovers on its own.

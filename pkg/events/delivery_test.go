@@ -52,7 +52,7 @@ func TestDeliveryAppliesEachEventExactlyOnce(t *testing.T) {
 	bus, _ := natstest.New(t)
 	const consumer = "account-projection"
 
-	stop, err := bus.Consume(ctx, events.ConsumerConfig{
+	c, err := bus.Consume(ctx, events.ConsumerConfig{
 		Durable: consumer,
 		Types:   []string{"identity.user.updated"},
 		Inbox:   events.NewPGInbox(pool),
@@ -65,10 +65,10 @@ func TestDeliveryAppliesEachEventExactlyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer c.Stop()
 
 	src := &crashAfterPublish{OutboxSource: events.NewPGOutbox(pool)}
-	relay := events.NewRelay(src, bus, nil)
+	relay := events.NewRelay("test", src, bus, nil)
 	ev := createAccount(t, pool, "a1")
 
 	// The first pass publishes, then "crashes" before marking; the second republishes the event.

@@ -42,9 +42,21 @@ type OutboxSource interface {
 	Purge(ctx context.Context, publishedBefore time.Time) (int, error)
 }
 
+// outboxChannel is the Postgres notification channel that wakes relays. A notification sent inside a
+// transaction is delivered only when it commits, which is exactly when its events become pending.
+const outboxChannel = "berth_outbox"
+
 // InsertOutbox writes events to the outbox. Call it with the transaction of the state change the
-// events describe (pgxx.Q(ctx, pool) inside pgxx.InTx), so both commit or neither does.
+// events describe (pgxx.Q(ctx, pool) inside pgxx.InTx), so both commit or neither does. It also
+// notifies the database's relays, which Postgres delivers on commit: every service's writes wake
+// its relay (on whichever replica) without the use cases knowing a relay exists.
 func InsertOutbox(ctx context.Context, q pgxx.Querier, evs ...Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if _, err := q.Exec(ctx, `select pg_notify($1, '')`, outboxChannel); err != nil {
+		return fmt.Errorf("events: notify relays: %w", err)
+	}
 	for _, ev := range evs {
 		if err := ev.validate(); err != nil {
 			return err
@@ -99,6 +111,42 @@ func (o pgOutbox) Pending(ctx context.Context, limit int) ([]Event, error) {
 	return evs, nil
 }
 
+// Wakeups listens for the notifications InsertOutbox sends, on a connection of its own, until ctx
+// ends. A lost connection is re-established after a second; meanwhile the relay's polling covers.
+func (o pgOutbox) Wakeups(ctx context.Context) <-chan struct{} {
+	wake := make(chan struct{}, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if err := o.listen(ctx, wake); err != nil && ctx.Err() == nil {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
+	return wake
+}
+
+func (o pgOutbox) listen(ctx context.Context, wake chan<- struct{}) error {
+	conn, err := o.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection will hold LISTEN: it must never go back to the pool's other users.
+	pc := conn.Hijack()
+	defer pc.Close(context.Background())
+	if _, err := pc.Exec(ctx, "listen "+outboxChannel); err != nil {
+		return err
+	}
+	for {
+		if _, err := pc.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		signal(wake)
+	}
+}
+
 func (o pgOutbox) MarkPublished(ctx context.Context, ids []string) error {
 	if _, err := o.pool.Exec(ctx, `update outbox set published_at = now() where id = any($1::uuid[]) and published_at is null`, ids); err != nil {
 		return fmt.Errorf("events: mark outbox published: %w", err)
@@ -141,6 +189,7 @@ func deleteInBatches(ctx context.Context, pool *pgxpool.Pool, query string, befo
 // MemoryOutbox is the outbox of memory stores. The zero value is ready to use.
 type MemoryOutbox struct {
 	mu        sync.Mutex
+	wake      chan struct{} // made on first use; Add signals it
 	pending   []Event
 	published []publishedEvent // in the order they were marked, so oldest first
 	now       func() time.Time // nil means time.Now; tests set it to mark at chosen times
@@ -159,6 +208,29 @@ func (o *MemoryOutbox) Add(evs ...Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pending = append(o.pending, evs...)
+	signal(o.wakeChan())
+}
+
+// Wakeups signals after every Add, so a relay publishes at once.
+func (o *MemoryOutbox) Wakeups(context.Context) <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.wakeChan()
+}
+
+func (o *MemoryOutbox) wakeChan() chan struct{} {
+	if o.wake == nil {
+		o.wake = make(chan struct{}, 1)
+	}
+	return o.wake
+}
+
+// signal never blocks: a wake-up already pending covers this one too.
+func signal(wake chan<- struct{}) {
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
 }
 
 // Pending returns up to limit unpublished events, oldest first.

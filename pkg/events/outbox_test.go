@@ -273,3 +273,48 @@ func TestInsertOutboxRejectsInvalidEvents(t *testing.T) {
 		}
 	}
 }
+
+func TestPGOutboxWakesRelaysWhenTheWritingTransactionCommitsNotBefore(t *testing.T) {
+	pool := pgPool(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := events.NewPGOutbox(pool).(events.Waker).Wakeups(ctx)
+	// The listener connects in the background; a notification sent before it listens is lost, so
+	// keep committing until one arrives (bounded), then check that an open transaction wakes no one.
+	deadline := time.After(10 * time.Second)
+	for woken := false; !woken; {
+		if err := pgxx.InTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
+			return events.InsertOutbox(ctx, tx, newEvent(t, "identity.user.updated", "u1"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-wake:
+			woken = true
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no wake-up after committed outbox writes")
+		}
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if err := events.InsertOutbox(ctx, tx, newEvent(t, "identity.user.updated", "u1")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+		t.Fatal("woken before the transaction committed")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up after the commit")
+	}
+}

@@ -29,19 +29,26 @@ const (
 // Relay moves outbox events to JetStream and deletes them from the outbox once they have been
 // published for longer than its retention (DefaultOutboxRetention unless SetRetention changes it).
 type Relay struct {
+	name      string
 	src       OutboxSource
 	bus       Bus
 	log       *slog.Logger
-	wake      chan struct{}
 	retention time.Duration
 }
 
-// NewRelay returns a relay from src to bus. log receives errors; nil means slog.Default().
-func NewRelay(src OutboxSource, bus Bus, log *slog.Logger) *Relay {
+// Waker is an OutboxSource that signals when events may have become pending (the Postgres outbox on
+// commit, the memory outbox on Add), so Run publishes at once instead of at its next poll.
+type Waker interface {
+	Wakeups(ctx context.Context) <-chan struct{}
+}
+
+// NewRelay returns a relay from src to bus; name (the publishing service) labels its metrics. log
+// receives errors; nil means slog.Default().
+func NewRelay(name string, src OutboxSource, bus Bus, log *slog.Logger) *Relay {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Relay{src: src, bus: bus, log: log, wake: make(chan struct{}, 1), retention: DefaultOutboxRetention}
+	return &Relay{name: name, src: src, bus: bus, log: log, retention: DefaultOutboxRetention}
 }
 
 // SetRetention sets how long published events stay in the outbox before Run deletes them. It must
@@ -64,6 +71,7 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, err
 		}
+		observeLag(r.name, evs)
 		ids := make([]string, 0, len(evs))
 		var publishErr error
 		for _, ev := range evs {
@@ -80,6 +88,7 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 			}
 		}
 		total += len(ids)
+		relayPublished.WithLabelValues(r.name).Add(float64(len(ids)))
 		if publishErr != nil {
 			return total, publishErr
 		}
@@ -89,18 +98,23 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 	}
 }
 
-// Run flushes until ctx ends, then returns nil. Between passes it waits for Notify or relayPoll;
+// Run flushes until ctx ends, then returns nil. Between passes it waits for the source's wake-up
+// (see Waker) or relayPoll;
 // after an error it logs and waits longer each time, up to relayMaxBackoff. It also purges the
 // events published longer ago than the retention, when it starts and then every relayPurgeEvery.
 func (r *Relay) Run(ctx context.Context) error {
 	wait := relayPoll
+	var wakeups <-chan struct{} // nil (never ready) unless the source signals
+	if w, ok := r.src.(Waker); ok {
+		wakeups = w.Wakeups(ctx)
+	}
 	var nextPurge time.Time // zero: purge on the first pass
 	for {
 		if now := time.Now(); !now.Before(nextPurge) {
 			r.purge(ctx, now)
 			nextPurge = now.Add(relayPurgeEvery)
 		}
-		wake := r.wake
+		wake := wakeups
 		if _, err := r.Flush(ctx); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -109,6 +123,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			// While backing off, commits must not turn retries into a busy loop against a broken
 			// dependency, so only the timer ends the wait.
 			wake = nil
+			relayErrors.WithLabelValues(r.name).Inc()
 			r.log.Error("events relay: flush failed", "err", err, "retry_in", wait)
 		} else {
 			wait = relayPoll
@@ -137,14 +152,5 @@ func (r *Relay) purge(ctx context.Context, now time.Time) {
 	}
 	if n > 0 {
 		r.log.Debug("events relay: purged published events", "deleted", n)
-	}
-}
-
-// Notify wakes Run for an early pass; call it after committing a transaction that wrote events.
-// It never blocks: a wake-up already pending covers this one too.
-func (r *Relay) Notify() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
 	}
 }

@@ -44,7 +44,7 @@ func TestFlushPublishesEveryPendingEventInOrder(t *testing.T) {
 		out.Add(ev)
 		want = append(want, ev.ID)
 	}
-	n, err := events.NewRelay(out, bus, nil).Flush(context.Background())
+	n, err := events.NewRelay("test", out, bus, nil).Flush(context.Background())
 	if err != nil || n != 150 {
 		t.Fatalf("Flush = %d, %v; want 150, nil", n, err)
 	}
@@ -64,7 +64,7 @@ func TestFlushStopsAtAnEventItCannotPublish(t *testing.T) {
 	broken.Type = "nowhere.thing" // MemoryOutbox.Add trusts its caller; Publish does not
 	out.Add(first, broken, later)
 
-	n, err := events.NewRelay(out, bus, nil).Flush(context.Background())
+	n, err := events.NewRelay("test", out, bus, nil).Flush(context.Background())
 	if err == nil || n != 1 {
 		t.Fatalf("Flush = %d, %v; want 1 and an error", n, err)
 	}
@@ -77,18 +77,16 @@ func TestFlushStopsAtAnEventItCannotPublish(t *testing.T) {
 	}
 }
 
-func TestRunPublishesAfterNotifyAndStopsOnCancel(t *testing.T) {
+func TestRunPublishesWhenTheOutboxWakesItAndStopsOnCancel(t *testing.T) {
 	bus, _ := natstest.New(t)
 	out := &events.MemoryOutbox{}
-	relay := events.NewRelay(out, bus, nil)
+	relay := events.NewRelay("test", out, bus, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- relay.Run(ctx) }()
 
 	ev := newEvent(t, "tenant.tenant.created", "u1")
 	out.Add(ev)
-	relay.Notify()
-	relay.Notify() // never blocks, even with a wake-up pending
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 
 	cancel()
@@ -133,7 +131,7 @@ func TestRunPurgesEventsPublishedLongerAgoThanTheRetention(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			relay := events.NewRelay(out, bus, nil)
+			relay := events.NewRelay("test", out, bus, nil)
 			if tc.retention != 0 {
 				if err := relay.SetRetention(tc.retention); err != nil {
 					t.Fatal(err)
@@ -150,7 +148,7 @@ func TestRunPurgesEventsPublishedLongerAgoThanTheRetention(t *testing.T) {
 }
 
 func TestSetRetentionRejectsNonPositiveDurations(t *testing.T) {
-	relay := events.NewRelay(&events.MemoryOutbox{}, events.Bus{}, nil)
+	relay := events.NewRelay("test", &events.MemoryOutbox{}, events.Bus{}, nil)
 	for _, d := range []time.Duration{0, -time.Hour} {
 		if err := relay.SetRetention(d); err == nil {
 			t.Errorf("SetRetention(%s) succeeded", d)
@@ -168,10 +166,9 @@ func (purgeFails) Purge(context.Context, time.Time) (int, error) {
 func TestRunKeepsPublishingWhenPurgeFails(t *testing.T) {
 	bus, _ := natstest.New(t)
 	out := &events.MemoryOutbox{}
-	relay := events.NewRelay(purgeFails{out}, bus, nil)
+	relay := events.NewRelay("test", purgeFails{out}, bus, nil)
 	runRelay(t, relay)
 	ev := newEvent(t, "tenant.tenant.created", "u1")
-	out.Add(ev)
-	relay.Notify()
+	out.Add(ev) // purgeFails hides the outbox's wake-ups: the relay's poll finds it
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 }

@@ -28,6 +28,9 @@ const DefaultTimeout = 30 * time.Second
 type ServerOptions struct {
 	Log    *slog.Logger
 	Policy authn.Policy
+	// Health is the gRPC health service to register; nil registers one that always says SERVING.
+	// A module's process passes its own and keeps it in step with its readiness.
+	Health *health.Server
 }
 
 // NewServer returns a gRPC server with the standard chain and the health service registered.
@@ -39,11 +42,16 @@ func NewServer(o ServerOptions) *grpc.Server {
 	s := grpc.NewServer(grpc.ChainUnaryInterceptor(
 		requestID,
 		recovery(log),
+		metrics,
 		accessLog(log),
 		deadline,
 		o.Policy.UnaryInterceptor(),
 	))
-	healthpb.RegisterHealthServer(s, health.NewServer())
+	hs := o.Health
+	if hs == nil {
+		hs = health.NewServer()
+	}
+	healthpb.RegisterHealthServer(s, hs)
 	return s
 }
 

@@ -1,6 +1,7 @@
 // Package svcmain is the shared body of every service's production binary: environment, logger,
-// NATS JetStream, the service's composition root, gRPC serving and graceful shutdown. A service's
-// main only says how to build itself, so every process starts and stops the same way.
+// NATS JetStream, the module's process, gRPC serving, the ops endpoints and graceful shutdown. A
+// service's main is one line, svcmain.Main(server.Module), so every process starts and stops the
+// same way.
 package svcmain
 
 import (
@@ -9,8 +10,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,76 +25,65 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
+	"github.com/berthhq/berth/pkg/ops"
 )
 
 // ShutdownGrace is how long in-flight calls may take to finish after a stop signal.
 const ShutdownGrace = 15 * time.Second
 
-// Process is a built service: its gRPC server, its background work (outbox relay, consumers) and
-// what it holds open.
-type Process interface {
-	GRPC() *grpc.Server
-	Run(ctx context.Context) error
-	Close()
-}
-
-// Env is what a service is built from. Common settings are read once here:
+// Main runs the module until SIGINT or SIGTERM and exits non-zero on failure. Settings every
+// module reads:
 //
-//	BERTH_DATABASE_URL   PostgreSQL URL (required)
-//	BERTH_GRPC_ADDR      listen address (the service's default port)
+//	BERTH_DATABASE_URL   the module's PostgreSQL database (required)
+//	BERTH_GRPC_ADDR      gRPC listen address (the module's DefaultAddr)
+//	BERTH_OPS_ADDR       /healthz, /readyz, /metrics (the gRPC port + 100 on the same host)
 //	BERTH_NATS_URL       NATS server (nats://127.0.0.1:4222)
 //	BERTH_ADMIN_TOKEN    token of provisioning calls ("" disables them)
 //	BERTH_SERVICE_TOKEN  token between Berth services
+//	BERTH_<NAME>_ADDR    where another module it calls is (required for each it calls)
 //	BERTH_LOG_LEVEL      debug, info, warn or error (info)
-type Env struct {
-	Log          *slog.Logger
-	Bus          events.Bus
-	DatabaseURL  string
-	AdminToken   string
-	ServiceToken string
-
-	conns []*grpc.ClientConn
-}
-
-// Dial connects to another Berth service whose address is in the variable name (def when unset);
-// the connection sends the service token and is closed when the process ends.
-func (e *Env) Dial(name, def string) (*grpc.ClientConn, error) {
-	conn, err := grpcx.Dial(config.String(name, def), e.ServiceToken)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	e.conns = append(e.conns, conn)
-	return conn, nil
-}
-
-// Main runs the named service until SIGINT or SIGTERM and exits non-zero on failure.
-func Main(name, defaultAddr string, build func(ctx context.Context, env *Env) (Process, error)) {
-	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info")).With("service", name)
-	if err := run(log, defaultAddr, build); err != nil {
+func Main(m module.Module) {
+	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
+	if err := run(log, m); err != nil {
 		log.Error("service stopped", "error", err.Error())
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, defaultAddr string, build func(context.Context, *Env) (Process, error)) error {
+func run(log *slog.Logger, m module.Module) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
-	env := &Env{
-		Log:          log,
+	c := module.Common{
 		DatabaseURL:  config.String("BERTH_DATABASE_URL", ""),
 		AdminToken:   config.String("BERTH_ADMIN_TOKEN", ""),
 		ServiceToken: config.String("BERTH_SERVICE_TOKEN", ""),
+		Log:          log,
+		Env:          config.OS,
 	}
-	if env.DatabaseURL == "" {
+	if c.DatabaseURL == "" {
 		return errors.New("BERTH_DATABASE_URL is required")
 	}
+	var conns []*grpc.ClientConn
 	defer func() {
-		for _, c := range env.conns {
-			_ = c.Close()
+		for _, conn := range conns {
+			_ = conn.Close()
 		}
 	}()
+	c.Dial = func(name string) (grpc.ClientConnInterface, error) {
+		addr := config.String(module.AddrVar(name), "")
+		if addr == "" {
+			return nil, fmt.Errorf("%s is required: %s calls the %s service", module.AddrVar(name), m.Name, name)
+		}
+		conn, err := grpcx.Dial(addr, c.ServiceToken)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", module.AddrVar(name), err)
+		}
+		conns = append(conns, conn)
+		return conn, nil
+	}
 	nc, err := natsx.Connect(config.String("BERTH_NATS_URL", "nats://127.0.0.1:4222"))
 	if err != nil {
 		return fmt.Errorf("connect to NATS: %w", err)
@@ -100,27 +93,40 @@ func run(log *slog.Logger, defaultAddr string, build func(context.Context, *Env)
 	if err != nil {
 		return fmt.Errorf("JetStream: %w", err)
 	}
-	env.Bus = events.Bus{JS: js}
-	if err := env.Bus.EnsureStreams(ctx); err != nil {
+	c.Bus = events.Bus{JS: js}
+	if err := c.Bus.EnsureStreams(ctx); err != nil {
 		return fmt.Errorf("ensure streams: %w", err)
 	}
 
-	proc, err := build(ctx, env)
+	proc, err := m.Build(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer proc.Close()
 
-	addr := config.String("BERTH_GRPC_ADDR", defaultAddr)
+	addr := config.String("BERTH_GRPC_ADDR", m.DefaultAddr)
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	opsAddr := config.String("BERTH_OPS_ADDR", OpsAddr(lis.Addr().String()))
+	opsLis, err := net.Listen("tcp", opsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (ops): %w", opsAddr, err)
+	}
+	opsSrv := &http.Server{Handler: ops.Handler(proc.Ready), ReadHeaderTimeout: 5 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = opsSrv.Serve(opsLis) })
+	defer func() {
+		_ = opsSrv.Close()
+		wg.Wait()
+	}()
+
 	runErr := make(chan error, 1)
 	go func() { runErr <- proc.Run(ctx) }()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- proc.GRPC().Serve(lis) }()
-	log.Info("listening", "addr", lis.Addr().String())
+	log.Info("listening", "addr", lis.Addr().String(), "ops_addr", opsLis.Addr().String())
 
 	runDone := false
 	select {
@@ -150,4 +156,18 @@ func run(log *slog.Logger, defaultAddr string, build func(context.Context, *Env)
 	}
 	log.Info("stopped")
 	return err
+}
+
+// OpsAddr is the default ops address next to a gRPC address: the same host, the port plus 100
+// (identity's 9101 serves ops on 9201), so processes sharing a host never collide.
+func OpsAddr(grpcAddr string) string {
+	host, port, err := net.SplitHostPort(grpcAddr)
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n == 0 || n+100 > 65535 {
+		return net.JoinHostPort(host, "0")
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+100))
 }

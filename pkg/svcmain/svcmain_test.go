@@ -2,26 +2,17 @@ package svcmain
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
-	"google.golang.org/grpc"
-
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
 )
-
-type fakeProcess struct {
-	g      *grpc.Server
-	runErr error
-	closed bool
-}
-
-func (f *fakeProcess) GRPC() *grpc.Server        { return f.g }
-func (f *fakeProcess) Run(context.Context) error { return f.runErr }
-func (f *fakeProcess) Close()                    { f.closed = true }
 
 func setup(t *testing.T) *slog.Logger {
 	t.Helper()
@@ -33,38 +24,58 @@ func setup(t *testing.T) *slog.Logger {
 	t.Setenv("BERTH_NATS_URL", nats.Server.ClientURL())
 	t.Setenv("BERTH_DATABASE_URL", "postgres://unused")
 	t.Setenv("BERTH_GRPC_ADDR", "127.0.0.1:0")
+	t.Setenv("BERTH_OPS_ADDR", "127.0.0.1:0")
 	t.Setenv("BERTH_SERVICE_TOKEN", "svc")
 	return slog.New(slog.NewJSONHandler(io.Discard, nil))
 }
 
-func TestProcessStopsCleanlyWhenItsBackgroundWorkEnds(t *testing.T) {
-	log := setup(t)
-	proc := &fakeProcess{g: grpc.NewServer()}
-	var seen *Env
-	err := run(log, "127.0.0.1:0", func(_ context.Context, env *Env) (Process, error) {
-		seen = env
-		if _, err := env.Dial("BERTH_PEER_ADDR", "127.0.0.1:1"); err != nil {
+// consumingModule builds a process with one durable consumer and hands its bus to the test.
+func consumingModule(buses chan<- events.Bus) module.Module {
+	return module.Module{Name: "probe", DefaultAddr: "127.0.0.1:0", Build: func(_ context.Context, c module.Common) (*module.Process, error) {
+		if _, err := c.Dial("peer"); err != nil {
 			return nil, err
 		}
-		return proc, nil
-	})
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if !proc.closed {
-		t.Fatal("process not closed")
-	}
-	if seen.ServiceToken != "svc" || seen.Bus.JS == nil || len(seen.conns) != 1 {
-		t.Fatalf("env = %+v", seen)
+		p := module.NewProcess(c, "probe", authn.Policy{})
+		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
+			return c.Bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []string{"tenant.tenant.created"}, Inbox: events.NewMemoryInbox(),
+				Handler: func(context.Context, events.Event) error { return nil }})
+		})
+		buses <- c.Bus
+		return p, nil
+	}}
+}
+
+func TestProcessStopsWithAnErrorWhenItsConsumerIsLost(t *testing.T) {
+	log := setup(t)
+	t.Setenv("BERTH_PEER_ADDR", "127.0.0.1:1")
+	buses := make(chan events.Bus, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(log, consumingModule(buses)) }()
+	bus := <-buses
+	ctx := context.Background()
+	// Delete the durable under the running process (retrying until Run has created it); the
+	// process must notice and stop with an error.
+	deadline := time.After(30 * time.Second) // a bound on a hang
+	for {
+		_ = bus.JS.DeleteConsumer(ctx, bus.Stream("tenant"), "probe")
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "consumer probe is gone") {
+				t.Fatalf("run = %v, want the lost consumer", err)
+			}
+			return
+		case <-deadline:
+			t.Fatal("the process kept running without its consumer")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
-func TestProcessFailsWhenBackgroundWorkFails(t *testing.T) {
+func TestProcessRefusesToStartWithoutAPeerAddressItNeeds(t *testing.T) {
 	log := setup(t)
-	proc := &fakeProcess{g: grpc.NewServer(), runErr: errors.New("relay broke")}
-	err := run(log, "127.0.0.1:0", func(context.Context, *Env) (Process, error) { return proc, nil })
-	if err == nil || !strings.Contains(err.Error(), "relay broke") || !proc.closed {
-		t.Fatalf("err = %v, closed = %v", err, proc.closed)
+	err := run(log, consumingModule(make(chan events.Bus, 1)))
+	if err == nil || !strings.Contains(err.Error(), "BERTH_PEER_ADDR is required") {
+		t.Fatalf("run = %v", err)
 	}
 }
 
@@ -72,8 +83,16 @@ func TestProcessRefusesToStartWithoutADatabase(t *testing.T) {
 	log := setup(t)
 	t.Setenv("BERTH_DATABASE_URL", "")
 	built := false
-	err := run(log, "127.0.0.1:0", func(context.Context, *Env) (Process, error) { built = true; return nil, nil })
-	if err == nil || built {
+	m := module.Module{Name: "probe", Build: func(context.Context, module.Common) (*module.Process, error) { built = true; return nil, nil }}
+	if err := run(log, m); err == nil || built {
 		t.Fatalf("started without BERTH_DATABASE_URL: err = %v", err)
+	}
+}
+
+func TestOpsAddressSitsOneHundredPortsAboveGRPC(t *testing.T) {
+	for in, want := range map[string]string{"127.0.0.1:9101": "127.0.0.1:9201", "0.0.0.0:9103": "0.0.0.0:9203", "127.0.0.1:0": "127.0.0.1:0", "bogus": "127.0.0.1:0"} {
+		if got := OpsAddr(in); got != want {
+			t.Errorf("OpsAddr(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

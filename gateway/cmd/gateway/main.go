@@ -1,14 +1,17 @@
 // Command gateway runs Berth's REST edge (and the hosted login page) as its own process in front of
-// the identity, tenant and analytics services.
+// the services named in the edge's backend table.
 //
 // Environment:
 //
-//	BERTH_HTTP_ADDR       listen address (default 127.0.0.1:8080)
-//	BERTH_IDENTITY_ADDR   host:port of the identity service's gRPC server (required)
-//	BERTH_TENANT_ADDR     host:port of the tenant service's gRPC server (required)
-//	BERTH_ANALYTICS_ADDR  host:port of the analytics service's gRPC server (required)
-//	BERTH_SERVICE_TOKEN   service-to-service token (required): the login page calls identity's
-//	                      LoginService, which only Berth services may call
+//	BERTH_HTTP_ADDR        listen address (default 127.0.0.1:8080)
+//	BERTH_OPS_ADDR         /healthz, /readyz (every backend's gRPC health SERVING), /metrics
+//	                       (default 127.0.0.1:8180)
+//	BERTH_<NAME>_ADDR      host:port of each backend module's gRPC server (required), e.g.
+//	                       BERTH_IDENTITY_ADDR, BERTH_TENANT_ADDR, BERTH_ANALYTICS_ADDR
+//	BERTH_SERVICE_TOKEN    service-to-service token (required): the login page calls identity's
+//	                       LoginService, which only Berth services may call; the forwarded REST
+//	                       calls never carry it
+//	BERTH_TRUSTED_PROXIES  reverse proxies whose X-Forwarded-For the login page believes
 //
 // The gRPC connections use insecure transport for now: services are reached on a private network.
 package main
@@ -25,18 +28,22 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/ops"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGINT/SIGTERM.
 const shutdownGrace = 15 * time.Second
 
 func main() {
-	log := logx.New(os.Stderr, envOr("BERTH_LOG_LEVEL", "info"))
+	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info"))
 	if err := run(log); err != nil {
 		log.Error("gateway stopped", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -47,35 +54,36 @@ func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	addr := envOr("BERTH_HTTP_ADDR", "127.0.0.1:8080")
-	serviceToken := os.Getenv("BERTH_SERVICE_TOKEN")
+	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
 	if serviceToken == "" {
 		return errors.New("BERTH_SERVICE_TOKEN is required (the login page calls identity's service-only LoginService)")
 	}
-	identity, err := dial("BERTH_IDENTITY_ADDR", serviceToken)
+	conns := map[string]grpc.ClientConnInterface{}
+	var health []healthpb.HealthClient
+	for _, name := range edge.Modules() {
+		conn, err := dial(name, "")
+		if err != nil {
+			return err
+		}
+		defer func() { _ = conn.Close() }()
+		conns[name] = conn
+		health = append(health, healthpb.NewHealthClient(conn))
+	}
+	loginConn, err := dial(edge.LoginModule, serviceToken)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = identity.Close() }()
-	tenant, err := dial("BERTH_TENANT_ADDR", "")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tenant.Close() }()
-	analytics, err := dial("BERTH_ANALYTICS_ADDR", "")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = analytics.Close() }()
+	defer func() { _ = loginConn.Close() }()
 
-	proxies, err := login.ParseProxies(os.Getenv("BERTH_TRUSTED_PROXIES"))
+	proxies, err := login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", ""))
 	if err != nil {
 		return fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
 	}
-	handler, err := edge.New(ctx, edge.Backends{Identity: identity, Tenant: tenant, Analytics: analytics}, log, edge.WithTrustedProxies(proxies))
+	handler, err := edge.New(ctx, conns, log, edge.WithLogin(loginConn), edge.WithTrustedProxies(proxies))
 	if err != nil {
 		return err
 	}
+	addr := config.String("BERTH_HTTP_ADDR", "127.0.0.1:8080")
 	srv := &http.Server{
 		Addr:              addr,
 		Handler:           handler,
@@ -84,47 +92,57 @@ func run(log *slog.Logger) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+	opsAddr := config.String("BERTH_OPS_ADDR", "127.0.0.1:8180")
+	opsSrv := &http.Server{Addr: opsAddr, Handler: ops.Handler(backendsServing(health)), ReadHeaderTimeout: 5 * time.Second}
 
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- srv.ListenAndServe() }()
-	log.Info("gateway listening", slog.String("addr", addr))
+	go func() { served <- opsSrv.ListenAndServe() }()
+	log.Info("gateway listening", slog.String("addr", addr), slog.String("ops_addr", opsAddr))
 
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve %s: %w", addr, err)
+		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("gateway shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	_ = opsSrv.Close()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve %s: %w", addr, err)
 	}
 	return nil
 }
 
-// dial opens a lazy client connection to the gRPC address named by env; it does not wait for the
-// service, so the edge can start before its backends. The connection forwards the request id and,
-// when serviceToken is set, authenticates as a Berth service. Only identity needs the token (for
-// LoginService); it grants nothing on the routes the edge forwards for API clients.
-func dial(env, serviceToken string) (*grpc.ClientConn, error) {
-	target := os.Getenv(env)
+// backendsServing is the gateway's readiness: every backend answers its gRPC health check with
+// SERVING (which each service keeps in step with its own readiness).
+func backendsServing(clients []healthpb.HealthClient) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		for i, c := range clients {
+			res, err := c.Check(ctx, &healthpb.HealthCheckRequest{})
+			if err != nil {
+				return fmt.Errorf("%s: %w", edge.Modules()[i], err)
+			}
+			if res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				return fmt.Errorf("%s: %s", edge.Modules()[i], res.GetStatus())
+			}
+		}
+		return nil
+	}
+}
+
+// dial opens a lazy client connection to module name's gRPC address (BERTH_<NAME>_ADDR); it does
+// not wait for the service, so the edge can start before its backends.
+func dial(name, serviceToken string) (*grpc.ClientConn, error) {
+	env := module.AddrVar(name)
+	target := config.String(env, "")
 	if target == "" {
-		return nil, fmt.Errorf("%s is required (host:port of the gRPC service)", env)
+		return nil, fmt.Errorf("%s is required (host:port of the %s service's gRPC server)", env, name)
 	}
 	cc, err := grpcx.Dial(target, serviceToken)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q: %w", env, target, err)
 	}
 	return cc, nil
-}
-
-func envOr(key, fallback string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return fallback
 }

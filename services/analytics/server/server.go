@@ -16,7 +16,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
-	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	grpcadapter "github.com/berthhq/berth/services/analytics/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
@@ -39,75 +39,56 @@ type Config struct {
 	Clock        func() time.Time // time.Now when nil; dates the age of sign-ins
 }
 
-// Service is a running analytics service.
-type Service struct {
-	cfg       Config
-	pool      *pgxpool.Pool // nil with the memory store
-	inbox     events.Inbox
-	projector *app.Projector
-	creds     authn.Remote
-	grpc      *grpc.Server
+// Module is the analytics context in the service template. It dials the identity module, which
+// verifies API keys.
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9103", Build: build}
+
+const name = "analytics"
+
+func build(ctx context.Context, c module.Common) (*module.Process, error) {
+	identity, err := c.Dial("identity")
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Config{DatabaseURL: c.DatabaseURL, Bus: c.Bus, Identity: identity, AdminToken: c.AdminToken, ServiceToken: c.ServiceToken, Log: c.Log, Clock: c.Clock})
 }
 
-// New opens the store (migrating Postgres) and builds the gRPC server.
-func New(ctx context.Context, cfg Config) (*Service, error) {
+// New opens the store (migrating Postgres) and builds the process: the gRPC server, the eviction
+// of cached API keys on identity's events, and the consumers that feed identity's and tenant's
+// events into the read models.
+func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Identity == nil {
 		return nil, errors.New("analytics: an identity connection is required")
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	s := &Service{cfg: cfg}
-	var store app.Store
+	var (
+		store app.Store
+		inbox events.Inbox
+		pool  *pgxpool.Pool
+	)
 	if cfg.DatabaseURL == "" {
-		store, s.inbox = memory.New(), events.NewMemoryInbox()
+		store, inbox = memory.New(), events.NewMemoryInbox()
 	} else {
-		pool, err := pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate)
-		if err != nil {
+		var err error
+		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("analytics: database: %w", err)
 		}
-		s.pool = pool
-		store, s.inbox = postgres.New(pool), events.NewPGInbox(pool)
+		store, inbox = postgres.New(pool), events.NewPGInbox(pool)
 	}
-	s.projector = app.NewProjector(store)
-
-	s.creds = authn.NewRemote(cfg.Identity)
-	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
-		Log:    cfg.Log,
-		Policy: s.creds.Policy(cfg.AdminToken, cfg.ServiceToken),
-	})
-	grpcadapter.Register(s.grpc, app.NewService(store, cfg.Clock))
-	return s, nil
-}
-
-// GRPC is the server to serve on a listener.
-func (s *Service) GRPC() *grpc.Server { return s.grpc }
-
-// Run consumes identity's and tenant's events into the read models and evicts cached API keys on
-// identity's key and app events, until ctx ends.
-func (s *Service) Run(ctx context.Context) error {
-	if s.cfg.Bus.JS == nil {
-		return errors.New("analytics: Run needs a JetStream bus")
+	projector := app.NewProjector(store)
+	creds := authn.NewRemote(cfg.Identity)
+	p := module.NewProcess(module.Common{Bus: cfg.Bus, Log: cfg.Log}, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	if pool != nil {
+		p.UsePool(pool)
 	}
-	stopWatch, err := s.creds.Watch(ctx, s.cfg.Bus)
-	if err != nil {
-		return fmt.Errorf("analytics: watch key changes: %w", err)
+	grpcadapter.Register(p.Server, app.NewService(store, cfg.Clock))
+	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume} {
+		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
+			return consume(ctx, cfg.Bus, inbox, projector, cfg.Log)
+		})
 	}
-	defer stopWatch()
-	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (func(), error){identity.Consume, tenant.Consume} {
-		stop, err := consume(ctx, s.cfg.Bus, s.inbox, s.projector, s.cfg.Log)
-		if err != nil {
-			return fmt.Errorf("analytics: start consumers: %w", err)
-		}
-		defer stop()
-	}
-	<-ctx.Done()
-	return nil
-}
-
-// Close releases the database pool. Stop serving (GRPC().GracefulStop) and Run first.
-func (s *Service) Close() {
-	if s.pool != nil {
-		s.pool.Close()
-	}
+	return p, nil
 }

@@ -14,9 +14,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
-	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/mail"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
@@ -51,17 +52,66 @@ type Config struct {
 	Mailer mail.Sender
 }
 
-// Service is a built identity service.
-type Service struct {
-	grpc  *grpc.Server
-	relay *events.Relay
-	bus   events.Bus
-	pool  *pgxpool.Pool // nil with memory stores
+// Module is the identity context in the service template: cmd/identity and the all-in-one process
+// build it from the shared settings plus its own (see configFrom).
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9101", Build: build}
+
+const name = "identity"
+
+// build reads identity's own settings from c.Env:
+//
+//	BERTH_API_KEY_PEPPER   HMAC pepper of API-key hashes (hex or base64; required)
+//	BERTH_SECRET_KEY       32-byte AES-GCM key sealing private keys at rest (hex or base64; required)
+//	BERTH_ISSUER           `iss` of issued tokens ("berth")
+//	BERTH_PUBLIC_URL       the REST edge's public base URL, for discovery and invite links
+//	BERTH_SMTP_ADDR        SMTP server host:port for referral invites, unless c.Mailer is set
+//	                       (unset: invites unavailable); BERTH_SMTP_FROM, _USER, _PASSWORD
+//
+// and dials the tenant module (sign-up creates the user's tenant).
+func build(ctx context.Context, c module.Common) (*module.Process, error) {
+	pepper, err := c.Env.Bytes("BERTH_API_KEY_PEPPER")
+	if err != nil {
+		return nil, err
+	}
+	secret, err := c.Env.Bytes("BERTH_SECRET_KEY")
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := c.Dial("tenant")
+	if err != nil {
+		return nil, err
+	}
+	mailer := c.Mailer
+	if mailer == nil {
+		if mailer, err = smtpMailer(c.Env, c.Logger()); err != nil {
+			return nil, err
+		}
+	}
+	return New(ctx, Config{
+		DatabaseURL: c.DatabaseURL, Bus: c.Bus, AdminToken: c.AdminToken, ServiceToken: c.ServiceToken, Log: c.Log, Clock: c.Clock,
+		Pepper: pepper, SecretKey: secret, Tenant: tenant, Mailer: mailer,
+		Issuer: c.Env.String("BERTH_ISSUER", ""), PublicURL: c.Env.String("BERTH_PUBLIC_URL", ""),
+	})
+}
+
+// smtpMailer builds the sender of referral invites. Without an address the service runs without
+// mail, and invites answer Unavailable.
+func smtpMailer(env config.Env, log *slog.Logger) (mail.Sender, error) {
+	addr := env.String("BERTH_SMTP_ADDR", "")
+	if addr == "" {
+		log.Warn("BERTH_SMTP_ADDR is not set: referral invites are unavailable")
+		return nil, nil
+	}
+	s, err := mail.NewSMTP(addr, env.String("BERTH_SMTP_FROM", ""), env.String("BERTH_SMTP_USER", ""), env.String("BERTH_SMTP_PASSWORD", ""))
+	if err != nil {
+		return nil, fmt.Errorf("smtp: %w", err)
+	}
+	return s, nil
 }
 
 // New builds the service. With a DatabaseURL it connects and applies the identity and events
 // migrations before anything is served.
-func New(ctx context.Context, cfg Config) (*Service, error) {
+func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if len(cfg.Pepper) == 0 {
 		return nil, errors.New("identity: an API-key pepper is required")
 	}
@@ -74,16 +124,16 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		log = slog.Default()
 	}
 
-	s := &Service{bus: cfg.Bus}
 	var (
 		store  app.Store
 		outbox events.OutboxSource
+		pool   *pgxpool.Pool
 	)
 	if cfg.DatabaseURL != "" {
-		if s.pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
+		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("identity: database: %w", err)
 		}
-		store, outbox = postgres.New(s.pool), events.NewPGOutbox(s.pool)
+		store, outbox = postgres.New(pool), events.NewPGOutbox(pool)
 	} else {
 		mem := &events.MemoryOutbox{}
 		store, outbox = memory.New(mem), mem
@@ -98,43 +148,19 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords, Mailer: cfg.Mailer,
 	})
 	if err != nil {
-		s.Close()
+		if pool != nil {
+			pool.Close()
+		}
 		return nil, err
 	}
-	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
-		Log: log,
-		// Identity verifies keys and tokens itself, without a cache: it is the source the other
-		// services' caches ask.
-		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken},
-	})
-	grpcadapter.Register(s.grpc, svc)
-	s.relay = events.NewRelay(outbox, cfg.Bus, log.With("component", "identity-relay"))
-	return s, nil
-}
-
-// GRPC is the server with the identity, internal and admin APIs (and gRPC health) registered. The
-// caller serves it on its listener and stops it.
-func (s *Service) GRPC() *grpc.Server { return s.grpc }
-
-// Run publishes the outbox to the bus until ctx ends. It makes sure the streams exist first, so a
-// fresh NATS deployment works without a separate setup step.
-func (s *Service) Run(ctx context.Context) error {
-	if s.bus.JS == nil {
-		return errors.New("identity: no event bus configured")
+	// Identity verifies keys and tokens itself, without a cache: it is the source the other
+	// services' caches ask.
+	p := module.NewProcess(module.Common{Bus: cfg.Bus, Log: log}, name,
+		authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	if pool != nil {
+		p.UsePool(pool)
 	}
-	if err := s.bus.EnsureStreams(ctx); err != nil {
-		return fmt.Errorf("identity: streams: %w", err)
-	}
-	return s.relay.Run(ctx)
-}
-
-// Close stops the gRPC server (use GRPC().GracefulStop first to drain calls) and releases the
-// database pool.
-func (s *Service) Close() {
-	if s.grpc != nil {
-		s.grpc.Stop()
-	}
-	if s.pool != nil {
-		s.pool.Close()
-	}
+	grpcadapter.Register(p.Server, svc)
+	p.Relay = events.NewRelay(name, outbox, cfg.Bus, log.With("component", "identity-relay"))
+	return p, nil
 }

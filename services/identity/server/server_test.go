@@ -25,6 +25,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -215,7 +216,7 @@ func withAdmin(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, authn.MDAdminToken, "admin")
 }
 
-func dial(t *testing.T, s *server.Service) *grpc.ClientConn {
+func dial(t *testing.T, s *module.Process) *grpc.ClientConn {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	go func() { _ = s.GRPC().Serve(lis) }()

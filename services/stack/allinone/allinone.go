@@ -11,39 +11,35 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+
 	"github.com/berthhq/berth/gateway/edge"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/mail"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
-	analytics "github.com/berthhq/berth/services/analytics/server"
-	identity "github.com/berthhq/berth/services/identity/server"
-	tenant "github.com/berthhq/berth/services/tenant/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/grpc"
+	"github.com/berthhq/berth/pkg/ops"
 )
 
 // Config is the all-in-one configuration (see FromEnv for the variables).
 type Config struct {
-	HTTPAddr          string // REST edge; "127.0.0.1:0" picks a free port
-	IdentityGRPCAddr  string // identity gRPC (for berthctl and internal callers)
-	TenantGRPCAddr    string
-	AnalyticsGRPCAddr string
-	// Per-service Postgres URLs; "" = memory stores.
-	IdentityDatabaseURL  string
-	TenantDatabaseURL    string
-	AnalyticsDatabaseURL string
-	// Issuer is the `iss` of every token; PublicURL the edge's public base URL ("" = the address
-	// it listens on), used in discovery documents and login links.
-	Issuer    string
-	PublicURL string
+	HTTPAddr string // REST edge; "127.0.0.1:0" picks a free port
+	// GRPCAddrs is where each module serves gRPC (for berthctl and internal callers), by module
+	// name; a module missing here listens on its DefaultAddr.
+	GRPCAddrs map[string]string
+	// DatabaseURLs is each module's own PostgreSQL database, by module name; a module missing here
+	// runs on memory stores.
+	DatabaseURLs map[string]string
+	// Env holds the modules' own settings (identity's pepper, secret key, issuer, ...). The edge's
+	// public URL, BERTH_PUBLIC_URL, defaults to the address the edge listens on.
+	Env config.Env
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For the login page believes.
 	TrustedProxies []netip.Prefix
 	NATSURL        string // "" = embedded JetStream server
 	EventPrefix    string // stream/subject prefix; "" = "berth"
-	Pepper         []byte
-	SecretKey      []byte
 	AdminToken     string
 	ServiceToken   string
 	Log            *slog.Logger
@@ -51,175 +47,159 @@ type Config struct {
 
 // Stack is a running all-in-one process.
 type Stack struct {
-	BaseURL       string // http://<edge address>
-	IdentityAddr  string
-	TenantAddr    string
-	AnalyticsAddr string
-	Bus           events.Bus
+	BaseURL string            // http://<edge address>
+	Addrs   map[string]string // module name -> gRPC address it serves on
+	Bus     events.Bus
 	// Mailbox receives every email the run sends (referral invites); /dev/mailbox shows it.
 	Mailbox *mail.Mailbox
 
+	procs   []*module.Process
 	cancel  context.CancelFunc
-	closers []func()
-	wg      sync.WaitGroup
+	work    sync.WaitGroup // the modules' Run
+	serving sync.WaitGroup // gRPC and HTTP servers
+	closers []func()       // connections, listeners and NATS, closed last, in reverse order
 	http    *http.Server
 }
 
-// Start brings everything up and returns once the edge accepts connections.
+// Addr is the gRPC address of the named module.
+func (s *Stack) Addr(module string) string { return s.Addrs[module] }
+
+// Start brings every module of Modules up and returns once the edge accepts connections.
 func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
+	s := &Stack{cancel: cancel, Addrs: map[string]string{}, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-
-	nc, err := s.connectNATS(cfg.NATSURL)
-	if err != nil {
+	if s.Bus, err = s.connectBus(ctx, cfg); err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	s.Bus = events.Bus{JS: js, Prefix: cfg.EventPrefix}
-	if err := s.Bus.EnsureStreams(ctx); err != nil {
-		return nil, fmt.Errorf("streams: %w", err)
-	}
 
-	// Listen first, so every service can be handed connections to the others before any starts:
+	// Listen first, so every module can be handed connections to the others before any starts:
 	// identity calls tenant (sign-up creates the tenant) and tenant calls identity (users, keys).
-	edgeLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	edgeLn, err := s.listen(cfg.HTTPAddr)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.HTTPAddr, err)
+		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = edgeLn.Close() })
 	s.BaseURL = "http://" + edgeLn.Addr().String()
-	publicURL := cfg.PublicURL
-	if publicURL == "" {
-		publicURL = s.BaseURL
-	}
-	idLn, err := s.listen(cfg.IdentityGRPCAddr, &s.IdentityAddr)
-	if err != nil {
-		return nil, err
-	}
-	tnLn, err := s.listen(cfg.TenantGRPCAddr, &s.TenantAddr)
-	if err != nil {
-		return nil, err
-	}
-	anLn, err := s.listen(cfg.AnalyticsGRPCAddr, &s.AnalyticsAddr)
-	if err != nil {
-		return nil, err
-	}
-	identityConn, err := s.dial(s.IdentityAddr, cfg.ServiceToken)
-	if err != nil {
-		return nil, err
-	}
-	tenantConn, err := s.dial(s.TenantAddr, cfg.ServiceToken)
-	if err != nil {
-		return nil, err
-	}
-	analyticsConn, err := s.dial(s.AnalyticsAddr, "")
-	if err != nil {
-		return nil, err
+	listeners := map[string]net.Listener{}
+	serviceConns, edgeConns := map[string]grpc.ClientConnInterface{}, map[string]grpc.ClientConnInterface{}
+	for _, m := range Modules {
+		addr, ok := cfg.GRPCAddrs[m.Name]
+		if !ok {
+			addr = m.DefaultAddr
+		}
+		if listeners[m.Name], err = s.listen(addr); err != nil {
+			return nil, err
+		}
+		s.Addrs[m.Name] = listeners[m.Name].Addr().String()
+		// Modules call each other with the service token; the edge forwards callers' credentials
+		// only, so no REST request ever runs as a Berth service.
+		if serviceConns[m.Name], err = s.dial(s.Addrs[m.Name], cfg.ServiceToken); err != nil {
+			return nil, err
+		}
+		if edgeConns[m.Name], err = s.dial(s.Addrs[m.Name], ""); err != nil {
+			return nil, err
+		}
 	}
 
-	idSvc, err := identity.New(ctx, identity.Config{
-		DatabaseURL:  cfg.IdentityDatabaseURL,
-		Bus:          s.Bus,
-		Tenant:       tenantConn,
-		Mailer:       s.Mailbox,
-		Issuer:       cfg.Issuer,
-		PublicURL:    publicURL,
-		Pepper:       cfg.Pepper,
-		SecretKey:    cfg.SecretKey,
-		AdminToken:   cfg.AdminToken,
-		ServiceToken: cfg.ServiceToken,
-		Log:          log.With("service", "identity"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("identity: %w", err)
+	env := cfg.Env
+	if env == nil {
+		env = config.OS
 	}
-	s.closers = append(s.closers, idSvc.Close)
-	s.serve(idSvc.GRPC(), idLn)
-	s.run(runCtx, log, "identity", idSvc.Run)
-
-	tnSvc, err := tenant.New(ctx, tenant.Config{
-		DatabaseURL:  cfg.TenantDatabaseURL,
-		Bus:          s.Bus,
-		Identity:     identityConn,
-		AdminToken:   cfg.AdminToken,
-		ServiceToken: cfg.ServiceToken,
-		Log:          log.With("service", "tenant"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("tenant: %w", err)
+	common := module.Common{
+		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox,
+		Env: config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL}),
+		Dial: func(name string) (grpc.ClientConnInterface, error) {
+			if conn, ok := serviceConns[name]; ok {
+				return conn, nil
+			}
+			return nil, fmt.Errorf("no module %q in the all-in-one process", name)
+		},
 	}
-	s.closers = append(s.closers, tnSvc.Close)
-	s.serve(tnSvc.GRPC(), tnLn)
-	s.run(runCtx, log, "tenant", tnSvc.Run)
-
-	anSvc, err := analytics.New(ctx, analytics.Config{
-		DatabaseURL:  cfg.AnalyticsDatabaseURL,
-		Bus:          s.Bus,
-		Identity:     identityConn,
-		AdminToken:   cfg.AdminToken,
-		ServiceToken: cfg.ServiceToken,
-		Log:          log.With("service", "analytics"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("analytics: %w", err)
+	for _, m := range Modules {
+		c := common
+		c.DatabaseURL, c.Log = cfg.DatabaseURLs[m.Name], log.With("service", m.Name)
+		proc, err := m.Build(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+		s.procs = append(s.procs, proc)
+		s.serving.Go(func() { _ = proc.GRPC().Serve(listeners[m.Name]) })
+		s.work.Go(func() {
+			if err := proc.Run(runCtx); err != nil {
+				log.Error("background work stopped", "service", m.Name, "error", err)
+			}
+		})
 	}
-	s.closers = append(s.closers, anSvc.Close)
-	s.serve(anSvc.GRPC(), anLn)
-	s.run(runCtx, log, "analytics", anSvc.Run)
 
-	// The edge's identity connection carries the service token: the hosted login page calls the
-	// service-only LoginService. The token never reaches REST callers' requests (see gateway/edge).
-	handler, err := edge.New(runCtx, edge.Backends{Identity: identityConn, Tenant: tenantConn, Analytics: analyticsConn}, log.With("service", "edge"), edge.WithTrustedProxies(cfg.TrustedProxies))
+	handler, err := edge.New(runCtx, edgeConns, log.With("service", "edge"),
+		edge.WithLogin(serviceConns[edge.LoginModule]), edge.WithTrustedProxies(cfg.TrustedProxies))
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
-	s.http = &http.Server{Handler: devPages(publicURL, s.Mailbox, handler), ReadHeaderTimeout: 10 * time.Second}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	mux := http.NewServeMux()
+	ops.Mount(mux, s.Ready)
+	mux.Handle("/", devPages(common.Env.String("BERTH_PUBLIC_URL", s.BaseURL), s.Mailbox, handler))
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.serving.Go(func() {
 		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("edge stopped", "error", err)
 		}
-	}()
+	})
 	return s, nil
 }
 
-func (s *Stack) connectNATS(url string) (*nats.Conn, error) {
-	if url != "" {
-		nc, err := natsx.Connect(url)
-		if err != nil {
-			return nil, fmt.Errorf("nats: %w", err)
+// Ready reports the first module that is not ready, or nil (the all-in-one's /readyz).
+func (s *Stack) Ready(ctx context.Context) error {
+	for _, p := range s.procs {
+		if err := p.Ready(ctx); err != nil {
+			return err
 		}
-		s.closers = append(s.closers, nc.Close)
-		return nc, nil
 	}
-	emb, err := natsx.StartEmbedded("", "")
-	if err != nil {
-		return nil, fmt.Errorf("embedded nats: %w", err)
-	}
-	s.closers = append(s.closers, emb.Close)
-	return emb.Conn, nil
+	return nil
 }
 
-func (s *Stack) listen(addr string, actual *string) (net.Listener, error) {
+func (s *Stack) connectBus(ctx context.Context, cfg Config) (events.Bus, error) {
+	var js jetstream.JetStream
+	var err error
+	if cfg.NATSURL != "" {
+		nc, cerr := natsx.Connect(cfg.NATSURL)
+		if cerr != nil {
+			return events.Bus{}, fmt.Errorf("nats: %w", cerr)
+		}
+		s.closers = append(s.closers, nc.Close)
+		js, err = jetstream.New(nc)
+	} else {
+		emb, serr := natsx.StartEmbedded("", "")
+		if serr != nil {
+			return events.Bus{}, fmt.Errorf("embedded nats: %w", serr)
+		}
+		s.closers = append(s.closers, emb.Close)
+		js, err = jetstream.New(emb.Conn)
+	}
+	if err != nil {
+		return events.Bus{}, fmt.Errorf("jetstream: %w", err)
+	}
+	bus := events.Bus{JS: js, Prefix: cfg.EventPrefix}
+	if err := bus.EnsureStreams(ctx); err != nil {
+		return events.Bus{}, fmt.Errorf("streams: %w", err)
+	}
+	return bus, nil
+}
+
+func (s *Stack) listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", addr, err)
 	}
 	s.closers = append(s.closers, func() { _ = ln.Close() })
-	*actual = ln.Addr().String()
 	return ln, nil
 }
 
@@ -232,36 +212,25 @@ func (s *Stack) dial(addr, serviceToken string) (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-func (s *Stack) serve(g *grpc.Server, ln net.Listener) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = g.Serve(ln)
-	}()
-	s.closers = append(s.closers, g.GracefulStop)
-}
-
-func (s *Stack) run(ctx context.Context, log *slog.Logger, name string, fn func(context.Context) error) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := fn(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("background work stopped", "service", name, "error", err)
-		}
-	}()
-}
-
-// Close stops the edge first (no new requests), then the services' background work, then the
-// servers and connections in reverse order of creation.
+// Close stops the edge first (no new requests), drains the gRPC servers, waits for every module's
+// background work (relays, consumers) to finish what it holds, and only then closes the modules'
+// databases, the connections and NATS: closing those first would cut off work still in flight.
 func (s *Stack) Close() {
 	if s.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.http.Shutdown(ctx)
 		cancel()
 	}
+	for _, p := range s.procs {
+		p.GRPC().GracefulStop()
+	}
 	s.cancel()
+	s.work.Wait()
+	for _, p := range s.procs {
+		p.Close()
+	}
 	for i := len(s.closers) - 1; i >= 0; i-- {
 		s.closers[i]()
 	}
-	s.wg.Wait()
+	s.serving.Wait()
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/berthhq/berth/services/stack/browser/e2e"
+	"github.com/berthhq/berth/services/stack/stacktest"
 )
 
 // chromiumPath is where the Debian/Ubuntu chromium package puts the browser.
@@ -52,7 +52,7 @@ func ensureChromium(t *testing.T) string {
 		}
 	}
 	if _, err := os.Stat(chromiumPath); err != nil {
-		e2e.Unavailable(t, "chromium is not installed at %s and could not be installed", chromiumPath)
+		stacktest.Unavailable(t, "chromium is not installed at %s and could not be installed", chromiumPath)
 	}
 	return chromiumPath
 }
@@ -122,9 +122,9 @@ func (a *callbackApp) redirectURI() string { return a.URL + callbackPath }
 func TestSignUpInChromiumRedirectsWithACodeThatExchangesForTokens(t *testing.T) {
 	chromium := ensureChromium(t)
 	app := newCallbackApp(t)
-	env := e2e.Start(t, "berth-browser-test", app.redirectURI())
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
 
-	state, nonce := e2e.RandomHex(16), e2e.RandomHex(16)
+	state, nonce := stacktest.RandomHex(16), stacktest.RandomHex(16)
 	loginURL := env.Stack.BaseURL + "/login?" + url.Values{
 		"client_id": {env.App.AppID}, "state": {state}, "type": {"signUp"},
 		"redirect_uri": {app.redirectURI()}, "nonce": {nonce},
@@ -133,7 +133,7 @@ func TestSignUpInChromiumRedirectsWithACodeThatExchangesForTokens(t *testing.T) 
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
 	defer cancel()
-	email := "browser-" + e2e.RandomHex(4) + "@example.com"
+	email := "browser-" + stacktest.RandomHex(4) + "@example.com"
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(loginURL),
 		chromedp.WaitVisible(chromedp.ID("email")),
@@ -172,7 +172,7 @@ func TestSignUpInChromiumRedirectsWithACodeThatExchangesForTokens(t *testing.T) 
 
 // exchangeCode redeems the code at route 1 as the app's backend would and checks the 201 tokens
 // envelope.
-func exchangeCode(t *testing.T, env e2e.Env, code, redirectURI, state, nonce string) {
+func exchangeCode(t *testing.T, env stacktest.Env, code, redirectURI, state, nonce string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{
 		"client_id": env.App.AppID, "grant_type": "authorization_code", "code": code,

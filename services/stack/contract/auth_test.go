@@ -16,7 +16,7 @@ import (
 // returns the authorization code of the redirect.
 func (e *env) signUp(t *testing.T, email, nonce string) (code string) {
 	t.Helper()
-	conn, err := grpcx.Dial(e.stack.IdentityAddr, e.serviceToken)
+	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,25 +2,17 @@ package contract
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
-	identityv1 "github.com/berthhq/berth/proto/identity/v1"
-	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	"github.com/berthhq/berth/services/stack/allinone"
 	"github.com/berthhq/berth/services/stack/seed"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/grpc"
+	"github.com/berthhq/berth/services/stack/stacktest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -35,58 +27,16 @@ type env struct {
 	admin        seed.Admin
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// start brings up the whole stack on free ports. backend "postgres" gives each service its own
+// start brings up the whole stack on free ports. backend "postgres" gives each module its own
 // fresh database; "memory" uses the embedded stores.
 func start(t *testing.T, backend string) *env {
 	t.Helper()
-	ctx := context.Background()
-	cfg := allinone.Config{
-		HTTPAddr: "127.0.0.1:0", IdentityGRPCAddr: "127.0.0.1:0", TenantGRPCAddr: "127.0.0.1:0", AnalyticsGRPCAddr: "127.0.0.1:0",
-		Issuer:       "berth-contract",
-		NATSURL:      os.Getenv("TEST_NATS_URL"),
-		EventPrefix:  "contract" + randomHex(4),
-		Pepper:       []byte(randomHex(16)),
-		SecretKey:    []byte(randomHex(16)), // 32 bytes of text
-		AdminToken:   randomHex(16),
-		ServiceToken: randomHex(16),
-		Log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
-	}
-	if backend == "postgres" {
-		noMigrations := func(context.Context, *pgxpool.Pool) error { return nil }
-		cfg.IdentityDatabaseURL = pgtest.New(t, "contract-identity", noMigrations).Config().ConnString()
-		cfg.TenantDatabaseURL = pgtest.New(t, "contract-tenant", noMigrations).Config().ConnString()
-		cfg.AnalyticsDatabaseURL = pgtest.New(t, "contract-analytics", noMigrations).Config().ConnString()
-	}
-	s, err := allinone.Start(ctx, cfg)
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
-	t.Cleanup(s.Close)
-
-	dial := func(addr string) *grpc.ClientConn {
-		c, err := grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(cfg.AdminToken)))...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	e := &env{t: t, stack: s, serviceToken: cfg.ServiceToken, admin: seed.Admin{
-		Identity: identityv1.NewIdentityAdminServiceClient(dial(s.IdentityAddr)),
-		Tenant:   tenantv1.NewTenantAdminServiceClient(dial(s.TenantAddr)),
-	}}
-	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	s := stacktest.StartWith(t, stacktest.Options{Issuer: "berth-contract", RedirectURI: "http://localhost:3000/callback", Postgres: backend == "postgres"})
+	e := &env{t: t, stack: s.Stack, serviceToken: s.ServiceToken, admin: s.Admin, demo: s.App}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if e.demo, err = seed.Run(seedCtx, e.admin, s.BaseURL, "http://localhost:3000/callback"); err != nil {
-		t.Fatalf("seed demo: %v", err)
-	}
-	if e.other, err = seed.Run(seedCtx, e.admin, s.BaseURL, "http://localhost:4000/callback"); err != nil {
+	var err error
+	if e.other, err = seed.Run(ctx, e.admin, s.Stack.BaseURL, "http://localhost:4000/callback"); err != nil {
 		t.Fatalf("seed second app: %v", err)
 	}
 	return e

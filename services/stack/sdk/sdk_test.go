@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berthhq/berth/services/stack/browser/e2e"
+	"github.com/berthhq/berth/services/stack/stacktest"
 )
 
 // sdkIssuer is the issuer id the published SDK has built in: it rejects ID tokens with any other
@@ -46,9 +46,9 @@ type summary struct {
 
 func TestPublishedWebSDKExchangesAndRefreshesTokens(t *testing.T) {
 	dir := installSDK(t)
-	env := e2e.Start(t, sdkIssuer, redirectURI)
+	env := stacktest.Start(t, sdkIssuer, redirectURI)
 
-	state := e2e.RandomHex(16)
+	state := stacktest.RandomHex(16)
 	callback := signUpOnLoginPage(t, env, state)
 	if got := callback.Query().Get("state"); got != state {
 		t.Fatalf("redirect state = %q, want %q", got, state)
@@ -96,7 +96,7 @@ func installSDK(t *testing.T) string {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			e2e.Unavailable(t, "%s is not installed", tool)
+			stacktest.Unavailable(t, "%s is not installed", tool)
 		}
 	}
 	dir := t.TempDir()
@@ -122,7 +122,7 @@ var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" valu
 // signUpOnLoginPage does what a browser does on the hosted page, over plain HTTP: open the sign-up
 // link (which sets the CSRF cookie and renders the form), post the form with its hidden fields
 // and new credentials, and stop at the redirect back to the app, whose URL it returns.
-func signUpOnLoginPage(t *testing.T, env e2e.Env, state string) *url.URL {
+func signUpOnLoginPage(t *testing.T, env stacktest.Env, state string) *url.URL {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -153,7 +153,7 @@ func signUpOnLoginPage(t *testing.T, env e2e.Env, state string) *url.URL {
 		t.Fatalf("login page has no form:\n%s", page)
 	}
 	form.Set("name", "SDK Test")
-	form.Set("email", "sdk-"+e2e.RandomHex(4)+"@example.com")
+	form.Set("email", "sdk-"+stacktest.RandomHex(4)+"@example.com")
 	form.Set("password", "a long enough passphrase 42")
 
 	res, err = client.PostForm(env.Stack.BaseURL+"/login", form)

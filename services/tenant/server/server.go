@@ -17,7 +17,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
-	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	grpcadapter "github.com/berthhq/berth/services/tenant/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
@@ -42,81 +42,61 @@ type Config struct {
 	Clock        func() time.Time
 }
 
-// Service is a running tenant service.
-type Service struct {
-	cfg    Config
-	pool   *pgxpool.Pool // nil with memory stores
-	outbox events.OutboxSource
-	inbox  events.Inbox // kept with the store, so a consumed event commits with its effect
-	svc    *app.Service
-	creds  authn.Remote
-	grpc   *grpc.Server
-	relay  *events.Relay
+// Module is the tenant context in the service template. It dials the identity module, which
+// verifies API keys and tokens and lists a tenant's users.
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9102", Build: build}
+
+const name = "tenant"
+
+func build(ctx context.Context, c module.Common) (*module.Process, error) {
+	identity, err := c.Dial("identity")
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Config{DatabaseURL: c.DatabaseURL, Bus: c.Bus, Identity: identity, AdminToken: c.AdminToken, ServiceToken: c.ServiceToken, Log: c.Log, Clock: c.Clock})
 }
 
-// New opens the store (migrating Postgres) and builds the gRPC server.
-func New(ctx context.Context, cfg Config) (*Service, error) {
+// New opens the store (migrating Postgres) and builds the process: the gRPC server, the outbox
+// relay, the eviction of cached credentials on identity's events, and the consumer that applies
+// identity's user deletions to tenants.
+func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Identity == nil {
 		return nil, errors.New("tenant: an identity connection is required")
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	s := &Service{cfg: cfg}
-	var repo app.Repository
+	var (
+		repo   app.Repository
+		outbox events.OutboxSource
+		inbox  events.Inbox // kept with the store, so a consumed event commits with its effect
+		pool   *pgxpool.Pool
+	)
 	if cfg.DatabaseURL == "" {
-		outbox := &events.MemoryOutbox{}
-		repo, s.outbox, s.inbox = memory.New(outbox), outbox, events.NewMemoryInbox()
+		mem := &events.MemoryOutbox{}
+		repo, outbox, inbox = memory.New(mem), mem, events.NewMemoryInbox()
 	} else {
-		pool, err := pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate)
-		if err != nil {
+		var err error
+		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("tenant: database: %w", err)
 		}
-		s.pool = pool
-		repo, s.outbox, s.inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
+		repo, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	}
-	s.relay = events.NewRelay(s.outbox, cfg.Bus, cfg.Log)
 
-	identityClient := identityv1.NewIdentityInternalServiceClient(cfg.Identity)
-	s.creds = authn.NewRemote(cfg.Identity)
-	s.svc = app.New(repo, identity.NewDirectory(identityClient), app.Options{
-		Clock:    cfg.Clock,
-		NewID:    uuid.NewString,
-		OnCommit: s.relay.Notify,
+	creds := authn.NewRemote(cfg.Identity)
+	svc := app.New(repo, identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)), app.Options{
+		Clock: cfg.Clock,
+		NewID: uuid.NewString,
 	})
-	s.grpc = grpcx.NewServer(grpcx.ServerOptions{
-		Log:    cfg.Log,
-		Policy: s.creds.Policy(cfg.AdminToken, cfg.ServiceToken),
+	p := module.NewProcess(module.Common{Bus: cfg.Bus, Log: cfg.Log}, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	if pool != nil {
+		p.UsePool(pool)
+	}
+	grpcadapter.Register(p.Server, svc, cfg.Log)
+	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
+	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
+	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
+		return identity.ConsumeUserEvents(ctx, cfg.Bus, inbox, svc, cfg.Log)
 	})
-	grpcadapter.Register(s.grpc, s.svc, cfg.Log)
-	return s, nil
-}
-
-// GRPC is the server to serve on a listener.
-func (s *Service) GRPC() *grpc.Server { return s.grpc }
-
-// Run, until ctx ends, relays outbox events to JetStream, evicts cached API keys and access tokens
-// on identity's key, app and user events, and applies identity's user deletions to tenants.
-func (s *Service) Run(ctx context.Context) error {
-	if s.cfg.Bus.JS == nil {
-		return errors.New("tenant: Run needs a JetStream bus")
-	}
-	stopWatch, err := s.creds.Watch(ctx, s.cfg.Bus)
-	if err != nil {
-		return fmt.Errorf("tenant: watch key and token changes: %w", err)
-	}
-	defer stopWatch()
-	stopConsumer, err := identity.ConsumeUserEvents(ctx, s.cfg.Bus, s.inbox, s.svc, s.cfg.Log)
-	if err != nil {
-		return fmt.Errorf("tenant: consume identity events: %w", err)
-	}
-	defer stopConsumer()
-	return s.relay.Run(ctx)
-}
-
-// Close releases the database pool. Stop serving (GRPC().GracefulStop) first.
-func (s *Service) Close() {
-	if s.pool != nil {
-		s.pool.Close()
-	}
+	return p, nil
 }

@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/ops"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	"github.com/berthhq/berth/services/stack/allinone"
@@ -54,7 +56,7 @@ func run(log *slog.Logger) error {
 	if err := writeJSON(path, demo); err != nil {
 		return err
 	}
-	fmt.Printf("\nBerth is running at %s (identity gRPC %s, tenant gRPC %s)\n", s.BaseURL, s.IdentityAddr, s.TenantAddr)
+	fmt.Printf("\nBerth is running at %s (gRPC: %s; readiness %s%s, metrics %s%s)\n", s.BaseURL, grpcAddrs(s), s.BaseURL, ops.ReadyPath, s.BaseURL, ops.MetricsPath)
 	fmt.Printf("Demo app %s; facts written to %s. Try:\n\n", demo.AppID, path)
 	for _, c := range demo.Curls() {
 		fmt.Println("  " + c)
@@ -74,12 +76,12 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.D
 	dial := func(addr string) (*grpc.ClientConn, error) {
 		return grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken)))...)
 	}
-	ic, err := dial(s.IdentityAddr)
+	ic, err := dial(s.Addr("identity"))
 	if err != nil {
 		return seed.Demo{}, err
 	}
 	defer ic.Close()
-	tc, err := dial(s.TenantAddr)
+	tc, err := dial(s.Addr("tenant"))
 	if err != nil {
 		return seed.Demo{}, err
 	}
@@ -88,6 +90,15 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.D
 	defer cancel()
 	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc)},
 		s.BaseURL, config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath))
+}
+
+// grpcAddrs lists where each module serves gRPC, in module order.
+func grpcAddrs(s *allinone.Stack) string {
+	parts := make([]string, len(allinone.Modules))
+	for i, m := range allinone.Modules {
+		parts[i] = m.Name + " " + s.Addr(m.Name)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func writeJSON(path string, v any) error {

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berthhq/berth/services/stack/browser/e2e"
+	"github.com/berthhq/berth/services/stack/stacktest"
 )
 
 // TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC is `make run` as a new user meets it: the real
@@ -22,7 +22,7 @@ import (
 func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		e2e.Unavailable(t, "curl is not installed")
+		stacktest.Unavailable(t, "curl is not installed")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "berth")

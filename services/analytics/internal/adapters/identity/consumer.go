@@ -13,9 +13,9 @@ import (
 // acknowledged.
 const Durable = "analytics-identity"
 
-// Consume feeds identity's user events to the projector until ctx ends or stop is called; stop
-// waits for the event being applied. A malformed event is logged and acknowledged (see
-// events.ErrMalformed); other failures bring the event back.
-func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (stop func(), err error) {
+// Consume feeds identity's user events to the projector until ctx ends or it is stopped. A
+// malformed event is logged and acknowledged (see events.ErrMalformed); other failures bring the
+// event back.
+func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (*events.Consumer, error) {
 	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.IdentityEvents, Inbox: inbox, Handler: p.Apply, Log: log})
 }

@@ -47,12 +47,12 @@ func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 	bus, _ := natstest.New(t)
 	store := memory.New()
 	inbox, projector := events.NewMemoryInbox(), app.NewProjector(store)
-	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (func(), error){identity.Consume, tenant.Consume} {
-		stop, err := consume(ctx, bus, inbox, projector, quiet)
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume} {
+		consumer, err := consume(ctx, bus, inbox, projector, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer stop()
+		defer consumer.Stop()
 	}
 
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()

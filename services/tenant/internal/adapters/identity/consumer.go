@@ -19,15 +19,12 @@ const Durable = "tenant-identity"
 // EventUserDeleted is the identity event whose payload is identityv1.UserDeleted.
 const EventUserDeleted = "identity.user.deleted"
 
-// ConsumeUserEvents applies identity's user events to tenants until ctx ends or stop is called:
+// ConsumeUserEvents applies identity's user events to tenants until ctx ends or it is stopped:
 // a deleted user who was the last of their tenant retires the tenant (app.Service.UserDeleted).
 // inbox must belong with the tenant store (events.NewPGInbox on the store's pool,
 // events.NewMemoryInbox with memory stores), so that the tenant change, its outbox event and the
 // inbox record commit together and a redelivered event is acknowledged without being applied again.
-//
-// The tenant.tenant.updated event such a change writes is published by the relay's next poll, not
-// at once: the use case notifies the relay before the inbox transaction commits.
-func ConsumeUserEvents(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.Service, log *slog.Logger) (stop func(), err error) {
+func ConsumeUserEvents(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.Service, log *slog.Logger) (*events.Consumer, error) {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -150,11 +150,11 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			s := st.open(t)
 			bus, _ := natstest.New(t)
 			svc := app.New(s.repo, nil, app.Options{NewID: uuid.NewString})
-			stop, err := identity.ConsumeUserEvents(ctx, bus, s.inbox, svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			consumer, err := identity.ConsumeUserEvents(ctx, bus, s.inbox, svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer stop()
+			defer consumer.Stop()
 
 			appID := uuid.NewString()
 			subscribed := seed(t, s.repo, appID, true)

@@ -1,0 +1,45 @@
+package edge
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/berthhq/berth/gateway/login"
+)
+
+// rpcSlotKey carries, in the request context, where the resolved RPC's name is written.
+type rpcSlotKey struct{}
+
+// HTTP metrics per route, on the process's default Prometheus registry. The route label is the
+// resolved RPC's full method name, "login" for the hosted page, or "unmatched": never the raw
+// path, which holds ids and would make the label set unbounded.
+var (
+	httpRequests = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "berth_http_requests_total",
+		Help: "HTTP requests the edge answered, by route and status code.",
+	}, []string{"route", "code"})
+	httpDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "berth_http_request_duration_seconds",
+		Help:    "Time the edge took to answer, by route.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"route"})
+)
+
+func routeLabel(rpc, path string) string {
+	switch {
+	case rpc != "":
+		return rpc
+	case path == login.Path:
+		return "login"
+	default:
+		return "unmatched"
+	}
+}
+
+func observeHTTP(route string, status int, start time.Time) {
+	httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+}

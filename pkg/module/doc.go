@@ -1,0 +1,11 @@
+// Package module is the service template's composition contract. Every bounded context exports one
+// Module value from services/<name>/server; the production binary (svcmain.Main), the all-in-one
+// process, the REST edge's backend table and deploy/ are all driven by the module list, so adding a
+// context is its folder, one list entry, one edge row, go.work and its deploy/ entries.
+//
+// A Module builds a Process from Common: the settings every module shares (database, bus, tokens,
+// logger, clock, a way to reach other modules, its own settings through Env). The Process is the
+// one implementation of a running service: its gRPC server, its store's pool, its outbox relay, its
+// event subscriptions and durable consumers. Run, Ready and Close are therefore written once, and
+// readiness (database reachable, consumers running) means the same thing in every service.
+package module

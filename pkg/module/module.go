@@ -1,0 +1,82 @@
+package module
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/mail"
+)
+
+// Module is one bounded context as the template composes it.
+type Module struct {
+	// Name is the context's lower-case name. Settings and databases derive from it: AddrVar,
+	// GRPCAddrVar, DatabaseName.
+	Name string
+	// DefaultAddr is where the production binary serves gRPC when BERTH_GRPC_ADDR is unset.
+	DefaultAddr string
+	// Build makes the module's process from the shared settings. It opens (and migrates) the
+	// database when c.DatabaseURL is set, and picks memory stores otherwise.
+	Build func(ctx context.Context, c Common) (*Process, error)
+}
+
+// AddrVar is the variable that tells other processes where the module's gRPC server is
+// (BERTH_IDENTITY_ADDR for identity).
+func (m Module) AddrVar() string { return AddrVar(m.Name) }
+
+// GRPCAddrVar is the variable of the address the all-in-one process serves the module's gRPC on
+// (BERTH_IDENTITY_GRPC_ADDR), for berthctl and internal callers.
+func (m Module) GRPCAddrVar() string { return "BERTH_" + strings.ToUpper(m.Name) + "_GRPC_ADDR" }
+
+// AddrVar is the variable naming where module name's gRPC server is reached.
+func AddrVar(name string) string { return "BERTH_" + strings.ToUpper(name) + "_ADDR" }
+
+// Common is what every module is built from.
+type Common struct {
+	// DatabaseURL is the module's own PostgreSQL database; "" selects memory stores, which only
+	// the all-in-one process does.
+	DatabaseURL  string
+	Bus          events.Bus
+	AdminToken   string // provisioning calls ("" disables them)
+	ServiceToken string // calls between Berth services
+	Log          *slog.Logger
+	Clock        func() time.Time // nil = time.Now
+	// Env holds the module's own settings (config.OS in production; the all-in-one lays its
+	// generated defaults over it).
+	Env config.Env
+	// Dial reaches another module's gRPC server by name; its calls carry the service token.
+	Dial func(name string) (grpc.ClientConnInterface, error)
+	// Mailer sends the process's email; nil lets a module that sends mail configure SMTP from Env.
+	Mailer mail.Sender
+}
+
+// Logger is c.Log, or the default logger when none is set.
+func (c Common) Logger() *slog.Logger {
+	if c.Log == nil {
+		return slog.Default()
+	}
+	return c.Log
+}
+
+// DatabaseName returns the URL of the module's own database on base's server: "<db>_<name>", db
+// being base's database ("berth" when base names none), so that each context owns a database even
+// when they share one server.
+func DatabaseName(base, name string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" {
+		return "", fmt.Errorf("database URL is not a URL")
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if db == "" {
+		db = "berth"
+	}
+	u.Path = "/" + db + "_" + name
+	return u.String(), nil
+}

@@ -1,0 +1,40 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestEndpointsAnswerLivenessReadinessAndMetrics(t *testing.T) {
+	var notReady error
+	srv := httptest.NewServer(Handler(func(context.Context) error { return notReady }))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		t.Helper()
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, _ := get(HealthPath); code != http.StatusOK {
+		t.Fatalf("/healthz = %d", code)
+	}
+	if code, _ := get(ReadyPath); code != http.StatusOK {
+		t.Fatalf("/readyz while ready = %d", code)
+	}
+	notReady = errors.New("identity: database: connection refused")
+	if code, body := get(ReadyPath); code != http.StatusServiceUnavailable || !strings.Contains(body, "database") {
+		t.Fatalf("/readyz while not ready = %d %q", code, body)
+	}
+	if code, body := get(MetricsPath); code != http.StatusOK || !strings.Contains(body, "go_goroutines") {
+		t.Fatalf("/metrics = %d, no Go runtime metrics", code)
+	}
+}
