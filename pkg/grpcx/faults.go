@@ -112,8 +112,12 @@ func StreamFaults(log *slog.Logger) grpc.StreamServerInterceptor {
 
 func mapped(ctx context.Context, log *slog.Logger, method string, err error) error {
 	st, hidden := statusOf(err)
-	if hidden != nil {
+	switch {
+	case hidden != nil:
 		log.ErrorContext(ctx, "grpc call failed", "method", method, "error", hidden.Error())
+	case fault.Is(err, fault.KindUnavailable):
+		// The caller is told to retry; operators need to know which dependency failed.
+		log.WarnContext(ctx, "grpc call failed: dependency unavailable", "method", method, "error", err.Error())
 	}
 	return st.Err()
 }

@@ -120,3 +120,13 @@ func TestStreamFaultsMapTheHandlersError(t *testing.T) {
 		t.Fatalf("code = %v", status.Code(err))
 	}
 }
+
+func TestFaultsWarnAboutUnavailableDependencies(t *testing.T) {
+	var logs bytes.Buffer
+	_, _ = Faults(logx.New(&logs, "debug"))(context.Background(), nil, info, func(context.Context, any) (any, error) {
+		return nil, fmt.Errorf("%w: identity: connection refused", fault.Unavailable(0, "Service temporarily unavailable"))
+	})
+	if !strings.Contains(logs.String(), `"level":"WARN"`) || !strings.Contains(logs.String(), "connection refused") {
+		t.Fatalf("log = %s", logs.String())
+	}
+}

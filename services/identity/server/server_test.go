@@ -23,7 +23,6 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
-	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
@@ -135,7 +134,7 @@ type fakeTenant struct {
 func (f *fakeTenant) CreateTenantForSignUp(ctx context.Context, req *tenantv1.CreateTenantForSignUpRequest) (*tenantv1.Tenant, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if got := md.Get(authn.MDServiceToken); len(got) != 1 || got[0] != "service" {
-		return nil, fault.Unauthenticated("no service token")
+		return nil, status.Error(codes.Unauthenticated, "no service token")
 	}
 	f.calls <- req
 	return &tenantv1.Tenant{Kind: "tenant", Id: uuid.NewString(), Name: req.GetName()}, nil

@@ -88,7 +88,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Log:    cfg.Log,
 		Policy: s.creds.Policy(cfg.AdminToken, cfg.ServiceToken),
 	})
-	grpcadapter.Register(s.grpc, s.svc, cfg.Log)
+	grpcadapter.Register(s.grpc, s.svc)
 	return s, nil
 }
 
