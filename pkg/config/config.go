@@ -7,9 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // String returns the variable or def when it is unset or blank.
@@ -18,32 +16,6 @@ func String(name, def string) string {
 		return v
 	}
 	return def
-}
-
-// Int returns the variable as an integer, def when unset.
-func Int(name string, def int) (int, error) {
-	v := String(name, "")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: not an integer", name)
-	}
-	return n, nil
-}
-
-// Duration returns the variable as a Go duration ("30s"), def when unset.
-func Duration(name string, def time.Duration) (time.Duration, error) {
-	v := String(name, "")
-	if v == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%s: not a duration", name)
-	}
-	return d, nil
 }
 
 // Bytes decodes a secret given as hex or standard/URL base64; nil when unset. The value itself never

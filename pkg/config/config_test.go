@@ -4,28 +4,16 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-	"time"
 )
 
-func TestReadersFallBackToDefaultsAndRejectGarbage(t *testing.T) {
-	t.Setenv("BERTH_T_INT", "42")
-	t.Setenv("BERTH_T_BADINT", "forty")
-	t.Setenv("BERTH_T_DUR", "1500ms")
+func TestStringTreatsBlankAsUnset(t *testing.T) {
 	t.Setenv("BERTH_T_BLANK", "   ")
-	if n, err := Int("BERTH_T_INT", 1); err != nil || n != 42 {
-		t.Fatalf("Int = %d, %v", n, err)
-	}
-	if _, err := Int("BERTH_T_BADINT", 1); err == nil {
-		t.Fatal("Int accepted a non-number")
-	}
-	if n, _ := Int("BERTH_T_UNSET", 7); n != 7 {
-		t.Fatalf("Int default = %d", n)
-	}
-	if d, err := Duration("BERTH_T_DUR", 0); err != nil || d != 1500*time.Millisecond {
-		t.Fatalf("Duration = %v, %v", d, err)
-	}
+	t.Setenv("BERTH_T_SET", " value ")
 	if s := String("BERTH_T_BLANK", "def"); s != "def" {
 		t.Fatalf("blank value not treated as unset: %q", s)
+	}
+	if s := String("BERTH_T_SET", "def"); s != "value" {
+		t.Fatalf("String = %q, want the trimmed value", s)
 	}
 }
 
