@@ -16,18 +16,30 @@
 //
 //	gRPC code                                     HTTP  /api/v1 code and message
 //	InvalidArgument, NotFound, OutOfRange,        400   [E4000] Bad Request (validation = failing field)
-//	  AlreadyExists, FailedPrecondition
+//	  AlreadyExists, FailedPrecondition,
+//	  ResourceExhausted (+ Retry-After)
 //	Unauthenticated                               401   [E4010] Unauthorized Token
 //	PermissionDenied                              403   [E4030] App Is Disabled
-//	anything else (Internal, Unknown, Unavailable, 500   [E0000] Internal Server Error
-//	  DeadlineExceeded, ResourceExhausted, ...)
+//	Unavailable (+ Retry-After)                   500   [E0000] Internal Server Error
+//	anything else (Internal, Unknown,             500   [E0000] Internal Server Error
+//	  DeadlineExceeded, Canceled, ...)
+//
+// Services return transport-free faults (pkg/fault); one interceptor in every service (pkg/grpcx)
+// turns them into these codes, with the failing field as a BadRequest field violation and a
+// retry-after as RetryInfo. The edge reads both back.
 //
 // FailedPrecondition is 400: it means the resource is not in a state that allows the request, which
-// the caller causes and can change. ResourceExhausted is 500: the contract has no 429 and Berth does
-// no rate limiting, so it only arises from gRPC transport limits, a server fault. NotFound is 400
-// because the contract answers missing and foreign resources like bad input (ids cannot be probed).
+// the caller causes and can change. NotFound is 400 because the contract answers missing and foreign
+// resources like bad input (ids cannot be probed). ResourceExhausted is a limit the caller reached —
+// the sign-in attempt limits and route 23's daily invite limit — and the contract has no 429, so it
+// is 400 too; when the service knows how long the limit holds, the answer carries Retry-After (whole
+// seconds, rounded up). Unavailable (a backend down or not configured) is a server-side failure and
+// answers like any other 500, plus Retry-After when the service gave one.
 // /v1 errors carry the status message as "error", except 500, which always says "Internal Server
 // Error"; the real cause is logged with the request id.
+//
+// The hosted login page (package login) is HTML, not a contract family: it answers a reached limit
+// with 429 and an unavailable backend with 503, both with Retry-After when known.
 //
 // Unknown paths answer 404 and wrong methods 405 in the path's family; in /api/v1 shape with code
 // [E4000] and message "Not Found" / "Method Not Allowed".

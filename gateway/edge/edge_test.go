@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -154,18 +154,18 @@ func TestBackendErrorsMapToV1Statuses(t *testing.T) {
 		wantStatus int
 		wantError  string
 	}{
-		{"invalid argument", apierr.Invalid("accessStatus", "accessStatus must be 0 or 1"), 400, "accessStatus must be 0 or 1"},
-		{"not found answers like bad input", apierr.NotFound("user not found"), 400, "user not found"},
+		{"invalid argument", wire(fault.Invalid("accessStatus", "accessStatus must be 0 or 1")), 400, "accessStatus must be 0 or 1"},
+		{"not found answers like bad input", wire(fault.NotFound("user not found")), 400, "user not found"},
 		{"out of range", status.Error(codes.OutOfRange, "too far"), 400, "too far"},
 		{"failed precondition", status.Error(codes.FailedPrecondition, "no running subscription"), 400, "no running subscription"},
 		{"already exists", status.Error(codes.AlreadyExists, "exists"), 400, "exists"},
-		{"unauthenticated", apierr.Unauthenticated("invalid API key"), 401, "invalid API key"},
-		{"permission denied", apierr.Forbidden("read key cannot write"), 403, "read key cannot write"},
+		{"unauthenticated", wire(fault.Unauthenticated("invalid API key")), 401, "invalid API key"},
+		{"permission denied", wire(fault.Forbidden("read key cannot write")), 403, "read key cannot write"},
 		{"internal hides detail", status.Error(codes.Internal, "pq: connection refused at 10.0.0.7"), 500, "Internal Server Error"},
 		{"unknown hides detail", errors.New("boom secret-ish detail"), 500, "Internal Server Error"},
 		{"unavailable", status.Error(codes.Unavailable, "db down"), 500, "Internal Server Error"},
 		{"deadline exceeded", status.Error(codes.DeadlineExceeded, "slow"), 500, "Internal Server Error"},
-		{"resource exhausted", status.Error(codes.ResourceExhausted, "message too large"), 500, "Internal Server Error"},
+		{"resource exhausted is a limit the caller reached", status.Error(codes.ResourceExhausted, "daily invite limit reached"), 400, "daily invite limit reached"},
 		{"unimplemented", status.Error(codes.Unimplemented, "not yet"), 500, "Internal Server Error"},
 	}
 	for _, tt := range tests {
@@ -451,7 +451,7 @@ func TestNoGrpcMetadataLeaksIntoResponseHeaders(t *testing.T) {
 		ans  answer
 	}{
 		{"success", answer{resp: &identityv1.PublicKey{}, header: leaky.header, trailer: leaky.trailer}},
-		{"error", answer{err: apierr.Forbidden("no"), header: leaky.header, trailer: leaky.trailer}},
+		{"error", answer{err: wire(fault.Forbidden("no")), header: leaky.header, trailer: leaky.trailer}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -489,7 +489,7 @@ func TestEveryResponseCarriesARequestID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.identity.program(mGetPublicKey, answer{resp: &identityv1.PublicKey{}})
-			h.identity.program(mGetUser, answer{err: apierr.NotFound("user not found")})
+			h.identity.program(mGetUser, answer{err: wire(fault.NotFound("user not found"))})
 			if id := h.do(t, tt.method, tt.path, tt.body, tt.headers).Header().Get("X-Request-Id"); len(id) != 32 {
 				t.Errorf("minted X-Request-Id = %q, want a 32-hex-digit id", id)
 			}

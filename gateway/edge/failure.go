@@ -6,21 +6,24 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/reqid"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 )
 
 // failure is an error answer before it is rendered in a family's shape.
 type failure struct {
-	status     int    // HTTP status
-	message    string // caller-safe reason; the /v1 family shows it
-	validation string // the field or rule that failed; the /api/v1 family shows it
+	status     int           // HTTP status
+	message    string        // caller-safe reason; the /v1 family shows it
+	validation string        // the field or rule that failed; the /api/v1 family shows it
+	retryAfter time.Duration // sent as Retry-After when set (limits reached, services unavailable)
 }
 
 // internalMessage is the only text a 5xx answer ever shows: the cause goes to the log.
@@ -28,13 +31,13 @@ const internalMessage = "Internal Server Error"
 
 // httpStatus maps a gRPC code to the four statuses the contract allows. Everything the caller can
 // fix by changing the request is 400 — including NotFound, which the contract answers like bad
-// input so ids cannot be probed, and FailedPrecondition (the resource is not in a state that allows
-// the request, e.g. no running subscription). ResourceExhausted is 500: the contract has no 429 and
-// Berth does no rate limiting, so inside Berth it only comes from gRPC transport limits (a message
-// over the size limit), which is the server's fault, not the caller's.
+// input so ids cannot be probed, FailedPrecondition (the resource is not in a state that allows
+// the request, e.g. no running subscription) and ResourceExhausted (a limit the caller reached,
+// such as route 23's daily invites: the contract has no 429, and waiting is a change the caller
+// can make). Unavailable stays 500 like every other server-side failure.
 func httpStatus(c codes.Code) int {
 	switch c {
-	case codes.InvalidArgument, codes.NotFound, codes.OutOfRange, codes.FailedPrecondition, codes.AlreadyExists:
+	case codes.InvalidArgument, codes.NotFound, codes.OutOfRange, codes.FailedPrecondition, codes.AlreadyExists, codes.ResourceExhausted:
 		return http.StatusBadRequest
 	case codes.Unauthenticated:
 		return http.StatusUnauthorized
@@ -57,10 +60,13 @@ func failureOf(err error) failure {
 		f = failure{status: hse.HTTPStatus, message: st.Message()}
 	} else {
 		st := status.Convert(err)
-		f = failure{status: httpStatus(st.Code()), message: st.Message(), validation: apierr.Field(st)}
+		f = failure{status: httpStatus(st.Code()), message: st.Message(), validation: grpcx.FieldOf(st)}
+		if st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable {
+			f.retryAfter = grpcx.RetryAfterOf(st)
+		}
 	}
 	if f.status >= http.StatusInternalServerError {
-		f = failure{status: f.status, message: internalMessage}
+		f = failure{status: f.status, message: internalMessage, retryAfter: f.retryAfter}
 	}
 	return f
 }
@@ -128,6 +134,7 @@ func writeFailure(w http.ResponseWriter, fam edgev1.Family, f failure) {
 	// A response header the runtime may have prepared for a success must not survive into an error.
 	w.Header().Del("Trailer")
 	w.Header().Del("Transfer-Encoding")
+	login.SetRetryAfter(w.Header(), f.retryAfter)
 	if fam == edgev1.Family_FAMILY_API {
 		writeJSON(w, f.status, renderAPI(f))
 		return

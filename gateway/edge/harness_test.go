@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"io"
 	"log/slog"
 	"net"
@@ -161,6 +162,9 @@ func (h *harness) do(t *testing.T, method, target, body string, headers map[stri
 
 // discard is a logger for tests that do not read the log.
 var discard = slog.New(slog.DiscardHandler)
+
+// wire is what the edge receives for err from a service: the status the server chain maps it to.
+func wire(err error) error { return grpcx.StatusOf(err).Err() }
 
 // jsonHeader is the header set of a plain JSON request.
 var jsonHeader = map[string]string{"Content-Type": "application/json"}

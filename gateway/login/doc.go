@@ -9,5 +9,7 @@
 // The form is protected against cross-site request forgery (including login CSRF) with a
 // double-submit token: a random value in a SameSite=Strict, HttpOnly cookie and in a hidden field,
 // compared in constant time. Failures are shown with fixed, generic messages chosen by gRPC code,
-// never the backend's text, so the page reveals nothing about which accounts exist.
+// never the backend's text, so the page reveals nothing about which accounts exist. A reached
+// attempt limit answers 429 and an unavailable backend 503, each with Retry-After when the backend
+// said how long to wait.
 package login

@@ -149,6 +149,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 	}
 	view.AppName = lc.GetAppName()
 	view.Message = f.message
+	SetRetryAfter(w.Header(), f.retryAfter)
 	p.renderForm(w, r, f.status, view)
 }
 
@@ -165,6 +166,7 @@ func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
 	if f.status >= http.StatusInternalServerError {
 		p.logCause(r, "login link check failed", err)
 	}
+	SetRetryAfter(w.Header(), f.retryAfter)
 	p.renderError(w, r, f.status, f.message)
 }
 

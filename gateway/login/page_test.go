@@ -3,6 +3,8 @@ package login
 import (
 	"bytes"
 	"context"
+	"errors"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"html"
 	"log/slog"
 	"net/http"
@@ -12,12 +14,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -274,10 +277,10 @@ func TestShowAnswersBadLinksWithAnErrorPageNotARedirect(t *testing.T) {
 		{"missing state", without("state"), nil, http.StatusBadRequest, false},
 		{"oversized parameter", long, nil, http.StatusBadRequest, false},
 		{"oversized referral", longReferral, nil, http.StatusBadRequest, false},
-		{"unknown app", linkQuery("signIn"), apierr.NotFound("no such app"), http.StatusBadRequest, false},
-		{"disabled app", linkQuery("signIn"), apierr.Forbidden("app disabled"), http.StatusBadRequest, false},
-		{"unregistered redirect_uri", linkQuery("signIn"), apierr.Invalid("redirect_uri", "not registered"), http.StatusBadRequest, false},
-		{"identity unavailable", linkQuery("signIn"), status.Error(codes.Unavailable, "connection refused"), http.StatusInternalServerError, true},
+		{"unknown app", linkQuery("signIn"), wire(fault.NotFound("no such app")), http.StatusBadRequest, false},
+		{"disabled app", linkQuery("signIn"), wire(fault.Forbidden("app disabled")), http.StatusBadRequest, false},
+		{"unregistered redirect_uri", linkQuery("signIn"), wire(fault.Invalid("redirect_uri", "not registered")), http.StatusBadRequest, false},
+		{"identity unavailable", linkQuery("signIn"), status.Error(codes.Unavailable, "connection refused"), http.StatusServiceUnavailable, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -443,15 +446,16 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 		status  int
 		message string
 	}{
-		{"bad credentials", "signIn", apierr.Unauthenticated("wrong password for ada@example.com"), http.StatusUnauthorized, msgBadCredentials},
-		{"unknown email answers like a wrong password", "signIn", apierr.Unauthenticated("no user ada@example.com"), http.StatusUnauthorized, msgBadCredentials},
-		{"frozen user", "signIn", apierr.Forbidden("user frozen"), http.StatusForbidden, msgForbidden},
+		{"bad credentials", "signIn", wire(fault.Unauthenticated("wrong password for ada@example.com")), http.StatusUnauthorized, msgBadCredentials},
+		{"unknown email answers like a wrong password", "signIn", wire(fault.Unauthenticated("no user ada@example.com")), http.StatusUnauthorized, msgBadCredentials},
+		{"frozen user", "signIn", wire(fault.Forbidden("user frozen")), http.StatusForbidden, msgForbidden},
 		{"attempt limit", "signIn", status.Error(codes.ResourceExhausted, "limit"), http.StatusTooManyRequests, msgTooMany},
-		{"invalid email", signUpType, apierr.Invalid("email", "bad email"), http.StatusBadRequest, msgBadEmail},
-		{"weak password on sign-up", signUpType, apierr.Invalid("password", "too short"), http.StatusBadRequest, msgBadPassword},
+		{"invalid email", signUpType, wire(fault.Invalid("email", "bad email")), http.StatusBadRequest, msgBadEmail},
+		{"weak password on sign-up", signUpType, wire(fault.Invalid("password", "too short")), http.StatusBadRequest, msgBadPassword},
 		{"email taken", signUpType, status.Error(codes.AlreadyExists, "ada@example.com exists"), http.StatusBadRequest, msgSignUpFailed},
-		{"other invalid input on sign-in", "signIn", apierr.Invalid("password", "too long"), http.StatusBadRequest, msgSignInFailed},
-		{"backend fault", "signIn", apierr.Internal(context.DeadlineExceeded), http.StatusInternalServerError, msgInternal},
+		{"other invalid input on sign-in", "signIn", wire(fault.Invalid("password", "too long")), http.StatusBadRequest, msgSignInFailed},
+		{"backend fault", "signIn", wire(fault.Internal(errors.New("pq: connection reset"))), http.StatusInternalServerError, msgInternal},
+		{"backend unavailable", "signIn", wire(fault.Unavailable(0, "sign-up is not available")), http.StatusServiceUnavailable, msgUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -534,7 +538,7 @@ func TestHostileInputIsEscaped(t *testing.T) {
 	const attack = `"><script>alert(1)</script><a href="javascript:alert(2)">`
 	fake := newFake()
 	fake.appName = attack
-	fake.submitErr = apierr.Unauthenticated("no")
+	fake.submitErr = wire(fault.Unauthenticated("no"))
 	p, _ := newPage(fake)
 
 	q := linkQuery("signIn")
@@ -590,5 +594,48 @@ func TestOtherMethodsAreRefused(t *testing.T) {
 	wantPage(t, rec, http.StatusMethodNotAllowed)
 	if rec.Header().Get("Allow") != "GET, POST" {
 		t.Errorf("Allow = %q", rec.Header().Get("Allow"))
+	}
+}
+
+// wire is what the page receives for err from identity: the status the server chain maps it to.
+func wire(err error) error { return grpcx.StatusOf(err).Err() }
+
+func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
+	tests := []struct {
+		name       string
+		describe   bool // fail the link check instead of the submission
+		err        error
+		status     int
+		message    string
+		retryAfter string
+	}{
+		{"attempt limit with its window", false, wire(fault.Exhausted(15*time.Minute, "too many failed sign-in attempts")), http.StatusTooManyRequests, msgTooMany, "900"},
+		{"attempt limit without a hint", false, status.Error(codes.ResourceExhausted, "limit"), http.StatusTooManyRequests, msgTooMany, ""},
+		{"sign-in while identity is unavailable", false, wire(fault.Unavailable(1500*time.Millisecond, "busy")), http.StatusServiceUnavailable, msgUnavailable, "2"},
+		{"link check while identity is unavailable", true, wire(fault.Unavailable(30*time.Second, "busy")), http.StatusServiceUnavailable, msgUnavailable, "30"},
+		{"link check while identity is unreachable", true, status.Error(codes.Unavailable, "connection refused"), http.StatusServiceUnavailable, msgUnavailable, ""},
+		{"other failures send no Retry-After", false, wire(fault.Unauthenticated("no")), http.StatusUnauthorized, msgBadCredentials, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			var rec *httptest.ResponseRecorder
+			p, _ := newPage(fake)
+			if tt.describe {
+				fake.describeErr = tt.err
+				rec = get(t, p, linkQuery("signIn"))
+			} else {
+				fake.submitErr = tt.err
+				token := newCSRFToken()
+				rec = post(t, p, validForm("signIn", token), token)
+			}
+			body := wantPage(t, rec, tt.status)
+			if !strings.Contains(body, html.EscapeString(tt.message)) {
+				t.Errorf("page lacks %q", tt.message)
+			}
+			if got := rec.Header().Get("Retry-After"); got != tt.retryAfter {
+				t.Errorf("Retry-After = %q, want %q", got, tt.retryAfter)
+			}
+		})
 	}
 }

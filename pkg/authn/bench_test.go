@@ -5,7 +5,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -19,7 +19,7 @@ type benchIdentity struct {
 
 func (benchIdentity) VerifyApiKey(_ context.Context, r *identityv1.VerifyApiKeyRequest) (*identityv1.VerifiedApiKey, error) {
 	if r.GetApiKey() != "bench-key" {
-		return nil, apierr.Unauthenticated("invalid API key")
+		return nil, fault.Unauthenticated("invalid API key")
 	}
 	return &identityv1.VerifiedApiKey{KeyId: "k", AppId: r.GetClientId(), Type: "read", AppEnabled: true}, nil
 }

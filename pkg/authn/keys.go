@@ -13,7 +13,7 @@ type VerifiedKey struct {
 	AppEnabled              bool
 }
 
-// KeyVerifier checks a presented API key. It returns an Unauthenticated error (pkg/apierr) for an
+// KeyVerifier checks a presented API key. It returns an Unauthenticated fault (pkg/fault) for an
 // unknown, malformed or wrong key and when clientID is not the key's app. The claimed key type is
 // the policy's business, not the verifier's.
 type KeyVerifier interface {

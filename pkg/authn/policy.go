@@ -5,7 +5,7 @@ import (
 	"crypto/subtle"
 	"strings"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/route"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 	"google.golang.org/grpc"
@@ -45,24 +45,82 @@ func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if exempt(info.FullMethod) {
 			return handler(ctx, req)
 		}
-		r, ok := route.ForMethod(info.FullMethod)
-		if !ok {
-			return nil, apierr.Forbidden("method has no access policy")
-		}
-		principal, err := p.admit(ctx, r)
+		r, principal, err := p.admitMethod(ctx, info.FullMethod)
 		if err != nil {
 			return nil, err
 		}
-		if principal != nil && principal.Kind == KindTenantToken {
+		if principal == nil {
+			return handler(ctx, req)
+		}
+		if principal.Kind == KindTenantToken {
 			if err := tokenScope(r, req, *principal); err != nil {
 				return nil, err
 			}
 		}
-		if principal != nil {
-			ctx = NewContext(ctx, *principal)
-		}
-		return handler(ctx, req)
+		return handler(NewContext(ctx, *principal), req)
 	}
+}
+
+// StreamInterceptor is UnaryInterceptor for streaming RPCs: the same option decides, a method
+// without one is denied, and a tenant access token's scope is checked on every message the client
+// sends, since a stream's request fields only arrive with its messages.
+func (p Policy) StreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if exempt(info.FullMethod) {
+			return handler(srv, ss)
+		}
+		r, principal, err := p.admitMethod(ss.Context(), info.FullMethod)
+		if err != nil {
+			return err
+		}
+		if principal == nil {
+			return handler(srv, ss)
+		}
+		return handler(srv, &admittedStream{ServerStream: ss, ctx: NewContext(ss.Context(), *principal), route: r, principal: *principal})
+	}
+}
+
+// admittedStream hands the handler the Principal and checks each received message against a
+// tenant token's scope.
+type admittedStream struct {
+	grpc.ServerStream
+	ctx       context.Context
+	route     *edgev1.Route
+	principal Principal
+}
+
+func (s *admittedStream) Context() context.Context { return s.ctx }
+
+func (s *admittedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if s.principal.Kind == KindTenantToken {
+		return tokenScope(s.route, m, s.principal)
+	}
+	return nil
+}
+
+// admitMethod finds the method's route option and admits the caller under it; a nil Principal
+// admits a public route's anonymous caller.
+func (p Policy) admitMethod(ctx context.Context, fullMethod string) (*edgev1.Route, *Principal, error) {
+	r, ok := route.ForMethod(fullMethod)
+	if !ok {
+		return nil, nil, fault.Forbidden("method has no access policy")
+	}
+	principal, err := p.admit(ctx, r)
+	return r, principal, err
+}
+
+// CallerApp is the app of the admitted caller, for handlers of API-key and tenant-token routes. The
+// policy puts a Principal with an app into the context of every such route, so its absence is a
+// wiring fault, answered as Unauthenticated rather than served unscoped.
+func CallerApp(ctx context.Context) (string, error) {
+	p, ok := FromContext(ctx)
+	if !ok || strings.TrimSpace(p.AppID) == "" {
+		return "", fault.Unauthenticated("Unauthorized")
+	}
+	return p.AppID, nil
 }
 
 func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) {
@@ -78,26 +136,26 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		return nil, nil
 	case r.GetAdmin():
 		if !tokenEqual(p.AdminToken, get(MDAdminToken)) {
-			return nil, apierr.Unauthenticated("invalid admin token")
+			return nil, fault.Unauthenticated("invalid admin token")
 		}
 		return &Principal{Kind: KindAdmin}, nil
 	case r.GetServiceOnly():
 		if !tokenEqual(p.ServiceToken, get(MDServiceToken)) {
-			return nil, apierr.Unauthenticated("invalid service token")
+			return nil, fault.Unauthenticated("invalid service token")
 		}
 		return &Principal{Kind: KindService}, nil
 	}
 
 	if key := get(MDAPIKey); key != "" {
 		if r.GetApiKey() == edgev1.ApiKey_API_KEY_NONE {
-			return nil, apierr.Unauthenticated("this route does not accept API keys")
+			return nil, fault.Unauthenticated("this route does not accept API keys")
 		}
 		return p.admitKey(ctx, r, key, get(MDAPIKeyType), get(MDClientID))
 	}
 	if r.GetOperatorToken() {
 		raw, ok := bearer(get(MDAuthorization))
 		if !ok || p.Operators == nil {
-			return nil, apierr.Unauthenticated("Unauthorized Token")
+			return nil, fault.Unauthenticated("Unauthorized Token")
 		}
 		principal, err := p.Operators.VerifyOperatorToken(ctx, raw)
 		if err != nil {
@@ -108,11 +166,11 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 	}
 	if auth := get(MDAuthorization); auth != "" {
 		if !r.GetTenantToken() {
-			return nil, apierr.Unauthenticated("this route does not accept access tokens")
+			return nil, fault.Unauthenticated("this route does not accept access tokens")
 		}
 		raw, ok := bearer(auth)
 		if !ok || p.Tokens == nil {
-			return nil, apierr.Unauthenticated("invalid access token")
+			return nil, fault.Unauthenticated("invalid access token")
 		}
 		principal, err := p.Tokens.VerifyAccessToken(ctx, raw)
 		if err != nil {
@@ -121,11 +179,11 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		principal.Kind = KindTenantToken
 		return &principal, nil
 	}
-	return nil, apierr.Unauthenticated("missing credentials")
+	return nil, fault.Unauthenticated("missing credentials")
 }
 
 // OperatorVerifier checks a platform operator JWT: signature with the platform key, expiry, issuer
-// and the operator audience (so app tokens never pass). It returns an Unauthenticated error for any
+// and the operator audience (so app tokens never pass). It returns an Unauthenticated fault for any
 // invalid token and a Principal whose UserID is the project member the token was issued to;
 // membership of the project a call touches is the handler's check.
 type OperatorVerifier interface {
@@ -148,7 +206,7 @@ func bearer(v string) (string, bool) {
 func tokenScope(r *edgev1.Route, req any, p Principal) error {
 	msg, ok := req.(proto.Message)
 	if !ok {
-		return apierr.Forbidden("access token not accepted here")
+		return fault.Forbidden("access token not accepted here")
 	}
 	for _, check := range []struct{ field, want, what string }{
 		{r.GetTokenAppField(), p.AppID, "app"},
@@ -160,11 +218,11 @@ func tokenScope(r *edgev1.Route, req any, p Principal) error {
 		}
 		fd := msg.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(check.field))
 		if fd == nil || fd.Kind() != protoreflect.StringKind {
-			return apierr.Forbidden("access token not accepted here")
+			return fault.Forbidden("access token not accepted here")
 		}
 		got := msg.ProtoReflect().Get(fd).String()
 		if check.want == "" || !strings.EqualFold(got, check.want) {
-			return apierr.Forbidden("the access token is not valid for this %s", check.what)
+			return fault.Forbidden("the access token is not valid for this %s", check.what)
 		}
 	}
 	return nil
@@ -172,26 +230,26 @@ func tokenScope(r *edgev1.Route, req any, p Principal) error {
 
 func (p Policy) admitKey(ctx context.Context, r *edgev1.Route, key, claimedType, clientID string) (*Principal, error) {
 	if claimedType != "read" && claimedType != "write" {
-		return nil, apierr.Unauthenticated("X-API-KEY-TYPE must be read or write")
+		return nil, fault.Unauthenticated("X-API-KEY-TYPE must be read or write")
 	}
 	if clientID == "" {
-		return nil, apierr.Unauthenticated("missing X-CLIENT-ID")
+		return nil, fault.Unauthenticated("missing X-CLIENT-ID")
 	}
 	if p.Keys == nil {
-		return nil, apierr.Unauthenticated("API keys are not accepted here")
+		return nil, fault.Unauthenticated("API keys are not accepted here")
 	}
 	vk, err := p.Keys.VerifyAPIKey(ctx, key, clientID)
 	if err != nil {
 		return nil, err
 	}
 	if vk.Type != claimedType {
-		return nil, apierr.Forbidden("X-API-KEY-TYPE does not match the API key")
+		return nil, fault.Forbidden("X-API-KEY-TYPE does not match the API key")
 	}
 	if !vk.AppEnabled {
-		return nil, apierr.Forbidden("App Is Disabled")
+		return nil, fault.Forbidden("App Is Disabled")
 	}
 	if !typeAllowed(r.GetApiKey(), vk.Type) {
-		return nil, apierr.Forbidden("this route needs an API key of another type")
+		return nil, fault.Forbidden("this route needs an API key of another type")
 	}
 	return &Principal{Kind: KindAPIKey, AppID: vk.AppID, ProjectID: vk.ProjectID, KeyID: vk.KeyID, KeyType: vk.Type}, nil
 }

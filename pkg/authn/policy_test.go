@@ -4,11 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	_ "github.com/berthhq/berth/proto/identity/v1" // registers the route options looked up below
 )
@@ -18,7 +16,7 @@ type fakeKeys map[string]VerifiedKey
 func (f fakeKeys) VerifyAPIKey(_ context.Context, key, clientID string) (VerifiedKey, error) {
 	vk, ok := f[key]
 	if !ok || vk.AppID != clientID {
-		return VerifiedKey{}, apierr.Unauthenticated("invalid API key")
+		return VerifiedKey{}, fault.Unauthenticated("invalid API key")
 	}
 	return vk, nil
 }
@@ -35,7 +33,7 @@ type fakeOperators struct{}
 
 func (fakeOperators) VerifyOperatorToken(_ context.Context, raw string) (Principal, error) {
 	if raw != "operator-token" {
-		return Principal{}, apierr.Unauthenticated("Unauthorized Token")
+		return Principal{}, fault.Unauthenticated("Unauthorized Token")
 	}
 	return Principal{UserID: "member-1"}, nil
 }
@@ -54,34 +52,34 @@ func TestPolicyAdmitsOnlyWhatTheRouteDeclares(t *testing.T) {
 		name   string
 		method string
 		md     metadata.MD
-		want   codes.Code
+		want   fault.Kind
 	}{
-		{"read key on read route", readRoute, apiKey("read-key", "read", "app-1"), codes.OK},
-		{"no credentials", readRoute, nil, codes.Unauthenticated},
-		{"missing key type", readRoute, metadata.Pairs(MDAPIKey, "read-key", MDClientID, "app-1"), codes.Unauthenticated},
-		{"unknown key type", readRoute, apiKey("read-key", "admin", "app-1"), codes.Unauthenticated},
-		{"missing client id", readRoute, metadata.Pairs(MDAPIKey, "read-key", MDAPIKeyType, "read"), codes.Unauthenticated},
-		{"client id of another app", readRoute, apiKey("read-key", "read", "app-2"), codes.Unauthenticated},
-		{"unknown key", readRoute, apiKey("nope", "read", "app-1"), codes.Unauthenticated},
-		{"claimed type differs from stored type", readRoute, apiKey("read-key", "write", "app-1"), codes.PermissionDenied},
-		{"write key on read-only route", readRoute, apiKey("write-key", "write", "app-1"), codes.PermissionDenied},
-		{"read key on write route", writeRoute, apiKey("read-key", "read", "app-1"), codes.PermissionDenied},
-		{"write key on write route", writeRoute, apiKey("write-key", "write", "app-1"), codes.OK},
-		{"read key on read-or-write route", anyRoute, apiKey("read-key", "read", "app-1"), codes.OK},
-		{"write key on read-or-write route", anyRoute, apiKey("write-key", "write", "app-1"), codes.OK},
-		{"key of a disabled app", readRoute, apiKey("disabled-key", "read", "app-2"), codes.PermissionDenied},
-		{"bearer token before tokens exist", anyRoute, metadata.Pairs(MDAuthorization, "Bearer x.y.z"), codes.Unauthenticated},
-		{"bearer token on API-key-only route", readRoute, metadata.Pairs(MDAuthorization, "Bearer x.y.z"), codes.Unauthenticated},
-		{"admin token on admin route", adminRoute, metadata.Pairs(MDAdminToken, "admin-secret"), codes.OK},
-		{"wrong admin token", adminRoute, metadata.Pairs(MDAdminToken, "admin-secreT"), codes.Unauthenticated},
-		{"API key on admin route", adminRoute, apiKey("write-key", "write", "app-1"), codes.Unauthenticated},
-		{"service token on internal route", svcRoute, metadata.Pairs(MDServiceToken, "service-secret"), codes.OK},
-		{"admin token on internal route", svcRoute, metadata.Pairs(MDAdminToken, "admin-secret"), codes.Unauthenticated},
-		{"operator route without token", "/berth.identity.v1.OperatorService/UpdateApiKey", nil, codes.Unauthenticated},
-		{"operator route with an API key", "/berth.identity.v1.OperatorService/UpdateApiKey", apiKey("write-key", "write", "app-1"), codes.Unauthenticated},
-		{"operator route with an invalid token", "/berth.identity.v1.OperatorService/UpdateApiKey", metadata.Pairs(MDAuthorization, "Bearer app-token"), codes.Unauthenticated},
-		{"operator route with an operator token", "/berth.identity.v1.OperatorService/UpdateApiKey", metadata.Pairs(MDAuthorization, "Bearer operator-token"), codes.OK},
-		{"method without route option", "/berth.identity.v1.IdentityService/Nope", apiKey("read-key", "read", "app-1"), codes.PermissionDenied},
+		{"read key on read route", readRoute, apiKey("read-key", "read", "app-1"), admitted},
+		{"no credentials", readRoute, nil, fault.KindUnauthenticated},
+		{"missing key type", readRoute, metadata.Pairs(MDAPIKey, "read-key", MDClientID, "app-1"), fault.KindUnauthenticated},
+		{"unknown key type", readRoute, apiKey("read-key", "admin", "app-1"), fault.KindUnauthenticated},
+		{"missing client id", readRoute, metadata.Pairs(MDAPIKey, "read-key", MDAPIKeyType, "read"), fault.KindUnauthenticated},
+		{"client id of another app", readRoute, apiKey("read-key", "read", "app-2"), fault.KindUnauthenticated},
+		{"unknown key", readRoute, apiKey("nope", "read", "app-1"), fault.KindUnauthenticated},
+		{"claimed type differs from stored type", readRoute, apiKey("read-key", "write", "app-1"), fault.KindForbidden},
+		{"write key on read-only route", readRoute, apiKey("write-key", "write", "app-1"), fault.KindForbidden},
+		{"read key on write route", writeRoute, apiKey("read-key", "read", "app-1"), fault.KindForbidden},
+		{"write key on write route", writeRoute, apiKey("write-key", "write", "app-1"), admitted},
+		{"read key on read-or-write route", anyRoute, apiKey("read-key", "read", "app-1"), admitted},
+		{"write key on read-or-write route", anyRoute, apiKey("write-key", "write", "app-1"), admitted},
+		{"key of a disabled app", readRoute, apiKey("disabled-key", "read", "app-2"), fault.KindForbidden},
+		{"bearer token before tokens exist", anyRoute, metadata.Pairs(MDAuthorization, "Bearer x.y.z"), fault.KindUnauthenticated},
+		{"bearer token on API-key-only route", readRoute, metadata.Pairs(MDAuthorization, "Bearer x.y.z"), fault.KindUnauthenticated},
+		{"admin token on admin route", adminRoute, metadata.Pairs(MDAdminToken, "admin-secret"), admitted},
+		{"wrong admin token", adminRoute, metadata.Pairs(MDAdminToken, "admin-secreT"), fault.KindUnauthenticated},
+		{"API key on admin route", adminRoute, apiKey("write-key", "write", "app-1"), fault.KindUnauthenticated},
+		{"service token on internal route", svcRoute, metadata.Pairs(MDServiceToken, "service-secret"), admitted},
+		{"admin token on internal route", svcRoute, metadata.Pairs(MDAdminToken, "admin-secret"), fault.KindUnauthenticated},
+		{"operator route without token", "/berth.identity.v1.OperatorService/UpdateApiKey", nil, fault.KindUnauthenticated},
+		{"operator route with an API key", "/berth.identity.v1.OperatorService/UpdateApiKey", apiKey("write-key", "write", "app-1"), fault.KindUnauthenticated},
+		{"operator route with an invalid token", "/berth.identity.v1.OperatorService/UpdateApiKey", metadata.Pairs(MDAuthorization, "Bearer app-token"), fault.KindUnauthenticated},
+		{"operator route with an operator token", "/berth.identity.v1.OperatorService/UpdateApiKey", metadata.Pairs(MDAuthorization, "Bearer operator-token"), admitted},
+		{"method without route option", "/berth.identity.v1.IdentityService/Nope", apiKey("read-key", "read", "app-1"), fault.KindForbidden},
 	}
 	icpt := p.UnaryInterceptor()
 	for _, tc := range cases {
@@ -92,10 +90,10 @@ func TestPolicyAdmitsOnlyWhatTheRouteDeclares(t *testing.T) {
 				seen, _ = FromContext(ctx)
 				return nil, nil
 			})
-			if got := status.Code(err); got != tc.want {
+			if got := outcome(err); got != tc.want {
 				t.Fatalf("code = %v (%v), want %v", got, err, tc.want)
 			}
-			if tc.want == codes.OK && tc.md.Get(MDAPIKey) != nil && seen.AppID != "app-1" {
+			if tc.want == admitted && tc.md.Get(MDAPIKey) != nil && seen.AppID != "app-1" {
 				t.Fatalf("handler saw principal %+v, want app-1", seen)
 			}
 		})
@@ -106,7 +104,22 @@ func TestEmptyConfiguredTokensNeverMatch(t *testing.T) {
 	p := Policy{}
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MDAdminToken, ""))
 	_, err := p.UnaryInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: adminRoute}, func(context.Context, any) (any, error) { return nil, nil })
-	if status.Code(err) != codes.Unauthenticated {
+	if outcome(err) != fault.KindUnauthenticated {
 		t.Fatalf("an unset admin token admitted a caller: %v", err)
 	}
+}
+
+// admitted is outcome's answer for a call the policy let through.
+const admitted fault.Kind = -1
+
+// outcome is how the policy answered: admitted, or the kind of the fault it returned (the status
+// code each kind becomes is pkg/grpcx's concern and tested there).
+func outcome(err error) fault.Kind {
+	if err == nil {
+		return admitted
+	}
+	if f, ok := fault.As(err); ok {
+		return f.Kind()
+	}
+	return fault.Kind(-2) // not a fault: never a wanted outcome
 }

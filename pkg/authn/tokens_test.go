@@ -6,14 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 )
 
 type fakeTokens struct {
@@ -28,9 +26,9 @@ func (f *fakeTokens) VerifyAccessToken(_ context.Context, raw string) (Principal
 	case "token-u2":
 		return Principal{AppID: "app-1", TenantID: "tenant-1", UserID: "user-2"}, nil
 	case "token-frozen":
-		return Principal{}, apierr.Forbidden("user is frozen")
+		return Principal{}, fault.Forbidden("user is frozen")
 	}
-	return Principal{}, apierr.Unauthenticated("invalid access token")
+	return Principal{}, fault.Unauthenticated("invalid access token")
 }
 
 func TestPolicyLimitsTenantTokensToTheirOwnAppTenantAndUser(t *testing.T) {
@@ -45,19 +43,19 @@ func TestPolicyLimitsTenantTokensToTheirOwnAppTenantAndUser(t *testing.T) {
 		method string
 		auth   string
 		req    any
-		want   codes.Code
+		want   fault.Kind
 	}{
-		{"own user", updateUser, "Bearer token-u1", &identityv1.UpdateUserRequest{UserId: "user-1"}, codes.OK},
-		{"own user, upper-case id", updateUser, "bearer token-u1", &identityv1.UpdateUserRequest{UserId: "USER-1"}, codes.OK},
-		{"another user", updateUser, "Bearer token-u2", &identityv1.UpdateUserRequest{UserId: "user-1"}, codes.PermissionDenied},
-		{"own app", roles, "Bearer token-u1", &identityv1.ListUserRolesRequest{AppId: "app-1"}, codes.OK},
-		{"another app", roles, "Bearer token-u1", &identityv1.ListUserRolesRequest{AppId: "app-2"}, codes.PermissionDenied},
-		{"route without scope field", me, "Bearer token-u1", &identityv1.GetMeRequest{}, codes.OK},
-		{"frozen user", me, "Bearer token-frozen", &identityv1.GetMeRequest{}, codes.PermissionDenied},
-		{"invalid token", me, "Bearer nope", &identityv1.GetMeRequest{}, codes.Unauthenticated},
-		{"not a bearer scheme", me, "Basic token-u1", &identityv1.GetMeRequest{}, codes.Unauthenticated},
-		{"empty bearer", me, "Bearer ", &identityv1.GetMeRequest{}, codes.Unauthenticated},
-		{"token on API-key-only route", readRoute, "Bearer token-u1", &identityv1.GetUserRequest{UserId: "user-1"}, codes.Unauthenticated},
+		{"own user", updateUser, "Bearer token-u1", &identityv1.UpdateUserRequest{UserId: "user-1"}, admitted},
+		{"own user, upper-case id", updateUser, "bearer token-u1", &identityv1.UpdateUserRequest{UserId: "USER-1"}, admitted},
+		{"another user", updateUser, "Bearer token-u2", &identityv1.UpdateUserRequest{UserId: "user-1"}, fault.KindForbidden},
+		{"own app", roles, "Bearer token-u1", &identityv1.ListUserRolesRequest{AppId: "app-1"}, admitted},
+		{"another app", roles, "Bearer token-u1", &identityv1.ListUserRolesRequest{AppId: "app-2"}, fault.KindForbidden},
+		{"route without scope field", me, "Bearer token-u1", &identityv1.GetMeRequest{}, admitted},
+		{"frozen user", me, "Bearer token-frozen", &identityv1.GetMeRequest{}, fault.KindForbidden},
+		{"invalid token", me, "Bearer nope", &identityv1.GetMeRequest{}, fault.KindUnauthenticated},
+		{"not a bearer scheme", me, "Basic token-u1", &identityv1.GetMeRequest{}, fault.KindUnauthenticated},
+		{"empty bearer", me, "Bearer ", &identityv1.GetMeRequest{}, fault.KindUnauthenticated},
+		{"token on API-key-only route", readRoute, "Bearer token-u1", &identityv1.GetUserRequest{UserId: "user-1"}, fault.KindUnauthenticated},
 	}
 	icpt := p.UnaryInterceptor()
 	for _, tc := range cases {
@@ -68,10 +66,10 @@ func TestPolicyLimitsTenantTokensToTheirOwnAppTenantAndUser(t *testing.T) {
 				seen, _ = FromContext(ctx)
 				return nil, nil
 			})
-			if got := status.Code(err); got != tc.want {
+			if got := outcome(err); got != tc.want {
 				t.Fatalf("code = %v (%v), want %v", got, err, tc.want)
 			}
-			if tc.want == codes.OK && (seen.Kind != KindTenantToken || seen.UserID == "") {
+			if tc.want == admitted && (seen.Kind != KindTenantToken || seen.UserID == "") {
 				t.Fatalf("handler saw %+v", seen)
 			}
 		})
@@ -106,7 +104,7 @@ func TestTokenCacheNeverOutlivesTheTokenAndForgetsFrozenUsers(t *testing.T) {
 		t.Fatalf("forgotten user still cached: %d verifications", n)
 	}
 	for i := 0; i < 2; i++ {
-		if _, err := c.VerifyAccessToken(ctx, "token-frozen"); status.Code(err) != codes.PermissionDenied {
+		if _, err := c.VerifyAccessToken(ctx, "token-frozen"); outcome(err) != fault.KindForbidden {
 			t.Fatalf("frozen: %v", err)
 		}
 	}

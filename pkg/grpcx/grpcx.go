@@ -1,12 +1,10 @@
-// Package grpcx builds Berth's gRPC servers and clients with the same interceptor chain everywhere:
-// request id, panic recovery, access log, a default deadline and the access policy. Putting the
-// policy in the server chain (not in the REST edge) is what gives direct gRPC callers the same rules.
 package grpcx
 
 import (
 	"context"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/pkg/authn"
@@ -17,6 +15,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/status"
 )
 
@@ -33,20 +32,34 @@ type ServerOptions struct {
 	Health *health.Server
 }
 
-// NewServer returns a gRPC server with the standard chain and the health service registered.
+// NewServer returns a gRPC server with the standard chains and the health service registered.
+// The order matters: the request id comes first so every later log line carries it; the metrics
+// and the access log sit outside the fault mapping so they record the code the caller received;
+// the mapping sits outside the policy so the policy's faults become statuses like any handler's.
 func NewServer(o ServerOptions) *grpc.Server {
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	s := grpc.NewServer(grpc.ChainUnaryInterceptor(
-		requestID,
-		recovery(log),
-		metrics,
-		accessLog(log),
-		deadline,
-		o.Policy.UnaryInterceptor(),
-	))
+	s := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(
+			requestID,
+			recovery(log),
+			metrics,
+			accessLog(log),
+			Faults(log),
+			deadline,
+			o.Policy.UnaryInterceptor(),
+		),
+		grpc.ChainStreamInterceptor(
+			streamRequestID,
+			streamRecovery(log),
+			streamMetrics,
+			streamAccessLog(log),
+			StreamFaults(log),
+			o.Policy.StreamInterceptor(),
+		),
+	)
 	hs := o.Health
 	if hs == nil {
 		hs = health.NewServer()
@@ -55,42 +68,88 @@ func NewServer(o ServerOptions) *grpc.Server {
 	return s
 }
 
-func requestID(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func withRequestID(ctx context.Context) context.Context {
 	id := ""
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		if v := md.Get(reqid.MetadataKey); len(v) > 0 {
 			id = v[0]
 		}
 	}
-	return h(reqid.With(ctx, reqid.Accept(id)), req)
+	return reqid.With(ctx, reqid.Accept(id))
+}
+
+func requestID(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	return h(withRequestID(ctx), req)
+}
+
+func streamRequestID(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	return h(srv, &contextStream{ServerStream: ss, ctx: withRequestID(ss.Context())})
+}
+
+// contextStream is a ServerStream whose handler sees ctx: how a stream interceptor hands values
+// (request id, Principal) to the handler.
+type contextStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *contextStream) Context() context.Context { return s.ctx }
+
+// recovered turns a handler panic into a generic Internal status; the panic and its stack are
+// logged here, so the fault mapping passes the status on without logging it again.
+func recovered(ctx context.Context, log *slog.Logger, method string, p any) error {
+	log.ErrorContext(ctx, "panic in handler", "method", method, "panic", p, "stack", string(debug.Stack()))
+	return internalStatus().Err()
 }
 
 func recovery(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
-				resp, err = nil, status.Error(codes.Internal, "Internal Server Error")
+				resp, err = nil, recovered(ctx, log, info.FullMethod, p)
 			}
 		}()
 		return h(ctx, req)
 	}
 }
 
+func streamRecovery(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = recovered(ss.Context(), log, info.FullMethod, p)
+			}
+		}()
+		return h(srv, ss)
+	}
+}
+
+// logAccess writes the one line per call. Causes are not repeated here: the fault mapping logged
+// any the caller was not shown. A caller that hung up is routine, so Canceled is only a debug line.
+func logAccess(ctx context.Context, log *slog.Logger, method string, start time.Time, err error) {
+	code := status.Code(err)
+	level := slog.LevelInfo
+	if code == codes.Canceled {
+		level = slog.LevelDebug
+	}
+	log.Log(ctx, level, "grpc", "method", method, "code", code.String(), "duration_ms", time.Since(start).Milliseconds())
+}
+
 func accessLog(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		start := time.Now()
 		resp, err := h(ctx, req)
-		code := status.Code(err)
-		level := slog.LevelInfo
-		attrs := []any{"method", info.FullMethod, "code", code.String(), "duration_ms", time.Since(start).Milliseconds()}
-		if code == codes.Internal || code == codes.Unknown {
-			// The cause of an internal error is only ever shown here, never to the caller.
-			level = slog.LevelError
-			attrs = append(attrs, "error", err.Error())
-		}
-		log.Log(ctx, level, "grpc", attrs...)
+		logAccess(ctx, log, info.FullMethod, start, err)
 		return resp, err
+	}
+}
+
+func streamAccessLog(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		start := time.Now()
+		err := h(srv, ss)
+		logAccess(ss.Context(), log, info.FullMethod, start, err)
+		return err
 	}
 }
 
@@ -103,10 +162,27 @@ func deadline(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Unar
 	return h(ctx, req)
 }
 
+// roundRobin spreads calls over every address the resolver returns. gRPC's default (pick_first)
+// would send all of a process's calls to one replica for the connection's lifetime.
+const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
 // Dial opens a client connection inside the deployment. It forwards the request id and, when
-// serviceToken is set, authenticates as a Berth service.
+// serviceToken is set, authenticates as a Berth service. A target without a scheme ("tenant:9090")
+// is resolved through DNS, so every replica behind the name gets calls; targets with a scheme
+// (passthrough:///, unix:) are used as given.
 func Dial(target, serviceToken string) (*grpc.ClientConn, error) {
-	return grpc.NewClient(target, ClientOptions(serviceToken)...)
+	opts := append(ClientOptions(serviceToken), grpc.WithDefaultServiceConfig(roundRobin))
+	return grpc.NewClient(dnsTarget(target), opts...)
+}
+
+// dnsTarget prefixes dns:/// unless target starts with a scheme a resolver is registered for —
+// the same test grpc.NewClient applies, so "host:port" (which parses as scheme "host") still
+// counts as scheme-less.
+func dnsTarget(target string) string {
+	if scheme, _, ok := strings.Cut(target, ":"); ok && resolver.Get(scheme) != nil {
+		return target
+	}
+	return "dns:///" + target
 }
 
 // ClientOptions are Dial's options, for connections made elsewhere (bufconn in the all-in-one run).

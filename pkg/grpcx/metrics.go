@@ -24,12 +24,20 @@ var (
 	}, []string{"method"})
 )
 
-// metrics counts every RPC with the code it answered, after the access policy and the handler.
+// metrics counts every unary RPC with the code it answered, after the access policy and the handler.
 func metrics(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	resp, err := h(ctx, req)
 	observe(info.FullMethod, start, err)
 	return resp, err
+}
+
+// streamMetrics does the same for streaming RPCs, timed from open to close.
+func streamMetrics(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	start := time.Now()
+	err := h(srv, ss)
+	observe(info.FullMethod, start, err)
+	return err
 }
 
 func observe(method string, start time.Time, err error) {

@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
@@ -53,10 +52,10 @@ type fakeIdentity struct {
 func (f *fakeIdentity) VerifyApiKey(ctx context.Context, req *identityv1.VerifyApiKeyRequest) (*identityv1.VerifiedApiKey, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if got := md.Get(authn.MDServiceToken); len(got) != 1 || got[0] != serviceToken {
-		return nil, apierr.Unauthenticated("invalid service token")
+		return nil, status.Error(codes.Unauthenticated, "invalid service token")
 	}
 	if req.GetApiKey() != readKey || req.GetClientId() != f.appID {
-		return nil, apierr.Unauthenticated("invalid API key")
+		return nil, status.Error(codes.Unauthenticated, "invalid API key")
 	}
 	return &identityv1.VerifiedApiKey{KeyId: "key-1", AppId: f.appID, ProjectId: uuid.NewString(), Type: "read", AppEnabled: true}, nil
 }
@@ -278,8 +277,8 @@ func TestRoute8RefusesBadDatesAndMissingKeys(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := client.ListSignIns(tc.ctx, &analyticsv1.ListSignInsRequest{From: tc.from, To: tc.to})
 			st := status.Convert(err)
-			if st.Code() != tc.code || apierr.Field(st) != tc.wantField {
-				t.Fatalf("ListSignIns = %v (field %q), want %v on %q", err, apierr.Field(st), tc.code, tc.wantField)
+			if st.Code() != tc.code || grpcx.FieldOf(st) != tc.wantField {
+				t.Fatalf("ListSignIns = %v (field %q), want %v on %q", err, grpcx.FieldOf(st), tc.code, tc.wantField)
 			}
 			if tc.code == codes.OK && (res.GetKind() != "analyticsSignIn" || len(res.GetItems()) != 0) {
 				t.Fatalf("ListSignIns = %v, want an empty analyticsSignIn list", res)

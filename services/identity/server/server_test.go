@@ -21,7 +21,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
@@ -136,7 +135,7 @@ type fakeTenant struct {
 func (f *fakeTenant) CreateTenantForSignUp(ctx context.Context, req *tenantv1.CreateTenantForSignUpRequest) (*tenantv1.Tenant, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if got := md.Get(authn.MDServiceToken); len(got) != 1 || got[0] != "service" {
-		return nil, apierr.Unauthenticated("no service token")
+		return nil, status.Error(codes.Unauthenticated, "no service token")
 	}
 	f.calls <- req
 	return &tenantv1.Tenant{Kind: "tenant", Id: uuid.NewString(), Name: req.GetName()}, nil

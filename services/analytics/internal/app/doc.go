@@ -6,6 +6,6 @@
 // contexts' published messages kept as they arrived, so the port speaks those messages rather than
 // copies of them.
 //
-// Use cases know no transport: they return domain errors (*domain.FieldError) that the inbound
-// adapter maps to gRPC codes.
+// Use cases know no transport: they return faults (pkg/fault), which the server chain maps to gRPC
+// codes.
 package app

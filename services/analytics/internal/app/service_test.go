@@ -2,7 +2,7 @@ package app_test
 
 import (
 	"context"
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"reflect"
 	"testing"
 	"time"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
 	"github.com/berthhq/berth/services/analytics/internal/app"
-	"github.com/berthhq/berth/services/analytics/internal/domain"
 )
 
 func TestListSignInsCoversWholeUTCDaysAndAgesEachItem(t *testing.T) {
@@ -64,9 +63,8 @@ func TestListSignInsCoversWholeUTCDaysAndAgesEachItem(t *testing.T) {
 func TestListSignInsRefusesAnInvalidRange(t *testing.T) {
 	svc := app.NewService(memory.New(), nil)
 	_, err := svc.ListSignIns(context.Background(), uuid.NewString(), "2026-03-05", "2026-03-04")
-	var fe *domain.FieldError
-	if !errors.As(err, &fe) || fe.Field != "from" {
-		t.Fatalf("err = %v, want a FieldError on from", err)
+	if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != "from" {
+		t.Fatalf("err = %v, want an Invalid fault on from", err)
 	}
 }
 

@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"time"
 )
 
@@ -9,18 +9,6 @@ import (
 const MaxRangeDays = 366
 
 const day = 24 * time.Hour
-
-// FieldError reports a query parameter that failed validation.
-type FieldError struct {
-	Field  string
-	Reason string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
-
-func invalid(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
 
 // Range is an inclusive range of whole UTC days.
 type Range struct {
@@ -41,11 +29,11 @@ func ParseRange(from, to string) (Range, error) {
 		return Range{}, err
 	}
 	if f.After(t) {
-		return Range{}, invalid("from", "must not be after to")
+		return Range{}, fault.InvalidField("from", "must not be after to")
 	}
 	r := Range{From: f, To: t}
 	if r.Days() > MaxRangeDays {
-		return Range{}, invalid("to", "must be at most %d days from from, counting both", MaxRangeDays)
+		return Range{}, fault.InvalidField("to", "must be at most %d days from from, counting both", MaxRangeDays)
 	}
 	return r, nil
 }
@@ -54,11 +42,11 @@ func ParseRange(from, to string) (Range, error) {
 // and any other spelling (2026-2-3, a time of day, surrounding spaces).
 func parseDay(field, s string) (time.Time, error) {
 	if s == "" {
-		return time.Time{}, invalid(field, "is required")
+		return time.Time{}, fault.InvalidField(field, "is required")
 	}
 	d, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, invalid(field, "must be a date YYYY-MM-DD")
+		return time.Time{}, fault.InvalidField(field, "must be a date YYYY-MM-DD")
 	}
 	return d, nil
 }

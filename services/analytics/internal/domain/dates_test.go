@@ -1,7 +1,7 @@
 package domain_test
 
 import (
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"testing"
 	"time"
 
@@ -44,12 +44,12 @@ func TestParseRangeValidatesTheDocumentedRules(t *testing.T) {
 				}
 				return
 			}
-			var fe *domain.FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("ParseRange(%q, %q) = %v, want a FieldError on %q", tc.from, tc.to, err, tc.wantField)
+			f, ok := fault.As(err)
+			if !ok || f.Kind() != fault.KindInvalid {
+				t.Fatalf("ParseRange(%q, %q) = %v, want an Invalid fault on %q", tc.from, tc.to, err, tc.wantField)
 			}
-			if fe.Field != tc.wantField {
-				t.Fatalf("error names %q (%v), want %q", fe.Field, fe, tc.wantField)
+			if f.Field() != tc.wantField {
+				t.Fatalf("error names %q (%v), want %q", f.Field(), f, tc.wantField)
 			}
 		})
 	}

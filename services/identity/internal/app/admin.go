@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -123,7 +122,7 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (domain.User, erro
 		return domain.User{}, err
 	}
 	if err := s.store.CreateUser(ctx, u); err != nil {
-		return domain.User{}, emailTaken(err)
+		return domain.User{}, err
 	}
 	return u, nil
 }
@@ -139,10 +138,7 @@ func (s *Service) CreateUserRole(ctx context.Context, appID, name string) (domai
 		return domain.UserRole{}, err
 	}
 	if err := s.store.CreateRole(ctx, r); err != nil {
-		if errors.Is(err, domain.ErrRoleTaken) {
-			return domain.UserRole{}, domain.Invalid("name", "is already used by another role of this app")
-		}
-		return domain.UserRole{}, err
+		return domain.UserRole{}, err // domain.ErrRoleTaken names the field
 	}
 	return r, nil
 }

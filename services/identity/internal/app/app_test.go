@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"google.golang.org/grpc/codes"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
@@ -127,8 +126,7 @@ func types(evs []events.Event) []string {
 // wantInvalid checks for a validation error on field.
 func wantInvalid(t *testing.T, err error, field string) {
 	t.Helper()
-	var ve *domain.ValidationError
-	if !errors.As(err, &ve) || ve.Field != field {
+	if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != field {
 		t.Fatalf("error = %v, want a validation error on %q", err, field)
 	}
 }
@@ -184,7 +182,7 @@ func TestAPIKeyVerification(t *testing.T) {
 		{"unknown key id", "berth_ffffffffffffffffffffffff_" + full[len(full)-64:], f.app.ID},
 	}
 	for _, c := range cases {
-		if _, err := f.svc.VerifyAPIKey(ctx, c.key, c.client); !apierr.IsCode(err, codes.Unauthenticated) {
+		if _, err := f.svc.VerifyAPIKey(ctx, c.key, c.client); !fault.Is(err, fault.KindUnauthenticated) {
 			t.Errorf("%s: error = %v, want Unauthenticated", c.name, err)
 		}
 	}

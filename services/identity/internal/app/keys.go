@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/authn/apikey"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
@@ -16,7 +16,7 @@ var _ authn.KeyVerifier = (*Service)(nil)
 
 // errBadKey is the one answer for every kind of wrong key, so a caller cannot tell an unknown key
 // id from a wrong secret or a key of another app.
-func errBadKey() error { return apierr.Unauthenticated("invalid API key") }
+func errBadKey() error { return fault.Unauthenticated("invalid API key") }
 
 // VerifyAPIKey checks a presented key against the stored hash (in constant time) and that it belongs
 // to clientID's app. It does not look at the claimed type: the access policy compares that with the
@@ -32,14 +32,14 @@ func (s *Service) VerifyAPIKey(ctx context.Context, full, clientID string) (auth
 		return authn.VerifiedKey{}, errBadKey()
 	}
 	if err != nil {
-		return authn.VerifiedKey{}, apierr.Internal(err)
+		return authn.VerifiedKey{}, fault.Internal(err)
 	}
 	if !apikey.Matches(s.pepper, secret, k.Hash) || k.AppID != clientID {
 		return authn.VerifiedKey{}, errBadKey()
 	}
 	a, err := s.store.GetApp(ctx, k.AppID)
 	if err != nil {
-		return authn.VerifiedKey{}, apierr.Internal(err)
+		return authn.VerifiedKey{}, fault.Internal(err)
 	}
 	return authn.VerifiedKey{KeyID: k.ID, AppID: a.ID, ProjectID: a.ProjectID, Type: string(k.Type), AppEnabled: a.Enabled}, nil
 }

@@ -9,11 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -54,8 +51,8 @@ type SignInInput struct {
 // Answers of sign-up and sign-in failures. They are deliberately generic: neither may tell whether
 // an address has an account.
 var (
-	errSignUp      = apierr.Invalid("", "could not sign up with these details")
-	errCredentials = apierr.Invalid("", "invalid email or password")
+	errSignUp      = fault.Invalid("", "could not sign up with these details")
+	errCredentials = fault.Invalid("", "invalid email or password")
 )
 
 // loginApp checks an authorization request: a known app and a redirect URI registered for it. The
@@ -63,17 +60,17 @@ var (
 func (s *Service) loginApp(ctx context.Context, p LoginParams) (domain.App, error) {
 	id := domain.CanonicalID(strings.TrimSpace(p.ClientID))
 	if !domain.IsUUID(id) {
-		return domain.App{}, apierr.Invalid("client_id", "unknown client_id")
+		return domain.App{}, fault.Invalid("client_id", "unknown client_id")
 	}
 	a, err := s.store.GetApp(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
-		return domain.App{}, apierr.Invalid("client_id", "unknown client_id")
+		return domain.App{}, fault.Invalid("client_id", "unknown client_id")
 	}
 	if err != nil {
 		return domain.App{}, err
 	}
 	if !a.RegisteredRedirect(p.RedirectURI) {
-		return domain.App{}, apierr.Invalid("redirect_uri", "redirect_uri is not registered for this app")
+		return domain.App{}, fault.Invalid("redirect_uri", "redirect_uri is not registered for this app")
 	}
 	if err := domain.CheckAuthorizationParams(p.State, p.Nonce, p.Scope); err != nil {
 		return domain.App{}, err
@@ -90,7 +87,7 @@ func (s *Service) DescribeLogin(ctx context.Context, clientID, redirectURI strin
 		return domain.App{}, err
 	}
 	if !a.Enabled {
-		return domain.App{}, apierr.Invalid("client_id", "this app is disabled")
+		return domain.App{}, fault.Invalid("client_id", "this app is disabled")
 	}
 	return a, nil
 }
@@ -102,7 +99,7 @@ func (s *Service) enabledLoginApp(ctx context.Context, p LoginParams) (domain.Ap
 		return domain.App{}, err
 	}
 	if !a.Enabled {
-		return domain.App{}, apierr.Forbidden("App Is Disabled")
+		return domain.App{}, fault.Forbidden("App Is Disabled")
 	}
 	return a, nil
 }
@@ -127,10 +124,10 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
-		return "", apierr.Invalid("email", "must be a valid email address")
+		return "", fault.Invalid("email", "must be a valid email address")
 	}
 	if err := password.Check(in.Password); err != nil {
-		return "", apierr.Invalid("password", "%s", strings.TrimPrefix(err.Error(), password.ErrPolicy.Error()+": "))
+		return "", err // an Invalid fault on the password naming the rule
 	}
 	// Hashing before the lookup keeps the time of a refused address close to that of a new one.
 	hash, err := s.passwords.Hash(in.Password)
@@ -157,11 +154,11 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 		return "", err
 	}
 	if s.tenants == nil {
-		return "", status.Error(codes.Unavailable, "sign-up is not available")
+		return "", fault.Unavailable(0, "sign-up is not available")
 	}
 	tenantID, err := s.tenants.CreateTenant(ctx, a.ID, email)
 	if err != nil {
-		return "", apierr.Internal(fmt.Errorf("create tenant: %w", err))
+		return "", fault.Internal(fmt.Errorf("create tenant: %w", err))
 	}
 	u.TenantID, u.PasswordHash = domain.CanonicalID(tenantID), hash
 	if err := s.store.CreateUser(ctx, u); err != nil {
@@ -220,9 +217,9 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, error) {
 func inactive(u domain.User) error {
 	switch {
 	case u.Deleted:
-		return apierr.Forbidden("this account was deleted")
+		return fault.Forbidden("this account was deleted")
 	case u.Frozen:
-		return apierr.Forbidden("this account is frozen")
+		return fault.Forbidden("this account is frozen")
 	}
 	return nil
 }
@@ -247,7 +244,7 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 		})
 	})
 	if errors.Is(err, domain.ErrUserInactive) {
-		return "", apierr.Forbidden("this account cannot sign in")
+		return "", fault.Forbidden("this account cannot sign in")
 	}
 	if err != nil {
 		return "", err
@@ -305,9 +302,10 @@ func ipLimitKey(ip string) string {
 }
 
 // errTooMany is the answer once a limit is reached. The message tells the user what to do; the
-// edge renders it on the hosted page.
+// window is the retry-after, an upper bound (the oldest counted failure may leave it sooner), which
+// the hosted page sends as Retry-After.
 func errTooMany(window time.Duration) error {
-	return status.Errorf(codes.ResourceExhausted, "too many failed sign-in attempts; try again in %d minutes", int(window.Minutes()))
+	return fault.Exhausted(window, "too many failed sign-in attempts; try again in %d minutes", int(window.Minutes()))
 }
 
 // checkLimits refuses the attempt when the email's or the address's failures within the window

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"net/url"
 	"slices"
 	"strings"
@@ -11,9 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -42,27 +41,12 @@ func (f *fixture) signIn(email, pw string) (string, error) {
 	return f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: clientIP})
 }
 
-// codeOf is the gRPC code the adapter answers err with: use cases return statuses, validation
-// errors and not-found errors.
-func codeOf(err error) codes.Code {
-	var ve *domain.ValidationError
-	switch {
-	case errors.As(err, &ve):
-		return codes.InvalidArgument
-	case errors.Is(err, domain.ErrNotFound):
-		return codes.NotFound
-	}
-	return status.Code(err)
-}
+// codeOf is the gRPC code a caller receives for err: use cases return faults, which the server
+// chain maps once (grpcx).
+func codeOf(err error) codes.Code { return grpcx.StatusOf(err).Code() }
 
 // fieldOf is the field an InvalidArgument error names.
-func fieldOf(err error) string {
-	var ve *domain.ValidationError
-	if errors.As(err, &ve) {
-		return ve.Field
-	}
-	return apierr.Field(status.Convert(err))
-}
+func fieldOf(err error) string { return grpcx.FieldOf(grpcx.StatusOf(err)) }
 
 func wantStatus(t *testing.T, what string, err error, want codes.Code) {
 	t.Helper()
@@ -189,7 +173,7 @@ func TestSignUpRefusals(t *testing.T) {
 	}
 	// The registered address gets the answer any refused details get, not "address taken".
 	_, err := f.svc.SignUp(context.Background(), in(func(x *app.SignUpInput) { x.Email = "ada@example.test" }))
-	if st, _ := status.FromError(err); st.Message() != "could not sign up with these details" {
+	if st := grpcx.StatusOf(err); st.Message() != "could not sign up with these details" {
 		t.Errorf("message for a registered address = %q", st.Message())
 	}
 }
@@ -226,7 +210,7 @@ func TestSignInAnswersUnknownAndWrongAlike(t *testing.T) {
 	} {
 		_, err := f.signIn(c.email, c.pw)
 		wantStatus(t, c.email, err, codes.InvalidArgument)
-		messages = append(messages, status.Convert(err).Message())
+		messages = append(messages, grpcx.StatusOf(err).Message())
 	}
 	for _, m := range messages {
 		if m != "invalid email or password" {
@@ -276,10 +260,13 @@ func TestSignInAttemptLimits(t *testing.T) {
 		}
 		_, err := f.signIn("Grace@example.test", goodPassword)
 		wantStatus(t, "right password after the limit", err, codes.ResourceExhausted)
-		if !strings.Contains(status.Convert(err).Message(), "15 minutes") {
-			t.Errorf("message %q does not say when to retry", status.Convert(err).Message())
+		if !strings.Contains(grpcx.StatusOf(err).Message(), "15 minutes") {
+			t.Errorf("message %q does not say when to retry", grpcx.StatusOf(err).Message())
 		}
-		if _, err := f.signIn("other@example.test", "wrong password!"); status.Code(err) != codes.InvalidArgument {
+		if got := grpcx.RetryAfterOf(grpcx.StatusOf(err)); got != 15*time.Minute {
+			t.Errorf("retry-after = %v, want the 15-minute window", got)
+		}
+		if _, err := f.signIn("other@example.test", "wrong password!"); grpcx.StatusOf(err).Code() != codes.InvalidArgument {
 			t.Errorf("another address is limited too: %v", err)
 		}
 		f.now = f.now.Add(app.DefaultLoginLimits.Window + time.Second)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/token"
@@ -43,10 +43,7 @@ func (s *Service) AddProjectMember(ctx context.Context, projectID, email, name s
 		return domain.ProjectMember{}, err
 	}
 	if err := s.store.AddProjectMember(ctx, m); err != nil {
-		if errors.Is(err, domain.ErrMemberTaken) {
-			return domain.ProjectMember{}, domain.Invalid("email", "is already a member of this project")
-		}
-		return domain.ProjectMember{}, err
+		return domain.ProjectMember{}, err // domain.ErrMemberTaken names the field
 	}
 	return m, nil
 }
@@ -58,7 +55,7 @@ func (s *Service) IssueOperatorToken(ctx context.Context, memberID string, ttl t
 	case ttl == 0:
 		ttl = DefaultOperatorTokenTTL
 	case ttl < 0 || ttl > MaxOperatorTokenTTL:
-		return "", time.Time{}, domain.Invalid("ttlSeconds", "must be between 1 and %d seconds (0 = %d)",
+		return "", time.Time{}, fault.InvalidField("ttlSeconds", "must be between 1 and %d seconds (0 = %d)",
 			int(MaxOperatorTokenTTL.Seconds()), int(DefaultOperatorTokenTTL.Seconds()))
 	}
 	m, err := s.store.GetProjectMember(ctx, domain.CanonicalID(memberID))
@@ -81,7 +78,7 @@ func (s *Service) IssueOperatorToken(ctx context.Context, memberID string, ttl t
 	return raw, exp, nil
 }
 
-func errBadOperatorToken() error { return apierr.Unauthenticated("Unauthorized Token") }
+func errBadOperatorToken() error { return fault.Unauthenticated("Unauthorized Token") }
 
 // VerifyOperatorToken implements authn.OperatorVerifier: signature with the operator key, expiry,
 // the operator issuer and audience, and a member that still exists. The Principal names the
@@ -89,7 +86,7 @@ func errBadOperatorToken() error { return apierr.Unauthenticated("Unauthorized T
 func (s *Service) VerifyOperatorToken(ctx context.Context, raw string) (authn.Principal, error) {
 	key, err := s.operatorKey(ctx)
 	if err != nil {
-		return authn.Principal{}, apierr.Internal(err)
+		return authn.Principal{}, fault.Internal(err)
 	}
 	memberID, err := token.VerifyOperator(raw, token.OperatorIssuer(s.issuer), &key.PublicKey, s.clock)
 	if err != nil {
@@ -100,7 +97,7 @@ func (s *Service) VerifyOperatorToken(ctx context.Context, raw string) (authn.Pr
 		return authn.Principal{}, errBadOperatorToken()
 	}
 	if err != nil {
-		return authn.Principal{}, apierr.Internal(err)
+		return authn.Principal{}, fault.Internal(err)
 	}
 	return authn.Principal{Kind: authn.KindOperator, ProjectID: m.ProjectID, UserID: m.ID}, nil
 }
@@ -164,7 +161,7 @@ func (s *Service) UpdateAPIKey(ctx context.Context, memberID string, in APIKeyUp
 	in.ProjectID, in.AppID, in.KeyID = domain.CanonicalID(in.ProjectID), domain.CanonicalID(in.AppID), domain.CanonicalID(in.KeyID)
 	for _, f := range []struct{ name, v string }{{"projectUuid", in.ProjectID}, {"appUuid", in.AppID}, {"apiKeyUuid", in.KeyID}} {
 		if !domain.IsUUID(f.v) {
-			return domain.APIKey{}, domain.Invalid(f.name, "must be a UUID")
+			return domain.APIKey{}, fault.InvalidField(f.name, "must be a UUID")
 		}
 	}
 	m, err := s.store.GetProjectMember(ctx, memberID)
@@ -186,7 +183,7 @@ func (s *Service) UpdateAPIKey(ctx context.Context, memberID string, in APIKeyUp
 			return nil, domain.NotFound("API key")
 		}
 		if !a.Enabled {
-			return nil, apierr.Forbidden("App Is Disabled")
+			return nil, fault.Forbidden("App Is Disabled")
 		}
 		if err := k.Describe(in.Name, in.Description, s.now()); err != nil {
 			return nil, err

@@ -8,10 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/invite"
 )
@@ -37,18 +34,18 @@ type Invite struct {
 func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in Invite) error {
 	in.UserID = domain.CanonicalID(in.UserID)
 	if !domain.IsUUID(in.UserID) {
-		return domain.Invalid("userId", "must be a UUID")
+		return fault.InvalidField("userId", "must be a UUID")
 	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
-		return domain.Invalid("email", "must be a valid email address")
+		return fault.InvalidField("email", "must be a valid email address")
 	}
 	lang, ok := invite.Language(in.Language)
 	if !ok {
-		return domain.Invalid("language", "must be en or de")
+		return fault.InvalidField("language", "must be en or de")
 	}
 	if s.mailer == nil || s.publicURL == "" {
-		return status.Error(codes.Unavailable, "invites are not available")
+		return fault.Unavailable(0, "invites are not available")
 	}
 	u, err := s.store.GetUser(ctx, callerApp, in.UserID)
 	if err != nil {
@@ -58,14 +55,14 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 		return domain.NotFound("user")
 	}
 	if in.ByToken && u.Frozen {
-		return apierr.Forbidden("user is frozen")
+		return fault.Forbidden("user is frozen")
 	}
 	a, err := s.store.GetApp(ctx, callerApp)
 	if err != nil {
 		return err
 	}
 	if len(a.RedirectURIs) == 0 {
-		return status.Error(codes.FailedPrecondition, "the app has no redirect URI to sign up to")
+		return fault.Precondition("the app has no redirect URI to sign up to")
 	}
 
 	code, ref, err := domain.NewReferral(a.ID, u.ID, s.now())
@@ -84,16 +81,18 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 	}
 	if err := s.store.CreateReferral(ctx, ref, ref.CreatedAt.Add(-InviteWindow), InviteLimit); err != nil {
 		if errors.Is(err, domain.ErrInviteLimit) {
-			return status.Error(codes.FailedPrecondition, "daily invite limit reached")
+			// The oldest invite in the window may be younger than that; the whole window is a
+			// wait that certainly frees a slot.
+			return fault.Exhausted(InviteWindow, "daily invite limit reached")
 		}
 		return err
 	}
 	if err := s.mailer.Send(ctx, msg); err != nil {
 		// The request's context may be what failed; forgetting the code must not depend on it.
 		if derr := s.store.DeleteReferral(context.WithoutCancel(ctx), ref.Hash); derr != nil {
-			return apierr.Internal(fmt.Errorf("send invite: %w; forget its code: %w", err, derr))
+			return fault.Internal(fmt.Errorf("send invite: %w; forget its code: %w", err, derr))
 		}
-		return status.Error(codes.Unavailable, "the invite could not be sent")
+		return fault.Unavailable(0, "the invite could not be sent")
 	}
 	return nil
 }

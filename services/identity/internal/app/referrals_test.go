@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"net/url"
 	"regexp"
 	"strings"
@@ -176,9 +177,12 @@ func TestReferralInviteDailyLimit(t *testing.T) {
 		f.now = f.now.Add(time.Minute)
 	}
 	err := f.invite(f.user.ID, "en")
-	wantStatus(t, "invite 21", err, codes.FailedPrecondition)
+	wantStatus(t, "invite 21", err, codes.ResourceExhausted)
 	if !strings.Contains(err.Error(), "daily invite limit reached") {
 		t.Errorf("error = %v", err)
+	}
+	if got := grpcx.RetryAfterOf(grpcx.StatusOf(err)); got != app.InviteWindow {
+		t.Errorf("retry-after = %v, want the invite window", got)
 	}
 	if len(f.mailer.sent) != app.InviteLimit {
 		t.Errorf("%d messages sent, want %d", len(f.mailer.sent), app.InviteLimit)
@@ -190,12 +194,12 @@ func TestReferralInviteDailyLimit(t *testing.T) {
 	// The window rolls: exactly 24 h after the first invite it still counts; once it is older, one
 	// more invite is allowed, then the limit holds again.
 	f.now = start.Add(app.InviteWindow)
-	wantStatus(t, "invite exactly 24 h after the first", f.invite(f.user.ID, "en"), codes.FailedPrecondition)
+	wantStatus(t, "invite exactly 24 h after the first", f.invite(f.user.ID, "en"), codes.ResourceExhausted)
 	f.now = start.Add(app.InviteWindow + time.Second)
 	if err := f.invite(f.user.ID, "en"); err != nil {
 		t.Errorf("invite once the first left the window: %v", err)
 	}
-	wantStatus(t, "next invite in the same minute", f.invite(f.user.ID, "en"), codes.FailedPrecondition)
+	wantStatus(t, "next invite in the same minute", f.invite(f.user.ID, "en"), codes.ResourceExhausted)
 }
 
 func TestReferralInviteUnavailableMail(t *testing.T) {

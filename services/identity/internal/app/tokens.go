@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/berthhq/berth/pkg/apierr"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
@@ -35,10 +35,10 @@ const GrantAuthorizationCode = "authorization_code"
 // Client errors of the token exchange. All are InvalidArgument (the edge answers [E4000]); the
 // messages never say which secret part failed beyond the field.
 var (
-	errUnknownClient = apierr.Invalid("client_id", "unknown or disabled client")
-	errBadCode       = apierr.Invalid("code", "code is invalid, expired or already used")
-	errBadRefresh    = apierr.Invalid("refresh_token", "refresh_token is invalid, expired or revoked")
-	errUserInactive  = apierr.Invalid("", "the user cannot be issued tokens")
+	errUnknownClient = fault.Invalid("client_id", "unknown or disabled client")
+	errBadCode       = fault.Invalid("code", "code is invalid, expired or already used")
+	errBadRefresh    = fault.Invalid("refresh_token", "refresh_token is invalid, expired or revoked")
+	errUserInactive  = fault.Invalid("", "the user cannot be issued tokens")
 )
 
 // ExchangeToken is route 1. A non-empty refresh_token means a refresh whatever grant_type says
@@ -54,11 +54,11 @@ func (s *Service) ExchangeToken(ctx context.Context, r TokenRequest) (Tokens, er
 	}
 	switch {
 	case r.GrantType != GrantAuthorizationCode:
-		return Tokens{}, apierr.Invalid("grant_type", "grant_type must be authorization_code, or a refresh_token must be sent")
+		return Tokens{}, fault.Invalid("grant_type", "grant_type must be authorization_code, or a refresh_token must be sent")
 	case r.Code == "":
-		return Tokens{}, apierr.Invalid("code", "code is required")
+		return Tokens{}, fault.Invalid("code", "code is required")
 	case r.RedirectURI == "":
-		return Tokens{}, apierr.Invalid("redirect_uri", "redirect_uri is required")
+		return Tokens{}, fault.Invalid("redirect_uri", "redirect_uri is required")
 	}
 	return s.exchangeCode(ctx, a, r)
 }
@@ -100,10 +100,10 @@ func (s *Service) exchangeCode(ctx context.Context, a domain.App, r TokenRequest
 		return Tokens{}, errBadCode
 	}
 	if domain.TrimSlash(c.RedirectURI) != domain.TrimSlash(r.RedirectURI) {
-		return Tokens{}, apierr.Invalid("redirect_uri", "redirect_uri does not match the authorization request")
+		return Tokens{}, fault.Invalid("redirect_uri", "redirect_uri does not match the authorization request")
 	}
 	if c.Nonce != "" && r.Nonce != "" && c.Nonce != r.Nonce {
-		return Tokens{}, apierr.Invalid("nonce", "nonce does not match the authorization request")
+		return Tokens{}, fault.Invalid("nonce", "nonce does not match the authorization request")
 	}
 	u, err := s.activeUser(ctx, a.ID, c.UserID)
 	if err != nil {

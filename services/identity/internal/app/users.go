@@ -2,7 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -20,7 +20,7 @@ func (s *Service) GetUser(ctx context.Context, callerApp, ref string) (domain.Us
 	case domain.IsEmail(ref):
 		return s.store.GetUserByEmail(ctx, callerApp, ref)
 	}
-	return domain.User{}, domain.Invalid("userId", "must be a user id (UUID) or an email address")
+	return domain.User{}, fault.InvalidField("userId", "must be a user id (UUID) or an email address")
 }
 
 // Access statuses of route 16.
@@ -43,10 +43,10 @@ func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID,
 		freeze = true
 	case accessUnfrozen:
 	default:
-		return domain.Invalid("accessStatus", "must be 0 (freeze) or 1 (unfreeze)")
+		return fault.InvalidField("accessStatus", "must be 0 (freeze) or 1 (unfreeze)")
 	}
 	if !domain.IsUUID(userID) {
-		return domain.Invalid("userId", "must be a UUID")
+		return fault.InvalidField("userId", "must be a UUID")
 	}
 	if err := ownApp(callerApp, appID); err != nil {
 		return err
@@ -86,7 +86,7 @@ func (s *Service) GetMe(ctx context.Context, callerApp, userID string) (domain.U
 func (s *Service) DeleteUser(ctx context.Context, callerApp, userID string) error {
 	userID = domain.CanonicalID(userID)
 	if !domain.IsUUID(userID) {
-		return domain.Invalid("userId", "must be a UUID")
+		return fault.InvalidField("userId", "must be a UUID")
 	}
 	_, err := s.store.DeleteUser(ctx, callerApp, userID, s.now(), func(u domain.User, left int) ([]events.Event, error) {
 		return event(EventUserDeleted, u.AppID, &identityv1.UserDeleted{
@@ -104,7 +104,7 @@ func (s *Service) DeleteUser(ctx context.Context, callerApp, userID string) erro
 func (s *Service) UpdateUser(ctx context.Context, callerApp, userID string, patch domain.UserPatch) error {
 	userID = domain.CanonicalID(userID)
 	if !domain.IsUUID(userID) {
-		return domain.Invalid("userId", "must be a UUID")
+		return fault.InvalidField("userId", "must be a UUID")
 	}
 	_, err := s.store.UpdateUser(ctx, callerApp, userID, func(u *domain.User) ([]events.Event, error) {
 		changed, err := u.ApplyPatch(patch, s.now())
@@ -113,23 +113,14 @@ func (s *Service) UpdateUser(ctx context.Context, callerApp, userID string, patc
 		}
 		return event(EventUserUpdated, u.AppID, convert.UserChanged(*u, changed))
 	})
-	return inPatch(emailTaken(err))
+	return inPatch(err)
 }
 
 // inPatch names an invalid patch field by its path in the route-18 body ("user.email"), which is
 // where the caller has to look.
 func inPatch(err error) error {
-	var ve *domain.ValidationError
-	if errors.As(err, &ve) {
-		return &domain.ValidationError{Field: "user." + ve.Field, Reason: ve.Reason}
-	}
-	return err
-}
-
-// emailTaken turns the store's uniqueness conflict into a validation error on the email field.
-func emailTaken(err error) error {
-	if errors.Is(err, domain.ErrEmailTaken) {
-		return domain.Invalid("email", "is already used by another user of this app")
+	if f, ok := fault.As(err); ok && f.Kind() == fault.KindInvalid {
+		return fault.Invalid("user."+f.Field(), "user.%s", f.Message())
 	}
 	return err
 }
@@ -160,10 +151,10 @@ func (s *Service) PublicKey(ctx context.Context, callerApp, appID string) (strin
 func (s *Service) ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error) {
 	appID, tenantID = domain.CanonicalID(appID), domain.CanonicalID(tenantID)
 	if !domain.IsUUID(appID) {
-		return nil, domain.Invalid("appId", "must be a UUID")
+		return nil, fault.InvalidField("appId", "must be a UUID")
 	}
 	if !domain.IsUUID(tenantID) {
-		return nil, domain.Invalid("tenantId", "must be a UUID")
+		return nil, fault.InvalidField("tenantId", "must be a UUID")
 	}
 	return s.store.ListTenantUsers(ctx, appID, tenantID)
 }

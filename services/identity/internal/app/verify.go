@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
@@ -20,7 +20,7 @@ type VerifiedToken struct {
 	ProjectID string
 }
 
-func errBadToken() error { return apierr.Unauthenticated("invalid access token") }
+func errBadToken() error { return fault.Unauthenticated("invalid access token") }
 
 // VerifyToken checks an access token: RS256 signature with the CURRENT key of the app named by
 // its aud (so rotating the key logs everyone out), issuer, audience, expiry, and that it is an
@@ -36,25 +36,25 @@ func (s *Service) VerifyToken(ctx context.Context, raw string) (VerifiedToken, e
 		return VerifiedToken{}, errBadToken()
 	}
 	if err != nil {
-		return VerifiedToken{}, apierr.Internal(err)
+		return VerifiedToken{}, fault.Internal(err)
 	}
 	pub, err := publicKey(a)
 	if err != nil {
-		return VerifiedToken{}, apierr.Internal(err)
+		return VerifiedToken{}, fault.Internal(err)
 	}
 	v, err := token.VerifyAccess(raw, s.issuer, a.ID, pub, s.clock)
 	if err != nil {
 		return VerifiedToken{}, errBadToken()
 	}
 	if !a.Enabled {
-		return VerifiedToken{}, apierr.Forbidden("App Is Disabled")
+		return VerifiedToken{}, fault.Forbidden("App Is Disabled")
 	}
 	u, err := s.store.GetUser(ctx, a.ID, v.UserID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return VerifiedToken{}, errBadToken()
 	}
 	if err != nil {
-		return VerifiedToken{}, apierr.Internal(err)
+		return VerifiedToken{}, fault.Internal(err)
 	}
 	if u.TenantID != v.TenantID {
 		return VerifiedToken{}, errBadToken()

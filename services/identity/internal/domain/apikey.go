@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/berthhq/berth/pkg/fault"
 	"time"
 )
 
@@ -19,7 +20,7 @@ func ParseKeyType(s string) (KeyType, error) {
 	case KeyRead, KeyWrite:
 		return KeyType(s), nil
 	}
-	return "", Invalid("type", "must be read or write")
+	return "", fault.InvalidField("type", "must be read or write")
 }
 
 // APIKey is a stored API key. Only the HMAC of its secret is kept; the full key is shown once.
@@ -59,7 +60,7 @@ func NewAPIKey(id, appID string, typ KeyType, name, description string, hash []b
 // would widen what every holder of the secret can do.
 func (k *APIKey) Describe(name, description *string, now time.Time) error {
 	if name == nil && description == nil {
-		return Invalid("name", "name or description is required")
+		return fault.InvalidField("name", "name or description is required")
 	}
 	next := *k
 	if name != nil {

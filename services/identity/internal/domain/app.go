@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"net/url"
 	"strings"
 	"time"
@@ -59,10 +60,10 @@ func (a *App) SetTokenLifetimes(access, refresh time.Duration) error {
 		refresh = DefaultRefreshTokenTTL
 	}
 	if access < minAccessTokenTTL || access > maxAccessTokenTTL {
-		return Invalid("accessTokenTtlSeconds", "must be between %d and %d seconds", int(minAccessTokenTTL.Seconds()), int(maxAccessTokenTTL.Seconds()))
+		return fault.InvalidField("accessTokenTtlSeconds", "must be between %d and %d seconds", int(minAccessTokenTTL.Seconds()), int(maxAccessTokenTTL.Seconds()))
 	}
 	if refresh <= access || refresh > maxRefreshTokenTTL {
-		return Invalid("refreshTokenTtlSeconds", "must be longer than the access token lifetime and at most %d seconds", int(maxRefreshTokenTTL.Seconds()))
+		return fault.InvalidField("refreshTokenTtlSeconds", "must be longer than the access token lifetime and at most %d seconds", int(maxRefreshTokenTTL.Seconds()))
 	}
 	a.AccessTokenTTL, a.RefreshTokenTTL = access, refresh
 	return nil
@@ -127,7 +128,7 @@ func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, 
 	uris := make([]string, 0, len(redirectURIs))
 	for i, raw := range redirectURIs {
 		if err := checkRedirectURI(raw); err != nil {
-			return App{}, Invalid(fmt.Sprintf("redirectUris[%d]", i), "%s", err.Error())
+			return App{}, fault.InvalidField(fmt.Sprintf("redirectUris[%d]", i), "%s", err.Error())
 		}
 		uris = append(uris, raw)
 	}

@@ -4,7 +4,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"testing"
 )
 
@@ -30,8 +30,7 @@ func TestNewAppValidatesRedirectURIs(t *testing.T) {
 				}
 				return
 			}
-			var ve *ValidationError
-			if !errors.As(err, &ve) || ve.Field != c.field {
+			if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != c.field {
 				t.Fatalf("error = %v, want a validation error on %q", err, c.field)
 			}
 		})

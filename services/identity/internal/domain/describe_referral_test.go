@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/berthhq/berth/pkg/fault"
 	"reflect"
 	"regexp"
 	"strings"
@@ -35,8 +36,7 @@ func TestDescribeAPIKey(t *testing.T) {
 			k := base
 			err := k.Describe(tc.newName, tc.newDesc, now)
 			if tc.wantErr != "" {
-				ve, ok := err.(*ValidationError)
-				if !ok || ve.Field != tc.wantErr {
+				if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != tc.wantErr {
 					t.Fatalf("error = %v, want a validation error on %s", err, tc.wantErr)
 				}
 				if !reflect.DeepEqual(k, base) {

@@ -1,36 +1,32 @@
 package domain
 
 import (
-	"errors"
-	"fmt"
+	"unicode"
+
+	"github.com/berthhq/berth/pkg/fault"
 )
 
 // ErrNotFound is matched (errors.Is) by every "does not exist or is not yours" error. Callers answer
 // both cases alike so that ids of other apps cannot be probed.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = fault.NotFound("Not found")
 
 // ErrEmailTaken is returned by user stores when an email is already used by another user of the app.
-var ErrEmailTaken = errors.New("email already in use")
+var ErrEmailTaken = fault.InvalidField("email", "is already used by another user of this app")
 
 // ErrRoleTaken is returned by role stores when the app already has a role of that name
 // (case-insensitively): two roles that read alike could not be told apart by the apps' users.
-var ErrRoleTaken = errors.New("role name already in use")
+var ErrRoleTaken = fault.InvalidField("name", "is already used by another role of this app")
 
-// NotFound names the missing thing, e.g. NotFound("user") reads "user not found".
+// NotFound names the missing thing, e.g. NotFound("user") reads "User not found"; it matches
+// ErrNotFound.
 func NotFound(what string) error {
-	return fmt.Errorf("%s %w", what, ErrNotFound)
+	return fault.NotFound("%s not found", sentence(what)).Wrap(ErrNotFound)
 }
 
-// ValidationError reports one invalid input field. Field is the contract's JSON name of the field
-// ("email", "birthdate"); the transport adds any path prefix it needs.
-type ValidationError struct {
-	Field  string
-	Reason string
-}
-
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
-
-// Invalid builds a ValidationError.
-func Invalid(field, format string, args ...any) error {
-	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+// sentence capitalises the first letter of a message ("user" -> "User").
+func sentence(s string) string {
+	for i, r := range s {
+		return string(unicode.ToUpper(r)) + s[i+len(string(r)):]
+	}
+	return s
 }

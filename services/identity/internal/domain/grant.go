@@ -4,8 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"slices"
 	"strings"
 	"time"
@@ -62,7 +62,7 @@ func (t RefreshToken) Expired(now time.Time) bool { return !now.Before(t.Expires
 
 // ErrTokenSpent is returned by the refresh-token store when a token was already rotated or its
 // family revoked; the store has revoked the family by then.
-var ErrTokenSpent = errors.New("refresh token already used or revoked")
+var ErrTokenSpent = fault.Invalid("refresh_token", "refresh token already used or revoked")
 
 // secretBytes is the entropy of codes and refresh tokens: 256 bits cannot be guessed, which is what
 // lets them be stored as a plain (unsalted) SHA-256 and looked up by it.

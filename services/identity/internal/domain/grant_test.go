@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/berthhq/berth/pkg/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestCheckAuthorizationParams(t *testing.T) {
 		{"", "", strings.Repeat("x", 1025), "scope"},
 	} {
 		err := CheckAuthorizationParams(c.state, c.nonce, c.scope)
-		if ve, ok := err.(*ValidationError); !ok || ve.Field != c.field {
+		if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != c.field {
 			t.Errorf("error = %v, want a validation error on %s", err, c.field)
 		}
 	}

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/berthhq/berth/pkg/fault"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -81,14 +82,14 @@ const maxEmail = 254
 func checkEmail(field, v string) (string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return "", Invalid(field, "is required")
+		return "", fault.InvalidField(field, "is required")
 	}
 	if len(v) > maxEmail {
-		return "", Invalid(field, "must be at most %d characters", maxEmail)
+		return "", fault.InvalidField(field, "must be at most %d characters", maxEmail)
 	}
 	a, err := mail.ParseAddress(v)
 	if err != nil || a.Address != v || a.Name != "" {
-		return "", Invalid(field, "must be a valid email address")
+		return "", fault.InvalidField(field, "must be a valid email address")
 	}
 	return v, nil
 }
@@ -106,7 +107,7 @@ var languageRE = regexp.MustCompile(`^[a-z]{2,8}([-_][a-z0-9]{2,8})?$`)
 func checkLanguage(field, v string) (string, error) {
 	v = strings.ToLower(strings.TrimSpace(v))
 	if v != "" && !languageRE.MatchString(v) {
-		return "", Invalid(field, "must be a language code such as en or de-AT")
+		return "", fault.InvalidField(field, "must be a language code such as en or de-AT")
 	}
 	return v, nil
 }
@@ -126,7 +127,7 @@ func checkBirthdate(field, v string) (string, error) {
 			return t.Format(time.DateOnly), nil
 		}
 	}
-	return "", Invalid(field, "must be a date (YYYY-MM-DD) or an ISO 8601 date-time")
+	return "", fault.InvalidField(field, "must be a date (YYYY-MM-DD) or an ISO 8601 date-time")
 }
 
 func checkOptionalURL(field, v string) (string, error) {
@@ -135,7 +136,7 @@ func checkOptionalURL(field, v string) (string, error) {
 		return "", nil
 	}
 	if err := checkAbsoluteURL(v); err != nil {
-		return "", Invalid(field, "%s", err.Error())
+		return "", fault.InvalidField(field, "%s", err.Error())
 	}
 	return v, nil
 }
@@ -151,7 +152,7 @@ func pattern(re *regexp.Regexp, limit int, reason string) func(field, v string) 
 	return func(field, v string) (string, error) {
 		v = strings.TrimSpace(v)
 		if v != "" && (len(v) > limit || !re.MatchString(v)) {
-			return "", Invalid(field, "%s", reason)
+			return "", fault.InvalidField(field, "%s", reason)
 		}
 		return v, nil
 	}
@@ -172,7 +173,7 @@ func checkPhone(field, v string) (string, error) {
 		}
 	}
 	if !phoneRE.MatchString(v) || digits < minPhoneDigits {
-		return "", Invalid(field, "must be a phone number (digits, spaces, dashes, parentheses, optional leading +)")
+		return "", fault.InvalidField(field, "must be a phone number (digits, spaces, dashes, parentheses, optional leading +)")
 	}
 	return v, nil
 }

@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"time"
 
 	"github.com/google/uuid"
@@ -25,7 +25,7 @@ func NewProject(name string, now time.Time) (Project, error) {
 
 // ErrMemberTaken is returned by member stores when the project already has a member with that
 // email (case-insensitively): one person, one operator identity per project.
-var ErrMemberTaken = errors.New("project member email already in use")
+var ErrMemberTaken = fault.InvalidField("email", "is already a member of this project")
 
 // ProjectMember is a person who operates a project's apps (route 2) with an operator token.
 type ProjectMember struct {

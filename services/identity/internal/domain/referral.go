@@ -2,8 +2,8 @@ package domain
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"time"
 )
 
@@ -23,7 +23,7 @@ type Referral struct {
 const ReferralTTL = 30 * 24 * time.Hour
 
 // ErrInviteLimit is returned by the referral store when the inviter reached the invite limit.
-var ErrInviteLimit = errors.New("daily invite limit reached")
+var ErrInviteLimit = fault.Exhausted(0, "daily invite limit reached")
 
 // NewReferral mints a code for an invite by inviter (a user of appID) and returns it with the
 // record to store.

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"github.com/berthhq/berth/pkg/fault"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -17,13 +18,13 @@ const (
 // a value forge lines in logs, emails or CSV exports).
 func checkText(field, s string, limit int) error {
 	if !utf8.ValidString(s) {
-		return Invalid(field, "must be valid UTF-8")
+		return fault.InvalidField(field, "must be valid UTF-8")
 	}
 	if utf8.RuneCountInString(s) > limit {
-		return Invalid(field, "must be at most %d characters", limit)
+		return fault.InvalidField(field, "must be at most %d characters", limit)
 	}
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return Invalid(field, "must not contain control characters")
+		return fault.InvalidField(field, "must not contain control characters")
 	}
 	return nil
 }
@@ -32,7 +33,7 @@ func checkText(field, s string, limit int) error {
 func requiredName(field, s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return "", Invalid(field, "is required")
+		return "", fault.InvalidField(field, "is required")
 	}
 	return s, checkText(field, s, maxNameText)
 }

@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"strings"
 	"time"
 
@@ -69,10 +69,10 @@ type User struct {
 func NewUser(appID, tenantID string, profile UserPatch, emailVerified bool, now time.Time) (User, error) {
 	tenantID = CanonicalID(tenantID)
 	if tenantID != "" && !IsUUID(tenantID) {
-		return User{}, Invalid("tenantId", "must be a UUID")
+		return User{}, fault.InvalidField("tenantId", "must be a UUID")
 	}
 	if profile.Email == nil {
-		return User{}, Invalid("email", "is required")
+		return User{}, fault.InvalidField("email", "is required")
 	}
 	now = now.UTC()
 	u := User{ID: uuid.NewString(), AppID: appID, TenantID: tenantID, CreatedAt: now, UpdatedAt: now}
@@ -98,7 +98,7 @@ func (u *User) SetFrozen(frozen bool, now time.Time) (changed bool, err error) {
 }
 
 // ErrUserInactive is returned when a frozen or deleted user tries to sign in or use a token.
-var ErrUserInactive = errors.New("user is frozen or deleted")
+var ErrUserInactive = fault.Forbidden("user is frozen or deleted")
 
 // CheckActive refuses frozen and deleted users: they may neither sign in nor hold working tokens.
 func (u User) CheckActive() error {

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -51,8 +52,7 @@ func TestApplyPatchRejectsEachInvalidFieldByName(t *testing.T) {
 			u := baseUser()
 			before := u
 			_, err := u.ApplyPatch(c.patch, now)
-			var ve *ValidationError
-			if !errors.As(err, &ve) || ve.Field != c.field {
+			if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != c.field {
 				t.Fatalf("error = %v, want a validation error on %q", err, c.field)
 			}
 			if u != before {
@@ -214,8 +214,7 @@ func TestNewUserRequiresEmailAndUUIDTenant(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			u, err := NewUser("app", c.tenant, UserPatch{Email: c.email, Language: ptr("FR")}, true, now)
 			if c.field != "" {
-				var ve *ValidationError
-				if !errors.As(err, &ve) || ve.Field != c.field {
+				if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != c.field {
 					t.Fatalf("error = %v, want a validation error on %q", err, c.field)
 				}
 				return

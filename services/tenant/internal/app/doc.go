@@ -4,6 +4,6 @@
 // tenant, which identity owns.
 //
 // Use cases know no transport: they take the caller's app id from the inbound adapter and return
-// domain errors (domain.ErrNotFound, *domain.FieldError) or ErrUsersUnavailable, which the adapter
-// maps to gRPC codes.
+// faults (pkg/fault: domain.ErrNotFound, invalid fields, ErrUsersUnavailable), which the server
+// chain maps to gRPC codes.
 package app

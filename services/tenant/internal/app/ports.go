@@ -2,7 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
@@ -34,4 +34,4 @@ type UserDirectory interface {
 
 // ErrUsersUnavailable means the user directory could not answer (identity down or timing out); a
 // tenant read fails rather than claim the tenant has no users.
-var ErrUsersUnavailable = errors.New("user directory unavailable")
+var ErrUsersUnavailable = fault.Unavailable(0, "Service temporarily unavailable")

@@ -61,7 +61,7 @@ func (s *Service) GetTenant(ctx context.Context, appID, tenantID string) (Tenant
 	if err != nil {
 		return TenantView{}, err
 	}
-	appID, err = callerApp(appID)
+	appID, err = canonicalApp(appID)
 	if err != nil {
 		return TenantView{}, err
 	}
@@ -86,7 +86,7 @@ func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body
 	if err != nil {
 		return err
 	}
-	if appID, err = callerApp(appID); err != nil {
+	if appID, err = canonicalApp(appID); err != nil {
 		return err
 	}
 	return s.update(ctx, appID, id, func(t *domain.Tenant) []string {
@@ -117,7 +117,7 @@ func (s *Service) UserDeleted(ctx context.Context, appID, tenantID string, tenan
 	if err != nil {
 		return err
 	}
-	if appID, err = callerApp(appID); err != nil {
+	if appID, err = canonicalApp(appID); err != nil {
 		return err
 	}
 	return s.update(ctx, appID, id, func(t *domain.Tenant) []string { return t.MarkDeleted(s.clock()) })
@@ -174,9 +174,9 @@ func changeEvent(eventType string, t domain.Tenant, changed []string) (events.Ev
 	})
 }
 
-// callerApp canonicalises the caller's app id. Authentication always yields a UUID; anything else
+// canonicalApp canonicalises the app id the adapter took from the admitted caller. Authentication always yields a UUID; anything else
 // owns no tenant, which is what the caller is told.
-func callerApp(appID string) (string, error) {
+func canonicalApp(appID string) (string, error) {
 	id, err := domain.ParseID("appId", appID)
 	if err != nil {
 		return "", domain.ErrNotFound

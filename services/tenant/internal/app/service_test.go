@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,9 +79,8 @@ func (f *fixture) drain(t *testing.T) []events.Event {
 }
 
 func fieldOf(err error) string {
-	var fe *domain.FieldError
-	if errors.As(err, &fe) {
-		return fe.Field
+	if f, ok := fault.As(err); ok && f.Kind() == fault.KindInvalid {
+		return f.Field()
 	}
 	return ""
 }

@@ -6,6 +6,7 @@
 // lives in its own struct so that the route-17 patch, which has no way to reach it, cannot change it
 // by accident; only billing events will.
 //
-// The package is pure Go: no gRPC, SQL or NATS. Validation failures are *FieldError values naming
-// the field as the caller sent it, which the inbound adapter turns into InvalidArgument.
+// The package is pure Go: no gRPC, SQL or NATS. Validation failures are Invalid faults (pkg/fault)
+// naming the field as the caller sent it ("companyTaxExempt" in a flat body,
+// "tenant.companyTaxExempt" in a nested one).
 package domain

@@ -1,6 +1,9 @@
 package domain
 
-import "strings"
+import (
+	"github.com/berthhq/berth/pkg/fault"
+	"strings"
+)
 
 // IsUUID reports whether s is a UUID in the canonical 8-4-4-4-12 hex form (either case). Other
 // spellings uuid parsers accept (braces, urn:uuid:, no dashes) are refused so that one tenant has
@@ -28,7 +31,7 @@ func IsUUID(s string) bool {
 // the error.
 func ParseID(field, s string) (string, error) {
 	if !IsUUID(s) {
-		return "", invalid(field, "must be a UUID")
+		return "", fault.InvalidField(field, "must be a UUID")
 	}
 	return canonicalUUID(s), nil
 }

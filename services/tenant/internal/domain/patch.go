@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"slices"
 	"strings"
 	"time"
@@ -13,19 +13,6 @@ const MaxTextLen = 256
 
 // Tax-exemption values of companyTaxExempt.
 var taxExemptValues = []string{"none", "exempt", "reverse"}
-
-// FieldError reports a field that failed validation. Field is the path as the caller sent it
-// ("companyTaxExempt" in a flat body, "tenant.companyTaxExempt" in a nested one).
-type FieldError struct {
-	Field  string
-	Reason string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
-
-func invalid(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
 
 // AddressPatch holds the address fields route 17 may change; nil leaves a field as it is.
 type AddressPatch struct {
@@ -79,7 +66,7 @@ func (b UpdateBody) Effective() (Patch, error) {
 
 func checkKind(kind *string, field string) error {
 	if kind != nil && *kind != "tenant" {
-		return invalid(field, `must be "tenant"`)
+		return fault.InvalidField(field, `must be "tenant"`)
 	}
 	return nil
 }
@@ -106,15 +93,15 @@ func (p Patch) Validate(prefix string) error {
 	}
 	// A tenant is always shown by its name, so a patch may rename it but not blank it.
 	if p.Name != nil && strings.TrimSpace(*p.Name) == "" {
-		return invalid(prefix+"name", "must not be empty")
+		return fault.InvalidField(prefix+"name", "must not be empty")
 	}
 	if v := p.PspxOneTimePaymentValidThru; v != nil && *v != "" {
 		if _, err := normalizeDate(*v); err != nil {
-			return invalid(prefix+"pspxOneTimePaymentValidThru", "must be a date (YYYY-MM-DD) or an RFC 3339 date-time")
+			return fault.InvalidField(prefix+"pspxOneTimePaymentValidThru", "must be a date (YYYY-MM-DD) or an RFC 3339 date-time")
 		}
 	}
 	if v := p.CompanyTaxExempt; v != nil && !slices.Contains(taxExemptValues, *v) {
-		return invalid(prefix+"companyTaxExempt", "must be one of %s", strings.Join(taxExemptValues, ", "))
+		return fault.InvalidField(prefix+"companyTaxExempt", "must be one of %s", strings.Join(taxExemptValues, ", "))
 	}
 	if err := p.ShippingAddress.validate(prefix + "shippingAddress."); err != nil {
 		return err
@@ -132,7 +119,7 @@ func (a *AddressPatch) validate(prefix string) error {
 		}
 	}
 	if a.Country != nil && *a.Country != "" && !isCountryCode(*a.Country) {
-		return invalid(prefix+"country", "must be a 2-letter country code")
+		return fault.InvalidField(prefix+"country", "must be a 2-letter country code")
 	}
 	return nil
 }
@@ -233,10 +220,10 @@ func checkText(field string, v *string) error {
 		return nil
 	}
 	if !utf8.ValidString(*v) {
-		return invalid(field, "must be valid UTF-8")
+		return fault.InvalidField(field, "must be valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(*v); n > MaxTextLen {
-		return invalid(field, "must be at most %d characters", MaxTextLen)
+		return fault.InvalidField(field, "must be at most %d characters", MaxTextLen)
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 package domain
 
 import (
-	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"reflect"
 	"strings"
 	"testing"
@@ -84,12 +84,12 @@ func TestUpdateBodyValidationNamesTheFieldAsSent(t *testing.T) {
 				}
 				return
 			}
-			var fe *FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("Effective() = %v, want a *FieldError", err)
+			f, ok := fault.As(err)
+			if !ok || f.Kind() != fault.KindInvalid {
+				t.Fatalf("Effective() = %v, want an Invalid fault", err)
 			}
-			if fe.Field != tc.wantField {
-				t.Fatalf("field = %q, want %q", fe.Field, tc.wantField)
+			if f.Field() != tc.wantField {
+				t.Fatalf("field = %q, want %q", f.Field(), tc.wantField)
 			}
 		})
 	}
@@ -227,8 +227,7 @@ func TestCreateSetsBillingDefaults(t *testing.T) {
 			tc.in.ID = "11111111-1111-4111-8111-111111111111"
 			got, err := Create(tc.in, created, sequentialIDs())
 			if tc.wantField != "" {
-				var fe *FieldError
-				if !errors.As(err, &fe) || fe.Field != tc.wantField {
+				if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != tc.wantField {
 					t.Fatalf("Create() error = %v, want field %q", err, tc.wantField)
 				}
 				return

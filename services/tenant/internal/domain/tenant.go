@@ -2,15 +2,17 @@ package domain
 
 import (
 	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"time"
 )
 
 // ErrNotFound is returned for a tenant that does not exist or belongs to another app; callers
 // cannot tell the two apart, so tenant ids of other apps cannot be probed.
-var ErrNotFound = errors.New("tenant not found")
+var ErrNotFound = fault.NotFound("Tenant not found")
 
-// ErrExists is returned when a tenant id is already taken.
-var ErrExists = errors.New("tenant already exists")
+// ErrExists is returned when a tenant id is already taken. Ids are random UUIDs, so a collision is
+// Berth's fault, never the caller's.
+var ErrExists = fault.Internal(errors.New("tenant already exists"))
 
 // Address types, as rendered in the address's `type` field.
 const (

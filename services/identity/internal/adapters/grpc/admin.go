@@ -19,7 +19,7 @@ type AdminServer struct {
 func (s *AdminServer) CreateProject(ctx context.Context, req *identityv1.CreateProjectRequest) (*identityv1.Project, error) {
 	p, err := s.svc.CreateProject(ctx, req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.Project(p), nil
 }
@@ -32,7 +32,7 @@ func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRe
 		RefreshTokenTTL: time.Duration(req.GetRefreshTokenTtlSeconds()) * time.Second,
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.App(a), nil
 }
@@ -41,7 +41,7 @@ func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRe
 func (s *AdminServer) SetAppEnabled(ctx context.Context, req *identityv1.SetAppEnabledRequest) (*identityv1.App, error) {
 	a, err := s.svc.SetAppEnabled(ctx, req.GetAppId(), req.GetEnabled())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.App(a), nil
 }
@@ -50,7 +50,7 @@ func (s *AdminServer) SetAppEnabled(ctx context.Context, req *identityv1.SetAppE
 func (s *AdminServer) RotateAppKey(ctx context.Context, req *identityv1.RotateAppKeyRequest) (*identityv1.App, error) {
 	a, err := s.svc.RotateAppKey(ctx, req.GetAppId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.App(a), nil
 }
@@ -59,7 +59,7 @@ func (s *AdminServer) RotateAppKey(ctx context.Context, req *identityv1.RotateAp
 func (s *AdminServer) CreateApiKey(ctx context.Context, req *identityv1.CreateApiKeyRequest) (*identityv1.CreatedApiKey, error) {
 	k, full, err := s.svc.CreateAPIKey(ctx, req.GetAppId(), req.GetType(), req.GetName(), req.GetDescription())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.CreatedApiKey{Key: convert.APIKey(k), Secret: full, AppId: k.AppID}, nil
 }
@@ -72,7 +72,7 @@ func (s *AdminServer) CreateUser(ctx context.Context, req *identityv1.CreateUser
 		EmailVerified: req.GetEmailVerified(),
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.User(u), nil
 }
@@ -81,7 +81,7 @@ func (s *AdminServer) CreateUser(ctx context.Context, req *identityv1.CreateUser
 func (s *AdminServer) CreateUserRole(ctx context.Context, req *identityv1.CreateUserRoleRequest) (*identityv1.UserRole, error) {
 	r, err := s.svc.CreateUserRole(ctx, req.GetAppId(), req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.UserRole(r), nil
 }
@@ -90,7 +90,7 @@ func (s *AdminServer) CreateUserRole(ctx context.Context, req *identityv1.Create
 func (s *AdminServer) AddProjectMember(ctx context.Context, req *identityv1.AddProjectMemberRequest) (*identityv1.ProjectMember, error) {
 	m, err := s.svc.AddProjectMember(ctx, req.GetProjectId(), req.GetEmail(), req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.ProjectMember(m), nil
 }
@@ -99,7 +99,7 @@ func (s *AdminServer) AddProjectMember(ctx context.Context, req *identityv1.AddP
 func (s *AdminServer) IssueOperatorToken(ctx context.Context, req *identityv1.IssueOperatorTokenRequest) (*identityv1.OperatorToken, error) {
 	raw, exp, err := s.svc.IssueOperatorToken(ctx, req.GetMemberId(), time.Duration(req.GetTtlSeconds())*time.Second)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.OperatorToken{Token: raw, ExpiresAt: convert.Timestamp(exp)}, nil
 }

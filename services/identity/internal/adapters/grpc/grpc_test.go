@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
@@ -257,8 +256,8 @@ func TestUserRoutesOverGRPC(t *testing.T) {
 	}
 	bad := "not an email"
 	_, err = e.identity.UpdateUser(a.ctx(t, "write"), body(&identityv1.UserPatch{Email: &bad}))
-	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || apierr.Field(st) != "user.email" {
-		t.Errorf("invalid email: %v (field %q), want InvalidArgument on user.email", err, apierr.Field(st))
+	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || grpcx.FieldOf(st) != "user.email" {
+		t.Errorf("invalid email: %v (field %q), want InvalidArgument on user.email", err, grpcx.FieldOf(st))
 	}
 	lang, birth := "DE", "1990-05-01T00:00:00.000Z"
 	if _, err := e.identity.UpdateUser(a.ctx(t, "write"), body(&identityv1.UserPatch{Language: &lang, Birthdate: &birth})); err != nil {
@@ -276,7 +275,7 @@ func TestUserRoutesOverGRPC(t *testing.T) {
 	}
 	freeze.AccessStatus = "frozen"
 	_, err = e.identity.SetAccessStatus(a.ctx(t, "write"), freeze)
-	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || apierr.Field(st) != "accessStatus" {
+	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || grpcx.FieldOf(st) != "accessStatus" {
 		t.Errorf("bad access status: %v, want InvalidArgument on accessStatus", err)
 	}
 }

@@ -19,7 +19,7 @@ type InternalServer struct {
 func (s *InternalServer) VerifyApiKey(ctx context.Context, req *identityv1.VerifyApiKeyRequest) (*identityv1.VerifiedApiKey, error) {
 	vk, err := s.svc.VerifyAPIKey(ctx, req.GetApiKey(), req.GetClientId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.VerifiedApiKey{KeyId: vk.KeyID, AppId: vk.AppID, ProjectId: vk.ProjectID, Type: vk.Type, AppEnabled: vk.AppEnabled}, nil
 }
@@ -28,7 +28,7 @@ func (s *InternalServer) VerifyApiKey(ctx context.Context, req *identityv1.Verif
 func (s *InternalServer) ListTenantUsers(ctx context.Context, req *identityv1.ListTenantUsersRequest) (*identityv1.TenantUserList, error) {
 	users, err := s.svc.ListTenantUsers(ctx, req.GetAppId(), req.GetTenantId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	out := &identityv1.TenantUserList{Users: make([]*identityv1.TenantUser, 0, len(users))}
 	for _, u := range users {
@@ -41,7 +41,7 @@ func (s *InternalServer) ListTenantUsers(ctx context.Context, req *identityv1.Li
 func (s *InternalServer) VerifyAccessToken(ctx context.Context, req *identityv1.VerifyAccessTokenRequest) (*identityv1.VerifiedAccessToken, error) {
 	v, err := s.svc.VerifyToken(ctx, req.GetAccessToken())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.VerifiedAccessToken{
 		AppId: v.AppID, TenantId: v.TenantID, UserId: v.UserID, TokenId: v.TokenID, ExpiresAt: v.ExpiresAt.Unix(),

@@ -3,8 +3,8 @@ package grpc
 import (
 	"context"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/convert"
@@ -21,14 +21,14 @@ func (s *OperatorServer) UpdateApiKey(ctx context.Context, req *identityv1.Updat
 	p, ok := authn.FromContext(ctx)
 	if !ok || p.Kind != authn.KindOperator || p.UserID == "" {
 		// The policy admits only operator tokens here; anything else is a wiring fault.
-		return nil, apierr.Unauthenticated("Unauthorized Token")
+		return nil, fault.Unauthenticated("Unauthorized Token")
 	}
 	k, err := s.svc.UpdateAPIKey(ctx, p.UserID, app.APIKeyUpdate{
 		ProjectID: req.GetProjectUuid(), AppID: req.GetAppUuid(), KeyID: req.GetApiKeyUuid(),
 		Name: req.Name, Description: req.Description,
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return convert.APIKeyList(k), nil
 }

@@ -24,7 +24,7 @@ func (s *TokenServer) ExchangeToken(ctx context.Context, req *identityv1.Exchang
 		Code: req.GetCode(), Nonce: req.GetNonce(), Scope: req.GetScope(), RefreshToken: req.GetRefreshToken(),
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	item := &identityv1.Token{
 		AccessToken: t.AccessToken, IdToken: t.IDToken, RefreshToken: t.RefreshToken, TokenType: "Bearer",
@@ -39,7 +39,7 @@ func (s *TokenServer) ExchangeToken(ctx context.Context, req *identityv1.Exchang
 func (s *TokenServer) GetOpenIDConfiguration(ctx context.Context, req *identityv1.GetOpenIDConfigurationRequest) (*identityv1.OpenIDConfiguration, error) {
 	d, err := s.svc.OpenIDConfiguration(ctx, req.GetAppId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.OpenIDConfiguration{
 		Issuer: d.Issuer, AuthorizationEndpoint: d.AuthorizationEndpoint, TokenEndpoint: d.TokenEndpoint,
@@ -53,7 +53,7 @@ func (s *TokenServer) GetOpenIDConfiguration(ctx context.Context, req *identityv
 func (s *TokenServer) GetJWKS(ctx context.Context, req *identityv1.GetJWKSRequest) (*identityv1.JWKS, error) {
 	k, err := s.svc.JWKS(ctx, req.GetAppId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.JWKS{Keys: []*identityv1.JWK{{Kty: k.Kty, Use: k.Use, Alg: k.Alg, Kid: k.Kid, N: k.N, E: k.E}}}, nil
 }
@@ -68,7 +68,7 @@ type LoginServer struct {
 func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.LoginContext, error) {
 	a, err := s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name}, nil
 }
@@ -80,7 +80,7 @@ func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest)
 		Name: req.GetName(), ClientIP: req.GetClientIp(),
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.LoginRedirect{Url: url}, nil
 }
@@ -91,7 +91,7 @@ func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest)
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: req.GetClientIp(),
 	})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	return &identityv1.LoginRedirect{Url: url}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -25,20 +26,26 @@ const (
 )
 
 // ErrPolicy is matched (errors.Is) by every password-policy violation.
-var ErrPolicy = errors.New("password does not meet the policy")
+var ErrPolicy = fault.Invalid("password", "password does not meet the policy")
 
 // Check applies the password policy. Passwords are taken as typed: no trimming, no case folding.
 func Check(pw string) error {
 	if !utf8.ValidString(pw) {
-		return fmt.Errorf("%w: must be valid UTF-8", ErrPolicy)
+		return violation("must be valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(pw); n < MinLength || n > MaxLength {
-		return fmt.Errorf("%w: must be %d to %d characters long", ErrPolicy, MinLength, MaxLength)
+		return violation("must be %d to %d characters long", MinLength, MaxLength)
 	}
 	if strings.TrimFunc(pw, unicode.IsSpace) == "" {
-		return fmt.Errorf("%w: must not be only spaces", ErrPolicy)
+		return violation("must not be only spaces")
 	}
 	return nil
+}
+
+// violation is an Invalid fault on the password whose message is the rule that failed; it matches
+// ErrPolicy.
+func violation(format string, args ...any) error {
+	return fault.Invalid("password", format, args...).Wrap(ErrPolicy)
 }
 
 // Params are argon2id cost parameters.

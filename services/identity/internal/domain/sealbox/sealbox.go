@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 )
 
 // KeySize is the required key length: AES-256.
@@ -46,7 +47,7 @@ func (b *Box) Seal(plain []byte, owner string) ([]byte, error) {
 
 // ErrOpen is returned for a sealed value that was tampered with, sealed under another key or
 // for another owner.
-var ErrOpen = errors.New("sealbox: cannot open sealed value")
+var ErrOpen = fault.Internal(errors.New("sealbox: cannot open sealed value"))
 
 // Open decrypts a value produced by Seal for the same owner.
 func (b *Box) Open(sealed []byte, owner string) ([]byte, error) {

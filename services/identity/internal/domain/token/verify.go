@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"errors"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -13,7 +14,7 @@ import (
 )
 
 // ErrInvalid is matched (errors.Is) by every verification failure.
-var ErrInvalid = errors.New("invalid access token")
+var ErrInvalid = fault.Unauthenticated("invalid access token")
 
 // Leeway is the clock skew tolerated on exp: the signing and verifying services run on different
 // hosts, and a few seconds of drift must not log users out early.

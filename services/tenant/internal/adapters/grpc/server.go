@@ -2,17 +2,12 @@ package grpc
 
 import (
 	"context"
-	"errors"
-	"log/slog"
-	"strings"
 
 	gogrpc "google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/tenant/internal/app"
 	"github.com/berthhq/berth/services/tenant/internal/convert"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
@@ -27,12 +22,11 @@ type Server struct {
 	tenantv1.UnimplementedTenantInternalServiceServer
 	tenantv1.UnimplementedTenantAdminServiceServer
 	svc *app.Service
-	log *slog.Logger
 }
 
-// Register serves the three services of svc on s. log records causes the caller is not shown.
-func Register(s gogrpc.ServiceRegistrar, svc *app.Service, log *slog.Logger) {
-	srv := &Server{svc: svc, log: log}
+// Register serves the three services of svc on s.
+func Register(s gogrpc.ServiceRegistrar, svc *app.Service) {
+	srv := &Server{svc: svc}
 	tenantv1.RegisterTenantServiceServer(s, srv)
 	tenantv1.RegisterTenantInternalServiceServer(s, srv)
 	tenantv1.RegisterTenantAdminServiceServer(s, srv)
@@ -40,12 +34,12 @@ func Register(s gogrpc.ServiceRegistrar, svc *app.Service, log *slog.Logger) {
 
 // GetTenant is route 5.
 func (s *Server) GetTenant(ctx context.Context, req *tenantv1.GetTenantRequest) (*tenantv1.Tenant, error) {
-	appID, err := callerApp(ctx, req.GetTenantId())
+	appID, err := authn.CallerApp(ctx)
 	if err != nil {
 		return nil, err
 	}
 	v, err := s.svc.GetTenant(ctx, appID, req.GetTenantId())
-	return s.render(ctx, v, err)
+	return render(v, err)
 }
 
 // GetMyTenant is GET /v1/tenants/me. The route admits tenant access tokens only; the check here
@@ -53,20 +47,20 @@ func (s *Server) GetTenant(ctx context.Context, req *tenantv1.GetTenantRequest) 
 func (s *Server) GetMyTenant(ctx context.Context, _ *tenantv1.GetMyTenantRequest) (*tenantv1.Tenant, error) {
 	p, ok := authn.FromContext(ctx)
 	if !ok || p.Kind != authn.KindTenantToken || p.AppID == "" {
-		return nil, apierr.Unauthenticated("Unauthorized")
+		return nil, fault.Unauthenticated("Unauthorized")
 	}
 	v, err := s.svc.GetMyTenant(ctx, p.AppID, p.TenantID)
-	return s.render(ctx, v, err)
+	return render(v, err)
 }
 
 // UpdateTenant is route 17.
 func (s *Server) UpdateTenant(ctx context.Context, req *tenantv1.UpdateTenantRequest) (*emptypb.Empty, error) {
-	appID, err := callerApp(ctx, req.GetTenantId())
+	appID, err := authn.CallerApp(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.svc.UpdateTenant(ctx, appID, req.GetTenantId(), convert.UpdateBody(req.GetPatch())); err != nil {
-		return nil, s.toStatus(ctx, err)
+		return nil, err
 	}
 	return &emptypb.Empty{}, nil
 }
@@ -81,7 +75,7 @@ func (s *Server) CreateTenant(ctx context.Context, req *tenantv1.CreateTenantReq
 		BillingAddress:  convert.AddressPatch(req.GetBillingAddress()),
 	})
 	if err != nil {
-		return nil, s.toStatus(ctx, err)
+		return nil, err
 	}
 	return convert.Tenant(t), nil
 }
@@ -91,48 +85,17 @@ func (s *Server) CreateTenant(ctx context.Context, req *tenantv1.CreateTenantReq
 func (s *Server) CreateTenantForSignUp(ctx context.Context, req *tenantv1.CreateTenantForSignUpRequest) (*tenantv1.Tenant, error) {
 	t, err := s.svc.CreateTenant(ctx, domain.NewTenant{AppID: req.GetAppId(), Name: req.GetName()})
 	if err != nil {
-		return nil, s.toStatus(ctx, err)
+		return nil, err
 	}
 	return convert.Tenant(t), nil
 }
 
-// render answers a tenant read as route 5 does, users included, or maps the read's error.
-func (s *Server) render(ctx context.Context, v app.TenantView, err error) (*tenantv1.Tenant, error) {
+// render answers a tenant read as route 5 does, users included.
+func render(v app.TenantView, err error) (*tenantv1.Tenant, error) {
 	if err != nil {
-		return nil, s.toStatus(ctx, err)
+		return nil, err
 	}
 	out := convert.Tenant(v.Tenant)
 	out.Users = v.Users
 	return out, nil
-}
-
-// callerApp returns the app whose tenants the caller may see. An API key reaches every tenant of
-// its app; a tenant access token only its own tenant.
-func callerApp(ctx context.Context, tenantID string) (string, error) {
-	p, ok := authn.FromContext(ctx)
-	if !ok || p.AppID == "" {
-		return "", apierr.Unauthenticated("Unauthorized")
-	}
-	if p.Kind == authn.KindTenantToken && !strings.EqualFold(p.TenantID, tenantID) {
-		return "", apierr.Forbidden("Access token is not valid for this tenant")
-	}
-	return p.AppID, nil
-}
-
-// toStatus maps use-case errors to the statuses the edge renders; messages carry no internals.
-func (s *Server) toStatus(ctx context.Context, err error) error {
-	var fe *domain.FieldError
-	switch {
-	case errors.As(err, &fe):
-		return apierr.Invalid(fe.Field, "%s %s", fe.Field, fe.Reason)
-	case errors.Is(err, domain.ErrNotFound):
-		return apierr.NotFound("Tenant not found")
-	case errors.Is(err, app.ErrUsersUnavailable):
-		// The access log records only the code; the cause is worth a line of its own.
-		s.log.WarnContext(ctx, "tenant read failed: user directory unavailable", "error", err.Error())
-		return status.Error(codes.Unavailable, "Service temporarily unavailable")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return status.FromContextError(err).Err()
-	}
-	return apierr.Internal(err)
 }

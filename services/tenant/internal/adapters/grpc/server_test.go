@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
@@ -59,7 +58,7 @@ type fakeIdentity struct {
 func (f *fakeIdentity) checkToken(ctx context.Context) error {
 	md, _ := metadata.FromIncomingContext(ctx)
 	if got := md.Get(authn.MDServiceToken); len(got) != 1 || got[0] != serviceToken {
-		return apierr.Unauthenticated("invalid service token")
+		return status.Error(codes.Unauthenticated, "invalid service token")
 	}
 	return nil
 }
@@ -70,7 +69,7 @@ func (f *fakeIdentity) VerifyApiKey(ctx context.Context, req *identityv1.VerifyA
 	}
 	k, ok := f.keys[req.GetApiKey()]
 	if !ok || k.GetAppId() != req.GetClientId() {
-		return nil, apierr.Unauthenticated("invalid API key")
+		return nil, status.Error(codes.Unauthenticated, "invalid API key")
 	}
 	return k, nil
 }
@@ -80,11 +79,11 @@ func (f *fakeIdentity) VerifyAccessToken(ctx context.Context, req *identityv1.Ve
 		return nil, err
 	}
 	if f.frozen[req.GetAccessToken()] {
-		return nil, apierr.Forbidden("user is frozen")
+		return nil, status.Error(codes.PermissionDenied, "user is frozen")
 	}
 	tok, ok := f.tokens[req.GetAccessToken()]
 	if !ok {
-		return nil, apierr.Unauthenticated("invalid access token")
+		return nil, status.Error(codes.Unauthenticated, "invalid access token")
 	}
 	return tok, nil
 }
@@ -161,7 +160,7 @@ func newHarness(t *testing.T, identityToken string) *harness {
 		AdminToken:   adminToken,
 		ServiceToken: serviceToken,
 	}})
-	grpcadapter.Register(srv, svc, log)
+	grpcadapter.Register(srv, svc)
 	conn := serve(t, srv)
 	return &harness{
 		identity: fake,
@@ -244,7 +243,7 @@ func TestGetTenantAccess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.tenants.GetTenant(tc.ctx, &tenantv1.GetTenantRequest{TenantId: tc.tenantID})
 			st := wantCode(t, err, tc.want)
-			if got := apierr.Field(st); got != tc.wantField {
+			if got := grpcx.FieldOf(st); got != tc.wantField {
 				t.Fatalf("field = %q, want %q", got, tc.wantField)
 			}
 		})
@@ -324,7 +323,7 @@ func TestUpdateTenant(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.tenants.UpdateTenant(tc.ctx, &tenantv1.UpdateTenantRequest{TenantId: tn.GetId(), Patch: tc.patch})
 			st := wantCode(t, err, tc.want)
-			if got := apierr.Field(st); got != tc.wantField {
+			if got := grpcx.FieldOf(st); got != tc.wantField {
 				t.Fatalf("field = %q, want %q", got, tc.wantField)
 			}
 		})
@@ -364,7 +363,7 @@ func TestCreateTenantNeedsTheAdminToken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.admin.CreateTenant(tc.ctx, tc.req)
 			st := wantCode(t, err, tc.want)
-			if got := apierr.Field(st); got != tc.wantField {
+			if got := grpcx.FieldOf(st); got != tc.wantField {
 				t.Fatalf("field = %q, want %q", got, tc.wantField)
 			}
 		})
@@ -488,7 +487,7 @@ func TestCreateTenantForSignUp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := h.internal.CreateTenantForSignUp(tc.ctx, tc.req)
 			st := wantCode(t, err, tc.want)
-			if f := apierr.Field(st); f != tc.wantField {
+			if f := grpcx.FieldOf(st); f != tc.wantField {
 				t.Fatalf("field = %q, want %q", f, tc.wantField)
 			}
 			if tc.want != codes.OK {

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"github.com/berthhq/berth/pkg/fault"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -31,7 +32,9 @@ func (d *Directory) TenantUsers(ctx context.Context, appID, tenantID string) ([]
 		case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
 			return nil, fmt.Errorf("%w: %v", app.ErrUsersUnavailable, err)
 		}
-		return nil, fmt.Errorf("list tenant users: %w", err)
+		// Identity's own answer (a wrong service token, say) is a deployment fault here, never
+		// something to pass on to this service's caller.
+		return nil, fault.Internal(fmt.Errorf("list tenant users: %w", err))
 	}
 	return resp.GetUsers(), nil
 }

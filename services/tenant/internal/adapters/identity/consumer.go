@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"github.com/berthhq/berth/pkg/fault"
 	"log/slog"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -55,8 +56,7 @@ func (h userEvents) apply(ctx context.Context, ev events.Event) error {
 		return nil
 	}
 	err := h.svc.UserDeleted(ctx, p.GetAppId(), p.GetTenantRef(), p.GetTenantUsersLeft())
-	var fe *domain.FieldError
-	if errors.Is(err, domain.ErrNotFound) || errors.As(err, &fe) {
+	if errors.Is(err, domain.ErrNotFound) || fault.Is(err, fault.KindInvalid) {
 		h.log.WarnContext(ctx, "tenant: user.deleted names no tenant of its app; nothing to retire",
 			"event_id", ev.ID, "app_id", p.GetAppId(), "tenant_ref", p.GetTenantRef(), "error", err.Error())
 		return nil

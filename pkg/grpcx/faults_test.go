@@ -1,0 +1,132 @@
+package grpcx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/reqid"
+)
+
+func TestFaultsBecomeStatusesWithTheirDetails(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		code       codes.Code
+		message    string
+		field      string
+		retryAfter time.Duration
+	}{
+		{"invalid names the field", fault.Invalid("email", "email must be valid"), codes.InvalidArgument, "email must be valid", "email", 0},
+		{"invalid without a field", fault.Invalid("", "could not sign up"), codes.InvalidArgument, "could not sign up", "", 0},
+		{"wrapped invalid", fmt.Errorf("update user: %w", fault.InvalidField("user.email", "is taken")), codes.InvalidArgument, "user.email is taken", "user.email", 0},
+		{"not found", fault.NotFound("User not found"), codes.NotFound, "User not found", "", 0},
+		{"unauthenticated", fault.Unauthenticated("missing credentials"), codes.Unauthenticated, "missing credentials", "", 0},
+		{"forbidden", fault.Forbidden("App Is Disabled"), codes.PermissionDenied, "App Is Disabled", "", 0},
+		{"precondition", fault.Precondition("no redirect URI"), codes.FailedPrecondition, "no redirect URI", "", 0},
+		{"unavailable with retry-after", fault.Unavailable(30*time.Second, "mail is down"), codes.Unavailable, "mail is down", "", 30 * time.Second},
+		{"unavailable without retry-after", fault.Unavailable(0, "not configured"), codes.Unavailable, "not configured", "", 0},
+		{"exhausted with retry-after", fault.Exhausted(15*time.Minute, "too many attempts"), codes.ResourceExhausted, "too many attempts", "", 15 * time.Minute},
+		{"a fault wrapping a context error keeps its kind", fault.Unavailable(0, "down").Wrap(context.DeadlineExceeded), codes.Unavailable, "down", "", 0},
+		{"internal hides the cause", fault.Internal(errors.New("dsn=postgres://u:p@db")), codes.Internal, "Internal Server Error", "", 0},
+		{"plain error hides its text", errors.New("dial tcp 10.0.0.7:5432: refused"), codes.Internal, "Internal Server Error", "", 0},
+		{"canceled caller", fmt.Errorf("list users: %w", context.Canceled), codes.Canceled, context.Canceled.Error(), "", 0},
+		{"internal caused by a canceled caller", fault.Internal(context.Canceled), codes.Canceled, context.Canceled.Error(), "", 0},
+		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded, context.DeadlineExceeded.Error(), "", 0},
+		{"downstream status passes through", status.Error(codes.Unavailable, "identity is down"), codes.Unavailable, "identity is down", "", 0},
+		{"downstream internal stays generic", status.Error(codes.Internal, "pq: relation users does not exist"), codes.Internal, "Internal Server Error", "", 0},
+		{"downstream unknown stays generic", status.Error(codes.Unknown, "panic: secret"), codes.Internal, "Internal Server Error", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := StatusOf(tt.err)
+			if st.Code() != tt.code || st.Message() != tt.message {
+				t.Fatalf("status = %v %q, want %v %q", st.Code(), st.Message(), tt.code, tt.message)
+			}
+			if got := FieldOf(st); got != tt.field {
+				t.Errorf("field = %q, want %q", got, tt.field)
+			}
+			if got := RetryAfterOf(st); got != tt.retryAfter {
+				t.Errorf("retry-after = %v, want %v", got, tt.retryAfter)
+			}
+		})
+	}
+}
+
+func TestFaultsLogTheHiddenCauseWithTheRequestID(t *testing.T) {
+	var logs bytes.Buffer
+	log := logx.New(&logs, "debug")
+	ctx := reqid.With(context.Background(), "req-42")
+	_, err := Faults(log)(ctx, nil, info, func(context.Context, any) (any, error) {
+		return nil, fault.Internal(errors.New("password=hunter2"))
+	})
+	if st := status.Convert(err); st.Code() != codes.Internal || strings.Contains(st.Message(), "hunter2") {
+		t.Fatalf("status = %v", st)
+	}
+	line := logs.String()
+	for _, want := range []string{`"level":"ERROR"`, "hunter2", `"request_id":"req-42"`, info.FullMethod} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log %s lacks %s", line, want)
+		}
+	}
+}
+
+func TestFaultsDoNotLogWhatTheCallerIsShown(t *testing.T) {
+	for name, err := range map[string]error{
+		"fault":             fault.Invalid("email", "bad"),
+		"canceled":          context.Canceled,
+		"downstream status": status.Error(codes.Internal, "logged where it arose"),
+	} {
+		var logs bytes.Buffer
+		_, _ = Faults(logx.New(&logs, "debug"))(context.Background(), nil, info, func(context.Context, any) (any, error) { return nil, err })
+		if logs.Len() != 0 {
+			t.Errorf("%s: logged %s", name, logs.String())
+		}
+	}
+}
+
+func TestAccessLogRecordsCanceledCallsAtDebugOnly(t *testing.T) {
+	tests := []struct {
+		err   error
+		level string
+	}{
+		{StatusOf(context.Canceled).Err(), `"level":"DEBUG"`},
+		{StatusOf(fault.NotFound("x")).Err(), `"level":"INFO"`},
+		{StatusOf(errors.New("boom")).Err(), `"level":"INFO"`},
+	}
+	for _, tt := range tests {
+		var logs bytes.Buffer
+		_, _ = accessLog(logx.New(&logs, "debug"))(context.Background(), nil, info, func(context.Context, any) (any, error) { return nil, tt.err })
+		if !strings.Contains(logs.String(), tt.level) || strings.Contains(logs.String(), "ERROR") {
+			t.Errorf("%v: log %s, want %s", status.Code(tt.err), logs.String(), tt.level)
+		}
+	}
+}
+
+func TestStreamFaultsMapTheHandlersError(t *testing.T) {
+	err := StreamFaults(logx.New(&bytes.Buffer{}, "error"))(nil, &contextStream{ctx: context.Background()}, &grpc.StreamServerInfo{FullMethod: "/s/M"},
+		func(any, grpc.ServerStream) error { return fault.Forbidden("no") })
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("code = %v", status.Code(err))
+	}
+}
+
+func TestFaultsWarnAboutUnavailableDependencies(t *testing.T) {
+	var logs bytes.Buffer
+	_, _ = Faults(logx.New(&logs, "debug"))(context.Background(), nil, info, func(context.Context, any) (any, error) {
+		return nil, fmt.Errorf("%w: identity: connection refused", fault.Unavailable(0, "Service temporarily unavailable"))
+	})
+	if !strings.Contains(logs.String(), `"level":"WARN"`) || !strings.Contains(logs.String(), "connection refused") {
+		t.Fatalf("log = %s", logs.String())
+	}
+}
