@@ -21,6 +21,12 @@ const maxCacheEntries = 10_000
 // store sweeps out all expired entries (credentials presented once are never looked up again);
 // and a store into a full cache evicts an arbitrary entry, since under a flood the cap, not the
 // TTL, is what holds.
+//
+// A verification answers for the moment it was asked. When forget runs while one is in flight
+// (a user frozen as identity answers), storing that answer afterwards would undo the forget for a
+// TTL. So forget advances a generation, and an answer is stored only if no forget ran since its
+// verification began. Any forget voids every in-flight store, not only the matching ones: that
+// costs at most one extra round trip per concurrent request, and forgets are rare.
 type ttlCache[V any] struct {
 	ttl        time.Duration
 	now        func() time.Time
@@ -29,6 +35,7 @@ type ttlCache[V any] struct {
 	mu        sync.Mutex
 	entries   map[[32]byte]ttlEntry[V]
 	nextSweep time.Time
+	gen       uint64 // advanced by every forget
 }
 
 type ttlEntry[V any] struct {
@@ -51,6 +58,7 @@ func (c *ttlCache[V]) get(credential string, verify func() (V, error), notAfter 
 		delete(c.entries, h)
 		ok = false
 	}
+	gen := c.gen
 	c.mu.Unlock()
 	if ok {
 		return e.v, nil
@@ -65,7 +73,9 @@ func (c *ttlCache[V]) get(credential string, verify func() (V, error), notAfter 
 		expires = na
 	}
 	c.mu.Lock()
-	c.store(h, ttlEntry[V]{v: v, expires: expires}, now)
+	if c.gen == gen {
+		c.store(h, ttlEntry[V]{v: v, expires: expires}, now)
+	}
 	c.mu.Unlock()
 	return v, nil
 }
@@ -95,10 +105,12 @@ func (c *ttlCache[V]) store(h [32]byte, e ttlEntry[V], now time.Time) {
 	c.entries[h] = e
 }
 
-// forget drops every entry whose value matches.
+// forget drops every entry whose value matches, and keeps verifications in flight from storing
+// what they learnt before it.
 func (c *ttlCache[V]) forget(match func(V) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for h, e := range c.entries {
 		if match(e.v) {
 			delete(c.entries, h)

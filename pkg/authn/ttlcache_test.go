@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -48,4 +49,46 @@ func TestCacheMemoryIsBoundedUnderDistinctCredentials(t *testing.T) {
 			t.Fatalf("the newest entry was evicted (calls %d, err %v)", calls, err)
 		}
 	})
+}
+
+// blockingTokens answers like identity did before a freeze, but only once the test lets it: the
+// verification is in flight while the freeze's Forget runs.
+type blockingTokens struct {
+	fakeTokens
+	started, release chan struct{}
+}
+
+func (b *blockingTokens) VerifyAccessToken(ctx context.Context, raw string) (Principal, error) {
+	p, err := b.fakeTokens.VerifyAccessToken(ctx, raw)
+	if b.started != nil {
+		close(b.started)
+		<-b.release
+		b.started = nil
+	}
+	return p, err
+}
+
+func TestVerificationInFlightDuringForgetIsNotCached(t *testing.T) {
+	inner := &blockingTokens{started: make(chan struct{}), release: make(chan struct{})}
+	c := NewTokenCache(inner, time.Hour)
+	ctx := context.Background()
+
+	done := make(chan error)
+	go func() {
+		_, err := c.VerifyAccessToken(ctx, "token-u1")
+		done <- err
+	}()
+	<-inner.started
+	c.Forget("app-1", "user-1") // the user is frozen while identity's earlier answer is on its way
+	close(inner.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := c.VerifyAccessToken(ctx, "token-u1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := inner.calls.Load(); n != 2 {
+		t.Fatalf("inner verifier called %d times, want 2: the answer from before the freeze was cached", n)
+	}
 }
