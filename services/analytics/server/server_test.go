@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -16,16 +15,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/pkg/apierr"
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
@@ -61,28 +59,11 @@ func (f *fakeIdentity) VerifyApiKey(ctx context.Context, req *identityv1.VerifyA
 	return &identityv1.VerifiedApiKey{KeyId: "key-1", AppId: f.appID, ProjectId: uuid.NewString(), Type: "read", AppEnabled: true}, nil
 }
 
-// serve runs srv on an in-memory listener and returns a client connection to it.
-func serve(t *testing.T, srv *grpc.Server, opts ...grpc.DialOption) *grpc.ClientConn {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	opts = append(opts,
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	conn, err := grpc.NewClient("passthrough:///bufnet", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
 func identityConn(t *testing.T, appID string) *grpc.ClientConn {
 	t.Helper()
 	srv := grpc.NewServer()
 	identityv1.RegisterIdentityInternalServiceServer(srv, &fakeIdentity{appID: appID})
-	return serve(t, srv, grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken)))
+	return grpctest.Serve(t, srv, grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken)))
 }
 
 func publish(t *testing.T, bus events.Bus, source, eventType, appID string, payload proto.Message) events.Event {
@@ -150,7 +131,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(svc.Close)
-			client := analyticsv1.NewAnalyticsServiceClient(serve(t, svc.GRPC()))
+			client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, svc.GRPC()))
 			runDone := make(chan error, 1)
 			go func() { runDone <- svc.Run(ctx) }()
 
@@ -256,7 +237,7 @@ func TestRoute8RefusesBadDatesAndMissingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	client := analyticsv1.NewAnalyticsServiceClient(serve(t, svc.GRPC()))
+	client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, svc.GRPC()))
 	withKey := metadata.AppendToOutgoingContext(context.Background(),
 		authn.MDAPIKey, readKey, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
 	tests := []struct {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"testing"
 	"time"
@@ -15,10 +14,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
@@ -84,7 +83,7 @@ func start(t *testing.T, databaseURL string) running {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return running{bus: bus, admin: tenantv1.NewTenantAdminServiceClient(dial(t, svc.GRPC()))}
+	return running{bus: bus, admin: tenantv1.NewTenantAdminServiceClient(grpctest.Serve(t, svc.GRPC()))}
 }
 
 func (r running) createTenant(t *testing.T, appID string) *tenantv1.Tenant {
@@ -186,21 +185,6 @@ func connString(t *testing.T, pool *pgxpool.Pool) string {
 		dsn += fmt.Sprintf(" password='%s'", cc.Password)
 	}
 	return dsn
-}
-
-func dial(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
 }
 
 func TestConfigurationErrors(t *testing.T) {
