@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
@@ -92,18 +93,6 @@ func republish(t *testing.T, bus events.Bus, ev events.Event) {
 	}
 }
 
-// eventually polls until cond holds; the bound guards against a hang, it is no latency requirement.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 	stores := []struct {
 		name        string
@@ -163,7 +152,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 
 			// The tenant comes through its own consumer, so it may join the item after the sign-in.
 			var items []*analyticsv1.SignIn
-			eventually(t, "the sign-in is listed with its tenant", func() bool {
+			testkit.Eventually(t, "the sign-in is listed with its tenant", func() bool {
 				items = listMarch()
 				return len(items) == 1 && items[0].GetUser().GetTenant() != nil
 			})
@@ -190,7 +179,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 				AppId: appID, UserId: uuid.NewString(), At: "2026-03-10T09:00:00Z",
 				User: &identityv1.TenantUser{Name: "Marker"},
 			})
-			eventually(t, "the marker sign-in is listed", func() bool {
+			testkit.Eventually(t, "the marker sign-in is listed", func() bool {
 				items = listMarch()
 				for _, it := range items {
 					if it.GetId() == marker.ID {
