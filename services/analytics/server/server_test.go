@@ -3,14 +3,12 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
@@ -99,7 +97,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 		databaseURL func(t *testing.T) string
 	}{
 		{"memory", func(*testing.T) string { return "" }},
-		{"postgres", func(t *testing.T) string { return connString(t, pgtest.New(t, "analytics-server", postgres.Migrate)) }},
+		{"postgres", func(t *testing.T) string { return pgtest.URL(t, "analytics-server", postgres.Migrate) }},
 	}
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
@@ -270,19 +268,4 @@ func TestConfigurationErrors(t *testing.T) {
 	if err := svc.Run(context.Background()); err == nil {
 		t.Fatal("Run without a bus succeeded")
 	}
-}
-
-// connString names the test's own database. The pool's original ConnString would name the server's
-// shared database that pgtest clones from, so the DSN is rebuilt from the pool's effective config.
-func connString(t *testing.T, pool *pgxpool.Pool) string {
-	t.Helper()
-	cc := pool.Config().ConnConfig
-	if cc.Database == "" || cc.Database == "postgres" {
-		t.Fatalf("pgtest pool is on database %q, not a per-test database", cc.Database)
-	}
-	dsn := fmt.Sprintf("host='%s' port=%d user='%s' dbname='%s' sslmode=disable", cc.Host, cc.Port, cc.User, cc.Database)
-	if cc.Password != "" {
-		dsn += fmt.Sprintf(" password='%s'", cc.Password)
-	}
-	return dsn
 }

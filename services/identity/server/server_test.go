@@ -78,8 +78,7 @@ func TestAdminChangeReachesJetStream(t *testing.T) {
 			cfg := baseConfig(bus)
 			if store == "postgres" {
 				// The template is only a clean, migrated database; server.New migrates again (no-op).
-				pool := pgtest.New(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
-				cfg.DatabaseURL = pool.Config().ConnString()
+				cfg.DatabaseURL = pgtest.URL(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -59,9 +59,9 @@ func start(t *testing.T, backend string) *env {
 	}
 	if backend == "postgres" {
 		noMigrations := func(context.Context, *pgxpool.Pool) error { return nil }
-		cfg.IdentityDatabaseURL = pgtest.New(t, "contract-identity", noMigrations).Config().ConnString()
-		cfg.TenantDatabaseURL = pgtest.New(t, "contract-tenant", noMigrations).Config().ConnString()
-		cfg.AnalyticsDatabaseURL = pgtest.New(t, "contract-analytics", noMigrations).Config().ConnString()
+		cfg.IdentityDatabaseURL = pgtest.URL(t, "contract-identity", noMigrations)
+		cfg.TenantDatabaseURL = pgtest.URL(t, "contract-tenant", noMigrations)
+		cfg.AnalyticsDatabaseURL = pgtest.URL(t, "contract-analytics", noMigrations)
 	}
 	s, err := allinone.Start(ctx, cfg)
 	if err != nil {

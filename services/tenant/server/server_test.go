@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -48,7 +46,7 @@ var stores = []struct {
 	databaseURL func(t *testing.T) string
 }{
 	{"memory", func(*testing.T) string { return "" }},
-	{"postgres", func(t *testing.T) string { return connString(t, pgtest.New(t, "tenant-server", postgres.Migrate)) }},
+	{"postgres", func(t *testing.T) string { return pgtest.URL(t, "tenant-server", postgres.Migrate) }},
 }
 
 // running is a service started with Run on a test bus, and an admin client of it.
@@ -170,21 +168,6 @@ func TestDeletedLastUserRetiresTheTenant(t *testing.T) {
 			}
 		})
 	}
-}
-
-// connString names the test's own database. The pool's original ConnString would name the server's
-// shared database that pgtest clones from, so the DSN is rebuilt from the pool's effective config.
-func connString(t *testing.T, pool *pgxpool.Pool) string {
-	t.Helper()
-	cc := pool.Config().ConnConfig
-	if cc.Database == "" || cc.Database == "postgres" {
-		t.Fatalf("pgtest pool is on database %q, not a per-test database", cc.Database)
-	}
-	dsn := fmt.Sprintf("host='%s' port=%d user='%s' dbname='%s' sslmode=disable", cc.Host, cc.Port, cc.User, cc.Database)
-	if cc.Password != "" {
-		dsn += fmt.Sprintf(" password='%s'", cc.Password)
-	}
-	return dsn
 }
 
 func TestConfigurationErrors(t *testing.T) {
