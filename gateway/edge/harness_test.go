@@ -7,7 +7,6 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,11 +14,10 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -98,19 +96,9 @@ func (f *fakeBackend) intercept(ctx context.Context, req any, info *grpc.UnarySe
 func startBackend(t *testing.T, register func(*grpc.Server)) (*fakeBackend, *grpc.ClientConn) {
 	t.Helper()
 	f := &fakeBackend{answers: map[string]answer{}}
-	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer(grpc.UnaryInterceptor(f.intercept))
 	register(srv)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	cc, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatalf("dial bufconn: %v", err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	return f, cc
+	return f, grpctest.Serve(t, srv)
 }
 
 // harness drives the real edge handler against fake identity, tenant and analytics backends.

@@ -2,14 +2,12 @@ package authn
 
 import (
 	"context"
-	"net"
 	"testing"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 )
 
 // benchIdentity answers VerifyApiKey like identity does for a known key.
@@ -28,18 +26,9 @@ func (benchIdentity) VerifyApiKey(_ context.Context, r *identityv1.VerifyApiKeyR
 // every request: the baseline is the gRPC round trip to identity (in-process transport, so the
 // real network makes the gap larger), the cached variant a cache hit.
 func BenchmarkAPIKeyVerification(b *testing.B) {
-	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
 	identityv1.RegisterIdentityInternalServiceServer(srv, benchIdentity{})
-	go func() { _ = srv.Serve(lis) }()
-	b.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bench", grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-		return lis.DialContext(ctx)
-	}), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
+	conn := grpctest.Serve(b, srv)
 	remote := NewRemoteVerifier(identityv1.NewIdentityInternalServiceClient(conn))
 	ctx := context.Background()
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -103,15 +104,5 @@ func TestKeyCacheForgetsAnAppWhenIdentityPublishesAChange(t *testing.T) {
 	if err := bus.Publish(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n := c.cache.len()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("cache kept the app's keys after an app.changed event")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the cache forgets the app's keys after an app.changed event", func() bool { return c.cache.len() == 0 })
 }

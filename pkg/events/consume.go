@@ -97,8 +97,9 @@ func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (*Consumer, error)
 		return nil, fmt.Errorf("events: create consumer %s on %s: %w", cfg.Durable, stream, err)
 	}
 	c := &Consumer{name: cfg.Durable, js: b.JS, stream: stream, lost: make(chan struct{})}
+	c.markLost = sync.OnceFunc(func() { close(c.lost) })
 	wanted := slices.Clone(cfg.Types)
-	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, sync.OnceFunc(func() { close(c.lost) }), func(ctx context.Context, msg jetstream.Msg) {
+	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, c.markLost, func(ctx context.Context, msg jetstream.Msg) {
 		b.apply(ctx, cfg, wanted, msg)
 	})
 	if err != nil {
@@ -117,11 +118,12 @@ func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (*Consumer, error)
 
 // Consumer is a running durable consumer.
 type Consumer struct {
-	name   string
-	js     jetstream.JetStream
-	stream string
-	lost   chan struct{}
-	stop   func()
+	name     string
+	js       jetstream.JetStream
+	stream   string
+	lost     chan struct{}
+	markLost func() // closes lost once
+	stop     func()
 }
 
 // Name is the durable's name.
@@ -136,8 +138,8 @@ func (c *Consumer) Stop() { c.stop() }
 func (c *Consumer) Lost() <-chan struct{} { return c.lost }
 
 // Check reports whether the consumer can still receive events: its pull loop runs and the server
-// knows its durable. Readiness probes call it, so a deleted durable makes the process unready even
-// before the pull loop notices.
+// knows its durable. Readiness probes call it regularly, and the pull loop may only hear of a
+// deletion at its next heartbeat, so a Check that finds the durable gone also reports it Lost.
 func (c *Consumer) Check(ctx context.Context) error {
 	select {
 	case <-c.lost:
@@ -145,6 +147,9 @@ func (c *Consumer) Check(ctx context.Context) error {
 	default:
 	}
 	if _, err := c.js.Consumer(ctx, c.stream, c.name); err != nil {
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c.markLost()
+		}
 		return fmt.Errorf("events: consumer %s: %w", c.name, err)
 	}
 	return nil
@@ -327,7 +332,8 @@ func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	for _, it := range iters {
+	for i, it := range iters {
+		cons := consumers[i]
 		wg.Go(func() {
 			<-runCtx.Done()
 			it.Stop() // unblocks Next
@@ -345,8 +351,14 @@ func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.
 						gone()
 						return
 					}
-					// Missed heartbeats and the like: the iterator recovers on its own.
+					// Missed heartbeats and the like: the iterator recovers on its own, unless the
+					// consumer was deleted while no pull was open to hear of it; ask the server.
 					log.Warn("events: pulling messages", "err", err)
+					if _, ierr := cons.Info(runCtx); errors.Is(ierr, jetstream.ErrConsumerNotFound) {
+						log.Error("events: consumer is gone; no more messages", "err", ierr)
+						gone()
+						return
+					}
 					continue
 				}
 				handle(runCtx, msg)

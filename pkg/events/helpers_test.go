@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"testing"
 	"testing/fstest"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 )
 
@@ -49,18 +49,8 @@ func newEvent(t *testing.T, typ, user string) events.Event {
 	return ev
 }
 
-// eventually polls cond until it holds or the wait is over; the wait bounds delivery, it is not a
-// timing assertion.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// eventually is the kit's bounded wait, under the short name this package's suites call it by.
+var eventually = testkit.Eventually
 
 func countEffects(t *testing.T, pool *pgxpool.Pool, eventID string) int {
 	t.Helper()

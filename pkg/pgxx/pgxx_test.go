@@ -283,7 +283,7 @@ func TestInTx(t *testing.T) {
 }
 
 func TestOpenMigratedMigratesBeforeUseAndClosesOnFailure(t *testing.T) {
-	url := emptyDB(t).Config().ConnString()
+	url := pgtest.URL(t, "pgxx-empty", func(context.Context, *pgxpool.Pool) error { return nil })
 	ctx := context.Background()
 	pool, err := pgxx.OpenMigrated(ctx, url, func(ctx context.Context, p *pgxpool.Pool) error {
 		return pgxx.Migrate(ctx, p, "openmigrated", files("0002"))

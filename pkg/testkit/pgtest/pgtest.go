@@ -37,8 +37,7 @@ var (
 
 // server is a PostgreSQL server and an admin pool on its postgres database.
 type server struct {
-	url   string          // the server's URL, as found
-	cfg   *pgxpool.Config // for the postgres database; copied per database
+	url   string // the server's URL, as found
 	admin *pgxpool.Pool
 	stop  func() // removes a throwaway cluster or container; nil for TEST_DATABASE_URL
 }
@@ -48,26 +47,44 @@ type server struct {
 func New(t testing.TB, name string, migrate func(ctx context.Context, pool *pgxpool.Pool) error) *pgxpool.Pool {
 	t.Helper()
 	s := serverFor(t)
+	db := s.testDatabase(t, name, migrate)
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-
-	db := "test_" + randomHex(8)
-	if err := s.clone(ctx, name, migrate, db); err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
 	pool, err := s.open(ctx, db)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	t.Cleanup(pool.Close) // runs before the drop, which was registered first
+	return pool
+}
+
+// URL is New for code under test that opens its own connections from a URL (a service's
+// configuration): it returns the URL of a fresh database like New's, without a pool of the test's
+// own holding connections to it. The database is dropped in t.Cleanup.
+func URL(t testing.TB, name string, migrate func(ctx context.Context, pool *pgxpool.Pool) error) string {
+	t.Helper()
+	s := serverFor(t)
+	return s.databaseURL(s.testDatabase(t, name, migrate))
+}
+
+// testDatabase clones a database for t from the template for name and drops it in t.Cleanup.
+func (s *server) testDatabase(t testing.TB, name string, migrate func(context.Context, *pgxpool.Pool) error) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	db := "test_" + randomHex(8)
+	if err := s.clone(ctx, name, migrate, db); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
 	t.Cleanup(func() {
-		pool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 		defer cancel()
+		// with (force): code under test may not have closed every connection it opened.
 		if _, err := s.admin.Exec(ctx, "drop database if exists "+ident(db)+" with (force)"); err != nil {
 			t.Errorf("pgtest: drop %s: %v", db, err)
 		}
 	})
-	return pool
+	return db
 }
 
 // Main runs the tests, then drops the templates this process built and stops a throwaway cluster or
@@ -182,12 +199,7 @@ func (s *server) open(ctx context.Context, db string) (*pgxpool.Pool, error) {
 	// Parse a URL naming db (rather than editing a copied config) so that the pool's ConnString
 	// names the clone: tests hand it to code that opens its own connections, which must never
 	// land in the server's shared database.
-	u, err := url.Parse(s.url)
-	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("database url is not a URL")
-	}
-	u.Path = "/" + db
-	cfg, err := pgxpool.ParseConfig(u.String())
+	cfg, err := pgxpool.ParseConfig(s.databaseURL(db))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", db, err)
 	}
@@ -200,6 +212,13 @@ func (s *server) open(ctx context.Context, db string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("connect to %s: %w", db, err)
 	}
 	return pool, nil
+}
+
+// databaseURL is the server's URL with db as its database. connect checked that the URL parses.
+func (s *server) databaseURL(db string) string {
+	u, _ := url.Parse(s.url)
+	u.Path = "/" + db
+	return u.String()
 }
 
 // templateName is "tpl_<hash of name>_<hash of the test binary>". Migrations are embedded in the

@@ -65,3 +65,39 @@ func TestPoolConnStringNamesTheClone(t *testing.T) {
 		t.Fatalf("ConnString names database %q, the pool uses %q", got, want)
 	}
 }
+
+func TestURLNamesAFreshMigratedDatabaseDroppedAfterTheTest(t *testing.T) {
+	migrate := func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := pool.Exec(ctx, "create table item (name text primary key)")
+		return err
+	}
+	ctx := context.Background()
+	var db string
+	t.Run("use", func(t *testing.T) {
+		url := pgtest.URL(t, "pgtest-url", migrate)
+		cfg, err := pgxpool.ParseConfig(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db = cfg.ConnConfig.Database; db == "postgres" {
+			t.Fatalf("URL names the server's shared database: %s", url)
+		}
+		// What the code under test does with the URL: open its own pool and find the schema.
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		if _, err := pool.Exec(ctx, "insert into item (name) values ('x')"); err != nil {
+			t.Fatalf("the database is not migrated: %v", err)
+		}
+	})
+	probe := pgtest.New(t, "pgtest-url", migrate)
+	var left bool
+	if err := probe.QueryRow(ctx, "select exists (select 1 from pg_database where datname = $1)", db).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left {
+		t.Fatalf("database %s survived its test", db)
+	}
+}

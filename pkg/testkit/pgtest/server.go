@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -78,8 +79,13 @@ func skipOrFail(t testing.TB, reason string) {
 	t.Skip(reason)
 }
 
-func connect(ctx context.Context, url string, stop func()) (*server, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+func connect(ctx context.Context, serverURL string, stop func()) (*server, error) {
+	// Test databases are named by editing the URL's path (databaseURL), so a key=value DSN, which
+	// pgx would accept, is refused here rather than on every test.
+	if u, err := url.Parse(serverURL); err != nil || u.Scheme == "" {
+		return nil, fmt.Errorf("database url is not a URL (postgres://...)")
+	}
+	cfg, err := pgxpool.ParseConfig(serverURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
@@ -91,7 +97,7 @@ func connect(ctx context.Context, url string, stop func()) (*server, error) {
 		admin.Close()
 		return nil, fmt.Errorf("connect to %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
-	return &server{url: url, cfg: cfg, admin: admin, stop: stop}, nil
+	return &server{url: serverURL, admin: admin, stop: stop}, nil
 }
 
 // localBinaries returns the bin directory of the newest PostgreSQL installed the Debian way, or "".

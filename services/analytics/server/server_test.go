@@ -3,28 +3,25 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
@@ -60,28 +57,11 @@ func (f *fakeIdentity) VerifyApiKey(ctx context.Context, req *identityv1.VerifyA
 	return &identityv1.VerifiedApiKey{KeyId: "key-1", AppId: f.appID, ProjectId: uuid.NewString(), Type: "read", AppEnabled: true}, nil
 }
 
-// serve runs srv on an in-memory listener and returns a client connection to it.
-func serve(t *testing.T, srv *grpc.Server, opts ...grpc.DialOption) *grpc.ClientConn {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	opts = append(opts,
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	conn, err := grpc.NewClient("passthrough:///bufnet", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
 func identityConn(t *testing.T, appID string) *grpc.ClientConn {
 	t.Helper()
 	srv := grpc.NewServer()
 	identityv1.RegisterIdentityInternalServiceServer(srv, &fakeIdentity{appID: appID})
-	return serve(t, srv, grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken)))
+	return grpctest.Serve(t, srv, grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken)))
 }
 
 func publish(t *testing.T, bus events.Bus, source, eventType, appID string, payload proto.Message) events.Event {
@@ -110,25 +90,13 @@ func republish(t *testing.T, bus events.Bus, ev events.Event) {
 	}
 }
 
-// eventually polls until cond holds; the bound guards against a hang, it is no latency requirement.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 	stores := []struct {
 		name        string
 		databaseURL func(t *testing.T) string
 	}{
 		{"memory", func(*testing.T) string { return "" }},
-		{"postgres", func(t *testing.T) string { return connString(t, pgtest.New(t, "analytics-server", postgres.Migrate)) }},
+		{"postgres", func(t *testing.T) string { return pgtest.URL(t, "analytics-server", postgres.Migrate) }},
 	}
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
@@ -149,7 +117,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(svc.Close)
-			client := analyticsv1.NewAnalyticsServiceClient(serve(t, svc.GRPC()))
+			client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, svc.GRPC()))
 			runDone := make(chan error, 1)
 			go func() { runDone <- svc.Run(ctx) }()
 
@@ -181,7 +149,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 
 			// The tenant comes through its own consumer, so it may join the item after the sign-in.
 			var items []*analyticsv1.SignIn
-			eventually(t, "the sign-in is listed with its tenant", func() bool {
+			testkit.Eventually(t, "the sign-in is listed with its tenant", func() bool {
 				items = listMarch()
 				return len(items) == 1 && items[0].GetUser().GetTenant() != nil
 			})
@@ -208,7 +176,7 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 				AppId: appID, UserId: uuid.NewString(), At: "2026-03-10T09:00:00Z",
 				User: &identityv1.TenantUser{Name: "Marker"},
 			})
-			eventually(t, "the marker sign-in is listed", func() bool {
+			testkit.Eventually(t, "the marker sign-in is listed", func() bool {
 				items = listMarch()
 				for _, it := range items {
 					if it.GetId() == marker.ID {
@@ -255,7 +223,7 @@ func TestRoute8RefusesBadDatesAndMissingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	client := analyticsv1.NewAnalyticsServiceClient(serve(t, svc.GRPC()))
+	client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, svc.GRPC()))
 	withKey := metadata.AppendToOutgoingContext(context.Background(),
 		authn.MDAPIKey, readKey, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
 	tests := []struct {
@@ -299,19 +267,4 @@ func TestConfigurationErrors(t *testing.T) {
 	if err := svc.Run(context.Background()); err == nil {
 		t.Fatal("Run without a bus succeeded")
 	}
-}
-
-// connString names the test's own database. The pool's original ConnString would name the server's
-// shared database that pgtest clones from, so the DSN is rebuilt from the pool's effective config.
-func connString(t *testing.T, pool *pgxpool.Pool) string {
-	t.Helper()
-	cc := pool.Config().ConnConfig
-	if cc.Database == "" || cc.Database == "postgres" {
-		t.Fatalf("pgtest pool is on database %q, not a per-test database", cc.Database)
-	}
-	dsn := fmt.Sprintf("host='%s' port=%d user='%s' dbname='%s' sslmode=disable", cc.Host, cc.Port, cc.User, cc.Database)
-	if cc.Password != "" {
-		dsn += fmt.Sprintf(" password='%s'", cc.Password)
-	}
-	return dsn
 }

@@ -26,8 +26,7 @@ func TestOperatorTokenWiring(t *testing.T) {
 			bus, _ := natstest.New(t)
 			cfg := baseConfig(bus)
 			if store == "postgres" {
-				pool := pgtest.New(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
-				cfg.DatabaseURL = pool.Config().ConnString()
+				cfg.DatabaseURL = pgtest.URL(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/url"
 	"testing"
 	"time"
@@ -16,15 +15,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -80,8 +78,7 @@ func TestAdminChangeReachesJetStream(t *testing.T) {
 			cfg := baseConfig(bus)
 			if store == "postgres" {
 				// The template is only a clean, migrated database; server.New migrates again (no-op).
-				pool := pgtest.New(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
-				cfg.DatabaseURL = pool.Config().ConnString()
+				cfg.DatabaseURL = pgtest.URL(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -147,19 +144,10 @@ func TestSignUpToTenantTokenWiring(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	lis := bufconn.Listen(1 << 20)
 	tenantSrv := grpc.NewServer()
 	fake := &fakeTenant{calls: make(chan *tenantv1.CreateTenantForSignUpRequest, 1)}
 	tenantv1.RegisterTenantInternalServiceServer(tenantSrv, fake)
-	go func() { _ = tenantSrv.Serve(lis) }()
-	defer tenantSrv.Stop()
-	tenantConn, err := grpc.NewClient("passthrough:///tenant", append(grpcx.ClientOptions("service"),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tenantConn.Close() }()
+	tenantConn := grpctest.Serve(t, tenantSrv, grpcx.ClientOptions("service")...)
 
 	for _, withTenant := range []bool{false, true} {
 		cfg := baseConfig(events.Bus{})
@@ -217,17 +205,7 @@ func withAdmin(ctx context.Context) context.Context {
 
 func dial(t *testing.T, s *module.Process) *grpc.ClientConn {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = s.GRPC().Serve(lis) }()
-	opts := append(grpcx.ClientOptions(""),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	conn, err := grpc.NewClient("passthrough:///identity", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
+	return grpctest.Serve(t, s.GRPC(), grpcx.ClientOptions("")...)
 }
 
 // waitForEvent polls the identity stream until an event of eventType is stored, or fails when ctx

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -133,7 +134,7 @@ func TestSignInTokensAndTenantAccessTokens(t *testing.T) {
 			today := time.Now().UTC().Format(time.DateOnly)
 			for _, path := range []string{"/api/v1/analytics/sign-ins", "/v1/analytics/sign-ins"} {
 				var items []any
-				eventually(t, func() bool {
+				testkit.Eventually(t, path+" lists the sign-in", func() bool {
 					data := e.do("GET", path+"?from="+today+"&to="+today, e.read(), "").ok(t, 200).(map[string]any)
 					items = data["items"].([]any)
 					return len(items) > 0
@@ -153,13 +154,15 @@ func TestSignInTokensAndTenantAccessTokens(t *testing.T) {
 			// Freezing stops the user's token at once in identity and, after the event, everywhere.
 			e.do("PUT", "/v1/apps/"+e.demo.AppID+"/users/"+userID+"/access-status/0", e.write(), "").ok(t, 200)
 			e.do("GET", "/v1/users/me", bearer(refreshed.access), "").fails(t, 403)
-			eventually(t, func() bool { return e.do("GET", "/v1/tenants/me", bearer(refreshed.access), "").status == 403 })
+			testkit.Eventually(t, "the tenant service refuses the frozen user's token", func() bool {
+				return e.do("GET", "/v1/tenants/me", bearer(refreshed.access), "").status == 403
+			})
 			e.do("PUT", "/v1/apps/"+e.demo.AppID+"/users/"+userID+"/access-status/1", e.write(), "").ok(t, 200)
 
 			// Deleting the tenant's only user deletes the tenant.
 			e.do("DELETE", "/v1/users/"+userID, e.write(), "").ok(t, 200)
 			e.do("DELETE", "/v1/users/"+userID, e.write(), "").fails(t, 400)
-			eventually(t, func() bool {
+			testkit.Eventually(t, "the tenant of the deleted only user is deleted", func() bool {
 				r := e.do("GET", "/v1/tenants/"+tenantID, e.read(), "")
 				return r.status == 200 && r.body.(map[string]any)["data"].(map[string]any)["deleted"] == true
 			})

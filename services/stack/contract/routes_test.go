@@ -2,11 +2,11 @@ package contract
 
 import (
 	"context"
-	"time"
 
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"github.com/berthhq/berth/pkg/testkit"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"strings"
 	"testing"
@@ -237,21 +237,13 @@ func (e *env) credentials(t *testing.T) {
 	}
 	setEnabled(false)
 	e.do("GET", "/v1/users/"+e.other.UserIDs[0], otherRead, "").fails(t, 403)
-	eventually(t, func() bool { return e.do("GET", "/v1/tenants/"+e.other.TenantID, otherRead, "").status == 403 })
+	testkit.Eventually(t, "the tenant service refuses the disabled app's key", func() bool {
+		return e.do("GET", "/v1/tenants/"+e.other.TenantID, otherRead, "").status == 403
+	})
 	setEnabled(true)
-	eventually(t, func() bool { return e.do("GET", "/v1/tenants/"+e.other.TenantID, otherRead, "").status == 200 })
-}
-
-// eventually polls cond for a bounded time; it is a wait for an asynchronous effect, not a timing assertion.
-func eventually(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the tenant service accepts the re-enabled app's key", func() bool {
+		return e.do("GET", "/v1/tenants/"+e.other.TenantID, otherRead, "").status == 200
+	})
 }
 
 func (e *env) routing(t *testing.T) {

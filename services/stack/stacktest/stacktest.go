@@ -79,7 +79,7 @@ func StartWith(t testing.TB, o Options) Env {
 		noMigrations := func(context.Context, *pgxpool.Pool) error { return nil }
 		cfg.DatabaseURLs = map[string]string{}
 		for _, m := range allinone.Modules {
-			cfg.DatabaseURLs[m.Name] = pgtest.New(t, "stack-"+m.Name, noMigrations).Config().ConnString()
+			cfg.DatabaseURLs[m.Name] = pgtest.URL(t, "stack-"+m.Name, noMigrations)
 		}
 	}
 	s, err := allinone.Start(ctx, cfg)

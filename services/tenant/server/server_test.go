@@ -2,23 +2,20 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
@@ -49,7 +46,7 @@ var stores = []struct {
 	databaseURL func(t *testing.T) string
 }{
 	{"memory", func(*testing.T) string { return "" }},
-	{"postgres", func(t *testing.T) string { return connString(t, pgtest.New(t, "tenant-server", postgres.Migrate)) }},
+	{"postgres", func(t *testing.T) string { return pgtest.URL(t, "tenant-server", postgres.Migrate) }},
 }
 
 // running is a service started with Run on a test bus, and an admin client of it.
@@ -84,7 +81,7 @@ func start(t *testing.T, databaseURL string) running {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return running{bus: bus, admin: tenantv1.NewTenantAdminServiceClient(dial(t, svc.GRPC()))}
+	return running{bus: bus, admin: tenantv1.NewTenantAdminServiceClient(grpctest.Serve(t, svc.GRPC()))}
 }
 
 func (r running) createTenant(t *testing.T, appID string) *tenantv1.Tenant {
@@ -171,36 +168,6 @@ func TestDeletedLastUserRetiresTheTenant(t *testing.T) {
 			}
 		})
 	}
-}
-
-// connString names the test's own database. The pool's original ConnString would name the server's
-// shared database that pgtest clones from, so the DSN is rebuilt from the pool's effective config.
-func connString(t *testing.T, pool *pgxpool.Pool) string {
-	t.Helper()
-	cc := pool.Config().ConnConfig
-	if cc.Database == "" || cc.Database == "postgres" {
-		t.Fatalf("pgtest pool is on database %q, not a per-test database", cc.Database)
-	}
-	dsn := fmt.Sprintf("host='%s' port=%d user='%s' dbname='%s' sslmode=disable", cc.Host, cc.Port, cc.User, cc.Database)
-	if cc.Password != "" {
-		dsn += fmt.Sprintf(" password='%s'", cc.Password)
-	}
-	return dsn
-}
-
-func dial(t *testing.T, srv *grpc.Server) *grpc.ClientConn {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
 }
 
 func TestConfigurationErrors(t *testing.T) {

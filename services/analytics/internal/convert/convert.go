@@ -4,10 +4,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/berthhq/berth/pkg/protocopy"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
 // SignInList renders route 8's data.
@@ -26,46 +29,30 @@ func SignInList(items []app.SignInItem) *analyticsv1.SignInList {
 	return out
 }
 
+// userFields copies identity's user into the analytics user: every scalar of the same name, except
+// the ids, which come from the snapshot's key, and the flags analytics derives (deleted also when
+// the deletion event came without data; tenantId from whether the user has a tenant).
+var userFields = protocopy.Same(&analyticsv1.AnalyticsUser{}, &identityv1.TenantUser{}, "id", "appId", "deleted", "tenantId")
+
+// tenantFields copies tenant's tenant into the analytics tenant, except the id, which comes from the
+// snapshot's key.
+var tenantFields = protocopy.Same(&analyticsv1.AnalyticsTenant{}, &tenantv1.Tenant{}, "id")
+
 // user renders the current snapshot of the sign-in's user. Without one (no event about the user
 // carried its data yet) the item still names the user, with what the sign-in itself knows.
 func user(in domain.SignIn, snap *app.UserSnapshot, tenant *app.TenantSnapshot) *analyticsv1.AnalyticsUser {
 	if snap == nil {
 		return &analyticsv1.AnalyticsUser{Id: in.UserID, AppId: in.AppID, TenantId: in.TenantRef != ""}
 	}
-	u := snap.User // nil-safe getters: a user known only from its deletion renders empty fields
-	return &analyticsv1.AnalyticsUser{
-		Id:                        snap.UserID,
-		AppId:                     snap.AppID,
-		Language:                  u.GetLanguage(),
-		Salutation:                u.GetSalutation(),
-		SalutationOther:           u.GetSalutationOther(),
-		AcceptedNewsletter:        u.GetAcceptedNewsletter(),
-		AcceptedNewsletterDate:    u.GetAcceptedNewsletterDate(),
-		LastAskedNewsletterSignUp: u.GetLastAskedNewsletterSignUp(),
-		NewsletterMemberId:        u.GetNewsletterMemberId(),
-		Name:                      u.GetName(),
-		GivenName:                 u.GetGivenName(),
-		FamilyName:                u.GetFamilyName(),
-		MiddleName:                u.GetMiddleName(),
-		Nickname:                  u.GetNickname(),
-		PreferredUsername:         u.GetPreferredUsername(),
-		Profile:                   u.GetProfile(),
-		Picture:                   u.GetPicture(),
-		Website:                   u.GetWebsite(),
-		Email:                     u.GetEmail(),
-		EmailVerified:             u.GetEmailVerified(),
-		Gender:                    u.GetGender(),
-		OtherGender:               u.GetOtherGender(),
-		Birthdate:                 u.GetBirthdate(),
-		Zoneinfo:                  u.GetZoneinfo(),
-		Locale:                    u.GetLocale(),
-		PhoneNumber:               u.GetPhoneNumber(),
-		PhoneNumberVerified:       u.GetPhoneNumberVerified(),
-		Freezed:                   u.GetFreezed(),
-		Deleted:                   snap.Deleted || u.GetDeleted(),
-		TenantId:                  snap.TenantRef != "",
-		Tenant:                    analyticsTenant(tenant),
+	out := &analyticsv1.AnalyticsUser{
+		Id:       snap.UserID,
+		AppId:    snap.AppID,
+		Deleted:  snap.Deleted || snap.User.GetDeleted(),
+		TenantId: snap.TenantRef != "",
+		Tenant:   analyticsTenant(tenant),
 	}
+	userFields.Copy(out, snap.User) // a user known only from its deletion has no data: nothing to copy
+	return out
 }
 
 // analyticsTenant renders a tenant snapshot without addresses and users; nil stays nil (JSON null).
@@ -73,40 +60,7 @@ func analyticsTenant(snap *app.TenantSnapshot) *analyticsv1.AnalyticsTenant {
 	if snap == nil || snap.Tenant == nil {
 		return nil
 	}
-	t := snap.Tenant
-	return &analyticsv1.AnalyticsTenant{
-		Id:                                snap.TenantID,
-		Name:                              t.GetName(),
-		PspxCustomerId:                    t.GetPspxCustomerId(),
-		PspxPriceId:                       t.GetPspxPriceId(),
-		PspxProductId:                     t.GetPspxProductId(),
-		PspxSubscriptionId:                t.GetPspxSubscriptionId(),
-		PspxTrialingPriceId:               t.GetPspxTrialingPriceId(),
-		PspxTrialingProductId:             t.GetPspxTrialingProductId(),
-		PspxTrialingSubscriptionId:        t.GetPspxTrialingSubscriptionId(),
-		PspxCheckoutSessionId:             t.GetPspxCheckoutSessionId(),
-		PspxDefaultPaymentMethodId:        t.GetPspxDefaultPaymentMethodId(),
-		PspxSubscriptionCancelAtPeriodEnd: t.GetPspxSubscriptionCancelAtPeriodEnd(),
-		PspxSubscriptionCancelAt:          t.GetPspxSubscriptionCancelAt(),
-		PspxPaymentMethod:                 t.GetPspxPaymentMethod(),
-		Mode:                              t.GetMode(),
-		Description:                       t.GetDescription(),
-		PspxOneTimePaymentValidThru:       t.GetPspxOneTimePaymentValidThru(),
-		FreezedDueFailedPayment:           t.GetFreezedDueFailedPayment(),
-		PaidUntil:                         t.GetPaidUntil(),
-		FreeUntil:                         t.GetFreeUntil(),
-		PaidUnits:                         t.GetPaidUnits(),
-		FreeUnits:                         t.GetFreeUnits(),
-		CompanyName:                       t.GetCompanyName(),
-		CompanyVATId:                      t.GetCompanyVATId(),
-		CompanyTaxType:                    t.GetCompanyTaxType(),
-		CompanyTaxExempt:                  t.GetCompanyTaxExempt(),
-		IsBusinessCustomer:                t.GetIsBusinessCustomer(),
-		IsInvoicePending:                  t.GetIsInvoicePending(),
-		Freezed:                           t.GetFreezed(),
-		PaymentFailed:                     t.GetPaymentFailed(),
-		PaymentFailedCount:                t.GetPaymentFailedCount(),
-		PaymentFailedDate:                 t.GetPaymentFailedDate(),
-		Deleted:                           t.GetDeleted(),
-	}
+	out := &analyticsv1.AnalyticsTenant{Id: snap.TenantID}
+	tenantFields.Copy(out, snap.Tenant)
+	return out
 }

@@ -117,3 +117,14 @@ func TestUserRendering(t *testing.T) {
 		})
 	}
 }
+
+// The user and tenant are copied by field name: a field renamed or retyped in identity's or
+// tenant's .proto (or added to analytics' without a source) must fail here, not render empty.
+func TestCopiedUserAndTenantFieldsExistInTheirSourcesWithTheSameKind(t *testing.T) {
+	if err := userFields.Check(); err != nil {
+		t.Error(err)
+	}
+	if err := tenantFields.Check(); err != nil {
+		t.Error(err)
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
@@ -68,45 +70,31 @@ func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 		}
 	}
 
-	// Bounds on a hang, not latency requirements.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, "the valid events are applied: one sign-in, with its tenant", func() bool {
 		recs, err := store.ListSignIns(ctx, appID, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(recs) == 1 && recs[0].Tenant != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the valid events were not applied: %+v", recs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(recs) == 1 && recs[0].Tenant != nil
+	})
 	// The malformed event was acknowledged, not handed back for retries.
 	for _, c := range []struct{ stream, durable string }{
 		{bus.Stream("identity"), identity.Durable},
 		{bus.Stream("tenant"), tenant.Durable},
 	} {
-		for {
+		var info *jetstream.ConsumerInfo
+		testkit.Eventually(t, c.durable+" has acknowledged every event", func() bool {
 			cons, err := bus.JS.Consumer(ctx, c.stream, c.durable)
 			if err != nil {
 				t.Fatalf("durable %s on %s: %v", c.durable, c.stream, err)
 			}
-			info, err := cons.Info(ctx)
-			if err != nil {
+			if info, err = cons.Info(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if info.NumAckPending == 0 && info.NumPending == 0 {
-				if info.NumRedelivered != 0 {
-					t.Fatalf("%s redelivered %d events", c.durable, info.NumRedelivered)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s still has %d unacknowledged and %d pending events", c.durable, info.NumAckPending, info.NumPending)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return info.NumAckPending == 0 && info.NumPending == 0
+		})
+		if info.NumRedelivered != 0 {
+			t.Fatalf("%s redelivered %d events", c.durable, info.NumRedelivered)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 // Package porttest holds the conformance suite of package app's Store port. Every adapter runs the
 // same suite, so the memory store used in development and unit tests behaves like Postgres.
+//
+// A case an adapter cannot honour is declared by that adapter's test as an Exempt with its reason.
 package porttest
 
 import (
@@ -12,6 +14,8 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/conformance"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
@@ -19,11 +23,15 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// NewStore returns a fresh, empty store.
-type NewStore func(t *testing.T) app.Store
+// Factory returns a fresh, empty store and the events inbox its consumers record events in.
+type Factory func(t *testing.T) (app.Store, events.Inbox)
 
-// Store runs the app.Store conformance suite.
-func Store(t *testing.T, newStore NewStore) {
+// Exempt declares a case the adapter under test cannot honour, and why.
+type Exempt = conformance.Exempt
+
+// Run runs the app.Store conformance suite against stores made by newStore, skipping the cases
+// exempt names.
+func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, s app.Store)
@@ -42,11 +50,17 @@ func Store(t *testing.T, newStore NewStore) {
 		{"SnapshotsAreScopedToTheirApp", snapshotsScopedToApp},
 		{"ReturnedSnapshotsAreCopies", returnedCopies},
 	}
+	s := conformance.New(t, exempt)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.run(t, newStore(t))
+		s.Run(tc.name, func(t *testing.T) {
+			store, _ := newStore(t)
+			tc.run(t, store)
 		})
 	}
+	s.Run("EffectsCommitWithTheInboxRecord", func(t *testing.T) {
+		store, inbox := newStore(t)
+		effectsCommitWithTheInboxRecord(t, store, inbox)
+	})
 }
 
 // base is cut to microseconds, the precision Postgres keeps, so read-backs compare equal.

@@ -4,22 +4,19 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	ggrpc "google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
@@ -70,16 +67,7 @@ func newEnv(t *testing.T) *env {
 		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: adminToken, ServiceToken: serviceToken},
 	})
 	grpcadapter.Register(srv, svc)
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := ggrpc.NewClient("passthrough:///bufnet",
-		ggrpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		ggrpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpctest.Serve(t, srv)
 	return &env{
 		identity: identityv1.NewIdentityServiceClient(conn),
 		operator: identityv1.NewOperatorServiceClient(conn),

@@ -9,7 +9,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/app/porttest"
 )
 
-func TestMemoryStoreConformance(t *testing.T) {
+func TestStoreConformsToThePorts(t *testing.T) {
 	porttest.Run(t, func(*testing.T) (app.Store, events.OutboxSource) {
 		outbox := &events.MemoryOutbox{}
 		return memory.New(outbox), outbox

@@ -12,7 +12,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func TestPostgresStoreConformance(t *testing.T) {
+func TestStoreConformsToThePorts(t *testing.T) {
 	porttest.Run(t, func(t *testing.T) (app.Store, events.OutboxSource) {
 		pool := pgtest.New(t, "identity", postgres.Migrate)
 		return postgres.New(pool), events.NewPGOutbox(pool)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -13,15 +12,14 @@ import (
 	"github.com/google/uuid"
 	gogrpc "google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	grpcadapter "github.com/berthhq/berth/services/tenant/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
@@ -107,24 +105,6 @@ func (f *fakeIdentity) setDown(down bool) {
 	f.down = down
 }
 
-// serve runs srv on an in-memory listener and returns a client connection to it.
-func serve(t *testing.T, srv *gogrpc.Server, opts ...gogrpc.DialOption) *gogrpc.ClientConn {
-	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	opts = append(opts,
-		gogrpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		gogrpc.WithTransportCredentials(insecure.NewCredentials()),
-	)
-	conn, err := gogrpc.NewClient("passthrough:///bufnet", opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
-}
-
 type harness struct {
 	identity *fakeIdentity
 	tenants  tenantv1.TenantServiceClient
@@ -149,7 +129,7 @@ func newHarness(t *testing.T, identityToken string) *harness {
 	}
 	identitySrv := gogrpc.NewServer()
 	identityv1.RegisterIdentityInternalServiceServer(identitySrv, fake)
-	identityConn := serve(t, identitySrv, gogrpc.WithUnaryInterceptor(grpcx.ServiceTokenInterceptor(identityToken)))
+	identityConn := grpctest.Serve(t, identitySrv, gogrpc.WithUnaryInterceptor(grpcx.ServiceTokenInterceptor(identityToken)))
 	identityClient := identityv1.NewIdentityInternalServiceClient(identityConn)
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -161,7 +141,7 @@ func newHarness(t *testing.T, identityToken string) *harness {
 		ServiceToken: serviceToken,
 	}})
 	grpcadapter.Register(srv, svc)
-	conn := serve(t, srv)
+	conn := grpctest.Serve(t, srv)
 	return &harness{
 		identity: fake,
 		tenants:  tenantv1.NewTenantServiceClient(conn),

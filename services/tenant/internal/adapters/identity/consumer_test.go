@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
@@ -96,18 +97,6 @@ func redeliver(t *testing.T, bus events.Bus, ev events.Event) {
 	}
 }
 
-// eventually polls cond until it holds; the wait bounds delivery, it is not a timing assertion.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func get(t *testing.T, repo app.Repository, tn domain.Tenant) domain.Tenant {
 	t.Helper()
 	got, err := repo.GetTenant(context.Background(), tn.AppID, tn.ID)
@@ -174,12 +163,12 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			publish(t, bus, userDeleted(t, appID, marker.ID, 0))
 			const published = 9
 
-			eventually(t, "the marker's tenant is retired", func() bool { return get(t, s.repo, marker).Deleted })
+			testkit.Eventually(t, "the marker's tenant is retired", func() bool { return get(t, s.repo, marker).Deleted })
 			cons, err := bus.JS.Consumer(ctx, bus.Stream("identity"), identity.Durable)
 			if err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "every message is acknowledged", func() bool {
+			testkit.Eventually(t, "every message is acknowledged", func() bool {
 				info, err := cons.Info(ctx)
 				return err == nil && info.AckFloor.Stream == published && info.NumAckPending == 0 && info.NumRedelivered == 0
 			})

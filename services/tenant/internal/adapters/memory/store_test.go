@@ -9,8 +9,8 @@ import (
 	"github.com/berthhq/berth/services/tenant/internal/app/porttest"
 )
 
-func TestStoreConformsToRepository(t *testing.T) {
-	porttest.Repository(t, func(*testing.T) (app.Repository, events.OutboxSource) {
+func TestStoreConformsToThePorts(t *testing.T) {
+	porttest.Run(t, func(*testing.T) (app.Repository, events.OutboxSource) {
 		outbox := &events.MemoryOutbox{}
 		return memory.New(outbox), outbox
 	})

@@ -12,8 +12,8 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func TestStoreConformsToRepository(t *testing.T) {
-	porttest.Repository(t, func(t *testing.T) (app.Repository, events.OutboxSource) {
+func TestStoreConformsToThePorts(t *testing.T) {
+	porttest.Run(t, func(t *testing.T) (app.Repository, events.OutboxSource) {
 		pool := pgtest.New(t, "tenant", postgres.Migrate)
 		return postgres.New(pool), events.NewPGOutbox(pool)
 	})

@@ -1,5 +1,7 @@
 // Package porttest holds the conformance suites of package app's ports. Every adapter runs the
 // same suite, so the memory store used in development and unit tests behaves like Postgres.
+//
+// A case an adapter cannot honour is declared by that adapter's test as an Exempt with its reason.
 package porttest
 
 import (
@@ -13,17 +15,22 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/testkit/conformance"
 	"github.com/berthhq/berth/services/tenant/internal/app"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// NewRepository returns a fresh, empty repository and the outbox its writes feed.
-type NewRepository func(t *testing.T) (app.Repository, events.OutboxSource)
+// Factory returns a fresh, empty repository and the outbox its writes feed.
+type Factory func(t *testing.T) (app.Repository, events.OutboxSource)
 
-// Repository runs the app.Repository conformance suite.
-func Repository(t *testing.T, newRepo NewRepository) {
+// Exempt declares a case the adapter under test cannot honour, and why.
+type Exempt = conformance.Exempt
+
+// Run runs the app.Repository conformance suite against repositories made by newRepo, skipping the
+// cases exempt names.
+func Run(t *testing.T, newRepo Factory, exempt ...Exempt) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, repo app.Repository, outbox events.OutboxSource)
@@ -40,8 +47,9 @@ func Repository(t *testing.T, newRepo NewRepository) {
 		{"ConcurrentUpdatesDoNotLoseWrites", concurrentUpdates},
 		{"ReturnedTenantsAreCopies", returnedTenantsAreCopies},
 	}
+	s := conformance.New(t, exempt)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		s.Run(tc.name, func(t *testing.T) {
 			repo, outbox := newRepo(t)
 			tc.run(t, repo, outbox)
 		})
