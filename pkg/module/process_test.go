@@ -4,20 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 )
@@ -44,31 +41,10 @@ func running(t *testing.T) (*module.Process, *pgxpool.Pool, events.Bus) {
 	return p, pool, bus
 }
 
-// eventually waits for cond, failing with what after a bound that only catches hangs.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// healthOf serves p on bufconn and asks its gRPC health service.
+// healthOf serves p in process and asks its gRPC health service.
 func healthOf(t *testing.T, p *module.Process) func() healthpb.HealthCheckResponse_ServingStatus {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	go func() { _ = p.GRPC().Serve(lis) }()
-	t.Cleanup(p.GRPC().Stop)
-	conn, err := grpc.NewClient("passthrough:///probe", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	client := healthpb.NewHealthClient(conn)
+	client := healthpb.NewHealthClient(grpctest.Serve(t, p.GRPC()))
 	return func() healthpb.HealthCheckResponse_ServingStatus {
 		res, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{})
 		if err != nil {
@@ -82,26 +58,26 @@ func TestReadinessFollowsTheDatabaseGoingAwayAndComingBack(t *testing.T) {
 	p, pool, _ := running(t)
 	status := healthOf(t, p)
 	ctx := context.Background()
-	eventually(t, "ready with the database up and the consumer running", func() bool { return p.Ready(ctx) == nil })
-	eventually(t, "gRPC health SERVING", func() bool { return status() == healthpb.HealthCheckResponse_SERVING })
+	testkit.Eventually(t, "ready with the database up and the consumer running", func() bool { return p.Ready(ctx) == nil })
+	testkit.Eventually(t, "gRPC health SERVING", func() bool { return status() == healthpb.HealthCheckResponse_SERVING })
 
 	// "Stop" the database for this process: refuse new connections and end the open ones.
 	admin := adminConn(t, pool)
 	db := pool.Config().ConnConfig.Database
 	exec(t, admin, "alter database "+pgx.Identifier{db}.Sanitize()+" allow_connections false")
 	exec(t, admin, "select pg_terminate_backend(pid) from pg_stat_activity where datname = $1", db)
-	eventually(t, "not ready while the database refuses connections", func() bool { return p.Ready(ctx) != nil })
-	eventually(t, "gRPC health NOT_SERVING", func() bool { return status() == healthpb.HealthCheckResponse_NOT_SERVING })
+	testkit.Eventually(t, "not ready while the database refuses connections", func() bool { return p.Ready(ctx) != nil })
+	testkit.Eventually(t, "gRPC health NOT_SERVING", func() bool { return status() == healthpb.HealthCheckResponse_NOT_SERVING })
 
 	exec(t, admin, "alter database "+pgx.Identifier{db}.Sanitize()+" allow_connections true")
-	eventually(t, "ready again once the database is back, without a restart", func() bool { return p.Ready(ctx) == nil })
-	eventually(t, "gRPC health SERVING again", func() bool { return status() == healthpb.HealthCheckResponse_SERVING })
+	testkit.Eventually(t, "ready again once the database is back, without a restart", func() bool { return p.Ready(ctx) == nil })
+	testkit.Eventually(t, "gRPC health SERVING again", func() bool { return status() == healthpb.HealthCheckResponse_SERVING })
 }
 
 func TestReadinessTurnsFalseWhenAConsumersDurableIsDeleted(t *testing.T) {
 	p, _, bus := running(t)
 	ctx := context.Background()
-	eventually(t, "ready", func() bool { return p.Ready(ctx) == nil })
+	testkit.Eventually(t, "ready", func() bool { return p.Ready(ctx) == nil })
 	if err := bus.JS.DeleteConsumer(ctx, bus.Stream("tenant"), "probe"); err != nil {
 		t.Fatal(err)
 	}

@@ -22,20 +22,16 @@ const (
 
 // Service runs the use cases.
 type Service struct {
-	repo     Repository
-	users    UserDirectory
-	clock    func() time.Time
-	newID    func() string
-	onCommit func()
+	repo  Repository
+	users UserDirectory
+	clock func() time.Time
+	newID func() string
 }
 
 // Options are the collaborators of a Service besides its ports.
 type Options struct {
 	Clock func() time.Time // time.Now when nil
 	NewID func() string    // mints tenant and address ids (UUIDv4); required
-	// OnCommit is called after a write that stored events, so an outbox relay can publish them at
-	// once instead of at its next poll. Optional.
-	OnCommit func()
 }
 
 // New returns a Service over its ports.
@@ -43,10 +39,7 @@ func New(repo Repository, users UserDirectory, o Options) *Service {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	if o.OnCommit == nil {
-		o.OnCommit = func() {}
-	}
-	return &Service{repo: repo, users: users, clock: o.Clock, newID: o.NewID, onCommit: o.OnCommit}
+	return &Service{repo: repo, users: users, clock: o.Clock, newID: o.NewID}
 }
 
 // TenantView is a tenant as route 5 shows it: with the users identity lists for it.
@@ -127,8 +120,7 @@ func (s *Service) UserDeleted(ctx context.Context, appID, tenantID string, tenan
 // with a tenant.tenant.updated event naming them. A change that changes nothing stores nothing
 // and publishes no event.
 func (s *Service) update(ctx context.Context, appID, tenantID string, change func(*domain.Tenant) []string) error {
-	stored := false
-	err := s.repo.UpdateTenant(ctx, appID, tenantID, func(t *domain.Tenant) ([]events.Event, error) {
+	return s.repo.UpdateTenant(ctx, appID, tenantID, func(t *domain.Tenant) ([]events.Event, error) {
 		changed := change(t)
 		if len(changed) == 0 {
 			return nil, nil
@@ -137,13 +129,8 @@ func (s *Service) update(ctx context.Context, appID, tenantID string, change fun
 		if err != nil {
 			return nil, err
 		}
-		stored = true
 		return []events.Event{ev}, nil
 	})
-	if err == nil && stored {
-		s.onCommit()
-	}
-	return err
 }
 
 // CreateTenant is the operators' provisioning call, and the sign-up call identity makes for a
@@ -161,7 +148,6 @@ func (s *Service) CreateTenant(ctx context.Context, n domain.NewTenant) (domain.
 	if err := s.repo.CreateTenant(ctx, t, ev); err != nil {
 		return domain.Tenant{}, err
 	}
-	s.onCommit()
 	return t, nil
 }
 
