@@ -1,6 +1,7 @@
 # Berth — the two commands that matter: `make run` (whole system on embedded defaults) and `make test`.
 SHELL := /bin/bash
-MODULES := proto pkg gateway services/identity services/tenant services/analytics services/stack
+# Every module of the workspace (go.work lists them; adding a service there adds it here).
+MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
 .PHONY: run test lint proto proto-check tidy build bench

@@ -61,10 +61,18 @@
 // Every response carries X-Request-Id: the caller's when it is 1-128 characters of
 // [A-Za-z0-9._:-], a fresh random id otherwise.
 //
-// # Health
+// # Health and metrics
 //
-// GET /healthz answers 200 {"status":"ok"} while the process serves HTTP. It is not part of the
-// contract and does not check the backends.
+// Not on the public port: cmd/gateway serves /healthz (the process answers), /readyz (every
+// backend's gRPC health says SERVING) and /metrics on its ops address (BERTH_OPS_ADDR); the
+// all-in-one process serves the same paths for all its modules on its HTTP address. Requests are
+// counted and timed per resolved RPC (never per raw path, which holds ids).
+//
+// # Credentials towards the services
+//
+// The forwarding connections carry no service token: a REST call reaches a service with its
+// caller's credentials only. The hosted login page alone has a connection that authenticates as a
+// Berth service (edge.WithLogin), for identity's service-only LoginService.
 //
 // # Logging
 //
