@@ -35,8 +35,8 @@ func (c *KeyCache) Forget(appID, keyID string) {
 
 // Key and app event types that invalidate cached verifications.
 const (
-	EventAppChanged    = "identity.app.changed"
-	EventAPIKeyChanged = "identity.apikey.changed"
+	EventAppChanged    = identityv1.EventAppChanged
+	EventAPIKeyChanged = identityv1.EventAPIKeyChanged
 )
 
 // Watch subscribes to identity's app and key events and forgets what they change. Every replica

@@ -67,8 +67,8 @@ func (c *TokenCache) Forget(appID, userID string) {
 
 // User and app event types that invalidate cached tokens.
 const (
-	EventUserFrozen  = "identity.user.frozen"
-	EventUserDeleted = "identity.user.deleted"
+	EventUserFrozen  = identityv1.EventUserFrozen
+	EventUserDeleted = identityv1.EventUserDeleted
 )
 
 // Watch subscribes to the identity events that end a token's validity early.
