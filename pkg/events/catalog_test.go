@@ -1,8 +1,11 @@
 package events_test
 
 import (
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,6 +33,31 @@ func TestCatalogHoldsTheDeclaredEvents(t *testing.T) {
 	}
 	if types := events.Types(); !slices.IsSorted(types) || !slices.Contains(types, identityv1.EventUserSignedIn) {
 		t.Errorf("types = %v, want them sorted, user.signed_in among them", types)
+	}
+}
+
+// TestCatalogImportsEveryPackageDeclaringEvents guards the imports in catalog.go: a proto package
+// for which make proto generated event constants must be imported there, or a process that does
+// not use it would see no such events and create no stream for its context. (This test binary
+// cannot tell: the tests import the packages themselves.)
+func TestCatalogImportsEveryPackageDeclaringEvents(t *testing.T) {
+	generated, err := filepath.Glob("../../proto/*/*/events.berth.go")
+	if err != nil || len(generated) == 0 {
+		t.Fatalf("no generated event constants under proto/ (%v)", err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "catalog.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := map[string]bool{}
+	for _, imp := range f.Imports {
+		imported[strings.Trim(imp.Path.Value, `"`)] = true
+	}
+	for _, g := range generated {
+		dir, _ := filepath.Rel("../../proto", filepath.Dir(g))
+		if pkg := "github.com/berthhq/berth/proto/" + filepath.ToSlash(dir); !imported[pkg] {
+			t.Errorf("%s declares events but catalog.go does not import it", pkg)
+		}
 	}
 }
 
