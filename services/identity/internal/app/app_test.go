@@ -161,7 +161,7 @@ func TestAPIKeyVerification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(types(f.drain(t)), app.EventAPIKeyChanged) == false {
+	if slices.Contains(types(f.drain(t)), identityv1.EventAPIKeyChanged) == false {
 		t.Error("creating a key emitted no identity.apikey.changed event")
 	}
 	got, err := f.svc.VerifyAPIKey(ctx, full, strings.ToUpper(f.app.ID)) // X-CLIENT-ID in any case
@@ -247,9 +247,9 @@ func TestSetAccessStatusFreezesIdempotently(t *testing.T) {
 		wantFrozen   bool
 		wantEvents   []string
 	}{
-		{"freeze", "0", true, []string{app.EventUserFrozen}},
+		{"freeze", "0", true, []string{identityv1.EventUserFrozen}},
 		{"freeze again", "0", true, []string{}},
-		{"unfreeze", "1", false, []string{app.EventUserUnfrozen}},
+		{"unfreeze", "1", false, []string{identityv1.EventUserUnfrozen}},
 		{"unfreeze again", "1", false, []string{}},
 	}
 	for _, s := range steps {
@@ -304,8 +304,8 @@ func TestUpdateUserEmitsChangedFieldsOnce(t *testing.T) {
 		t.Errorf("user after update: %+v", u)
 	}
 	evs := f.drain(t)
-	if len(evs) != 1 || evs[0].Type != app.EventUserUpdated {
-		t.Fatalf("events = %v, want one %s", types(evs), app.EventUserUpdated)
+	if len(evs) != 1 || evs[0].Type != identityv1.EventUserUpdated {
+		t.Fatalf("events = %v, want one %s", types(evs), identityv1.EventUserUpdated)
 	}
 	var payload identityv1.UserChanged
 	if err := evs[0].Decode(&payload); err != nil {

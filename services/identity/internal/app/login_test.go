@@ -140,7 +140,7 @@ func TestSignUpCreatesTenantUserAndCode(t *testing.T) {
 		t.Errorf("redirect = %s", redirect)
 	}
 	evs := f.drain(t)
-	if !slices.Equal(types(evs), []string{app.EventUserSignedIn}) {
+	if !slices.Equal(types(evs), []string{identityv1.EventUserSignedIn}) {
 		t.Fatalf("events = %v", types(evs))
 	}
 	var p identityv1.UserSignedIn

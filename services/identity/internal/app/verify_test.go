@@ -135,7 +135,7 @@ func TestGetMeAndDeleteUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		evs := f.drain(t)
-		if !slices.Equal(types(evs), []string{app.EventUserDeleted}) {
+		if !slices.Equal(types(evs), []string{identityv1.EventUserDeleted}) {
 			t.Fatalf("events = %v", types(evs))
 		}
 		var p identityv1.UserDeleted

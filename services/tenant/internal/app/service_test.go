@@ -93,7 +93,7 @@ func TestCreateTenantPublishesCreatedEvent(t *testing.T) {
 		t.Fatalf("created %+v", tn)
 	}
 	evs := f.drain(t)
-	if len(evs) != 1 || evs[0].Type != app.EventTenantCreated || evs[0].AppID != appID {
+	if len(evs) != 1 || evs[0].Type != tenantv1.EventTenantCreated || evs[0].AppID != appID {
 		t.Fatalf("events = %+v", evs)
 	}
 	var payload tenantv1.TenantChanged
@@ -204,7 +204,7 @@ func TestUpdateTenant(t *testing.T) {
 				}
 				return
 			}
-			if len(evs) != 1 || evs[0].Type != app.EventTenantUpdated || f.commits != 1 {
+			if len(evs) != 1 || evs[0].Type != tenantv1.EventTenantUpdated || f.commits != 1 {
 				t.Fatalf("events = %+v, commits = %d; want one update", evs, f.commits)
 			}
 			var payload tenantv1.TenantChanged
@@ -332,7 +332,7 @@ func TestUserDeleted(t *testing.T) {
 			if !after.Deleted || after.Billing.PspxSubscriptionCancelAtPeriodEnd != tc.wantCancel || !after.UpdatedAt.Equal(f.now) {
 				t.Fatalf("after = %+v", after)
 			}
-			if len(evs) != 1 || evs[0].Type != app.EventTenantUpdated || f.commits != 1 {
+			if len(evs) != 1 || evs[0].Type != tenantv1.EventTenantUpdated || f.commits != 1 {
 				t.Fatalf("events = %+v, commits = %d; want one update", evs, f.commits)
 			}
 			var payload tenantv1.TenantChanged

@@ -57,9 +57,9 @@ func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	for _, ev := range []events.Event{
-		newEvent(t, "identity", app.EventUserSignedIn, appID, &identityv1.UserSignedIn{AppId: appID, UserId: "not-a-uuid"}),
-		newEvent(t, "tenant", app.EventTenantCreated, appID, &tenantv1.TenantChanged{AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Name: "Acme"}}),
-		newEvent(t, "identity", app.EventUserSignedIn, appID, &identityv1.UserSignedIn{
+		newEvent(t, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{AppId: appID, UserId: "not-a-uuid"}),
+		newEvent(t, "tenant", tenantv1.EventTenantCreated, appID, &tenantv1.TenantChanged{AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Name: "Acme"}}),
+		newEvent(t, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
 			AppId: appID, UserId: userID, TenantRef: tenantID, User: &identityv1.TenantUser{Name: "Ada"},
 		}),
 	} {

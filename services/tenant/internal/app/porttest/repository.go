@@ -128,7 +128,7 @@ func createThenGet(t *testing.T, repo app.Repository, _ events.OutboxSource) {
 
 func createStoresEvents(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	ev := event(t, tn, app.EventTenantCreated)
+	ev := event(t, tn, tenantv1.EventTenantCreated)
 	mustCreate(t, repo, tn, ev)
 	if got := pendingIDs(t, outbox); !reflect.DeepEqual(got, []string{ev.ID}) {
 		t.Fatalf("pending events = %v, want [%s]", got, ev.ID)
@@ -140,7 +140,7 @@ func createRefusesTakenID(t *testing.T, repo app.Repository, outbox events.Outbo
 	mustCreate(t, repo, tn)
 	again := tn
 	again.Name = "Other"
-	err := repo.CreateTenant(context.Background(), again, event(t, again, app.EventTenantCreated))
+	err := repo.CreateTenant(context.Background(), again, event(t, again, tenantv1.EventTenantCreated))
 	if !errors.Is(err, domain.ErrExists) {
 		t.Fatalf("second create = %v, want domain.ErrExists", err)
 	}
@@ -163,7 +163,7 @@ func scopedToApp(t *testing.T, repo app.Repository, outbox events.OutboxSource) 
 	err := repo.UpdateTenant(context.Background(), other, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		called = true
 		x.Name = "hijacked"
-		return []events.Event{event(t, *x, app.EventTenantUpdated)}, nil
+		return []events.Event{event(t, *x, tenantv1.EventTenantUpdated)}, nil
 	})
 	if !errors.Is(err, domain.ErrNotFound) || called {
 		t.Fatalf("UpdateTenant from another app = %v (fn called: %v), want domain.ErrNotFound without calling fn", err, called)
@@ -225,7 +225,7 @@ func updateStoresStateAndEvents(t *testing.T, repo app.Repository, outbox events
 	var ev events.Event
 	err := repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		x.Name = "Renamed"
-		ev = event(t, *x, app.EventTenantUpdated)
+		ev = event(t, *x, tenantv1.EventTenantUpdated)
 		return []events.Event{ev}, nil
 	})
 	if err != nil {
@@ -247,7 +247,7 @@ func failedUpdateStoresNothing(t *testing.T, repo app.Repository, outbox events.
 		x.Name = "Renamed"
 		x.ShippingAddress.City = "Bremen"
 		x.BillingAddress = &domain.Address{ID: uuid.NewString(), Type: domain.AddressBilling, City: "Paris"}
-		return []events.Event{event(t, *x, app.EventTenantUpdated)}, boom
+		return []events.Event{event(t, *x, tenantv1.EventTenantUpdated)}, boom
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("UpdateTenant = %v, want the update function's error", err)
@@ -300,7 +300,7 @@ func concurrentUpdates(t *testing.T, repo app.Repository, outbox events.OutboxSo
 		wg.Go(func() {
 			errs <- repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 				x.Billing.PaymentFailedCount++
-				ev, err := events.New(app.Source, app.EventTenantUpdated, x.AppID, &tenantv1.TenantChanged{TenantId: x.ID})
+				ev, err := events.New(app.Source, tenantv1.EventTenantUpdated, x.AppID, &tenantv1.TenantChanged{TenantId: x.ID})
 				return []events.Event{ev}, err
 			})
 		})
