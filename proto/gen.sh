@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the Go code for every .proto under proto/ (except third_party) with the plugin
-# versions pinned as tool directives in proto/go.mod. Output lands beside the sources.
+# versions pinned as tool directives in proto/go.mod, then the event-type constants (events.berth.go,
+# see internal/cmd/genevents) from the compiled descriptors. Output lands beside the sources.
 set -euo pipefail
 cd "$(dirname "$0")"
 bin=$(mktemp -d)
@@ -10,10 +11,11 @@ for t in google.golang.org/protobuf/cmd/protoc-gen-go \
          github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway; do
   GOWORK=off go build -o "$bin/" "$t"
 done
-find . -path ./third_party -prune -o -name '*.pb.go' -print -o -name '*.pb.gw.go' -print | xargs -r rm -f
+find . -path ./third_party -prune -o -name '*.pb.go' -print -o -name '*.pb.gw.go' -print -o -name '*.berth.go' -print | xargs -r rm -f
 files=$(find . -path ./third_party -prune -o -name '*.proto' -print | sort)
 PATH="$bin:$PATH" protoc -I . -I third_party \
   --go_out=. --go_opt=paths=source_relative \
   --go-grpc_out=. --go-grpc_opt=paths=source_relative \
   --grpc-gateway_out=. --grpc-gateway_opt=paths=source_relative \
   $files
+GOWORK=off go run ./internal/cmd/genevents $files

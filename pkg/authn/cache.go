@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -35,14 +37,14 @@ func (c *KeyCache) Forget(appID, keyID string) {
 
 // Key and app event types that invalidate cached verifications.
 const (
-	EventAppChanged    = "identity.app.changed"
-	EventAPIKeyChanged = "identity.apikey.changed"
+	EventAppChanged    = identityv1.EventAppChanged
+	EventAPIKeyChanged = identityv1.EventAPIKeyChanged
 )
 
 // Watch subscribes to identity's app and key events and forgets what they change. Every replica
 // receives every event (an ephemeral subscription), since each holds its own cache.
 func (c *KeyCache) Watch(ctx context.Context, bus events.Bus) (stop func(), err error) {
-	return bus.Subscribe(ctx, []string{EventAppChanged, EventAPIKeyChanged}, func(ev events.Event) {
+	return bus.Subscribe(ctx, []eventsv1.Type{EventAppChanged, EventAPIKeyChanged}, func(ev events.Event) {
 		switch ev.Type {
 		case EventAppChanged:
 			var p identityv1.AppChanged

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -67,13 +69,13 @@ func (c *TokenCache) Forget(appID, userID string) {
 
 // User and app event types that invalidate cached tokens.
 const (
-	EventUserFrozen  = "identity.user.frozen"
-	EventUserDeleted = "identity.user.deleted"
+	EventUserFrozen  = identityv1.EventUserFrozen
+	EventUserDeleted = identityv1.EventUserDeleted
 )
 
 // Watch subscribes to the identity events that end a token's validity early.
 func (c *TokenCache) Watch(ctx context.Context, bus events.Bus) (stop func(), err error) {
-	return bus.Subscribe(ctx, []string{EventUserFrozen, EventUserDeleted, EventAppChanged}, func(ev events.Event) {
+	return bus.Subscribe(ctx, []eventsv1.Type{EventUserFrozen, EventUserDeleted, EventAppChanged}, func(ev events.Event) {
 		switch ev.Type {
 		case EventUserFrozen:
 			var p identityv1.UserChanged

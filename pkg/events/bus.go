@@ -6,19 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 // DefaultPrefix is the subject and stream prefix when Bus.Prefix is empty.
 const DefaultPrefix = "berth"
-
-// contexts are the bounded contexts that publish events; each has its own stream, so one context's
-// retention or replay never touches another's. An event type starts with its context: "identity.user.updated".
-var contexts = []string{"identity", "tenant", "billing"}
 
 // duplicateWindow is how long JetStream remembers a Nats-Msg-Id. A relay that published an event but
 // crashed before marking it republishes within seconds, well inside this window.
@@ -43,8 +42,17 @@ func (b Bus) prefix() string {
 }
 
 // Subject is the NATS subject of an event type: "<prefix>.<type>".
-func (b Bus) Subject(eventType string) string {
-	return b.prefix() + "." + eventType
+func (b Bus) Subject(eventType eventsv1.Type) string {
+	return b.subject(string(eventType))
+}
+
+// wildcard is the subject filter of every event of a context: "<prefix>.<context>.>".
+func (b Bus) wildcard(context string) string {
+	return b.subject(context + ".>")
+}
+
+func (b Bus) subject(rest string) string {
+	return b.prefix() + "." + rest
 }
 
 // Stream is the name of the stream that holds a context's events: "<PREFIX>_<CONTEXT>".
@@ -52,8 +60,10 @@ func (b Bus) Stream(context string) string {
 	return strings.ToUpper(b.prefix() + "_" + context)
 }
 
-// Streams lists every stream EnsureStreams manages.
+// Streams lists every stream EnsureStreams manages: one per context of the catalog (Contexts), so
+// one context's retention or replay never touches another's.
 func (b Bus) Streams() []string {
+	contexts := Contexts()
 	names := make([]string, len(contexts))
 	for i, c := range contexts {
 		names[i] = b.Stream(c)
@@ -68,10 +78,10 @@ func (b Bus) EnsureStreams(ctx context.Context) error {
 	if !validToken.MatchString(b.prefix()) {
 		return fmt.Errorf("events: bus prefix %q may hold only letters, digits, '_' and '-'", b.Prefix)
 	}
-	for _, c := range contexts {
+	for _, c := range Contexts() {
 		_, err := b.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:       b.Stream(c),
-			Subjects:   []string{b.Subject(c + ".>")},
+			Subjects:   []string{b.wildcard(c)},
 			Storage:    jetstream.FileStorage,
 			Duplicates: duplicateWindow,
 		})
@@ -99,33 +109,36 @@ func (b Bus) Publish(ctx context.Context, ev Event) error {
 	return nil
 }
 
-// contextOf returns the context an event type belongs to, which picks its stream.
-func contextOf(eventType string) (string, error) {
-	ctxName, rest, ok := strings.Cut(eventType, ".")
-	if !ok || rest == "" || strings.ContainsAny(eventType, " *>") || strings.Contains(eventType, "..") || strings.HasSuffix(eventType, ".") {
+// contextOf returns the context an event type belongs to, which picks its stream. It accepts a type
+// the catalog does not declare, as long as its context does: a consumer must keep reading a stream
+// in which a newer producer publishes types this build does not know yet.
+func contextOf(eventType eventsv1.Type) (string, error) {
+	t := string(eventType)
+	ctxName, rest, ok := strings.Cut(t, ".")
+	if !ok || rest == "" || strings.ContainsAny(t, " *>") || strings.Contains(t, "..") || strings.HasSuffix(t, ".") {
 		return "", fmt.Errorf("events: event type %q is not <context>.<name>", eventType)
 	}
-	for _, c := range contexts {
-		if c == ctxName {
-			return c, nil
-		}
+	contexts := Contexts()
+	if !slices.Contains(contexts, ctxName) {
+		return "", fmt.Errorf("events: event type %q names unknown context %q (known: %s)", eventType, ctxName, strings.Join(contexts, ", "))
 	}
-	return "", fmt.Errorf("events: event type %q names unknown context %q (known: %s)", eventType, ctxName, strings.Join(contexts, ", "))
+	return ctxName, nil
 }
 
 // filterFor returns the stream holding types and the subject filter to ask the server for. NATS 2.9
 // servers accept a single filter subject per consumer, so several types are fetched with their
-// context's wildcard and narrowed by the caller (see wants).
-func (b Bus) filterFor(types []string) (stream, filter string, err error) {
+// context's wildcard and narrowed by the caller (see apply). Every type must be declared: a consumer
+// of a type nobody publishes would wait for ever.
+func (b Bus) filterFor(types []eventsv1.Type) (stream, filter string, err error) {
 	if len(types) == 0 {
 		return "", "", errors.New("events: no event types given")
 	}
 	var ctxName string
 	for _, t := range types {
-		c, err := contextOf(t)
-		if err != nil {
+		if err := checkDeclared(t); err != nil {
 			return "", "", err
 		}
+		c, _ := contextOf(t) // checkDeclared checked it
 		if ctxName != "" && c != ctxName {
 			return "", "", fmt.Errorf("events: event types %v span several contexts; one consumer reads one stream", types)
 		}
@@ -134,7 +147,7 @@ func (b Bus) filterFor(types []string) (stream, filter string, err error) {
 	if len(types) == 1 {
 		return b.Stream(ctxName), b.Subject(types[0]), nil
 	}
-	return b.Stream(ctxName), b.Subject(ctxName + ".>"), nil
+	return b.Stream(ctxName), b.wildcard(ctxName), nil
 }
 
 // decodeMsg parses a message into an Event and checks that it is one: a valid envelope published on

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,9 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
 // recorder is a Handler that remembers the events it saw, in order.
@@ -78,7 +83,7 @@ func TestBusTopology(t *testing.T) {
 	}
 	for _, tt := range tests {
 		b := events.Bus{Prefix: tt.prefix}
-		if got := b.Subject("identity.user.updated"); got != tt.subject {
+		if got := b.Subject(identityv1.EventUserUpdated); got != tt.subject {
 			t.Errorf("Subject = %q, want %q", got, tt.subject)
 		}
 		if got := b.Stream("identity"); got != tt.stream {
@@ -93,13 +98,15 @@ func TestEnsureStreamsIsIdempotentAndRejectsBadPrefix(t *testing.T) {
 	if err := bus.EnsureStreams(ctx); err != nil {
 		t.Fatalf("second EnsureStreams: %v", err)
 	}
-	s, err := bus.JS.Stream(ctx, bus.Stream("billing"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := s.CachedInfo().Config
-	if cfg.Duplicates != 2*time.Minute || cfg.Storage != jetstream.FileStorage || cfg.Subjects[0] != bus.Subject("billing.>") {
-		t.Fatalf("stream config = %+v", cfg)
+	for _, c := range events.Contexts() {
+		s, err := bus.JS.Stream(ctx, bus.Stream(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.CachedInfo().Config
+		if cfg.Duplicates != 2*time.Minute || cfg.Storage != jetstream.FileStorage || cfg.Subjects[0] != bus.Subject(eventsv1.Type(c+".>")) {
+			t.Fatalf("stream config = %+v", cfg)
+		}
 	}
 	bad := events.Bus{JS: bus.JS, Prefix: "a.b"}
 	if err := bad.EnsureStreams(ctx); err == nil {
@@ -109,12 +116,12 @@ func TestEnsureStreamsIsIdempotentAndRejectsBadPrefix(t *testing.T) {
 
 func TestPublishDropsARepublishedEvent(t *testing.T) {
 	bus, _ := natstest.New(t)
-	ev := newEvent(t, "identity.user.updated", "u1")
+	ev := newEvent(t, identityv1.EventUserUpdated, "u1")
 	publish(t, bus, ev, ev)
 	if n := streamMsgs(t, bus, bus.Stream("identity")); n != 1 {
 		t.Fatalf("stream holds %d messages, want 1", n)
 	}
-	if err := bus.Publish(context.Background(), events.Event{ID: "x", Type: "identity.user.updated"}); err == nil {
+	if err := bus.Publish(context.Background(), events.Event{ID: "x", Type: identityv1.EventUserUpdated}); err == nil {
 		t.Fatal("event without a UUID published")
 	}
 }
@@ -122,14 +129,14 @@ func TestPublishDropsARepublishedEvent(t *testing.T) {
 func TestConsumeAppliesWantedTypesAndTerminatesGarbage(t *testing.T) {
 	bus, conn := natstest.New(t)
 	ctx := context.Background()
-	updated, deleted, created := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.deleted", "u2"), newEvent(t, "identity.user.created", "u3")
+	updated, deleted, created := newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, identityv1.EventUserDeleted, "u2"), newEvent(t, identityv1.EventUserFrozen, "u3")
 
 	// Published before the consumer exists: a new durable starts at the beginning of the stream.
-	if err := conn.Publish(bus.Subject("identity.user.updated"), []byte("not json")); err != nil {
+	if err := conn.Publish(bus.Subject(identityv1.EventUserUpdated), []byte("not json")); err != nil {
 		t.Fatal(err)
 	}
-	wrongSubject, _ := json.Marshal(newEvent(t, "identity.user.deleted", "u4"))
-	if _, err := bus.JS.Publish(ctx, bus.Subject("identity.user.updated"), wrongSubject); err != nil {
+	wrongSubject, _ := json.Marshal(newEvent(t, identityv1.EventUserDeleted, "u4"))
+	if _, err := bus.JS.Publish(ctx, bus.Subject(identityv1.EventUserUpdated), wrongSubject); err != nil {
 		t.Fatal(err)
 	}
 	publish(t, bus, created, updated)
@@ -137,7 +144,7 @@ func TestConsumeAppliesWantedTypesAndTerminatesGarbage(t *testing.T) {
 	rec := &recorder{}
 	consumer, err := bus.Consume(ctx, events.ConsumerConfig{
 		Durable: "c1",
-		Types:   []string{"identity.user.updated", "identity.user.deleted"},
+		Types:   []eventsv1.Type{identityv1.EventUserUpdated, identityv1.EventUserDeleted},
 		Inbox:   events.NewMemoryInbox(),
 		Handler: rec.handle,
 	})
@@ -165,10 +172,10 @@ func TestConsumeAppliesWantedTypesAndTerminatesGarbage(t *testing.T) {
 
 func TestConsumeRedeliversAfterAHandlerFailure(t *testing.T) {
 	bus, _ := natstest.New(t)
-	ev := newEvent(t, "tenant.tenant.created", "u1")
+	ev := newEvent(t, tenantv1.EventTenantCreated, "u1")
 	rec := &recorder{fail: map[string]int{ev.ID: 1}}
 	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
-		Durable: "c1", Types: []string{ev.Type}, Inbox: events.NewMemoryInbox(), Handler: rec.handle,
+		Durable: "c1", Types: []eventsv1.Type{ev.Type}, Inbox: events.NewMemoryInbox(), Handler: rec.handle,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +185,48 @@ func TestConsumeRedeliversAfterAHandlerFailure(t *testing.T) {
 	eventually(t, "the event is handled again after its failure", func() bool { return rec.count(ev.ID) == 2 })
 }
 
+func TestConsumeAcknowledgesAMalformedEventWithoutRedelivery(t *testing.T) {
+	bus, _ := natstest.New(t)
+	ctx := context.Background()
+	ev := newEvent(t, identityv1.EventUserDeleted, "u1")
+	var calls atomic.Int32
+	consumer, err := bus.Consume(ctx, events.ConsumerConfig{
+		Durable: "c1", Types: []eventsv1.Type{ev.Type}, Inbox: events.NewMemoryInbox(),
+		Handler: func(context.Context, events.Event) error {
+			calls.Add(1)
+			return fmt.Errorf("payload lacks the tenant: %w", events.ErrMalformed)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Stop()
+	publish(t, bus, ev)
+	cons, err := bus.JS.Consumer(ctx, bus.Stream("identity"), "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only an ack moves the ack floor past the event: a nak (what any other handler error gets)
+	// leaves it pending and brings it back.
+	eventually(t, "the event is acknowledged", func() bool {
+		info, err := cons.Info(ctx)
+		return err == nil && info.AckFloor.Stream == 1 && info.NumAckPending == 0
+	})
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumRedelivered != 0 || info.NumPending != 0 || calls.Load() != 1 {
+		t.Fatalf("redelivered %d, pending %d, handler called %d times; want 0, 0, once", info.NumRedelivered, info.NumPending, calls.Load())
+	}
+}
+
 func TestConsumeStopsWhenAsked(t *testing.T) {
 	bus, _ := natstest.New(t)
-	first, second := newEvent(t, "billing.plan.changed", "u1"), newEvent(t, "billing.plan.changed", "u2")
+	first, second := newEvent(t, tenantv1.EventTenantUpdated, "u1"), newEvent(t, tenantv1.EventTenantUpdated, "u2")
 	rec := &recorder{}
 	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
-		Durable: "c1", Types: []string{first.Type}, Inbox: events.NewMemoryInbox(), Handler: rec.handle,
+		Durable: "c1", Types: []eventsv1.Type{first.Type}, Inbox: events.NewMemoryInbox(), Handler: rec.handle,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +237,7 @@ func TestConsumeStopsWhenAsked(t *testing.T) {
 	consumer.Stop() // idempotent
 	publish(t, bus, second)
 	// The durable keeps the event for the next process; this one must not have taken it.
-	cons, err := bus.JS.Consumer(context.Background(), bus.Stream("billing"), "c1")
+	cons, err := bus.JS.Consumer(context.Background(), bus.Stream("tenant"), "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +261,7 @@ func TestConsumePurgesInboxRecordsOlderThanAWeek(t *testing.T) {
 		}
 	}
 	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
-		Durable: "c1", Types: []string{"billing.plan.changed"}, Inbox: in, Handler: (&recorder{}).handle,
+		Durable: "c1", Types: []eventsv1.Type{tenantv1.EventTenantUpdated}, Inbox: in, Handler: (&recorder{}).handle,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +276,7 @@ func TestConsumePurgesInboxRecordsOlderThanAWeek(t *testing.T) {
 
 func TestConsumeRejectsBadConfig(t *testing.T) {
 	bus := events.Bus{} // validation comes before any server call
-	ok := events.ConsumerConfig{Durable: "c1", Types: []string{"identity.user.updated"}, Inbox: events.NewMemoryInbox(),
+	ok := events.ConsumerConfig{Durable: "c1", Types: []eventsv1.Type{identityv1.EventUserUpdated}, Inbox: events.NewMemoryInbox(),
 		Handler: func(context.Context, events.Event) error { return nil }}
 	tests := []struct {
 		name    string
@@ -245,8 +288,11 @@ func TestConsumeRejectsBadConfig(t *testing.T) {
 		{"no inbox", func(c *events.ConsumerConfig) { c.Inbox = nil }, "Inbox"},
 		{"no handler", func(c *events.ConsumerConfig) { c.Handler = nil }, "Handler"},
 		{"no types", func(c *events.ConsumerConfig) { c.Types = nil }, "no event types"},
-		{"types of two contexts", func(c *events.ConsumerConfig) { c.Types = []string{"identity.user.updated", "tenant.tenant.created"} }, "several contexts"},
-		{"unknown context", func(c *events.ConsumerConfig) { c.Types = []string{"shipping.parcel.sent"} }, "unknown context"},
+		{"types of two contexts", func(c *events.ConsumerConfig) {
+			c.Types = []eventsv1.Type{identityv1.EventUserUpdated, tenantv1.EventTenantCreated}
+		}, "several contexts"},
+		{"unknown context", func(c *events.ConsumerConfig) { c.Types = []eventsv1.Type{"shipping.parcel.sent"} }, "unknown context"},
+		{"undeclared type", func(c *events.ConsumerConfig) { c.Types = []eventsv1.Type{identityv1.EventUserUpdated + "_twice"} }, "no payload message declares"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,12 +308,12 @@ func TestConsumeRejectsBadConfig(t *testing.T) {
 
 func TestSubscribeDeliversNewEventsOfEveryContext(t *testing.T) {
 	bus, conn := natstest.New(t)
-	old := newEvent(t, "identity.user.updated", "u0")
+	old := newEvent(t, identityv1.EventUserUpdated, "u0")
 	publish(t, bus, old)
 
 	var mu sync.Mutex
 	var got []string
-	stop, err := bus.Subscribe(context.Background(), []string{"identity.user.updated", "tenant.tenant.deleted"}, func(ev events.Event) {
+	stop, err := bus.Subscribe(context.Background(), []eventsv1.Type{identityv1.EventUserUpdated, tenantv1.EventTenantUpdated}, func(ev events.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, ev.ID)
@@ -276,10 +322,10 @@ func TestSubscribeDeliversNewEventsOfEveryContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	if err := conn.Publish(bus.Subject("identity.user.updated"), []byte("garbage")); err != nil {
+	if err := conn.Publish(bus.Subject(identityv1.EventUserUpdated), []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	unwanted, ident, ten := newEvent(t, "tenant.tenant.created", "u1"), newEvent(t, "identity.user.updated", "u1"), newEvent(t, "tenant.tenant.deleted", "u2")
+	unwanted, ident, ten := newEvent(t, tenantv1.EventTenantCreated, "u1"), newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, tenantv1.EventTenantUpdated, "u2")
 	publish(t, bus, unwanted, ident, ten)
 	eventually(t, "both new events arrive", func() bool {
 		mu.Lock()
@@ -310,7 +356,7 @@ func TestAConsumerWhoseDurableIsDeletedFailsItsCheckAndReportsItselfLost(t *test
 	bus, _ := natstest.New(t)
 	ctx := context.Background()
 	consumer, err := bus.Consume(ctx, events.ConsumerConfig{
-		Durable: "c1", Types: []string{"tenant.tenant.created"}, Inbox: events.NewMemoryInbox(), Handler: (&recorder{}).handle,
+		Durable: "c1", Types: []eventsv1.Type{tenantv1.EventTenantCreated}, Inbox: events.NewMemoryInbox(), Handler: (&recorder{}).handle,
 	})
 	if err != nil {
 		t.Fatal(err)

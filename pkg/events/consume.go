@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 const (
@@ -44,8 +46,8 @@ var ErrMalformed = errors.New("malformed event")
 
 // ConsumerConfig configures Bus.Consume.
 type ConsumerConfig struct {
-	Durable string   // durable pull consumer name; replicas sharing it split the work
-	Types   []string // event types to receive, all from one context
+	Durable string          // durable pull consumer name; replicas sharing it split the work
+	Types   []eventsv1.Type // declared event types to receive, all from one context
 	Inbox   Inbox
 	Handler Handler
 	Log     *slog.Logger // nil means slog.Default()
@@ -188,7 +190,7 @@ func purgeInboxEvery(ctx context.Context, in InboxPurger, log *slog.Logger) (sto
 }
 
 // apply handles one message of a durable consumer.
-func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []string, msg jetstream.Msg) {
+func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Type, msg jetstream.Msg) {
 	log := cfg.Log.With("consumer", cfg.Durable, "subject", msg.Subject())
 	ev, err := b.decodeMsg(msg)
 	if err != nil {
@@ -267,14 +269,14 @@ func nakDelay(attempt int) time.Duration {
 // cache invalidation: an ephemeral ordered consumer per context, no inbox and no acks, so every
 // replica sees every event and a process that is down misses what happened meanwhile. fn is called
 // for one event at a time. Stop with ctx or stop; stop waits for a call of fn in progress.
-func (b Bus) Subscribe(ctx context.Context, types []string, fn func(Event)) (stop func(), err error) {
+func (b Bus) Subscribe(ctx context.Context, types []eventsv1.Type, fn func(Event)) (stop func(), err error) {
 	if fn == nil {
 		return nil, errors.New("events: subscribe needs a function")
 	}
 	if len(types) == 0 {
 		return nil, errors.New("events: no event types given")
 	}
-	byContext := map[string][]string{}
+	byContext := map[string][]eventsv1.Type{}
 	for _, t := range types {
 		c, err := contextOf(t)
 		if err != nil {

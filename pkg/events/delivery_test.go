@@ -12,6 +12,8 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 // crashAfterPublish is an outbox whose first MarkPublished fails, as if the relay died after
@@ -31,7 +33,7 @@ func (c *crashAfterPublish) MarkPublished(ctx context.Context, ids []string) err
 // createAccount is a service's state change: the account row and its event in one transaction.
 func createAccount(t *testing.T, pool *pgxpool.Pool, id string) events.Event {
 	t.Helper()
-	ev := newEvent(t, "identity.user.updated", id)
+	ev := newEvent(t, identityv1.EventUserUpdated, id)
 	err := pgxx.InTx(context.Background(), pool, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "insert into account (id) values ($1)", id); err != nil {
 			return err
@@ -54,7 +56,7 @@ func TestDeliveryAppliesEachEventExactlyOnce(t *testing.T) {
 
 	c, err := bus.Consume(ctx, events.ConsumerConfig{
 		Durable: consumer,
-		Types:   []string{"identity.user.updated"},
+		Types:   []eventsv1.Type{identityv1.EventUserUpdated},
 		Inbox:   events.NewPGInbox(pool),
 		Handler: func(ctx context.Context, ev events.Event) error {
 			// Runs in the inbox transaction: pgxx.Q returns it.

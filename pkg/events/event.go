@@ -10,12 +10,14 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 // Event is the envelope every Berth event travels in, on the wire (as JSON) and in the outbox.
 type Event struct {
 	ID     string          `json:"id"`     // UUID; also the Nats-Msg-Id, so JetStream drops republished duplicates
-	Type   string          `json:"type"`   // e.g. "identity.user.updated"; the NATS subject is "<prefix>.<Type>"
+	Type   eventsv1.Type   `json:"type"`   // e.g. identityv1.EventUserUpdated; the NATS subject is "<prefix>.<Type>"
 	Source string          `json:"source"` // producing service, e.g. "identity"
 	AppID  string          `json:"appId"`
 	Time   time.Time       `json:"time"`
@@ -25,15 +27,21 @@ type Event struct {
 // New builds an event with a fresh id. The id is a version 7 UUID, time-ordered, which keeps the
 // outbox and inbox primary-key indexes append-mostly. Time is cut to microseconds, the precision
 // Postgres keeps, so an event reads back from the outbox equal to what was written.
-func New(source, eventType, appID string, payload proto.Message) (Event, error) {
+//
+// eventType must be declared in the catalog and payload must be the message that declares it
+// (Payload), so that a consumer decoding the declared message never meets another one.
+func New(source string, eventType eventsv1.Type, appID string, payload proto.Message) (Event, error) {
 	if strings.TrimSpace(source) == "" {
 		return Event{}, errors.New("events: source must not be empty")
 	}
-	if _, err := contextOf(eventType); err != nil {
+	if err := checkDeclared(eventType); err != nil {
 		return Event{}, err
 	}
 	if payload == nil {
 		return Event{}, errors.New("events: payload must not be nil")
+	}
+	if got, want := payload.ProtoReflect().Descriptor().FullName(), Payload(eventType).FullName(); got != want {
+		return Event{}, fmt.Errorf("events: %s events carry %s, not %s", eventType, want, got)
 	}
 	data, err := protojson.Marshal(payload)
 	if err != nil {

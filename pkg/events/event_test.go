@@ -5,27 +5,29 @@ import (
 	"strings"
 	"testing"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/sourcecontextpb"
 
 	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 func TestNewAndDecodeRoundTripThePayload(t *testing.T) {
-	// SourceContext stands for a payload message: a well-known type with one string field.
-	payload := &sourcecontextpb.SourceContext{FileName: "u1"}
-	ev, err := events.New("identity", "identity.user.updated", "app1", payload)
+	payload := &identityv1.UserChanged{AppId: "app1", UserId: "u1"}
+	ev, err := events.New("identity", identityv1.EventUserUpdated, "app1", payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := uuid.Parse(ev.ID); err != nil {
 		t.Fatalf("id %q is not a UUID", ev.ID)
 	}
-	if ev.Source != "identity" || ev.Type != "identity.user.updated" || ev.AppID != "app1" || ev.Time.IsZero() {
+	if ev.Source != "identity" || ev.Type != identityv1.EventUserUpdated || ev.AppID != "app1" || ev.Time.IsZero() {
 		t.Fatalf("envelope = %+v", ev)
 	}
-	var got sourcecontextpb.SourceContext
+	var got identityv1.UserChanged
 	if err := ev.Decode(&got); err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestNewAndDecodeRoundTripThePayload(t *testing.T) {
 }
 
 func mustNew(t *testing.T) events.Event {
-	ev, err := events.New("identity", "identity.user.updated", "app1", &sourcecontextpb.SourceContext{})
+	ev, err := events.New("identity", identityv1.EventUserUpdated, "app1", &identityv1.UserChanged{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func mustNew(t *testing.T) events.Event {
 }
 
 func TestDecodeIgnoresFieldsAddedByNewerProducers(t *testing.T) {
-	ev := events.Event{Type: "identity.user.updated", Data: json.RawMessage(`{"fileName":"u1","addedLater":true}`)}
+	ev := events.Event{Type: identityv1.EventUserUpdated, Data: json.RawMessage(`{"fileName":"u1","addedLater":true}`)}
 	var got sourcecontextpb.SourceContext
 	if err := ev.Decode(&got); err != nil {
 		t.Fatal(err)
@@ -61,17 +63,23 @@ func TestDecodeIgnoresFieldsAddedByNewerProducers(t *testing.T) {
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
+	// Each bad type differs from a declared one in one respect.
+	const valid = identityv1.EventUserUpdated
+	payload := &identityv1.UserChanged{}
 	tests := []struct {
-		name, source, typ string
-		payload           proto.Message
-		wantErr           string
+		name, source string
+		typ          eventsv1.Type
+		payload      proto.Message
+		wantErr      string
 	}{
-		{"no source", "", "identity.user.updated", &sourcecontextpb.SourceContext{}, "source"},
-		{"type without name", "identity", "identity", &sourcecontextpb.SourceContext{}, "<context>.<name>"},
-		{"unknown context", "identity", "shipping.parcel.sent", &sourcecontextpb.SourceContext{}, "unknown context"},
-		{"wildcard in type", "identity", "identity.user.*", &sourcecontextpb.SourceContext{}, "<context>.<name>"},
-		{"empty token", "identity", "identity..updated", &sourcecontextpb.SourceContext{}, "<context>.<name>"},
-		{"nil payload", "identity", "identity.user.updated", nil, "payload"},
+		{"no source", "", valid, payload, "source"},
+		{"type without name", "identity", "identity", payload, "<context>.<name>"},
+		{"unknown context", "identity", "shipping.parcel.sent", payload, "unknown context"},
+		{"wildcard in type", "identity", eventsv1.Type(strings.TrimSuffix(string(valid), "updated") + "*"), payload, "<context>.<name>"},
+		{"empty token", "identity", eventsv1.Type(strings.Replace(string(valid), ".user.", "..", 1)), payload, "<context>.<name>"},
+		{"undeclared type", "identity", valid + "_twice", payload, "no payload message declares"},
+		{"nil payload", "identity", valid, nil, "payload"},
+		{"payload of another type", "identity", identityv1.EventUserDeleted, payload, "carry berth.identity.v1.UserDeleted, not berth.identity.v1.UserChanged"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

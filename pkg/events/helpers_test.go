@@ -7,12 +7,14 @@ import (
 	"testing/fstest"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -35,14 +37,24 @@ func pgPool(t *testing.T) *pgxpool.Pool {
 	})
 }
 
-// newEvent builds a valid event of type typ about user.
-func newEvent(t *testing.T, typ, user string) events.Event {
+// newEvent builds a valid event of type typ about user: its payload is the message declared for
+// typ, with appId "app1" and user in its userId or, for a tenant payload, tenantId.
+func newEvent(t *testing.T, typ eventsv1.Type, user string) events.Event {
 	t.Helper()
-	payload, err := structpb.NewStruct(map[string]any{"appId": "app1", "userId": user})
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(events.Payload(typ).FullName())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := events.New("identity", typ, "app1", payload)
+	payload := mt.New()
+	fields := payload.Descriptor().Fields()
+	payload.Set(fields.ByName("appId"), protoreflect.ValueOfString("app1"))
+	for _, name := range []protoreflect.Name{"userId", "tenantId"} {
+		if f := fields.ByName(name); f != nil {
+			payload.Set(f, protoreflect.ValueOfString(user))
+			break
+		}
+	}
+	ev, err := events.New("identity", typ, "app1", payload.Interface())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
 // outboxUnderTest is an OutboxSource and the way its store writes events: add commits events
@@ -55,7 +57,7 @@ func runOutboxSuite(t *testing.T, open func(t *testing.T) outboxUnderTest) {
 	})
 	t.Run("pending is oldest first and bounded by limit", func(t *testing.T) {
 		o := open(t)
-		e1, e2, e3 := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u2"), newEvent(t, "tenant.tenant.created", "u3")
+		e1, e2, e3 := newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, identityv1.EventUserUpdated, "u2"), newEvent(t, tenantv1.EventTenantCreated, "u3")
 		o.add(t, e1)
 		o.add(t, e2, e3) // written together, kept in the order given
 		sameIDs(t, pending(t, o, 2), e1, e2)
@@ -63,7 +65,7 @@ func runOutboxSuite(t *testing.T, open func(t *testing.T) outboxUnderTest) {
 	})
 	t.Run("published events are no longer pending", func(t *testing.T) {
 		o := open(t)
-		e1, e2, e3 := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u2"), newEvent(t, "identity.user.updated", "u3")
+		e1, e2, e3 := newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, identityv1.EventUserUpdated, "u2"), newEvent(t, identityv1.EventUserUpdated, "u3")
 		o.add(t, e1, e2, e3)
 		if err := o.src.MarkPublished(ctx, []string{e1.ID, e3.ID}); err != nil {
 			t.Fatal(err)
@@ -77,7 +79,7 @@ func runOutboxSuite(t *testing.T, open func(t *testing.T) outboxUnderTest) {
 	})
 	t.Run("events read back equal to what was written", func(t *testing.T) {
 		o := open(t)
-		want := newEvent(t, "identity.user.updated", "u1")
+		want := newEvent(t, identityv1.EventUserUpdated, "u1")
 		o.add(t, want)
 		got := pending(t, o, 1)
 		if len(got) != 1 {
@@ -94,9 +96,9 @@ func runOutboxSuite(t *testing.T, open func(t *testing.T) outboxUnderTest) {
 	t.Run("purge deletes only events published before the cut-off", func(t *testing.T) {
 		o := open(t)
 		cut := time.Date(2026, 5, 6, 12, 0, 0, 0, time.UTC)
-		old1, old2 := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u2")
-		atCut, recent := newEvent(t, "identity.user.updated", "u3"), newEvent(t, "identity.user.updated", "u4")
-		unpublished := newEvent(t, "identity.user.updated", "u5")
+		old1, old2 := newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, identityv1.EventUserUpdated, "u2")
+		atCut, recent := newEvent(t, identityv1.EventUserUpdated, "u3"), newEvent(t, identityv1.EventUserUpdated, "u4")
+		unpublished := newEvent(t, identityv1.EventUserUpdated, "u5")
 		o.add(t, old1, old2, atCut, recent, unpublished)
 		o.publishAt(t, cut.Add(-48*time.Hour), old1.ID)
 		o.publishAt(t, cut.Add(-time.Second), old2.ID)
@@ -248,7 +250,7 @@ func TestPGOutboxKeepsNoEventOfARolledBackChange(t *testing.T) {
 		if _, err := tx.Exec(ctx, "insert into account (id) values ('a1')"); err != nil {
 			return err
 		}
-		if err := events.InsertOutbox(ctx, pgxx.Q(ctx, pool), newEvent(t, "identity.user.updated", "a1")); err != nil {
+		if err := events.InsertOutbox(ctx, pgxx.Q(ctx, pool), newEvent(t, identityv1.EventUserUpdated, "a1")); err != nil {
 			return err
 		}
 		return errBoom
@@ -263,7 +265,7 @@ func TestPGOutboxKeepsNoEventOfARolledBackChange(t *testing.T) {
 
 func TestInsertOutboxRejectsInvalidEvents(t *testing.T) {
 	pool := pgPool(t)
-	valid := newEvent(t, "identity.user.updated", "u1")
+	valid := newEvent(t, identityv1.EventUserUpdated, "u1")
 	noID, badType := valid, valid
 	noID.ID = "42"
 	badType.Type = "nowhere.thing"
@@ -284,7 +286,7 @@ func TestPGOutboxWakesRelaysWhenTheWritingTransactionCommitsNotBefore(t *testing
 	deadline := time.After(10 * time.Second)
 	for woken := false; !woken; {
 		if err := pgxx.InTx(ctx, pool, func(ctx context.Context, tx pgx.Tx) error {
-			return events.InsertOutbox(ctx, tx, newEvent(t, "identity.user.updated", "u1"))
+			return events.InsertOutbox(ctx, tx, newEvent(t, identityv1.EventUserUpdated, "u1"))
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +303,7 @@ func TestPGOutboxWakesRelaysWhenTheWritingTransactionCommitsNotBefore(t *testing
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	if err := events.InsertOutbox(ctx, tx, newEvent(t, "identity.user.updated", "u1")); err != nil {
+	if err := events.InsertOutbox(ctx, tx, newEvent(t, identityv1.EventUserUpdated, "u1")); err != nil {
 		t.Fatal(err)
 	}
 	select {

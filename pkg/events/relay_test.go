@@ -9,6 +9,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
 // storedIDs reads the event ids a stream holds, in stream order.
@@ -40,7 +42,7 @@ func TestFlushPublishesEveryPendingEventInOrder(t *testing.T) {
 	out := &events.MemoryOutbox{}
 	var want []string
 	for range 150 { // more than one batch
-		ev := newEvent(t, "identity.user.updated", "u1")
+		ev := newEvent(t, identityv1.EventUserUpdated, "u1")
 		out.Add(ev)
 		want = append(want, ev.ID)
 	}
@@ -59,8 +61,8 @@ func TestFlushPublishesEveryPendingEventInOrder(t *testing.T) {
 func TestFlushStopsAtAnEventItCannotPublish(t *testing.T) {
 	bus, _ := natstest.New(t)
 	out := &events.MemoryOutbox{}
-	first, later := newEvent(t, "identity.user.updated", "u1"), newEvent(t, "identity.user.updated", "u3")
-	broken := newEvent(t, "identity.user.updated", "u2")
+	first, later := newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, identityv1.EventUserUpdated, "u3")
+	broken := newEvent(t, identityv1.EventUserUpdated, "u2")
 	broken.Type = "nowhere.thing" // MemoryOutbox.Add trusts its caller; Publish does not
 	out.Add(first, broken, later)
 
@@ -85,7 +87,7 @@ func TestRunPublishesWhenTheOutboxWakesItAndStopsOnCancel(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- relay.Run(ctx) }()
 
-	ev := newEvent(t, "tenant.tenant.created", "u1")
+	ev := newEvent(t, tenantv1.EventTenantCreated, "u1")
 	out.Add(ev)
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 
@@ -124,7 +126,7 @@ func TestRunPurgesEventsPublishedLongerAgoThanTheRetention(t *testing.T) {
 			out := &events.MemoryOutbox{}
 			now := time.Now()
 			for _, age := range tc.ages {
-				ev := newEvent(t, "identity.user.updated", "u1")
+				ev := newEvent(t, identityv1.EventUserUpdated, "u1")
 				out.Add(ev)
 				out.SetClock(func() time.Time { return now.Add(-age) })
 				if err := out.MarkPublished(context.Background(), []string{ev.ID}); err != nil {
@@ -168,7 +170,7 @@ func TestRunKeepsPublishingWhenPurgeFails(t *testing.T) {
 	out := &events.MemoryOutbox{}
 	relay := events.NewRelay("test", purgeFails{out}, bus, nil)
 	runRelay(t, relay)
-	ev := newEvent(t, "tenant.tenant.created", "u1")
+	ev := newEvent(t, tenantv1.EventTenantCreated, "u1")
 	out.Add(ev) // purgeFails hides the outbox's wake-ups: the relay's poll finds it
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 }

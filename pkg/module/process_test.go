@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"testing"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -31,7 +34,7 @@ func running(t *testing.T) (*module.Process, *pgxpool.Pool, events.Bus) {
 	p := module.NewProcess(module.Common{Bus: bus, Log: quiet}, "probe", authn.Policy{})
 	p.Pool = pool // UsePool would also close it; pgtest closes it at the end of the test
 	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
-		return bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []string{"tenant.tenant.created"}, Inbox: events.NewMemoryInbox(),
+		return bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []eventsv1.Type{tenantv1.EventTenantCreated}, Inbox: events.NewMemoryInbox(),
 			Handler: func(context.Context, events.Event) error { return nil }})
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
@@ -37,7 +40,7 @@ func consumingModule(buses chan<- events.Bus) module.Module {
 		}
 		p := module.NewProcess(c, "probe", authn.Policy{})
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
-			return c.Bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []string{"tenant.tenant.created"}, Inbox: events.NewMemoryInbox(),
+			return c.Bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []eventsv1.Type{tenantv1.EventTenantCreated}, Inbox: events.NewMemoryInbox(),
 				Handler: func(context.Context, events.Event) error { return nil }})
 		})
 		buses <- c.Bus

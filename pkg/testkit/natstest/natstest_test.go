@@ -4,17 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"google.golang.org/protobuf/types/known/emptypb"
-
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 func TestBusesOfTwoTestsDoNotShareEvents(t *testing.T) {
 	ctx := context.Background()
 	a, _ := natstest.New(t)
 	b, _ := natstest.New(t)
-	ev, err := events.New("identity", "identity.user.updated", "app1", &emptypb.Empty{})
+	ev, err := events.New("identity", identityv1.EventUserUpdated, "app1", &identityv1.UserChanged{AppId: "app1"})
 	if err != nil {
 		t.Fatal(err)
 	}

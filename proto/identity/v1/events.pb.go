@@ -9,6 +9,7 @@
 package identityv1
 
 import (
+	_ "github.com/berthhq/berth/proto/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -377,35 +378,42 @@ var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18identity/v1/events.proto\x12\x11berth.identity.v1\x1a\x1aidentity/v1/identity.proto\"\xb2\x01\n" +
+	"\x18identity/v1/events.proto\x12\x11berth.identity.v1\x1a\x15events/v1/event.proto\x1a\x1aidentity/v1/identity.proto\"\xfd\x01\n" +
 	"\vUserChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x121\n" +
 	"\x04user\x18\x04 \x01(\v2\x1d.berth.identity.v1.TenantUserR\x04user\x12$\n" +
-	"\rchangedFields\x18\x05 \x03(\tR\rchangedFields\"\\\n" +
+	"\rchangedFields\x18\x05 \x03(\tR\rchangedFields:I\xd2\xf3\x18E\n" +
+	"\x15identity.user.updated\n" +
+	"\x14identity.user.frozen\n" +
+	"\x16identity.user.unfrozen\"x\n" +
 	"\n" +
 	"AppChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\x12\x1e\n" +
 	"\n" +
 	"keyRotated\x18\x03 \x01(\bR\n" +
-	"keyRotated\";\n" +
+	"keyRotated:\x1a\xd2\xf3\x18\x16\n" +
+	"\x14identity.app.changed\"Z\n" +
 	"\rApiKeyChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x14\n" +
-	"\x05keyId\x18\x02 \x01(\tR\x05keyId\"\xad\x01\n" +
+	"\x05keyId\x18\x02 \x01(\tR\x05keyId:\x1d\xd2\xf3\x18\x19\n" +
+	"\x17identity.apikey.changed\"\xcc\x01\n" +
 	"\fUserSignedIn\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x0e\n" +
 	"\x02at\x18\x04 \x01(\tR\x02at\x12\x0e\n" +
 	"\x02ip\x18\x05 \x01(\tR\x02ip\x121\n" +
-	"\x04user\x18\x06 \x01(\v2\x1d.berth.identity.v1.TenantUserR\x04user\"\x83\x01\n" +
+	"\x04user\x18\x06 \x01(\v2\x1d.berth.identity.v1.TenantUserR\x04user:\x1d\xd2\xf3\x18\x19\n" +
+	"\x17identity.user.signed_in\"\xa0\x01\n" +
 	"\vUserDeleted\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12(\n" +
-	"\x0ftenantUsersLeft\x18\x04 \x01(\x05R\x0ftenantUsersLeftB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x0ftenantUsersLeft\x18\x04 \x01(\x05R\x0ftenantUsersLeft:\x1b\xd2\xf3\x18\x17\n" +
+	"\x15identity.user.deletedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once

@@ -9,6 +9,7 @@
 package tenantv1
 
 import (
+	_ "github.com/berthhq/berth/proto/events/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -97,12 +98,14 @@ var File_tenant_v1_events_proto protoreflect.FileDescriptor
 
 const file_tenant_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x16tenant/v1/events.proto\x12\x0fberth.tenant.v1\x1a\x16tenant/v1/tenant.proto\"\x98\x01\n" +
+	"\x16tenant/v1/events.proto\x12\x0fberth.tenant.v1\x1a\x15events/v1/event.proto\x1a\x16tenant/v1/tenant.proto\"\xcc\x01\n" +
 	"\rTenantChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12/\n" +
 	"\x06tenant\x18\x03 \x01(\v2\x17.berth.tenant.v1.TenantR\x06tenant\x12$\n" +
-	"\rchangedFields\x18\x04 \x03(\tR\rchangedFieldsB3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
+	"\rchangedFields\x18\x04 \x03(\tR\rchangedFields:2\xd2\xf3\x18.\n" +
+	"\x15tenant.tenant.created\n" +
+	"\x15tenant.tenant.updatedB3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
 
 var (
 	file_tenant_v1_events_proto_rawDescOnce sync.Once

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -64,7 +66,7 @@ func identityConn(t *testing.T, appID string) *grpc.ClientConn {
 	return grpctest.Serve(t, srv, grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken)))
 }
 
-func publish(t *testing.T, bus events.Bus, source, eventType, appID string, payload proto.Message) events.Event {
+func publish(t *testing.T, bus events.Bus, source string, eventType eventsv1.Type, appID string, payload proto.Message) events.Event {
 	t.Helper()
 	ev, err := events.New(source, eventType, appID, payload)
 	if err != nil {
@@ -136,14 +138,14 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 			}
 
 			ada, tenantID := uuid.NewString(), uuid.NewString()
-			publish(t, bus, "tenant", "tenant.tenant.created", appID, &tenantv1.TenantChanged{
+			publish(t, bus, "tenant", tenantv1.EventTenantCreated, appID, &tenantv1.TenantChanged{
 				AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Kind: "tenant", Id: tenantID, Name: "Acme", PaidUnits: "5"},
 			})
-			signIn := publish(t, bus, "identity", "identity.user.signed_in", appID, &identityv1.UserSignedIn{
+			signIn := publish(t, bus, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
 				AppId: appID, UserId: ada, TenantRef: tenantID, At: "2026-03-09T10:11:12.345Z", Ip: "203.0.113.4",
 				User: &identityv1.TenantUser{Id: ada, AppId: appID, Name: "Ada", NewsletterMemberId: "nl-ada", TenantId: true},
 			})
-			publish(t, bus, "identity", "identity.user.signed_in", otherApp, &identityv1.UserSignedIn{
+			publish(t, bus, "identity", identityv1.EventUserSignedIn, otherApp, &identityv1.UserSignedIn{
 				AppId: otherApp, UserId: uuid.NewString(), At: "2026-03-09T10:00:00Z",
 			})
 
@@ -168,11 +170,11 @@ func TestPublishedEventsAreListedByRoute8(t *testing.T) {
 			// sign-in. One consumer applies identity's stream in order, so once the marker is listed
 			// the duplicate and the update have been handled.
 			republish(t, bus, signIn)
-			publish(t, bus, "identity", "identity.user.updated", appID, &identityv1.UserChanged{
+			publish(t, bus, "identity", identityv1.EventUserUpdated, appID, &identityv1.UserChanged{
 				AppId: appID, UserId: ada, TenantRef: tenantID,
 				User: &identityv1.TenantUser{Id: ada, AppId: appID, Name: "Ada Lovelace", NewsletterMemberId: "nl-ada", TenantId: true},
 			})
-			marker := publish(t, bus, "identity", "identity.user.signed_in", appID, &identityv1.UserSignedIn{
+			marker := publish(t, bus, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
 				AppId: appID, UserId: uuid.NewString(), At: "2026-03-10T09:00:00Z",
 				User: &identityv1.TenantUser{Name: "Marker"},
 			})

@@ -77,7 +77,7 @@ func TestOperatorTokenWiring(t *testing.T) {
 			if len(list.GetItems()) != 1 || list.GetItems()[0].GetName() != "renamed" {
 				t.Errorf("list = %v", list)
 			}
-			ev := waitForEvent(t, ctx, bus, "identity.apikey.changed")
+			ev := waitForEvent(t, ctx, bus, identityv1.EventAPIKeyChanged)
 			var payload identityv1.ApiKeyChanged
 			if err := ev.Decode(&payload); err != nil {
 				t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
@@ -111,7 +113,7 @@ func TestAdminChangeReachesJetStream(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			ev := waitForEvent(t, ctx, bus, "identity.app.changed")
+			ev := waitForEvent(t, ctx, bus, identityv1.EventAppChanged)
 			var payload identityv1.AppChanged
 			if err := ev.Decode(&payload); err != nil {
 				t.Fatal(err)
@@ -210,7 +212,7 @@ func dial(t *testing.T, s *module.Process) *grpc.ClientConn {
 
 // waitForEvent polls the identity stream until an event of eventType is stored, or fails when ctx
 // ends. Polling bounds the wait without asserting on timing.
-func waitForEvent(t *testing.T, ctx context.Context, bus events.Bus, eventType string) events.Event {
+func waitForEvent(t *testing.T, ctx context.Context, bus events.Bus, eventType eventsv1.Type) events.Event {
 	t.Helper()
 	stream, err := bus.JS.Stream(ctx, bus.Stream("identity"))
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -95,7 +97,7 @@ func (r running) createTenant(t *testing.T, appID string) *tenantv1.Tenant {
 }
 
 // next returns the next event of the subscription, or fails the test when none comes.
-func next(t *testing.T, got <-chan events.Event, what string) events.Event {
+func next(t *testing.T, got <-chan events.Event, what eventsv1.Type) events.Event {
 	t.Helper()
 	select {
 	case ev := <-got:
@@ -106,10 +108,10 @@ func next(t *testing.T, got <-chan events.Event, what string) events.Event {
 	}
 }
 
-func subscribe(t *testing.T, bus events.Bus, eventType string) <-chan events.Event {
+func subscribe(t *testing.T, bus events.Bus, eventType eventsv1.Type) <-chan events.Event {
 	t.Helper()
 	got := make(chan events.Event, 1)
-	stop, err := bus.Subscribe(context.Background(), []string{eventType}, func(ev events.Event) { got <- ev })
+	stop, err := bus.Subscribe(context.Background(), []eventsv1.Type{eventType}, func(ev events.Event) { got <- ev })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +123,11 @@ func TestCreatedTenantReachesJetStream(t *testing.T) {
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
 			r := start(t, store.databaseURL(t))
-			got := subscribe(t, r.bus, "tenant.tenant.created")
+			got := subscribe(t, r.bus, tenantv1.EventTenantCreated)
 			appID := uuid.NewString()
 			tn := r.createTenant(t, appID)
 
-			ev := next(t, got, "tenant.tenant.created")
+			ev := next(t, got, tenantv1.EventTenantCreated)
 			var payload tenantv1.TenantChanged
 			if err := ev.Decode(&payload); err != nil {
 				t.Fatal(err)
@@ -143,11 +145,11 @@ func TestDeletedLastUserRetiresTheTenant(t *testing.T) {
 	for _, store := range stores {
 		t.Run(store.name, func(t *testing.T) {
 			r := start(t, store.databaseURL(t))
-			got := subscribe(t, r.bus, "tenant.tenant.updated")
+			got := subscribe(t, r.bus, tenantv1.EventTenantUpdated)
 			appID := uuid.NewString()
 			tn := r.createTenant(t, appID)
 
-			ev, err := events.New("identity", "identity.user.deleted", appID, &identityv1.UserDeleted{
+			ev, err := events.New("identity", identityv1.EventUserDeleted, appID, &identityv1.UserDeleted{
 				AppId: appID, UserId: uuid.NewString(), TenantRef: tn.GetId(), TenantUsersLeft: 0,
 			})
 			if err != nil {
@@ -157,7 +159,7 @@ func TestDeletedLastUserRetiresTheTenant(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			upd := next(t, got, "tenant.tenant.updated")
+			upd := next(t, got, tenantv1.EventTenantUpdated)
 			var payload tenantv1.TenantChanged
 			if err := upd.Decode(&payload); err != nil {
 				t.Fatal(err)

@@ -11,26 +11,19 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
-)
-
-// Event types the projector applies.
-const (
-	EventUserSignedIn  = "identity.user.signed_in"
-	EventUserUpdated   = "identity.user.updated"
-	EventUserFrozen    = "identity.user.frozen"
-	EventUserUnfrozen  = "identity.user.unfrozen"
-	EventUserDeleted   = "identity.user.deleted"
-	EventTenantCreated = "tenant.tenant.created"
-	EventTenantUpdated = "tenant.tenant.updated"
 )
 
 // IdentityEvents and TenantEvents are the types the projector applies, per publishing context: a
 // durable consumer reads one context's stream, so each list feeds one consumer.
 var (
-	IdentityEvents = []string{EventUserSignedIn, EventUserUpdated, EventUserFrozen, EventUserUnfrozen, EventUserDeleted}
-	TenantEvents   = []string{EventTenantCreated, EventTenantUpdated}
+	IdentityEvents = []eventsv1.Type{
+		identityv1.EventUserSignedIn, identityv1.EventUserUpdated, identityv1.EventUserFrozen,
+		identityv1.EventUserUnfrozen, identityv1.EventUserDeleted,
+	}
+	TenantEvents = []eventsv1.Type{tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated}
 )
 
 // ErrMalformed marks an event that can never be applied; the consumer acknowledges it instead of
@@ -51,13 +44,13 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 	// Snapshot order is decided by event time, kept to the microsecond like every stored time.
 	asOf := ev.Time.UTC().Truncate(time.Microsecond)
 	switch ev.Type {
-	case EventUserSignedIn:
+	case identityv1.EventUserSignedIn:
 		var m identityv1.UserSignedIn
 		if err := decode(ev, &m); err != nil {
 			return err
 		}
 		return p.signedIn(ctx, ev, &m, asOf)
-	case EventUserUpdated, EventUserFrozen, EventUserUnfrozen:
+	case identityv1.EventUserUpdated, identityv1.EventUserFrozen, identityv1.EventUserUnfrozen:
 		var m identityv1.UserChanged
 		if err := decode(ev, &m); err != nil {
 			return err
@@ -70,7 +63,7 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 			return err
 		}
 		return p.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
-	case EventUserDeleted:
+	case identityv1.EventUserDeleted:
 		var m identityv1.UserDeleted
 		if err := decode(ev, &m); err != nil {
 			return err
@@ -80,7 +73,7 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 			return err
 		}
 		return p.store.MarkUserDeleted(ctx, appID, userID, tenantRef, asOf)
-	case EventTenantCreated, EventTenantUpdated:
+	case tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated:
 		var m tenantv1.TenantChanged
 		if err := decode(ev, &m); err != nil {
 			return err

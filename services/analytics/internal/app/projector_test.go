@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 	"google.golang.org/protobuf/proto"
 
@@ -22,10 +24,10 @@ import (
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // event builds an event as the producing service would, stamped at a chosen time.
-func event(t *testing.T, eventType, appID string, at time.Time, payload proto.Message) events.Event {
+func event(t *testing.T, eventType eventsv1.Type, appID string, at time.Time, payload proto.Message) events.Event {
 	t.Helper()
 	source := "identity"
-	if eventType == app.EventTenantCreated || eventType == app.EventTenantUpdated {
+	if eventType == tenantv1.EventTenantCreated || eventType == tenantv1.EventTenantUpdated {
 		source = "tenant"
 	}
 	ev, err := events.New(source, eventType, appID, payload)
@@ -37,20 +39,20 @@ func event(t *testing.T, eventType, appID string, at time.Time, payload proto.Me
 }
 
 func signedIn(t *testing.T, appID, userID, tenantRef string, at time.Time, name string) events.Event {
-	return event(t, app.EventUserSignedIn, appID, at, &identityv1.UserSignedIn{
+	return event(t, identityv1.EventUserSignedIn, appID, at, &identityv1.UserSignedIn{
 		AppId: appID, UserId: userID, TenantRef: tenantRef, At: at.Format(time.RFC3339Nano), Ip: "203.0.113.9",
 		User: &identityv1.TenantUser{Id: userID, AppId: appID, Name: name, NewsletterMemberId: "nl-" + name, TenantId: tenantRef != ""},
 	})
 }
 
-func userChanged(t *testing.T, eventType, appID, userID, tenantRef string, at time.Time, name string) events.Event {
+func userChanged(t *testing.T, eventType eventsv1.Type, appID, userID, tenantRef string, at time.Time, name string) events.Event {
 	return event(t, eventType, appID, at, &identityv1.UserChanged{
 		AppId: appID, UserId: userID, TenantRef: tenantRef,
-		User: &identityv1.TenantUser{Id: userID, AppId: appID, Name: name, Freezed: eventType == app.EventUserFrozen},
+		User: &identityv1.TenantUser{Id: userID, AppId: appID, Name: name, Freezed: eventType == identityv1.EventUserFrozen},
 	})
 }
 
-func tenantChanged(t *testing.T, eventType, appID, tenantID string, at time.Time, name string) events.Event {
+func tenantChanged(t *testing.T, eventType eventsv1.Type, appID, tenantID string, at time.Time, name string) events.Event {
 	return event(t, eventType, appID, at, &tenantv1.TenantChanged{
 		AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Kind: "tenant", Id: tenantID, Name: name},
 	})
@@ -80,7 +82,7 @@ func TestSignedInRecordsTheSignInAndRefreshesTheUser(t *testing.T) {
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	at := t0.Add(123456789 * time.Nanosecond)
 	ev := signedIn(t, appID, userID, tenantID, at, "Ada")
-	apply(t, p, tenantChanged(t, app.EventTenantCreated, appID, tenantID, t0.Add(-time.Hour), "Acme"), ev)
+	apply(t, p, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0.Add(-time.Hour), "Acme"), ev)
 
 	recs := listAll(t, store, appID)
 	if len(recs) != 1 {
@@ -103,7 +105,7 @@ func TestSignedInRecordsTheSignInAndRefreshesTheUser(t *testing.T) {
 func TestSignedInWithoutAtUsesTheEventTime(t *testing.T) {
 	store := memory.New()
 	appID, userID := uuid.NewString(), uuid.NewString()
-	apply(t, app.NewProjector(store), event(t, app.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID}))
+	apply(t, app.NewProjector(store), event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID}))
 	recs := listAll(t, store, appID)
 	if len(recs) != 1 || !recs[0].SignIn.At.Equal(t0) {
 		t.Fatalf("listed %+v, want one sign-in at %v", recs, t0)
@@ -123,23 +125,23 @@ func TestApplyingTheSameEventTwiceChangesNothing(t *testing.T) {
 			return signedIn(t, appID, userID, tenantID, t0.Add(time.Hour), "again")
 		}},
 		{"updated", func(t *testing.T) events.Event {
-			return userChanged(t, app.EventUserUpdated, appID, userID, tenantID, t0.Add(time.Hour), "renamed")
+			return userChanged(t, identityv1.EventUserUpdated, appID, userID, tenantID, t0.Add(time.Hour), "renamed")
 		}},
 		{"frozen", func(t *testing.T) events.Event {
-			return userChanged(t, app.EventUserFrozen, appID, userID, tenantID, t0.Add(time.Hour), "frozen")
+			return userChanged(t, identityv1.EventUserFrozen, appID, userID, tenantID, t0.Add(time.Hour), "frozen")
 		}},
 		{"deleted", func(t *testing.T) events.Event {
-			return event(t, app.EventUserDeleted, appID, t0.Add(time.Hour), &identityv1.UserDeleted{AppId: appID, UserId: userID, TenantRef: tenantID})
+			return event(t, identityv1.EventUserDeleted, appID, t0.Add(time.Hour), &identityv1.UserDeleted{AppId: appID, UserId: userID, TenantRef: tenantID})
 		}},
 		{"tenant updated", func(t *testing.T) events.Event {
-			return tenantChanged(t, app.EventTenantUpdated, appID, tenantID, t0.Add(time.Hour), "Acme 2")
+			return tenantChanged(t, tenantv1.EventTenantUpdated, appID, tenantID, t0.Add(time.Hour), "Acme 2")
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
 			p := app.NewProjector(store)
-			apply(t, p, tenantChanged(t, app.EventTenantCreated, appID, tenantID, t0, "Acme"), signedIn(t, appID, userID, tenantID, t0, "Ada"))
+			apply(t, p, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"), signedIn(t, appID, userID, tenantID, t0, "Ada"))
 			ev := tc.ev(t)
 			apply(t, p, ev)
 			once := listAll(t, store, appID)
@@ -159,10 +161,10 @@ func TestOlderSnapshotDoesNotOverwriteANewerOne(t *testing.T) {
 	// state may arrive first.
 	apply(t, p,
 		signedIn(t, appID, userID, tenantID, t0.Add(2*time.Hour), "newest"),
-		userChanged(t, app.EventUserUpdated, appID, userID, "", t0.Add(time.Hour), "older update"),
+		userChanged(t, identityv1.EventUserUpdated, appID, userID, "", t0.Add(time.Hour), "older update"),
 		signedIn(t, appID, userID, "", t0, "oldest sign-in"),
-		tenantChanged(t, app.EventTenantUpdated, appID, tenantID, t0.Add(time.Hour), "newer tenant"),
-		tenantChanged(t, app.EventTenantCreated, appID, tenantID, t0, "created"),
+		tenantChanged(t, tenantv1.EventTenantUpdated, appID, tenantID, t0.Add(time.Hour), "newer tenant"),
+		tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "created"),
 	)
 	recs := listAll(t, store, appID)
 	if len(recs) != 2 {
@@ -189,10 +191,10 @@ func TestUserLifecycleEventsRefreshTheSnapshot(t *testing.T) {
 		wantFrozen  bool
 		wantDeleted bool
 	}{
-		{userChanged(t, app.EventUserUpdated, appID, userID, "", t0.Add(1*time.Minute), "Ada L"), "Ada L", false, false},
-		{userChanged(t, app.EventUserFrozen, appID, userID, "", t0.Add(2*time.Minute), "Ada L"), "Ada L", true, false},
-		{userChanged(t, app.EventUserUnfrozen, appID, userID, "", t0.Add(3*time.Minute), "Ada L"), "Ada L", false, false},
-		{event(t, app.EventUserDeleted, appID, t0.Add(4*time.Minute), &identityv1.UserDeleted{AppId: appID, UserId: userID}), "Ada L", false, true},
+		{userChanged(t, identityv1.EventUserUpdated, appID, userID, "", t0.Add(1*time.Minute), "Ada L"), "Ada L", false, false},
+		{userChanged(t, identityv1.EventUserFrozen, appID, userID, "", t0.Add(2*time.Minute), "Ada L"), "Ada L", true, false},
+		{userChanged(t, identityv1.EventUserUnfrozen, appID, userID, "", t0.Add(3*time.Minute), "Ada L"), "Ada L", false, false},
+		{event(t, identityv1.EventUserDeleted, appID, t0.Add(4*time.Minute), &identityv1.UserDeleted{AppId: appID, UserId: userID}), "Ada L", false, true},
 	}
 	for _, step := range steps {
 		apply(t, p, step.ev)
@@ -211,30 +213,30 @@ func TestMalformedEventsAreRefusedAndChangeNothing(t *testing.T) {
 		ev   func(t *testing.T) events.Event
 	}{
 		{"user id not a UUID", func(t *testing.T) events.Event {
-			return event(t, app.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: "bob"})
+			return event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: "bob"})
 		}},
 		{"no app id anywhere", func(t *testing.T) events.Event {
-			return event(t, app.EventUserSignedIn, "", t0, &identityv1.UserSignedIn{UserId: userID})
+			return event(t, identityv1.EventUserSignedIn, "", t0, &identityv1.UserSignedIn{UserId: userID})
 		}},
 		{"tenant ref not a UUID", func(t *testing.T) events.Event {
-			return event(t, app.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID, TenantRef: "t-1"})
+			return event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID, TenantRef: "t-1"})
 		}},
 		{"at not RFC 3339", func(t *testing.T) events.Event {
-			return event(t, app.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID, At: "04.03.2026"})
+			return event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID, At: "04.03.2026"})
 		}},
 		{"update without user", func(t *testing.T) events.Event {
-			return event(t, app.EventUserUpdated, appID, t0, &identityv1.UserChanged{AppId: appID, UserId: userID})
+			return event(t, identityv1.EventUserUpdated, appID, t0, &identityv1.UserChanged{AppId: appID, UserId: userID})
 		}},
 		{"tenant change without tenant", func(t *testing.T) events.Event {
-			return event(t, app.EventTenantUpdated, appID, t0, &tenantv1.TenantChanged{AppId: appID, TenantId: uuid.NewString()})
+			return event(t, tenantv1.EventTenantUpdated, appID, t0, &tenantv1.TenantChanged{AppId: appID, TenantId: uuid.NewString()})
 		}},
 		{"payload that is not the message", func(t *testing.T) events.Event {
-			ev := event(t, app.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{})
+			ev := event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{})
 			ev.Data = json.RawMessage(`{"appId": 7}`)
 			return ev
 		}},
 		{"type analytics does not apply", func(t *testing.T) events.Event {
-			return event(t, "identity.app.changed", appID, t0, &identityv1.AppChanged{AppId: appID})
+			return event(t, identityv1.EventAppChanged, appID, t0, &identityv1.AppChanged{AppId: appID})
 		}},
 	}
 	for _, tc := range tests {

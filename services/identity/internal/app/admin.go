@@ -74,7 +74,7 @@ func (s *Service) SetAppEnabled(ctx context.Context, appID string, enabled bool)
 			return nil, nil
 		}
 		a.Enabled, a.UpdatedAt = enabled, s.now()
-		return event(EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: enabled})
+		return event(identityv1.EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: enabled})
 	})
 }
 
@@ -94,7 +94,7 @@ func (s *Service) RotateAppKey(ctx context.Context, appID string) (domain.App, e
 			return nil, err
 		}
 		a.UpdatedAt = s.now()
-		return event(EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: a.Enabled, KeyRotated: true})
+		return event(identityv1.EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: a.Enabled, KeyRotated: true})
 	})
 	if err != nil {
 		return domain.App{}, err

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -115,8 +117,8 @@ func (f *fixture) drain(t *testing.T) []events.Event {
 	return evs
 }
 
-func types(evs []events.Event) []string {
-	out := []string{}
+func types(evs []events.Event) []eventsv1.Type {
+	out := []eventsv1.Type{}
 	for _, ev := range evs {
 		out = append(out, ev.Type)
 	}
@@ -159,7 +161,7 @@ func TestAPIKeyVerification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if slices.Contains(types(f.drain(t)), app.EventAPIKeyChanged) == false {
+	if slices.Contains(types(f.drain(t)), identityv1.EventAPIKeyChanged) == false {
 		t.Error("creating a key emitted no identity.apikey.changed event")
 	}
 	got, err := f.svc.VerifyAPIKey(ctx, full, strings.ToUpper(f.app.ID)) // X-CLIENT-ID in any case
@@ -243,12 +245,12 @@ func TestSetAccessStatusFreezesIdempotently(t *testing.T) {
 	steps := []struct {
 		name, status string
 		wantFrozen   bool
-		wantEvents   []string
+		wantEvents   []eventsv1.Type
 	}{
-		{"freeze", "0", true, []string{app.EventUserFrozen}},
-		{"freeze again", "0", true, []string{}},
-		{"unfreeze", "1", false, []string{app.EventUserUnfrozen}},
-		{"unfreeze again", "1", false, []string{}},
+		{"freeze", "0", true, []eventsv1.Type{identityv1.EventUserFrozen}},
+		{"freeze again", "0", true, []eventsv1.Type{}},
+		{"unfreeze", "1", false, []eventsv1.Type{identityv1.EventUserUnfrozen}},
+		{"unfreeze again", "1", false, []eventsv1.Type{}},
 	}
 	for _, s := range steps {
 		if err := f.svc.SetAccessStatus(ctx, f.app.ID, f.app.ID, f.user.ID, s.status); err != nil {
@@ -302,8 +304,8 @@ func TestUpdateUserEmitsChangedFieldsOnce(t *testing.T) {
 		t.Errorf("user after update: %+v", u)
 	}
 	evs := f.drain(t)
-	if len(evs) != 1 || evs[0].Type != app.EventUserUpdated {
-		t.Fatalf("events = %v, want one %s", types(evs), app.EventUserUpdated)
+	if len(evs) != 1 || evs[0].Type != identityv1.EventUserUpdated {
+		t.Fatalf("events = %v, want one %s", types(evs), identityv1.EventUserUpdated)
 	}
 	var payload identityv1.UserChanged
 	if err := evs[0].Decode(&payload); err != nil {

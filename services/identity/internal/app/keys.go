@@ -63,7 +63,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, appID, keyType, name, descri
 	if err != nil {
 		return domain.APIKey{}, "", err
 	}
-	evs, err := event(EventAPIKeyChanged, appID, &identityv1.ApiKeyChanged{AppId: appID, KeyId: id})
+	evs, err := event(identityv1.EventAPIKeyChanged, appID, &identityv1.ApiKeyChanged{AppId: appID, KeyId: id})
 	if err != nil {
 		return domain.APIKey{}, "", err
 	}

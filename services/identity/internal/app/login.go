@@ -239,7 +239,7 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 		if err := x.RecordSignIn(now, ip); err != nil {
 			return nil, err
 		}
-		return event(EventUserSignedIn, x.AppID, &identityv1.UserSignedIn{
+		return event(identityv1.EventUserSignedIn, x.AppID, &identityv1.UserSignedIn{
 			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: convert.Timestamp(now), Ip: ip, User: convert.TenantUser(*x),
 		})
 	})

@@ -3,12 +3,14 @@ package app_test
 import (
 	"context"
 	"errors"
-	"github.com/berthhq/berth/pkg/grpcx"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/pkg/grpcx"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc/codes"
@@ -124,7 +126,7 @@ func TestSignUpCreatesTenantUserAndCode(t *testing.T) {
 		t.Errorf("redirect = %s", redirect)
 	}
 	evs := f.drain(t)
-	if !slices.Equal(types(evs), []string{app.EventUserSignedIn}) {
+	if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserSignedIn}) {
 		t.Fatalf("events = %v", types(evs))
 	}
 	var p identityv1.UserSignedIn

@@ -188,6 +188,6 @@ func (s *Service) UpdateAPIKey(ctx context.Context, memberID string, in APIKeyUp
 		if err := k.Describe(in.Name, in.Description, s.now()); err != nil {
 			return nil, err
 		}
-		return event(EventAPIKeyChanged, a.ID, &identityv1.ApiKeyChanged{AppId: a.ID, KeyId: k.ID})
+		return event(identityv1.EventAPIKeyChanged, a.ID, &identityv1.ApiKeyChanged{AppId: a.ID, KeyId: k.ID})
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 func (f *fixture) member(t *testing.T, projectID, email string) domain.ProjectMember {
@@ -234,7 +236,7 @@ func TestUpdateAPIKey(t *testing.T) {
 			!got.CreatedAt.Equal(key.CreatedAt) || !got.UpdatedAt.Equal(f.now) {
 			t.Errorf("key = %+v", got)
 		}
-		if evs := f.drain(t); len(evs) != 1 || evs[0].Type != app.EventAPIKeyChanged {
+		if evs := f.drain(t); len(evs) != 1 || evs[0].Type != identityv1.EventAPIKeyChanged {
 			t.Errorf("events = %v", types(evs))
 		}
 	})

@@ -3,13 +3,14 @@ package app_test
 import (
 	"context"
 	"errors"
-	"github.com/berthhq/berth/pkg/grpcx"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/pkg/grpcx"
 
 	"google.golang.org/grpc/codes"
 

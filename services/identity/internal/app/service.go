@@ -13,21 +13,12 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
 	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
 	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 // Source is the producer name on every event this service emits.
 const Source = "identity"
-
-// Event types this service emits (subjects berth.<type>).
-const (
-	EventUserUpdated   = "identity.user.updated"
-	EventUserFrozen    = "identity.user.frozen"
-	EventUserUnfrozen  = "identity.user.unfrozen"
-	EventAppChanged    = "identity.app.changed"
-	EventAPIKeyChanged = "identity.apikey.changed"
-	EventUserSignedIn  = "identity.user.signed_in"
-	EventUserDeleted   = "identity.user.deleted"
-)
 
 // DefaultIssuer is the tokens' iss when none is configured. Deployments set their own (clients
 // compare it with the issuer they were configured with).
@@ -112,8 +103,9 @@ func New(c Config) (*Service, error) {
 // now is cut to microseconds, the precision PostgreSQL keeps, so a value reads back as written.
 func (s *Service) now() time.Time { return s.clock().UTC().Truncate(time.Microsecond) }
 
-// event builds one outbox event with this service as its source.
-func event(eventType, appID string, payload proto.Message) ([]events.Event, error) {
+// event builds one outbox event with this service as its source. The types it emits are declared
+// beside their payloads in proto/identity/v1/events.proto (identityv1.Event*).
+func event(eventType eventsv1.Type, appID string, payload proto.Message) ([]events.Event, error) {
 	ev, err := events.New(Source, eventType, appID, payload)
 	if err != nil {
 		return nil, err

@@ -56,9 +56,9 @@ func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID,
 		if err != nil || !changed {
 			return nil, err
 		}
-		eventType := EventUserUnfrozen
+		eventType := identityv1.EventUserUnfrozen
 		if freeze {
-			eventType = EventUserFrozen
+			eventType = identityv1.EventUserFrozen
 		}
 		return event(eventType, u.AppID, convert.UserChanged(*u, nil))
 	})
@@ -89,7 +89,7 @@ func (s *Service) DeleteUser(ctx context.Context, callerApp, userID string) erro
 		return fault.InvalidField("userId", "must be a UUID")
 	}
 	_, err := s.store.DeleteUser(ctx, callerApp, userID, s.now(), func(u domain.User, left int) ([]events.Event, error) {
-		return event(EventUserDeleted, u.AppID, &identityv1.UserDeleted{
+		return event(identityv1.EventUserDeleted, u.AppID, &identityv1.UserDeleted{
 			AppId: u.AppID, UserId: u.ID, TenantRef: u.TenantID, TenantUsersLeft: int32(left),
 		})
 	})
@@ -111,7 +111,7 @@ func (s *Service) UpdateUser(ctx context.Context, callerApp, userID string, patc
 		if err != nil || len(changed) == 0 {
 			return nil, err
 		}
-		return event(EventUserUpdated, u.AppID, convert.UserChanged(*u, changed))
+		return event(identityv1.EventUserUpdated, u.AppID, convert.UserChanged(*u, changed))
 	})
 	return inPatch(err)
 }

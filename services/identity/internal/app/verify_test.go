@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/golang-jwt/jwt/v5"
 	"google.golang.org/grpc/codes"
 
@@ -135,7 +137,7 @@ func TestGetMeAndDeleteUser(t *testing.T) {
 			t.Fatal(err)
 		}
 		evs := f.drain(t)
-		if !slices.Equal(types(evs), []string{app.EventUserDeleted}) {
+		if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserDeleted}) {
 			t.Fatalf("events = %v", types(evs))
 		}
 		var p identityv1.UserDeleted

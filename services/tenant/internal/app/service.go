@@ -9,16 +9,14 @@ import (
 	"github.com/berthhq/berth/services/tenant/internal/convert"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// Event types the tenant context publishes, and its source name.
-const (
-	Source             = "tenant"
-	EventTenantCreated = "tenant.tenant.created"
-	EventTenantUpdated = "tenant.tenant.updated"
-)
+// Source is the producer name on every event this service emits. The event types are declared
+// beside their payload in proto/tenant/v1/events.proto (tenantv1.Event*).
+const Source = "tenant"
 
 // Service runs the use cases.
 type Service struct {
@@ -125,7 +123,7 @@ func (s *Service) update(ctx context.Context, appID, tenantID string, change fun
 		if len(changed) == 0 {
 			return nil, nil
 		}
-		ev, err := changeEvent(EventTenantUpdated, *t, changed)
+		ev, err := changeEvent(tenantv1.EventTenantUpdated, *t, changed)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +139,7 @@ func (s *Service) CreateTenant(ctx context.Context, n domain.NewTenant) (domain.
 	if err != nil {
 		return domain.Tenant{}, err
 	}
-	ev, err := changeEvent(EventTenantCreated, t, nil)
+	ev, err := changeEvent(tenantv1.EventTenantCreated, t, nil)
 	if err != nil {
 		return domain.Tenant{}, err
 	}
@@ -151,7 +149,7 @@ func (s *Service) CreateTenant(ctx context.Context, n domain.NewTenant) (domain.
 	return t, nil
 }
 
-func changeEvent(eventType string, t domain.Tenant, changed []string) (events.Event, error) {
+func changeEvent(eventType eventsv1.Type, t domain.Tenant, changed []string) (events.Event, error) {
 	return events.New(Source, eventType, t.AppID, &tenantv1.TenantChanged{
 		AppId:         t.AppID,
 		TenantId:      t.ID,

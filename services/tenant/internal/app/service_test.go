@@ -3,11 +3,12 @@ package app_test
 import (
 	"context"
 	"errors"
-	"github.com/berthhq/berth/pkg/fault"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/pkg/fault"
 
 	"github.com/google/uuid"
 
@@ -91,7 +92,7 @@ func TestCreateTenantPublishesCreatedEvent(t *testing.T) {
 		t.Fatalf("created %+v", tn)
 	}
 	evs := f.drain(t)
-	if len(evs) != 1 || evs[0].Type != app.EventTenantCreated || evs[0].AppID != appID {
+	if len(evs) != 1 || evs[0].Type != tenantv1.EventTenantCreated || evs[0].AppID != appID {
 		t.Fatalf("events = %+v", evs)
 	}
 	var payload tenantv1.TenantChanged
@@ -198,7 +199,7 @@ func TestUpdateTenant(t *testing.T) {
 				}
 				return
 			}
-			if len(evs) != 1 || evs[0].Type != app.EventTenantUpdated {
+			if len(evs) != 1 || evs[0].Type != tenantv1.EventTenantUpdated {
 				t.Fatalf("events = %+v; want one update", evs)
 			}
 			var payload tenantv1.TenantChanged
@@ -325,7 +326,7 @@ func TestUserDeleted(t *testing.T) {
 			if !after.Deleted || after.Billing.PspxSubscriptionCancelAtPeriodEnd != tc.wantCancel || !after.UpdatedAt.Equal(f.now) {
 				t.Fatalf("after = %+v", after)
 			}
-			if len(evs) != 1 || evs[0].Type != app.EventTenantUpdated {
+			if len(evs) != 1 || evs[0].Type != tenantv1.EventTenantUpdated {
 				t.Fatalf("events = %+v; want one update", evs)
 			}
 			var payload tenantv1.TenantChanged

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
@@ -27,7 +29,7 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newEvent(t *testing.T, source, eventType, appID string, payload proto.Message) events.Event {
+func newEvent(t *testing.T, source string, eventType eventsv1.Type, appID string, payload proto.Message) events.Event {
 	t.Helper()
 	ev, err := events.New(source, eventType, appID, payload)
 	if err != nil {
@@ -59,9 +61,9 @@ func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	for _, ev := range []events.Event{
-		newEvent(t, "identity", app.EventUserSignedIn, appID, &identityv1.UserSignedIn{AppId: appID, UserId: "not-a-uuid"}),
-		newEvent(t, "tenant", app.EventTenantCreated, appID, &tenantv1.TenantChanged{AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Name: "Acme"}}),
-		newEvent(t, "identity", app.EventUserSignedIn, appID, &identityv1.UserSignedIn{
+		newEvent(t, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{AppId: appID, UserId: "not-a-uuid"}),
+		newEvent(t, "tenant", tenantv1.EventTenantCreated, appID, &tenantv1.TenantChanged{AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Name: "Acme"}}),
+		newEvent(t, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
 			AppId: appID, UserId: userID, TenantRef: tenantID, User: &identityv1.TenantUser{Name: "Ada"},
 		}),
 	} {

@@ -13,6 +13,8 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 // concurrently runs fn n times at once and returns how many calls succeeded.
@@ -61,7 +63,7 @@ func testDeleteUser(t *testing.T, newStore Factory) {
 		gone.Deleted = true
 		seedUser(t, s, gone)
 		seedUser(t, s, inTenant(a.ID, "elsewhere@example.test", uuid.NewString()))
-		ev := mustEvent(t, app.EventUserUpdated, a.ID)
+		ev := mustEvent(t, identityv1.EventUserUpdated, a.ID)
 		later := t0.Add(time.Hour)
 		var seen int
 		deleted, err := s.DeleteUser(ctx, a.ID, u.ID, later, func(d domain.User, left int) ([]events.Event, error) {
@@ -102,7 +104,7 @@ func testDeleteUser(t *testing.T, newStore Factory) {
 		a := seedApp(t, s)
 		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
 		_, err := s.DeleteUser(ctx, a.ID, u.ID, t0, func(domain.User, int) ([]events.Event, error) {
-			return []events.Event{mustEvent(t, app.EventUserUpdated, a.ID)}, errBoom
+			return []events.Event{mustEvent(t, identityv1.EventUserUpdated, a.ID)}, errBoom
 		})
 		if !errors.Is(err, errBoom) {
 			t.Fatalf("error = %v, want fn's error", err)

@@ -11,6 +11,8 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 func testUpdateAPIKey(t *testing.T, newStore Factory) {
@@ -28,7 +30,7 @@ func testUpdateAPIKey(t *testing.T, newStore Factory) {
 	t.Run("writes the descriptive fields and the events together", func(t *testing.T) {
 		s, outbox := newStore(t)
 		k := seedKey(t, s)
-		ev := mustEvent(t, app.EventAPIKeyChanged, k.AppID)
+		ev := mustEvent(t, identityv1.EventAPIKeyChanged, k.AppID)
 		got, err := s.UpdateAPIKey(ctx, k.ID, func(cur *domain.APIKey) ([]events.Event, error) {
 			wantEqual(t, "current key handed to fn", *cur, k)
 			cur.Name, cur.Description, cur.UpdatedAt = "renamed", "new text", t0.Add(time.Hour)
@@ -55,7 +57,7 @@ func testUpdateAPIKey(t *testing.T, newStore Factory) {
 		k := seedKey(t, s)
 		_, err := s.UpdateAPIKey(ctx, k.ID, func(cur *domain.APIKey) ([]events.Event, error) {
 			cur.Name = "renamed"
-			return []events.Event{mustEvent(t, app.EventAPIKeyChanged, k.AppID)}, errBoom
+			return []events.Event{mustEvent(t, identityv1.EventAPIKeyChanged, k.AppID)}, errBoom
 		})
 		if !errors.Is(err, errBoom) {
 			t.Fatalf("error = %v, want boom", err)

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/conformance"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -89,9 +91,22 @@ func seedUser(t *testing.T, s app.Store, u domain.User) domain.User {
 	return u
 }
 
-func mustEvent(t *testing.T, eventType, appID string) events.Event {
+// mustEvent builds an event of eventType with its declared payload; the payload's content is of no
+// concern to a store.
+func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event {
 	t.Helper()
-	ev, err := events.New(app.Source, eventType, appID, &identityv1.AppChanged{AppId: appID})
+	var payload proto.Message
+	switch eventType {
+	case identityv1.EventAppChanged:
+		payload = &identityv1.AppChanged{AppId: appID}
+	case identityv1.EventAPIKeyChanged:
+		payload = &identityv1.ApiKeyChanged{AppId: appID}
+	case identityv1.EventUserUpdated:
+		payload = &identityv1.UserChanged{AppId: appID}
+	default:
+		t.Fatalf("mustEvent knows no payload for %s", eventType)
+	}
+	ev, err := events.New(app.Source, eventType, appID, payload)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +181,7 @@ func testApps(t *testing.T, newStore Factory) {
 	t.Run("update stores the change and its events together", func(t *testing.T) {
 		s, outbox := newStore(t)
 		a := seedApp(t, s)
-		ev := mustEvent(t, app.EventAppChanged, a.ID)
+		ev := mustEvent(t, identityv1.EventAppChanged, a.ID)
 		later := t0.Add(time.Hour)
 		updated, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
 			x.Enabled, x.UpdatedAt, x.SealedPrivateKey, x.AccessTokenTTL = false, later, []byte{9}, time.Hour
@@ -188,7 +203,7 @@ func testApps(t *testing.T, newStore Factory) {
 		a := seedApp(t, s)
 		_, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
 			x.Enabled = false
-			return []events.Event{mustEvent(t, app.EventAppChanged, a.ID)}, errBoom
+			return []events.Event{mustEvent(t, identityv1.EventAppChanged, a.ID)}, errBoom
 		})
 		if !errors.Is(err, errBoom) {
 			t.Fatalf("UpdateApp error = %v, want fn's error", err)
@@ -213,7 +228,7 @@ func testAPIKeys(t *testing.T, newStore Factory) {
 		a := seedApp(t, s)
 		k := domain.APIKey{ID: "0123456789abcdef01234567", AppID: a.ID, Type: domain.KeyWrite, Name: "server",
 			Description: "backend", Hash: []byte("hash-bytes"), CreatedAt: t0, UpdatedAt: t0}
-		ev := mustEvent(t, app.EventAPIKeyChanged, a.ID)
+		ev := mustEvent(t, identityv1.EventAPIKeyChanged, a.ID)
 		if err := s.CreateAPIKey(ctx, k, ev); err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +246,7 @@ func testAPIKeys(t *testing.T, newStore Factory) {
 		s, outbox := newStore(t)
 		k := domain.APIKey{ID: "abcdefabcdefabcdefabcdef", AppID: uuid.NewString(), Type: domain.KeyRead, Name: "k",
 			Hash: []byte("h"), CreatedAt: t0, UpdatedAt: t0}
-		wantNotFound(t, "CreateAPIKey", s.CreateAPIKey(ctx, k, mustEvent(t, app.EventAPIKeyChanged, k.AppID)))
+		wantNotFound(t, "CreateAPIKey", s.CreateAPIKey(ctx, k, mustEvent(t, identityv1.EventAPIKeyChanged, k.AppID)))
 		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
 	})
 }
@@ -307,7 +322,7 @@ func testUsers(t *testing.T, newStore Factory) {
 		s, outbox := newStore(t)
 		a := seedApp(t, s)
 		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
-		ev := mustEvent(t, app.EventUserUpdated, a.ID)
+		ev := mustEvent(t, identityv1.EventUserUpdated, a.ID)
 		updated, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
 			x.Name, x.Frozen = "New Name", true
 			return []events.Event{ev}, nil
@@ -329,7 +344,7 @@ func testUsers(t *testing.T, newStore Factory) {
 		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
 		_, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
 			x.Name = "changed"
-			return []events.Event{mustEvent(t, app.EventUserUpdated, a.ID)}, errBoom
+			return []events.Event{mustEvent(t, identityv1.EventUserUpdated, a.ID)}, errBoom
 		})
 		if !errors.Is(err, errBoom) {
 			t.Fatalf("UpdateUser error = %v, want fn's error", err)
@@ -346,7 +361,7 @@ func testUsers(t *testing.T, newStore Factory) {
 		u := seedUser(t, s, newUser(a.ID, "mine@example.test"))
 		_, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
 			x.Email = "Taken@Example.test"
-			return []events.Event{mustEvent(t, app.EventUserUpdated, a.ID)}, nil
+			return []events.Event{mustEvent(t, identityv1.EventUserUpdated, a.ID)}, nil
 		})
 		if !errors.Is(err, domain.ErrEmailTaken) {
 			t.Fatalf("UpdateUser error = %v, want ErrEmailTaken", err)

@@ -10,15 +10,13 @@ import (
 	"github.com/berthhq/berth/services/tenant/internal/app"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 // Durable is the name of the tenant service's durable consumer of identity events: replicas share
 // it, so each event is applied by one of them, and it names the events' rows in the inbox.
 const Durable = "tenant-identity"
-
-// EventUserDeleted is the identity event whose payload is identityv1.UserDeleted.
-const EventUserDeleted = "identity.user.deleted"
 
 // ConsumeUserEvents applies identity's user events to tenants until ctx ends or it is stopped:
 // a deleted user who was the last of their tenant retires the tenant (app.Service.UserDeleted).
@@ -32,7 +30,7 @@ func ConsumeUserEvents(ctx context.Context, bus events.Bus, inbox events.Inbox, 
 	h := userEvents{svc: svc, log: log}
 	return bus.Consume(ctx, events.ConsumerConfig{
 		Durable: Durable,
-		Types:   []string{EventUserDeleted},
+		Types:   []eventsv1.Type{identityv1.EventUserDeleted},
 		Inbox:   inbox,
 		Handler: h.apply,
 		Log:     log,

@@ -68,7 +68,7 @@ func seed(t *testing.T, repo app.Repository, appID string, subscribed bool) doma
 
 func userDeleted(t *testing.T, appID, tenantRef string, usersLeft int32) events.Event {
 	t.Helper()
-	ev, err := events.New("identity", identity.EventUserDeleted, appID, &identityv1.UserDeleted{
+	ev, err := events.New("identity", identityv1.EventUserDeleted, appID, &identityv1.UserDeleted{
 		AppId: appID, UserId: uuid.NewString(), TenantRef: tenantRef, TenantUsersLeft: usersLeft,
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func updates(t *testing.T, outbox events.OutboxSource) map[string][]*tenantv1.Te
 	}
 	out := map[string][]*tenantv1.TenantChanged{}
 	for _, ev := range evs {
-		if ev.Type != app.EventTenantUpdated {
+		if ev.Type != tenantv1.EventTenantUpdated {
 			continue
 		}
 		var p tenantv1.TenantChanged
@@ -158,7 +158,7 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			publish(t, bus, userDeleted(t, appID, uuid.NewString(), 0))     // a tenant that does not exist
 			publish(t, bus, userDeleted(t, uuid.NewString(), shared.ID, 0)) // another app's tenant
 			publish(t, bus, userDeleted(t, appID, "not-a-uuid", 0))
-			publish(t, bus, events.Event{ID: uuid.NewString(), Type: identity.EventUserDeleted, Source: "identity",
+			publish(t, bus, events.Event{ID: uuid.NewString(), Type: identityv1.EventUserDeleted, Source: "identity",
 				AppID: appID, Time: time.Now().UTC(), Data: json.RawMessage(`{"tenantUsersLeft":"many"}`)})
 			publish(t, bus, userDeleted(t, appID, marker.ID, 0))
 			const published = 9

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+
 	"github.com/google/uuid"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -88,7 +90,7 @@ func newTenant(appID string) domain.Tenant {
 	}
 }
 
-func event(t *testing.T, tn domain.Tenant, eventType string) events.Event {
+func event(t *testing.T, tn domain.Tenant, eventType eventsv1.Type) events.Event {
 	t.Helper()
 	ev, err := events.New(app.Source, eventType, tn.AppID, &tenantv1.TenantChanged{AppId: tn.AppID, TenantId: tn.ID})
 	if err != nil {
@@ -136,7 +138,7 @@ func createThenGet(t *testing.T, repo app.Repository, _ events.OutboxSource) {
 
 func createStoresEvents(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	ev := event(t, tn, app.EventTenantCreated)
+	ev := event(t, tn, tenantv1.EventTenantCreated)
 	mustCreate(t, repo, tn, ev)
 	if got := pendingIDs(t, outbox); !reflect.DeepEqual(got, []string{ev.ID}) {
 		t.Fatalf("pending events = %v, want [%s]", got, ev.ID)
@@ -148,7 +150,7 @@ func createRefusesTakenID(t *testing.T, repo app.Repository, outbox events.Outbo
 	mustCreate(t, repo, tn)
 	again := tn
 	again.Name = "Other"
-	err := repo.CreateTenant(context.Background(), again, event(t, again, app.EventTenantCreated))
+	err := repo.CreateTenant(context.Background(), again, event(t, again, tenantv1.EventTenantCreated))
 	if !errors.Is(err, domain.ErrExists) {
 		t.Fatalf("second create = %v, want domain.ErrExists", err)
 	}
@@ -171,7 +173,7 @@ func scopedToApp(t *testing.T, repo app.Repository, outbox events.OutboxSource) 
 	err := repo.UpdateTenant(context.Background(), other, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		called = true
 		x.Name = "hijacked"
-		return []events.Event{event(t, *x, app.EventTenantUpdated)}, nil
+		return []events.Event{event(t, *x, tenantv1.EventTenantUpdated)}, nil
 	})
 	if !errors.Is(err, domain.ErrNotFound) || called {
 		t.Fatalf("UpdateTenant from another app = %v (fn called: %v), want domain.ErrNotFound without calling fn", err, called)
@@ -233,7 +235,7 @@ func updateStoresStateAndEvents(t *testing.T, repo app.Repository, outbox events
 	var ev events.Event
 	err := repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		x.Name = "Renamed"
-		ev = event(t, *x, app.EventTenantUpdated)
+		ev = event(t, *x, tenantv1.EventTenantUpdated)
 		return []events.Event{ev}, nil
 	})
 	if err != nil {
@@ -255,7 +257,7 @@ func failedUpdateStoresNothing(t *testing.T, repo app.Repository, outbox events.
 		x.Name = "Renamed"
 		x.ShippingAddress.City = "Bremen"
 		x.BillingAddress = &domain.Address{ID: uuid.NewString(), Type: domain.AddressBilling, City: "Paris"}
-		return []events.Event{event(t, *x, app.EventTenantUpdated)}, boom
+		return []events.Event{event(t, *x, tenantv1.EventTenantUpdated)}, boom
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("UpdateTenant = %v, want the update function's error", err)
@@ -308,7 +310,7 @@ func concurrentUpdates(t *testing.T, repo app.Repository, outbox events.OutboxSo
 		wg.Go(func() {
 			errs <- repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 				x.Billing.PaymentFailedCount++
-				ev, err := events.New(app.Source, app.EventTenantUpdated, x.AppID, &tenantv1.TenantChanged{TenantId: x.ID})
+				ev, err := events.New(app.Source, tenantv1.EventTenantUpdated, x.AppID, &tenantv1.TenantChanged{TenantId: x.ID})
 				return []events.Event{ev}, err
 			})
 		})

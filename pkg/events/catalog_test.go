@@ -1,0 +1,125 @@
+package events_test
+
+import (
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/berthhq/berth/pkg/events"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+func TestCatalogHoldsTheDeclaredEvents(t *testing.T) {
+	if got := events.Payload(identityv1.EventUserFrozen).FullName(); got != "berth.identity.v1.UserChanged" {
+		t.Errorf("payload of %s = %s", identityv1.EventUserFrozen, got)
+	}
+	if got := events.Payload(tenantv1.EventTenantCreated).FullName(); got != "berth.tenant.v1.TenantChanged" {
+		t.Errorf("payload of %s = %s", tenantv1.EventTenantCreated, got)
+	}
+	if md := events.Payload("shipping.parcel.sent"); md != nil {
+		t.Errorf("undeclared type has payload %s", md.FullName())
+	}
+	if got := events.Contexts(); !slices.Equal(got, []string{"identity", "tenant"}) {
+		t.Errorf("contexts = %v, want the two that declare events", got)
+	}
+	if got := (events.Bus{}).Streams(); !slices.Equal(got, []string{"BERTH_IDENTITY", "BERTH_TENANT"}) {
+		t.Errorf("streams = %v", got)
+	}
+	if types := events.Types(); !slices.IsSorted(types) || !slices.Contains(types, identityv1.EventUserSignedIn) {
+		t.Errorf("types = %v, want them sorted, user.signed_in among them", types)
+	}
+}
+
+// TestCatalogImportsEveryPackageDeclaringEvents guards the imports in catalog.go: a proto package
+// for which make proto generated event constants must be imported there, or a process that does
+// not use it would see no such events and create no stream for its context. (This test binary
+// cannot tell: the tests import the packages themselves.)
+func TestCatalogImportsEveryPackageDeclaringEvents(t *testing.T) {
+	generated, err := filepath.Glob("../../proto/*/*/events.berth.go")
+	if err != nil || len(generated) == 0 {
+		t.Fatalf("no generated event constants under proto/ (%v)", err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "catalog.go", nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := map[string]bool{}
+	for _, imp := range f.Imports {
+		imported[strings.Trim(imp.Path.Value, `"`)] = true
+	}
+	for _, g := range generated {
+		dir, _ := filepath.Rel("../../proto", filepath.Dir(g))
+		if pkg := "github.com/berthhq/berth/proto/" + filepath.ToSlash(dir); !imported[pkg] {
+			t.Errorf("%s declares events but catalog.go does not import it", pkg)
+		}
+	}
+}
+
+// TestREADMEEventsTableMatchesTheCatalog keeps the README's Events table true: every declared type
+// with its payload message, and nothing else.
+func TestREADMEEventsTableMatchesTheCatalog(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := eventsTable(t, string(readme))
+	want := map[string]string{}
+	for _, typ := range events.Types() {
+		want[events.Bus{}.Subject(typ)] = string(events.Payload(typ).FullName())
+	}
+	if maps.Equal(table, want) {
+		return
+	}
+	for _, subject := range slices.Sorted(maps.Keys(want)) {
+		if got, ok := table[subject]; !ok {
+			t.Errorf("README lacks the row `%s` | `%s`", subject, want[subject])
+		} else if got != want[subject] {
+			t.Errorf("README gives `%s` the payload `%s`, the declaration `%s`", subject, got, want[subject])
+		}
+	}
+	for _, subject := range slices.Sorted(maps.Keys(table)) {
+		if _, ok := want[subject]; !ok {
+			t.Errorf("README lists `%s`, which no payload message declares", subject)
+		}
+	}
+}
+
+// eventsTable returns the subject → payload rows of the table in README's "## Events" section, one
+// subject per row, cells in backquotes.
+func eventsTable(t *testing.T, readme string) map[string]string {
+	t.Helper()
+	_, section, ok := strings.Cut(readme, "\n## Events\n")
+	if !ok {
+		t.Fatal(`README has no "## Events" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string]string{}
+	for line := range strings.Lines(section) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 3 {
+			t.Fatalf("Events row %q has %d cells, want subject | payload | when", line, len(cells))
+		}
+		subject, payload := strings.Trim(cells[0], " `"), strings.Trim(cells[1], " `")
+		if subject == "subject" || strings.Trim(subject, "-") == "" { // header and its underline
+			continue
+		}
+		if _, dup := rows[subject]; dup {
+			t.Fatalf("Events table lists %s twice", subject)
+		}
+		rows[subject] = payload
+	}
+	if len(rows) == 0 {
+		t.Fatal("README's Events section has no table rows")
+	}
+	return rows
+}
