@@ -82,7 +82,7 @@ func (p *Process) Run(ctx context.Context) error {
 	for _, watch := range p.Watches {
 		stop, err := watch(ctx)
 		if err != nil {
-			return fmt.Errorf("%s: watch events: %w", p.Name, err)
+			return p.startFailed(ctx, "watch events", err)
 		}
 		defer stop()
 	}
@@ -91,7 +91,7 @@ func (p *Process) Run(ctx context.Context) error {
 	for _, start := range p.Consumers {
 		c, err := start(ctx)
 		if err != nil {
-			return fmt.Errorf("%s: start consumer: %w", p.Name, err)
+			return p.startFailed(ctx, "start consumer", err)
 		}
 		defer c.Stop()
 		consumers = append(consumers, c)
@@ -124,6 +124,15 @@ func (p *Process) Run(ctx context.Context) error {
 		err = rerr
 	}
 	return err
+}
+
+// startFailed is Run's answer when starting its background work failed: none when ctx ended
+// meanwhile (a stop during start-up is a stop, not a failure), the error otherwise.
+func (p *Process) startFailed(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s: %w", p.Name, what, err)
 }
 
 // watchHealth sets the health status from Ready every healthEvery until ctx ends or a consumer is

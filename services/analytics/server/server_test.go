@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -24,9 +22,8 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
-	"github.com/berthhq/berth/pkg/testkit/natstest"
+	"github.com/berthhq/berth/pkg/testkit/moduletest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
-	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/analytics/server"
 
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
@@ -93,139 +90,110 @@ func republish(t *testing.T, bus events.Bus, ev events.Event) {
 }
 
 func TestPublishedEventsAreListedByRoute8(t *testing.T) {
-	stores := []struct {
-		name        string
-		databaseURL func(t *testing.T) string
-	}{
-		{"memory", func(*testing.T) string { return "" }},
-		{"postgres", func(t *testing.T) string { return pgtest.URL(t, "analytics-server", postgres.Migrate) }},
-	}
-	for _, store := range stores {
-		t.Run(store.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			bus, _ := natstest.New(t)
-			appID, otherApp := uuid.NewString(), uuid.NewString()
-			now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-			svc, err := server.New(ctx, server.Config{
-				DatabaseURL:  store.databaseURL(t),
-				Bus:          bus,
-				Identity:     identityConn(t, appID),
-				ServiceToken: serviceToken,
-				Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
-				Clock:        func() time.Time { return now },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(svc.Close)
-			client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, svc.GRPC()))
-			runDone := make(chan error, 1)
-			go func() { runDone <- svc.Run(ctx) }()
-
-			callCtx := metadata.AppendToOutgoingContext(ctx,
-				authn.MDAPIKey, readKey, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
-			listMarch := func() []*analyticsv1.SignIn {
-				t.Helper()
-				res, err := client.ListSignIns(callCtx, &analyticsv1.ListSignInsRequest{From: "2026-03-01", To: "2026-03-10"})
-				if err != nil {
-					t.Fatalf("ListSignIns: %v", err)
-				}
-				if int(res.GetItemsLength()) != len(res.GetItems()) || res.GetKind() != "analyticsSignIn" {
-					t.Fatalf("list kind %q itemsLength %d with %d items", res.GetKind(), res.GetItemsLength(), len(res.GetItems()))
-				}
-				return res.GetItems()
-			}
-
-			ada, tenantID := uuid.NewString(), uuid.NewString()
-			publish(t, bus, "tenant", tenantv1.EventTenantCreated, appID, &tenantv1.TenantChanged{
-				AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Kind: "tenant", Id: tenantID, Name: "Acme", PaidUnits: "5"},
-			})
-			signIn := publish(t, bus, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
-				AppId: appID, UserId: ada, TenantRef: tenantID, At: "2026-03-09T10:11:12.345Z", Ip: "203.0.113.4",
-				User: &identityv1.TenantUser{Id: ada, AppId: appID, Name: "Ada", NewsletterMemberId: "nl-ada", TenantId: true},
-			})
-			publish(t, bus, "identity", identityv1.EventUserSignedIn, otherApp, &identityv1.UserSignedIn{
-				AppId: otherApp, UserId: uuid.NewString(), At: "2026-03-09T10:00:00Z",
-			})
-
-			// The tenant comes through its own consumer, so it may join the item after the sign-in.
-			var items []*analyticsv1.SignIn
-			testkit.Eventually(t, "the sign-in is listed with its tenant", func() bool {
-				items = listMarch()
-				return len(items) == 1 && items[0].GetUser().GetTenant() != nil
-			})
-			got := items[0]
-			if got.GetId() != signIn.ID || got.GetLastSignInAt() != "2026-03-09T10:11:12Z" || got.GetDaysSinceLastSignIn() != "1" ||
-				got.GetNewsletterMemberId() != "nl-ada" {
-				t.Fatalf("item %v, want sign-in %s at 2026-03-09T10:11:12Z, 1 day ago, newsletter member nl-ada", got, signIn.ID)
-			}
-			u := got.GetUser()
-			if u.GetId() != ada || u.GetAppId() != appID || u.GetName() != "Ada" || !u.GetTenantId() ||
-				u.GetTenant().GetId() != tenantID || u.GetTenant().GetName() != "Acme" || u.GetTenant().GetPaidUnits() != "5" {
-				t.Fatalf("item user %v, want Ada with tenant Acme", u)
-			}
-
-			// The same sign-in again under another message id, then a user update and a marker
-			// sign-in. One consumer applies identity's stream in order, so once the marker is listed
-			// the duplicate and the update have been handled.
-			republish(t, bus, signIn)
-			publish(t, bus, "identity", identityv1.EventUserUpdated, appID, &identityv1.UserChanged{
-				AppId: appID, UserId: ada, TenantRef: tenantID,
-				User: &identityv1.TenantUser{Id: ada, AppId: appID, Name: "Ada Lovelace", NewsletterMemberId: "nl-ada", TenantId: true},
-			})
-			marker := publish(t, bus, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
-				AppId: appID, UserId: uuid.NewString(), At: "2026-03-10T09:00:00Z",
-				User: &identityv1.TenantUser{Name: "Marker"},
-			})
-			testkit.Eventually(t, "the marker sign-in is listed", func() bool {
-				items = listMarch()
-				for _, it := range items {
-					if it.GetId() == marker.ID {
-						return true
-					}
-				}
-				return false
-			})
-			if len(items) != 2 || items[0].GetId() != marker.ID || items[1].GetId() != signIn.ID {
-				t.Fatalf("listed %v, want the marker then the original sign-in, once", items)
-			}
-			if items[0].GetDaysSinceLastSignIn() != "0" || items[0].GetUser().GetTenant() != nil || items[0].GetUser().GetTenantId() {
-				t.Fatalf("marker item %v, want today's sign-in of a user without tenant", items[0])
-			}
-			if name := items[1].GetUser().GetName(); name != "Ada Lovelace" {
-				t.Fatalf("the earlier sign-in shows user name %q, want the updated %q", name, "Ada Lovelace")
-			}
-
-			// Days outside the range are not listed.
-			res, err := client.ListSignIns(callCtx, &analyticsv1.ListSignInsRequest{From: "2026-03-10", To: "2026-03-10"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.GetItems()) != 1 || res.GetItems()[0].GetId() != marker.ID {
-				t.Fatalf("March 10 listed %v, want only the marker", res.GetItems())
-			}
-
-			cancel()
-			if err := <-runDone; err != nil {
-				t.Fatalf("Run: %v", err)
-			}
+	moduletest.Stores(t, func(t *testing.T, postgres bool) {
+		ctx := context.Background()
+		appID, otherApp := uuid.NewString(), uuid.NewString()
+		now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+		m := moduletest.Start(t, server.Module, moduletest.Options{
+			Postgres:     postgres,
+			Peers:        map[string]grpc.ClientConnInterface{"identity": identityConn(t, appID)},
+			ServiceToken: serviceToken,
+			Clock:        func() time.Time { return now },
 		})
-	}
+		bus, client := m.Bus, analyticsv1.NewAnalyticsServiceClient(m.Conn)
+
+		callCtx := metadata.AppendToOutgoingContext(ctx,
+			authn.MDAPIKey, readKey, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
+		listMarch := func() []*analyticsv1.SignIn {
+			t.Helper()
+			res, err := client.ListSignIns(callCtx, &analyticsv1.ListSignInsRequest{From: "2026-03-01", To: "2026-03-10"})
+			if err != nil {
+				t.Fatalf("ListSignIns: %v", err)
+			}
+			if int(res.GetItemsLength()) != len(res.GetItems()) || res.GetKind() != "analyticsSignIn" {
+				t.Fatalf("list kind %q itemsLength %d with %d items", res.GetKind(), res.GetItemsLength(), len(res.GetItems()))
+			}
+			return res.GetItems()
+		}
+
+		ada, tenantID := uuid.NewString(), uuid.NewString()
+		publish(t, bus, "tenant", tenantv1.EventTenantCreated, appID, &tenantv1.TenantChanged{
+			AppId: appID, TenantId: tenantID, Tenant: &tenantv1.Tenant{Kind: "tenant", Id: tenantID, Name: "Acme", PaidUnits: "5"},
+		})
+		signIn := publish(t, bus, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
+			AppId: appID, UserId: ada, TenantRef: tenantID, At: "2026-03-09T10:11:12.345Z", Ip: "203.0.113.4",
+			User: &identityv1.TenantUser{Id: ada, AppId: appID, Name: "Ada", NewsletterMemberId: "nl-ada", TenantId: true},
+		})
+		publish(t, bus, "identity", identityv1.EventUserSignedIn, otherApp, &identityv1.UserSignedIn{
+			AppId: otherApp, UserId: uuid.NewString(), At: "2026-03-09T10:00:00Z",
+		})
+
+		// The tenant comes through its own consumer, so it may join the item after the sign-in.
+		var items []*analyticsv1.SignIn
+		testkit.Eventually(t, "the sign-in is listed with its tenant", func() bool {
+			items = listMarch()
+			return len(items) == 1 && items[0].GetUser().GetTenant() != nil
+		})
+		got := items[0]
+		if got.GetId() != signIn.ID || got.GetLastSignInAt() != "2026-03-09T10:11:12Z" || got.GetDaysSinceLastSignIn() != "1" ||
+			got.GetNewsletterMemberId() != "nl-ada" {
+			t.Fatalf("item %v, want sign-in %s at 2026-03-09T10:11:12Z, 1 day ago, newsletter member nl-ada", got, signIn.ID)
+		}
+		u := got.GetUser()
+		if u.GetId() != ada || u.GetAppId() != appID || u.GetName() != "Ada" || !u.GetTenantId() ||
+			u.GetTenant().GetId() != tenantID || u.GetTenant().GetName() != "Acme" || u.GetTenant().GetPaidUnits() != "5" {
+			t.Fatalf("item user %v, want Ada with tenant Acme", u)
+		}
+
+		// The same sign-in again under another message id, then a user update and a marker
+		// sign-in. One consumer applies identity's stream in order, so once the marker is listed
+		// the duplicate and the update have been handled.
+		republish(t, bus, signIn)
+		publish(t, bus, "identity", identityv1.EventUserUpdated, appID, &identityv1.UserChanged{
+			AppId: appID, UserId: ada, TenantRef: tenantID,
+			User: &identityv1.TenantUser{Id: ada, AppId: appID, Name: "Ada Lovelace", NewsletterMemberId: "nl-ada", TenantId: true},
+		})
+		marker := publish(t, bus, "identity", identityv1.EventUserSignedIn, appID, &identityv1.UserSignedIn{
+			AppId: appID, UserId: uuid.NewString(), At: "2026-03-10T09:00:00Z",
+			User: &identityv1.TenantUser{Name: "Marker"},
+		})
+		testkit.Eventually(t, "the marker sign-in is listed", func() bool {
+			items = listMarch()
+			for _, it := range items {
+				if it.GetId() == marker.ID {
+					return true
+				}
+			}
+			return false
+		})
+		if len(items) != 2 || items[0].GetId() != marker.ID || items[1].GetId() != signIn.ID {
+			t.Fatalf("listed %v, want the marker then the original sign-in, once", items)
+		}
+		if items[0].GetDaysSinceLastSignIn() != "0" || items[0].GetUser().GetTenant() != nil || items[0].GetUser().GetTenantId() {
+			t.Fatalf("marker item %v, want today's sign-in of a user without tenant", items[0])
+		}
+		if name := items[1].GetUser().GetName(); name != "Ada Lovelace" {
+			t.Fatalf("the earlier sign-in shows user name %q, want the updated %q", name, "Ada Lovelace")
+		}
+
+		// Days outside the range are not listed.
+		res, err := client.ListSignIns(callCtx, &analyticsv1.ListSignInsRequest{From: "2026-03-10", To: "2026-03-10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.GetItems()) != 1 || res.GetItems()[0].GetId() != marker.ID {
+			t.Fatalf("March 10 listed %v, want only the marker", res.GetItems())
+		}
+	})
 }
 
 func TestRoute8RefusesBadDatesAndMissingKeys(t *testing.T) {
 	appID := uuid.NewString()
-	svc, err := server.New(context.Background(), server.Config{
-		Identity:     identityConn(t, appID),
+	m := moduletest.Start(t, server.Module, moduletest.Options{
+		Peers:        map[string]grpc.ClientConnInterface{"identity": identityConn(t, appID)},
 		ServiceToken: serviceToken,
-		Log:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
-	client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, svc.GRPC()))
+	client := analyticsv1.NewAnalyticsServiceClient(m.Conn)
 	withKey := metadata.AppendToOutgoingContext(context.Background(),
 		authn.MDAPIKey, readKey, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
 	tests := []struct {
@@ -257,7 +225,7 @@ func TestRoute8RefusesBadDatesAndMissingKeys(t *testing.T) {
 	}
 }
 
-func TestConfigurationErrors(t *testing.T) {
+func TestBuildRefusesToStartWithoutItsIdentityConnection(t *testing.T) {
 	if _, err := server.New(context.Background(), server.Config{}); err == nil {
 		t.Fatal("New without an identity connection succeeded")
 	}
