@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
@@ -30,14 +29,11 @@ import (
 
 // Config configures the identity service.
 type Config struct {
-	DatabaseURL  string     // "" = memory stores (the embedded dev default only)
-	Bus          events.Bus // JetStream; the relay publishes the outbox here
-	Pepper       []byte     // API-key HMAC pepper
-	SecretKey    []byte     // 32-byte AES-GCM key protecting app private keys at rest
-	AdminToken   string
-	ServiceToken string
-	Log          *slog.Logger
-	Clock        func() time.Time // nil = time.Now
+	// Common holds what every module is built from; DatabaseURL "" selects memory stores (the
+	// embedded dev default only). Dial, Env and Mailer are Build's: New takes their results below.
+	module.Common
+	Pepper    []byte // API-key HMAC pepper
+	SecretKey []byte // 32-byte AES-GCM key protecting app private keys at rest
 	// Issuer is the iss claim of issued tokens (BERTH_ISSUER; "" = app.DefaultIssuer). Clients
 	// compare it with the issuer id they are configured with.
 	Issuer string
@@ -88,8 +84,7 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 		}
 	}
 	return New(ctx, Config{
-		DatabaseURL: c.DatabaseURL, Bus: c.Bus, AdminToken: c.AdminToken, ServiceToken: c.ServiceToken, Log: c.Log, Clock: c.Clock,
-		Pepper: pepper, SecretKey: secret, Tenant: tenant, Mailer: mailer,
+		Common: c, Pepper: pepper, SecretKey: secret, Tenant: tenant, Mailer: mailer,
 		Issuer: c.Env.String("BERTH_ISSUER", ""), PublicURL: c.Env.String("BERTH_PUBLIC_URL", ""),
 	})
 }
@@ -155,7 +150,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 	// Identity verifies keys and tokens itself, without a cache: it is the source the other
 	// services' caches ask.
-	p := module.NewProcess(module.Common{Bus: cfg.Bus, Log: log}, name,
+	p := module.NewProcess(cfg.Common, name,
 		authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
 	if pool != nil {
 		p.UsePool(pool)

@@ -37,9 +37,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func baseConfig(bus events.Bus) server.Config {
 	return server.Config{
-		Bus: bus, Pepper: []byte("pepper"), SecretKey: make([]byte, 32),
-		AdminToken: "admin", ServiceToken: "service",
-		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Common: module.Common{Bus: bus, AdminToken: "admin", ServiceToken: "service", Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Pepper: []byte("pepper"), SecretKey: make([]byte, 32),
 		Issuer: "server-test", PublicURL: "https://berth.test",
 		Passwords: password.Params{MemoryKiB: 64, Time: 1, Threads: 1},
 	}

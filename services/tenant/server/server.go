@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -30,16 +29,13 @@ import (
 
 // Config configures the service.
 type Config struct {
-	DatabaseURL string // "" = memory stores (embedded development default only)
-	Bus         events.Bus
+	// Common holds what every module is built from; DatabaseURL "" selects memory stores (the
+	// embedded development default only).
+	module.Common
 	// Identity is the connection to the identity service. Its calls must carry the service token
 	// (grpcx.Dial or grpcx.ServiceTokenInterceptor): key and token verification and user lists are
 	// service-only methods.
-	Identity     grpc.ClientConnInterface
-	AdminToken   string
-	ServiceToken string
-	Log          *slog.Logger
-	Clock        func() time.Time
+	Identity grpc.ClientConnInterface
 }
 
 // Module is the tenant context in the service template. It dials the identity module, which
@@ -53,7 +49,7 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, Config{DatabaseURL: c.DatabaseURL, Bus: c.Bus, Identity: identity, AdminToken: c.AdminToken, ServiceToken: c.ServiceToken, Log: c.Log, Clock: c.Clock})
+	return New(ctx, Config{Common: c, Identity: identity})
 }
 
 // New opens the store (migrating Postgres) and builds the process: the gRPC server, the outbox
@@ -88,7 +84,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		Clock: cfg.Clock,
 		NewID: uuid.NewString,
 	})
-	p := module.NewProcess(module.Common{Bus: cfg.Bus, Log: cfg.Log}, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	p := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
 	if pool != nil {
 		p.UsePool(pool)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
@@ -64,11 +65,8 @@ func start(t *testing.T, databaseURL string) running {
 	ctx, cancel := context.WithCancel(context.Background())
 	bus, _ := natstest.New(t)
 	svc, err := server.New(ctx, server.Config{
-		DatabaseURL: databaseURL,
-		Bus:         bus,
-		Identity:    unusedIdentity(t),
-		AdminToken:  adminToken,
-		Log:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Common:   module.Common{DatabaseURL: databaseURL, Bus: bus, AdminToken: adminToken, Log: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Identity: unusedIdentity(t),
 	})
 	if err != nil {
 		cancel()
