@@ -185,7 +185,7 @@ func dnsTarget(target string) string {
 	return "dns:///" + target
 }
 
-// ClientOptions are Dial's options, for connections made elsewhere (bufconn in the all-in-one run).
+// ClientOptions are Dial's options, for connections made elsewhere (in-process test servers).
 func ClientOptions(serviceToken string) []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),

@@ -4,19 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -67,17 +65,7 @@ func streamServer(t *testing.T) *grpc.ClientConn {
 	s := NewServer(ServerOptions{Log: slog.New(slog.DiscardHandler), Policy: authn.Policy{Tokens: userTokens{}}})
 	s.RegisterService(streamService("berth.identity.v1.IdentityService", "UpdateUser"), struct{}{})
 	s.RegisterService(streamService("berth.test.v1.Streamer", "Echo"), struct{}{})
-	ln := bufconn.Listen(1 << 20)
-	go func() { _ = s.Serve(ln) }()
-	t.Cleanup(s.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
+	return grpctest.Serve(t, s)
 }
 
 // exchange opens a stream on method, sends one request for userID and returns the echoed user id.

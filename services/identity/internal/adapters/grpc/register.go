@@ -7,9 +7,9 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/app"
 )
 
-// Register serves the identity, operator, token, login, internal and admin APIs of svc on s. s must enforce the access
-// policy (grpcx.NewServer does): these handlers trust the Principal it admits.
-func Register(s *ggrpc.Server, svc *app.Service) {
+// Register serves the identity, operator, token, login, internal and admin APIs of svc on s. s must
+// enforce the access policy (grpcx.NewServer does): these handlers trust the Principal it admits.
+func Register(s ggrpc.ServiceRegistrar, svc *app.Service) {
 	identityv1.RegisterIdentityServiceServer(s, &IdentityServer{svc: svc})
 	identityv1.RegisterOperatorServiceServer(s, &OperatorServer{svc: svc})
 	identityv1.RegisterIdentityInternalServiceServer(s, &InternalServer{svc: svc})
