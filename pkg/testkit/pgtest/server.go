@@ -56,6 +56,14 @@ func serverFor(t testing.TB) *server {
 	return srv
 }
 
+// FindServer finds a PostgreSQL server the way the tests do (TEST_DATABASE_URL, else a throwaway
+// cluster from the local binaries, else a container), for programs outside `go test` that need one
+// too, such as the whole-stack benchmark. stop removes a cluster or container it started and is nil
+// for TEST_DATABASE_URL; the caller owns the databases it creates there.
+func FindServer(ctx context.Context) (url string, stop func(), err error) {
+	return findServer(ctx)
+}
+
 var errNoServer = errors.New("pgtest: no PostgreSQL: TEST_DATABASE_URL is unset, no binaries under /usr/lib/postgresql, and no healthy container provider")
 
 func findServer(ctx context.Context) (url string, stop func(), err error) {
