@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// op sends one request as worker w and reports a failure (non-2xx answer, transport error). Each
+// worker calls its op sequentially, so an op may keep per-worker state indexed by w.
+type op func(ctx context.Context, w int) error
+
+// phase is what one timed run of an op produced.
+type phase struct {
+	requests  int
+	failures  int
+	firstFail string
+	elapsed   time.Duration
+	latencies []time.Duration // sorted
+}
+
+func (p phase) rps() float64 {
+	if p.elapsed <= 0 {
+		return 0
+	}
+	return float64(p.requests) / p.elapsed.Seconds()
+}
+
+// newClient is a keep-alive client holding at most conns connections to one loopback server. It
+// never uses a proxy from the environment, and its timeout is generous: a refresh request the
+// client gave up on may still have rotated the token, and presenting the old one again would revoke
+// the worker's whole family.
+func newClient(conns int) *http.Client {
+	return &http.Client{
+		Timeout: 30 * time.Second,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConns:        conns,
+			MaxIdleConnsPerHost: conns,
+			MaxConnsPerHost:     conns,
+			IdleConnTimeout:     time.Minute,
+			DisableCompression:  true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// drive runs conns workers calling o back to back for d or until maxRequests were sent, whichever
+// comes first, and returns the latencies of the requests it sent.
+func drive(ctx context.Context, conns int, d time.Duration, maxRequests int, o op) phase {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		sent     atomic.Int64
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		all      []time.Duration
+		failures int
+		first    string
+	)
+	start := time.Now()
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, 4096)
+			var fails int
+			var firstErr string
+			for ctx.Err() == nil && sent.Add(1) <= int64(maxRequests) {
+				t0 := time.Now()
+				err := o(context.WithoutCancel(ctx), w)
+				lat = append(lat, time.Since(t0))
+				if err != nil {
+					fails++
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+				}
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			failures += fails
+			if first == "" {
+				first = firstErr
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	sortDurations(all)
+	return phase{requests: len(all), failures: failures, firstFail: first, elapsed: elapsed, latencies: all}
+}
+
+// statusError is an answer outside 2xx.
+type statusError struct {
+	status int
+	body   string
+}
+
+func (e statusError) Error() string { return fmt.Sprintf("HTTP %d: %.200s", e.status, e.body) }

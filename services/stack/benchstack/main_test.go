@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestPercentileIsNearestRank(t *testing.T) {
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i+1) * time.Millisecond
+	}
+	for _, c := range []struct {
+		name string
+		in   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one", ms(7), 99, 7 * time.Millisecond},
+		{"median of four is the second", ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{"p99 of 100 is the 99th", hundred, 99, 99 * time.Millisecond},
+		{"p100 is the largest", hundred, 100, 100 * time.Millisecond},
+		{"tiny p is the smallest", hundred, 0.001, time.Millisecond},
+	} {
+		if got := percentile(c.in, c.p); got != c.want {
+			t.Errorf("%s: percentile(%v) = %v, want %v", c.name, c.p, got, c.want)
+		}
+	}
+	unsorted := ms(5, 1, 4, 2, 3)
+	sortDurations(unsorted)
+	if percentile(unsorted, 50) != 3*time.Millisecond {
+		t.Errorf("sorted = %v", unsorted)
+	}
+}
+
+func TestParseProcStatAddsUserAndSystemTime(t *testing.T) {
+	// A real line's shape; the command name holds a space and a parenthesis, which must not shift
+	// the fields. utime = 250 ticks, stime = 75 ticks: 3.25 s at 100 ticks a second.
+	line := "4242 (berth (x) y) S 1 4242 4242 0 -1 4194560 12345 0 0 0 250 75 0 0 20 0 12 0 98765 1234567 890 18446744073709551615\n"
+	got, err := parseProcStat([]byte(line))
+	if err != nil || got != 3250*time.Millisecond {
+		t.Fatalf("parseProcStat = %v, %v; want 3.25s", got, err)
+	}
+	for _, bad := range []string{"", "4242 berth S 1", "4242 (berth) S 1 2 3", "4242 (berth) S 1 4242 4242 0 -1 4194560 12345 0 0 0 x 75 0"} {
+		if _, err := parseProcStat([]byte(bad)); err == nil {
+			t.Errorf("parseProcStat(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{formatRatio(3900, 10000), "0.39"},
+		{formatRatio(7500, 10000), "0.75"},
+		{formatRatio(12000, 10000), "1.20"},
+		{formatRatio(100, 0), "n/a"},
+		{formatLatency(16500 * time.Microsecond), "16.50ms"},
+		{formatLatency(390 * time.Microsecond), "0.39ms"},
+		{perRequest(31_600_000, 100_000, 0), "316"},
+		{perRequest(300_000, 100_000, 2), "3.00"},
+		{perRequest(5, 0, 2), "n/a"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+func TestDriveStopsAtTheRequestBoundAndCountsFailures(t *testing.T) {
+	var calls atomic.Int64
+	p := drive(context.Background(), 4, time.Minute, 100, func(context.Context, int) error {
+		if calls.Add(1)%10 == 0 {
+			return errors.New("boom")
+		}
+		return nil
+	})
+	if p.requests != 100 || calls.Load() != 100 || p.failures != 10 || p.firstFail != "boom" {
+		t.Fatalf("requests %d, calls %d, failures %d (%q); want 100, 100, 10", p.requests, calls.Load(), p.failures, p.firstFail)
+	}
+	if len(p.latencies) != 100 || p.latencies[0] > p.latencies[99] {
+		t.Fatal("latencies are not the sorted latencies of every request")
+	}
+}
+
+func TestOptionsDefaultToTheDocumentedRunAndTakeTheEnvironment(t *testing.T) {
+	o, err := parseOptions(nil, func(string) string { return "" })
+	if err != nil || o.conns != 32 || o.duration != 10*time.Second || o.warmup != 2*time.Second || o.routes != "users,tenants,tokens" {
+		t.Fatalf("defaults = %+v, %v", o, err)
+	}
+	env := map[string]string{"BENCH_CONNS": "4", "BENCH_DURATION": "2s"}
+	o, err = parseOptions([]string{"-routes", "users"}, func(k string) string { return env[k] })
+	if err != nil || o.conns != 4 || o.duration != 2*time.Second || o.routes != "users" {
+		t.Fatalf("from the environment = %+v, %v", o, err)
+	}
+	if _, err := parseOptions([]string{"-routes", "users,billing"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "billing") {
+		t.Fatalf("an unknown route was accepted: %v", err)
+	}
+}
