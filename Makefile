@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test lint proto proto-check tidy build bench
+.PHONY: run test lint proto proto-check tidy build bench bench-stack
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -38,3 +38,8 @@ tidy:
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:
 	@set -eo pipefail; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./... | { grep -v 'no test files' || true; }); done | tee /dev/stderr | go run ./pkg/benchratio
+
+## bench-stack: the whole stack's read path on PostgreSQL against a net/http + pgx baseline, both as
+## separate processes, over loopback (README "Performance"); flags go in BENCH_STACK_FLAGS.
+bench-stack:
+	go run ./services/stack/benchstack $(BENCH_STACK_FLAGS)
