@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,7 +110,7 @@ type row struct {
 	route, server string
 	p             phase
 	cpu           time.Duration
-	xacts         int64
+	xacts         map[string]int64 // per database, during the measurement
 	ratio         string
 	note          string
 }
@@ -264,7 +265,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return row{}, err
 		}
-		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: x1 - x0}, ctx.Err()
+		xacts := map[string]int64{}
+		for db, n := range x1 {
+			xacts[db] = n - x0[db]
+		}
+		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts}, ctx.Err()
 	}
 
 	for _, r := range strings.Split(o.routes, ",") {
@@ -325,7 +330,7 @@ func report(out io.Writer, rows []row) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", r.route, r.server, r.p.requests, r.p.failures, r.p.rps(),
 			formatLatency(percentile(r.p.latencies, 50)), formatLatency(percentile(r.p.latencies, 99)),
-			perRequest(float64(r.cpu)/float64(time.Microsecond), r.p.requests, 0), perRequest(float64(r.xacts), r.p.requests, 2), r.ratio)
+			perRequest(float64(r.cpu)/float64(time.Microsecond), r.p.requests, 0), perRequest(float64(total(r.xacts)), r.p.requests, 2), r.ratio)
 	}
 	_ = tw.Flush()
 	for _, r := range rows {
@@ -333,8 +338,36 @@ func report(out io.Writer, rows []row) {
 			fmt.Fprintf(out, "%s, %s: %s\n", r.route, r.server, r.note)
 		}
 	}
+	for _, r := range rows {
+		if r.p.requests > 0 {
+			fmt.Fprintf(out, "xact/req by database, %s on %s: %s\n", r.route, r.server, byDatabase(r.xacts, r.p.requests))
+		}
+	}
 	fmt.Fprintln(out, "ratio: req/s over the baseline's in this run. CPU: the server process only (not PostgreSQL, not the load generator).")
 	fmt.Fprintln(out, "xact/req: transactions in the run's databases during the measurement (background work included) per request.")
+}
+
+func total(xacts map[string]int64) int64 {
+	var n int64
+	for _, x := range xacts {
+		n += x
+	}
+	return n
+}
+
+// byDatabase renders transactions per request of each database, in name order, for finding which
+// service a route's transactions go to.
+func byDatabase(xacts map[string]int64, requests int) string {
+	names := make([]string, 0, len(xacts))
+	for db := range xacts {
+		names = append(names, db)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, db := range names {
+		parts[i] = db[strings.LastIndexByte(db, '_')+1:] + " " + perRequest(float64(xacts[db]), requests, 2)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func randomHex(n int) string {

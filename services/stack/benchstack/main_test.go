@@ -71,6 +71,7 @@ func TestFormatting(t *testing.T) {
 		{perRequest(31_600_000, 100_000, 0), "316"},
 		{perRequest(300_000, 100_000, 2), "3.00"},
 		{perRequest(5, 0, 2), "n/a"},
+		{byDatabase(map[string]int64{"bench_ab_tenant": 100, "bench_ab_identity": 300}, 100), "identity 3.00, tenant 1.00"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

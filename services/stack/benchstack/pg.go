@@ -48,10 +48,22 @@ func openAdmin(ctx context.Context, server string) (*pgxpool.Pool, string, error
 // benchmark therefore reads the counters right after a warm-up at the same load (the counts still
 // pending then are about those pending at the end of the measurement, which are missed) and waits
 // -settle between phases so that one phase's late counts never land in the next.
-func (d databases) transactions(ctx context.Context) (int64, error) {
-	var n int64
-	err := d.admin.QueryRow(ctx, "select coalesce(sum(xact_commit + xact_rollback), 0)::bigint from pg_stat_database where datname = any($1)", d.names).Scan(&n)
-	return n, err
+func (d databases) transactions(ctx context.Context) (map[string]int64, error) {
+	rows, err := d.admin.Query(ctx, "select datname, (xact_commit + xact_rollback)::bigint from pg_stat_database where datname = any($1)", d.names)
+	if err != nil {
+		return nil, err
+	}
+	n := map[string]int64{}
+	for rows.Next() {
+		var db string
+		var x int64
+		if err := rows.Scan(&db, &x); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		n[db] = x
+	}
+	return n, rows.Err()
 }
 
 // drop removes the run's databases, closing any session still on them.
