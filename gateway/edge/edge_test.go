@@ -582,3 +582,35 @@ func TestNewRefusesAMissingBackend(t *testing.T) {
 		t.Errorf("New without tenant backend: err = %v, want one naming tenant", err)
 	}
 }
+
+// Token responses carry secrets: the route declares no_store, and the edge answers every outcome of
+// it (success and failure) with Cache-Control: no-store, while other routes are left alone.
+func TestTokenRouteAnswersAreNeverStored(t *testing.T) {
+	const mExchangeToken = "/berth.identity.v1.TokenService/ExchangeToken"
+	body := `{"client_id":"c","grant_type":"authorization_code","code":"x","redirect_uri":"https://a.test/cb"}`
+	for _, tt := range []struct {
+		name string
+		a    answer
+		code int
+	}{
+		{"success", answer{resp: &identityv1.TokenList{}}, http.StatusCreated},
+		{"refused exchange", answer{err: wire(fault.Invalid("code", "code is invalid"))}, http.StatusBadRequest},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.identity.program(mExchangeToken, tt.a)
+			rec := h.do(t, http.MethodPost, "/api/v1/tokens", body, jsonHeader)
+			if rec.Code != tt.code {
+				t.Fatalf("status = %d, want %d; body %s", rec.Code, tt.code, rec.Body.String())
+			}
+			if got := rec.Header().Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control = %q, want no-store", got)
+			}
+		})
+	}
+	h := newHarness(t)
+	h.identity.program(mGetUser, answer{resp: &identityv1.User{}})
+	if got := h.do(t, http.MethodGet, "/v1/users/u1", "", nil).Header().Get("Cache-Control"); got != "" {
+		t.Errorf("user read: Cache-Control = %q, want none (only routes declaring no_store)", got)
+	}
+}

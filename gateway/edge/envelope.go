@@ -79,12 +79,22 @@ func envelope(method string, r *edgev1.Route, resp proto.Message) (any, error) {
 	}
 }
 
-// successStatus is the mux's forward-response option applying the route's success status.
+// successStatus is the mux's forward-response option applying the route's cache rule and success
+// status.
 func successStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
 	if _, r, ok := routeOf(ctx); ok {
+		setNoStore(w.Header(), r)
 		writeSuccessStatus(w, r)
 	}
 	return nil // without a route, rewriteSuccess answers 500
+}
+
+// setNoStore sets Cache-Control: no-store for a route that declares no_store (token responses).
+// It is read from the route option, so the rule is declared once, beside the RPC.
+func setNoStore(h http.Header, r *edgev1.Route) {
+	if r.GetNoStore() {
+		h.Set("Cache-Control", "no-store")
+	}
 }
 
 // writeSuccessStatus writes a declared non-200 status. grpc-gateway's ForwardResponseMessage never

@@ -154,6 +154,9 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 				slog.String("rpc", method),
 				slog.String("error", err.Error()))
 		}
+		if _, rt, ok := routeOf(ctx); ok {
+			setNoStore(w.Header(), rt) // a failed token exchange is no more cacheable than a success
+		}
 		writeFailure(w, familyOf(ctx, r), f)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
@@ -46,6 +47,9 @@ type Config struct {
 	Passwords password.Params
 	// Mailer sends referral invites (route 23); nil leaves them answering Unavailable.
 	Mailer mail.Sender
+	// HashConcurrency bounds the password hashes running at once (0 = app.DefaultHashConcurrency:
+	// a memory budget over one hash's argon2 memory cost).
+	HashConcurrency int
 }
 
 // Module is the identity context in the service template: cmd/identity and the all-in-one process
@@ -62,6 +66,7 @@ const name = "identity"
 //	BERTH_PUBLIC_URL       the REST edge's public base URL, for discovery and invite links
 //	BERTH_SMTP_ADDR        SMTP server host:port for referral invites, unless c.Mailer is set
 //	                       (unset: invites unavailable); BERTH_SMTP_FROM, _USER, _PASSWORD
+//	BERTH_PASSWORD_HASH_CONCURRENCY  password hashes allowed at once (app.DefaultHashConcurrency)
 //
 // and dials the tenant module (sign-up creates the user's tenant).
 func build(ctx context.Context, c module.Common) (*module.Process, error) {
@@ -83,10 +88,28 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 			return nil, err
 		}
 	}
+	hashes, err := positiveInt(c.Env, "BERTH_PASSWORD_HASH_CONCURRENCY")
+	if err != nil {
+		return nil, err
+	}
 	return New(ctx, Config{
 		Common: c, Pepper: pepper, SecretKey: secret, Tenant: tenant, Mailer: mailer,
 		Issuer: c.Env.String("BERTH_ISSUER", ""), PublicURL: c.Env.String("BERTH_PUBLIC_URL", ""),
+		HashConcurrency: hashes,
 	})
+}
+
+// positiveInt reads a positive integer setting; unset is 0 (the default applies).
+func positiveInt(env config.Env, name string) (int, error) {
+	v := env.String(name, "")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s must be a positive integer", name)
+	}
+	return n, nil
 }
 
 // smtpMailer builds the sender of referral invites. Without an address the service runs without
@@ -141,6 +164,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	svc, err := app.New(app.Config{
 		Store: store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
 		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords, Mailer: cfg.Mailer,
+		HashConcurrency: cfg.HashConcurrency,
 	})
 	if err != nil {
 		if pool != nil {

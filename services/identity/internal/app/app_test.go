@@ -8,6 +8,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,7 +45,8 @@ var cheapPasswords = password.Params{MemoryKiB: 64, Time: 1, Threads: 1}
 
 const testIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
 
-func newFixture(t *testing.T) *fixture {
+// newFixture builds the service on a memory store; opts adjust its configuration (limits, hasher).
+func newFixture(t *testing.T, opts ...func(*app.Config)) *fixture {
 	t.Helper()
 	box, err := sealbox.New(make([]byte, sealbox.KeySize))
 	if err != nil {
@@ -52,9 +54,13 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{outbox: &events.MemoryOutbox{}, box: box, tenants: &fakeTenants{}, mailer: &fakeSender{}, now: clockTime}
 	f.store = memory.New(f.outbox)
-	f.svc, err = app.New(app.Config{Store: f.store, Pepper: []byte("pepper"), Box: box,
+	cfg := app.Config{Store: f.store, Pepper: []byte("pepper"), Box: box,
 		Clock: func() time.Time { return f.now }, Tenants: f.tenants, Issuer: testIssuer,
-		PublicURL: "https://berth.test/", Passwords: cheapPasswords, Mailer: f.mailer})
+		PublicURL: "https://berth.test/", Passwords: cheapPasswords, Mailer: f.mailer}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	f.svc, err = app.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +71,14 @@ func newFixture(t *testing.T) *fixture {
 
 // fakeTenants stands in for the tenant service.
 type fakeTenants struct {
+	mu    sync.Mutex // sign-ups may run in parallel
 	names []string
 	fail  error
 }
 
 func (f *fakeTenants) CreateTenant(_ context.Context, appID, name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.fail != nil {
 		return "", f.fail
 	}

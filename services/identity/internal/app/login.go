@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
@@ -17,15 +20,68 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
 )
 
-// LoginLimits bound failed sign-ins within a sliding window: per email address of an app (stops
-// guessing one user's password) and per client address (stops spraying many accounts).
+// LoginLimits bound attempts within sliding windows. Every attempt is reserved in the store before
+// its password is hashed (Attempts.ReserveAttempt), so concurrent attempts count each other and a
+// limit of n lets exactly n through.
 type LoginLimits struct {
-	PerEmail, PerIP int
-	Window          time.Duration
+	// PerEmailAddress is the strict limit: failed sign-ins per email of an app from one client
+	// address (IPv6 addresses count by their /64). It stops guessing one user's password and
+	// touches nobody else: the owner on another address keeps every attempt.
+	PerEmailAddress int
+	// PerEmail is the loose limit: failed sign-ins per email of an app from all addresses together.
+	// It caps distributed guessing (many addresses, each under PerIP) against one account; set well
+	// above PerEmailAddress so attackers elsewhere need many failures to reach it, and a lock they
+	// cause ends at most Window after their failures.
+	PerEmail int
+	// PerIP is failed sign-ins per client address across all emails (stops spraying many
+	// accounts). Sign-ups from an address over it are refused too.
+	PerIP int
+	// Window is the sliding window of the three sign-in limits.
+	Window time.Duration
+	// SignUps is sign-up attempts per client address within SignUpWindow: each sign-up creates a
+	// user and a tenant, so one address cannot mass-create them.
+	SignUps      int
+	SignUpWindow time.Duration
+	// EmailChanges is changes of one user's email (route 18) within EmailChangeWindow: a refused
+	// change tells whether the address is registered, so its rate bounds that probe.
+	EmailChanges      int
+	EmailChangeWindow time.Duration
 }
 
-// DefaultLoginLimits allow a user many typos but an attacker only a handful of guesses per hour.
-var DefaultLoginLimits = LoginLimits{PerEmail: 10, PerIP: 30, Window: 15 * time.Minute}
+// DefaultLoginLimits allow a user many typos but an attacker only a handful of guesses per
+// quarter hour; an office behind one address can still sign up ten people an hour.
+var DefaultLoginLimits = LoginLimits{
+	PerEmailAddress: 10, PerEmail: 100, PerIP: 30, Window: 15 * time.Minute,
+	SignUps: 10, SignUpWindow: time.Hour,
+	EmailChanges: 5, EmailChangeWindow: 24 * time.Hour,
+}
+
+// withDefaults fills every unset (zero) limit from DefaultLoginLimits.
+func (l LoginLimits) withDefaults() LoginLimits {
+	d := DefaultLoginLimits
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{&l.PerEmailAddress, d.PerEmailAddress}, {&l.PerEmail, d.PerEmail}, {&l.PerIP, d.PerIP}, {&l.SignUps, d.SignUps}, {&l.EmailChanges, d.EmailChanges}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&l.Window, d.Window}, {&l.SignUpWindow, d.SignUpWindow}, {&l.EmailChangeWindow, d.EmailChangeWindow}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	return l
+}
+
+func (l LoginLimits) valid() bool {
+	return l.PerEmailAddress > 0 && l.PerEmail > 0 && l.PerIP > 0 && l.Window > 0 &&
+		l.SignUps > 0 && l.SignUpWindow > 0 && l.EmailChanges > 0 && l.EmailChangeWindow > 0
+}
 
 // LoginParams are the authorization request's values, carried by the hosted page through its form.
 // Referral is the referral code of an invite link (route 23); only sign-up reads it.
@@ -118,10 +174,6 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 		return "", err
 	}
 	ip := clientIP(in.ClientIP)
-	ipKey := ipLimitKey(ip)
-	if err := s.checkLimits(ctx, "", ipKey); err != nil {
-		return "", err
-	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
 		return "", fault.Invalid("email", "must be a valid email address")
@@ -129,18 +181,22 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 	if err := password.Check(in.Password); err != nil {
 		return "", err // an Invalid fault on the password naming the rule
 	}
-	// Hashing before the lookup keeps the time of a refused address close to that of a new one.
-	hash, err := s.passwords.Hash(in.Password)
+	// Every sign-up that gets as far as hashing counts against its address, whatever its outcome:
+	// a refused one probes whether an address is registered, a successful one creates a user and a
+	// tenant. An address over its sign-in failure limit may not sign up either.
+	attempt, err := s.reserve(ctx, signUpLimits(s.limits, s.now(), addressKey(ip))...)
 	if err != nil {
+		return "", err
+	}
+	// Hashing before the lookup keeps the time of a refused address close to that of a new one.
+	hash, err := s.hash(ctx, in.Password)
+	if err != nil {
+		s.release(ctx, attempt) // refused before any work: it was no attempt
 		return "", err
 	}
 	existing, err := s.store.GetUserByEmail(ctx, a.ID, email)
 	switch {
 	case err == nil && !existing.Deleted:
-		// Counted against the address: probing addresses through sign-up is throttled like sign-in.
-		if err := s.recordFailure(ctx, ipKey); err != nil {
-			return "", err
-		}
 		return "", errSignUp
 	case err != nil && !errors.Is(err, domain.ErrNotFound):
 		return "", err
@@ -184,31 +240,50 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, error) {
 	}
 	ip := clientIP(in.ClientIP)
 	email := strings.TrimSpace(in.Email)
-	emailKey, ipKey := "email:"+a.ID+":"+strings.ToLower(email), ipLimitKey(ip)
-	if err := s.checkLimits(ctx, emailKey, ipKey); err != nil {
+	keys := signInKeysOf(a.ID, email, addressKey(ip))
+	// The attempt counts as a failure from here on; a correct password releases it. Reserving it
+	// before hashing is what makes parallel guesses count each other.
+	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	if err != nil {
 		return "", err
 	}
 	if len(in.Password) > maxPasswordBytes {
-		return "", s.failSignIn(ctx, emailKey, ipKey)
+		return "", errCredentials
 	}
 	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
 	if errors.Is(err, domain.ErrNotFound) {
-		s.passwords.Burn(in.Password)
-		return "", s.failSignIn(ctx, emailKey, ipKey)
+		if err := s.burn(ctx, in.Password); err != nil {
+			s.release(ctx, attempt)
+			return "", err
+		}
+		return "", errCredentials
 	}
 	if err != nil {
+		s.release(ctx, attempt)
 		return "", err
 	}
 	// A user without a password (provisioned by an operator) fails here too: Verify never matches
 	// an empty hash but spends the same time.
-	if !s.passwords.Verify(u.PasswordHash, in.Password) {
-		return "", s.failSignIn(ctx, emailKey, ipKey)
+	ok, err := s.verify(ctx, u.PasswordHash, in.Password)
+	if err != nil {
+		s.release(ctx, attempt)
+		return "", err
+	}
+	if !ok {
+		return "", errCredentials
+	}
+	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
+		return "", err
 	}
 	if err := inactive(u); err != nil {
 		return "", err
 	}
-	if err := s.store.ClearLoginFailures(ctx, emailKey); err != nil {
-		return "", err
+	// A success resets the email's counts (strict and loose), so the owner gets a full allowance of
+	// typos again.
+	for _, k := range []string{keys.pair, keys.email} {
+		if err := s.store.ClearAttempts(ctx, k); err != nil {
+			return "", err
+		}
 	}
 	return s.completeSignIn(ctx, a, u, in.Params, ip)
 }
@@ -222,14 +297,6 @@ func inactive(u domain.User) error {
 		return fault.Forbidden("this account is frozen")
 	}
 	return nil
-}
-
-// failSignIn records a failed attempt and returns the generic answer.
-func (s *Service) failSignIn(ctx context.Context, keys ...string) error {
-	if err := s.recordFailure(ctx, keys...); err != nil {
-		return err
-	}
-	return errCredentials
 }
 
 // completeSignIn records the sign-in (with its event) and issues the authorization code.
@@ -294,53 +361,114 @@ func clientIP(s string) string {
 	return addr.Unmap().String()
 }
 
-func ipLimitKey(ip string) string {
-	if ip == "" {
+// addressKey is the part of a limit key that names the client address: an IPv4 address as it is,
+// an IPv6 address by its /64 (one subscriber usually holds a whole /64, so counting single
+// addresses would give an attacker 2^64 fresh ones). "" when the address is unknown.
+func addressKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
 		return ""
 	}
-	return "ip:" + ip
+	if addr.Is6() {
+		p, err := addr.Prefix(64)
+		if err != nil {
+			return ""
+		}
+		return p.String()
+	}
+	return addr.String()
 }
 
-// errTooMany is the answer once a limit is reached. The message tells the user what to do; the
-// window is the retry-after, an upper bound (the oldest counted failure may leave it sooner), which
-// the hosted page sends as Retry-After.
+// signInKeys are the limit keys of one sign-in attempt.
+type signInKeys struct {
+	pair  string // email of the app from this address (strict)
+	email string // email of the app from anywhere (loose)
+	ip    string // this address, any email; "" when the address is unknown
+}
+
+func signInKeysOf(appID, email, address string) signInKeys {
+	e := appID + ":" + strings.ToLower(email)
+	k := signInKeys{pair: "pair:" + e + ":" + address, email: "email:" + e}
+	if address != "" {
+		k.ip = "ip:" + address
+	}
+	return k
+}
+
+// limit is one attempt limit with the window that becomes the retry-after when it is reached.
+type limit struct {
+	AttemptLimit
+	window  time.Duration
+	refusal func(window time.Duration) error
+}
+
+func newLimit(key string, max int, window time.Duration, now time.Time, refusal func(time.Duration) error) limit {
+	return limit{AttemptLimit: AttemptLimit{Key: key, Max: max, Since: now.Add(-window)}, window: window, refusal: refusal}
+}
+
+func signInLimits(l LoginLimits, now time.Time, k signInKeys) []limit {
+	out := []limit{
+		newLimit(k.pair, l.PerEmailAddress, l.Window, now, errTooMany),
+		newLimit(k.email, l.PerEmail, l.Window, now, errTooMany),
+	}
+	if k.ip != "" {
+		out = append(out, newLimit(k.ip, l.PerIP, l.Window, now, errTooMany))
+	}
+	return out
+}
+
+// signUpLimits count the sign-up under its address and check (without counting) the address's
+// sign-in failures. A sign-up of an unknown address is not limited: the hosted page always knows
+// it.
+func signUpLimits(l LoginLimits, now time.Time, address string) []limit {
+	if address == "" {
+		return nil
+	}
+	failures := newLimit("ip:"+address, l.PerIP, l.Window, now, errTooMany)
+	failures.CheckOnly = true
+	return []limit{newLimit("signup:"+address, l.SignUps, l.SignUpWindow, now, errTooManySignUps), failures}
+}
+
+// errTooMany is the answer once a sign-in limit is reached. The message tells the user what to do;
+// the window is the retry-after, an upper bound (the oldest counted failure may leave it sooner),
+// which the hosted page sends as Retry-After.
 func errTooMany(window time.Duration) error {
 	return fault.Exhausted(window, "too many failed sign-in attempts; try again in %d minutes", int(window.Minutes()))
 }
 
-// checkLimits refuses the attempt when the email's or the address's failures within the window
-// reached their limit. Empty keys are not checked.
-func (s *Service) checkLimits(ctx context.Context, emailKey, ipKey string) error {
-	since := s.now().Add(-s.limits.Window)
-	for _, l := range []struct {
-		key   string
-		limit int
-	}{{emailKey, s.limits.PerEmail}, {ipKey, s.limits.PerIP}} {
-		if l.key == "" {
-			continue
-		}
-		n, err := s.store.CountLoginFailures(ctx, l.key, since)
-		if err != nil {
-			return err
-		}
-		if n >= l.limit {
-			return errTooMany(s.limits.Window)
-		}
-	}
-	return nil
+func errTooManySignUps(window time.Duration) error {
+	return fault.Exhausted(window, "too many sign-ups from this address; try again in %d minutes", int(window.Minutes()))
 }
 
-// recordFailure counts a failure under every non-empty key.
-func (s *Service) recordFailure(ctx context.Context, keys ...string) error {
-	var set []string
-	for _, k := range keys {
-		if k != "" {
-			set = append(set, k)
-		}
+// reserve records one attempt under every limit's key, or returns the refusal of the first limit
+// already reached. It returns the attempt's id ("" when there were no limits), for release.
+func (s *Service) reserve(ctx context.Context, limits ...limit) (string, error) {
+	if len(limits) == 0 {
+		return "", nil
 	}
-	if len(set) == 0 {
-		return nil
+	id := uuid.NewString()
+	ls := make([]AttemptLimit, len(limits))
+	for i, l := range limits {
+		ls[i] = l.AttemptLimit
 	}
-	now := s.now()
-	return s.store.RecordLoginFailure(ctx, now, now.Add(-s.limits.Window), set...)
+	reached, err := s.store.ReserveAttempt(ctx, id, s.now(), ls...)
+	if err != nil {
+		return "", err
+	}
+	if reached >= 0 && reached < len(limits) {
+		return "", limits[reached].refusal(limits[reached].window)
+	}
+	return id, nil
+}
+
+// release forgets an attempt that turned out not to count (the request failed before its work).
+// Failing to forget it only leaves one attempt too many counted, so the error is logged, not
+// returned over the request's own answer.
+func (s *Service) release(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	if err := s.store.ReleaseAttempt(context.WithoutCancel(ctx), id); err != nil {
+		slog.ErrorContext(ctx, "release attempt", slog.String("error", err.Error()))
+	}
 }

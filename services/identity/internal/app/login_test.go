@@ -256,7 +256,7 @@ func TestSignInAttemptLimits(t *testing.T) {
 	t.Run("per email, reset by the window and by success", func(t *testing.T) {
 		f := newFixture(t)
 		f.signUp(t, "grace@example.test")
-		for range app.DefaultLoginLimits.PerEmail {
+		for range app.DefaultLoginLimits.PerEmailAddress {
 			_, err := f.signIn("grace@example.test", "wrong password!")
 			wantStatus(t, "failure below the limit", err, codes.InvalidArgument)
 		}
@@ -276,7 +276,7 @@ func TestSignInAttemptLimits(t *testing.T) {
 			t.Fatalf("after the window: %v", err)
 		}
 		// Success cleared the count: a full allowance of typos again.
-		for range app.DefaultLoginLimits.PerEmail - 1 {
+		for range app.DefaultLoginLimits.PerEmailAddress - 1 {
 			_, _ = f.signIn("grace@example.test", "wrong password!")
 		}
 		if _, err := f.signIn("grace@example.test", goodPassword); err != nil {

@@ -110,16 +110,33 @@ type RefreshTokens interface {
 	RevokeAppRefreshTokens(ctx context.Context, appID string) error
 }
 
-// LoginFailures counts failed sign-ins per key (an email of an app, a client address). It lives
-// in the shared store so that every replica enforces one limit.
-type LoginFailures interface {
-	// CountLoginFailures counts the failures recorded under key at or after since.
-	CountLoginFailures(ctx context.Context, key string, since time.Time) (int, error)
-	// RecordLoginFailure records one failure at at under each key and forgets the keys' failures
-	// older than forgetBefore.
-	RecordLoginFailure(ctx context.Context, at, forgetBefore time.Time, keys ...string) error
-	// ClearLoginFailures forgets every failure of key.
-	ClearLoginFailures(ctx context.Context, key string) error
+// AttemptLimit is one limit an attempt is held to: at most Max attempts recorded under Key at or
+// after Since (now minus the limit's window).
+type AttemptLimit struct {
+	Key   string
+	Max   int
+	Since time.Time
+	// CheckOnly holds the attempt to the limit without recording it under Key (sign-up checks the
+	// address's sign-in failures, which it is not one of).
+	CheckOnly bool
+}
+
+// Attempts counts attempts per key: sign-ins per email and client address, sign-ups per address,
+// email changes per user. It lives in the shared store so that every replica enforces one limit.
+type Attempts interface {
+	// ReserveAttempt records the attempt id at at under the key of every limit, unless one of the
+	// limits is reached already (Max or more attempts under its key at or after its Since): then it
+	// records nothing and returns the index of the first limit reached; it returns -1 when it
+	// recorded. Counting and recording are atomic for all the keys together (Postgres: one
+	// transaction holding a lock per key; memory: under the store's lock), so concurrent attempts
+	// can never pass a limit: of Max+n concurrent reservations exactly Max succeed. Attempts under a
+	// limit's key older than its Since are forgotten.
+	ReserveAttempt(ctx context.Context, id string, at time.Time, limits ...AttemptLimit) (int, error)
+	// ReleaseAttempt forgets the attempt id under every key (it turned out not to count: a correct
+	// password, a request refused before its work). An unknown id is no error.
+	ReleaseAttempt(ctx context.Context, id string) error
+	// ClearAttempts forgets every attempt under key.
+	ClearAttempts(ctx context.Context, key string) error
 }
 
 // Referrals stores the referral codes of invites (route 23) by the hash of the code.
@@ -153,6 +170,6 @@ type Store interface {
 	Roles
 	AuthCodes
 	RefreshTokens
-	LoginFailures
+	Attempts
 	Referrals
 }

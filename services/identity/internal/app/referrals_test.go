@@ -70,10 +70,10 @@ func TestReferralInviteMessageAndLink(t *testing.T) {
 	for _, tc := range []struct {
 		lang, subject, greeting string
 	}{
-		{"en", "ada@example.test invites you to app", "Hello,"},
-		{"EN", "ada@example.test invites you to app", "Hello,"},
-		{"de", "ada@example.test lädt dich zu app ein", "Hallo,"},
-		{" De ", "ada@example.test lädt dich zu app ein", "Hallo,"},
+		{"en", "Your invitation to app", "Hello,"},
+		{"EN", "Your invitation to app", "Hello,"},
+		{"de", "Deine Einladung zu app", "Hallo,"},
+		{" De ", "Deine Einladung zu app", "Hallo,"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			f := newFixture(t)

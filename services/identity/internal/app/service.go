@@ -38,8 +38,14 @@ type Config struct {
 	PublicURL string
 	// Passwords are the argon2id costs of new password hashes (zero = password.DefaultParams).
 	Passwords password.Params
-	// Limits are the failed sign-in limits (zero = DefaultLoginLimits).
+	// Limits are the attempt limits (zero fields = DefaultLoginLimits').
 	Limits LoginLimits
+	// Hasher replaces the argon2id hasher built from Passwords (tests observe hashing with it).
+	Hasher PasswordHasher
+	// HashConcurrency bounds the password hashes running at once (0 = DefaultHashConcurrency of
+	// Passwords); HashWait is how long an attempt waits for a slot (0 = DefaultHashWait).
+	HashConcurrency int
+	HashWait        time.Duration
 	// Mailer sends the referral invites of route 23; nil makes them answer Unavailable.
 	Mailer mail.Sender
 }
@@ -57,7 +63,8 @@ type Service struct {
 	tenants   Tenants
 	issuer    string
 	publicURL string
-	passwords *password.Hasher
+	passwords PasswordHasher
+	hashes    *hashGate
 	limits    LoginLimits
 	mailer    mail.Sender
 
@@ -83,20 +90,31 @@ func New(c Config) (*Service, error) {
 	if issuer == "" {
 		issuer = DefaultIssuer
 	}
-	limits := c.Limits
-	if limits == (LoginLimits{}) {
-		limits = DefaultLoginLimits
+	limits := c.Limits.withDefaults()
+	if !limits.valid() {
+		return nil, errors.New("identity: attempt limits must be positive")
 	}
-	if limits.PerEmail <= 0 || limits.PerIP <= 0 || limits.Window <= 0 {
-		return nil, errors.New("identity: sign-in limits must be positive")
+	var hasher PasswordHasher = c.Hasher
+	if hasher == nil {
+		h, err := password.NewHasher(c.Passwords)
+		if err != nil {
+			return nil, err
+		}
+		hasher = h
 	}
-	hasher, err := password.NewHasher(c.Passwords)
-	if err != nil {
-		return nil, err
+	concurrency, wait := c.HashConcurrency, c.HashWait
+	if concurrency == 0 {
+		concurrency = DefaultHashConcurrency(c.Passwords)
+	}
+	if wait == 0 {
+		wait = DefaultHashWait
+	}
+	if concurrency < 0 || wait < 0 {
+		return nil, errors.New("identity: password hash concurrency and wait must be positive")
 	}
 	return &Service{
 		store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
-		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, limits: limits, mailer: c.Mailer,
+		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, hashes: newHashGate(concurrency, wait), limits: limits, mailer: c.Mailer,
 	}, nil
 }
 

@@ -120,8 +120,10 @@ func (s *Service) exchangeCode(ctx context.Context, a domain.App, r TokenRequest
 	if err := s.store.CreateRefreshFamily(ctx, f, domain.RefreshToken{Hash: hash, CreatedAt: now, ExpiresAt: now.Add(a.RefreshTokenTTL)}); err != nil {
 		return Tokens{}, err
 	}
+	// The family keeps the scope granted at the authorization step, not what this exchange narrowed
+	// it to: a later refresh may ask for any part of the grant, never more.
 	return s.issue(a, u, grant{
-		nonce: firstOf(r.Nonce, c.Nonce), scope: firstOf(r.Scope, c.Scope), authTime: c.AuthTime,
+		nonce: firstOf(r.Nonce, c.Nonce), scope: domain.NarrowScope(c.Scope, r.Scope), authTime: c.AuthTime,
 		redirectURI: domain.TrimSlash(r.RedirectURI), refreshToken: secret,
 	}, now)
 }
@@ -166,9 +168,11 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	if err != nil {
 		return Tokens{}, err
 	}
+	// The redirect URI is the one stored with the family (registered when the code was issued); a
+	// redirect_uri in the refresh request is never echoed, so it cannot be an unregistered one.
 	return s.issue(a, u, grant{
-		nonce: r.Nonce, scope: firstOf(r.Scope, f.Scope), authTime: f.AuthTime,
-		redirectURI: domain.TrimSlash(firstOf(r.RedirectURI, f.RedirectURI)), refreshToken: secret,
+		nonce: r.Nonce, scope: domain.NarrowScope(f.Scope, r.Scope), authTime: f.AuthTime,
+		redirectURI: domain.TrimSlash(f.RedirectURI), refreshToken: secret,
 	}, now)
 }
 

@@ -233,15 +233,69 @@ func TestRefreshRotatesAndDetectsReuse(t *testing.T) {
 	_, err = f.refresh(second.RefreshToken, "n")
 	wantStatus(t, "family after reuse", err, codes.InvalidArgument)
 
-	// A refresh_token grant works too, and an explicit redirect_uri is echoed without its slash.
+	// A refresh_token grant works too. It answers the redirect URI stored with the family, never an
+	// (unregistered) one the refresh request names.
 	third, err := f.exchange(f.code(t, "grace@example.test"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.svc.ExchangeToken(context.Background(), app.TokenRequest{ClientID: f.app.ID, GrantType: "refresh_token",
-		RefreshToken: third.RefreshToken, RedirectURI: "https://app.test/return/"})
-	if err != nil || got.RedirectURI != "https://app.test/return" {
-		t.Errorf("refresh_token grant = %+v, %v", got, err)
+		RefreshToken: third.RefreshToken, RedirectURI: "https://evil.test/return/"})
+	if err != nil || got.RedirectURI != "https://app.test/cb" {
+		t.Errorf("refresh_token grant = %+v, %v, want the family's redirect URI https://app.test/cb", got, err)
+	}
+}
+
+// The authorization step granted "openid email": an exchange or refresh may ask for part of it and
+// gets the intersection, asking for more never adds a scope, and a refresh after a narrowed
+// exchange may return to the whole grant (the family keeps the grant, not the last answer).
+func TestIssuedScopeNeverExceedsTheGrant(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	scopeOf := func(tok app.Tokens) string {
+		t.Helper()
+		raw, _ := json.Marshal(claimsOf(t, tok.AccessToken, 1)["scope"])
+		if id, _ := json.Marshal(claimsOf(t, tok.IDToken, 1)["scope"]); string(id) != string(raw) {
+			t.Errorf("ID token scope %s differs from access token scope %s", id, raw)
+		}
+		return string(raw)
+	}
+	exchange := func(scope string) app.Tokens {
+		t.Helper()
+		tok, err := f.svc.ExchangeToken(ctx, app.TokenRequest{ClientID: f.app.ID, GrantType: "authorization_code",
+			RedirectURI: "https://app.test/cb", Code: f.code(t, "grace@example.test"), Nonce: "nonce-1", Scope: scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	refresh := func(rt, scope string) app.Tokens {
+		t.Helper()
+		tok, err := f.svc.ExchangeToken(ctx, app.TokenRequest{ClientID: f.app.ID, RefreshToken: rt, Scope: scope})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	if got := scopeOf(exchange("")); got != `["openid","email"]` {
+		t.Errorf("exchange without scope = %s, want the grant", got)
+	}
+	if got := scopeOf(exchange("openid profile email admin")); got != `["openid","email"]` {
+		t.Errorf("exchange asking for more = %s, want the grant only", got)
+	}
+	if got := scopeOf(exchange("admin")); got != `[]` {
+		t.Errorf("exchange asking only for ungranted scope = %s, want []", got)
+	}
+	narrowed := exchange("email")
+	if got := scopeOf(narrowed); got != `["email"]` {
+		t.Errorf("narrowed exchange = %s, want [\"email\"]", got)
+	}
+	wider := refresh(narrowed.RefreshToken, "openid email profile admin")
+	if got := scopeOf(wider); got != `["openid","email"]` {
+		t.Errorf("refresh asking for more = %s, want at most the grant", got)
+	}
+	if got := scopeOf(refresh(wider.RefreshToken, "openid")); got != `["openid"]` {
+		t.Errorf("refresh asking for less = %s, want [\"openid\"]", got)
 	}
 }
 

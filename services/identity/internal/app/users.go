@@ -2,6 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"time"
+
 	"github.com/berthhq/berth/pkg/fault"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -106,14 +110,47 @@ func (s *Service) UpdateUser(ctx context.Context, callerApp, userID string, patc
 	if !domain.IsUUID(userID) {
 		return fault.InvalidField("userId", "must be a UUID")
 	}
-	_, err := s.store.UpdateUser(ctx, callerApp, userID, func(u *domain.User) ([]events.Event, error) {
+	attempt, err := s.reserveEmailChange(ctx, callerApp, userID, patch)
+	if err != nil {
+		return err
+	}
+	_, err = s.store.UpdateUser(ctx, callerApp, userID, func(u *domain.User) ([]events.Event, error) {
 		changed, err := u.ApplyPatch(patch, s.now())
 		if err != nil || len(changed) == 0 {
 			return nil, err
 		}
 		return event(identityv1.EventUserUpdated, u.AppID, convert.UserChanged(*u, changed))
 	})
+	if err != nil && !errors.Is(err, domain.ErrEmailTaken) {
+		// Only a change that was tried counts: a refused address (the probe the limit is for) or a
+		// stored one. A request refused for anything else changed no email.
+		s.release(ctx, attempt)
+	}
 	return inPatch(err)
+}
+
+// reserveEmailChange counts a patch that changes the user's email against the user's daily
+// allowance (LoginLimits.EmailChanges). A refused change tells the caller that the address belongs
+// to another user, so without a bound a user's own token could test which addresses are
+// registered. Patches that leave the email as it is (or name an invalid one, which the update
+// refuses) are not counted; it returns "" for them.
+func (s *Service) reserveEmailChange(ctx context.Context, appID, userID string, patch domain.UserPatch) (string, error) {
+	if patch.Email == nil || !domain.IsEmail(*patch.Email) {
+		return "", nil
+	}
+	u, err := s.store.GetUser(ctx, appID, userID)
+	if err != nil {
+		return "", err
+	}
+	if strings.EqualFold(strings.TrimSpace(*patch.Email), u.Email) {
+		return "", nil
+	}
+	l := s.limits
+	return s.reserve(ctx, newLimit("email-change:"+appID+":"+userID, l.EmailChanges, l.EmailChangeWindow, s.now(),
+		func(window time.Duration) error {
+			return fault.Exhausted(window, "user.email can be changed at most %d times in %d hours; try again later",
+				l.EmailChanges, int(window.Hours()))
+		}))
 }
 
 // inPatch names an invalid patch field by its path in the route-18 body ("user.email"), which is

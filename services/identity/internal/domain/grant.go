@@ -102,6 +102,23 @@ func Scopes(scope string) []string {
 	return out
 }
 
+// NarrowScope is the scope to issue when a token request asks for requested out of granted (the
+// scope of the authorization step): granted when the request names none, otherwise the scopes of
+// requested that granted holds, in granted's order. A request can narrow the grant, never widen it.
+func NarrowScope(granted, requested string) string {
+	if strings.TrimSpace(requested) == "" {
+		return strings.Join(Scopes(granted), " ")
+	}
+	asked := Scopes(requested)
+	var out []string
+	for _, s := range Scopes(granted) {
+		if slices.Contains(asked, s) {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // Limits of the authorization-request values the service stores and echoes: generous for any
 // real client (the SDKs send 32-64 characters), small enough that a code row stays small.
 const (

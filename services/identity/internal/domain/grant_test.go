@@ -96,3 +96,19 @@ func TestCheckAuthorizationParams(t *testing.T) {
 		}
 	}
 }
+
+func TestNarrowScopeIssuesTheIntersectionNeverMore(t *testing.T) {
+	for _, c := range []struct{ granted, requested, want string }{
+		{"openid email", "", "openid email"},
+		{"openid email", "  ", "openid email"},
+		{"openid email", "email", "email"},
+		{"openid email", "email openid profile", "openid email"},
+		{"openid email", "admin", ""},
+		{"", "openid", ""},
+		{"openid openid email", "email email", "email"},
+	} {
+		if got := NarrowScope(c.granted, c.requested); got != c.want {
+			t.Errorf("NarrowScope(%q, %q) = %q, want %q", c.granted, c.requested, got, c.want)
+		}
+	}
+}

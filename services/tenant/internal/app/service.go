@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/tenant/internal/convert"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 
@@ -67,8 +69,22 @@ func (s *Service) GetTenant(ctx context.Context, appID, tenantID string) (Tenant
 	return TenantView{Tenant: t, Users: users}, nil
 }
 
+// Credential is the kind of credential route 17 was called with, as far as its rules differ. The
+// gRPC adapter derives it from the admitted principal, so the use case knows no transport. The
+// zero value is the end user's token, the one with fewer rights.
+type Credential int
+
+const (
+	// CredentialTenantToken is an end user's tenant access token.
+	CredentialTenantToken Credential = iota
+	// CredentialWriteKey is a write API key: the app's server.
+	CredentialWriteKey
+)
+
 // UpdateTenant is route 17. A patch that changes nothing stores nothing and publishes no event.
-func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body domain.UpdateBody) error {
+// The fields domain.Patch.ServerOnlyFields names need a write API key: with a tenant access token
+// a patch sending any of them is refused whole (PermissionDenied), nothing applied.
+func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body domain.UpdateBody, cred Credential) error {
 	id, err := domain.ParseID("tenantId", tenantID)
 	if err != nil {
 		return err
@@ -76,6 +92,9 @@ func (s *Service) UpdateTenant(ctx context.Context, appID, tenantID string, body
 	patch, err := body.Effective()
 	if err != nil {
 		return err
+	}
+	if fields := patch.ServerOnlyFields(body.Prefix()); cred != CredentialWriteKey && len(fields) > 0 {
+		return fault.Forbidden("%s can only be changed with a write API key", strings.Join(fields, ", "))
 	}
 	if appID, err = canonicalApp(appID); err != nil {
 		return err

@@ -179,7 +179,7 @@ func TestUpdateTenant(t *testing.T) {
 			created := f.create(t, appID)
 			f.drain(t)
 			f.now = f.now.Add(time.Minute)
-			err := f.svc.UpdateTenant(context.Background(), tc.app, created.ID, tc.body)
+			err := f.svc.UpdateTenant(context.Background(), tc.app, created.ID, tc.body, app.CredentialWriteKey)
 			switch {
 			case tc.wantField != "":
 				if fieldOf(err) != tc.wantField {
@@ -213,6 +213,52 @@ func TestUpdateTenant(t *testing.T) {
 				t.Fatalf("snapshot = %v", payload.GetTenant())
 			}
 		})
+	}
+}
+
+// pspxOneTimePaymentValidThru, isInvoicePending and companyTaxExempt are the app server's to
+// decide: a tenant access token sending any of them (flat or nested) is refused whole, and nothing
+// of its patch is stored; a write key may set them.
+func TestServerOnlyTenantFieldsNeedAWriteKey(t *testing.T) {
+	appID := uuid.NewString()
+	for _, tc := range []struct {
+		name  string
+		body  domain.UpdateBody
+		field string
+	}{
+		{"one-time payment", domain.UpdateBody{Patch: domain.Patch{Name: ptr("Mine"), PspxOneTimePaymentValidThru: ptr("2030-01-01")}}, "pspxOneTimePaymentValidThru"},
+		{"invoice pending", domain.UpdateBody{Patch: domain.Patch{Name: ptr("Mine"), IsInvoicePending: ptr(false)}}, "isInvoicePending"},
+		{"tax exempt, nested", domain.UpdateBody{Nested: &domain.UpdateBody{Patch: domain.Patch{Name: ptr("Mine"), CompanyTaxExempt: ptr("exempt")}}}, "tenant.companyTaxExempt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, &directory{})
+			created := f.create(t, appID)
+			f.drain(t)
+			err := f.svc.UpdateTenant(context.Background(), appID, created.ID, tc.body, app.CredentialTenantToken)
+			if f, ok := fault.As(err); !ok || f.Kind() != fault.KindForbidden || !strings.Contains(f.Message(), tc.field) {
+				t.Fatalf("token: err = %v, want forbidden naming %s", err, tc.field)
+			}
+			if evs := f.drain(t); len(evs) != 0 {
+				t.Fatalf("refused patch published %+v", evs)
+			}
+			if got, _ := f.svc.GetTenant(context.Background(), appID, created.ID); got.Tenant.Name != "Acme" {
+				t.Fatalf("refused patch applied: name %q", got.Tenant.Name)
+			}
+			if err := f.svc.UpdateTenant(context.Background(), appID, created.ID, tc.body, app.CredentialWriteKey); err != nil {
+				t.Fatalf("write key: %v", err)
+			}
+			if got, _ := f.svc.GetTenant(context.Background(), appID, created.ID); got.Tenant.Name != "Mine" {
+				t.Fatalf("write key patch not applied: name %q", got.Tenant.Name)
+			}
+		})
+	}
+	// Every other listed field stays open to the token.
+	f := newFixture(t, &directory{})
+	created := f.create(t, appID)
+	if err := f.svc.UpdateTenant(context.Background(), appID, created.ID, domain.UpdateBody{Patch: domain.Patch{
+		Name: ptr("Mine"), CompanyName: ptr("Acme AG"), IsBusinessCustomer: ptr(true),
+	}}, app.CredentialTenantToken); err != nil {
+		t.Fatalf("token with open fields: %v", err)
 	}
 }
 

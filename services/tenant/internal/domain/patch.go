@@ -41,6 +41,23 @@ type Patch struct {
 	BillingAddress              *AddressPatch
 }
 
+// ServerOnlyFields names the set fields that only the app's server (a write API key) may change:
+// they decide payment and tax state, which an end user must not set for themselves. The names
+// carry prefix, as in Validate.
+func (p Patch) ServerOnlyFields(prefix string) []string {
+	var out []string
+	if p.PspxOneTimePaymentValidThru != nil {
+		out = append(out, prefix+"pspxOneTimePaymentValidThru")
+	}
+	if p.IsInvoicePending != nil {
+		out = append(out, prefix+"isInvoicePending")
+	}
+	if p.CompanyTaxExempt != nil {
+		out = append(out, prefix+"companyTaxExempt")
+	}
+	return out
+}
+
 // UpdateBody is route 17's body as sent. Clients send either the flat form (fields at the top,
 // usually with kind "tenant") or the nested form (fields under `tenant`, as in the documented
 // sample); when Nested is present it is the patch and the flat fields are ignored.
@@ -48,6 +65,15 @@ type UpdateBody struct {
 	Kind   *string
 	Patch  Patch
 	Nested *UpdateBody
+}
+
+// Prefix is how the effective patch's fields are named to the caller: "tenant." in the nested
+// form, "" in the flat one.
+func (b UpdateBody) Prefix() string {
+	if b.Nested != nil {
+		return "tenant."
+	}
+	return ""
 }
 
 // Effective validates the body and returns the patch it asks for.

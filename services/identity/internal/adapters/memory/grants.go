@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
@@ -138,34 +139,50 @@ func (s *Store) RevokeAppRefreshTokens(_ context.Context, appID string) error {
 	return nil
 }
 
-// CountLoginFailures implements app.LoginFailures.
-func (s *Store) CountLoginFailures(_ context.Context, key string, since time.Time) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, at := range s.failures[key] {
-		if !at.Before(since) {
-			n++
-		}
-	}
-	return n, nil
+// attempt is one recorded attempt under a key.
+type attempt struct {
+	id string
+	at time.Time
 }
 
-// RecordLoginFailure implements app.LoginFailures.
-func (s *Store) RecordLoginFailure(_ context.Context, at, forgetBefore time.Time, keys ...string) error {
+// ReserveAttempt implements app.Attempts. Counting and recording happen under the store's lock, so
+// concurrent reservations see each other.
+func (s *Store) ReserveAttempt(_ context.Context, id string, at time.Time, limits ...app.AttemptLimit) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, key := range keys {
-		kept := slices.DeleteFunc(s.failures[key], func(t time.Time) bool { return t.Before(forgetBefore) })
-		s.failures[key] = append(kept, at)
+	for _, l := range limits {
+		s.attempts[l.Key] = slices.DeleteFunc(s.attempts[l.Key], func(a attempt) bool { return a.at.Before(l.Since) })
+	}
+	for i, l := range limits {
+		if len(s.attempts[l.Key]) >= l.Max {
+			return i, nil
+		}
+	}
+	for _, l := range limits {
+		if !l.CheckOnly && !slices.ContainsFunc(s.attempts[l.Key], func(a attempt) bool { return a.id == id }) {
+			s.attempts[l.Key] = append(s.attempts[l.Key], attempt{id: id, at: at})
+		}
+	}
+	return -1, nil
+}
+
+// ReleaseAttempt implements app.Attempts.
+func (s *Store) ReleaseAttempt(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, list := range s.attempts {
+		s.attempts[key] = slices.DeleteFunc(list, func(a attempt) bool { return a.id == id })
+		if len(s.attempts[key]) == 0 {
+			delete(s.attempts, key)
+		}
 	}
 	return nil
 }
 
-// ClearLoginFailures implements app.LoginFailures.
-func (s *Store) ClearLoginFailures(_ context.Context, key string) error {
+// ClearAttempts implements app.Attempts.
+func (s *Store) ClearAttempts(_ context.Context, key string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.failures, key)
+	delete(s.attempts, key)
 	return nil
 }

@@ -29,7 +29,7 @@ type Store struct {
 	codes    map[string]domain.AuthCode      // by string(hash)
 	families map[string]domain.RefreshFamily // by id
 	refresh  map[string]domain.RefreshToken  // by string(hash)
-	failures map[string][]time.Time          // by key
+	attempts map[string][]attempt            // by key
 	members  map[string]domain.ProjectMember // by id
 	// referrals are the invites' referral codes, by string(hash).
 	referrals map[string]domain.Referral
@@ -51,7 +51,7 @@ func New(outbox *events.MemoryOutbox) *Store {
 		codes:     map[string]domain.AuthCode{},
 		families:  map[string]domain.RefreshFamily{},
 		refresh:   map[string]domain.RefreshToken{},
-		failures:  map[string][]time.Time{},
+		attempts:  map[string][]attempt{},
 		members:   map[string]domain.ProjectMember{},
 		referrals: map[string]domain.Referral{},
 	}

@@ -3,12 +3,16 @@ package postgres
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
@@ -167,39 +171,80 @@ func (s *Store) RevokeAppRefreshTokens(ctx context.Context, appID string) error 
 	return err
 }
 
-// failureKey is the stored form of a limit key: its SHA-256, so the table holds no email or
+// attemptKey is the stored form of a limit key: its SHA-256, so the table holds no email or
 // address in clear text.
-func failureKey(key string) []byte {
+func attemptKey(key string) []byte {
 	h := sha256.Sum256([]byte(key))
 	return h[:]
 }
 
-// CountLoginFailures implements app.LoginFailures.
-func (s *Store) CountLoginFailures(ctx context.Context, key string, since time.Time) (int, error) {
-	var n int
-	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select count(*) from login_failures where key = $1 and at >= $2`,
-		failureKey(key), since).Scan(&n)
-	return n, err
-}
+// attemptLock is the transaction-level advisory lock of a stored key. Two keys may share a lock
+// (64 of 256 bits); that only serialises their reservations, it never mixes their counts.
+func attemptLock(k []byte) int64 { return int64(binary.BigEndian.Uint64(k)) }
 
-// RecordLoginFailure implements app.LoginFailures.
-func (s *Store) RecordLoginFailure(ctx context.Context, at, forgetBefore time.Time, keys ...string) error {
-	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		for _, key := range keys {
-			k := failureKey(key)
-			if _, err := tx.Exec(ctx, `delete from login_failures where key = $1 and at < $2`, k, forgetBefore); err != nil {
+// ReserveAttempt implements app.Attempts. One transaction takes the advisory lock of every key (in
+// ascending order, so two reservations over overlapping keys cannot deadlock), then prunes, counts
+// and inserts: a concurrent reservation of any of the keys waits for the commit and counts this one.
+func (s *Store) ReserveAttempt(ctx context.Context, id string, at time.Time, limits ...app.AttemptLimit) (int, error) {
+	if !ids(id) {
+		return 0, fmt.Errorf("attempt id %q is not a UUID", id)
+	}
+	reached := -1
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		reached = -1
+		locks := make([]int64, 0, len(limits))
+		for _, l := range limits {
+			locks = append(locks, attemptLock(attemptKey(l.Key)))
+		}
+		slices.Sort(locks)
+		for _, l := range slices.Compact(locks) {
+			if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock($1)`, l); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `insert into login_failures (key, at) values ($1, $2)`, k, at); err != nil {
+		}
+		for i, l := range limits {
+			k := attemptKey(l.Key)
+			if _, err := tx.Exec(ctx, `delete from attempts where key = $1 and at < $2`, k, l.Since); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `select count(*) from attempts where key = $1`, k).Scan(&n); err != nil {
+				return err
+			}
+			if n >= l.Max && reached < 0 {
+				reached = i
+			}
+		}
+		if reached >= 0 {
+			return nil // the pruning is kept; nothing is recorded
+		}
+		for _, l := range limits {
+			if l.CheckOnly {
+				continue
+			}
+			if _, err := tx.Exec(ctx,
+				`insert into attempts (key, id, at) select $1, $2, $3
+				 where not exists (select 1 from attempts where key = $1 and id = $2)`,
+				attemptKey(l.Key), id, at); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	return reached, err
 }
 
-// ClearLoginFailures implements app.LoginFailures.
-func (s *Store) ClearLoginFailures(ctx context.Context, key string) error {
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `delete from login_failures where key = $1`, failureKey(key))
+// ReleaseAttempt implements app.Attempts.
+func (s *Store) ReleaseAttempt(ctx context.Context, id string) error {
+	if !ids(id) {
+		return nil
+	}
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `delete from attempts where id = $1`, id)
+	return err
+}
+
+// ClearAttempts implements app.Attempts.
+func (s *Store) ClearAttempts(ctx context.Context, key string) error {
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `delete from attempts where key = $1`, attemptKey(key))
 	return err
 }

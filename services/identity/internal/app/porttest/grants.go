@@ -3,8 +3,10 @@ package porttest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -418,39 +420,115 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 	})
 }
 
-func testLoginFailures(t *testing.T, newStore Factory) {
+func testAttempts(t *testing.T, newStore Factory) {
 	ctx := context.Background()
-	s, _ := newStore(t)
-	record := func(at time.Time, forget time.Time, keys ...string) {
-		t.Helper()
-		if err := s.RecordLoginFailure(ctx, at, forget, keys...); err != nil {
-			t.Fatal(err)
-		}
+	limit := func(key string, max int, since time.Time) app.AttemptLimit {
+		return app.AttemptLimit{Key: key, Max: max, Since: since}
 	}
-	count := func(key string, since time.Time) int {
+	reserve := func(s app.Store, at time.Time, limits ...app.AttemptLimit) (string, int) {
 		t.Helper()
-		n, err := s.CountLoginFailures(ctx, key, since)
+		id := uuid.NewString()
+		reached, err := s.ReserveAttempt(ctx, id, at, limits...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return id, reached
 	}
-	record(t0, t0.Add(-time.Hour), "email:a", "ip:1")
-	record(t0.Add(time.Minute), t0.Add(-time.Hour), "email:a", "ip:1")
-	record(t0.Add(2*time.Minute), t0.Add(-time.Hour), "ip:1")
-	wantEqual(t, "email failures", count("email:a", t0), 2)
-	wantEqual(t, "ip failures", count("ip:1", t0), 3)
-	wantEqual(t, "failures since the second", count("ip:1", t0.Add(time.Minute)), 2)
-	wantEqual(t, "unknown key", count("email:b", t0), 0)
 
-	// Recording forgets the key's failures older than forgetBefore.
-	record(t0.Add(3*time.Minute), t0.Add(90*time.Second), "ip:1")
-	wantEqual(t, "ip failures after pruning", count("ip:1", time.Time{}), 2)
-	wantEqual(t, "other key untouched by pruning", count("email:a", time.Time{}), 2)
+	t.Run("the first limit reached refuses and records nothing", func(t *testing.T) {
+		s, _ := newStore(t)
+		for i := range 3 {
+			if _, reached := reserve(s, t0, limit("pair:a", 3, t0), limit("email:a", 5, t0)); reached != -1 {
+				t.Fatalf("reservation %d refused by limit %d", i, reached)
+			}
+		}
+		_, reached := reserve(s, t0, limit("email:a", 5, t0), limit("pair:a", 3, t0))
+		wantEqual(t, "index of the limit reached", reached, 1)
+		// The refused reservation was not recorded under email:a: two more fit there.
+		for i := range 2 {
+			if _, reached := reserve(s, t0, limit("email:a", 5, t0)); reached != -1 {
+				t.Fatalf("email reservation %d refused", i)
+			}
+		}
+		_, reached = reserve(s, t0, limit("email:a", 5, t0))
+		wantEqual(t, "email limit", reached, 0)
+	})
 
-	if err := s.ClearLoginFailures(ctx, "email:a"); err != nil {
-		t.Fatal(err)
-	}
-	wantEqual(t, "after clearing", count("email:a", time.Time{}), 0)
-	wantEqual(t, "other key untouched by clearing", count("ip:1", time.Time{}), 2)
+	t.Run("attempts before since do not count", func(t *testing.T) {
+		s, _ := newStore(t)
+		reserve(s, t0, limit("k", 1, t0))
+		_, reached := reserve(s, t0.Add(time.Minute), limit("k", 1, t0))
+		wantEqual(t, "within the window", reached, 0)
+		_, reached = reserve(s, t0.Add(time.Minute), limit("k", 1, t0.Add(time.Second)))
+		wantEqual(t, "after the window", reached, -1)
+	})
+
+	t.Run("check-only limits refuse without recording", func(t *testing.T) {
+		s, _ := newStore(t)
+		check := app.AttemptLimit{Key: "ip:1", Max: 1, Since: t0, CheckOnly: true}
+		for range 3 {
+			if _, reached := reserve(s, t0, limit("signup:1", 10, t0), check); reached != -1 {
+				t.Fatal("a check-only limit counted the attempts")
+			}
+		}
+		reserve(s, t0, limit("ip:1", 5, t0))
+		_, reached := reserve(s, t0, limit("signup:1", 10, t0), check)
+		wantEqual(t, "check-only limit reached", reached, 1)
+	})
+
+	t.Run("release forgets one attempt under every key, clear one key", func(t *testing.T) {
+		s, _ := newStore(t)
+		first, _ := reserve(s, t0, limit("a", 2, t0), limit("b", 2, t0))
+		reserve(s, t0, limit("a", 2, t0), limit("b", 2, t0))
+		if err := s.ReleaseAttempt(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReleaseAttempt(ctx, uuid.NewString()); err != nil {
+			t.Fatalf("release of an unknown attempt: %v", err)
+		}
+		_, reached := reserve(s, t0, limit("a", 2, t0), limit("b", 2, t0))
+		wantEqual(t, "after release", reached, -1)
+		_, reached = reserve(s, t0, limit("b", 2, t0))
+		wantEqual(t, "b full again", reached, 0)
+		if err := s.ClearAttempts(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		_, reached = reserve(s, t0, limit("b", 2, t0))
+		wantEqual(t, "b after clearing", reached, -1)
+		_, reached = reserve(s, t0, limit("a", 2, t0))
+		wantEqual(t, "a untouched by clearing b", reached, 0)
+	})
+
+	// The reason the port exists: 24 concurrent reservations against a limit of 10 (and an
+	// overlapping one of 15) let exactly 10 through, and the loser count is exact too.
+	t.Run("concurrent reservations never pass a limit", func(t *testing.T) {
+		s, _ := newStore(t)
+		const parallel, max = 24, 10
+		var (
+			wg             sync.WaitGroup
+			passed, failed atomic.Int32
+			start          = make(chan struct{})
+		)
+		for i := range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				limits := []app.AttemptLimit{limit("pair:x", max, t0), limit("email:x", 15, t0), limit(fmt.Sprintf("ip:%d", i%3), 30, t0)}
+				reached, err := s.ReserveAttempt(ctx, uuid.NewString(), t0, limits...)
+				switch {
+				case err != nil:
+					t.Error(err)
+				case reached == -1:
+					passed.Add(1)
+				default:
+					failed.Add(1)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		wantEqual(t, "reservations passed", int(passed.Load()), max)
+		wantEqual(t, "reservations refused", int(failed.Load()), parallel-max)
+	})
 }

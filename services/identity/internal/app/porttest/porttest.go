@@ -42,7 +42,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, newStore) })
 	s.Run("AuthCodes", func(t *testing.T) { testAuthCodes(t, newStore) })
 	s.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, newStore) })
-	s.Run("LoginFailures", func(t *testing.T) { testLoginFailures(t, newStore) })
+	s.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	s.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
 }
 

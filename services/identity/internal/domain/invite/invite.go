@@ -1,6 +1,7 @@
 // Package invite renders the referral invite email (route 23) in the languages Berth supports. The
 // HTML part goes through html/template, so names chosen by users and apps are escaped; the text
-// part is plain text, where nothing needs escaping.
+// part is plain text, where nothing needs escaping. The inviter's name is user-chosen: it stays
+// out of the subject and the link and appears in the body only as quoted data.
 package invite
 
 import (
@@ -9,6 +10,7 @@ import (
 	htmltemplate "html/template"
 	"strings"
 	texttemplate "text/template"
+	"unicode"
 
 	"github.com/berthhq/berth/pkg/mail"
 )
@@ -31,51 +33,73 @@ type template struct {
 func newTemplate(lang, subject, text, html string) template {
 	return template{
 		subject: texttemplate.Must(texttemplate.New(lang + "-subject").Parse(subject)),
-		text:    texttemplate.Must(texttemplate.New(lang + "-text").Parse(text)),
-		html:    htmltemplate.Must(htmltemplate.New(lang + "-html").Parse(html)),
+		text:    texttemplate.Must(texttemplate.New(lang + "-text").Funcs(texttemplate.FuncMap{"quoted": quoted}).Parse(text)),
+		html:    htmltemplate.Must(htmltemplate.New(lang + "-html").Funcs(htmltemplate.FuncMap{"quoted": quoted}).Parse(html)),
 	}
 }
 
-// templates are keyed by lower-case language code.
+// templates are keyed by lower-case language code. The subject never carries the inviter's name:
+// it is user-chosen text, and a subject is what a mail client shows as the sender's own words. In
+// the body the name only appears as quoted data (see quoted), never as a sentence's subject, and
+// never in the link.
 var templates = map[string]template{
 	"en": newTemplate("en",
-		`{{.Inviter}} invites you to {{.App}}`,
+		`Your invitation to {{.App}}`,
 		`Hello,
 
-{{.Inviter}} invites you to join {{.App}}.
+you are invited to join {{.App}}. The invitation was sent by a user of {{.App}} who gave this name:
+{{quoted .Inviter}}
 
 Create your account here:
 {{.Link}}
 
-The invitation is valid for 30 days. If you do not know {{.Inviter}}, you can ignore this email.
+The invitation is valid for 30 days. If you do not know the sender, you can ignore this email.
 `,
 		`<!DOCTYPE html>
 <html lang="en"><body>
 <p>Hello,</p>
-<p>{{.Inviter}} invites you to join <strong>{{.App}}</strong>.</p>
+<p>you are invited to join <strong>{{.App}}</strong>. The invitation was sent by a user of {{.App}} who gave this name:</p>
+<blockquote>{{quoted .Inviter}}</blockquote>
 <p><a href="{{.Link}}">Create your account</a></p>
-<p>The invitation is valid for 30 days. If you do not know {{.Inviter}}, you can ignore this email.</p>
+<p>The invitation is valid for 30 days. If you do not know the sender, you can ignore this email.</p>
 </body></html>
 `),
 	"de": newTemplate("de",
-		`{{.Inviter}} lädt dich zu {{.App}} ein`,
+		`Deine Einladung zu {{.App}}`,
 		`Hallo,
 
-{{.Inviter}} lädt dich ein, {{.App}} beizutreten.
+du bist eingeladen, {{.App}} beizutreten. Die Einladung kommt von einem Nutzer von {{.App}}, der diesen Namen angegeben hat:
+{{quoted .Inviter}}
 
 Hier kannst du dein Konto anlegen:
 {{.Link}}
 
-Die Einladung ist 30 Tage gültig. Wenn du {{.Inviter}} nicht kennst, kannst du diese E-Mail ignorieren.
+Die Einladung ist 30 Tage gültig. Wenn du den Absender nicht kennst, kannst du diese E-Mail ignorieren.
 `,
 		`<!DOCTYPE html>
 <html lang="de"><body>
 <p>Hallo,</p>
-<p>{{.Inviter}} lädt dich ein, <strong>{{.App}}</strong> beizutreten.</p>
+<p>du bist eingeladen, <strong>{{.App}}</strong> beizutreten. Die Einladung kommt von einem Nutzer von {{.App}}, der diesen Namen angegeben hat:</p>
+<blockquote>{{quoted .Inviter}}</blockquote>
 <p><a href="{{.Link}}">Konto anlegen</a></p>
-<p>Die Einladung ist 30 Tage gültig. Wenn du {{.Inviter}} nicht kennst, kannst du diese E-Mail ignorieren.</p>
+<p>Die Einladung ist 30 Tage gültig. Wenn du den Absender nicht kennst, kannst du diese E-Mail ignorieren.</p>
 </body></html>
 `),
+}
+
+// maxQuoted bounds how much of a user-chosen name an invite shows: enough for any real name, too
+// little for a paragraph of someone else's message.
+const maxQuoted = 64
+
+// quoted renders user-chosen text as data: on one line (control characters and line breaks
+// become spaces), at most maxQuoted characters, in quotation marks. The HTML part escapes the
+// result like any value.
+func quoted(s string) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsControl(r) || unicode.IsSpace(r) }), " ")
+	if r := []rune(s); len(r) > maxQuoted {
+		s = string(r[:maxQuoted]) + "…"
+	}
+	return "“" + s + "”"
 }
 
 // Language returns the supported language code for lang (compared case-insensitively, surrounding

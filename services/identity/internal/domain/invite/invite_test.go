@@ -32,8 +32,8 @@ func TestComposeRendersEachLanguageAndEscapesHTML(t *testing.T) {
 	for _, tc := range []struct {
 		lang, subject, text string
 	}{
-		{"en", "Ada <script> invites you to Shop & Co", "Ada <script> invites you to join Shop & Co."},
-		{"de", "Ada <script> lädt dich zu Shop & Co ein", "Ada <script> lädt dich ein, Shop & Co beizutreten."},
+		{"en", "Your invitation to Shop & Co", "who gave this name:\n\u201cAda <script>\u201d\n"},
+		{"de", "Deine Einladung zu Shop & Co", "der diesen Namen angegeben hat:\n\u201cAda <script>\u201d\n"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			m, err := invite.Compose(tc.lang, d)
@@ -43,7 +43,7 @@ func TestComposeRendersEachLanguageAndEscapesHTML(t *testing.T) {
 			if m.To != d.To || m.Subject != tc.subject || !strings.Contains(m.Text, tc.text) || !strings.Contains(m.Text, d.Link) {
 				t.Errorf("message = %+v", m)
 			}
-			if strings.Contains(m.HTML, "<script>") || !strings.Contains(m.HTML, "Ada &lt;script&gt;") ||
+			if strings.Contains(m.HTML, "<script>") || !strings.Contains(m.HTML, "<blockquote>\u201cAda &lt;script&gt;\u201d</blockquote>") ||
 				!strings.Contains(m.HTML, `href="https://berth.test/login?a=1&amp;b=2"`) || !strings.Contains(m.HTML, `lang="`+tc.lang+`"`) {
 				t.Errorf("HTML = %s", m.HTML)
 			}
@@ -51,5 +51,27 @@ func TestComposeRendersEachLanguageAndEscapesHTML(t *testing.T) {
 	}
 	if _, err := invite.Compose("fr", d); err == nil {
 		t.Error("Compose(fr) succeeded")
+	}
+}
+
+// A name is user-chosen text: it never reaches the subject or the link, and in the body it stays
+// one quoted line of bounded length, whatever it contains.
+func TestInviterNameIsQuotedDataOnly(t *testing.T) {
+	name := "Your bank\r\nURGENT: verify at https://evil.test/\t" + strings.Repeat("x", 100)
+	for _, lang := range []string{"en", "de"} {
+		m, err := invite.Compose(lang, invite.Data{To: "f@example.test", Inviter: name, App: "Shop", Link: "https://berth.test/login?referral=r"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(m.Subject, "bank") || strings.Contains(m.Subject, "evil") {
+			t.Errorf("%s subject carries the name: %q", lang, m.Subject)
+		}
+		want := "\u201cYour bank URGENT: verify at https://evil.test/ " + strings.Repeat("x", 64-len("Your bank URGENT: verify at https://evil.test/ ")) + "\u2026\u201d\n"
+		if !strings.Contains(m.Text, "\n"+want) {
+			t.Errorf("%s text does not show the name as one quoted, bounded line:\n%s", lang, m.Text)
+		}
+		if strings.Count(m.Text, "evil.test") != 1 || strings.Contains(m.Text, "\r") {
+			t.Errorf("%s text:\n%q", lang, m.Text)
+		}
 	}
 }

@@ -59,10 +59,19 @@ func (s *Server) UpdateTenant(ctx context.Context, req *tenantv1.UpdateTenantReq
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.UpdateTenant(ctx, appID, req.GetTenantId(), convert.UpdateBody(req.GetPatch())); err != nil {
+	if err := s.svc.UpdateTenant(ctx, appID, req.GetTenantId(), convert.UpdateBody(req.GetPatch()), credential(ctx)); err != nil {
 		return nil, err
 	}
 	return &emptypb.Empty{}, nil
+}
+
+// credential tells route 17 whether the app's server (a write API key) is calling; any other
+// admitted principal (a tenant access token) gets the end user's rights.
+func credential(ctx context.Context) app.Credential {
+	if p, ok := authn.FromContext(ctx); ok && p.Kind == authn.KindAPIKey && p.KeyType == "write" {
+		return app.CredentialWriteKey
+	}
+	return app.CredentialTenantToken
 }
 
 // CreateTenant provisions a tenant for an app (operators only; the policy checked the admin token).

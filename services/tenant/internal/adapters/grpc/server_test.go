@@ -484,3 +484,23 @@ func TestCreateTenantForSignUp(t *testing.T) {
 		})
 	}
 }
+
+// The adapter tells route 17 which credential called: the token of the tenant's own user may not
+// set the server-only fields, the write key may.
+func TestServerOnlyTenantFieldsWithTokenAndWriteKey(t *testing.T) {
+	h := newHarness(t, serviceToken)
+	own := h.createTenant(t, appA)
+	token := h.issue(appA, own.GetId())
+	patch := &tenantv1.TenantPatch{Name: proto.String("Mine"), IsInvoicePending: proto.Bool(true)}
+	_, err := h.tenants.UpdateTenant(withToken(token), &tenantv1.UpdateTenantRequest{TenantId: own.GetId(), Patch: patch})
+	wantCode(t, err, codes.PermissionDenied)
+	_, err = h.tenants.UpdateTenant(withKey("key-write-a", "write", appA), &tenantv1.UpdateTenantRequest{TenantId: own.GetId(), Patch: patch})
+	wantCode(t, err, codes.OK)
+	got, err := h.tenants.GetTenant(withKey("key-read-a", "read", appA), &tenantv1.GetTenantRequest{TenantId: own.GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetName() != "Mine" || !got.GetIsInvoicePending() {
+		t.Fatalf("after the write key's patch: %v", got)
+	}
+}
