@@ -1,6 +1,7 @@
 package text
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -57,3 +58,17 @@ func Check(field, s string) error { return SingleLine.Check(field, s) }
 
 // Valid reports whether s passes SingleLine.
 func Valid(s string) bool { return SingleLine.Problem(s) == "" }
+
+// Sanitize returns s without what the rule refuses (SingleLine): invalid bytes and control
+// characters are dropped. For echoing a refused value back (a form re-rendered after a failure),
+// never for storing it.
+func Sanitize(s string) string {
+	var b strings.Builder
+	for i, c := range s {
+		if (c == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD")) || unicode.IsControl(c) {
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

@@ -51,3 +51,9 @@ func TestCheckIsAnInvalidFaultNamingTheField(t *testing.T) {
 		t.Error("Valid disagrees with SingleLine")
 	}
 }
+
+func TestSanitizeDropsWhatTheRuleRefuses(t *testing.T) {
+	if got := text.Sanitize("a\xffb\x00c\nd\u00a0é\uFFFD"); got != "abcd\u00a0é\uFFFD" {
+		t.Errorf("Sanitize = %q", got)
+	}
+}
