@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test lint proto proto-check tidy build bench bench-stack
+.PHONY: run test fuzz lint proto proto-check tidy build bench bench-stack
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -13,6 +13,12 @@ run:
 ## test: every module's tests with the race detector (Postgres suites included; see README "Tests").
 test:
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done
+
+## fuzz: the edge's request decoding and the login form, FUZZTIME each (`make test` runs their seed corpus only).
+FUZZTIME ?= 60s
+fuzz:
+	cd gateway && go test -run '^$$' -fuzz '^FuzzEdgeRequest$$' -fuzztime $(FUZZTIME) ./edge
+	cd gateway && go test -run '^$$' -fuzz '^FuzzLoginForm$$' -fuzztime $(FUZZTIME) ./login
 
 ## build: every binary of every module.
 build:

@@ -51,6 +51,15 @@
 // request with a body: 400 in the path's family. Unknown JSON fields and unknown query parameters are
 // ignored. X-HTTP-Method-Override and grpc-gateway's form-POST-as-GET fallback are disabled.
 //
+// A body the decoder refuses is answered with the field or rule, never the decoder's text:
+// "body: not valid JSON", "body: larger than 1 MiB", "body: must be a JSON object",
+// "<field>: must be a string" (the JSON path as sent), "<field>: given more than once". Every text
+// input is held to pkg/text's rule before it is marshalled: path ids, query parameters (ignored
+// ones too), body strings (with the fields' multi-line option) and the forwarded headers
+// (printable ASCII); a violation is 400 in the route's family naming the field. Go's net/http
+// refuses a malformed request line (an escape like /v1/users/%zz, a space or control byte) with
+// its own plain-text 400 before any handler runs; the edge cannot answer those.
+//
 // # Headers
 //
 // Forwarded to services as gRPC metadata: X-API-KEY, X-API-KEY-TYPE, X-CLIENT-ID (any letter case)

@@ -8,6 +8,8 @@
 //
 // Files: edge.go builds the handler (backend registration table, mux options, health endpoint);
 // envelope.go renders successes; failure.go renders errors in both families; headers.go decides
-// which headers cross the edge; middleware.go holds request id, body limit, media type, panic
+// which headers cross the edge; input.go holds the text rule at the edge (query and header checks,
+// the checked backend connections) and decode.go the body decoder whose errors name the field;
+// middleware.go holds request id, body limit, media type, panic
 // recovery and access log. The behaviour notes for operators are in the gateway module's doc.go.
 package edge

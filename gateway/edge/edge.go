@@ -88,14 +88,15 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		if cc == nil {
 			return nil, fmt.Errorf("edge: no connection to the %s module", be.module)
 		}
-		if err := be.register(ctx, mux, cc); err != nil {
+		// Every forwarded call passes the text rule before it is marshalled (input.go).
+		if err := be.register(ctx, mux, checkedConn{cc}); err != nil {
 			return nil, fmt.Errorf("edge: register %s: %w", be.module, err)
 		}
 	}
 	if o.login == nil {
 		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
 	}
-	page := login.New(identityv1.NewLoginServiceClient(o.login), log, o.trustedProxies)
+	page := login.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
 		if err := mux.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 			page.ServeHTTP(w, r)

@@ -297,7 +297,7 @@ func TestBodyLimitIsOneMebibyte(t *testing.T) {
 				}
 				return
 			}
-			wantV1Failure(t, rec, 400, "http: request body too large")
+			wantV1Failure(t, rec, 400, "body: larger than 1 MiB")
 			if n := len(h.tenant.received()); n != 0 {
 				t.Errorf("backend received %d calls, want none", n)
 			}

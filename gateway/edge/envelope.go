@@ -21,10 +21,12 @@ var protoJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: t
 // marshaler is the only marshaler of the mux (registered for every media type). Unknown request
 // fields are dropped rather than rejected: clients send extra fields and must not fail for it, and
 // a dropped field can never be applied.
-var marshaler = &runtime.JSONPb{
+//
+// Its decoder (decode.go) answers a body it cannot decode with the field or rule that failed.
+var marshaler = jsonMarshaler{&runtime.JSONPb{
 	MarshalOptions:   protoJSON,
 	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-}
+}}
 
 // v1Success is the /v1 success envelope. The struct fixes the documented key order, which a map
 // or protojson would not; Data is the response already rendered by protoJSON.

@@ -147,6 +147,17 @@ func writeFailure(w http.ResponseWriter, fam edgev1.Family, f failure) {
 func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 	return func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 		f := failureOf(err)
+		if in := inputOf(r.Context()); in != nil && !in.invoked {
+			// The runtime refused the request while building it (body, query, path parameters):
+			// answer what the edge recorded, or keep only the parameter the runtime's text names.
+			var hse *runtime.HTTPStatusError
+			switch {
+			case in.refused != nil:
+				f = *in.refused
+			case !errors.As(err, &hse) && status.Code(err) == codes.InvalidArgument:
+				f = runtimeFailure(err)
+			}
+		}
 		if f.status >= http.StatusInternalServerError {
 			method, _ := runtime.RPCMethod(ctx)
 			log.ErrorContext(ctx, "request failed",

@@ -46,6 +46,8 @@ type fakeBackend struct {
 	mu      sync.Mutex
 	answers map[string]answer
 	calls   []call
+	// fallback, when set, answers every unprogrammed RPC (the fuzz targets reach any of them).
+	fallback *answer
 }
 
 func (f *fakeBackend) program(method string, a answer) {
@@ -75,6 +77,9 @@ func (f *fakeBackend) intercept(ctx context.Context, req any, info *grpc.UnarySe
 	f.mu.Lock()
 	f.calls = append(f.calls, call{method: info.FullMethod, req: proto.Clone(req.(proto.Message)), md: md.Copy()})
 	a, ok := f.answers[info.FullMethod]
+	if !ok && f.fallback != nil {
+		a, ok = *f.fallback, true
+	}
 	f.mu.Unlock()
 	if !ok {
 		return handler(ctx, req)
@@ -93,7 +98,7 @@ func (f *fakeBackend) intercept(ctx context.Context, req any, info *grpc.UnarySe
 }
 
 // startBackend serves register's services on a bufconn listener and returns a client connection.
-func startBackend(t *testing.T, register func(*grpc.Server)) (*fakeBackend, *grpc.ClientConn) {
+func startBackend(t testing.TB, register func(*grpc.Server)) (*fakeBackend, *grpc.ClientConn) {
 	t.Helper()
 	f := &fakeBackend{answers: map[string]answer{}}
 	srv := grpc.NewServer(grpc.UnaryInterceptor(f.intercept))
@@ -110,11 +115,12 @@ type harness struct {
 	logs      *bytes.Buffer
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	identity, icc := startBackend(t, func(s *grpc.Server) {
 		identityv1.RegisterIdentityServiceServer(s, identityv1.UnimplementedIdentityServiceServer{})
 		identityv1.RegisterTokenServiceServer(s, identityv1.UnimplementedTokenServiceServer{})
+		identityv1.RegisterOperatorServiceServer(s, identityv1.UnimplementedOperatorServiceServer{})
 		identityv1.RegisterLoginServiceServer(s, identityv1.UnimplementedLoginServiceServer{})
 	})
 	tenant, tcc := startBackend(t, func(s *grpc.Server) {

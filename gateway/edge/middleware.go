@@ -19,9 +19,10 @@ import (
 const maxBody = 1 << 20
 
 // withMiddleware wraps the mux, outermost first: body limit, request id (so every answer, errors
-// and panics included, carries it), panic recovery with the access log, media-type check.
+// and panics included, carries it), panic recovery with the access log, media-type check, input
+// tracking (input.go: query text rule, body failures for the error handler).
 func withMiddleware(next http.Handler, log *slog.Logger) http.Handler {
-	return limitBody(withRequestID(observe(log, checkMediaType(next))))
+	return limitBody(withRequestID(observe(log, checkMediaType(checkInput(next)))))
 }
 
 // limitBody caps the body. The limit is hit while grpc-gateway decodes the body, so the resulting

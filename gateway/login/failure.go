@@ -25,9 +25,13 @@ const (
 	msgTooMany            = "Too many attempts. Please wait a few minutes and try again."
 	msgUnavailable        = "This service is temporarily unavailable. Please try again in a moment."
 	msgBadEmail           = "Enter a valid email address."
-	msgBadPassword        = "Choose a different password: this one does not meet the password rules."
-	msgSignUpFailed       = "We could not create an account with these details. If you already have one, sign in instead."
-	msgSignInFailed       = "We could not sign you in with these details. Please try again."
+	msgBadName            = "Enter your name without control characters."
+	// msgBadPasswordCharacters is shown for sign-in and sign-up alike: it says nothing about an
+	// account, only about the characters the form sent.
+	msgBadPasswordCharacters = "The password contains characters that cannot be used (control characters)."
+	msgBadPassword           = "Choose a different password: this one does not meet the password rules."
+	msgSignUpFailed          = "We could not create an account with these details. If you already have one, sign in instead."
+	msgSignInFailed          = "We could not sign you in with these details. Please try again."
 )
 
 // failure is how the page answers a failed call: HTTP status, the message shown and, for a limit

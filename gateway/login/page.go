@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/pkg/reqid"
+	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -99,11 +100,17 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	view := formView{Params: params, Email: form.Get("email"), Name: form.Get("name")}
+	password := form.Get("password")
+	if f, bad := badField(view.Email, view.Name, password); bad {
+		// The text rule (pkg/text) holds here as everywhere: say which field, never echo bad bytes.
+		view.Email, view.Name = text.Sanitize(view.Email), text.Sanitize(view.Name)
+		p.retry(w, r, view, f)
+		return
+	}
 	if !validCSRF(r) {
 		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
 	}
-	password := form.Get("password")
 	if strings.TrimSpace(view.Email) == "" || password == "" {
 		p.retry(w, r, view, failure{status: http.StatusBadRequest, message: msgMissingCredentials})
 		return
@@ -137,6 +144,22 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// badField checks the typed fields against the text rule and returns the answer for the first
+// that breaks it. The password is held to it too: a control character is never typed into a
+// password field, and one that arrives is a forged or broken request.
+func badField(email, name, password string) (failure, bool) {
+	for _, f := range []struct{ value, message string }{
+		{email, msgBadEmail},
+		{name, msgBadName},
+		{password, msgBadPasswordCharacters},
+	} {
+		if !text.Valid(f.value) {
+			return failure{status: http.StatusBadRequest, message: f.message}, true
+		}
+	}
+	return failure{}, false
 }
 
 // retry re-renders the form after a failed submission. It asks the backend for the app again

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -33,6 +34,7 @@ type params struct {
 
 var errMissingParams = errors.New("the link lacks client_id, redirect_uri or state")
 var errLongParam = errors.New("a parameter is too long")
+var errBadParam = errors.New("a parameter breaks the text rule")
 
 // paramsFrom reads the parameters from a query (GET) or a form body (POST). client_id,
 // redirect_uri and state are required: without state the client could not tie the redirect to
@@ -47,9 +49,14 @@ func paramsFrom(v url.Values) (params, error) {
 		Referral:    v.Get("referral"),
 		SignUp:      v.Get("type") == signUpType,
 	}
-	for _, s := range []string{p.ClientID, p.RedirectURI, p.State, p.Nonce, p.Scope, p.Referral} {
+	for _, s := range []string{p.ClientID, p.RedirectURI, p.State, p.Nonce, p.Scope, p.Referral, v.Get("type")} {
 		if len(s) > maxParam {
 			return params{}, errLongParam
+		}
+		// Invalid UTF-8 could not even be sent to identity, and a control character is never part
+		// of an id, URL or random value: the link is broken either way.
+		if !text.Valid(s) {
+			return params{}, errBadParam
 		}
 	}
 	if p.ClientID == "" || p.RedirectURI == "" || p.State == "" {

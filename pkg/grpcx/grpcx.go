@@ -36,6 +36,8 @@ type ServerOptions struct {
 // The order matters: the request id comes first so every later log line carries it; the metrics
 // and the access log sit outside the fault mapping so they record the code the caller received;
 // the mapping sits outside the policy so the policy's faults become statuses like any handler's.
+// The text rule runs inside the mapping and before the policy: bad bytes are a 400 whoever sends
+// them, exactly as at the REST edge, and never reach a credential check or a store.
 func NewServer(o ServerOptions) *grpc.Server {
 	log := o.Log
 	if log == nil {
@@ -49,6 +51,7 @@ func NewServer(o ServerOptions) *grpc.Server {
 			accessLog(log),
 			Faults(log),
 			deadline,
+			checkText,
 			o.Policy.UnaryInterceptor(),
 		),
 		grpc.ChainStreamInterceptor(
@@ -57,6 +60,7 @@ func NewServer(o ServerOptions) *grpc.Server {
 			streamMetrics,
 			streamAccessLog(log),
 			StreamFaults(log),
+			streamCheckText,
 			o.Policy.StreamInterceptor(),
 		),
 	)

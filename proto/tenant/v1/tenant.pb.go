@@ -710,19 +710,20 @@ type TenantPatch struct {
 	Kind                        *string                `protobuf:"bytes,1,opt,name=kind,proto3,oneof" json:"kind,omitempty"`
 	Name                        *string                `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
 	PspxOneTimePaymentValidThru *string                `protobuf:"bytes,3,opt,name=pspxOneTimePaymentValidThru,proto3,oneof" json:"pspxOneTimePaymentValidThru,omitempty"`
-	Description                 *string                `protobuf:"bytes,4,opt,name=description,proto3,oneof" json:"description,omitempty"`
-	CompanyName                 *string                `protobuf:"bytes,5,opt,name=companyName,proto3,oneof" json:"companyName,omitempty"`
-	CompanyVATId                *string                `protobuf:"bytes,6,opt,name=companyVATId,proto3,oneof" json:"companyVATId,omitempty"`
-	CompanyTaxType              *string                `protobuf:"bytes,7,opt,name=companyTaxType,proto3,oneof" json:"companyTaxType,omitempty"`
-	CompanyTaxExempt            *string                `protobuf:"bytes,8,opt,name=companyTaxExempt,proto3,oneof" json:"companyTaxExempt,omitempty"`
-	IsBusinessCustomer          *bool                  `protobuf:"varint,9,opt,name=isBusinessCustomer,proto3,oneof" json:"isBusinessCustomer,omitempty"`
-	IsInvoicePending            *bool                  `protobuf:"varint,10,opt,name=isInvoicePending,proto3,oneof" json:"isInvoicePending,omitempty"`
-	ShippingAddress             *AddressPatch          `protobuf:"bytes,11,opt,name=shippingAddress,proto3" json:"shippingAddress,omitempty"`
-	BillingAddress              *AddressPatch          `protobuf:"bytes,12,opt,name=billingAddress,proto3" json:"billingAddress,omitempty"`
-	Test                        *bool                  `protobuf:"varint,13,opt,name=test,proto3,oneof" json:"test,omitempty"`
-	Tenant                      *TenantPatch           `protobuf:"bytes,14,opt,name=tenant,proto3" json:"tenant,omitempty"`
-	unknownFields               protoimpl.UnknownFields
-	sizeCache                   protoimpl.SizeCache
+	// description is free text and may span lines.
+	Description        *string       `protobuf:"bytes,4,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	CompanyName        *string       `protobuf:"bytes,5,opt,name=companyName,proto3,oneof" json:"companyName,omitempty"`
+	CompanyVATId       *string       `protobuf:"bytes,6,opt,name=companyVATId,proto3,oneof" json:"companyVATId,omitempty"`
+	CompanyTaxType     *string       `protobuf:"bytes,7,opt,name=companyTaxType,proto3,oneof" json:"companyTaxType,omitempty"`
+	CompanyTaxExempt   *string       `protobuf:"bytes,8,opt,name=companyTaxExempt,proto3,oneof" json:"companyTaxExempt,omitempty"`
+	IsBusinessCustomer *bool         `protobuf:"varint,9,opt,name=isBusinessCustomer,proto3,oneof" json:"isBusinessCustomer,omitempty"`
+	IsInvoicePending   *bool         `protobuf:"varint,10,opt,name=isInvoicePending,proto3,oneof" json:"isInvoicePending,omitempty"`
+	ShippingAddress    *AddressPatch `protobuf:"bytes,11,opt,name=shippingAddress,proto3" json:"shippingAddress,omitempty"`
+	BillingAddress     *AddressPatch `protobuf:"bytes,12,opt,name=billingAddress,proto3" json:"billingAddress,omitempty"`
+	Test               *bool         `protobuf:"varint,13,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	Tenant             *TenantPatch  `protobuf:"bytes,14,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TenantPatch) Reset() {
@@ -985,7 +986,7 @@ var File_tenant_v1_tenant_proto protoreflect.FileDescriptor
 
 const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\n" +
-	"\x16tenant/v1/tenant.proto\x12\x0fberth.tenant.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1aidentity/v1/identity.proto\"\x14\n" +
+	"\x16tenant/v1/tenant.proto\x12\x0fberth.tenant.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1aidentity/v1/identity.proto\"\x14\n" +
 	"\x12GetMyTenantRequest\"H\n" +
 	"\x1cCreateTenantForSignUpRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
@@ -1060,12 +1061,12 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x06_line1B\b\n" +
 	"\x06_line2B\x0e\n" +
 	"\f_postal_codeB\b\n" +
-	"\x06_state\"\xe0\x06\n" +
+	"\x06_state\"\xe6\x06\n" +
 	"\vTenantPatch\x12\x17\n" +
 	"\x04kind\x18\x01 \x01(\tH\x00R\x04kind\x88\x01\x01\x12\x17\n" +
 	"\x04name\x18\x02 \x01(\tH\x01R\x04name\x88\x01\x01\x12E\n" +
-	"\x1bpspxOneTimePaymentValidThru\x18\x03 \x01(\tH\x02R\x1bpspxOneTimePaymentValidThru\x88\x01\x01\x12%\n" +
-	"\vdescription\x18\x04 \x01(\tH\x03R\vdescription\x88\x01\x01\x12%\n" +
+	"\x1bpspxOneTimePaymentValidThru\x18\x03 \x01(\tH\x02R\x1bpspxOneTimePaymentValidThru\x88\x01\x01\x12+\n" +
+	"\vdescription\x18\x04 \x01(\tB\x04\xd8\xf3\x18\x01H\x03R\vdescription\x88\x01\x01\x12%\n" +
 	"\vcompanyName\x18\x05 \x01(\tH\x04R\vcompanyName\x88\x01\x01\x12'\n" +
 	"\fcompanyVATId\x18\x06 \x01(\tH\x05R\fcompanyVATId\x88\x01\x01\x12+\n" +
 	"\x0ecompanyTaxType\x18\a \x01(\tH\x06R\x0ecompanyTaxType\x88\x01\x01\x12/\n" +

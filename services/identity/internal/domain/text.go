@@ -1,10 +1,11 @@
 package domain
 
 import (
-	"github.com/berthhq/berth/pkg/fault"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/text"
 )
 
 // Length limits of free-text fields, in characters. Names are shorter because they end up in
@@ -14,17 +15,15 @@ const (
 	maxNameText = 128
 )
 
-// checkText rejects text that is too long, not UTF-8 or carries control characters (which would let
-// a value forge lines in logs, emails or CSV exports).
+// checkText rejects text that breaks the shared text rule (pkg/text: invalid UTF-8, NUL or any
+// control character, which would let a value forge lines in logs, emails or CSV exports) or is too
+// long. Every identity text field is single-line.
 func checkText(field, s string, limit int) error {
-	if !utf8.ValidString(s) {
-		return fault.InvalidField(field, "must be valid UTF-8")
+	if err := text.Check(field, s); err != nil {
+		return err
 	}
 	if utf8.RuneCountInString(s) > limit {
 		return fault.InvalidField(field, "must be at most %d characters", limit)
-	}
-	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
-		return fault.InvalidField(field, "must not contain control characters")
 	}
 	return nil
 }

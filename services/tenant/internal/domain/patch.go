@@ -1,11 +1,13 @@
 package domain
 
 import (
-	"github.com/berthhq/berth/pkg/fault"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/text"
 )
 
 // MaxTextLen bounds every free-text field a caller may set.
@@ -100,20 +102,8 @@ func checkKind(kind *string, field string) error {
 // Validate checks every field that is set; prefix is prepended to field names in errors. Values
 // are checked as sent: a country in lower case is valid and is stored upper-cased by Apply.
 func (p Patch) Validate(prefix string) error {
-	texts := []struct {
-		name string
-		v    *string
-	}{
-		{"name", p.Name},
-		{"pspxOneTimePaymentValidThru", p.PspxOneTimePaymentValidThru},
-		{"description", p.Description},
-		{"companyName", p.CompanyName},
-		{"companyVATId", p.CompanyVATID},
-		{"companyTaxType", p.CompanyTaxType},
-		{"companyTaxExempt", p.CompanyTaxExempt},
-	}
-	for _, f := range texts {
-		if err := checkText(prefix+f.name, f.v); err != nil {
+	for _, f := range p.texts() {
+		if err := checkText(prefix+f.name, f.v, f.rule); err != nil {
 			return err
 		}
 	}
@@ -135,12 +125,34 @@ func (p Patch) Validate(prefix string) error {
 	return p.BillingAddress.validate(prefix + "billingAddress.")
 }
 
+// textField is a patchable text field with its rule (pkg/text).
+type textField struct {
+	name string
+	v    *string
+	rule text.Rule
+}
+
+// texts lists the patch's own text fields. Only the description is free text that may span lines
+// (tab, line feed, carriage return), as TenantPatch.description declares in proto; every other
+// field is single-line. Address lines are separate fields, so no address field spans lines.
+func (p Patch) texts() []textField {
+	return []textField{
+		{"name", p.Name, text.SingleLine},
+		{"pspxOneTimePaymentValidThru", p.PspxOneTimePaymentValidThru, text.SingleLine},
+		{"description", p.Description, text.MultiLine},
+		{"companyName", p.CompanyName, text.SingleLine},
+		{"companyVATId", p.CompanyVATID, text.SingleLine},
+		{"companyTaxType", p.CompanyTaxType, text.SingleLine},
+		{"companyTaxExempt", p.CompanyTaxExempt, text.SingleLine},
+	}
+}
+
 func (a *AddressPatch) validate(prefix string) error {
 	if a == nil {
 		return nil
 	}
 	for _, f := range a.fields() {
-		if err := checkText(prefix+f.name, f.v); err != nil {
+		if err := checkText(prefix+f.name, f.v, text.SingleLine); err != nil {
 			return err
 		}
 	}
@@ -241,12 +253,14 @@ func applyAddress(slot **Address, typ, name string, p *AddressPatch, newID func(
 	return changed
 }
 
-func checkText(field string, v *string) error {
+// checkText holds a set field to the shared text rule (the same one identity applies: no invalid
+// UTF-8, NUL or control characters beyond what rule allows) and to MaxTextLen.
+func checkText(field string, v *string, rule text.Rule) error {
 	if v == nil {
 		return nil
 	}
-	if !utf8.ValidString(*v) {
-		return fault.InvalidField(field, "must be valid UTF-8")
+	if err := rule.Check(field, *v); err != nil {
+		return err
 	}
 	if n := utf8.RuneCountInString(*v); n > MaxTextLen {
 		return fault.InvalidField(field, "must be at most %d characters", MaxTextLen)

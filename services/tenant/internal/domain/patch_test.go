@@ -70,6 +70,16 @@ func TestUpdateBodyValidationNamesTheFieldAsSent(t *testing.T) {
 		{"country of three letters", UpdateBody{Patch: Patch{ShippingAddress: &AddressPatch{Country: ptr("DEU")}}}, "shippingAddress.country"},
 		{"country with digits", UpdateBody{Nested: &UpdateBody{Patch: Patch{BillingAddress: &AddressPatch{Country: ptr("D1")}}}}, "tenant.billingAddress.country"},
 		{"postal code over the limit", UpdateBody{Patch: Patch{BillingAddress: &AddressPatch{PostalCode: ptr(long)}}}, "billingAddress.postal_code"},
+		// The shared text rule (pkg/text), as identity applies it; only the description spans lines.
+		{"NUL in the name", UpdateBody{Patch: Patch{Name: ptr("ACME\x00")}}, "name"},
+		{"invalid UTF-8 in the company name", UpdateBody{Patch: Patch{CompanyName: ptr("AC\xffME")}}, "companyName"},
+		{"escape sequence in the VAT id", UpdateBody{Nested: &UpdateBody{Patch: Patch{CompanyVATID: ptr("DE\x1b[2J")}}}, "tenant.companyVATId"},
+		{"newline in the name", UpdateBody{Patch: Patch{Name: ptr("A\nB")}}, "name"},
+		{"NUL in an address line", UpdateBody{Patch: Patch{ShippingAddress: &AddressPatch{Line1: ptr("Main St\x00")}}}, "shippingAddress.line1"},
+		{"newline in an address line", UpdateBody{Patch: Patch{BillingAddress: &AddressPatch{Line2: ptr("a\nb")}}}, "billingAddress.line2"},
+		{"lines in the description", UpdateBody{Patch: Patch{Description: ptr("one\r\ntwo\tthree")}}, ""},
+		{"NUL in the description", UpdateBody{Patch: Patch{Description: ptr("one\x00")}}, "description"},
+		{"escape in the description", UpdateBody{Patch: Patch{Description: ptr("one\n\x1b")}}, "description"},
 		{"invalid flat fields are ignored when nested is sent", UpdateBody{
 			Patch:  Patch{CompanyTaxExempt: ptr("bogus")},
 			Nested: &UpdateBody{Patch: Patch{Name: ptr("ok")}},

@@ -1,0 +1,69 @@
+package login
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/berthhq/berth/pkg/text"
+)
+
+// FuzzLoginForm posts arbitrary form bodies and link queries to the page (with a valid CSRF
+// pair, so submissions reach the backend). The page must never answer 5xx, must always answer
+// HTML, and whatever it sends to identity must be marshallable and pass the text rule: a value
+// that is not would have been a 500 on the wire (invalid UTF-8) or in Postgres (NUL).
+func FuzzLoginForm(f *testing.F) {
+	for _, s := range []struct{ query, body string }{
+		{"client_id=app&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s", "client_id=app&redirect_uri=https%3A%2F%2Fapp.example%2Fcb&state=s&email=a%00%40example.com&password=correct+horse+battery"},
+		{"", "client_id=app&redirect_uri=x&state=s&type=signUp&email=a%40example.com&name=%ff&password=correct+horse+battery"},
+		{"", "client_id=%c3%28&redirect_uri=x&state=s&email=a&password=p"},
+		{"", "client_id=app&redirect_uri=x&state=s%1b&email=a&password=p"},
+		{"", "client_id=app&redirect_uri=x&state=s&email=a&password=%00%01"},
+		{"client_id=%ff&redirect_uri=x&state=%00", ""},
+		{"client_id=app;x", "client_id=app&redirect_uri=x&state=s&email=%zz"},
+	} {
+		f.Add(s.query, s.body)
+	}
+	f.Fuzz(func(t *testing.T, query, body string) {
+		fake := newFake()
+		p, _ := newPage(fake)
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			req := httptest.NewRequestWithContext(t.Context(), method, Path, strings.NewReader(body+"&"+csrfField+"=tok"))
+			req.URL.RawQuery = query
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: "tok"})
+			req.RemoteAddr = "203.0.113.9:51234"
+			rec := httptest.NewRecorder()
+			p.ServeHTTP(rec, req)
+			if rec.Code >= 500 {
+				t.Fatalf("%s ?%q %q answered %d", method, query, body, rec.Code)
+			}
+			if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusSeeOther && ct != "text/html; charset=utf-8" {
+				t.Fatalf("%s ?%q %q: Content-Type %q", method, query, body, ct)
+			}
+		}
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		var sent []proto.Message
+		for _, m := range fake.describes {
+			sent = append(sent, m)
+		}
+		for _, m := range fake.signUps {
+			sent = append(sent, m)
+		}
+		for _, m := range fake.signIns {
+			sent = append(sent, m)
+		}
+		for _, m := range sent {
+			if _, err := proto.Marshal(m); err != nil {
+				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
+			}
+			if err := text.Message(m); err != nil {
+				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
+			}
+		}
+	})
+}
