@@ -79,8 +79,10 @@ func envelope(method string, r *edgev1.Route, resp proto.Message) (any, error) {
 	}
 }
 
-// successStatus is the mux's forward-response option applying the route's success status.
+// successStatus is the mux's forward-response option applying the route's success status and, when
+// the service allowed the request's origin, the CORS headers.
 func successStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	corsHeaders(ctx, w) // headers first: writeSuccessStatus may send them
 	if _, r, ok := routeOf(ctx); ok {
 		writeSuccessStatus(w, r)
 	}

@@ -154,6 +154,7 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 				slog.String("rpc", method),
 				slog.String("error", err.Error()))
 		}
+		corsHeaders(ctx, w) // a page allowed to call may read why its call failed
 		writeFailure(w, familyOf(ctx, r), f)
 	}
 }
