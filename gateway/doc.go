@@ -63,12 +63,36 @@
 // # Headers
 //
 // Forwarded to services as gRPC metadata: X-API-KEY, X-API-KEY-TYPE, X-CLIENT-ID (any letter case)
-// as x-api-key, x-api-key-type, x-client-id; Authorization as authorization; the request id as
-// x-request-id. grpc-gateway itself also always sends x-forwarded-for (client address) and
-// x-forwarded-host. No other client header crosses the edge, in particular no x-berth-* header,
-// which services reserve for internal credentials. No gRPC metadata ever becomes a response header.
+// as x-api-key, x-api-key-type, x-client-id; Authorization as authorization; Origin as origin (for
+// CORS, below); the request id as x-request-id. grpc-gateway itself also always sends
+// x-forwarded-for (client address) and x-forwarded-host. No other client header crosses the edge,
+// in particular no x-berth-* header, which services reserve for internal credentials. No gRPC
+// metadata becomes a response header, with one exception: berth-cors-allow-origin (see CORS).
 // Every response carries X-Request-Id: the caller's when it is 1-128 characters of
 // [A-Za-z0-9._:-], a fresh random id otherwise.
+//
+// # CORS
+//
+// Preflights (OPTIONS with Origin and Access-Control-Request-Method) never reach a service: the
+// edge resolves the requested method and path to its RPC with the same grpc-gateway routing
+// (a second mux whose connections never send) and answers from the route option alone. A route
+// that accepts a tenant access token or no credentials answers 204 for any origin with
+// Access-Control-Allow-Origin: <origin>, Vary: Origin, Access-Control-Allow-Methods: GET, POST,
+// PUT, DELETE, Access-Control-Allow-Headers: Content-Type, Authorization and
+// Access-Control-Max-Age: 600 — never Access-Control-Allow-Credentials (Berth sets no cookies).
+// Refusals carry no Access-Control-* header, so the browser stops: a route taking API keys,
+// operator, admin or service credentials, a request for any other header (X-API-KEY,
+// X-API-KEY-TYPE and X-CLIENT-ID above all), or an Origin that is no header-safe value answers
+// 403 in the route's family (/api/v1: [E4030] with validation Origin or
+// Access-Control-Request-Headers); a path or method no route serves answers the routing error's
+// 404/405 in the path's family. OPTIONS without the preflight headers is a wrong method (405).
+//
+// The actual request's Origin travels to the service, whose access-policy interceptor (pkg/authn)
+// decides once it knows the app in question — route 1's client_id, the bearer token's app
+// elsewhere — and answers response metadata berth-cors-allow-origin. The edge turns it into
+// Access-Control-Allow-Origin plus Vary: Origin, on successes and errors alike, and only when it
+// equals the request's Origin. Nothing else of the answer depends on Origin, so responses without
+// the header need no Vary.
 //
 // # Health and metrics
 //

@@ -104,7 +104,11 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
 		}
 	}
-	return withMiddleware(mux, log), nil
+	res, err := newResolver(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("edge: route resolver: %w", err)
+	}
+	return withMiddleware(withCORS(res, mux), log), nil
 }
 
 // Option adjusts the edge.

@@ -416,6 +416,7 @@ func TestOnlyCredentialHeadersAndRequestIDReachServices(t *testing.T) {
 		"Grpc-Metadata-Anything":            "x",
 		"Cookie":                            "session=1",
 		"X-Custom":                          "y",
+		"Origin":                            "https://shop.example",
 	})
 	if rec.Code != 200 {
 		t.Fatalf("status = %d; body %s", rec.Code, rec.Body.String())
@@ -427,6 +428,7 @@ func TestOnlyCredentialHeadersAndRequestIDReachServices(t *testing.T) {
 		"x-client-id":    "app-1",
 		"authorization":  "Bearer tok",
 		"x-request-id":   "client-req-1",
+		"origin":         "https://shop.example",
 	} {
 		if got := md.Get(key); len(got) != 1 || got[0] != want {
 			t.Errorf("metadata %s = %v, want exactly [%s]", key, got, want)
@@ -434,7 +436,7 @@ func TestOnlyCredentialHeadersAndRequestIDReachServices(t *testing.T) {
 	}
 	// Keys gRPC itself or grpc-gateway always set; nothing else may appear.
 	allowed := map[string]bool{
-		"x-api-key": true, "x-api-key-type": true, "x-client-id": true, "authorization": true, "x-request-id": true,
+		"x-api-key": true, "x-api-key-type": true, "x-client-id": true, "authorization": true, "x-request-id": true, "origin": true,
 		"x-forwarded-for": true, "x-forwarded-host": true, ":authority": true, "content-type": true, "user-agent": true,
 	}
 	for key := range md {

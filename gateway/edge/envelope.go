@@ -82,8 +82,9 @@ func envelope(method string, r *edgev1.Route, resp proto.Message) (any, error) {
 }
 
 // successStatus is the mux's forward-response option applying the route's cache rule and success
-// status.
+// status and, when the service allowed the request's origin, the CORS headers.
 func successStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	corsHeaders(ctx, w) // headers first: writeSuccessStatus may send them
 	if _, r, ok := routeOf(ctx); ok {
 		setNoStore(w.Header(), r)
 		writeSuccessStatus(w, r)

@@ -168,6 +168,7 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 		if _, rt, ok := routeOf(ctx); ok {
 			setNoStore(w.Header(), rt) // a failed token exchange is no more cacheable than a success
 		}
+		corsHeaders(ctx, w) // a page allowed to call may read why its call failed
 		writeFailure(w, familyOf(ctx, r), f)
 	}
 }

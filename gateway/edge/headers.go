@@ -21,6 +21,8 @@ var forwardedHeaders = map[string]string{
 	"X-Api-Key":      "x-api-key",
 	"X-Api-Key-Type": "x-api-key-type",
 	"X-Client-Id":    "x-client-id",
+	// Origin lets the service's access policy decide CORS once it knows the caller's app.
+	"Origin": "origin",
 }
 
 // incomingHeader is the mux's incoming header matcher.

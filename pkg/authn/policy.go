@@ -7,6 +7,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/route"
+	"github.com/berthhq/berth/pkg/weborigin"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -24,6 +25,14 @@ const (
 	MDServiceToken  = "x-berth-service-token"
 )
 
+// CORS metadata. The edge forwards a browser's Origin header as MDOrigin; when the app in
+// question allows that origin, the policy answers with response header MDAllowOrigin carrying it,
+// which the edge alone turns into Access-Control-Allow-Origin.
+const (
+	MDOrigin      = "origin"
+	MDAllowOrigin = "berth-cors-allow-origin"
+)
+
 // Policy decides, from the route option of the called method, whether a call may proceed.
 type Policy struct {
 	Keys         KeyVerifier      // API-key verification (identity: local; other services: remote + cache)
@@ -31,6 +40,16 @@ type Policy struct {
 	Operators    OperatorVerifier // platform operator tokens (identity only)
 	AdminToken   string           // provisioning calls; "" disables them
 	ServiceToken string           // service-to-service calls; "" disables them
+	// Origins lists an app's allowed browser origins for routes that name their app in the
+	// request (cors_app_field: route 1's client_id). Only identity, which owns apps, sets it;
+	// tenant-token routes take the origins from the token's verification instead.
+	Origins OriginSource
+}
+
+// OriginSource answers an app's allowed browser origins, normalised (pkg/weborigin). An unknown
+// app is an error; the policy then allows no origin and lets the handler answer the request.
+type OriginSource interface {
+	AppWebOrigins(ctx context.Context, appID string) ([]string, error)
 }
 
 // exempt methods carry no route option but are safe without credentials.
@@ -48,6 +67,11 @@ func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		r, principal, err := p.admitMethod(ctx, info.FullMethod)
 		if err != nil {
 			return nil, err
+		}
+		// Before the handler and the scope check, so a refused request (a code that does not
+		// exchange, a token for another user) still reaches the browser page that sent it.
+		if origin := p.allowedOrigin(ctx, r, req, principal); origin != "" {
+			_ = grpc.SetHeader(ctx, metadata.Pairs(MDAllowOrigin, origin))
 		}
 		if principal == nil {
 			return handler(ctx, req)
@@ -72,6 +96,10 @@ func (p Policy) StreamInterceptor() grpc.StreamServerInterceptor {
 		r, principal, err := p.admitMethod(ss.Context(), info.FullMethod)
 		if err != nil {
 			return err
+		}
+		// A stream's request fields arrive later, so only a token's app can allow an origin here.
+		if origin := p.allowedOrigin(ss.Context(), r, nil, principal); origin != "" {
+			_ = ss.SetHeader(metadata.Pairs(MDAllowOrigin, origin))
 		}
 		if principal == nil {
 			return handler(srv, ss)
@@ -180,6 +208,52 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		return &principal, nil
 	}
 	return nil, fault.Unauthenticated("missing credentials")
+}
+
+// allowedOrigin is the CORS rule, written once for every service: the request's Origin (as the
+// edge forwarded it) is echoed back only when the app in question allows it — the token's app on
+// a tenant-token call, the app named by the route's cors_app_field on a public route — and never
+// for API keys, operators, admins or services, whose credentials must not be usable from a page.
+// It returns "" when no origin is allowed.
+func (p Policy) allowedOrigin(ctx context.Context, r *edgev1.Route, req any, principal *Principal) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get(MDOrigin)
+	if len(vals) != 1 || vals[0] == "" {
+		return ""
+	}
+	origin := vals[0]
+	var allowed []string
+	switch {
+	case principal != nil && principal.Kind == KindTenantToken:
+		allowed = principal.WebOrigins
+	case principal == nil && r.GetPublic() && r.GetCorsAppField() != "" && p.Origins != nil:
+		appID := stringField(req, r.GetCorsAppField())
+		if appID == "" {
+			return ""
+		}
+		list, err := p.Origins.AppWebOrigins(ctx, appID)
+		if err != nil {
+			return ""
+		}
+		allowed = list
+	}
+	if !weborigin.Allowed(allowed, origin) {
+		return ""
+	}
+	return origin // verbatim: the browser compares Access-Control-Allow-Origin with what it sent
+}
+
+// stringField reads a top-level string field of a request message by its proto name.
+func stringField(req any, name string) string {
+	msg, ok := req.(proto.Message)
+	if !ok || msg == nil {
+		return ""
+	}
+	fd := msg.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name))
+	if fd == nil || fd.Kind() != protoreflect.StringKind || fd.IsList() {
+		return ""
+	}
+	return strings.TrimSpace(msg.ProtoReflect().Get(fd).String())
 }
 
 // OperatorVerifier checks a platform operator JWT: signature with the platform key, expiry, issuer

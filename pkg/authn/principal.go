@@ -25,6 +25,9 @@ type Principal struct {
 	KeyType   string // "read" | "write": always the stored type, never the claimed one
 	TenantID  string // tenant access tokens
 	UserID    string // tenant access tokens
+	// WebOrigins are the browser origins (normalised) the token's app allows; they come with the
+	// token's verification, so a cached verification also answers CORS (tenant access tokens).
+	WebOrigins []string
 
 	expiresAt time.Time // token expiry, bounds how long a verification may be cached
 }

@@ -33,11 +33,13 @@ func (r remoteTokens) VerifyAccessToken(ctx context.Context, raw string) (Princi
 		return Principal{}, err
 	}
 	return Principal{
-		Kind:      KindTenantToken,
-		AppID:     res.GetAppId(),
-		TenantID:  res.GetTenantId(),
-		UserID:    res.GetUserId(),
-		expiresAt: time.Unix(res.GetExpiresAt(), 0),
+		Kind:     KindTenantToken,
+		AppID:    res.GetAppId(),
+		TenantID: res.GetTenantId(),
+		UserID:   res.GetUserId(),
+		// An app event (an operator changed its origins) evicts this entry like any other.
+		WebOrigins: res.GetWebOrigins(),
+		expiresAt:  time.Unix(res.GetExpiresAt(), 0),
 	}, nil
 }
 

@@ -161,7 +161,11 @@ type Route struct {
 	TokenUserField   string `protobuf:"bytes,13,opt,name=token_user_field,json=tokenUserField,proto3" json:"token_user_field,omitempty"`
 	// no_store marks responses that carry secrets (tokens): the edge answers them, failures included,
 	// with Cache-Control: no-store so no browser or proxy keeps a copy.
-	NoStore       bool `protobuf:"varint,14,opt,name=no_store,json=noStore,proto3" json:"no_store,omitempty"`
+	NoStore bool `protobuf:"varint,14,opt,name=no_store,json=noStore,proto3" json:"no_store,omitempty"`
+	// cors_app_field names the request field (top-level, string) holding the app whose web origins
+	// a browser's Origin is checked against on a route without a token (route 1: client_id). On
+	// tenant-token routes the token's app decides; on every other route no origin is ever allowed.
+	CorsAppField  string `protobuf:"bytes,15,opt,name=cors_app_field,json=corsAppField,proto3" json:"cors_app_field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -294,6 +298,13 @@ func (x *Route) GetNoStore() bool {
 	return false
 }
 
+func (x *Route) GetCorsAppField() string {
+	if x != nil {
+		return x.CorsAppField
+	}
+	return ""
+}
+
 var file_edge_v1_route_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -317,7 +328,7 @@ var File_edge_v1_route_proto protoreflect.FileDescriptor
 
 const file_edge_v1_route_proto_rawDesc = "" +
 	"\n" +
-	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xfa\x03\n" +
+	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xa0\x04\n" +
 	"\x05Route\x12-\n" +
 	"\x06family\x18\x01 \x01(\x0e2\x15.berth.edge.v1.FamilyR\x06family\x12%\n" +
 	"\x0esuccess_status\x18\x02 \x01(\x05R\rsuccessStatus\x12\x1b\n" +
@@ -333,7 +344,8 @@ const file_edge_v1_route_proto_rawDesc = "" +
 	"\x0ftoken_app_field\x18\v \x01(\tR\rtokenAppField\x12,\n" +
 	"\x12token_tenant_field\x18\f \x01(\tR\x10tokenTenantField\x12(\n" +
 	"\x10token_user_field\x18\r \x01(\tR\x0etokenUserField\x12\x19\n" +
-	"\bno_store\x18\x0e \x01(\bR\anoStore*?\n" +
+	"\bno_store\x18\x0e \x01(\bR\anoStore\x12$\n" +
+	"\x0ecors_app_field\x18\x0f \x01(\tR\fcorsAppField*?\n" +
 	"\x06Family\x12\x16\n" +
 	"\x12FAMILY_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +

@@ -103,14 +103,17 @@ func (x *UserChanged) GetChangedFields() []string {
 	return nil
 }
 
-// AppChanged is the payload of berth.identity.app.changed (enabled flag or key pair changed).
+// AppChanged is the payload of berth.identity.app.changed (enabled flag, key pair or browser
+// origins changed).
 type AppChanged struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
-	Enabled       bool                   `protobuf:"varint,2,opt,name=enabled,proto3" json:"enabled,omitempty"`
-	KeyRotated    bool                   `protobuf:"varint,3,opt,name=keyRotated,proto3" json:"keyRotated,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	AppId      string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Enabled    bool                   `protobuf:"varint,2,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	KeyRotated bool                   `protobuf:"varint,3,opt,name=keyRotated,proto3" json:"keyRotated,omitempty"`
+	// originsChanged: an operator added or removed an allowed browser origin (CORS).
+	OriginsChanged bool `protobuf:"varint,4,opt,name=originsChanged,proto3" json:"originsChanged,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AppChanged) Reset() {
@@ -160,6 +163,13 @@ func (x *AppChanged) GetEnabled() bool {
 func (x *AppChanged) GetKeyRotated() bool {
 	if x != nil {
 		return x.KeyRotated
+	}
+	return false
+}
+
+func (x *AppChanged) GetOriginsChanged() bool {
+	if x != nil {
+		return x.OriginsChanged
 	}
 	return false
 }
@@ -387,14 +397,15 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\rchangedFields\x18\x05 \x03(\tR\rchangedFields:I\xd2\xf3\x18E\n" +
 	"\x15identity.user.updated\n" +
 	"\x14identity.user.frozen\n" +
-	"\x16identity.user.unfrozen\"x\n" +
+	"\x16identity.user.unfrozen\"\xa0\x01\n" +
 	"\n" +
 	"AppChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\x12\x1e\n" +
 	"\n" +
 	"keyRotated\x18\x03 \x01(\bR\n" +
-	"keyRotated:\x1a\xd2\xf3\x18\x16\n" +
+	"keyRotated\x12&\n" +
+	"\x0eoriginsChanged\x18\x04 \x01(\bR\x0eoriginsChanged:\x1a\xd2\xf3\x18\x16\n" +
 	"\x14identity.app.changed\"Z\n" +
 	"\rApiKeyChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x14\n" +

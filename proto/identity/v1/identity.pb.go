@@ -2829,7 +2829,10 @@ type VerifiedAccessToken struct {
 	UserId   string                 `protobuf:"bytes,3,opt,name=userId,proto3" json:"userId,omitempty"`
 	TokenId  string                 `protobuf:"bytes,4,opt,name=tokenId,proto3" json:"tokenId,omitempty"`
 	// expiresAt is the token's exp as Unix seconds, so caches never outlive the token.
-	ExpiresAt     int64 `protobuf:"varint,5,opt,name=expiresAt,proto3" json:"expiresAt,omitempty"`
+	ExpiresAt int64 `protobuf:"varint,5,opt,name=expiresAt,proto3" json:"expiresAt,omitempty"`
+	// webOrigins are the app's allowed browser origins (CORS), normalised, so services that cache
+	// the verification decide CORS without asking again; app events evict them.
+	WebOrigins    []string `protobuf:"bytes,6,rep,name=webOrigins,proto3" json:"webOrigins,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2899,6 +2902,13 @@ func (x *VerifiedAccessToken) GetExpiresAt() int64 {
 	return 0
 }
 
+func (x *VerifiedAccessToken) GetWebOrigins() []string {
+	if x != nil {
+		return x.WebOrigins
+	}
+	return nil
+}
+
 type CreateUserRoleRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -2949,6 +2959,175 @@ func (x *CreateUserRoleRequest) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+type AppOriginRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// origin is scheme://host[:port] (http or https; no path, query, fragment or userinfo).
+	Origin        string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppOriginRequest) Reset() {
+	*x = AppOriginRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppOriginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppOriginRequest) ProtoMessage() {}
+
+func (x *AppOriginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppOriginRequest.ProtoReflect.Descriptor instead.
+func (*AppOriginRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AppOriginRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AppOriginRequest) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+type ListAppOriginsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppOriginsRequest) Reset() {
+	*x = ListAppOriginsRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppOriginsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppOriginsRequest) ProtoMessage() {}
+
+func (x *ListAppOriginsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppOriginsRequest.ProtoReflect.Descriptor instead.
+func (*ListAppOriginsRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListAppOriginsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// AppOrigins are the browser origins (CORS) of an app.
+type AppOrigins struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// origins are the ones operators added, normalised and sorted.
+	Origins []string `protobuf:"bytes,2,rep,name=origins,proto3" json:"origins,omitempty"`
+	// redirectUriOrigins are the origins of the app's registered redirect URIs, always allowed.
+	RedirectUriOrigins []string `protobuf:"bytes,3,rep,name=redirectUriOrigins,proto3" json:"redirectUriOrigins,omitempty"`
+	// allowed is every origin a browser may call from: both lists, without duplicates, sorted.
+	Allowed       []string `protobuf:"bytes,4,rep,name=allowed,proto3" json:"allowed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppOrigins) Reset() {
+	*x = AppOrigins{}
+	mi := &file_identity_v1_identity_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppOrigins) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppOrigins) ProtoMessage() {}
+
+func (x *AppOrigins) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppOrigins.ProtoReflect.Descriptor instead.
+func (*AppOrigins) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *AppOrigins) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AppOrigins) GetOrigins() []string {
+	if x != nil {
+		return x.Origins
+	}
+	return nil
+}
+
+func (x *AppOrigins) GetRedirectUriOrigins() []string {
+	if x != nil {
+		return x.RedirectUriOrigins
+	}
+	return nil
+}
+
+func (x *AppOrigins) GetAllowed() []string {
+	if x != nil {
+		return x.Allowed
+	}
+	return nil
 }
 
 var File_identity_v1_identity_proto protoreflect.FileDescriptor
@@ -3239,16 +3418,30 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x11DeleteUserRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\"<\n" +
 	"\x18VerifyAccessTokenRequest\x12 \n" +
-	"\vaccessToken\x18\x01 \x01(\tR\vaccessToken\"\x97\x01\n" +
+	"\vaccessToken\x18\x01 \x01(\tR\vaccessToken\"\xb7\x01\n" +
 	"\x13VerifiedAccessToken\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06userId\x18\x03 \x01(\tR\x06userId\x12\x18\n" +
 	"\atokenId\x18\x04 \x01(\tR\atokenId\x12\x1c\n" +
-	"\texpiresAt\x18\x05 \x01(\x03R\texpiresAt\"A\n" +
+	"\texpiresAt\x18\x05 \x01(\x03R\texpiresAt\x12\x1e\n" +
+	"\n" +
+	"webOrigins\x18\x06 \x03(\tR\n" +
+	"webOrigins\"A\n" +
 	"\x15CreateUserRoleRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name2\xf0\t\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"@\n" +
+	"\x10AppOriginRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06origin\x18\x02 \x01(\tR\x06origin\"-\n" +
+	"\x15ListAppOriginsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\"\x86\x01\n" +
+	"\n" +
+	"AppOrigins\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
+	"\aorigins\x18\x02 \x03(\tR\aorigins\x12.\n" +
+	"\x12redirectUriOrigins\x18\x03 \x03(\tR\x12redirectUriOrigins\x12\x18\n" +
+	"\aallowed\x18\x04 \x03(\tR\aallowed2\xf0\t\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
@@ -3265,7 +3458,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x17IdentityInternalService\x12a\n" +
 	"\fVerifyApiKey\x12&.berth.identity.v1.VerifyApiKeyRequest\x1a!.berth.identity.v1.VerifiedApiKey\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x0fListTenantUsers\x12).berth.identity.v1.ListTenantUsersRequest\x1a!.berth.identity.v1.TenantUserList\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
-	"\x11VerifyAccessToken\x12+.berth.identity.v1.VerifyAccessTokenRequest\x1a&.berth.identity.v1.VerifiedAccessToken\"\x06\xca\xf3\x18\x02P\x012\xe8\x06\n" +
+	"\x11VerifyAccessToken\x12+.berth.identity.v1.VerifyAccessTokenRequest\x1a&.berth.identity.v1.VerifiedAccessToken\"\x06\xca\xf3\x18\x02P\x012\x86\t\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -3276,7 +3469,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"CreateUser\x12$.berth.identity.v1.CreateUserRequest\x1a\x17.berth.identity.v1.User\"\x06\xca\xf3\x18\x02H\x01\x12_\n" +
 	"\x0eCreateUserRole\x12(.berth.identity.v1.CreateUserRoleRequest\x1a\x1b.berth.identity.v1.UserRole\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
 	"\x10AddProjectMember\x12*.berth.identity.v1.AddProjectMemberRequest\x1a .berth.identity.v1.ProjectMember\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
-	"\x12IssueOperatorToken\x12,.berth.identity.v1.IssueOperatorTokenRequest\x1a .berth.identity.v1.OperatorToken\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x12IssueOperatorToken\x12,.berth.identity.v1.IssueOperatorTokenRequest\x1a .berth.identity.v1.OperatorToken\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
+	"\fAddAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
+	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
+	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -3290,7 +3486,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),      // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                  // 1: berth.identity.v1.UserRole
@@ -3330,7 +3526,10 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*VerifyAccessTokenRequest)(nil),  // 35: berth.identity.v1.VerifyAccessTokenRequest
 	(*VerifiedAccessToken)(nil),       // 36: berth.identity.v1.VerifiedAccessToken
 	(*CreateUserRoleRequest)(nil),     // 37: berth.identity.v1.CreateUserRoleRequest
-	(*emptypb.Empty)(nil),             // 38: google.protobuf.Empty
+	(*AppOriginRequest)(nil),          // 38: berth.identity.v1.AppOriginRequest
+	(*ListAppOriginsRequest)(nil),     // 39: berth.identity.v1.ListAppOriginsRequest
+	(*AppOrigins)(nil),                // 40: berth.identity.v1.AppOrigins
+	(*emptypb.Empty)(nil),             // 41: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -3360,29 +3559,35 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	37, // 24: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
 	30, // 25: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
 	32, // 26: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	2,  // 27: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 28: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 29: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	38, // 30: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	38, // 31: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 32: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	38, // 33: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	38, // 34: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	28, // 35: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 36: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	15, // 37: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	36, // 38: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	16, // 39: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	17, // 40: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	17, // 41: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	17, // 42: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	24, // 43: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 44: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 45: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	31, // 46: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	33, // 47: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	27, // [27:48] is the sub-list for method output_type
-	6,  // [6:27] is the sub-list for method input_type
+	38, // 27: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	38, // 28: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	39, // 29: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	2,  // 30: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 31: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 32: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	41, // 33: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	41, // 34: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 35: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	41, // 36: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	41, // 37: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	28, // 38: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 39: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	15, // 40: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	36, // 41: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	16, // 42: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	17, // 43: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	17, // 44: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	17, // 45: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	24, // 46: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 47: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 48: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	31, // 49: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	33, // 50: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	40, // 51: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	40, // 52: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	40, // 53: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	30, // [30:54] is the sub-list for method output_type
+	6,  // [6:30] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -3403,7 +3608,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   38,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

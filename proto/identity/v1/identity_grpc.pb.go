@@ -724,6 +724,9 @@ const (
 	IdentityAdminService_CreateUserRole_FullMethodName     = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
 	IdentityAdminService_AddProjectMember_FullMethodName   = "/berth.identity.v1.IdentityAdminService/AddProjectMember"
 	IdentityAdminService_IssueOperatorToken_FullMethodName = "/berth.identity.v1.IdentityAdminService/IssueOperatorToken"
+	IdentityAdminService_AddAppOrigin_FullMethodName       = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
+	IdentityAdminService_RemoveAppOrigin_FullMethodName    = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
+	IdentityAdminService_ListAppOrigins_FullMethodName     = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
 )
 
 // IdentityAdminServiceClient is the client API for IdentityAdminService service.
@@ -743,6 +746,14 @@ type IdentityAdminServiceClient interface {
 	AddProjectMember(ctx context.Context, in *AddProjectMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error)
 	// IssueOperatorToken issues an operator JWT to a project member (route 2's Bearer token).
 	IssueOperatorToken(ctx context.Context, in *IssueOperatorTokenRequest, opts ...grpc.CallOption) (*OperatorToken, error)
+	// AddAppOrigin allows one more browser origin for the app (beyond its redirect URIs' origins).
+	// Adding an origin the app has already is no change.
+	AddAppOrigin(ctx context.Context, in *AppOriginRequest, opts ...grpc.CallOption) (*AppOrigins, error)
+	// RemoveAppOrigin takes back an origin an operator added; an origin of a redirect URI cannot be
+	// removed this way.
+	RemoveAppOrigin(ctx context.Context, in *AppOriginRequest, opts ...grpc.CallOption) (*AppOrigins, error)
+	// ListAppOrigins lists the app's allowed browser origins.
+	ListAppOrigins(ctx context.Context, in *ListAppOriginsRequest, opts ...grpc.CallOption) (*AppOrigins, error)
 }
 
 type identityAdminServiceClient struct {
@@ -843,6 +854,36 @@ func (c *identityAdminServiceClient) IssueOperatorToken(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) AddAppOrigin(ctx context.Context, in *AppOriginRequest, opts ...grpc.CallOption) (*AppOrigins, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppOrigins)
+	err := c.cc.Invoke(ctx, IdentityAdminService_AddAppOrigin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) RemoveAppOrigin(ctx context.Context, in *AppOriginRequest, opts ...grpc.CallOption) (*AppOrigins, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppOrigins)
+	err := c.cc.Invoke(ctx, IdentityAdminService_RemoveAppOrigin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) ListAppOrigins(ctx context.Context, in *ListAppOriginsRequest, opts ...grpc.CallOption) (*AppOrigins, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppOrigins)
+	err := c.cc.Invoke(ctx, IdentityAdminService_ListAppOrigins_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityAdminServiceServer is the server API for IdentityAdminService service.
 // All implementations must embed UnimplementedIdentityAdminServiceServer
 // for forward compatibility.
@@ -860,6 +901,14 @@ type IdentityAdminServiceServer interface {
 	AddProjectMember(context.Context, *AddProjectMemberRequest) (*ProjectMember, error)
 	// IssueOperatorToken issues an operator JWT to a project member (route 2's Bearer token).
 	IssueOperatorToken(context.Context, *IssueOperatorTokenRequest) (*OperatorToken, error)
+	// AddAppOrigin allows one more browser origin for the app (beyond its redirect URIs' origins).
+	// Adding an origin the app has already is no change.
+	AddAppOrigin(context.Context, *AppOriginRequest) (*AppOrigins, error)
+	// RemoveAppOrigin takes back an origin an operator added; an origin of a redirect URI cannot be
+	// removed this way.
+	RemoveAppOrigin(context.Context, *AppOriginRequest) (*AppOrigins, error)
+	// ListAppOrigins lists the app's allowed browser origins.
+	ListAppOrigins(context.Context, *ListAppOriginsRequest) (*AppOrigins, error)
 	mustEmbedUnimplementedIdentityAdminServiceServer()
 }
 
@@ -896,6 +945,15 @@ func (UnimplementedIdentityAdminServiceServer) AddProjectMember(context.Context,
 }
 func (UnimplementedIdentityAdminServiceServer) IssueOperatorToken(context.Context, *IssueOperatorTokenRequest) (*OperatorToken, error) {
 	return nil, status.Error(codes.Unimplemented, "method IssueOperatorToken not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) AddAppOrigin(context.Context, *AppOriginRequest) (*AppOrigins, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddAppOrigin not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) RemoveAppOrigin(context.Context, *AppOriginRequest) (*AppOrigins, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveAppOrigin not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) ListAppOrigins(context.Context, *ListAppOriginsRequest) (*AppOrigins, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppOrigins not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) mustEmbedUnimplementedIdentityAdminServiceServer() {}
 func (UnimplementedIdentityAdminServiceServer) testEmbeddedByValue()                              {}
@@ -1080,6 +1138,60 @@ func _IdentityAdminService_IssueOperatorToken_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_AddAppOrigin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppOriginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).AddAppOrigin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_AddAppOrigin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).AddAppOrigin(ctx, req.(*AppOriginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_RemoveAppOrigin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppOriginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).RemoveAppOrigin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_RemoveAppOrigin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).RemoveAppOrigin(ctx, req.(*AppOriginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_ListAppOrigins_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppOriginsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).ListAppOrigins(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_ListAppOrigins_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).ListAppOrigins(ctx, req.(*ListAppOriginsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityAdminService_ServiceDesc is the grpc.ServiceDesc for IdentityAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1122,6 +1234,18 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "IssueOperatorToken",
 			Handler:    _IdentityAdminService_IssueOperatorToken_Handler,
+		},
+		{
+			MethodName: "AddAppOrigin",
+			Handler:    _IdentityAdminService_AddAppOrigin_Handler,
+		},
+		{
+			MethodName: "RemoveAppOrigin",
+			Handler:    _IdentityAdminService_RemoveAppOrigin_Handler,
+		},
+		{
+			MethodName: "ListAppOrigins",
+			Handler:    _IdentityAdminService_ListAppOrigins_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1101,9 +1101,9 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1b\n" +
 	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\"!\n" +
 	"\rLoginRedirect\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url2\xbf\x03\n" +
-	"\fTokenService\x12~\n" +
-	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"&\xca\xf3\x18\t\b\x01\x10\xc9\x01@\x01p\x01\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url2\xcb\x03\n" +
+	"\fTokenService\x12\x89\x01\n" +
+	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
 	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x9d\x02\n" +
 	"\fLoginService\x12a\n" +

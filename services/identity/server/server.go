@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	// Identity verifies keys and tokens itself, without a cache: it is the source the other
 	// services' caches ask.
 	p := module.NewProcess(cfg.Common, name,
-		authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+		authn.Policy{Keys: svc, Tokens: svc, Operators: svc, Origins: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
 	if pool != nil {
 		p.UsePool(pool)
 	}

@@ -2,6 +2,13 @@
 // headless Chromium, signs up through the real form and follows the redirect to a test app, which
 // then exchanges the authorization code for tokens over HTTP — the path a real user and app take.
 //
+// A second test is the browser SDK's path: the app's page, served from another origin (another
+// loopback port), receives the redirect and calls Berth cross-origin with fetch() — the code
+// exchange and /v1/users/me — in Chromium with web security on, so the real CORS checks
+// (preflights included) decide; a page on an origin the app does not allow must fail to read.
+// The page uses fetch() rather than the published SDK because the SDK comes from npm as a Node
+// package (see package sdk) that a page cannot load without a bundler.
+//
 // The test needs Chromium at /usr/bin/chromium. When it is missing and the test runs as root, it
 // installs it with apt-get; otherwise it skips, or fails under CI=true.
 package browser

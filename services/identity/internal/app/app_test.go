@@ -488,3 +488,56 @@ func TestListTenantUsers(t *testing.T) {
 	_, err = f.svc.ListTenantUsers(ctx, "a", tenant)
 	wantInvalid(t, err, "appId")
 }
+
+func TestAppOriginsChangeOnlyWithAnEventSoCachesForgetThem(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.drain(t)
+	a, err := f.svc.AddAppOrigin(ctx, strings.ToUpper(f.app.ID), "https://WWW.app.test")
+	if err != nil || !slices.Equal(a.ExtraOrigins, []string{"https://www.app.test"}) {
+		t.Fatalf("AddAppOrigin = %q, %v", a.ExtraOrigins, err)
+	}
+	evs := f.drain(t)
+	var payload identityv1.AppChanged
+	if len(evs) != 1 || evs[0].Decode(&payload) != nil || !payload.GetOriginsChanged() || payload.GetAppId() != f.app.ID {
+		t.Fatalf("add events = %v (%+v)", types(evs), &payload)
+	}
+	if _, err := f.svc.AddAppOrigin(ctx, f.app.ID, "https://www.app.test"); err != nil {
+		t.Fatal(err)
+	}
+	if evs := f.drain(t); len(evs) != 0 {
+		t.Errorf("adding a present origin emitted %v", types(evs))
+	}
+	got, err := f.svc.AppWebOrigins(ctx, f.app.ID)
+	if err != nil || !slices.Equal(got, []string{"https://app.test", "https://www.app.test"}) {
+		t.Fatalf("AppWebOrigins = %q, %v", got, err)
+	}
+	if _, err := f.svc.RemoveAppOrigin(ctx, f.app.ID, "https://www.app.test"); err != nil {
+		t.Fatal(err)
+	}
+	if evs := f.drain(t); len(evs) != 1 {
+		t.Errorf("remove emitted %v, want one app event", types(evs))
+	}
+	_, err = f.svc.AddAppOrigin(ctx, f.app.ID, "https://www.app.test/path")
+	wantInvalid(t, err, "origin")
+	_, err = f.svc.AddAppOrigin(ctx, uuid.NewString(), "https://www.app.test")
+	wantNotFound(t, err)
+	_, err = f.svc.AppWebOrigins(ctx, "not-an-id")
+	wantNotFound(t, err)
+}
+
+func TestVerifiedTokensCarryTheAppsWebOrigins(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.AddAppOrigin(ctx, f.app.ID, "https://www.app.test"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.exchange(f.code(t, "origins@example.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.svc.VerifyAccessToken(ctx, res.AccessToken)
+	if err != nil || !slices.Equal(p.WebOrigins, []string{"https://app.test", "https://www.app.test"}) {
+		t.Fatalf("principal origins = %q, %v", p.WebOrigins, err)
+	}
+}

@@ -14,10 +14,16 @@ import (
 // VerifyAccessToken on the internal API).
 var _ authn.TokenVerifier = (*Service)(nil)
 
+// Service answers the access policy's CORS question for route 1, where the request names the app.
+var _ authn.OriginSource = (*Service)(nil)
+
 // VerifiedToken is what a valid access token stands for.
 type VerifiedToken struct {
 	token.Verified
 	ProjectID string
+	// WebOrigins are the app's allowed browser origins, answered with the verification so that
+	// the caller's access policy can decide CORS from its cache.
+	WebOrigins []string
 }
 
 func errBadToken() error { return fault.Unauthenticated("invalid access token") }
@@ -62,7 +68,7 @@ func (s *Service) VerifyToken(ctx context.Context, raw string) (VerifiedToken, e
 	if err := inactive(u); err != nil {
 		return VerifiedToken{}, err
 	}
-	return VerifiedToken{Verified: v, ProjectID: a.ProjectID}, nil
+	return VerifiedToken{Verified: v, ProjectID: a.ProjectID, WebOrigins: a.WebOrigins()}, nil
 }
 
 // VerifyAccessToken implements authn.TokenVerifier for identity's own access policy.
@@ -71,5 +77,5 @@ func (s *Service) VerifyAccessToken(ctx context.Context, raw string) (authn.Prin
 	if err != nil {
 		return authn.Principal{}, err
 	}
-	return authn.Principal{Kind: authn.KindTenantToken, AppID: v.AppID, ProjectID: v.ProjectID, TenantID: v.TenantID, UserID: v.UserID}, nil
+	return authn.Principal{Kind: authn.KindTenantToken, AppID: v.AppID, ProjectID: v.ProjectID, TenantID: v.TenantID, UserID: v.UserID, WebOrigins: v.WebOrigins}, nil
 }

@@ -163,3 +163,12 @@ func APIKeyList(k domain.APIKey) *identityv1.ApiKeyList {
 func ProjectMember(m domain.ProjectMember) *identityv1.ProjectMember {
 	return &identityv1.ProjectMember{Id: m.ID, ProjectId: m.ProjectID, Email: m.Email, Name: m.Name, CreatedAt: Timestamp(m.CreatedAt)}
 }
+
+// AppOrigins is the operators' view of an app's browser origins.
+func AppOrigins(a domain.App) *identityv1.AppOrigins {
+	extra := a.ExtraOrigins
+	if extra == nil {
+		extra = []string{}
+	}
+	return &identityv1.AppOrigins{AppId: a.ID, Origins: extra, RedirectUriOrigins: a.RedirectOrigins(), Allowed: a.WebOrigins()}
+}

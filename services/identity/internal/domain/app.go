@@ -6,10 +6,13 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"github.com/berthhq/berth/pkg/fault"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/weborigin"
 
 	"github.com/google/uuid"
 )
@@ -22,6 +25,10 @@ type App struct {
 	Name         string
 	Enabled      bool
 	RedirectURIs []string
+	// ExtraOrigins are browser origins an operator allowed beyond those of the redirect URIs
+	// (normalised by weborigin.Parse, sorted, unique): an app whose pages live on another origin
+	// than its callback.
+	ExtraOrigins []string
 	// PublicKeyPEM is the current signing key's public half (SPKI PEM), served by route 15.
 	PublicKeyPEM string
 	// SealedPrivateKey is the PKCS#8 private key encrypted by the application layer; the domain never
@@ -134,7 +141,7 @@ func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, 
 	}
 	now = now.UTC()
 	return App{
-		ID: uuid.NewString(), ProjectID: projectID, Name: name, Enabled: true, RedirectURIs: uris,
+		ID: uuid.NewString(), ProjectID: projectID, Name: name, Enabled: true, RedirectURIs: uris, ExtraOrigins: []string{},
 		AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL,
 		CreatedAt: now, UpdatedAt: now,
 	}, nil
@@ -161,5 +168,66 @@ func checkAbsoluteURL(raw string) error {
 	if err != nil || !u.IsAbs() || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("must be an absolute http or https URL")
 	}
+	return nil
+}
+
+// MaxExtraOrigins bounds the origins an operator may add to one app; every verification of the
+// app's tokens carries the whole list to the other services.
+const MaxExtraOrigins = 100
+
+// RedirectOrigins are the origins of the app's redirect URIs, sorted and unique: the pages an app
+// sends its users back to are the pages that exchange the code, so they are always allowed.
+func (a App) RedirectOrigins() []string {
+	out := make([]string, 0, len(a.RedirectURIs))
+	for _, u := range a.RedirectURIs {
+		if o, ok := weborigin.Of(u); ok {
+			out = append(out, o)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// WebOrigins are every browser origin allowed to read the app's answers (CORS): the redirect
+// URIs' origins and the extra ones, sorted and unique.
+func (a App) WebOrigins() []string {
+	out := append(a.RedirectOrigins(), a.ExtraOrigins...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// AddOrigin allows one more browser origin. It reports false when the origin was allowed as an
+// extra origin already (nothing changes then).
+func (a *App) AddOrigin(raw string) (bool, error) {
+	o, err := weborigin.Parse(raw)
+	if err != nil {
+		return false, fault.InvalidField("origin", "%s", err.Error())
+	}
+	if slices.Contains(a.ExtraOrigins, o) {
+		return false, nil
+	}
+	if len(a.ExtraOrigins) >= MaxExtraOrigins {
+		return false, fault.InvalidField("origin", "an app has at most %d extra origins", MaxExtraOrigins)
+	}
+	a.ExtraOrigins = append(slices.Clone(a.ExtraOrigins), o)
+	slices.Sort(a.ExtraOrigins)
+	return true, nil
+}
+
+// RemoveOrigin takes back an extra origin. An origin that is not one (never added, or only the
+// origin of a redirect URI) is a NotFound fault: the operator's typo must not look like success.
+func (a *App) RemoveOrigin(raw string) error {
+	o, err := weborigin.Parse(raw)
+	if err != nil {
+		return fault.InvalidField("origin", "%s", err.Error())
+	}
+	i := slices.Index(a.ExtraOrigins, o)
+	if i < 0 {
+		if slices.Contains(a.RedirectOrigins(), o) {
+			return fault.InvalidField("origin", "%s is the origin of a redirect URI and stays allowed", o)
+		}
+		return fault.NotFound("origin %s is not an extra origin of the app", o)
+	}
+	a.ExtraOrigins = slices.Delete(slices.Clone(a.ExtraOrigins), i, i+1)
 	return nil
 }

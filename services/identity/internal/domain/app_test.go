@@ -4,8 +4,11 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"github.com/berthhq/berth/pkg/fault"
+	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/berthhq/berth/pkg/fault"
 )
 
 func TestNewAppValidatesRedirectURIs(t *testing.T) {
@@ -82,3 +85,60 @@ func TestGenerateKeyPairYieldsMatchingRSA2048Halves(t *testing.T) {
 		t.Fatal("private key is not the RSA-2048 partner of the public key")
 	}
 }
+
+func TestAppWebOriginsAreItsRedirectOriginsPlusOperatorOrigins(t *testing.T) {
+	a := App{RedirectURIs: []string{"https://shop.example/cb", "https://shop.example/other", "HTTP://LOCALHOST:3000/cb"}}
+	if got := a.WebOrigins(); !slicesEqual(got, []string{"http://localhost:3000", "https://shop.example"}) {
+		t.Fatalf("WebOrigins = %q", got)
+	}
+	for _, raw := range []string{"https://WWW.shop.example:443", "https://www.shop.example"} {
+		if _, err := a.AddOrigin(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slicesEqual(a.ExtraOrigins, []string{"https://www.shop.example"}) {
+		t.Fatalf("ExtraOrigins = %q, want one normalised origin", a.ExtraOrigins)
+	}
+	if changed, _ := a.AddOrigin("https://www.shop.example"); changed {
+		t.Error("adding an origin twice reported a change")
+	}
+	if got := a.WebOrigins(); !slicesEqual(got, []string{"http://localhost:3000", "https://shop.example", "https://www.shop.example"}) {
+		t.Fatalf("WebOrigins = %q", got)
+	}
+}
+
+func TestAppOriginsAreValidatedAndOnlyExtraOnesRemovable(t *testing.T) {
+	a := App{RedirectURIs: []string{"https://shop.example/cb"}}
+	for _, raw := range []string{"https://shop.example/", "shop.example", "ftp://shop.example", "https://*.shop.example", "https://u@shop.example"} {
+		if _, err := a.AddOrigin(raw); !isInvalid(err, "origin") {
+			t.Errorf("AddOrigin(%q) = %v, want invalid origin", raw, err)
+		}
+	}
+	if err := a.RemoveOrigin("https://shop.example"); !isInvalid(err, "origin") {
+		t.Errorf("removing a redirect URI's origin = %v, want invalid origin", err)
+	}
+	if f, ok := fault.As(a.RemoveOrigin("https://never.example")); !ok || f.Kind() != fault.KindNotFound {
+		t.Errorf("removing an unknown origin did not answer not found")
+	}
+	if _, err := a.AddOrigin("https://www.shop.example"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RemoveOrigin("HTTPS://www.shop.example"); err != nil || len(a.ExtraOrigins) != 0 {
+		t.Fatalf("RemoveOrigin = %v, origins left %q", err, a.ExtraOrigins)
+	}
+	for i := range MaxExtraOrigins {
+		if _, err := a.AddOrigin(fmt.Sprintf("https://o%d.example", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.AddOrigin("https://one-too-many.example"); !isInvalid(err, "origin") {
+		t.Errorf("origin beyond the limit = %v, want invalid", err)
+	}
+}
+
+func isInvalid(err error, field string) bool {
+	f, ok := fault.As(err)
+	return ok && f.Kind() == fault.KindInvalid && f.Field() == field
+}
+
+func slicesEqual(a, b []string) bool { return slices.Equal(a, b) }

@@ -31,6 +31,9 @@ commands:
   app-disable     -app ID
   app-enable      -app ID
   app-rotate-key  -app ID            (logs out every user of the app)
+  app-origin-add    -app ID -origin URL   (allow a browser origin scheme://host[:port] for CORS)
+  app-origin-remove -app ID -origin URL   (take back an origin added with app-origin-add)
+  app-origins       -app ID               (added origins, redirect URI origins, all allowed)
   key-create      -app ID -type read|write -name NAME [-description TEXT]
   role-create     -app ID -name NAME
   tenant-create   -app ID -name NAME [-description TEXT]
@@ -84,6 +87,7 @@ func run(args []string, out io.Writer) error {
 		language    = fs.String("language", "", "language")
 		member      = fs.String("member", "", "project member id")
 		ttl         = fs.Int("ttl", 3600, "operator token lifetime in seconds")
+		origin      = fs.String("origin", "", "browser origin scheme://host[:port]")
 		redirects   multi
 	)
 	fs.Var(&redirects, "redirect-uri", "allowed redirect URI (repeatable)")
@@ -123,6 +127,12 @@ func run(args []string, out io.Writer) error {
 			res, err = c.SetAppEnabled(ctx, &identityv1.SetAppEnabledRequest{AppId: *app, Enabled: cmd == "app-enable"})
 		case "app-rotate-key":
 			res, err = c.RotateAppKey(ctx, &identityv1.RotateAppKeyRequest{AppId: *app})
+		case "app-origin-add":
+			res, err = c.AddAppOrigin(ctx, &identityv1.AppOriginRequest{AppId: *app, Origin: *origin})
+		case "app-origin-remove":
+			res, err = c.RemoveAppOrigin(ctx, &identityv1.AppOriginRequest{AppId: *app, Origin: *origin})
+		case "app-origins":
+			res, err = c.ListAppOrigins(ctx, &identityv1.ListAppOriginsRequest{AppId: *app})
 		case "key-create":
 			res, err = c.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: *app, Type: *keyType, Name: *name, Description: *description})
 		case "role-create":

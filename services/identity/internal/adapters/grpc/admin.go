@@ -103,3 +103,30 @@ func (s *AdminServer) IssueOperatorToken(ctx context.Context, req *identityv1.Is
 	}
 	return &identityv1.OperatorToken{Token: raw, ExpiresAt: convert.Timestamp(exp)}, nil
 }
+
+// AddAppOrigin allows one more browser origin for an app.
+func (s *AdminServer) AddAppOrigin(ctx context.Context, req *identityv1.AppOriginRequest) (*identityv1.AppOrigins, error) {
+	a, err := s.svc.AddAppOrigin(ctx, req.GetAppId(), req.GetOrigin())
+	if err != nil {
+		return nil, err
+	}
+	return convert.AppOrigins(a), nil
+}
+
+// RemoveAppOrigin takes back an origin an operator added.
+func (s *AdminServer) RemoveAppOrigin(ctx context.Context, req *identityv1.AppOriginRequest) (*identityv1.AppOrigins, error) {
+	a, err := s.svc.RemoveAppOrigin(ctx, req.GetAppId(), req.GetOrigin())
+	if err != nil {
+		return nil, err
+	}
+	return convert.AppOrigins(a), nil
+}
+
+// ListAppOrigins lists an app's allowed browser origins.
+func (s *AdminServer) ListAppOrigins(ctx context.Context, req *identityv1.ListAppOriginsRequest) (*identityv1.AppOrigins, error) {
+	a, err := s.svc.GetApp(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return convert.AppOrigins(a), nil
+}

@@ -45,5 +45,6 @@ func (s *InternalServer) VerifyAccessToken(ctx context.Context, req *identityv1.
 	}
 	return &identityv1.VerifiedAccessToken{
 		AppId: v.AppID, TenantId: v.TenantID, UserId: v.UserID, TokenId: v.TokenID, ExpiresAt: v.ExpiresAt.Unix(),
+		WebOrigins: v.WebOrigins,
 	}, nil
 }

@@ -78,6 +78,7 @@ func (s *Store) GetProject(_ context.Context, id string) (domain.Project, error)
 
 func cloneApp(a domain.App) domain.App {
 	a.RedirectURIs = slices.Clone(a.RedirectURIs)
+	a.ExtraOrigins = slices.Clone(a.ExtraOrigins)
 	a.SealedPrivateKey = bytes.Clone(a.SealedPrivateKey)
 	return a
 }

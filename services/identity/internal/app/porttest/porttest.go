@@ -64,6 +64,7 @@ func newApp(projectID string) domain.App {
 	return domain.App{
 		ID: uuid.NewString(), ProjectID: projectID, Name: "app", Enabled: true,
 		RedirectURIs:     []string{"https://example.test/cb", "http://localhost:3000/cb"},
+		ExtraOrigins:     []string{"https://www.example.test"},
 		PublicKeyPEM:     "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
 		SealedPrivateKey: []byte{1, 2, 3, 4}, AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
 		CreatedAt: t0, UpdatedAt: t0,
@@ -211,6 +212,31 @@ func testApps(t *testing.T, newStore Factory) {
 		got, _ := s.GetApp(ctx, a.ID)
 		wantEqual(t, "app after failed update", got, a)
 		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+
+	t.Run("extra origins change with the app and its event, and may become empty", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		ev := mustEvent(t, identityv1.EventAppChanged, a.ID)
+		updated, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.ExtraOrigins = []string{"http://127.0.0.1:5173", "https://shop.example"}
+			return []events.Event{ev}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "origins after update", got.ExtraOrigins, []string{"http://127.0.0.1:5173", "https://shop.example"})
+		wantEqual(t, "UpdateApp result", updated, got)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+		if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.ExtraOrigins = []string{}
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetApp(ctx, a.ID)
+		wantEqual(t, "origins after removing all", got.ExtraOrigins, []string{})
 	})
 
 	t.Run("update of an unknown app is not found", func(t *testing.T) {

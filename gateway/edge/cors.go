@@ -1,0 +1,210 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/route"
+	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+)
+
+// CORS answers, fixed by decisions.md: the methods the routes use and the only two headers a
+// page may send. API-key headers are never allowed, so a browser can never send an API key.
+const (
+	corsAllowMethods = "GET, POST, PUT, DELETE"
+	corsAllowHeaders = "Content-Type, Authorization"
+	// corsMaxAge lets a browser reuse a preflight for ten minutes: its answer depends on the route
+	// alone (never on the origin), so it cannot go stale when an operator changes an app's origins.
+	corsMaxAge = "600"
+)
+
+// corsRequestHeaders are the request headers a preflight may ask for, lower case.
+var corsRequestHeaders = map[string]bool{"content-type": true, "authorization": true}
+
+// originKey holds the request's Origin header in the request context, for the answer's check.
+type originKey struct{}
+
+// withCORS answers preflights itself (they reach no service: the route decides them alone) and
+// remembers the Origin of every other request so that its answer can carry it when the service
+// allowed it (corsHeaders).
+func withCORS(res *resolver, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+			answerPreflight(w, r, res)
+			return
+		}
+		if origin != "" {
+			r = r.WithContext(context.WithValue(r.Context(), originKey{}, origin))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// answerPreflight allows any origin on a route that accepts a tenant access token or no
+// credentials (the actual response is what is restricted to the app's origins). Everything else
+// gets no CORS header at all, so the browser never sends the request: a path and method that
+// match no route answer like the routing error the request would get (404, 405, in the path's
+// family); an API-key, operator, admin or service route, a request header beyond Content-Type and
+// Authorization, or an Origin that is not a header-safe value answers 403 in the route's family.
+func answerPreflight(w http.ResponseWriter, r *http.Request, res *resolver) {
+	method := r.Header.Get("Access-Control-Request-Method")
+	rpc, code := res.resolve(r, method)
+	if rpc == "" {
+		writeFailure(w, familyOfPath(r.URL.Path), failure{status: code, message: http.StatusText(code)})
+		return
+	}
+	rt, _ := route.ForMethod(rpc) // the resolver only names methods that have a route option
+	fam := rt.GetFamily()
+	if fam == edgev1.Family_FAMILY_UNSPECIFIED {
+		fam = familyOfPath(r.URL.Path)
+	}
+	refuse := func(validation, message string) {
+		writeFailure(w, fam, failure{status: http.StatusForbidden, message: message, validation: validation})
+	}
+	if !rt.GetTenantToken() && !rt.GetPublic() {
+		refuse("Origin", "this route takes API keys, which must never be sent from a browser")
+		return
+	}
+	for _, h := range strings.Split(r.Header.Get("Access-Control-Request-Headers"), ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" && !corsRequestHeaders[h] {
+			refuse("Access-Control-Request-Headers", "cross-origin requests may send only the headers Content-Type and Authorization")
+			return
+		}
+	}
+	origin := r.Header.Get("Origin")
+	if !headerSafe(origin) {
+		refuse("Origin", "Origin is not a valid origin")
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Methods", corsAllowMethods)
+	h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+	h.Set("Access-Control-Max-Age", corsMaxAge)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// headerSafe accepts what a browser may send as Origin: printable ASCII without spaces, short.
+func headerSafe(v string) bool {
+	if v == "" || len(v) > 300 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= ' ' || v[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// corsHeaders puts Access-Control-Allow-Origin and Vary: Origin on the answer of a resolved RPC,
+// success or error, when the service's access policy allowed the request's origin for the app in
+// question (pkg/authn answers authn.MDAllowOrigin). This is the one piece of service metadata that
+// becomes a response header, and only when it repeats the request's own Origin: a service can
+// confirm an origin, never name one.
+func corsHeaders(ctx context.Context, w http.ResponseWriter) {
+	origin, _ := ctx.Value(originKey{}).(string)
+	if origin == "" {
+		return
+	}
+	md, ok := runtime.ServerMetadataFromContext(ctx)
+	if !ok {
+		return
+	}
+	if got := md.HeaderMD.Get(authn.MDAllowOrigin); len(got) == 1 && got[0] == origin {
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Add("Vary", "Origin")
+	}
+}
+
+// resolver finds the RPC that a method and path would reach, without calling it: a second
+// grpc-gateway mux with the same registrations over connections that never send anything. Using
+// the real routing (rather than a second table of path patterns) keeps preflights and requests
+// in agreement about which route a path is.
+type resolver struct {
+	mux *runtime.ServeMux
+}
+
+// resolveSlot receives, through the request context, what the resolver's mux matched.
+type resolveSlot struct {
+	rpc    string
+	status int // the routing error's status when nothing matched
+}
+
+func newResolver(ctx context.Context) (*resolver, error) {
+	mux := runtime.NewServeMux(
+		runtime.WithMetadata(func(ctx context.Context, r *http.Request) metadata.MD {
+			if slot, ok := r.Context().Value(resolveSlot{}).(*resolveSlot); ok {
+				slot.rpc, _ = runtime.RPCMethod(ctx)
+			}
+			return nil
+		}),
+		runtime.WithErrorHandler(func(context.Context, *runtime.ServeMux, runtime.Marshaler, http.ResponseWriter, *http.Request, error) {
+		}),
+		runtime.WithRoutingErrorHandler(func(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, _ http.ResponseWriter, r *http.Request, code int) {
+			if slot, ok := r.Context().Value(resolveSlot{}).(*resolveSlot); ok {
+				slot.status = code
+			}
+		}),
+		runtime.WithDisableHTTPMethodOverride(),
+		runtime.WithDisablePathLengthFallback(),
+	)
+	for _, be := range backends {
+		if err := be.register(ctx, mux, noCalls{}); err != nil {
+			return nil, err
+		}
+	}
+	return &resolver{mux: mux}, nil
+}
+
+// resolve returns the full RPC name that method on r's path reaches, or "" and the routing
+// error's status (404 unknown path, 405 wrong method, 400 malformed path).
+func (res *resolver) resolve(r *http.Request, method string) (string, int) {
+	slot := &resolveSlot{status: http.StatusNotFound}
+	u := *r.URL
+	probe, err := http.NewRequestWithContext(context.WithValue(r.Context(), resolveSlot{}, slot), method, "/", http.NoBody)
+	if err != nil { // a method name that is not a token
+		return "", http.StatusMethodNotAllowed
+	}
+	probe.URL = &url.URL{Path: u.Path, RawPath: u.RawPath}
+	res.mux.ServeHTTP(discardWriter{}, probe)
+	if slot.rpc != "" {
+		if _, ok := route.ForMethod(slot.rpc); ok {
+			return slot.rpc, 0
+		}
+		return "", http.StatusNotFound
+	}
+	return "", slot.status
+}
+
+// noCalls is the resolver's connection: the mux resolves the route before it calls, and the call
+// fails at once without leaving the process.
+type noCalls struct{}
+
+var errResolveOnly = status.Error(codes.Unavailable, "route resolution only")
+
+func (noCalls) Invoke(context.Context, string, any, any, ...grpc.CallOption) error {
+	return errResolveOnly
+}
+
+func (noCalls) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, errResolveOnly
+}
+
+// discardWriter swallows the resolver mux's output.
+type discardWriter struct{}
+
+func (discardWriter) Header() http.Header         { return http.Header{} }
+func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (discardWriter) WriteHeader(int)             {}
