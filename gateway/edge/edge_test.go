@@ -575,6 +575,9 @@ func TestAccessLogNamesRequestButNoSecrets(t *testing.T) {
 	if strings.Contains(logged, "very-secret") {
 		t.Errorf("access log leaks a credential: %s", logged)
 	}
+	if n := strings.Count(logged, `"request_id"`); n != 1 {
+		t.Errorf("the access-log line names request_id %d times, want once: %s", n, logged)
+	}
 }
 
 func TestNewRefusesAMissingBackend(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/reqid"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 )
 
@@ -161,7 +160,6 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 		if f.status >= http.StatusInternalServerError {
 			method, _ := runtime.RPCMethod(ctx)
 			log.ErrorContext(ctx, "request failed",
-				slog.String("request_id", reqid.From(ctx)),
 				slog.String("rpc", method),
 				slog.String("error", err.Error()))
 		}

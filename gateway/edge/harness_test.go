@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/berthhq/berth/pkg/grpcx"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/logx"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -131,7 +133,7 @@ func newHarness(t testing.TB) *harness {
 	})
 	logs := &bytes.Buffer{}
 	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc},
-		slog.New(slog.NewJSONHandler(logs, nil)), WithLogin(icc))
+		logx.New(logs, "info"), WithLogin(icc))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}

@@ -92,7 +92,6 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 					panic(p) // net/http's own signal to abort the response; not ours to swallow
 				}
 				log.ErrorContext(ctx, "panic serving request",
-					slog.String("request_id", reqid.From(ctx)),
 					slog.String("panic", fmt.Sprint(p)),
 					slog.String("stack", string(debug.Stack())))
 				if !rec.wrote {
@@ -100,12 +99,12 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 				}
 			}
 			observeHTTP(routeLabel(*rpc, r.URL.Path), rec.statusOr200(), start)
-			log.InfoContext(ctx, "http request",
+			// The request id comes from ctx (pkg/logx adds it to every record), once.
+			log.LogAttrs(ctx, slog.LevelInfo, "http request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", rec.statusOr200()),
-				slog.Duration("duration", time.Since(start)),
-				slog.String("request_id", reqid.From(ctx)))
+				slog.Duration("duration", time.Since(start)))
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -2,11 +2,12 @@ package edge
 
 import (
 	"bytes"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/pkg/logx"
 )
 
 func TestAcceptedMediaType(t *testing.T) {
@@ -48,7 +49,7 @@ func TestPanicBecomesA500InThePathsFamily(t *testing.T) {
 			logs := &bytes.Buffer{}
 			h := withMiddleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 				panic("nil map write in handler")
-			}), slog.New(slog.NewJSONHandler(logs, nil)))
+			}), logx.New(logs, "info"))
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
 			req.Header.Set("X-Request-Id", "panic-1")

@@ -11,8 +11,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/reqid"
@@ -109,6 +111,26 @@ func TestAccessLogRecordsCanceledCallsAtDebugOnly(t *testing.T) {
 		_, _ = accessLog(logx.New(&logs, "debug"))(context.Background(), nil, info, func(context.Context, any) (any, error) { return nil, tt.err })
 		if !strings.Contains(logs.String(), tt.level) || strings.Contains(logs.String(), "ERROR") {
 			t.Errorf("%v: log %s, want %s", status.Code(tt.err), logs.String(), tt.level)
+		}
+	}
+}
+
+func TestEachRequestMakesOneInfoLineWhereItEntersBerth(t *testing.T) {
+	tests := []struct {
+		name  string
+		md    metadata.MD
+		level string
+	}{
+		{"a direct gRPC caller", metadata.Pairs("x-api-key", "k"), `"level":"INFO"`},
+		{"a call the REST edge forwarded (it logged the request)", metadata.Pairs("x-forwarded-host", "berth.test"), `"level":"DEBUG"`},
+		{"a call of another Berth service (a step of a logged request)", metadata.Pairs(authn.MDServiceToken, "t"), `"level":"DEBUG"`},
+	}
+	for _, tt := range tests {
+		var logs bytes.Buffer
+		ctx := metadata.NewIncomingContext(context.Background(), tt.md)
+		_, _ = accessLog(logx.New(&logs, "debug"))(ctx, nil, info, func(context.Context, any) (any, error) { return nil, nil })
+		if !strings.Contains(logs.String(), tt.level) {
+			t.Errorf("%s: log %s, want %s", tt.name, logs.String(), tt.level)
 		}
 	}
 }

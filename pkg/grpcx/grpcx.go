@@ -133,10 +133,23 @@ func streamRecovery(log *slog.Logger) grpc.StreamServerInterceptor {
 func logAccess(ctx context.Context, log *slog.Logger, method string, start time.Time, err error) {
 	code := status.Code(err)
 	level := slog.LevelInfo
-	if code == codes.Canceled {
+	if code == codes.Canceled || hop(ctx) {
 		level = slog.LevelDebug
 	}
-	log.Log(ctx, level, "grpc", "method", method, "code", code.String(), "duration_ms", time.Since(start).Milliseconds())
+	if !log.Enabled(ctx, level) {
+		return
+	}
+	log.LogAttrs(ctx, level, "grpc", slog.String("method", method), slog.String("code", code.String()),
+		slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+}
+
+// hop reports whether the call is a step of a request that was logged where it entered Berth: one
+// the REST edge forwarded (grpc-gateway always sends x-forwarded-host) or one a Berth service made
+// with the service token. Those are logged at debug, so each request makes one info line: the
+// edge's for REST, this one for direct gRPC callers. The markers only choose a log level.
+func hop(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return len(md.Get("x-forwarded-host")) > 0 || len(md.Get(authn.MDServiceToken)) > 0
 }
 
 func accessLog(log *slog.Logger) grpc.UnaryServerInterceptor {

@@ -8,7 +8,10 @@ package ops
 import (
 	"context"
 	"net/http"
+	"net/http/pprof"
 	"time"
+
+	"github.com/berthhq/berth/pkg/config"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -23,8 +26,20 @@ const (
 // readyTimeout bounds a readiness check, so a hung dependency makes the probe fail, not hang.
 const readyTimeout = 3 * time.Second
 
-// Mount adds the three endpoints to mux; ready reports why the process is not ready, or nil.
+// PprofVar turns the Go profiler on at /debug/pprof/ of the same address when "true". It is off by
+// default: profiles expose internals and cost CPU, so they are for a measuring session, not for
+// every deployment.
+const PprofVar = "BERTH_PPROF"
+
+// Mount adds the three endpoints to mux (and the profiler when PprofVar says so); ready reports why
+// the process is not ready, or nil.
 func Mount(mux *http.ServeMux, ready func(ctx context.Context) error) {
+	if config.String(PprofVar, "") == "true" {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("GET "+HealthPath, func(w http.ResponseWriter, _ *http.Request) {
 		write(w, http.StatusOK, "ok")
 	})

@@ -38,3 +38,19 @@ func TestEndpointsAnswerLivenessReadinessAndMetrics(t *testing.T) {
 		t.Fatalf("/metrics = %d, no Go runtime metrics", code)
 	}
 }
+
+func TestTheProfilerIsServedOnlyWhenTurnedOn(t *testing.T) {
+	for _, on := range []string{"", "true"} {
+		t.Setenv(PprofVar, on)
+		srv := httptest.NewServer(Handler(func(context.Context) error { return nil }))
+		res, err := http.Get(srv.URL + "/debug/pprof/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		srv.Close()
+		if want := map[string]int{"": http.StatusNotFound, "true": http.StatusOK}[on]; res.StatusCode != want {
+			t.Errorf("%s=%q: /debug/pprof/ = %d, want %d", PprofVar, on, res.StatusCode, want)
+		}
+	}
+}

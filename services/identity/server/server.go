@@ -161,8 +161,13 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Tenant != nil {
 		tenants = tenantclient.New(cfg.Tenant)
 	}
+	// Identity is the source of truth for API keys, yet verifying one from the store costs two
+	// reads per request; it caches successes like every other service does (pkg/authn.KeyCache),
+	// evicted by its own events on every replica and at once on this one when an app is disabled.
+	var keys *authn.KeyCache
 	svc, err := app.New(app.Config{
-		Store: store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
+		AppEnabledChanged: func(appID string) { keys.Forget(appID, "") },
+		Store:             store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
 		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords, Mailer: cfg.Mailer,
 		HashConcurrency: cfg.HashConcurrency,
 	})
@@ -172,10 +177,12 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		}
 		return nil, err
 	}
-	// Identity verifies keys and tokens itself, without a cache: it is the source the other
-	// services' caches ask.
+	// Tokens are verified against the store on every call: identity is the source the other
+	// services' token caches ask, and a freeze must hold at once for its own routes.
+	keys = authn.NewKeyCache(svc, authn.RemoteTTL)
 	p := module.NewProcess(cfg.Common, name,
-		authn.Policy{Keys: svc, Tokens: svc, Operators: svc, Origins: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+		authn.Policy{Keys: keys, Tokens: svc, Operators: svc, Origins: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return keys.Watch(ctx, cfg.Bus) })
 	if pool != nil {
 		p.UsePool(pool)
 	}

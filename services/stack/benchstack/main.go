@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/stack/allinone"
 )
@@ -35,6 +36,7 @@ type options struct {
 	maxErrorRate float64
 	routes       string
 	timeout      time.Duration
+	pprof        bool
 }
 
 func parseOptions(args []string, getenv func(string) string) (options, error) {
@@ -65,6 +67,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.IntVar(&o.maxRequests, "max-requests", envInt("BENCH_MAX_REQUESTS", 2_000_000), "at most this many requests per measurement (BENCH_MAX_REQUESTS)")
 	fs.Float64Var(&o.maxErrorRate, "max-error-rate", 0.001, "fail the run when more answers than this fraction fail")
 	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1) (BENCH_ROUTES)")
+	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
 	fs.DurationVar(&o.timeout, "timeout", envDur("BENCH_TIMEOUT", 15*time.Minute), "bound on the whole run (BENCH_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -185,7 +188,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		"BERTH_SECRET_KEY":     randomHex(32),
 		"BERTH_DEMO_DIR":       dir,
 		"BERTH_NATS_URL":       "", // the embedded JetStream server: the whole stack is one process
-		"BERTH_LOG_LEVEL":      "warn",
+		// The production default: one access-log line per request is part of what a request costs.
+		"BERTH_LOG_LEVEL": "info",
+	}
+	if o.pprof {
+		env[ops.PprofVar] = "true"
+		fmt.Fprintf(out, "profiler: http://%s/debug/pprof/ (e.g. go tool pprof http://%s/debug/pprof/profile?seconds=8)\n", addrs[0], addrs[0])
 	}
 	for i, m := range allinone.Modules {
 		env[m.GRPCAddrVar()] = addrs[2+i]

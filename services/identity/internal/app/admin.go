@@ -69,13 +69,17 @@ func (s *Service) installKeyPair(a *domain.App, kp domain.KeyPair) error {
 // current state again changes nothing and emits no event.
 func (s *Service) SetAppEnabled(ctx context.Context, appID string, enabled bool) (domain.App, error) {
 	appID = domain.CanonicalID(appID)
-	return s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+	a, err := s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
 		if a.Enabled == enabled {
 			return nil, nil
 		}
 		a.Enabled, a.UpdatedAt = enabled, s.now()
 		return event(identityv1.EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: enabled})
 	})
+	if err == nil {
+		s.enabled(a.ID)
+	}
+	return a, err
 }
 
 // RotateAppKey replaces an app's key pair; the old key is discarded, so every token it signed stops

@@ -446,6 +446,21 @@ func TestSetAppEnabledEmitsOnlyOnChange(t *testing.T) {
 	}
 }
 
+func TestEnablingOrDisablingAnAppTellsThisProcesssKeyCacheAtOnce(t *testing.T) {
+	var told []string
+	f := newFixture(t, func(c *app.Config) { c.AppEnabledChanged = func(appID string) { told = append(told, appID) } })
+	ctx := context.Background()
+	if _, err := f.svc.SetAppEnabled(ctx, f.app.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 1 || told[0] != f.app.ID {
+		t.Fatalf("told %v after disabling, want [%s]: a cached key would stay valid until the event came back", told, f.app.ID)
+	}
+	if _, err := f.svc.SetAppEnabled(ctx, uuid.NewString(), true); err == nil || len(told) != 1 {
+		t.Fatalf("an unknown app: err %v, told %v; want an error and nothing told", err, told)
+	}
+}
+
 func TestCreateAppValidates(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -48,6 +48,10 @@ type Config struct {
 	HashWait        time.Duration
 	// Mailer sends the referral invites of route 23; nil makes them answer Unavailable.
 	Mailer mail.Sender
+	// AppEnabledChanged is called after an app was enabled or disabled, so that this process's
+	// cache of verified API keys forgets the app at once instead of when the event comes back
+	// from the bus (other replicas forget it then). nil: nothing to tell.
+	AppEnabledChanged func(appID string)
 }
 
 // Service implements the identity use cases. It is safe for concurrent use.
@@ -67,6 +71,7 @@ type Service struct {
 	hashes    *hashGate
 	limits    LoginLimits
 	mailer    mail.Sender
+	enabled   func(appID string)
 
 	opMu  sync.Mutex
 	opKey *rsa.PrivateKey // the operator signing key once loaded (see operatorKey)
@@ -112,8 +117,12 @@ func New(c Config) (*Service, error) {
 	if concurrency < 0 || wait < 0 {
 		return nil, errors.New("identity: password hash concurrency and wait must be positive")
 	}
+	enabled := c.AppEnabledChanged
+	if enabled == nil {
+		enabled = func(string) {}
+	}
 	return &Service{
-		store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
+		enabled: enabled, store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, hashes: newHashGate(concurrency, wait), limits: limits, mailer: c.Mailer,
 	}, nil
 }
