@@ -29,6 +29,15 @@ type jsonMarshaler struct {
 	*runtime.JSONPb
 }
 
+// Marshal writes a body the edge encoded itself (the /v1 envelope) as it is, and everything else
+// with protojson.
+func (m jsonMarshaler) Marshal(v any) ([]byte, error) {
+	if b, ok := v.(encodedJSON); ok {
+		return b, nil
+	}
+	return m.JSONPb.Marshal(v)
+}
+
 func (m jsonMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
 		err := m.decode(r, v)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -28,16 +29,30 @@ var marshaler = jsonMarshaler{&runtime.JSONPb{
 	UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
 }}
 
-// v1Success is the /v1 success envelope. The struct fixes the documented key order, which a map
-// or protojson would not; Data is the response already rendered by protoJSON.
-type v1Success struct {
-	Success bool            `json:"success"`
-	Message string          `json:"message"`
-	Error   *string         `json:"error"` // always null on success
-	Data    json.RawMessage `json:"data"`
+// encodedJSON is a response body the edge has already encoded; the marshaler writes it as it is.
+// The /v1 envelope is built this way because going through encoding/json would re-parse and
+// re-compact the protojson-encoded data on every response.
+type encodedJSON []byte
+
+// v1Head is the start of a /v1 success envelope, in the documented key order, up to the value of
+// data: {"success":true,"message":<route message>,"error":null,"data":
+func v1Head(message string) []byte {
+	msg, _ := json.Marshal(message) // a Go string always encodes
+	head := append([]byte(`{"success":true,"message":`), msg...)
+	return append(head, `,"error":null,"data":`...)
 }
 
-var jsonNull = json.RawMessage("null")
+var v1Heads sync.Map // route message -> its envelope head ([]byte), built once per route
+
+func v1Envelope(message string, data []byte) encodedJSON {
+	head, ok := v1Heads.Load(message)
+	if !ok {
+		head, _ = v1Heads.LoadOrStore(message, v1Head(message))
+	}
+	h := head.([]byte)
+	out := make([]byte, 0, len(h)+len(data)+1)
+	return append(append(append(out, h...), data...), '}')
+}
 
 // routeOf returns the route option of the RPC grpc-gateway resolved for this request.
 func routeOf(ctx context.Context) (method string, r *edgev1.Route, ok bool) {
@@ -67,15 +82,14 @@ func envelope(method string, r *edgev1.Route, resp proto.Message) (any, error) {
 	case edgev1.Family_FAMILY_API:
 		return resp, nil
 	case edgev1.Family_FAMILY_V1:
-		env := v1Success{Success: true, Message: r.GetMessage(), Data: jsonNull}
-		if !r.GetDataNull() {
-			data, err := protoJSON.Marshal(resp)
-			if err != nil {
-				return nil, fmt.Errorf("edge: render %s response: %w", method, err)
-			}
-			env.Data = data
+		if r.GetDataNull() {
+			return v1Envelope(r.GetMessage(), []byte("null")), nil
 		}
-		return env, nil
+		data, err := protoJSON.Marshal(resp)
+		if err != nil {
+			return nil, fmt.Errorf("edge: render %s response: %w", method, err)
+		}
+		return v1Envelope(r.GetMessage(), data), nil
 	default:
 		return nil, fmt.Errorf("edge: %s declares no envelope family", method)
 	}
