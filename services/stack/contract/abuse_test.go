@@ -86,8 +86,7 @@ func TestTenantServerFieldsNeedTheWriteKey(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			e := start(t, backend)
 			e.t = t
-			tk := e.exchange(t, map[string]string{"client_id": e.demo.AppID, "grant_type": "authorization_code",
-				"code": e.signUp(t, "owner@example.com", "n"), "redirect_uri": e.demo.RedirectURI, "nonce": "n"})
+			tk := e.newUser(t, "owner@example.com")
 			tenantID := e.do("GET", "/v1/tenants/me", bearer(tk.access), "").ok(t, 200).(map[string]any)["id"].(string)
 			before := e.do("GET", "/v1/tenants/"+tenantID, e.read(), "").ok(t, 200).(map[string]any)
 			for _, field := range []string{`"pspxOneTimePaymentValidThru":"2030-01-01"`, `"isInvoicePending":true`, `"companyTaxExempt":"exempt"`} {
@@ -116,8 +115,7 @@ func TestEmailChangesPerUserAreLimited(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			e := start(t, backend)
 			e.t = t
-			tk := e.exchange(t, map[string]string{"client_id": e.demo.AppID, "grant_type": "authorization_code",
-				"code": e.signUp(t, "mover@example.com", "n"), "redirect_uri": e.demo.RedirectURI, "nonce": "n"})
+			tk := e.newUser(t, "mover@example.com")
 			userID := e.do("GET", "/v1/users/me", bearer(tk.access), "").ok(t, 200).(map[string]any)["id"].(string)
 			for i := range 5 {
 				e.do("PUT", "/v1/users/"+userID, bearer(tk.access), fmt.Sprintf(`{"user":{"email":"mover%d@example.com"}}`, i)).ok(t, 200)

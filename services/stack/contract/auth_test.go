@@ -40,6 +40,14 @@ func (e *env) signUp(t *testing.T, email, nonce string) (code string) {
 
 type tokens struct{ access, id, refresh, expiresIn string }
 
+// newUser signs a new end user of the demo app up through the hosted page and exchanges the code:
+// the tokens a browser holds after sign-up.
+func (e *env) newUser(t *testing.T, email string) tokens {
+	t.Helper()
+	return e.exchange(t, map[string]string{"client_id": e.demo.AppID, "grant_type": "authorization_code",
+		"code": e.signUp(t, email, "n"), "redirect_uri": e.demo.RedirectURI, "nonce": "n"})
+}
+
 // exchange calls route 1 and checks the tokens collection envelope.
 func (e *env) exchange(t *testing.T, body map[string]string) tokens {
 	t.Helper()
