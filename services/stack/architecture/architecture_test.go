@@ -67,10 +67,26 @@ func TestNoServiceImportsAnotherServicesPackages(t *testing.T) {
 			switch {
 			case f.service == "stack":
 				// The all-in-one process and its tests compose every module; that is its job.
+			case other == "sandbox" && f.test:
+				// The provider fakes are test fixtures: a service's tests may drive its provider
+				// clients against them. Production code never links them (the test below).
 			case f.service == "":
 				t.Errorf("%s imports %s: shared packages and the gateway must not depend on a service", f.path, imp)
 			case other != f.service:
 				t.Errorf("%s imports %s: services talk over gRPC and events, never through each other's packages", f.path, imp)
+			}
+		}
+	}
+}
+
+func TestOnlyTheAllInOneAndTestsLinkTheProviderSandboxes(t *testing.T) {
+	for _, f := range sources(t) {
+		if f.test || f.service == "stack" || f.service == "sandbox" {
+			continue
+		}
+		for _, imp := range f.imports {
+			if strings.HasPrefix(imp, repo+"services/sandbox") {
+				t.Errorf("%s imports %s: the sandboxes are development and test fakes, never part of a service", f.path, imp)
 			}
 		}
 	}
