@@ -25,7 +25,7 @@ import (
 	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
-	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
+	"github.com/berthhq/berth/pkg/sealbox"
 )
 
 // Config configures the identity service.

@@ -23,7 +23,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
-	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
+	"github.com/berthhq/berth/pkg/sealbox"
 )
 
 var clockTime = time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)

@@ -22,7 +22,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
-	"github.com/berthhq/berth/services/identity/internal/domain/sealbox"
+	"github.com/berthhq/berth/pkg/sealbox"
 )
 
 const (

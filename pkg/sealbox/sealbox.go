@@ -1,5 +1,6 @@
-// Package sealbox encrypts secrets at rest (app private keys) with AES-256-GCM under a key from the
-// environment, so a database dump alone does not yield the keys that sign tenant tokens.
+// Package sealbox encrypts secrets at rest (app private keys, payment-provider secrets) with
+// AES-256-GCM under a key from the environment, so a database dump alone yields neither the keys
+// that sign tenant tokens nor the keys that move money.
 package sealbox
 
 import (
