@@ -525,6 +525,7 @@ const (
 	IdentityInternalService_VerifyApiKey_FullMethodName      = "/berth.identity.v1.IdentityInternalService/VerifyApiKey"
 	IdentityInternalService_ListTenantUsers_FullMethodName   = "/berth.identity.v1.IdentityInternalService/ListTenantUsers"
 	IdentityInternalService_VerifyAccessToken_FullMethodName = "/berth.identity.v1.IdentityInternalService/VerifyAccessToken"
+	IdentityInternalService_GetUserRef_FullMethodName        = "/berth.identity.v1.IdentityInternalService/GetUserRef"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -541,6 +542,9 @@ type IdentityInternalServiceClient interface {
 	// app's current key, issuer, audience, expiry, that it is an access token (not an ID token),
 	// that the app is enabled and that the user is neither frozen nor deleted.
 	VerifyAccessToken(ctx context.Context, in *VerifyAccessTokenRequest, opts ...grpc.CallOption) (*VerifiedAccessToken, error)
+	// GetUserRef names the tenant of an app's user (billing acts on the tenant of the user a route
+	// names). A user that is absent, another app's or deleted is NotFound.
+	GetUserRef(ctx context.Context, in *GetUserRefRequest, opts ...grpc.CallOption) (*UserRef, error)
 }
 
 type identityInternalServiceClient struct {
@@ -581,6 +585,16 @@ func (c *identityInternalServiceClient) VerifyAccessToken(ctx context.Context, i
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) GetUserRef(ctx context.Context, in *GetUserRefRequest, opts ...grpc.CallOption) (*UserRef, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserRef)
+	err := c.cc.Invoke(ctx, IdentityInternalService_GetUserRef_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -595,6 +609,9 @@ type IdentityInternalServiceServer interface {
 	// app's current key, issuer, audience, expiry, that it is an access token (not an ID token),
 	// that the app is enabled and that the user is neither frozen nor deleted.
 	VerifyAccessToken(context.Context, *VerifyAccessTokenRequest) (*VerifiedAccessToken, error)
+	// GetUserRef names the tenant of an app's user (billing acts on the tenant of the user a route
+	// names). A user that is absent, another app's or deleted is NotFound.
+	GetUserRef(context.Context, *GetUserRefRequest) (*UserRef, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -613,6 +630,9 @@ func (UnimplementedIdentityInternalServiceServer) ListTenantUsers(context.Contex
 }
 func (UnimplementedIdentityInternalServiceServer) VerifyAccessToken(context.Context, *VerifyAccessTokenRequest) (*VerifiedAccessToken, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifyAccessToken not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) GetUserRef(context.Context, *GetUserRefRequest) (*UserRef, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetUserRef not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -690,6 +710,24 @@ func _IdentityInternalService_VerifyAccessToken_Handler(srv interface{}, ctx con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_GetUserRef_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetUserRefRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).GetUserRef(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_GetUserRef_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).GetUserRef(ctx, req.(*GetUserRefRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -708,6 +746,10 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyAccessToken",
 			Handler:    _IdentityInternalService_VerifyAccessToken_Handler,
+		},
+		{
+			MethodName: "GetUserRef",
+			Handler:    _IdentityInternalService_GetUserRef_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

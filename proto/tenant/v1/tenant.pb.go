@@ -906,6 +906,298 @@ func (x *UpdateTenantRequest) GetPatch() *TenantPatch {
 	return nil
 }
 
+// BillingState is the part of a tenant that billing owns (route 17 cannot change it), in the
+// route-5 field names and types.
+type BillingState struct {
+	state                             protoimpl.MessageState `protogen:"open.v1"`
+	PspxCustomerId                    string                 `protobuf:"bytes,1,opt,name=pspxCustomerId,proto3" json:"pspxCustomerId,omitempty"`
+	PspxPriceId                       string                 `protobuf:"bytes,2,opt,name=pspxPriceId,proto3" json:"pspxPriceId,omitempty"`
+	PspxProductId                     string                 `protobuf:"bytes,3,opt,name=pspxProductId,proto3" json:"pspxProductId,omitempty"`
+	PspxSubscriptionId                string                 `protobuf:"bytes,4,opt,name=pspxSubscriptionId,proto3" json:"pspxSubscriptionId,omitempty"`
+	PspxTrialingPriceId               string                 `protobuf:"bytes,5,opt,name=pspxTrialingPriceId,proto3" json:"pspxTrialingPriceId,omitempty"`
+	PspxTrialingProductId             string                 `protobuf:"bytes,6,opt,name=pspxTrialingProductId,proto3" json:"pspxTrialingProductId,omitempty"`
+	PspxTrialingSubscriptionId        string                 `protobuf:"bytes,7,opt,name=pspxTrialingSubscriptionId,proto3" json:"pspxTrialingSubscriptionId,omitempty"`
+	PspxCheckoutSessionId             string                 `protobuf:"bytes,8,opt,name=pspxCheckoutSessionId,proto3" json:"pspxCheckoutSessionId,omitempty"`
+	PspxDefaultPaymentMethodId        string                 `protobuf:"bytes,9,opt,name=pspxDefaultPaymentMethodId,proto3" json:"pspxDefaultPaymentMethodId,omitempty"`
+	PspxSubscriptionCancelAtPeriodEnd bool                   `protobuf:"varint,10,opt,name=pspxSubscriptionCancelAtPeriodEnd,proto3" json:"pspxSubscriptionCancelAtPeriodEnd,omitempty"`
+	PspxSubscriptionCancelAt          string                 `protobuf:"bytes,11,opt,name=pspxSubscriptionCancelAt,proto3" json:"pspxSubscriptionCancelAt,omitempty"`
+	PspxPaymentMethod                 string                 `protobuf:"bytes,12,opt,name=pspxPaymentMethod,proto3" json:"pspxPaymentMethod,omitempty"`
+	Mode                              string                 `protobuf:"bytes,13,opt,name=mode,proto3" json:"mode,omitempty"`
+	FreezedDueFailedPayment           bool                   `protobuf:"varint,14,opt,name=freezedDueFailedPayment,proto3" json:"freezedDueFailedPayment,omitempty"`
+	PaidUntil                         string                 `protobuf:"bytes,15,opt,name=paidUntil,proto3" json:"paidUntil,omitempty"`
+	FreeUntil                         string                 `protobuf:"bytes,16,opt,name=freeUntil,proto3" json:"freeUntil,omitempty"`
+	PaidUnits                         string                 `protobuf:"bytes,17,opt,name=paidUnits,proto3" json:"paidUnits,omitempty"`
+	FreeUnits                         string                 `protobuf:"bytes,18,opt,name=freeUnits,proto3" json:"freeUnits,omitempty"`
+	Freezed                           bool                   `protobuf:"varint,19,opt,name=freezed,proto3" json:"freezed,omitempty"`
+	PaymentFailed                     bool                   `protobuf:"varint,20,opt,name=paymentFailed,proto3" json:"paymentFailed,omitempty"`
+	PaymentFailedCount                int32                  `protobuf:"varint,21,opt,name=paymentFailedCount,proto3" json:"paymentFailedCount,omitempty"`
+	PaymentFailedDate                 string                 `protobuf:"bytes,22,opt,name=paymentFailedDate,proto3" json:"paymentFailedDate,omitempty"`
+	// pspxOneTimePaymentValidThru is set by a one-time payment ("" leaves the tenant's value alone:
+	// a write key may also set it through route 17).
+	PspxOneTimePaymentValidThru string `protobuf:"bytes,23,opt,name=pspxOneTimePaymentValidThru,proto3" json:"pspxOneTimePaymentValidThru,omitempty"`
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
+}
+
+func (x *BillingState) Reset() {
+	*x = BillingState{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BillingState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BillingState) ProtoMessage() {}
+
+func (x *BillingState) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BillingState.ProtoReflect.Descriptor instead.
+func (*BillingState) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *BillingState) GetPspxCustomerId() string {
+	if x != nil {
+		return x.PspxCustomerId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxPriceId() string {
+	if x != nil {
+		return x.PspxPriceId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxProductId() string {
+	if x != nil {
+		return x.PspxProductId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxSubscriptionId() string {
+	if x != nil {
+		return x.PspxSubscriptionId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxTrialingPriceId() string {
+	if x != nil {
+		return x.PspxTrialingPriceId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxTrialingProductId() string {
+	if x != nil {
+		return x.PspxTrialingProductId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxTrialingSubscriptionId() string {
+	if x != nil {
+		return x.PspxTrialingSubscriptionId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxCheckoutSessionId() string {
+	if x != nil {
+		return x.PspxCheckoutSessionId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxDefaultPaymentMethodId() string {
+	if x != nil {
+		return x.PspxDefaultPaymentMethodId
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxSubscriptionCancelAtPeriodEnd() bool {
+	if x != nil {
+		return x.PspxSubscriptionCancelAtPeriodEnd
+	}
+	return false
+}
+
+func (x *BillingState) GetPspxSubscriptionCancelAt() string {
+	if x != nil {
+		return x.PspxSubscriptionCancelAt
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxPaymentMethod() string {
+	if x != nil {
+		return x.PspxPaymentMethod
+	}
+	return ""
+}
+
+func (x *BillingState) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *BillingState) GetFreezedDueFailedPayment() bool {
+	if x != nil {
+		return x.FreezedDueFailedPayment
+	}
+	return false
+}
+
+func (x *BillingState) GetPaidUntil() string {
+	if x != nil {
+		return x.PaidUntil
+	}
+	return ""
+}
+
+func (x *BillingState) GetFreeUntil() string {
+	if x != nil {
+		return x.FreeUntil
+	}
+	return ""
+}
+
+func (x *BillingState) GetPaidUnits() string {
+	if x != nil {
+		return x.PaidUnits
+	}
+	return ""
+}
+
+func (x *BillingState) GetFreeUnits() string {
+	if x != nil {
+		return x.FreeUnits
+	}
+	return ""
+}
+
+func (x *BillingState) GetFreezed() bool {
+	if x != nil {
+		return x.Freezed
+	}
+	return false
+}
+
+func (x *BillingState) GetPaymentFailed() bool {
+	if x != nil {
+		return x.PaymentFailed
+	}
+	return false
+}
+
+func (x *BillingState) GetPaymentFailedCount() int32 {
+	if x != nil {
+		return x.PaymentFailedCount
+	}
+	return 0
+}
+
+func (x *BillingState) GetPaymentFailedDate() string {
+	if x != nil {
+		return x.PaymentFailedDate
+	}
+	return ""
+}
+
+func (x *BillingState) GetPspxOneTimePaymentValidThru() string {
+	if x != nil {
+		return x.PspxOneTimePaymentValidThru
+	}
+	return ""
+}
+
+type ApplyBillingStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId      string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Revision      int64                  `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	State         *BillingState          `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyBillingStateRequest) Reset() {
+	*x = ApplyBillingStateRequest{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyBillingStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyBillingStateRequest) ProtoMessage() {}
+
+func (x *ApplyBillingStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyBillingStateRequest.ProtoReflect.Descriptor instead.
+func (*ApplyBillingStateRequest) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ApplyBillingStateRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ApplyBillingStateRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ApplyBillingStateRequest) GetRevision() int64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *ApplyBillingStateRequest) GetState() *BillingState {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 type CreateTenantRequest struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	AppId           string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -919,7 +1211,7 @@ type CreateTenantRequest struct {
 
 func (x *CreateTenantRequest) Reset() {
 	*x = CreateTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -931,7 +1223,7 @@ func (x *CreateTenantRequest) String() string {
 func (*CreateTenantRequest) ProtoMessage() {}
 
 func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -944,7 +1236,7 @@ func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTenantRequest.ProtoReflect.Descriptor instead.
 func (*CreateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{8}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateTenantRequest) GetAppId() string {
@@ -1092,7 +1384,37 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x05_test\"e\n" +
 	"\x13UpdateTenantRequest\x12\x1a\n" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\x122\n" +
-	"\x05patch\x18\x02 \x01(\v2\x1c.berth.tenant.v1.TenantPatchR\x05patch\"\xf1\x01\n" +
+	"\x05patch\x18\x02 \x01(\v2\x1c.berth.tenant.v1.TenantPatchR\x05patch\"\xaa\b\n" +
+	"\fBillingState\x12&\n" +
+	"\x0epspxCustomerId\x18\x01 \x01(\tR\x0epspxCustomerId\x12 \n" +
+	"\vpspxPriceId\x18\x02 \x01(\tR\vpspxPriceId\x12$\n" +
+	"\rpspxProductId\x18\x03 \x01(\tR\rpspxProductId\x12.\n" +
+	"\x12pspxSubscriptionId\x18\x04 \x01(\tR\x12pspxSubscriptionId\x120\n" +
+	"\x13pspxTrialingPriceId\x18\x05 \x01(\tR\x13pspxTrialingPriceId\x124\n" +
+	"\x15pspxTrialingProductId\x18\x06 \x01(\tR\x15pspxTrialingProductId\x12>\n" +
+	"\x1apspxTrialingSubscriptionId\x18\a \x01(\tR\x1apspxTrialingSubscriptionId\x124\n" +
+	"\x15pspxCheckoutSessionId\x18\b \x01(\tR\x15pspxCheckoutSessionId\x12>\n" +
+	"\x1apspxDefaultPaymentMethodId\x18\t \x01(\tR\x1apspxDefaultPaymentMethodId\x12L\n" +
+	"!pspxSubscriptionCancelAtPeriodEnd\x18\n" +
+	" \x01(\bR!pspxSubscriptionCancelAtPeriodEnd\x12:\n" +
+	"\x18pspxSubscriptionCancelAt\x18\v \x01(\tR\x18pspxSubscriptionCancelAt\x12,\n" +
+	"\x11pspxPaymentMethod\x18\f \x01(\tR\x11pspxPaymentMethod\x12\x12\n" +
+	"\x04mode\x18\r \x01(\tR\x04mode\x128\n" +
+	"\x17freezedDueFailedPayment\x18\x0e \x01(\bR\x17freezedDueFailedPayment\x12\x1c\n" +
+	"\tpaidUntil\x18\x0f \x01(\tR\tpaidUntil\x12\x1c\n" +
+	"\tfreeUntil\x18\x10 \x01(\tR\tfreeUntil\x12\x1c\n" +
+	"\tpaidUnits\x18\x11 \x01(\tR\tpaidUnits\x12\x1c\n" +
+	"\tfreeUnits\x18\x12 \x01(\tR\tfreeUnits\x12\x18\n" +
+	"\afreezed\x18\x13 \x01(\bR\afreezed\x12$\n" +
+	"\rpaymentFailed\x18\x14 \x01(\bR\rpaymentFailed\x12.\n" +
+	"\x12paymentFailedCount\x18\x15 \x01(\x05R\x12paymentFailedCount\x12,\n" +
+	"\x11paymentFailedDate\x18\x16 \x01(\tR\x11paymentFailedDate\x12@\n" +
+	"\x1bpspxOneTimePaymentValidThru\x18\x17 \x01(\tR\x1bpspxOneTimePaymentValidThru\"\x9d\x01\n" +
+	"\x18ApplyBillingStateRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\x03R\brevision\x123\n" +
+	"\x05state\x18\x04 \x01(\v2\x1d.berth.tenant.v1.BillingStateR\x05state\"\xf1\x01\n" +
 	"\x13CreateTenantRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1102,9 +1424,10 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\rTenantService\x12\x81\x01\n" +
 	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"8\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved(\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\x99\x01\n" +
 	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\"\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12}\n" +
-	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"0\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved0\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\x80\x01\n" +
+	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"0\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved0\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\xe0\x01\n" +
 	"\x15TenantInternalService\x12g\n" +
-	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x012k\n" +
+	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x01\x12^\n" +
+	"\x11ApplyBillingState\x12).berth.tenant.v1.ApplyBillingStateRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x012k\n" +
 	"\x12TenantAdminService\x12U\n" +
 	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02H\x01B3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
 
@@ -1120,7 +1443,7 @@ func file_tenant_v1_tenant_proto_rawDescGZIP() []byte {
 	return file_tenant_v1_tenant_proto_rawDescData
 }
 
-var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_tenant_v1_tenant_proto_goTypes = []any{
 	(*GetMyTenantRequest)(nil),           // 0: berth.tenant.v1.GetMyTenantRequest
 	(*CreateTenantForSignUpRequest)(nil), // 1: berth.tenant.v1.CreateTenantForSignUpRequest
@@ -1130,35 +1453,40 @@ var file_tenant_v1_tenant_proto_goTypes = []any{
 	(*AddressPatch)(nil),                 // 5: berth.tenant.v1.AddressPatch
 	(*TenantPatch)(nil),                  // 6: berth.tenant.v1.TenantPatch
 	(*UpdateTenantRequest)(nil),          // 7: berth.tenant.v1.UpdateTenantRequest
-	(*CreateTenantRequest)(nil),          // 8: berth.tenant.v1.CreateTenantRequest
-	(*v1.TenantUser)(nil),                // 9: berth.identity.v1.TenantUser
-	(*emptypb.Empty)(nil),                // 10: google.protobuf.Empty
+	(*BillingState)(nil),                 // 8: berth.tenant.v1.BillingState
+	(*ApplyBillingStateRequest)(nil),     // 9: berth.tenant.v1.ApplyBillingStateRequest
+	(*CreateTenantRequest)(nil),          // 10: berth.tenant.v1.CreateTenantRequest
+	(*v1.TenantUser)(nil),                // 11: berth.identity.v1.TenantUser
+	(*emptypb.Empty)(nil),                // 12: google.protobuf.Empty
 }
 var file_tenant_v1_tenant_proto_depIdxs = []int32{
 	3,  // 0: berth.tenant.v1.Tenant.shippingAddress:type_name -> berth.tenant.v1.Address
 	3,  // 1: berth.tenant.v1.Tenant.billingAddress:type_name -> berth.tenant.v1.Address
-	9,  // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
+	11, // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
 	5,  // 3: berth.tenant.v1.TenantPatch.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
 	5,  // 4: berth.tenant.v1.TenantPatch.billingAddress:type_name -> berth.tenant.v1.AddressPatch
 	6,  // 5: berth.tenant.v1.TenantPatch.tenant:type_name -> berth.tenant.v1.TenantPatch
 	6,  // 6: berth.tenant.v1.UpdateTenantRequest.patch:type_name -> berth.tenant.v1.TenantPatch
-	5,  // 7: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
-	5,  // 8: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
-	2,  // 9: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
-	7,  // 10: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
-	0,  // 11: berth.tenant.v1.TenantService.GetMyTenant:input_type -> berth.tenant.v1.GetMyTenantRequest
-	1,  // 12: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:input_type -> berth.tenant.v1.CreateTenantForSignUpRequest
-	8,  // 13: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
-	4,  // 14: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
-	10, // 15: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
-	4,  // 16: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
-	4,  // 17: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
-	4,  // 18: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	8,  // 7: berth.tenant.v1.ApplyBillingStateRequest.state:type_name -> berth.tenant.v1.BillingState
+	5,  // 8: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
+	5,  // 9: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
+	2,  // 10: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
+	7,  // 11: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
+	0,  // 12: berth.tenant.v1.TenantService.GetMyTenant:input_type -> berth.tenant.v1.GetMyTenantRequest
+	1,  // 13: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:input_type -> berth.tenant.v1.CreateTenantForSignUpRequest
+	9,  // 14: berth.tenant.v1.TenantInternalService.ApplyBillingState:input_type -> berth.tenant.v1.ApplyBillingStateRequest
+	10, // 15: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
+	4,  // 16: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
+	12, // 17: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
+	4,  // 18: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
+	4,  // 19: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
+	12, // 20: berth.tenant.v1.TenantInternalService.ApplyBillingState:output_type -> google.protobuf.Empty
+	4,  // 21: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_tenant_v1_tenant_proto_init() }
@@ -1174,7 +1502,7 @@ func file_tenant_v1_tenant_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tenant_v1_tenant_proto_rawDesc), len(file_tenant_v1_tenant_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -212,6 +212,7 @@ var TenantService_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	TenantInternalService_CreateTenantForSignUp_FullMethodName = "/berth.tenant.v1.TenantInternalService/CreateTenantForSignUp"
+	TenantInternalService_ApplyBillingState_FullMethodName     = "/berth.tenant.v1.TenantInternalService/ApplyBillingState"
 )
 
 // TenantInternalServiceClient is the client API for TenantInternalService service.
@@ -222,6 +223,11 @@ const (
 type TenantInternalServiceClient interface {
 	// CreateTenantForSignUp creates the tenant of a user signing up (identity calls it).
 	CreateTenantForSignUp(ctx context.Context, in *CreateTenantForSignUpRequest, opts ...grpc.CallOption) (*Tenant, error)
+	// ApplyBillingState stores the billing state that billing decided for a tenant. Billing calls it
+	// synchronously after each change, so the caller who made the change reads it in its next route
+	// 5; the same state also arrives as an event. A revision not newer than the stored one changes
+	// nothing, so retries, redeliveries and reordering are harmless.
+	ApplyBillingState(ctx context.Context, in *ApplyBillingStateRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type tenantInternalServiceClient struct {
@@ -242,6 +248,16 @@ func (c *tenantInternalServiceClient) CreateTenantForSignUp(ctx context.Context,
 	return out, nil
 }
 
+func (c *tenantInternalServiceClient) ApplyBillingState(ctx context.Context, in *ApplyBillingStateRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, TenantInternalService_ApplyBillingState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TenantInternalServiceServer is the server API for TenantInternalService service.
 // All implementations must embed UnimplementedTenantInternalServiceServer
 // for forward compatibility.
@@ -250,6 +266,11 @@ func (c *tenantInternalServiceClient) CreateTenantForSignUp(ctx context.Context,
 type TenantInternalServiceServer interface {
 	// CreateTenantForSignUp creates the tenant of a user signing up (identity calls it).
 	CreateTenantForSignUp(context.Context, *CreateTenantForSignUpRequest) (*Tenant, error)
+	// ApplyBillingState stores the billing state that billing decided for a tenant. Billing calls it
+	// synchronously after each change, so the caller who made the change reads it in its next route
+	// 5; the same state also arrives as an event. A revision not newer than the stored one changes
+	// nothing, so retries, redeliveries and reordering are harmless.
+	ApplyBillingState(context.Context, *ApplyBillingStateRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedTenantInternalServiceServer()
 }
 
@@ -262,6 +283,9 @@ type UnimplementedTenantInternalServiceServer struct{}
 
 func (UnimplementedTenantInternalServiceServer) CreateTenantForSignUp(context.Context, *CreateTenantForSignUpRequest) (*Tenant, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateTenantForSignUp not implemented")
+}
+func (UnimplementedTenantInternalServiceServer) ApplyBillingState(context.Context, *ApplyBillingStateRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplyBillingState not implemented")
 }
 func (UnimplementedTenantInternalServiceServer) mustEmbedUnimplementedTenantInternalServiceServer() {}
 func (UnimplementedTenantInternalServiceServer) testEmbeddedByValue()                               {}
@@ -302,6 +326,24 @@ func _TenantInternalService_CreateTenantForSignUp_Handler(srv interface{}, ctx c
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TenantInternalService_ApplyBillingState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyBillingStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TenantInternalServiceServer).ApplyBillingState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TenantInternalService_ApplyBillingState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TenantInternalServiceServer).ApplyBillingState(ctx, req.(*ApplyBillingStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TenantInternalService_ServiceDesc is the grpc.ServiceDesc for TenantInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -312,6 +354,10 @@ var TenantInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateTenantForSignUp",
 			Handler:    _TenantInternalService_CreateTenantForSignUp_Handler,
+		},
+		{
+			MethodName: "ApplyBillingState",
+			Handler:    _TenantInternalService_ApplyBillingState_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

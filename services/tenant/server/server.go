@@ -18,6 +18,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/billing"
 	grpcadapter "github.com/berthhq/berth/services/tenant/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
@@ -91,8 +92,12 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	grpcadapter.Register(p.Server, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
-	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
-		return identity.ConsumeUserEvents(ctx, cfg.Bus, inbox, svc, cfg.Log)
-	})
+	p.Consumers = append(p.Consumers,
+		func(ctx context.Context) (*events.Consumer, error) {
+			return identity.ConsumeUserEvents(ctx, cfg.Bus, inbox, svc, cfg.Log)
+		},
+		func(ctx context.Context) (*events.Consumer, error) {
+			return billing.ConsumeTenantState(ctx, cfg.Bus, inbox, svc, cfg.Log)
+		})
 	return p, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	// Every generated package, so that the registry holds every .proto file gen.sh passes.
 	_ "github.com/berthhq/berth/proto/analytics/v1"
+	_ "github.com/berthhq/berth/proto/billing/v1"
 	_ "github.com/berthhq/berth/proto/edge/v1"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	_ "github.com/berthhq/berth/proto/identity/v1"

@@ -184,6 +184,26 @@ func (s *Service) PublicKey(ctx context.Context, callerApp, appID string) (strin
 	return a.PublicKeyPEM, nil
 }
 
+// GetUserRef serves other contexts acting for a user a route names (billing finds the user's
+// tenant): the live user of that app. A deleted user is not found: nothing may be bought for it.
+func (s *Service) GetUserRef(ctx context.Context, appID, userID string) (domain.User, error) {
+	appID, userID = domain.CanonicalID(appID), domain.CanonicalID(userID)
+	if !domain.IsUUID(appID) {
+		return domain.User{}, fault.InvalidField("appId", "must be a UUID")
+	}
+	if !domain.IsUUID(userID) {
+		return domain.User{}, fault.InvalidField("userId", "must be a UUID")
+	}
+	u, err := s.store.GetUser(ctx, appID, userID)
+	if err != nil {
+		return domain.User{}, err
+	}
+	if u.Deleted {
+		return domain.User{}, domain.NotFound("user")
+	}
+	return u, nil
+}
+
 // ListTenantUsers serves the tenant service: the tenant's users that are not deleted, oldest first.
 func (s *Service) ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error) {
 	appID, tenantID = domain.CanonicalID(appID), domain.CanonicalID(tenantID)

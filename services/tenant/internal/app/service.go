@@ -133,6 +133,23 @@ func (s *Service) UserDeleted(ctx context.Context, appID, tenantID string, tenan
 	return s.update(ctx, appID, id, func(t *domain.Tenant) []string { return t.MarkDeleted(s.clock()) })
 }
 
+// ApplyBillingState stores the billing state billing decided for a tenant, at billing's revision
+// rev: the synchronous command after a change and the event of the same change both land here,
+// and whichever comes second (or any older revision) changes nothing.
+func (s *Service) ApplyBillingState(ctx context.Context, appID, tenantID string, rev int64, b domain.Billing, validThru string) error {
+	id, err := domain.ParseID("tenantId", tenantID)
+	if err != nil {
+		return err
+	}
+	if appID, err = canonicalApp(appID); err != nil {
+		return err
+	}
+	if rev <= 0 {
+		return fault.InvalidField("revision", "must be positive")
+	}
+	return s.update(ctx, appID, id, func(t *domain.Tenant) []string { return t.ApplyBilling(rev, b, validThru, s.clock()) })
+}
+
 // update runs change on the stored tenant and, when it reports changed fields, stores the tenant
 // with a tenant.tenant.updated event naming them. A change that changes nothing stores nothing
 // and publishes no event.

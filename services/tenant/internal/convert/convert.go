@@ -110,3 +110,31 @@ func AddressPatch(a *tenantv1.AddressPatch) *domain.AddressPatch {
 		State:      a.State,
 	}
 }
+
+// Billing reads the billing state billing pushes (route-5 names and types) into the domain.
+func Billing(b *tenantv1.BillingState) domain.Billing {
+	return domain.Billing{
+		PspxCustomerID:                    b.GetPspxCustomerId(),
+		PspxPriceID:                       b.GetPspxPriceId(),
+		PspxProductID:                     b.GetPspxProductId(),
+		PspxSubscriptionID:                b.GetPspxSubscriptionId(),
+		PspxTrialingPriceID:               b.GetPspxTrialingPriceId(),
+		PspxTrialingProductID:             b.GetPspxTrialingProductId(),
+		PspxTrialingSubscriptionID:        b.GetPspxTrialingSubscriptionId(),
+		PspxCheckoutSessionID:             b.GetPspxCheckoutSessionId(),
+		PspxDefaultPaymentMethodID:        b.GetPspxDefaultPaymentMethodId(),
+		PspxSubscriptionCancelAtPeriodEnd: b.GetPspxSubscriptionCancelAtPeriodEnd(),
+		PspxSubscriptionCancelAt:          b.GetPspxSubscriptionCancelAt(),
+		PspxPaymentMethod:                 b.GetPspxPaymentMethod(),
+		Mode:                              b.GetMode(),
+		FreezedDueFailedPayment:           b.GetFreezedDueFailedPayment(),
+		PaidUntil:                         b.GetPaidUntil(),
+		FreeUntil:                         b.GetFreeUntil(),
+		PaidUnits:                         b.GetPaidUnits(),
+		FreeUnits:                         b.GetFreeUnits(),
+		Freezed:                           b.GetFreezed(),
+		PaymentFailed:                     b.GetPaymentFailed(),
+		PaymentFailedCount:                b.GetPaymentFailedCount(),
+		PaymentFailedDate:                 b.GetPaymentFailedDate(),
+	}
+}

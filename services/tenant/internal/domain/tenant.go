@@ -77,6 +77,9 @@ type Tenant struct {
 	Deleted                     bool
 
 	Billing Billing
+	// BillingRevision is the billing context's revision of Billing: billing counts its changes,
+	// and an older or repeated state never replaces a newer one.
+	BillingRevision int64
 
 	ShippingAddress *Address // nil until the first address patch or a create that carries one
 	BillingAddress  *Address
@@ -150,5 +153,21 @@ func (t *Tenant) MarkDeleted(now time.Time) []string {
 	if len(changed) > 0 {
 		t.UpdatedAt = now.UTC()
 	}
+	return changed
+}
+
+// ApplyBilling stores billing's state at revision rev when it is newer than the stored one and
+// reports the changed tenant fields (nil when nothing is applied). validThru, when not empty, is
+// the validity a one-time payment gave (the field route 17 may also set with a write key).
+func (t *Tenant) ApplyBilling(rev int64, b Billing, validThru string, now time.Time) []string {
+	if rev <= t.BillingRevision {
+		return nil
+	}
+	changed := []string{"billing"}
+	if validThru != "" && validThru != t.PspxOneTimePaymentValidThru {
+		t.PspxOneTimePaymentValidThru = validThru
+		changed = append(changed, "pspxOneTimePaymentValidThru")
+	}
+	t.Billing, t.BillingRevision, t.UpdatedAt = b, rev, now.UTC()
 	return changed
 }

@@ -37,6 +37,15 @@ func (s *InternalServer) ListTenantUsers(ctx context.Context, req *identityv1.Li
 	return out, nil
 }
 
+// GetUserRef names a user's tenant for another context.
+func (s *InternalServer) GetUserRef(ctx context.Context, req *identityv1.GetUserRefRequest) (*identityv1.UserRef, error) {
+	u, err := s.svc.GetUserRef(ctx, req.GetAppId(), req.GetUserId())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.UserRef{UserId: u.ID, TenantRef: u.TenantID, Freezed: u.Frozen, Email: u.Email}, nil
+}
+
 // VerifyAccessToken checks a tenant access token for another service's access policy.
 func (s *InternalServer) VerifyAccessToken(ctx context.Context, req *identityv1.VerifyAccessTokenRequest) (*identityv1.VerifiedAccessToken, error) {
 	v, err := s.svc.VerifyToken(ctx, req.GetAccessToken())

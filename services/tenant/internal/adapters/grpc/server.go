@@ -99,6 +99,17 @@ func (s *Server) CreateTenantForSignUp(ctx context.Context, req *tenantv1.Create
 	return convert.Tenant(t), nil
 }
 
+// ApplyBillingState stores the billing state billing decided (billing only; the policy checked the
+// service token).
+func (s *Server) ApplyBillingState(ctx context.Context, req *tenantv1.ApplyBillingStateRequest) (*emptypb.Empty, error) {
+	err := s.svc.ApplyBillingState(ctx, req.GetAppId(), req.GetTenantId(), req.GetRevision(),
+		convert.Billing(req.GetState()), req.GetState().GetPspxOneTimePaymentValidThru())
+	if err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
 // render answers a tenant read as route 5 does, users included.
 func render(v app.TenantView, err error) (*tenantv1.Tenant, error) {
 	if err != nil {

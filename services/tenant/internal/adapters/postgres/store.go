@@ -88,6 +88,7 @@ var tenantColumns = []tenantColumn{
 	{"payment_failed", func(t *domain.Tenant) any { return &t.Billing.PaymentFailed }},
 	{"payment_failed_count", func(t *domain.Tenant) any { return &t.Billing.PaymentFailedCount }},
 	{"payment_failed_date", func(t *domain.Tenant) any { return &t.Billing.PaymentFailedDate }},
+	{"billing_revision", func(t *domain.Tenant) any { return &t.BillingRevision }},
 	{"created_at", func(t *domain.Tenant) any { return &t.CreatedAt }},
 	{"updated_at", func(t *domain.Tenant) any { return &t.UpdatedAt }},
 }

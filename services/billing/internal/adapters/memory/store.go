@@ -1,0 +1,223 @@
+package memory
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/billing/internal/app"
+	"github.com/berthhq/berth/services/billing/internal/domain"
+)
+
+// Store implements app.Store. One mutex serialises every write, which is the memory form of the
+// Postgres store's row locks.
+type Store struct {
+	mu          sync.Mutex
+	connections []domain.Connection
+	settings    map[string]domain.Settings
+	prices      []domain.CatalogPrice
+	taxRates    []domain.CatalogTaxRate
+	promotions  []domain.Promotion
+	redeemed    map[[2]string]bool // (promotion id, tenant id)
+	accounts    map[[2]string]domain.Account
+	outbox      *events.MemoryOutbox
+}
+
+// New returns an empty store whose events go to outbox.
+func New(outbox *events.MemoryOutbox) *Store {
+	return &Store{settings: map[string]domain.Settings{}, redeemed: map[[2]string]bool{},
+		accounts: map[[2]string]domain.Account{}, outbox: outbox}
+}
+
+func cloneConnection(c domain.Connection) domain.Connection {
+	c.TestKey, c.LiveKey = slices.Clone(c.TestKey), slices.Clone(c.LiveKey)
+	c.WebhookSecrets = slices.Clone(c.WebhookSecrets)
+	for i := range c.WebhookSecrets {
+		c.WebhookSecrets[i].Sealed = slices.Clone(c.WebhookSecrets[i].Sealed)
+	}
+	return c
+}
+
+// CreateConnection stores c.
+func (s *Store) CreateConnection(_ context.Context, c domain.Connection) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connections = append(s.connections, cloneConnection(c))
+	return nil
+}
+
+// Connection returns the connection with id.
+func (s *Store) Connection(_ context.Context, id string) (domain.Connection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.connections, func(c domain.Connection) bool { return c.ID == id })
+	if i < 0 {
+		return domain.Connection{}, domain.ErrConnectionNotFound
+	}
+	return cloneConnection(s.connections[i]), nil
+}
+
+// Connections lists the app's connections.
+func (s *Store) Connections(_ context.Context, appID string) ([]domain.Connection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Connection
+	for _, c := range s.connections {
+		if c.AppID == appID {
+			out = append(out, cloneConnection(c))
+		}
+	}
+	return out, nil
+}
+
+// UpdateConnection runs fn on a copy and stores it when fn succeeds.
+func (s *Store) UpdateConnection(_ context.Context, id string, fn func(*domain.Connection) error) (domain.Connection, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.connections, func(c domain.Connection) bool { return c.ID == id })
+	if i < 0 {
+		return domain.Connection{}, domain.ErrConnectionNotFound
+	}
+	next := cloneConnection(s.connections[i])
+	if err := fn(&next); err != nil {
+		return domain.Connection{}, err
+	}
+	s.connections[i] = cloneConnection(next)
+	return next, nil
+}
+
+// Settings returns the app's settings or the defaults.
+func (s *Store) Settings(_ context.Context, appID string) (domain.Settings, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settingsOf(appID), nil
+}
+
+func (s *Store) settingsOf(appID string) domain.Settings {
+	if st, ok := s.settings[appID]; ok {
+		return st
+	}
+	return domain.DefaultSettings(appID)
+}
+
+// UpdateSettings runs fn on the app's settings and stores them when fn succeeds.
+func (s *Store) UpdateSettings(_ context.Context, appID string, fn func(*domain.Settings) error) (domain.Settings, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.settingsOf(appID)
+	if err := fn(&st); err != nil {
+		return domain.Settings{}, err
+	}
+	s.settings[appID] = st
+	return st, nil
+}
+
+// CreateCatalogPrice stores p.
+func (s *Store) CreateCatalogPrice(_ context.Context, p domain.CatalogPrice) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prices = append(s.prices, p)
+	return nil
+}
+
+// CreateCatalogTaxRate stores r.
+func (s *Store) CreateCatalogTaxRate(_ context.Context, r domain.CatalogTaxRate) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.taxRates = append(s.taxRates, r)
+	return nil
+}
+
+// Catalog lists the app's prices and tax rates.
+func (s *Store) Catalog(_ context.Context, appID string) ([]domain.CatalogPrice, []domain.CatalogTaxRate, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var prices []domain.CatalogPrice
+	var rates []domain.CatalogTaxRate
+	for _, p := range s.prices {
+		if p.AppID == appID {
+			prices = append(prices, p)
+		}
+	}
+	for _, r := range s.taxRates {
+		if r.AppID == appID {
+			rates = append(rates, r)
+		}
+	}
+	return prices, rates, nil
+}
+
+// CreatePromotion stores p unless the app has its code.
+func (s *Store) CreatePromotion(_ context.Context, p domain.Promotion) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.ContainsFunc(s.promotions, func(q domain.Promotion) bool { return q.AppID == p.AppID && q.Code == p.Code }) {
+		return domain.ErrCodeTaken
+	}
+	s.promotions = append(s.promotions, p)
+	return nil
+}
+
+// Promotions lists the app's promotions.
+func (s *Store) Promotions(_ context.Context, appID string) ([]domain.Promotion, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Promotion
+	for _, p := range s.promotions {
+		if p.AppID == appID {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// UpdatePromotion runs fn on the app's promotion and stores it when fn succeeds.
+func (s *Store) UpdatePromotion(_ context.Context, appID, id string, fn func(*domain.Promotion) error) (domain.Promotion, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.promotions, func(p domain.Promotion) bool { return p.AppID == appID && p.ID == id })
+	if i < 0 {
+		return domain.Promotion{}, domain.ErrPromotionNotFound
+	}
+	next := s.promotions[i]
+	if err := fn(&next); err != nil {
+		return domain.Promotion{}, err
+	}
+	s.promotions[i] = next
+	return next, nil
+}
+
+// Account returns the tenant's account, the zero account when none is stored.
+func (s *Store) Account(_ context.Context, appID, tenantID string) (domain.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accountOf(appID, tenantID), nil
+}
+
+func (s *Store) accountOf(appID, tenantID string) domain.Account {
+	if a, ok := s.accounts[[2]string{appID, tenantID}]; ok {
+		return a
+	}
+	return domain.Account{AppID: appID, TenantID: tenantID}
+}
+
+// Redeem applies fn to the promotion and the account under the store's lock.
+func (s *Store) Redeem(_ context.Context, r app.Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.promotions, func(p domain.Promotion) bool { return p.AppID == r.AppID && p.Code == r.Code })
+	if i < 0 || s.redeemed[[2]string{s.promotions[i].ID, r.TenantID}] {
+		return domain.Account{}, domain.ErrUnknownCode
+	}
+	p, a := s.promotions[i], s.accountOf(r.AppID, r.TenantID)
+	evs, err := fn(&p, &a)
+	if err != nil {
+		return domain.Account{}, err
+	}
+	s.promotions[i] = p
+	s.accounts[[2]string{r.AppID, r.TenantID}] = a
+	s.redeemed[[2]string{p.ID, r.TenantID}] = true
+	s.outbox.Add(evs...)
+	return a, nil
+}

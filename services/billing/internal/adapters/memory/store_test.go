@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/billing/internal/adapters/memory"
+	"github.com/berthhq/berth/services/billing/internal/app"
+	"github.com/berthhq/berth/services/billing/internal/app/porttest"
+)
+
+func TestStoreConformsToThePorts(t *testing.T) {
+	porttest.Run(t, func(t *testing.T) (app.Store, events.OutboxSource) {
+		outbox := &events.MemoryOutbox{}
+		return memory.New(outbox), outbox
+	})
+}

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/billing/internal/domain"
+)
+
+// Store keeps billing's data. Every write that changes a tenant's account commits the account and
+// its events atomically.
+type Store interface {
+	CreateConnection(ctx context.Context, c domain.Connection) error
+	// Connection returns a connection by id; domain.ErrConnectionNotFound when absent.
+	Connection(ctx context.Context, id string) (domain.Connection, error)
+	// Connections lists an app's connections, oldest first.
+	Connections(ctx context.Context, appID string) ([]domain.Connection, error)
+	// UpdateConnection runs fn on a copy of the connection, locked against concurrent updates,
+	// and stores the copy when fn succeeds.
+	UpdateConnection(ctx context.Context, id string, fn func(*domain.Connection) error) (domain.Connection, error)
+
+	// Settings returns an app's settings, domain.DefaultSettings when none are stored.
+	Settings(ctx context.Context, appID string) (domain.Settings, error)
+	// UpdateSettings runs fn on the app's settings (the defaults when none are stored), locked,
+	// and stores them when fn succeeds.
+	UpdateSettings(ctx context.Context, appID string, fn func(*domain.Settings) error) (domain.Settings, error)
+
+	CreateCatalogPrice(ctx context.Context, p domain.CatalogPrice) error
+	CreateCatalogTaxRate(ctx context.Context, r domain.CatalogTaxRate) error
+	// Catalog lists an app's prices and tax rates, oldest first.
+	Catalog(ctx context.Context, appID string) ([]domain.CatalogPrice, []domain.CatalogTaxRate, error)
+
+	// CreatePromotion stores a promotion; domain.ErrCodeTaken when the app has its code.
+	CreatePromotion(ctx context.Context, p domain.Promotion) error
+	// Promotions lists an app's promotions, oldest first.
+	Promotions(ctx context.Context, appID string) ([]domain.Promotion, error)
+	// UpdatePromotion runs fn on the app's promotion, locked; domain.ErrPromotionNotFound.
+	UpdatePromotion(ctx context.Context, appID, id string, fn func(*domain.Promotion) error) (domain.Promotion, error)
+
+	// Account returns a tenant's billing account; a tenant billing never touched has the zero
+	// account (revision 0) of that app and tenant.
+	Account(ctx context.Context, appID, tenantID string) (domain.Account, error)
+	// Redeem runs fn on the app's promotion with that (canonical) code and the tenant's account,
+	// both locked, and stores both, the redemption and fn's events together. It answers
+	// domain.ErrUnknownCode, without calling fn, when the app has no such code or the tenant has
+	// redeemed it before; concurrent redemptions of one promotion are serialised, so its
+	// redemption count and maximum hold.
+	Redeem(ctx context.Context, r Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error)
+}
+
+// Redemption names who redeems which code.
+type Redemption struct {
+	AppID    string
+	Code     string // canonical (domain.CanonicalCode)
+	TenantID string
+	UserID   string
+}
+
+// Users is identity's view of the users routes name.
+type Users interface {
+	// User returns the app's live user; a fault of kind NotFound when absent, another app's or
+	// deleted.
+	User(ctx context.Context, appID, userID string) (UserRef, error)
+}
+
+// UserRef is what billing needs of a user.
+type UserRef struct {
+	ID       string
+	TenantID string // "" when the user has no tenant
+	Email    string
+}
+
+// Tenants receives the billing state billing decides, so route 5 (served by the tenant context)
+// shows it. Apply is idempotent by revision.
+type Tenants interface {
+	Apply(ctx context.Context, a domain.Account) error
+}

@@ -1,0 +1,68 @@
+package domain
+
+import (
+	"strconv"
+	"time"
+)
+
+// PromoPaymentMethod is the tenant's pspxPaymentMethod after a promotion gave a tenant without a
+// paid plan its access.
+const PromoPaymentMethod = "berth_promo_code"
+
+// State is a tenant's billing state: what route 5 shows in the billing fields. Times are zero when
+// unset and render as "".
+type State struct {
+	PspxCustomerID                    string
+	PspxPriceID                       string
+	PspxProductID                     string
+	PspxSubscriptionID                string
+	PspxTrialingPriceID               string
+	PspxTrialingProductID             string
+	PspxTrialingSubscriptionID        string
+	PspxCheckoutSessionID             string
+	PspxDefaultPaymentMethodID        string
+	PspxSubscriptionCancelAtPeriodEnd bool
+	PspxSubscriptionCancelAt          time.Time
+	PspxPaymentMethod                 string
+	Mode                              string // "payment", "subscription" or ""
+	FreezedDueFailedPayment           bool
+	PaidUntil                         time.Time
+	FreeUntil                         time.Time
+	PaidUnits                         int64
+	FreeUnits                         int64
+	Freezed                           bool
+	PaymentFailed                     bool
+	PaymentFailedCount                int32
+	PaymentFailedDate                 time.Time
+	OneTimePaymentValidThru           time.Time
+}
+
+// HasPaidPlan reports whether the tenant pays for its access: a subscription or bought units.
+func (s State) HasPaidPlan() bool { return s.PspxSubscriptionID != "" || s.PaidUnits > 0 }
+
+// Account is a tenant's billing account. Revision counts its changes: each change that is stored
+// increments it, and the tenant context keeps only the newest revision it was sent.
+type Account struct {
+	AppID     string
+	TenantID  string
+	Revision  int64
+	State     State
+	UpdatedAt time.Time
+}
+
+// Touch marks a stored change at now.
+func (a *Account) Touch(now time.Time) {
+	a.Revision++
+	a.UpdatedAt = now.UTC()
+}
+
+// FormatTime renders a billing time as route 5 does: RFC 3339 UTC, "" when unset.
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// FormatUnits renders a unit count as route 5 does: decimal text.
+func FormatUnits(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,11 @@
+package domain
+
+import "github.com/berthhq/berth/pkg/fault"
+
+// Not-found answers. Routes answer them like invalid input (400 in the /v1 family), so ids of
+// other apps cannot be probed.
+var (
+	ErrConnectionNotFound = fault.NotFound("Provider connection not found")
+	ErrPromotionNotFound  = fault.NotFound("Promotion not found")
+	ErrCodeTaken          = fault.InvalidField("code", "is already a promotion code of this app")
+)
