@@ -19,13 +19,13 @@ import (
 	"github.com/berthhq/berth/pkg/mail"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/sealbox"
 	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/adapters/postgres"
 	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
-	"github.com/berthhq/berth/pkg/sealbox"
 )
 
 // Config configures the identity service.

@@ -18,12 +18,12 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/sealbox"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
-	"github.com/berthhq/berth/pkg/sealbox"
 )
 
 var clockTime = time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/pkg/sealbox"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )

@@ -9,9 +9,9 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/mail"
+	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
-	"github.com/berthhq/berth/pkg/sealbox"
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
