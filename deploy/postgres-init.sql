@@ -2,3 +2,4 @@
 CREATE DATABASE berth_identity;
 CREATE DATABASE berth_tenant;
 CREATE DATABASE berth_analytics;
+CREATE DATABASE berth_billing;

@@ -13,6 +13,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/login"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -40,6 +41,9 @@ var backends = []backend{
 	}},
 	{module: "analytics", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
 		return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, analyticsv1.NewAnalyticsServiceClient(cc))
+	}},
+	{module: "billing", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+		return billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(cc))
 	}},
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -108,7 +109,7 @@ func startBackend(t testing.TB, register func(*grpc.Server)) (*fakeBackend, *grp
 	return f, grpctest.Serve(t, srv)
 }
 
-// harness drives the real edge handler against fake identity, tenant and analytics backends.
+// harness drives the real edge handler against fake identity, tenant, analytics and billing backends.
 type harness struct {
 	handler   http.Handler
 	identity  *fakeBackend
@@ -131,8 +132,11 @@ func newHarness(t testing.TB) *harness {
 	analytics, acc := startBackend(t, func(s *grpc.Server) {
 		analyticsv1.RegisterAnalyticsServiceServer(s, analyticsv1.UnimplementedAnalyticsServiceServer{})
 	})
+	_, bcc := startBackend(t, func(s *grpc.Server) {
+		billingv1.RegisterBillingServiceServer(s, billingv1.UnimplementedBillingServiceServer{})
+	})
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc},
+	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc, "billing": bcc},
 		logx.New(logs, "info"), WithLogin(icc))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)

@@ -7,7 +7,9 @@ replace (
 	github.com/berthhq/berth/pkg => ../../pkg
 	github.com/berthhq/berth/proto => ../../proto
 	github.com/berthhq/berth/services/analytics => ../../services/analytics
+	github.com/berthhq/berth/services/billing => ../../services/billing
 	github.com/berthhq/berth/services/identity => ../../services/identity
+	github.com/berthhq/berth/services/sandbox => ../../services/sandbox
 	github.com/berthhq/berth/services/tenant => ../../services/tenant
 )
 
@@ -16,11 +18,13 @@ require (
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/analytics v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/services/billing v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
+	go.yaml.in/yaml/v3 v3.0.5
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -30,6 +34,7 @@ require (
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
@@ -67,6 +72,7 @@ require (
 	github.com/moby/sys/user v0.4.0 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
 	github.com/moby/term v0.5.2 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
 	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
@@ -74,6 +80,10 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/shirou/gopsutil/v4 v4.26.5 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/stretchr/testify v1.12.1 // indirect
@@ -88,7 +98,6 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

@@ -1,0 +1,112 @@
+// Package server is the billing service's composition root, used by cmd/billing and by the
+// all-in-one process: it picks the store (Postgres, or memory for the embedded development
+// default), wires the use cases to identity (users, credentials) and tenant (the billing state it
+// shows), builds the gRPC server with the shared access policy and runs the outbox relay.
+//
+// Settings, besides those of every module (pkg/svcmain):
+//
+//	BERTH_SECRET_KEY   32-byte AES-GCM key sealing provider secrets at rest (hex or base64; required)
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/sealbox"
+	grpcadapter "github.com/berthhq/berth/services/billing/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/billing/internal/adapters/identity"
+	"github.com/berthhq/berth/services/billing/internal/adapters/memory"
+	"github.com/berthhq/berth/services/billing/internal/adapters/postgres"
+	"github.com/berthhq/berth/services/billing/internal/adapters/tenant"
+	"github.com/berthhq/berth/services/billing/internal/app"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+// Config configures the service.
+type Config struct {
+	// Common holds what every module is built from; DatabaseURL "" selects memory stores (the
+	// embedded development default only).
+	module.Common
+	SecretKey []byte // 32-byte AES-GCM key sealing provider secrets
+	// Identity and Tenant are the connections to those services; their calls must carry the
+	// service token (user lookups and billing-state commands are service-only methods).
+	Identity grpc.ClientConnInterface
+	Tenant   grpc.ClientConnInterface
+}
+
+// Module is the billing context in the service template. It dials identity (credentials, users)
+// and tenant (which shows the billing state billing decides).
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9104", Build: build}
+
+const name = "billing"
+
+func build(ctx context.Context, c module.Common) (*module.Process, error) {
+	secret, err := c.Env.Bytes("BERTH_SECRET_KEY")
+	if err != nil {
+		return nil, err
+	}
+	identityConn, err := c.Dial("identity")
+	if err != nil {
+		return nil, err
+	}
+	tenantConn, err := c.Dial("tenant")
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Config{Common: c, SecretKey: secret, Identity: identityConn, Tenant: tenantConn})
+}
+
+// New opens the store (migrating Postgres) and builds the process: the gRPC server and the outbox
+// relay.
+func New(ctx context.Context, cfg Config) (*module.Process, error) {
+	if cfg.Identity == nil || cfg.Tenant == nil {
+		return nil, errors.New("billing: identity and tenant connections are required")
+	}
+	box, err := sealbox.New(cfg.SecretKey)
+	if err != nil {
+		return nil, fmt.Errorf("billing: BERTH_SECRET_KEY: %w", err)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	var (
+		store  app.Store
+		outbox events.OutboxSource
+		pool   *pgxpool.Pool
+	)
+	if cfg.DatabaseURL == "" {
+		mem := &events.MemoryOutbox{}
+		store, outbox = memory.New(mem), mem
+	} else {
+		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
+			return nil, fmt.Errorf("billing: database: %w", err)
+		}
+		store, outbox = postgres.New(pool), events.NewPGOutbox(pool)
+	}
+
+	creds := authn.NewRemote(cfg.Identity)
+	svc := app.New(store,
+		identity.NewUsers(identityv1.NewIdentityInternalServiceClient(cfg.Identity)),
+		tenant.NewTenants(tenantv1.NewTenantInternalServiceClient(cfg.Tenant)),
+		app.Options{Box: box, Clock: cfg.Clock, NewID: uuid.NewString})
+	p := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	if pool != nil {
+		p.UsePool(pool)
+	}
+	grpcadapter.Register(p.Server, svc)
+	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
+	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
+	return p, nil
+}
