@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	"google.golang.org/protobuf/proto"
@@ -23,16 +24,20 @@ type Demo struct {
 	WriteKey    string   `json:"writeKey"`
 	TenantID    string   `json:"tenantId"`
 	UserIDs     []string `json:"userIds"`
+	// PromotionCode is an active promotion of the app (route 24 redeems it).
+	PromotionCode string `json:"promotionCode"`
 }
 
 // Admin holds the provisioning clients (their connections must send the admin token).
 type Admin struct {
 	Identity identityv1.IdentityAdminServiceClient
 	Tenant   tenantv1.TenantAdminServiceClient
+	Billing  billingv1.BillingAdminServiceClient
 }
 
 // Run creates a project with one app (redirect URI redirectURI), a read and a write API key, two
-// user roles, a tenant with shipping and billing addresses, and two users of that tenant.
+// user roles, a tenant with shipping and billing addresses, two users of that tenant and an active
+// promotion code.
 func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error) {
 	d := Demo{BaseURL: baseURL, RedirectURI: redirectURI}
 	project, err := a.Identity.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: "Demo project"})
@@ -75,6 +80,12 @@ func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error
 		}
 		d.UserIDs = append(d.UserIDs, user.GetId())
 	}
+	promo, err := a.Billing.CreatePromotion(ctx, &billingv1.CreatePromotionRequest{AppId: d.AppID, Code: "WELCOME30",
+		Name: "Welcome", Description: "30 free days and 5 free units", FreeUnits: 5, FreeDays: 30, MaxRedemptions: 1000})
+	if err != nil {
+		return d, fmt.Errorf("promotion: %w", err)
+	}
+	d.PromotionCode = promo.GetCode()
 	return d, nil
 }
 
@@ -110,5 +121,7 @@ func (d Demo) Curls() []string {
 		fmt.Sprintf("curl -s -X PUT %s %s/v1/apps/%s/users/%s/access-status/0", write, d.BaseURL, d.AppID, d.UserIDs[1]),
 		fmt.Sprintf("curl -s -X PUT %s -H 'Content-Type: application/json' -d '{\"user\":{\"nickname\":\"ada\"}}' %s/v1/users/%s", write, d.BaseURL, d.UserIDs[0]),
 		fmt.Sprintf("curl -s -X PUT %s -H 'Content-Type: application/json' -d '{\"kind\":\"tenant\",\"companyName\":\"Demo GmbH\"}' %s/v1/tenants/%s", write, d.BaseURL, d.TenantID),
+		fmt.Sprintf("curl -s %s %s/v1/apps/%s/promotions", read, d.BaseURL, d.AppID),
+		fmt.Sprintf("curl -s -X PUT %s %s/v1/users/%s/promotion-codes/%s", write, d.BaseURL, d.UserIDs[0], d.PromotionCode),
 	}
 }

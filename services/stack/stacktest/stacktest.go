@@ -20,6 +20,7 @@ import (
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	"github.com/berthhq/berth/services/stack/allinone"
@@ -99,6 +100,7 @@ func StartWith(t testing.TB, o Options) Env {
 	env := Env{Stack: s, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Admin: seed.Admin{
 		Identity: identityv1.NewIdentityAdminServiceClient(dial(s.Addr("identity"))),
 		Tenant:   tenantv1.NewTenantAdminServiceClient(dial(s.Addr("tenant"))),
+		Billing:  billingv1.NewBillingAdminServiceClient(dial(s.Addr("billing"))),
 	}}
 	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/ops"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	"github.com/berthhq/berth/services/stack/allinone"
@@ -86,9 +87,15 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.D
 		return seed.Demo{}, err
 	}
 	defer tc.Close()
+	bc, err := dial(s.Addr("billing"))
+	if err != nil {
+		return seed.Demo{}, err
+	}
+	defer bc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc)},
+	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
+		Billing: billingv1.NewBillingAdminServiceClient(bc)},
 		s.BaseURL, config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath))
 }
 

@@ -1,5 +1,5 @@
-// Command berthctl is the operators' provisioning CLI. It calls the identity and tenant admin gRPC
-// APIs with the deployment's admin token (BERTH_ADMIN_TOKEN) and prints each result as JSON. An API
+// Command berthctl is the operators' provisioning CLI. It calls the identity, tenant and billing
+// admin gRPC APIs with the deployment's admin token (BERTH_ADMIN_TOKEN) and prints each result as JSON. An API
 // key's secret is printed once, when it is created; Berth keeps only its hash.
 package main
 
@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const usage = `usage: berthctl [-identity host:port] [-tenant host:port] <command> [flags]
+const usage = `usage: berthctl [-identity host:port] [-tenant host:port] [-billing host:port] <command> [flags]
 
 commands:
   project-create  -name NAME
@@ -41,8 +41,9 @@ commands:
   member-add      -project ID -email EMAIL -name NAME   (an operator of the project's apps)
   operator-token  -member ID [-ttl SECONDS]             (default 3600, 0 = 3600, at most 86400)
 
-environment: BERTH_ADMIN_TOKEN (required), BERTH_IDENTITY_GRPC_ADDR, BERTH_TENANT_GRPC_ADDR
-`
+environment: BERTH_ADMIN_TOKEN (required), BERTH_IDENTITY_GRPC_ADDR, BERTH_TENANT_GRPC_ADDR,
+BERTH_BILLING_GRPC_ADDR
+` + billingUsage
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
@@ -61,6 +62,7 @@ func run(args []string, out io.Writer) error {
 	global.Usage = func() { fmt.Fprint(global.Output(), usage) }
 	identityAddr := global.String("identity", config.String("BERTH_IDENTITY_GRPC_ADDR", "127.0.0.1:9101"), "identity gRPC address")
 	tenantAddr := global.String("tenant", config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"), "tenant gRPC address")
+	billingAddr := global.String("billing", config.String("BERTH_BILLING_GRPC_ADDR", "127.0.0.1:9104"), "billing gRPC address")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +75,23 @@ func run(args []string, out io.Writer) error {
 		return errors.New("BERTH_ADMIN_TOKEN is not set")
 	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
+	dial := func(addr string) (*grpc.ClientConn, error) {
+		return grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(token)))...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if isBillingCommand(cmd) {
+		conn, err := dial(*billingAddr)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		res, err := runBilling(ctx, conn, cmd, rest)
+		if err != nil {
+			return err
+		}
+		return printJSON(out, res)
+	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var (
 		name        = fs.String("name", "", "name")
@@ -94,12 +113,6 @@ func run(args []string, out io.Writer) error {
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
-
-	dial := func(addr string) (*grpc.ClientConn, error) {
-		return grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(token)))...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 
 	var res proto.Message
 	var err error
@@ -156,6 +169,11 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return printJSON(out, res)
+}
+
+// printJSON writes a result as JSON in the proto field names.
+func printJSON(out io.Writer, res proto.Message) error {
 	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}.Marshal(res)
 	if err != nil {
 		return err

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+)
+
+// billingUsage lists the billing commands; they call the billing service's admin API.
+const billingUsage = `
+billing commands (-billing host:port):
+  connection-create  -app ID -provider pspx|pspy   (secrets from the environment, below)
+  connection-rotate  -connection ID [-retire-webhook-secret ID ...]   (new secrets from the environment)
+  app-billing        -app ID                       (connections without secrets, settings)
+  app-billing-set    -app ID [-connection ID] [-return-url URL] [-freeze-after N] [-one-time-days N] [-referral-promotion ID]
+  catalog-price-create    -app ID -product NAME -amount MINOR_UNITS -currency EUR [-interval "1 month"]
+  catalog-tax-rate-create -app ID -name NAME -basis-points 1900 [-inclusive]
+  catalog            -app ID
+  promotion-create   -app ID -code CODE -name NAME [-description T] [-free-units N] [-free-days N]
+                     [-valid-from DATE] [-valid-until DATE] [-max-redemptions N]
+  promotion-activate | promotion-deactivate  -app ID -promotion ID
+
+Provider secrets never go on the command line (where shell history and the process list keep them):
+connection-create and connection-rotate read PSP_TEST_SECRET_KEY, PSP_LIVE_SECRET_KEY,
+PSP_TEST_WEBHOOK_SECRET and PSP_LIVE_WEBHOOK_SECRET.
+`
+
+// isBillingCommand reports whether cmd is one of billingUsage's commands.
+func isBillingCommand(cmd string) bool {
+	switch cmd {
+	case "connection-create", "connection-rotate", "app-billing", "app-billing-set", "catalog-price-create",
+		"catalog-tax-rate-create", "catalog", "promotion-create", "promotion-activate", "promotion-deactivate":
+		return true
+	}
+	return false
+}
+
+// runBilling parses a billing command's flags and calls the admin API over conn.
+func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, args []string) (proto.Message, error) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	var (
+		app        = fs.String("app", "", "app id")
+		provider   = fs.String("provider", "", "pspx or pspy")
+		connection = fs.String("connection", "", "connection id")
+		returnURL  = fs.String("return-url", "", "payment return URL")
+		freeze     = fs.Int("freeze-after", 0, "failed payments that freeze a tenant")
+		oneTime    = fs.Int("one-time-days", 0, "days a one-time payment stays valid")
+		referral   = fs.String("referral-promotion", "", "promotion id given to referrers")
+		product    = fs.String("product", "", "product name")
+		amount     = fs.Int64("amount", 0, "amount in minor units")
+		currency   = fs.String("currency", "EUR", "ISO 4217 currency")
+		interval   = fs.String("interval", "", `subscription interval, e.g. "1 month"; empty for one-time`)
+		name       = fs.String("name", "", "name")
+		basis      = fs.Int("basis-points", 0, "tax percentage in basis points (1900 = 19 %)")
+		inclusive  = fs.Bool("inclusive", false, "prices include the tax")
+		code       = fs.String("code", "", "promotion code")
+		descr      = fs.String("description", "", "description")
+		freeUnits  = fs.Int("free-units", 0, "free units")
+		freeDays   = fs.Int("free-days", 0, "free days")
+		validFrom  = fs.String("valid-from", "", "YYYY-MM-DD or RFC 3339")
+		validUntil = fs.String("valid-until", "", "YYYY-MM-DD or RFC 3339")
+		maxRedeem  = fs.Int("max-redemptions", 0, "0 = unlimited")
+		promotion  = fs.String("promotion", "", "promotion id")
+		retire     multi
+	)
+	fs.Var(&retire, "retire-webhook-secret", "webhook secret id to retire (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c := billingv1.NewBillingAdminServiceClient(conn)
+	secret := func(name string) string { return strings.TrimSpace(os.Getenv(name)) }
+	switch cmd {
+	case "connection-create":
+		p := billingv1.Provider(billingv1.Provider_value["PROVIDER_"+strings.ToUpper(*provider)])
+		if p == billingv1.Provider_PROVIDER_UNSPECIFIED {
+			return nil, fmt.Errorf("-provider must be pspx or pspy")
+		}
+		return c.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: *app, Provider: p,
+			TestSecretKey: secret("PSP_TEST_SECRET_KEY"), LiveSecretKey: secret("PSP_LIVE_SECRET_KEY"),
+			TestWebhookSecret: secret("PSP_TEST_WEBHOOK_SECRET"), LiveWebhookSecret: secret("PSP_LIVE_WEBHOOK_SECRET")})
+	case "connection-rotate":
+		return c.RotateConnectionSecrets(ctx, &billingv1.RotateConnectionSecretsRequest{ConnectionId: *connection,
+			TestSecretKey: secret("PSP_TEST_SECRET_KEY"), LiveSecretKey: secret("PSP_LIVE_SECRET_KEY"),
+			TestWebhookSecret: secret("PSP_TEST_WEBHOOK_SECRET"), LiveWebhookSecret: secret("PSP_LIVE_WEBHOOK_SECRET"),
+			RetireWebhookSecretIds: retire})
+	case "app-billing":
+		return c.GetAppBilling(ctx, &billingv1.GetAppBillingRequest{AppId: *app})
+	case "app-billing-set":
+		req := &billingv1.UpdateAppSettingsRequest{AppId: *app}
+		if set["connection"] {
+			req.ConnectionId = connection
+		}
+		if set["return-url"] {
+			req.PaymentReturnUrl = returnURL
+		}
+		if set["freeze-after"] {
+			req.FailedPaymentsToFreeze = proto.Int32(int32(*freeze))
+		}
+		if set["one-time-days"] {
+			req.OneTimePaymentValidDays = proto.Int32(int32(*oneTime))
+		}
+		if set["referral-promotion"] {
+			req.ReferralPromotionId = referral
+		}
+		return c.UpdateAppSettings(ctx, req)
+	case "catalog-price-create":
+		return c.CreateCatalogPrice(ctx, &billingv1.CreateCatalogPriceRequest{AppId: *app, ProductName: *product,
+			Amount: *amount, Currency: *currency, Interval: *interval})
+	case "catalog-tax-rate-create":
+		return c.CreateCatalogTaxRate(ctx, &billingv1.CreateCatalogTaxRateRequest{AppId: *app, DisplayName: *name,
+			BasisPoints: int32(*basis), Inclusive: *inclusive})
+	case "catalog":
+		return c.ListCatalog(ctx, &billingv1.ListCatalogRequest{AppId: *app})
+	case "promotion-create":
+		return c.CreatePromotion(ctx, &billingv1.CreatePromotionRequest{AppId: *app, Code: *code, Name: *name,
+			Description: *descr, FreeUnits: int32(*freeUnits), FreeDays: int32(*freeDays), ValidFrom: *validFrom,
+			ValidUntil: *validUntil, MaxRedemptions: int32(*maxRedeem)})
+	default: // promotion-activate, promotion-deactivate
+		return c.SetPromotionActive(ctx, &billingv1.SetPromotionActiveRequest{AppId: *app, PromotionId: *promotion,
+			Active: cmd == "promotion-activate"})
+	}
+}
