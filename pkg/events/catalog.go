@@ -13,6 +13,7 @@ import (
 	// The packages whose messages declare events. Imported here, not left to each program, because
 	// the catalog decides which streams EnsureStreams creates: a process must see every context's
 	// events, also those of packages it never uses itself.
+	_ "github.com/berthhq/berth/proto/billing/v1"
 	_ "github.com/berthhq/berth/proto/identity/v1"
 	_ "github.com/berthhq/berth/proto/tenant/v1"
 )

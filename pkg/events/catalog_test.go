@@ -25,10 +25,10 @@ func TestCatalogHoldsTheDeclaredEvents(t *testing.T) {
 	if md := events.Payload("shipping.parcel.sent"); md != nil {
 		t.Errorf("undeclared type has payload %s", md.FullName())
 	}
-	if got := events.Contexts(); !slices.Equal(got, []string{"identity", "tenant"}) {
-		t.Errorf("contexts = %v, want the two that declare events", got)
+	if got := events.Contexts(); !slices.Equal(got, []string{"billing", "identity", "tenant"}) {
+		t.Errorf("contexts = %v, want the three that declare events", got)
 	}
-	if got := (events.Bus{}).Streams(); !slices.Equal(got, []string{"BERTH_IDENTITY", "BERTH_TENANT"}) {
+	if got := (events.Bus{}).Streams(); !slices.Equal(got, []string{"BERTH_BILLING", "BERTH_IDENTITY", "BERTH_TENANT"}) {
 		t.Errorf("streams = %v", got)
 	}
 	if types := events.Types(); !slices.IsSorted(types) || !slices.Contains(types, identityv1.EventUserSignedIn) {
