@@ -370,6 +370,520 @@ func (x *RedeemPromotionCodeRequest) GetTest() bool {
 	return false
 }
 
+// CheckoutBody is route 10's JSON body.
+type CheckoutBody struct {
+	state                    protoimpl.MessageState `protogen:"open.v1"`
+	Price                    string                 `protobuf:"bytes,1,opt,name=price,proto3" json:"price,omitempty"`
+	TaxRate                  string                 `protobuf:"bytes,2,opt,name=taxRate,proto3" json:"taxRate,omitempty"`
+	AllowedCountry           string                 `protobuf:"bytes,3,opt,name=allowedCountry,proto3" json:"allowedCountry,omitempty"`
+	PaymentMethodType        string                 `protobuf:"bytes,4,opt,name=paymentMethodType,proto3" json:"paymentMethodType,omitempty"`
+	BillingAddressCollection bool                   `protobuf:"varint,5,opt,name=billingAddressCollection,proto3" json:"billingAddressCollection,omitempty"`
+	Mode                     string                 `protobuf:"bytes,6,opt,name=mode,proto3" json:"mode,omitempty"`
+	Quantity                 int64                  `protobuf:"varint,7,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	IsReverseCharge          bool                   `protobuf:"varint,8,opt,name=isReverseCharge,proto3" json:"isReverseCharge,omitempty"`
+	State                    string                 `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	Test                     *bool                  `protobuf:"varint,10,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
+}
+
+func (x *CheckoutBody) Reset() {
+	*x = CheckoutBody{}
+	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckoutBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckoutBody) ProtoMessage() {}
+
+func (x *CheckoutBody) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckoutBody.ProtoReflect.Descriptor instead.
+func (*CheckoutBody) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CheckoutBody) GetPrice() string {
+	if x != nil {
+		return x.Price
+	}
+	return ""
+}
+
+func (x *CheckoutBody) GetTaxRate() string {
+	if x != nil {
+		return x.TaxRate
+	}
+	return ""
+}
+
+func (x *CheckoutBody) GetAllowedCountry() string {
+	if x != nil {
+		return x.AllowedCountry
+	}
+	return ""
+}
+
+func (x *CheckoutBody) GetPaymentMethodType() string {
+	if x != nil {
+		return x.PaymentMethodType
+	}
+	return ""
+}
+
+func (x *CheckoutBody) GetBillingAddressCollection() bool {
+	if x != nil {
+		return x.BillingAddressCollection
+	}
+	return false
+}
+
+func (x *CheckoutBody) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *CheckoutBody) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *CheckoutBody) GetIsReverseCharge() bool {
+	if x != nil {
+		return x.IsReverseCharge
+	}
+	return false
+}
+
+func (x *CheckoutBody) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *CheckoutBody) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+// CreateCheckoutSessionRequest binds the body to a named field so that `test` can also come in
+// the query.
+type CreateCheckoutSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Test          *bool                  `protobuf:"varint,2,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	Body          *CheckoutBody          `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCheckoutSessionRequest) Reset() {
+	*x = CreateCheckoutSessionRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCheckoutSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCheckoutSessionRequest) ProtoMessage() {}
+
+func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCheckoutSessionRequest.ProtoReflect.Descriptor instead.
+func (*CreateCheckoutSessionRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CreateCheckoutSessionRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *CreateCheckoutSessionRequest) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+func (x *CreateCheckoutSessionRequest) GetBody() *CheckoutBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+type NextAction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextAction) Reset() {
+	*x = NextAction{}
+	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextAction) ProtoMessage() {}
+
+func (x *NextAction) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextAction.ProtoReflect.Descriptor instead.
+func (*NextAction) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *NextAction) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+// CheckoutSession is route 10's answer (kind "checkoutSession").
+type CheckoutSession struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Hash          string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
+	NextAction    *NextAction            `protobuf:"bytes,4,opt,name=nextAction,proto3" json:"nextAction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckoutSession) Reset() {
+	*x = CheckoutSession{}
+	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckoutSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckoutSession) ProtoMessage() {}
+
+func (x *CheckoutSession) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckoutSession.ProtoReflect.Descriptor instead.
+func (*CheckoutSession) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CheckoutSession) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *CheckoutSession) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *CheckoutSession) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *CheckoutSession) GetNextAction() *NextAction {
+	if x != nil {
+		return x.NextAction
+	}
+	return nil
+}
+
+type OpenCheckoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClientId      string                 `protobuf:"bytes,1,opt,name=clientId,proto3" json:"clientId,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=sessionId,proto3" json:"sessionId,omitempty"`
+	Hash          string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`
+	State         string                 `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenCheckoutRequest) Reset() {
+	*x = OpenCheckoutRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenCheckoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenCheckoutRequest) ProtoMessage() {}
+
+func (x *OpenCheckoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenCheckoutRequest.ProtoReflect.Descriptor instead.
+func (*OpenCheckoutRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *OpenCheckoutRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *OpenCheckoutRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *OpenCheckoutRequest) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *OpenCheckoutRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+type OpenedCheckout struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// providerUrl is the provider's hosted checkout page.
+	ProviderUrl   string `protobuf:"bytes,1,opt,name=providerUrl,proto3" json:"providerUrl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenedCheckout) Reset() {
+	*x = OpenedCheckout{}
+	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenedCheckout) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenedCheckout) ProtoMessage() {}
+
+func (x *OpenedCheckout) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenedCheckout.ProtoReflect.Descriptor instead.
+func (*OpenedCheckout) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *OpenedCheckout) GetProviderUrl() string {
+	if x != nil {
+		return x.ProviderUrl
+	}
+	return ""
+}
+
+type ReturnCheckoutRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=sessionId,proto3" json:"sessionId,omitempty"`
+	// state is what the payment page bound to this browser; "" when the browser lost it, and then
+	// the redirect carries no state.
+	State         string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReturnCheckoutRequest) Reset() {
+	*x = ReturnCheckoutRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReturnCheckoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReturnCheckoutRequest) ProtoMessage() {}
+
+func (x *ReturnCheckoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReturnCheckoutRequest.ProtoReflect.Descriptor instead.
+func (*ReturnCheckoutRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ReturnCheckoutRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReturnCheckoutRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+type ReturnedCheckout struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// redirectUrl is the app's payment return URL with state, session_id and status.
+	RedirectUrl string `protobuf:"bytes,1,opt,name=redirectUrl,proto3" json:"redirectUrl,omitempty"`
+	// status: paid, pending (the provider settles it later), open (the payer came back without
+	// paying) or failed.
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReturnedCheckout) Reset() {
+	*x = ReturnedCheckout{}
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReturnedCheckout) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReturnedCheckout) ProtoMessage() {}
+
+func (x *ReturnedCheckout) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReturnedCheckout.ProtoReflect.Descriptor instead.
+func (*ReturnedCheckout) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReturnedCheckout) GetRedirectUrl() string {
+	if x != nil {
+		return x.RedirectUrl
+	}
+	return ""
+}
+
+func (x *ReturnedCheckout) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
 type CreateConnectionRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -386,7 +900,7 @@ type CreateConnectionRequest struct {
 
 func (x *CreateConnectionRequest) Reset() {
 	*x = CreateConnectionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -398,7 +912,7 @@ func (x *CreateConnectionRequest) String() string {
 func (*CreateConnectionRequest) ProtoMessage() {}
 
 func (x *CreateConnectionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -411,7 +925,7 @@ func (x *CreateConnectionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateConnectionRequest.ProtoReflect.Descriptor instead.
 func (*CreateConnectionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{4}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateConnectionRequest) GetAppId() string {
@@ -473,7 +987,7 @@ type RotateConnectionSecretsRequest struct {
 
 func (x *RotateConnectionSecretsRequest) Reset() {
 	*x = RotateConnectionSecretsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +999,7 @@ func (x *RotateConnectionSecretsRequest) String() string {
 func (*RotateConnectionSecretsRequest) ProtoMessage() {}
 
 func (x *RotateConnectionSecretsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +1012,7 @@ func (x *RotateConnectionSecretsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateConnectionSecretsRequest.ProtoReflect.Descriptor instead.
 func (*RotateConnectionSecretsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{5}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RotateConnectionSecretsRequest) GetConnectionId() string {
@@ -555,7 +1069,7 @@ type WebhookSecret struct {
 
 func (x *WebhookSecret) Reset() {
 	*x = WebhookSecret{}
-	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +1081,7 @@ func (x *WebhookSecret) String() string {
 func (*WebhookSecret) ProtoMessage() {}
 
 func (x *WebhookSecret) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +1094,7 @@ func (x *WebhookSecret) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookSecret.ProtoReflect.Descriptor instead.
 func (*WebhookSecret) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{6}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WebhookSecret) GetId() string {
@@ -621,7 +1135,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +1147,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +1160,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{7}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Connection) GetId() string {
@@ -714,7 +1228,7 @@ type GetAppBillingRequest struct {
 
 func (x *GetAppBillingRequest) Reset() {
 	*x = GetAppBillingRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +1240,7 @@ func (x *GetAppBillingRequest) String() string {
 func (*GetAppBillingRequest) ProtoMessage() {}
 
 func (x *GetAppBillingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +1253,7 @@ func (x *GetAppBillingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppBillingRequest.ProtoReflect.Descriptor instead.
 func (*GetAppBillingRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{8}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetAppBillingRequest) GetAppId() string {
@@ -768,7 +1282,7 @@ type AppSettings struct {
 
 func (x *AppSettings) Reset() {
 	*x = AppSettings{}
-	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -780,7 +1294,7 @@ func (x *AppSettings) String() string {
 func (*AppSettings) ProtoMessage() {}
 
 func (x *AppSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -793,7 +1307,7 @@ func (x *AppSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettings.ProtoReflect.Descriptor instead.
 func (*AppSettings) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{9}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AppSettings) GetConnectionId() string {
@@ -842,7 +1356,7 @@ type AppBilling struct {
 
 func (x *AppBilling) Reset() {
 	*x = AppBilling{}
-	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +1368,7 @@ func (x *AppBilling) String() string {
 func (*AppBilling) ProtoMessage() {}
 
 func (x *AppBilling) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +1381,7 @@ func (x *AppBilling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBilling.ProtoReflect.Descriptor instead.
 func (*AppBilling) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{10}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AppBilling) GetAppId() string {
@@ -905,7 +1419,7 @@ type UpdateAppSettingsRequest struct {
 
 func (x *UpdateAppSettingsRequest) Reset() {
 	*x = UpdateAppSettingsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1431,7 @@ func (x *UpdateAppSettingsRequest) String() string {
 func (*UpdateAppSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateAppSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1444,7 @@ func (x *UpdateAppSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *UpdateAppSettingsRequest) GetAppId() string {
@@ -993,7 +1507,7 @@ type CatalogPrice struct {
 
 func (x *CatalogPrice) Reset() {
 	*x = CatalogPrice{}
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1519,7 @@ func (x *CatalogPrice) String() string {
 func (*CatalogPrice) ProtoMessage() {}
 
 func (x *CatalogPrice) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1532,7 @@ func (x *CatalogPrice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogPrice.ProtoReflect.Descriptor instead.
 func (*CatalogPrice) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CatalogPrice) GetId() string {
@@ -1083,7 +1597,7 @@ type CreateCatalogPriceRequest struct {
 
 func (x *CreateCatalogPriceRequest) Reset() {
 	*x = CreateCatalogPriceRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1609,7 @@ func (x *CreateCatalogPriceRequest) String() string {
 func (*CreateCatalogPriceRequest) ProtoMessage() {}
 
 func (x *CreateCatalogPriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1622,7 @@ func (x *CreateCatalogPriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCatalogPriceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCatalogPriceRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateCatalogPriceRequest) GetAppId() string {
@@ -1162,7 +1676,7 @@ type CatalogTaxRate struct {
 
 func (x *CatalogTaxRate) Reset() {
 	*x = CatalogTaxRate{}
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1688,7 @@ func (x *CatalogTaxRate) String() string {
 func (*CatalogTaxRate) ProtoMessage() {}
 
 func (x *CatalogTaxRate) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1701,7 @@ func (x *CatalogTaxRate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogTaxRate.ProtoReflect.Descriptor instead.
 func (*CatalogTaxRate) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CatalogTaxRate) GetId() string {
@@ -1244,7 +1758,7 @@ type CreateCatalogTaxRateRequest struct {
 
 func (x *CreateCatalogTaxRateRequest) Reset() {
 	*x = CreateCatalogTaxRateRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1770,7 @@ func (x *CreateCatalogTaxRateRequest) String() string {
 func (*CreateCatalogTaxRateRequest) ProtoMessage() {}
 
 func (x *CreateCatalogTaxRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1783,7 @@ func (x *CreateCatalogTaxRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCatalogTaxRateRequest.ProtoReflect.Descriptor instead.
 func (*CreateCatalogTaxRateRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateCatalogTaxRateRequest) GetAppId() string {
@@ -1309,7 +1823,7 @@ type ListCatalogRequest struct {
 
 func (x *ListCatalogRequest) Reset() {
 	*x = ListCatalogRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1835,7 @@ func (x *ListCatalogRequest) String() string {
 func (*ListCatalogRequest) ProtoMessage() {}
 
 func (x *ListCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1848,7 @@ func (x *ListCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCatalogRequest.ProtoReflect.Descriptor instead.
 func (*ListCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListCatalogRequest) GetAppId() string {
@@ -1354,7 +1868,7 @@ type Catalog struct {
 
 func (x *Catalog) Reset() {
 	*x = Catalog{}
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1366,7 +1880,7 @@ func (x *Catalog) String() string {
 func (*Catalog) ProtoMessage() {}
 
 func (x *Catalog) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1379,7 +1893,7 @@ func (x *Catalog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Catalog.ProtoReflect.Descriptor instead.
 func (*Catalog) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Catalog) GetPrices() []*CatalogPrice {
@@ -1413,7 +1927,7 @@ type CreatePromotionRequest struct {
 
 func (x *CreatePromotionRequest) Reset() {
 	*x = CreatePromotionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1939,7 @@ func (x *CreatePromotionRequest) String() string {
 func (*CreatePromotionRequest) ProtoMessage() {}
 
 func (x *CreatePromotionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1952,7 @@ func (x *CreatePromotionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePromotionRequest.ProtoReflect.Descriptor instead.
 func (*CreatePromotionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreatePromotionRequest) GetAppId() string {
@@ -1515,7 +2029,7 @@ type SetPromotionActiveRequest struct {
 
 func (x *SetPromotionActiveRequest) Reset() {
 	*x = SetPromotionActiveRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1527,7 +2041,7 @@ func (x *SetPromotionActiveRequest) String() string {
 func (*SetPromotionActiveRequest) ProtoMessage() {}
 
 func (x *SetPromotionActiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1540,7 +2054,7 @@ func (x *SetPromotionActiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPromotionActiveRequest.ProtoReflect.Descriptor instead.
 func (*SetPromotionActiveRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetPromotionActiveRequest) GetAppId() string {
@@ -1593,7 +2107,48 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x1aRedeemPromotionCodeRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12$\n" +
 	"\rpromotionCode\x18\x02 \x01(\tR\rpromotionCode\x12\x12\n" +
-	"\x04test\x18\x03 \x01(\bR\x04test\"\x8f\x02\n" +
+	"\x04test\x18\x03 \x01(\bR\x04test\"\xe2\x02\n" +
+	"\fCheckoutBody\x12\x14\n" +
+	"\x05price\x18\x01 \x01(\tR\x05price\x12\x18\n" +
+	"\ataxRate\x18\x02 \x01(\tR\ataxRate\x12&\n" +
+	"\x0eallowedCountry\x18\x03 \x01(\tR\x0eallowedCountry\x12,\n" +
+	"\x11paymentMethodType\x18\x04 \x01(\tR\x11paymentMethodType\x12:\n" +
+	"\x18billingAddressCollection\x18\x05 \x01(\bR\x18billingAddressCollection\x12\x12\n" +
+	"\x04mode\x18\x06 \x01(\tR\x04mode\x12\x1a\n" +
+	"\bquantity\x18\a \x01(\x03R\bquantity\x12(\n" +
+	"\x0fisReverseCharge\x18\b \x01(\bR\x0fisReverseCharge\x12\x14\n" +
+	"\x05state\x18\t \x01(\tR\x05state\x12\x17\n" +
+	"\x04test\x18\n" +
+	" \x01(\bH\x00R\x04test\x88\x01\x01B\a\n" +
+	"\x05_test\"\x90\x01\n" +
+	"\x1cCreateCheckoutSessionRequest\x12\x1a\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x17\n" +
+	"\x04test\x18\x02 \x01(\bH\x00R\x04test\x88\x01\x01\x122\n" +
+	"\x04body\x18\x03 \x01(\v2\x1e.berth.billing.v1.CheckoutBodyR\x04bodyB\a\n" +
+	"\x05_test\"\x1e\n" +
+	"\n" +
+	"NextAction\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"\x87\x01\n" +
+	"\x0fCheckoutSession\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\tR\x04hash\x12<\n" +
+	"\n" +
+	"nextAction\x18\x04 \x01(\v2\x1c.berth.billing.v1.NextActionR\n" +
+	"nextAction\"y\n" +
+	"\x13OpenCheckoutRequest\x12\x1a\n" +
+	"\bclientId\x18\x01 \x01(\tR\bclientId\x12\x1c\n" +
+	"\tsessionId\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\"2\n" +
+	"\x0eOpenedCheckout\x12 \n" +
+	"\vproviderUrl\x18\x01 \x01(\tR\vproviderUrl\"K\n" +
+	"\x15ReturnCheckoutRequest\x12\x1c\n" +
+	"\tsessionId\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"L\n" +
+	"\x10ReturnedCheckout\x12 \n" +
+	"\vredirectUrl\x18\x01 \x01(\tR\vredirectUrl\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\"\x8f\x02\n" +
 	"\x17CreateConnectionRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x126\n" +
 	"\bprovider\x18\x02 \x01(\x0e2\x1a.berth.billing.v1.ProviderR\bprovider\x12$\n" +
@@ -1697,10 +2252,14 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\bProvider\x12\x18\n" +
 	"\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROVIDER_PSPX\x10\x01\x12\x11\n" +
-	"\rPROVIDER_PSPY\x10\x022\xf7\x02\n" +
+	"\rPROVIDER_PSPY\x10\x022\xca\x04\n" +
 	"\x0eBillingService\x12\x9d\x01\n" +
 	"\x0eListPromotions\x12'.berth.billing.v1.ListPromotionsRequest\x1a\x1f.berth.billing.v1.PromotionList\"A\xca\xf3\x18\x1a\b\x02\"\x14Promotions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/promotions\x12\xc4\x01\n" +
-	"\x13RedeemPromotionCode\x12,.berth.billing.v1.RedeemPromotionCodeRequest\x1a\x16.google.protobuf.Empty\"g\xca\xf3\x18)\b\x02\x18\x01\"\x17Promotion code redeemed(\x020\x01j\x06userId\x82\xd3\xe4\x93\x024\x1a2/v1/users/{userId}/promotion-codes/{promotionCode}2\xb1\a\n" +
+	"\x13RedeemPromotionCode\x12,.berth.billing.v1.RedeemPromotionCodeRequest\x1a\x16.google.protobuf.Empty\"g\xca\xf3\x18)\b\x02\x18\x01\"\x17Promotion code redeemed(\x020\x01j\x06userId\x82\xd3\xe4\x93\x024\x1a2/v1/users/{userId}/promotion-codes/{promotionCode}\x12\xd0\x01\n" +
+	"\x15CreateCheckoutSession\x12..berth.billing.v1.CreateCheckoutSessionRequest\x1a!.berth.billing.v1.CheckoutSession\"d\xca\xf3\x18*\b\x02\"\x18Checkout session created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x020:\x04body\"(/v1/tenants/{tenantId}/checkout-sessions2\xdc\x01\n" +
+	"\x12PaymentPageService\x12_\n" +
+	"\fOpenCheckout\x12%.berth.billing.v1.OpenCheckoutRequest\x1a .berth.billing.v1.OpenedCheckout\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
+	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xb1\a\n" +
 	"\x13BillingAdminService\x12c\n" +
 	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12q\n" +
 	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
@@ -1725,67 +2284,83 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 }
 
 var file_billing_v1_billing_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(Provider)(0),                          // 0: berth.billing.v1.Provider
 	(*ListPromotionsRequest)(nil),          // 1: berth.billing.v1.ListPromotionsRequest
 	(*Promotion)(nil),                      // 2: berth.billing.v1.Promotion
 	(*PromotionList)(nil),                  // 3: berth.billing.v1.PromotionList
 	(*RedeemPromotionCodeRequest)(nil),     // 4: berth.billing.v1.RedeemPromotionCodeRequest
-	(*CreateConnectionRequest)(nil),        // 5: berth.billing.v1.CreateConnectionRequest
-	(*RotateConnectionSecretsRequest)(nil), // 6: berth.billing.v1.RotateConnectionSecretsRequest
-	(*WebhookSecret)(nil),                  // 7: berth.billing.v1.WebhookSecret
-	(*Connection)(nil),                     // 8: berth.billing.v1.Connection
-	(*GetAppBillingRequest)(nil),           // 9: berth.billing.v1.GetAppBillingRequest
-	(*AppSettings)(nil),                    // 10: berth.billing.v1.AppSettings
-	(*AppBilling)(nil),                     // 11: berth.billing.v1.AppBilling
-	(*UpdateAppSettingsRequest)(nil),       // 12: berth.billing.v1.UpdateAppSettingsRequest
-	(*CatalogPrice)(nil),                   // 13: berth.billing.v1.CatalogPrice
-	(*CreateCatalogPriceRequest)(nil),      // 14: berth.billing.v1.CreateCatalogPriceRequest
-	(*CatalogTaxRate)(nil),                 // 15: berth.billing.v1.CatalogTaxRate
-	(*CreateCatalogTaxRateRequest)(nil),    // 16: berth.billing.v1.CreateCatalogTaxRateRequest
-	(*ListCatalogRequest)(nil),             // 17: berth.billing.v1.ListCatalogRequest
-	(*Catalog)(nil),                        // 18: berth.billing.v1.Catalog
-	(*CreatePromotionRequest)(nil),         // 19: berth.billing.v1.CreatePromotionRequest
-	(*SetPromotionActiveRequest)(nil),      // 20: berth.billing.v1.SetPromotionActiveRequest
-	(*emptypb.Empty)(nil),                  // 21: google.protobuf.Empty
+	(*CheckoutBody)(nil),                   // 5: berth.billing.v1.CheckoutBody
+	(*CreateCheckoutSessionRequest)(nil),   // 6: berth.billing.v1.CreateCheckoutSessionRequest
+	(*NextAction)(nil),                     // 7: berth.billing.v1.NextAction
+	(*CheckoutSession)(nil),                // 8: berth.billing.v1.CheckoutSession
+	(*OpenCheckoutRequest)(nil),            // 9: berth.billing.v1.OpenCheckoutRequest
+	(*OpenedCheckout)(nil),                 // 10: berth.billing.v1.OpenedCheckout
+	(*ReturnCheckoutRequest)(nil),          // 11: berth.billing.v1.ReturnCheckoutRequest
+	(*ReturnedCheckout)(nil),               // 12: berth.billing.v1.ReturnedCheckout
+	(*CreateConnectionRequest)(nil),        // 13: berth.billing.v1.CreateConnectionRequest
+	(*RotateConnectionSecretsRequest)(nil), // 14: berth.billing.v1.RotateConnectionSecretsRequest
+	(*WebhookSecret)(nil),                  // 15: berth.billing.v1.WebhookSecret
+	(*Connection)(nil),                     // 16: berth.billing.v1.Connection
+	(*GetAppBillingRequest)(nil),           // 17: berth.billing.v1.GetAppBillingRequest
+	(*AppSettings)(nil),                    // 18: berth.billing.v1.AppSettings
+	(*AppBilling)(nil),                     // 19: berth.billing.v1.AppBilling
+	(*UpdateAppSettingsRequest)(nil),       // 20: berth.billing.v1.UpdateAppSettingsRequest
+	(*CatalogPrice)(nil),                   // 21: berth.billing.v1.CatalogPrice
+	(*CreateCatalogPriceRequest)(nil),      // 22: berth.billing.v1.CreateCatalogPriceRequest
+	(*CatalogTaxRate)(nil),                 // 23: berth.billing.v1.CatalogTaxRate
+	(*CreateCatalogTaxRateRequest)(nil),    // 24: berth.billing.v1.CreateCatalogTaxRateRequest
+	(*ListCatalogRequest)(nil),             // 25: berth.billing.v1.ListCatalogRequest
+	(*Catalog)(nil),                        // 26: berth.billing.v1.Catalog
+	(*CreatePromotionRequest)(nil),         // 27: berth.billing.v1.CreatePromotionRequest
+	(*SetPromotionActiveRequest)(nil),      // 28: berth.billing.v1.SetPromotionActiveRequest
+	(*emptypb.Empty)(nil),                  // 29: google.protobuf.Empty
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	2,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
-	0,  // 1: berth.billing.v1.CreateConnectionRequest.provider:type_name -> berth.billing.v1.Provider
-	0,  // 2: berth.billing.v1.Connection.provider:type_name -> berth.billing.v1.Provider
-	7,  // 3: berth.billing.v1.Connection.webhookSecrets:type_name -> berth.billing.v1.WebhookSecret
-	10, // 4: berth.billing.v1.AppBilling.settings:type_name -> berth.billing.v1.AppSettings
-	8,  // 5: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
-	13, // 6: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
-	15, // 7: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
-	1,  // 8: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
-	4,  // 9: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
-	5,  // 10: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
-	6,  // 11: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
-	9,  // 12: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
-	12, // 13: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
-	14, // 14: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
-	16, // 15: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
-	17, // 16: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
-	19, // 17: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
-	20, // 18: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
-	3,  // 19: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
-	21, // 20: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
-	8,  // 21: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
-	8,  // 22: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
-	11, // 23: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
-	11, // 24: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
-	13, // 25: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
-	15, // 26: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
-	18, // 27: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
-	2,  // 28: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
-	2,  // 29: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
-	19, // [19:30] is the sub-list for method output_type
-	8,  // [8:19] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	5,  // 1: berth.billing.v1.CreateCheckoutSessionRequest.body:type_name -> berth.billing.v1.CheckoutBody
+	7,  // 2: berth.billing.v1.CheckoutSession.nextAction:type_name -> berth.billing.v1.NextAction
+	0,  // 3: berth.billing.v1.CreateConnectionRequest.provider:type_name -> berth.billing.v1.Provider
+	0,  // 4: berth.billing.v1.Connection.provider:type_name -> berth.billing.v1.Provider
+	15, // 5: berth.billing.v1.Connection.webhookSecrets:type_name -> berth.billing.v1.WebhookSecret
+	18, // 6: berth.billing.v1.AppBilling.settings:type_name -> berth.billing.v1.AppSettings
+	16, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
+	21, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
+	23, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
+	1,  // 10: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	4,  // 11: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
+	6,  // 12: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
+	9,  // 13: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
+	11, // 14: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
+	13, // 15: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
+	14, // 16: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
+	17, // 17: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
+	20, // 18: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
+	22, // 19: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
+	24, // 20: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
+	25, // 21: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
+	27, // 22: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
+	28, // 23: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
+	3,  // 24: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
+	29, // 25: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
+	8,  // 26: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
+	10, // 27: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
+	12, // 28: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
+	16, // 29: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
+	16, // 30: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
+	19, // 31: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
+	19, // 32: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
+	21, // 33: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
+	23, // 34: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
+	26, // 35: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
+	2,  // 36: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
+	2,  // 37: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
+	24, // [24:38] is the sub-list for method output_type
+	10, // [10:24] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -1793,16 +2368,18 @@ func file_billing_v1_billing_proto_init() {
 	if File_billing_v1_billing_proto != nil {
 		return
 	}
-	file_billing_v1_billing_proto_msgTypes[11].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[4].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[5].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   28,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_billing_v1_billing_proto_goTypes,
 		DependencyIndexes: file_billing_v1_billing_proto_depIdxs,

@@ -24,8 +24,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	BillingService_ListPromotions_FullMethodName      = "/berth.billing.v1.BillingService/ListPromotions"
-	BillingService_RedeemPromotionCode_FullMethodName = "/berth.billing.v1.BillingService/RedeemPromotionCode"
+	BillingService_ListPromotions_FullMethodName        = "/berth.billing.v1.BillingService/ListPromotions"
+	BillingService_RedeemPromotionCode_FullMethodName   = "/berth.billing.v1.BillingService/RedeemPromotionCode"
+	BillingService_CreateCheckoutSession_FullMethodName = "/berth.billing.v1.BillingService/CreateCheckoutSession"
 )
 
 // BillingServiceClient is the client API for BillingService service.
@@ -38,6 +39,9 @@ type BillingServiceClient interface {
 	ListPromotions(ctx context.Context, in *ListPromotionsRequest, opts ...grpc.CallOption) (*PromotionList, error)
 	// RedeemPromotionCode is route 24: the user's tenant redeems a promotion code once.
 	RedeemPromotionCode(ctx context.Context, in *RedeemPromotionCodeRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// CreateCheckoutSession is route 10: a checkout of the tenant at the app's provider, answered
+	// with Berth's hosted payment page for it.
+	CreateCheckoutSession(ctx context.Context, in *CreateCheckoutSessionRequest, opts ...grpc.CallOption) (*CheckoutSession, error)
 }
 
 type billingServiceClient struct {
@@ -68,6 +72,16 @@ func (c *billingServiceClient) RedeemPromotionCode(ctx context.Context, in *Rede
 	return out, nil
 }
 
+func (c *billingServiceClient) CreateCheckoutSession(ctx context.Context, in *CreateCheckoutSessionRequest, opts ...grpc.CallOption) (*CheckoutSession, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckoutSession)
+	err := c.cc.Invoke(ctx, BillingService_CreateCheckoutSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BillingServiceServer is the server API for BillingService service.
 // All implementations must embed UnimplementedBillingServiceServer
 // for forward compatibility.
@@ -78,6 +92,9 @@ type BillingServiceServer interface {
 	ListPromotions(context.Context, *ListPromotionsRequest) (*PromotionList, error)
 	// RedeemPromotionCode is route 24: the user's tenant redeems a promotion code once.
 	RedeemPromotionCode(context.Context, *RedeemPromotionCodeRequest) (*emptypb.Empty, error)
+	// CreateCheckoutSession is route 10: a checkout of the tenant at the app's provider, answered
+	// with Berth's hosted payment page for it.
+	CreateCheckoutSession(context.Context, *CreateCheckoutSessionRequest) (*CheckoutSession, error)
 	mustEmbedUnimplementedBillingServiceServer()
 }
 
@@ -93,6 +110,9 @@ func (UnimplementedBillingServiceServer) ListPromotions(context.Context, *ListPr
 }
 func (UnimplementedBillingServiceServer) RedeemPromotionCode(context.Context, *RedeemPromotionCodeRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method RedeemPromotionCode not implemented")
+}
+func (UnimplementedBillingServiceServer) CreateCheckoutSession(context.Context, *CreateCheckoutSessionRequest) (*CheckoutSession, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCheckoutSession not implemented")
 }
 func (UnimplementedBillingServiceServer) mustEmbedUnimplementedBillingServiceServer() {}
 func (UnimplementedBillingServiceServer) testEmbeddedByValue()                        {}
@@ -151,6 +171,24 @@ func _BillingService_RedeemPromotionCode_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BillingService_CreateCheckoutSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCheckoutSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).CreateCheckoutSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_CreateCheckoutSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).CreateCheckoutSession(ctx, req.(*CreateCheckoutSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BillingService_ServiceDesc is the grpc.ServiceDesc for BillingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -165,6 +203,162 @@ var BillingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RedeemPromotionCode",
 			Handler:    _BillingService_RedeemPromotionCode_Handler,
+		},
+		{
+			MethodName: "CreateCheckoutSession",
+			Handler:    _BillingService_CreateCheckoutSession_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "billing/v1/billing.proto",
+}
+
+const (
+	PaymentPageService_OpenCheckout_FullMethodName   = "/berth.billing.v1.PaymentPageService/OpenCheckout"
+	PaymentPageService_ReturnCheckout_FullMethodName = "/berth.billing.v1.PaymentPageService/ReturnCheckout"
+)
+
+// PaymentPageServiceClient is the client API for PaymentPageService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// PaymentPageService backs the edge's hosted payment and return pages. Only the edge calls it
+// (service token); the page's link (session id, hash and the caller's state) is its credential.
+type PaymentPageServiceClient interface {
+	// OpenCheckout checks a payment-page link in constant time and names the provider's page.
+	OpenCheckout(ctx context.Context, in *OpenCheckoutRequest, opts ...grpc.CallOption) (*OpenedCheckout, error)
+	// ReturnCheckout runs when the provider sends the payer back: billing fetches the provider's
+	// object, applies it once and names where the payer goes next.
+	ReturnCheckout(ctx context.Context, in *ReturnCheckoutRequest, opts ...grpc.CallOption) (*ReturnedCheckout, error)
+}
+
+type paymentPageServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewPaymentPageServiceClient(cc grpc.ClientConnInterface) PaymentPageServiceClient {
+	return &paymentPageServiceClient{cc}
+}
+
+func (c *paymentPageServiceClient) OpenCheckout(ctx context.Context, in *OpenCheckoutRequest, opts ...grpc.CallOption) (*OpenedCheckout, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OpenedCheckout)
+	err := c.cc.Invoke(ctx, PaymentPageService_OpenCheckout_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *paymentPageServiceClient) ReturnCheckout(ctx context.Context, in *ReturnCheckoutRequest, opts ...grpc.CallOption) (*ReturnedCheckout, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReturnedCheckout)
+	err := c.cc.Invoke(ctx, PaymentPageService_ReturnCheckout_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PaymentPageServiceServer is the server API for PaymentPageService service.
+// All implementations must embed UnimplementedPaymentPageServiceServer
+// for forward compatibility.
+//
+// PaymentPageService backs the edge's hosted payment and return pages. Only the edge calls it
+// (service token); the page's link (session id, hash and the caller's state) is its credential.
+type PaymentPageServiceServer interface {
+	// OpenCheckout checks a payment-page link in constant time and names the provider's page.
+	OpenCheckout(context.Context, *OpenCheckoutRequest) (*OpenedCheckout, error)
+	// ReturnCheckout runs when the provider sends the payer back: billing fetches the provider's
+	// object, applies it once and names where the payer goes next.
+	ReturnCheckout(context.Context, *ReturnCheckoutRequest) (*ReturnedCheckout, error)
+	mustEmbedUnimplementedPaymentPageServiceServer()
+}
+
+// UnimplementedPaymentPageServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedPaymentPageServiceServer struct{}
+
+func (UnimplementedPaymentPageServiceServer) OpenCheckout(context.Context, *OpenCheckoutRequest) (*OpenedCheckout, error) {
+	return nil, status.Error(codes.Unimplemented, "method OpenCheckout not implemented")
+}
+func (UnimplementedPaymentPageServiceServer) ReturnCheckout(context.Context, *ReturnCheckoutRequest) (*ReturnedCheckout, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReturnCheckout not implemented")
+}
+func (UnimplementedPaymentPageServiceServer) mustEmbedUnimplementedPaymentPageServiceServer() {}
+func (UnimplementedPaymentPageServiceServer) testEmbeddedByValue()                            {}
+
+// UnsafePaymentPageServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to PaymentPageServiceServer will
+// result in compilation errors.
+type UnsafePaymentPageServiceServer interface {
+	mustEmbedUnimplementedPaymentPageServiceServer()
+}
+
+func RegisterPaymentPageServiceServer(s grpc.ServiceRegistrar, srv PaymentPageServiceServer) {
+	// If the following call panics, it indicates UnimplementedPaymentPageServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&PaymentPageService_ServiceDesc, srv)
+}
+
+func _PaymentPageService_OpenCheckout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OpenCheckoutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PaymentPageServiceServer).OpenCheckout(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PaymentPageService_OpenCheckout_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PaymentPageServiceServer).OpenCheckout(ctx, req.(*OpenCheckoutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PaymentPageService_ReturnCheckout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReturnCheckoutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PaymentPageServiceServer).ReturnCheckout(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PaymentPageService_ReturnCheckout_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PaymentPageServiceServer).ReturnCheckout(ctx, req.(*ReturnCheckoutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// PaymentPageService_ServiceDesc is the grpc.ServiceDesc for PaymentPageService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var PaymentPageService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "berth.billing.v1.PaymentPageService",
+	HandlerType: (*PaymentPageServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "OpenCheckout",
+			Handler:    _PaymentPageService_OpenCheckout_Handler,
+		},
+		{
+			MethodName: "ReturnCheckout",
+			Handler:    _PaymentPageService_ReturnCheckout_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -526,6 +526,7 @@ const (
 	IdentityInternalService_ListTenantUsers_FullMethodName   = "/berth.identity.v1.IdentityInternalService/ListTenantUsers"
 	IdentityInternalService_VerifyAccessToken_FullMethodName = "/berth.identity.v1.IdentityInternalService/VerifyAccessToken"
 	IdentityInternalService_GetUserRef_FullMethodName        = "/berth.identity.v1.IdentityInternalService/GetUserRef"
+	IdentityInternalService_GetAppRef_FullMethodName         = "/berth.identity.v1.IdentityInternalService/GetAppRef"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -545,6 +546,9 @@ type IdentityInternalServiceClient interface {
 	// GetUserRef names the tenant of an app's user (billing acts on the tenant of the user a route
 	// names). A user that is absent, another app's or deleted is NotFound.
 	GetUserRef(ctx context.Context, in *GetUserRefRequest, opts ...grpc.CallOption) (*UserRef, error)
+	// GetAppRef names an enabled app and its first registered redirect URI (billing sends a payer
+	// back there when the app set no payment return URL). Absent or disabled: NotFound.
+	GetAppRef(ctx context.Context, in *GetAppRefRequest, opts ...grpc.CallOption) (*AppRef, error)
 }
 
 type identityInternalServiceClient struct {
@@ -595,6 +599,16 @@ func (c *identityInternalServiceClient) GetUserRef(ctx context.Context, in *GetU
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) GetAppRef(ctx context.Context, in *GetAppRefRequest, opts ...grpc.CallOption) (*AppRef, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppRef)
+	err := c.cc.Invoke(ctx, IdentityInternalService_GetAppRef_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -612,6 +626,9 @@ type IdentityInternalServiceServer interface {
 	// GetUserRef names the tenant of an app's user (billing acts on the tenant of the user a route
 	// names). A user that is absent, another app's or deleted is NotFound.
 	GetUserRef(context.Context, *GetUserRefRequest) (*UserRef, error)
+	// GetAppRef names an enabled app and its first registered redirect URI (billing sends a payer
+	// back there when the app set no payment return URL). Absent or disabled: NotFound.
+	GetAppRef(context.Context, *GetAppRefRequest) (*AppRef, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -633,6 +650,9 @@ func (UnimplementedIdentityInternalServiceServer) VerifyAccessToken(context.Cont
 }
 func (UnimplementedIdentityInternalServiceServer) GetUserRef(context.Context, *GetUserRefRequest) (*UserRef, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetUserRef not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) GetAppRef(context.Context, *GetAppRefRequest) (*AppRef, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAppRef not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -728,6 +748,24 @@ func _IdentityInternalService_GetUserRef_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_GetAppRef_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAppRefRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).GetAppRef(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_GetAppRef_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).GetAppRef(ctx, req.(*GetAppRefRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -750,6 +788,10 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetUserRef",
 			Handler:    _IdentityInternalService_GetUserRef_Handler,
+		},
+		{
+			MethodName: "GetAppRef",
+			Handler:    _IdentityInternalService_GetAppRef_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -117,6 +117,118 @@ func (x *CreateTenantForSignUpRequest) GetName() string {
 	return ""
 }
 
+type GetTenantRefRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId      string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTenantRefRequest) Reset() {
+	*x = GetTenantRefRequest{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTenantRefRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTenantRefRequest) ProtoMessage() {}
+
+func (x *GetTenantRefRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTenantRefRequest.ProtoReflect.Descriptor instead.
+func (*GetTenantRefRequest) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetTenantRefRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *GetTenantRefRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+type TenantRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	CompanyName   string                 `protobuf:"bytes,3,opt,name=companyName,proto3" json:"companyName,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantRef) Reset() {
+	*x = TenantRef{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantRef) ProtoMessage() {}
+
+func (x *TenantRef) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantRef.ProtoReflect.Descriptor instead.
+func (*TenantRef) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TenantRef) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *TenantRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TenantRef) GetCompanyName() string {
+	if x != nil {
+		return x.CompanyName
+	}
+	return ""
+}
+
 type GetTenantRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
@@ -126,7 +238,7 @@ type GetTenantRequest struct {
 
 func (x *GetTenantRequest) Reset() {
 	*x = GetTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -138,7 +250,7 @@ func (x *GetTenantRequest) String() string {
 func (*GetTenantRequest) ProtoMessage() {}
 
 func (x *GetTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[2]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -151,7 +263,7 @@ func (x *GetTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTenantRequest.ProtoReflect.Descriptor instead.
 func (*GetTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{2}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetTenantRequest) GetTenantId() string {
@@ -179,7 +291,7 @@ type Address struct {
 
 func (x *Address) Reset() {
 	*x = Address{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -191,7 +303,7 @@ func (x *Address) String() string {
 func (*Address) ProtoMessage() {}
 
 func (x *Address) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[3]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -204,7 +316,7 @@ func (x *Address) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Address.ProtoReflect.Descriptor instead.
 func (*Address) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{3}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Address) GetId() string {
@@ -323,7 +435,7 @@ type Tenant struct {
 
 func (x *Tenant) Reset() {
 	*x = Tenant{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -335,7 +447,7 @@ func (x *Tenant) String() string {
 func (*Tenant) ProtoMessage() {}
 
 func (x *Tenant) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[4]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -348,7 +460,7 @@ func (x *Tenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tenant.ProtoReflect.Descriptor instead.
 func (*Tenant) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{4}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Tenant) GetKind() string {
@@ -626,7 +738,7 @@ type AddressPatch struct {
 
 func (x *AddressPatch) Reset() {
 	*x = AddressPatch{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +750,7 @@ func (x *AddressPatch) String() string {
 func (*AddressPatch) ProtoMessage() {}
 
 func (x *AddressPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[5]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +763,7 @@ func (x *AddressPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddressPatch.ProtoReflect.Descriptor instead.
 func (*AddressPatch) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{5}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AddressPatch) GetName() string {
@@ -728,7 +840,7 @@ type TenantPatch struct {
 
 func (x *TenantPatch) Reset() {
 	*x = TenantPatch{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -740,7 +852,7 @@ func (x *TenantPatch) String() string {
 func (*TenantPatch) ProtoMessage() {}
 
 func (x *TenantPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[6]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -753,7 +865,7 @@ func (x *TenantPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantPatch.ProtoReflect.Descriptor instead.
 func (*TenantPatch) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{6}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TenantPatch) GetKind() string {
@@ -864,7 +976,7 @@ type UpdateTenantRequest struct {
 
 func (x *UpdateTenantRequest) Reset() {
 	*x = UpdateTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[7]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +988,7 @@ func (x *UpdateTenantRequest) String() string {
 func (*UpdateTenantRequest) ProtoMessage() {}
 
 func (x *UpdateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[7]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +1001,7 @@ func (x *UpdateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTenantRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{7}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UpdateTenantRequest) GetTenantId() string {
@@ -941,7 +1053,7 @@ type BillingState struct {
 
 func (x *BillingState) Reset() {
 	*x = BillingState{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1065,7 @@ func (x *BillingState) String() string {
 func (*BillingState) ProtoMessage() {}
 
 func (x *BillingState) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[8]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1078,7 @@ func (x *BillingState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BillingState.ProtoReflect.Descriptor instead.
 func (*BillingState) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{8}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BillingState) GetPspxCustomerId() string {
@@ -1142,7 +1254,7 @@ type ApplyBillingStateRequest struct {
 
 func (x *ApplyBillingStateRequest) Reset() {
 	*x = ApplyBillingStateRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[9]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1266,7 @@ func (x *ApplyBillingStateRequest) String() string {
 func (*ApplyBillingStateRequest) ProtoMessage() {}
 
 func (x *ApplyBillingStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[9]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1279,7 @@ func (x *ApplyBillingStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyBillingStateRequest.ProtoReflect.Descriptor instead.
 func (*ApplyBillingStateRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{9}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ApplyBillingStateRequest) GetAppId() string {
@@ -1211,7 +1323,7 @@ type CreateTenantRequest struct {
 
 func (x *CreateTenantRequest) Reset() {
 	*x = CreateTenantRequest{}
-	mi := &file_tenant_v1_tenant_proto_msgTypes[10]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1335,7 @@ func (x *CreateTenantRequest) String() string {
 func (*CreateTenantRequest) ProtoMessage() {}
 
 func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tenant_v1_tenant_proto_msgTypes[10]
+	mi := &file_tenant_v1_tenant_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1348,7 @@ func (x *CreateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTenantRequest.ProtoReflect.Descriptor instead.
 func (*CreateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{10}
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateTenantRequest) GetAppId() string {
@@ -1282,7 +1394,14 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x12GetMyTenantRequest\"H\n" +
 	"\x1cCreateTenantForSignUpRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\".\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"G\n" +
+	"\x13GetTenantRefRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\"]\n" +
+	"\tTenantRef\x12\x1a\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vcompanyName\x18\x03 \x01(\tR\vcompanyName\".\n" +
 	"\x10GetTenantRequest\x12\x1a\n" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\"\xec\x01\n" +
 	"\aAddress\x12\x0e\n" +
@@ -1424,10 +1543,11 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\rTenantService\x12\x81\x01\n" +
 	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"8\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved(\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\x99\x01\n" +
 	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\"\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12}\n" +
-	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"0\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved0\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\xe0\x01\n" +
+	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"0\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved0\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\xba\x02\n" +
 	"\x15TenantInternalService\x12g\n" +
 	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x01\x12^\n" +
-	"\x11ApplyBillingState\x12).berth.tenant.v1.ApplyBillingStateRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x012k\n" +
+	"\x11ApplyBillingState\x12).berth.tenant.v1.ApplyBillingStateRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12X\n" +
+	"\fGetTenantRef\x12$.berth.tenant.v1.GetTenantRefRequest\x1a\x1a.berth.tenant.v1.TenantRef\"\x06\xca\xf3\x18\x02P\x012k\n" +
 	"\x12TenantAdminService\x12U\n" +
 	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02H\x01B3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
 
@@ -1443,47 +1563,51 @@ func file_tenant_v1_tenant_proto_rawDescGZIP() []byte {
 	return file_tenant_v1_tenant_proto_rawDescData
 }
 
-var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_tenant_v1_tenant_proto_goTypes = []any{
 	(*GetMyTenantRequest)(nil),           // 0: berth.tenant.v1.GetMyTenantRequest
 	(*CreateTenantForSignUpRequest)(nil), // 1: berth.tenant.v1.CreateTenantForSignUpRequest
-	(*GetTenantRequest)(nil),             // 2: berth.tenant.v1.GetTenantRequest
-	(*Address)(nil),                      // 3: berth.tenant.v1.Address
-	(*Tenant)(nil),                       // 4: berth.tenant.v1.Tenant
-	(*AddressPatch)(nil),                 // 5: berth.tenant.v1.AddressPatch
-	(*TenantPatch)(nil),                  // 6: berth.tenant.v1.TenantPatch
-	(*UpdateTenantRequest)(nil),          // 7: berth.tenant.v1.UpdateTenantRequest
-	(*BillingState)(nil),                 // 8: berth.tenant.v1.BillingState
-	(*ApplyBillingStateRequest)(nil),     // 9: berth.tenant.v1.ApplyBillingStateRequest
-	(*CreateTenantRequest)(nil),          // 10: berth.tenant.v1.CreateTenantRequest
-	(*v1.TenantUser)(nil),                // 11: berth.identity.v1.TenantUser
-	(*emptypb.Empty)(nil),                // 12: google.protobuf.Empty
+	(*GetTenantRefRequest)(nil),          // 2: berth.tenant.v1.GetTenantRefRequest
+	(*TenantRef)(nil),                    // 3: berth.tenant.v1.TenantRef
+	(*GetTenantRequest)(nil),             // 4: berth.tenant.v1.GetTenantRequest
+	(*Address)(nil),                      // 5: berth.tenant.v1.Address
+	(*Tenant)(nil),                       // 6: berth.tenant.v1.Tenant
+	(*AddressPatch)(nil),                 // 7: berth.tenant.v1.AddressPatch
+	(*TenantPatch)(nil),                  // 8: berth.tenant.v1.TenantPatch
+	(*UpdateTenantRequest)(nil),          // 9: berth.tenant.v1.UpdateTenantRequest
+	(*BillingState)(nil),                 // 10: berth.tenant.v1.BillingState
+	(*ApplyBillingStateRequest)(nil),     // 11: berth.tenant.v1.ApplyBillingStateRequest
+	(*CreateTenantRequest)(nil),          // 12: berth.tenant.v1.CreateTenantRequest
+	(*v1.TenantUser)(nil),                // 13: berth.identity.v1.TenantUser
+	(*emptypb.Empty)(nil),                // 14: google.protobuf.Empty
 }
 var file_tenant_v1_tenant_proto_depIdxs = []int32{
-	3,  // 0: berth.tenant.v1.Tenant.shippingAddress:type_name -> berth.tenant.v1.Address
-	3,  // 1: berth.tenant.v1.Tenant.billingAddress:type_name -> berth.tenant.v1.Address
-	11, // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
-	5,  // 3: berth.tenant.v1.TenantPatch.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
-	5,  // 4: berth.tenant.v1.TenantPatch.billingAddress:type_name -> berth.tenant.v1.AddressPatch
-	6,  // 5: berth.tenant.v1.TenantPatch.tenant:type_name -> berth.tenant.v1.TenantPatch
-	6,  // 6: berth.tenant.v1.UpdateTenantRequest.patch:type_name -> berth.tenant.v1.TenantPatch
-	8,  // 7: berth.tenant.v1.ApplyBillingStateRequest.state:type_name -> berth.tenant.v1.BillingState
-	5,  // 8: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
-	5,  // 9: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
-	2,  // 10: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
-	7,  // 11: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
+	5,  // 0: berth.tenant.v1.Tenant.shippingAddress:type_name -> berth.tenant.v1.Address
+	5,  // 1: berth.tenant.v1.Tenant.billingAddress:type_name -> berth.tenant.v1.Address
+	13, // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
+	7,  // 3: berth.tenant.v1.TenantPatch.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
+	7,  // 4: berth.tenant.v1.TenantPatch.billingAddress:type_name -> berth.tenant.v1.AddressPatch
+	8,  // 5: berth.tenant.v1.TenantPatch.tenant:type_name -> berth.tenant.v1.TenantPatch
+	8,  // 6: berth.tenant.v1.UpdateTenantRequest.patch:type_name -> berth.tenant.v1.TenantPatch
+	10, // 7: berth.tenant.v1.ApplyBillingStateRequest.state:type_name -> berth.tenant.v1.BillingState
+	7,  // 8: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
+	7,  // 9: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
+	4,  // 10: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
+	9,  // 11: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
 	0,  // 12: berth.tenant.v1.TenantService.GetMyTenant:input_type -> berth.tenant.v1.GetMyTenantRequest
 	1,  // 13: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:input_type -> berth.tenant.v1.CreateTenantForSignUpRequest
-	9,  // 14: berth.tenant.v1.TenantInternalService.ApplyBillingState:input_type -> berth.tenant.v1.ApplyBillingStateRequest
-	10, // 15: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
-	4,  // 16: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
-	12, // 17: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
-	4,  // 18: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
-	4,  // 19: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
-	12, // 20: berth.tenant.v1.TenantInternalService.ApplyBillingState:output_type -> google.protobuf.Empty
-	4,  // 21: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
-	16, // [16:22] is the sub-list for method output_type
-	10, // [10:16] is the sub-list for method input_type
+	11, // 14: berth.tenant.v1.TenantInternalService.ApplyBillingState:input_type -> berth.tenant.v1.ApplyBillingStateRequest
+	2,  // 15: berth.tenant.v1.TenantInternalService.GetTenantRef:input_type -> berth.tenant.v1.GetTenantRefRequest
+	12, // 16: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
+	6,  // 17: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
+	14, // 18: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
+	6,  // 19: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
+	6,  // 20: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
+	14, // 21: berth.tenant.v1.TenantInternalService.ApplyBillingState:output_type -> google.protobuf.Empty
+	3,  // 22: berth.tenant.v1.TenantInternalService.GetTenantRef:output_type -> berth.tenant.v1.TenantRef
+	6,  // 23: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
+	17, // [17:24] is the sub-list for method output_type
+	10, // [10:17] is the sub-list for method input_type
 	10, // [10:10] is the sub-list for extension type_name
 	10, // [10:10] is the sub-list for extension extendee
 	0,  // [0:10] is the sub-list for field type_name
@@ -1494,15 +1618,15 @@ func file_tenant_v1_tenant_proto_init() {
 	if File_tenant_v1_tenant_proto != nil {
 		return
 	}
-	file_tenant_v1_tenant_proto_msgTypes[5].OneofWrappers = []any{}
-	file_tenant_v1_tenant_proto_msgTypes[6].OneofWrappers = []any{}
+	file_tenant_v1_tenant_proto_msgTypes[7].OneofWrappers = []any{}
+	file_tenant_v1_tenant_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tenant_v1_tenant_proto_rawDesc), len(file_tenant_v1_tenant_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

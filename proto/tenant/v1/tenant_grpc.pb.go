@@ -213,6 +213,7 @@ var TenantService_ServiceDesc = grpc.ServiceDesc{
 const (
 	TenantInternalService_CreateTenantForSignUp_FullMethodName = "/berth.tenant.v1.TenantInternalService/CreateTenantForSignUp"
 	TenantInternalService_ApplyBillingState_FullMethodName     = "/berth.tenant.v1.TenantInternalService/ApplyBillingState"
+	TenantInternalService_GetTenantRef_FullMethodName          = "/berth.tenant.v1.TenantInternalService/GetTenantRef"
 )
 
 // TenantInternalServiceClient is the client API for TenantInternalService service.
@@ -228,6 +229,9 @@ type TenantInternalServiceClient interface {
 	// 5; the same state also arrives as an event. A revision not newer than the stored one changes
 	// nothing, so retries, redeliveries and reordering are harmless.
 	ApplyBillingState(ctx context.Context, in *ApplyBillingStateRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// GetTenantRef names a live tenant of an app (billing checks a route's tenant and names the
+	// provider customer after it). Absent, another app's or deleted: NotFound.
+	GetTenantRef(ctx context.Context, in *GetTenantRefRequest, opts ...grpc.CallOption) (*TenantRef, error)
 }
 
 type tenantInternalServiceClient struct {
@@ -258,6 +262,16 @@ func (c *tenantInternalServiceClient) ApplyBillingState(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *tenantInternalServiceClient) GetTenantRef(ctx context.Context, in *GetTenantRefRequest, opts ...grpc.CallOption) (*TenantRef, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TenantRef)
+	err := c.cc.Invoke(ctx, TenantInternalService_GetTenantRef_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TenantInternalServiceServer is the server API for TenantInternalService service.
 // All implementations must embed UnimplementedTenantInternalServiceServer
 // for forward compatibility.
@@ -271,6 +285,9 @@ type TenantInternalServiceServer interface {
 	// 5; the same state also arrives as an event. A revision not newer than the stored one changes
 	// nothing, so retries, redeliveries and reordering are harmless.
 	ApplyBillingState(context.Context, *ApplyBillingStateRequest) (*emptypb.Empty, error)
+	// GetTenantRef names a live tenant of an app (billing checks a route's tenant and names the
+	// provider customer after it). Absent, another app's or deleted: NotFound.
+	GetTenantRef(context.Context, *GetTenantRefRequest) (*TenantRef, error)
 	mustEmbedUnimplementedTenantInternalServiceServer()
 }
 
@@ -286,6 +303,9 @@ func (UnimplementedTenantInternalServiceServer) CreateTenantForSignUp(context.Co
 }
 func (UnimplementedTenantInternalServiceServer) ApplyBillingState(context.Context, *ApplyBillingStateRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApplyBillingState not implemented")
+}
+func (UnimplementedTenantInternalServiceServer) GetTenantRef(context.Context, *GetTenantRefRequest) (*TenantRef, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTenantRef not implemented")
 }
 func (UnimplementedTenantInternalServiceServer) mustEmbedUnimplementedTenantInternalServiceServer() {}
 func (UnimplementedTenantInternalServiceServer) testEmbeddedByValue()                               {}
@@ -344,6 +364,24 @@ func _TenantInternalService_ApplyBillingState_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TenantInternalService_GetTenantRef_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTenantRefRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TenantInternalServiceServer).GetTenantRef(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TenantInternalService_GetTenantRef_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TenantInternalServiceServer).GetTenantRef(ctx, req.(*GetTenantRefRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TenantInternalService_ServiceDesc is the grpc.ServiceDesc for TenantInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -358,6 +396,10 @@ var TenantInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ApplyBillingState",
 			Handler:    _TenantInternalService_ApplyBillingState_Handler,
+		},
+		{
+			MethodName: "GetTenantRef",
+			Handler:    _TenantInternalService_GetTenantRef_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -46,6 +46,20 @@ type Store interface {
 	// redeemed it before; concurrent redemptions of one promotion are serialised, so its
 	// redemption count and maximum hold.
 	Redeem(ctx context.Context, r Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error)
+
+	// SaveCustomer stores c unless its connection, tenant and mode have a customer already, and
+	// returns the stored one: two checkouts racing to create a tenant's customer keep one.
+	SaveCustomer(ctx context.Context, c domain.Customer) (domain.Customer, error)
+	// Customer returns the tenant's customer on a connection and mode; domain.ErrCustomerNotFound.
+	Customer(ctx context.Context, connectionID, tenantID string, test bool) (domain.Customer, error)
+
+	CreateCheckout(ctx context.Context, c domain.CheckoutSession) error
+	// Checkout returns a checkout session; domain.ErrCheckoutNotFound when absent.
+	Checkout(ctx context.Context, id string) (domain.CheckoutSession, error)
+	// SettleCheckout runs fn on the session and its tenant's account, both locked, and stores
+	// both with fn's events in one transaction: a session's effect and the record that it was
+	// applied commit together, so it applies once however often the payer returns.
+	SettleCheckout(ctx context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error)
 }
 
 // Redemption names who redeems which code.

@@ -90,6 +90,7 @@ type CheckoutSession struct {
 	Price             string
 	TaxRate           string
 	Quantity          int64
+	CustomerID        string // the provider customer paying
 	Hash              string // 64 hex digits, random
 	StateHash         string // hex SHA-256 of the caller's state
 	ProviderSessionID string // pspx checkout session id or pspy payment id
@@ -111,4 +112,21 @@ func (c CheckoutSession) Opens(hash, state string) bool {
 	h := subtle.ConstantTimeCompare([]byte(hash), []byte(c.Hash))
 	s := subtle.ConstantTimeCompare([]byte(HashState(state)), []byte(c.StateHash))
 	return h&s == 1
+}
+
+// Settled reports whether the session's outcome is final: its effect applied (or refused) once,
+// so later returns and events change nothing.
+func (c CheckoutSession) Settled() bool {
+	return c.Status == CheckoutCompleted || c.Status == CheckoutFailed || c.Status == CheckoutCancelled
+}
+
+// Customer is the provider customer Berth created for a tenant on one connection and mode. Every
+// customer Berth acts on is one of these, which is how a provider's event finds its tenant.
+type Customer struct {
+	ID           string // the provider's customer id
+	ConnectionID string
+	AppID        string
+	TenantID     string
+	Test         bool
+	CreatedAt    time.Time
 }

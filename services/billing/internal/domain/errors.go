@@ -7,5 +7,7 @@ import "github.com/berthhq/berth/pkg/fault"
 var (
 	ErrConnectionNotFound = fault.NotFound("Provider connection not found")
 	ErrPromotionNotFound  = fault.NotFound("Promotion not found")
+	ErrCheckoutNotFound   = fault.NotFound("Checkout session not found")
+	ErrCustomerNotFound   = fault.NotFound("Customer not found")
 	ErrCodeTaken          = fault.InvalidField("code", "is already a promotion code of this app")
 )

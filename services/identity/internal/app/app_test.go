@@ -556,3 +556,19 @@ func TestVerifiedTokensCarryTheAppsWebOrigins(t *testing.T) {
 		t.Fatalf("principal origins = %q, %v", p.WebOrigins, err)
 	}
 }
+
+func TestGetAppRefNamesOnlyEnabledApps(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a, err := f.svc.GetAppRef(ctx, strings.ToUpper(f.app.ID))
+	if err != nil || a.ID != f.app.ID || len(a.RedirectURIs) == 0 || a.RedirectURIs[0] != f.app.RedirectURIs[0] {
+		t.Fatalf("GetAppRef = %+v, %v; want the app with its redirect URIs", a, err)
+	}
+	_, err = f.svc.GetAppRef(ctx, uuid.NewString())
+	wantNotFound(t, err)
+	if _, err := f.svc.SetAppEnabled(ctx, f.app.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.GetAppRef(ctx, f.app.ID)
+	wantNotFound(t, err)
+}

@@ -204,6 +204,24 @@ func (s *Service) GetUserRef(ctx context.Context, appID, userID string) (domain.
 	return u, nil
 }
 
+// GetAppRef serves other contexts that need an enabled app's name and first redirect URI
+// (billing's default payment return URL). A disabled app is not found: nothing may be bought
+// through it.
+func (s *Service) GetAppRef(ctx context.Context, appID string) (domain.App, error) {
+	appID = domain.CanonicalID(appID)
+	if !domain.IsUUID(appID) {
+		return domain.App{}, fault.InvalidField("appId", "must be a UUID")
+	}
+	a, err := s.store.GetApp(ctx, appID)
+	if err != nil {
+		return domain.App{}, err
+	}
+	if !a.Enabled {
+		return domain.App{}, domain.NotFound("app")
+	}
+	return a, nil
+}
+
 // ListTenantUsers serves the tenant service: the tenant's users that are not deleted, oldest first.
 func (s *Service) ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error) {
 	appID, tenantID = domain.CanonicalID(appID), domain.CanonicalID(tenantID)

@@ -69,6 +69,26 @@ func (s *Service) GetTenant(ctx context.Context, appID, tenantID string) (Tenant
 	return TenantView{Tenant: t, Users: users}, nil
 }
 
+// GetTenantRef serves billing, which acts on a tenant a route names: the app's live tenant. A
+// deleted tenant is not found: nothing may be bought for it.
+func (s *Service) GetTenantRef(ctx context.Context, appID, tenantID string) (domain.Tenant, error) {
+	id, err := domain.ParseID("tenantId", tenantID)
+	if err != nil {
+		return domain.Tenant{}, err
+	}
+	if appID, err = canonicalApp(appID); err != nil {
+		return domain.Tenant{}, err
+	}
+	t, err := s.repo.GetTenant(ctx, appID, id)
+	if err != nil {
+		return domain.Tenant{}, err
+	}
+	if t.Deleted {
+		return domain.Tenant{}, domain.ErrNotFound
+	}
+	return t, nil
+}
+
 // Credential is the kind of credential route 17 was called with, as far as its rules differ. The
 // gRPC adapter derives it from the admitted principal, so the use case knows no transport. The
 // zero value is the end user's token, the one with fewer rights.

@@ -393,3 +393,48 @@ func TestUserDeleted(t *testing.T) {
 		})
 	}
 }
+
+func TestGetTenantRefNamesOnlyLiveTenantsOfTheApp(t *testing.T) {
+	appID := uuid.NewString()
+	cases := []struct {
+		name      string
+		deleted   bool
+		app       string
+		tenant    func(created domain.Tenant) string
+		wantErr   error
+		wantField string
+	}{
+		{name: "the app's live tenant", app: appID, tenant: func(c domain.Tenant) string { return strings.ToUpper(c.ID) }},
+		{name: "a deleted tenant", deleted: true, app: appID, tenant: func(c domain.Tenant) string { return c.ID }, wantErr: domain.ErrNotFound},
+		{name: "another app's tenant", app: uuid.NewString(), tenant: func(c domain.Tenant) string { return c.ID }, wantErr: domain.ErrNotFound},
+		{name: "an unknown tenant", app: appID, tenant: func(domain.Tenant) string { return uuid.NewString() }, wantErr: domain.ErrNotFound},
+		{name: "tenant id not a UUID", app: appID, tenant: func(domain.Tenant) string { return "t-1" }, wantField: "tenantId"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, &directory{})
+			created := f.create(t, appID)
+			if tc.deleted {
+				if err := f.svc.UserDeleted(ctx, appID, created.ID, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := f.svc.GetTenantRef(ctx, tc.app, tc.tenant(created))
+			switch {
+			case tc.wantField != "":
+				if fieldOf(err) != tc.wantField {
+					t.Fatalf("err = %v, want field %q", err, tc.wantField)
+				}
+			case tc.wantErr != nil:
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case got.ID != created.ID || got.Name != "Acme":
+				t.Fatalf("got %+v, want tenant %s named Acme", got, created.ID)
+			}
+		})
+	}
+}

@@ -21,13 +21,15 @@ type Store struct {
 	promotions  []domain.Promotion
 	redeemed    map[[2]string]bool // (promotion id, tenant id)
 	accounts    map[[2]string]domain.Account
+	customers   []domain.Customer
+	checkouts   map[string]domain.CheckoutSession
 	outbox      *events.MemoryOutbox
 }
 
 // New returns an empty store whose events go to outbox.
 func New(outbox *events.MemoryOutbox) *Store {
 	return &Store{settings: map[string]domain.Settings{}, redeemed: map[[2]string]bool{},
-		accounts: map[[2]string]domain.Account{}, outbox: outbox}
+		accounts: map[[2]string]domain.Account{}, checkouts: map[string]domain.CheckoutSession{}, outbox: outbox}
 }
 
 func cloneConnection(c domain.Connection) domain.Connection {
@@ -220,4 +222,73 @@ func (s *Store) Redeem(_ context.Context, r app.Redemption, fn func(*domain.Prom
 	s.redeemed[[2]string{p.ID, r.TenantID}] = true
 	s.outbox.Add(evs...)
 	return a, nil
+}
+
+// SaveCustomer stores c unless its connection, tenant and mode have one, and returns the stored one.
+func (s *Store) SaveCustomer(_ context.Context, c domain.Customer) (domain.Customer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if got, ok := s.customerOf(c.ConnectionID, c.TenantID, c.Test); ok {
+		return got, nil
+	}
+	s.customers = append(s.customers, c)
+	return c, nil
+}
+
+// Customer returns the tenant's customer on a connection and mode.
+func (s *Store) Customer(_ context.Context, connectionID, tenantID string, test bool) (domain.Customer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.customerOf(connectionID, tenantID, test); ok {
+		return c, nil
+	}
+	return domain.Customer{}, domain.ErrCustomerNotFound
+}
+
+func (s *Store) customerOf(connectionID, tenantID string, test bool) (domain.Customer, bool) {
+	i := slices.IndexFunc(s.customers, func(c domain.Customer) bool {
+		return c.ConnectionID == connectionID && c.TenantID == tenantID && c.Test == test
+	})
+	if i < 0 {
+		return domain.Customer{}, false
+	}
+	return s.customers[i], true
+}
+
+// CreateCheckout stores a new session.
+func (s *Store) CreateCheckout(_ context.Context, c domain.CheckoutSession) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkouts[c.ID] = c
+	return nil
+}
+
+// Checkout returns a session.
+func (s *Store) Checkout(_ context.Context, id string) (domain.CheckoutSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.checkouts[id]
+	if !ok {
+		return domain.CheckoutSession{}, domain.ErrCheckoutNotFound
+	}
+	return c, nil
+}
+
+// SettleCheckout applies fn to the session and its account under the store's lock.
+func (s *Store) SettleCheckout(_ context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, ok := s.checkouts[id]
+	if !ok {
+		return domain.CheckoutSession{}, domain.Account{}, domain.ErrCheckoutNotFound
+	}
+	a := s.accountOf(cs.AppID, cs.TenantID)
+	evs, err := fn(&cs, &a)
+	if err != nil {
+		return domain.CheckoutSession{}, domain.Account{}, err
+	}
+	s.checkouts[id] = cs
+	s.accounts[[2]string{a.AppID, a.TenantID}] = a
+	s.outbox.Add(evs...)
+	return cs, a, nil
 }

@@ -404,3 +404,106 @@ func isUUID(s string) bool {
 	}
 	return true
 }
+
+// SaveCustomer inserts c unless the (connection, tenant, mode) has a customer, then reads the one
+// stored.
+func (s *Store) SaveCustomer(ctx context.Context, c domain.Customer) (domain.Customer, error) {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO customers (provider_customer_id, connection_id, app_id, tenant_id, test, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (connection_id, tenant_id, test) DO NOTHING`,
+		c.ID, c.ConnectionID, c.AppID, c.TenantID, c.Test, c.CreatedAt); err != nil {
+		return domain.Customer{}, fmt.Errorf("insert customer: %w", err)
+	}
+	return s.Customer(ctx, c.ConnectionID, c.TenantID, c.Test)
+}
+
+// Customer reads the tenant's customer on a connection and mode.
+func (s *Store) Customer(ctx context.Context, connectionID, tenantID string, test bool) (domain.Customer, error) {
+	if !isUUID(connectionID) || !isUUID(tenantID) {
+		return domain.Customer{}, domain.ErrCustomerNotFound
+	}
+	c := domain.Customer{ConnectionID: connectionID, TenantID: tenantID, Test: test}
+	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `SELECT provider_customer_id, app_id::text, created_at FROM customers
+		WHERE connection_id = $1 AND tenant_id = $2 AND test = $3`, connectionID, tenantID, test).Scan(&c.ID, &c.AppID, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.Customer{}, domain.ErrCustomerNotFound
+	}
+	if err != nil {
+		return domain.Customer{}, fmt.Errorf("select customer: %w", err)
+	}
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, nil
+}
+
+const checkoutColumns = `id::text, app_id::text, tenant_id::text, connection_id::text, provider, test, mode, price, tax_rate,
+	quantity, customer_id, hash, state_hash, provider_session_id, provider_url, status, created_at, updated_at`
+
+func scanCheckout(row pgx.Row) (domain.CheckoutSession, error) {
+	var c domain.CheckoutSession
+	err := row.Scan(&c.ID, &c.AppID, &c.TenantID, &c.ConnectionID, &c.Provider, &c.Test, &c.Mode, &c.Price, &c.TaxRate,
+		&c.Quantity, &c.CustomerID, &c.Hash, &c.StateHash, &c.ProviderSessionID, &c.ProviderURL, &c.Status, &c.CreatedAt, &c.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.CheckoutSession{}, domain.ErrCheckoutNotFound
+	}
+	if err != nil {
+		return domain.CheckoutSession{}, fmt.Errorf("select checkout session: %w", err)
+	}
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	return c, nil
+}
+
+// CreateCheckout stores a new session.
+func (s *Store) CreateCheckout(ctx context.Context, c domain.CheckoutSession) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO checkout_sessions (id, app_id, tenant_id, connection_id, provider, test, mode, price,
+		tax_rate, quantity, customer_id, hash, state_hash, provider_session_id, provider_url, status, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		c.ID, c.AppID, c.TenantID, c.ConnectionID, c.Provider, c.Test, c.Mode, c.Price, c.TaxRate,
+		c.Quantity, c.CustomerID, c.Hash, c.StateHash, c.ProviderSessionID, c.ProviderURL, c.Status, c.CreatedAt, c.UpdatedAt)
+	if err != nil {
+		return fmt.Errorf("insert checkout session: %w", err)
+	}
+	return nil
+}
+
+// Checkout reads a session.
+func (s *Store) Checkout(ctx context.Context, id string) (domain.CheckoutSession, error) {
+	if !isUUID(id) {
+		return domain.CheckoutSession{}, domain.ErrCheckoutNotFound
+	}
+	return scanCheckout(pgxx.Q(ctx, s.pool).QueryRow(ctx, "SELECT "+checkoutColumns+" FROM checkout_sessions WHERE id = $1", id))
+}
+
+// SettleCheckout locks the session, then its tenant's account (the order every writer of both
+// takes), runs fn and commits session, account and events together.
+func (s *Store) SettleCheckout(ctx context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error) {
+	if !isUUID(id) {
+		return domain.CheckoutSession{}, domain.Account{}, domain.ErrCheckoutNotFound
+	}
+	var (
+		cs   domain.CheckoutSession
+		acct domain.Account
+	)
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if cs, err = scanCheckout(tx.QueryRow(ctx, "SELECT "+checkoutColumns+" FROM checkout_sessions WHERE id = $1 FOR UPDATE", id)); err != nil {
+			return err
+		}
+		if acct, err = lockAccount(ctx, tx, cs.AppID, cs.TenantID); err != nil {
+			return err
+		}
+		evs, err := fn(&cs, &acct)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE checkout_sessions SET status = $2, updated_at = $3 WHERE id = $1", cs.ID, cs.Status, cs.UpdatedAt); err != nil {
+			return fmt.Errorf("update checkout session: %w", err)
+		}
+		if err := saveAccount(ctx, tx, acct); err != nil {
+			return err
+		}
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
+	if err != nil {
+		return domain.CheckoutSession{}, domain.Account{}, err
+	}
+	return cs, acct, nil
+}

@@ -40,6 +40,10 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"FailedRedeemStoresNothing", failedRedeem},
 		{"ATenantRedeemsAPromotionOnce", redeemOnce},
 		{"ConcurrentRedemptionsOfTheLastUseLetOneWin", concurrentLastUse},
+		{"CustomersAreOnePerTenantConnectionAndMode", customersOnePerTenantAndMode},
+		{"CheckoutSessionsRoundTripEveryField", checkoutsRoundTrip},
+		{"SettleStoresSessionAccountAndEventsTogether", settleStoresSessionAccountAndEventsTogether},
+		{"ConcurrentSettlesOfASessionApplyItOnce", concurrentSettlesApplyOnce},
 	}
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {

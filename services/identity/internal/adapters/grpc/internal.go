@@ -46,6 +46,19 @@ func (s *InternalServer) GetUserRef(ctx context.Context, req *identityv1.GetUser
 	return &identityv1.UserRef{UserId: u.ID, TenantRef: u.TenantID, Freezed: u.Frozen, Email: u.Email}, nil
 }
 
+// GetAppRef names an enabled app for another context.
+func (s *InternalServer) GetAppRef(ctx context.Context, req *identityv1.GetAppRefRequest) (*identityv1.AppRef, error) {
+	a, err := s.svc.GetAppRef(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	out := &identityv1.AppRef{AppId: a.ID, Name: a.Name}
+	if len(a.RedirectURIs) > 0 {
+		out.FirstRedirectUri = a.RedirectURIs[0]
+	}
+	return out, nil
+}
+
 // VerifyAccessToken checks a tenant access token for another service's access policy.
 func (s *InternalServer) VerifyAccessToken(ctx context.Context, req *identityv1.VerifyAccessTokenRequest) (*identityv1.VerifiedAccessToken, error) {
 	v, err := s.svc.VerifyToken(ctx, req.GetAccessToken())

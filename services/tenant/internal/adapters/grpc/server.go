@@ -110,6 +110,15 @@ func (s *Server) ApplyBillingState(ctx context.Context, req *tenantv1.ApplyBilli
 	return &emptypb.Empty{}, nil
 }
 
+// GetTenantRef names a live tenant for billing.
+func (s *Server) GetTenantRef(ctx context.Context, req *tenantv1.GetTenantRefRequest) (*tenantv1.TenantRef, error) {
+	t, err := s.svc.GetTenantRef(ctx, req.GetAppId(), req.GetTenantId())
+	if err != nil {
+		return nil, err
+	}
+	return &tenantv1.TenantRef{TenantId: t.ID, Name: t.Name, CompanyName: t.CompanyName}, nil
+}
+
 // render answers a tenant read as route 5 does, users included.
 func render(v app.TenantView, err error) (*tenantv1.Tenant, error) {
 	if err != nil {

@@ -1,0 +1,161 @@
+package porttest
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/billing/internal/app"
+	"github.com/berthhq/berth/services/billing/internal/domain"
+)
+
+// connectionFor stores a connection of a new app, which customers and sessions refer to.
+func connectionFor(t *testing.T, s app.Store) domain.Connection {
+	t.Helper()
+	c := domain.Connection{ID: uuid.NewString(), AppID: uuid.NewString(), Provider: domain.Pspx, TestKey: []byte{1}, CreatedAt: instant, UpdatedAt: instant}
+	if err := s.CreateConnection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func customersOnePerTenantAndMode(t *testing.T, s app.Store, _ events.OutboxSource) {
+	conn := connectionFor(t, s)
+	tenantID := uuid.NewString()
+	if _, err := s.Customer(ctx, conn.ID, tenantID, true); !errors.Is(err, domain.ErrCustomerNotFound) {
+		t.Fatalf("no customer yet: %v", err)
+	}
+	// Racing checkouts each made a provider customer; the store keeps the first.
+	var wg sync.WaitGroup
+	got := make([]domain.Customer, 4)
+	for i := range got {
+		wg.Go(func() {
+			got[i] = must(s.SaveCustomer(ctx, domain.Customer{ID: "cus_" + uuid.NewString()[:8], ConnectionID: conn.ID,
+				AppID: conn.AppID, TenantID: tenantID, Test: true, CreatedAt: instant}))
+		})
+	}
+	wg.Wait()
+	for _, c := range got[1:] {
+		if c != got[0] {
+			t.Fatalf("racing saves kept different customers: %+v vs %+v", c, got[0])
+		}
+	}
+	if c := must(s.Customer(ctx, conn.ID, tenantID, true)); c != got[0] {
+		t.Fatalf("read back %+v, want %+v", c, got[0])
+	}
+	live := must(s.SaveCustomer(ctx, domain.Customer{ID: "cus_live", ConnectionID: conn.ID, AppID: conn.AppID, TenantID: tenantID, CreatedAt: instant}))
+	if live.ID != "cus_live" || live.Test {
+		t.Fatalf("live mode has its own customer: %+v", live)
+	}
+}
+
+func checkoutSession(conn domain.Connection) domain.CheckoutSession {
+	return domain.CheckoutSession{
+		ID: uuid.NewString(), AppID: conn.AppID, TenantID: uuid.NewString(), ConnectionID: conn.ID, Provider: conn.Provider,
+		Test: true, Mode: domain.ModePayment, Price: "price_1", TaxRate: "txr_1", Quantity: 3, CustomerID: "cus_1",
+		Hash: "ab", StateHash: "cd", ProviderSessionID: "cs_" + uuid.NewString()[:8], ProviderURL: "https://pay.example/cs",
+		Status: domain.CheckoutOpen, CreatedAt: instant, UpdatedAt: instant,
+	}
+}
+
+func checkoutsRoundTrip(t *testing.T, s app.Store, _ events.OutboxSource) {
+	cs := checkoutSession(connectionFor(t, s))
+	if err := s.CreateCheckout(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(s.Checkout(ctx, cs.ID)); !reflect.DeepEqual(got, cs) {
+		t.Fatalf("read back:\n got %+v\nwant %+v", got, cs)
+	}
+	for _, id := range []string{uuid.NewString(), "not-a-uuid"} {
+		if _, err := s.Checkout(ctx, id); !errors.Is(err, domain.ErrCheckoutNotFound) {
+			t.Fatalf("Checkout(%q) = %v, want not found", id, err)
+		}
+	}
+}
+
+func settleStoresSessionAccountAndEventsTogether(t *testing.T, s app.Store, outbox events.OutboxSource) {
+	cs := checkoutSession(connectionFor(t, s))
+	if err := s.CreateCheckout(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	ev := newEvent(t, cs.AppID)
+	settled, acct := must2(s.SettleCheckout(ctx, cs.ID, func(c *domain.CheckoutSession, a *domain.Account) ([]events.Event, error) {
+		if c.Status != domain.CheckoutOpen || a.Revision != 0 || a.TenantID != cs.TenantID {
+			t.Errorf("fn saw session %+v, account %+v", c, a)
+		}
+		c.Status, c.UpdatedAt = domain.CheckoutCompleted, instant.Add(time.Minute)
+		a.State.UnitsBought(c.CustomerID, c.ProviderSessionID, "card", c.Quantity, instant)
+		a.Touch(instant)
+		return []events.Event{ev}, nil
+	}))
+	if settled.Status != domain.CheckoutCompleted || acct.Revision != 1 || acct.State.PaidUnits != 3 {
+		t.Fatalf("settled %+v, account %+v", settled, acct)
+	}
+	if got := must(s.Checkout(ctx, cs.ID)); got.Status != domain.CheckoutCompleted || !got.UpdatedAt.Equal(instant.Add(time.Minute)) {
+		t.Fatalf("stored session %+v", got)
+	}
+	if got := must(s.Account(ctx, cs.AppID, cs.TenantID)); !reflect.DeepEqual(got, acct) {
+		t.Fatalf("stored account:\n got %+v\nwant %+v", got, acct)
+	}
+	if ids := pending(t, outbox); len(ids) != 1 || ids[0] != ev.ID {
+		t.Fatalf("outbox %v, want [%s]", ids, ev.ID)
+	}
+
+	boom := errors.New("boom")
+	_, _, err := s.SettleCheckout(ctx, cs.ID, func(c *domain.CheckoutSession, a *domain.Account) ([]events.Event, error) {
+		c.Status = domain.CheckoutFailed
+		a.Touch(instant)
+		return nil, boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if got := must(s.Checkout(ctx, cs.ID)); got.Status != domain.CheckoutCompleted {
+		t.Fatalf("a failed settle stored the session: %+v", got)
+	}
+	if got := must(s.Account(ctx, cs.AppID, cs.TenantID)); got.Revision != 1 {
+		t.Fatalf("a failed settle stored the account: %+v", got)
+	}
+	if _, _, err := s.SettleCheckout(ctx, uuid.NewString(), nil); !errors.Is(err, domain.ErrCheckoutNotFound) {
+		t.Fatalf("unknown session: %v", err)
+	}
+}
+
+// concurrentSettlesApplyOnce is the return page opened twice at once (or a webhook beside it):
+// fn runs one at a time and the second sees what the first stored.
+func concurrentSettlesApplyOnce(t *testing.T, s app.Store, _ events.OutboxSource) {
+	cs := checkoutSession(connectionFor(t, s))
+	if err := s.CreateCheckout(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			must2(s.SettleCheckout(ctx, cs.ID, func(c *domain.CheckoutSession, a *domain.Account) ([]events.Event, error) {
+				if c.Settled() {
+					return nil, nil
+				}
+				c.Status = domain.CheckoutCompleted
+				a.State.UnitsBought(c.CustomerID, c.ProviderSessionID, "card", c.Quantity, instant)
+				a.Touch(instant)
+				return nil, nil
+			}))
+		})
+	}
+	wg.Wait()
+	if a := must(s.Account(ctx, cs.AppID, cs.TenantID)); a.Revision != 1 || a.State.PaidUnits != 3 {
+		t.Fatalf("account after 8 concurrent settles: revision %d, paid units %d; want 1 and 3", a.Revision, a.State.PaidUnits)
+	}
+}
+
+func must2[A, B any](a A, b B, err error) (A, B) {
+	if err != nil {
+		panic(storeFailure{err})
+	}
+	return a, b
+}

@@ -1,0 +1,83 @@
+package domain
+
+import "time"
+
+// The effects below are what a paid checkout (and, later, a provider's event) does to a tenant's
+// billing state. They are pure: the app layer decides when one applies (exactly once, in the same
+// transaction as the record that it did) and these say what it changes.
+
+// Subscription is a paid subscription as billing records it, in either provider's ids (pspy's
+// subscription, customer and mandate ids go to the pspx* fields, as decided).
+type Subscription struct {
+	CustomerID        string
+	ID                string
+	PriceID           string
+	ProductID         string
+	CheckoutSessionID string
+	PaymentMethod     string // "card" or "sepa"
+	DefaultMethodID   string // the payment method or mandate that renews it; "" = unchanged
+	PaidUntil         time.Time
+}
+
+// Subscribed records a paid subscription: the tenant's mode becomes subscription, its plan the
+// subscription's price and product, its access paid until the end of the paid period. A pending
+// cancellation of an earlier subscription is void, and a payment clears failure flags.
+func (s *State) Subscribed(sub Subscription) {
+	s.PspxCustomerID = sub.CustomerID
+	s.PspxSubscriptionID = sub.ID
+	s.PspxPriceID = sub.PriceID
+	s.PspxProductID = sub.ProductID
+	s.PspxCheckoutSessionID = sub.CheckoutSessionID
+	s.PspxPaymentMethod = sub.PaymentMethod
+	if sub.DefaultMethodID != "" {
+		s.PspxDefaultPaymentMethodID = sub.DefaultMethodID
+	}
+	s.Mode = ModeSubscription
+	s.PspxSubscriptionCancelAtPeriodEnd = false
+	s.PspxSubscriptionCancelAt = time.Time{}
+	s.extendPaidUntil(sub.PaidUntil)
+	s.paymentSucceeded()
+}
+
+// UnitsBought records a one-time payment of units, valid until validThru. A tenant with a
+// subscription keeps mode subscription: its units come on top.
+func (s *State) UnitsBought(customerID, sessionID, paymentMethod string, units int64, validThru time.Time) {
+	s.PspxCustomerID = customerID
+	s.PspxCheckoutSessionID = sessionID
+	s.PaidUnits += units
+	if validThru.After(s.OneTimePaymentValidThru) {
+		s.OneTimePaymentValidThru = validThru.UTC()
+	}
+	if s.Mode != ModeSubscription {
+		s.Mode = ModePayment
+		s.PspxPaymentMethod = paymentMethod
+	}
+	s.paymentSucceeded()
+}
+
+// PaymentMethodSetUp records a payment method (pspx) or mandate (pspy) as the tenant's default.
+func (s *State) PaymentMethodSetUp(customerID, sessionID, methodID string) {
+	s.PspxCustomerID = customerID
+	s.PspxCheckoutSessionID = sessionID
+	s.PspxDefaultPaymentMethodID = methodID
+}
+
+// extendPaidUntil never shortens paid access: a late or replayed period end cannot take back time
+// already paid for.
+func (s *State) extendPaidUntil(t time.Time) {
+	if t.After(s.PaidUntil) {
+		s.PaidUntil = t.UTC()
+	}
+}
+
+// paymentSucceeded clears the failure flags and unfreezes a tenant frozen for failed payments,
+// and only for that reason: a tenant frozen otherwise stays frozen.
+func (s *State) paymentSucceeded() {
+	if s.FreezedDueFailedPayment {
+		s.Freezed = false
+		s.FreezedDueFailedPayment = false
+	}
+	s.PaymentFailed = false
+	s.PaymentFailedCount = 0
+	s.PaymentFailedDate = time.Time{}
+}
