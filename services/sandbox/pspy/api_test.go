@@ -280,6 +280,9 @@ func TestRefundsOnlyOnPaidPaymentsAndNotBeyondTheRemainingAmount(t *testing.T) {
 	if plain := e.must(200, "GET", "/v2/payments/"+id, testKey, nil); plain.at("_embedded") != nil {
 		t.Fatalf("embedded without asking: %v", plain.at("_embedded"))
 	}
+	if none := e.must(200, "GET", "/v2/payments/"+open.str("id")+"?embed=refunds", testKey, nil); none.at("_embedded") != nil {
+		t.Fatalf("embedded nothing: %v", none.at("_embedded"))
+	}
 }
 
 func TestConcurrentRequestsAndClockAdvancesAreSafe(t *testing.T) {

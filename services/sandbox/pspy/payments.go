@@ -290,7 +290,7 @@ func validURL(raw string) bool {
 
 // paymentEmbedded holds what ?embed= asked for; like the provider, an empty list is left out.
 type paymentEmbedded struct {
-	Refunds []any `json:"refunds,omitempty"`
+	Refunds []any `json:"refunds"`
 }
 
 func (s *Server) paymentOut(p *payment, embed map[string]bool) any {
@@ -351,10 +351,8 @@ func (s *Server) paymentOut(p *payment, embed map[string]bool) any {
 		out.AmountRefunded, out.AmountRemaining = &refunded, &remaining
 	}
 	// The sandbox offers no way to dispute a payment, so embedding chargebacks never adds any.
-	if embed["refunds"] || embed["chargebacks"] {
+	if embed["refunds"] && len(p.refunds) > 0 {
 		out.Embedded = &paymentEmbedded{}
-	}
-	if embed["refunds"] {
 		for _, re := range p.refunds {
 			out.Embedded.Refunds = append(out.Embedded.Refunds, s.refundOut(p, re))
 		}
