@@ -229,7 +229,7 @@ func (c *call) changeItem(sub *subscription, ch itemChange, behavior string) *in
 		sub.taxRate = ch.taxRate
 	}
 	newAmount := ch.price.unitAmount * sub.quantity
-	active := sub.status == "active" || sub.status == "past_due" || sub.status == "trialing"
+	active := sub.status == "active" || sub.status == "past_due"
 	prorated := behavior != "none" && active && end.After(c.now)
 	var items []*invoiceItem
 	if prorated {
