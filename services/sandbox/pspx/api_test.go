@@ -3,7 +3,9 @@ package pspx_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestRequestsWithoutAValidSecretKeyAreRefusedWith401(t *testing.T) {
@@ -266,5 +268,28 @@ func TestEventsAreListedNewestFirstAndHandedOutAsCopies(t *testing.T) {
 	}
 	if evs[0].Type != "customer.created" || evs[0].Account != e.key || evs[0].Livemode {
 		t.Fatalf("first event %+v", evs[0])
+	}
+}
+
+func TestConcurrentRequestsAndClockAdvancesAreSafe(t *testing.T) {
+	e := newEnv(t)
+	cus, _ := e.subscribe(card("4242424242424242"))
+	price := e.oneTimePrice("100")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if i%2 == 0 {
+				e.advance(24 * time.Hour)
+				return
+			}
+			a := e.call("POST", "/v1/invoiceitems", nil, "customer", cus, "price", price)
+			if a.status != http.StatusOK {
+				t.Errorf("concurrent request: %d %s", a.status, a.raw)
+			}
+		})
+	}
+	wg.Wait()
+	if n := count(e.eventTypes(), "invoiceitem.created"); n != 4 {
+		t.Fatalf("%d invoice items recorded, want 4", n)
 	}
 }

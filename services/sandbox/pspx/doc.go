@@ -7,8 +7,13 @@
 // in memory. Time is the shared sandbox clock: an advance settles pending bank debits, expires
 // checkout sessions and renews subscriptions whose period ended, in time order, before it
 // returns. Every change records the event the provider would send; Events hands them out so they
-// can be delivered as webhooks. The hosted checkout page is plain server-rendered HTML with test
-// card numbers and IBANs that decide each outcome (see the page itself for the list).
+// can be delivered as webhooks.
+//
+// The hosted checkout page (the session's url, under /checkout/) is plain server-rendered HTML;
+// what the payer types decides the outcome: card 4242 4242 4242 4242 succeeds; card
+// 4000 0000 0000 0341 is saved but every charge is declined (a payment-mode checkout shows the
+// decline and stays open); IBAN DE89370400440532013000 and DE62370400440532013001 complete the
+// checkout with the debit processing, and it succeeds or fails at the next clock advance.
 //
 // The sandbox makes a few of the provider's account settings fixed choices, named where they
 // apply: drafts never finalize by themselves (auto_advance false), a renewal that was declined

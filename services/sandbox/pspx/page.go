@@ -23,6 +23,7 @@ var (
 	ibanOutcomes = map[string]outcome{"DE89370400440532013000": settlesPaid, "DE62370400440532013001": settlesFailed}
 	expiryFormat = regexp.MustCompile(`^\s*(\d{1,2})\s*/\s*(\d{2}|\d{4})\s*$`)
 	cvcFormat    = regexp.MustCompile(`^\d{3,4}$`)
+	hostFormat   = regexp.MustCompile(`^[A-Za-z0-9.\-:\[\]]+$`) // nothing that could end a policy directive
 )
 
 type pageData struct {
@@ -232,7 +233,7 @@ func (s *Server) renderSession(w http.ResponseWriter, a *account, se *session, s
 // form posted to itself, whose answer may redirect to the merchant's return URL.
 func (s *Server) renderPage(w http.ResponseWriter, status int, returnURL string, d pageData) {
 	formAction := "'self'"
-	if u, err := url.Parse(returnURL); err == nil && u.Scheme != "" && u.Host != "" {
+	if u, err := url.Parse(returnURL); err == nil && (u.Scheme == "http" || u.Scheme == "https") && hostFormat.MatchString(u.Host) {
 		formAction += " " + u.Scheme + "://" + u.Host
 	}
 	h := w.Header()

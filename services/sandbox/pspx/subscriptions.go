@@ -139,7 +139,7 @@ func (s *Server) updateSubscription(c *call) (any, *apiError) {
 	hasItems := len(items) > 0
 	var change itemChange
 	if hasItems {
-		if change, err = c.itemChange(sub, items); err != nil {
+		if change, err = c.resolveItemChange(sub, items); err != nil {
 			return nil, err
 		}
 	}
@@ -174,8 +174,8 @@ func (s *Server) updateSubscription(c *call) (any, *apiError) {
 	return c.a.renderSubscription(sub), nil
 }
 
-// itemChange resolves items[0] of an update: the subscription's one item, named by its id.
-func (c *call) itemChange(sub *subscription, items []itemParams) (itemChange, *apiError) {
+// resolveItemChange resolves items[0] of an update: the subscription's one item, named by its id.
+func (c *call) resolveItemChange(sub *subscription, items []itemParams) (itemChange, *apiError) {
 	ch := itemChange{price: c.a.prices[sub.price], quantity: sub.quantity, taxRate: sub.taxRate}
 	if len(items) > 1 {
 		return ch, errInvalid("items", "The sandbox supports subscriptions with a single item.")
@@ -229,7 +229,7 @@ func (c *call) changeItem(sub *subscription, ch itemChange, behavior string) *in
 		sub.taxRate = ch.taxRate
 	}
 	newAmount := ch.price.unitAmount * sub.quantity
-	active := sub.status == "active" || sub.status == "past_due" || sub.status == "trialing"
+	active := sub.status == "active" || sub.status == "past_due"
 	prorated := behavior != "none" && active && end.After(c.now)
 	var items []*invoiceItem
 	if prorated {
