@@ -65,7 +65,7 @@ func TestHostedPageIsPlainHTMLWithAStrictPolicyAndACancelLink(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	csp := resp.Header.Get("Content-Security-Policy")
-	if resp.StatusCode != 200 || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "form-action 'self' https://app.example") {
+	if resp.StatusCode != 200 || !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "form-action") {
 		t.Fatalf("page %d, policy %q", resp.StatusCode, csp)
 	}
 	page := string(body)

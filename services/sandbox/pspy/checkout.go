@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"html/template"
 	"net/http"
-	"net/url"
-	"regexp"
 	"slices"
-	"strings"
 )
 
 // outcome is a choice of the test checkout page, as the provider's own test page offers them.
@@ -97,10 +94,10 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	p, ok := s.payments[r.PathValue("id")]
 	if !ok {
-		s.render(w, http.StatusNotFound, nil, pageData{})
+		s.render(w, http.StatusNotFound, pageData{})
 		return
 	}
-	s.render(w, http.StatusOK, p, s.pageData(p, "", ""))
+	s.render(w, http.StatusOK, s.pageData(p, "", ""))
 }
 
 // checkoutSubmit applies the payer's choice, records the webhook call and sends the payer back.
@@ -112,26 +109,26 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 	p, ok := s.payments[r.PathValue("id")]
 	switch {
 	case !ok:
-		s.render(w, http.StatusNotFound, nil, pageData{})
+		s.render(w, http.StatusNotFound, pageData{})
 		return
 	case p.status != "open":
-		s.render(w, http.StatusConflict, p, s.pageData(p, "", ""))
+		s.render(w, http.StatusConflict, s.pageData(p, "", ""))
 		return
 	case formErr != nil:
-		s.render(w, http.StatusBadRequest, p, s.pageData(p, "", "The form could not be read."))
+		s.render(w, http.StatusBadRequest, s.pageData(p, "", "The form could not be read."))
 		return
 	}
 	chosen := r.PostForm.Get("outcome")
 	i := slices.IndexFunc(outcomes, func(o outcome) bool { return o.value == chosen })
 	if i < 0 || outcomes[i].firstOnly && p.sequenceType != "first" {
-		s.render(w, http.StatusBadRequest, p, s.pageData(p, "", "Choose one of the payment statuses."))
+		s.render(w, http.StatusBadRequest, s.pageData(p, "", "Choose one of the payment statuses."))
 		return
 	}
 	method := r.PostForm.Get("method")
 	if allowed := p.allowedMethods(); len(allowed) == 1 && method == "" {
 		method = allowed[0]
 	} else if !slices.Contains(allowed, method) {
-		s.render(w, http.StatusBadRequest, p, s.pageData(p, method, "Choose one of the payment methods."))
+		s.render(w, http.StatusBadRequest, s.pageData(p, method, "Choose one of the payment methods."))
 		return
 	}
 
@@ -191,22 +188,10 @@ func (s *Server) pageData(p *payment, method, errText string) pageData {
 	return d
 }
 
-// originPattern admits only plain origins into the policy header.
-var originPattern = regexp.MustCompile(`^https?://[A-Za-z0-9.:\[\]-]+$`)
-
-// render writes the page with a policy that loads nothing from elsewhere and lets the form lead
-// only here and, through the redirect that follows it, to the payment's return URLs.
-func (s *Server) render(w http.ResponseWriter, status int, p *payment, d pageData) {
-	formAction := []string{"'self'"}
-	if p != nil {
-		for _, raw := range []string{p.redirectURL, p.cancelURL} {
-			if u, err := url.Parse(raw); raw != "" && err == nil {
-				if origin := u.Scheme + "://" + u.Host; originPattern.MatchString(origin) && !slices.Contains(formAction, origin) {
-					formAction = append(formAction, origin)
-				}
-			}
-		}
-	}
+// render writes the page with a policy that loads nothing from elsewhere. It sets no form-action:
+// browsers check it against every redirect that follows the form's post, and the return URL may
+// itself redirect anywhere (Berth's return page sends the payer on to the app).
+func (s *Server) render(w http.ResponseWriter, status int, d pageData) {
 	var buf bytes.Buffer
 	if err := checkoutTemplate.Execute(&buf, d); err != nil {
 		http.Error(w, "the checkout page could not be rendered", http.StatusInternalServerError)
@@ -214,7 +199,7 @@ func (s *Server) render(w http.ResponseWriter, status int, p *payment, d pageDat
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+strings.Join(formAction, " "))
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

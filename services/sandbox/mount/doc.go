@@ -1,0 +1,4 @@
+// Package mount serves every provider sandbox under one address: pspx at /_sandbox/pspx/, pspy at
+// /_sandbox/pspy/ and the shared clock's control at /_sandbox/clock/advance. The all-in-one mounts
+// it on the edge's address and cmd/sandbox serves it alone.
+package mount
