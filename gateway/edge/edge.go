@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/pay"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -50,6 +51,9 @@ var backends = []backend{
 // LoginModule is the module behind the hosted login page (identity's LoginService).
 const LoginModule = "identity"
 
+// PaymentModule is the module behind the hosted payment pages (billing's PaymentPageService).
+const PaymentModule = "billing"
+
 // Modules lists the modules the edge forwards to, in table order.
 func Modules() []string {
 	names := make([]string, len(backends))
@@ -62,7 +66,7 @@ func Modules() []string {
 // New builds the edge handler: a grpc-gateway ServeMux with every HTTP-bound service registered over
 // conns, the connection to each module of Modules by name, wrapped in the edge middleware. These
 // connections must not carry the service token: the edge forwards its callers' credentials and
-// nothing else. The hosted login page needs WithLogin. log receives the access log and the real
+// nothing else. The hosted login page needs WithLogin, the payment pages WithPayment. log receives the access log and the real
 // causes of 500 answers.
 func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *slog.Logger, opts ...Option) (http.Handler, error) {
 	var o options
@@ -108,6 +112,17 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
 		}
 	}
+	if o.payment == nil {
+		return nil, fmt.Errorf("edge: the payment pages need a connection to %s (WithPayment)", PaymentModule)
+	}
+	pages := pay.New(billingv1.NewPaymentPageServiceClient(checkedConn{o.payment}), log)
+	for path, serve := range map[string]http.HandlerFunc{pay.Path: pages.Open, pay.ReturnPath: pages.Return} {
+		if err := mux.HandlePath(http.MethodGet, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			serve(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register GET %s: %w", path, err)
+		}
+	}
 	res, err := newResolver(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("edge: route resolver: %w", err)
@@ -121,6 +136,13 @@ type Option func(*options)
 type options struct {
 	trustedProxies []netip.Prefix
 	login          grpc.ClientConnInterface
+	payment        grpc.ClientConnInterface
+}
+
+// WithPayment is the connection of the hosted payment pages to billing's PaymentPageService,
+// which, like the login service, is service-only: this connection carries the service token.
+func WithPayment(conn grpc.ClientConnInterface) Option {
+	return func(o *options) { o.payment = conn }
 }
 
 // WithLogin is the connection of the hosted login page to identity's LoginService. That service is

@@ -582,7 +582,7 @@ func TestAccessLogNamesRequestButNoSecrets(t *testing.T) {
 
 func TestNewRefusesAMissingBackend(t *testing.T) {
 	_, icc := startBackend(t, func(*grpc.Server) {})
-	_, err := New(context.Background(), map[string]grpc.ClientConnInterface{"identity": icc}, discard, WithLogin(icc))
+	_, err := New(context.Background(), map[string]grpc.ClientConnInterface{"identity": icc}, discard, WithLogin(icc), WithPayment(icc))
 	if err == nil || !strings.Contains(err.Error(), "tenant") {
 		t.Errorf("New without tenant backend: err = %v, want one naming tenant", err)
 	}

@@ -134,10 +134,11 @@ func newHarness(t testing.TB) *harness {
 	})
 	_, bcc := startBackend(t, func(s *grpc.Server) {
 		billingv1.RegisterBillingServiceServer(s, billingv1.UnimplementedBillingServiceServer{})
+		billingv1.RegisterPaymentPageServiceServer(s, billingv1.UnimplementedPaymentPageServiceServer{})
 	})
 	logs := &bytes.Buffer{}
 	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc, "billing": bcc},
-		logx.New(logs, "info"), WithLogin(icc))
+		logx.New(logs, "info"), WithLogin(icc), WithPayment(bcc))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -47,7 +48,7 @@ func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip
 
 // ServeHTTP answers GET (render the form) and POST (submit it) on Path.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "")
 	switch r.Method {
 	case http.MethodGet:
 		p.show(w, r)
@@ -216,7 +217,7 @@ func (v formView) SwitchURL() string { return v.Params.switchURL() }
 
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
 	view.CSRF = issueCSRF(w, r)
-	setSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
+	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
 	p.render(w, r, status, "form", view)
 }
 
@@ -284,20 +285,4 @@ func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
 		}
 	}
 	return false
-}
-
-// setSecurityHeaders sets the headers every answer of the page carries. formTarget is the
-// redirect's origin when a form is rendered: form-action also governs the redirect that follows
-// the post.
-func setSecurityHeaders(h http.Header, formTarget string) {
-	formAction := "'self'"
-	if formTarget != "" {
-		formAction += " " + formTarget
-	}
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+
-		"; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
 }

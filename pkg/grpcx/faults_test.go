@@ -152,3 +152,27 @@ func TestFaultsWarnAboutUnavailableDependencies(t *testing.T) {
 		t.Fatalf("log = %s", logs.String())
 	}
 }
+
+func TestDownstreamErrorsBecomeThisServicesAnswer(t *testing.T) {
+	notFound := fault.NotFound("Tenant not found")
+	cases := []struct {
+		code codes.Code
+		kind fault.Kind
+	}{
+		{codes.NotFound, fault.KindNotFound},
+		{codes.InvalidArgument, fault.KindNotFound},
+		{codes.Unavailable, fault.KindUnavailable},
+		{codes.DeadlineExceeded, fault.KindUnavailable},
+		{codes.ResourceExhausted, fault.KindUnavailable},
+		{codes.Unauthenticated, fault.KindInternal},
+		{codes.Internal, fault.KindInternal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.code.String(), func(t *testing.T) {
+			err := Downstream(status.Error(tc.code, "x"), "get tenant", notFound)
+			if !fault.Is(err, tc.kind) {
+				t.Fatalf("Downstream(%v) = %v, want kind %v", tc.code, err, tc.kind)
+			}
+		})
+	}
+}

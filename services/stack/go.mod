@@ -20,6 +20,7 @@ require (
 	github.com/berthhq/berth/services/analytics v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/billing v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0

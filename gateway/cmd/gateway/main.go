@@ -56,7 +56,7 @@ func run(log *slog.Logger) error {
 
 	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
 	if serviceToken == "" {
-		return errors.New("BERTH_SERVICE_TOKEN is required (the login page calls identity's service-only LoginService)")
+		return errors.New("BERTH_SERVICE_TOKEN is required (the login and payment pages call service-only services)")
 	}
 	conns := map[string]grpc.ClientConnInterface{}
 	var health []healthpb.HealthClient
@@ -74,12 +74,17 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	defer func() { _ = loginConn.Close() }()
+	paymentConn, err := dial(edge.PaymentModule, serviceToken)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = paymentConn.Close() }()
 
 	proxies, err := login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", ""))
 	if err != nil {
 		return fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
 	}
-	handler, err := edge.New(ctx, conns, log, edge.WithLogin(loginConn), edge.WithTrustedProxies(proxies))
+	handler, err := edge.New(ctx, conns, log, edge.WithLogin(loginConn), edge.WithPayment(paymentConn), edge.WithTrustedProxies(proxies))
 	if err != nil {
 		return err
 	}

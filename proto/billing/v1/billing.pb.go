@@ -833,8 +833,8 @@ type ReturnedCheckout struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// redirectUrl is the app's payment return URL with state, session_id and status.
 	RedirectUrl string `protobuf:"bytes,1,opt,name=redirectUrl,proto3" json:"redirectUrl,omitempty"`
-	// status: paid, pending (the provider settles it later), open (the payer came back without
-	// paying) or failed.
+	// status is the session's: completed (its effect applied), pending (the provider settles it
+	// later), open (the payer came back without paying), failed or cancelled.
 	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -6,6 +6,9 @@
 // Settings, besides those of every module (pkg/svcmain):
 //
 //	BERTH_SECRET_KEY   32-byte AES-GCM key sealing provider secrets at rest (hex or base64; required)
+//	BERTH_PUBLIC_URL   the REST edge's public base URL: payment pages and pspy webhook URLs (required)
+//	BERTH_PSPX_URL     pspx's API base URL (required; the all-in-one points it at its sandbox)
+//	BERTH_PSPY_URL     pspy's API base URL (required; likewise)
 package server
 
 import (
@@ -27,6 +30,8 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/adapters/identity"
 	"github.com/berthhq/berth/services/billing/internal/adapters/memory"
 	"github.com/berthhq/berth/services/billing/internal/adapters/postgres"
+	"github.com/berthhq/berth/services/billing/internal/adapters/pspx"
+	"github.com/berthhq/berth/services/billing/internal/adapters/pspy"
 	"github.com/berthhq/berth/services/billing/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/billing/internal/app"
 
@@ -44,6 +49,11 @@ type Config struct {
 	// service token (user lookups and billing-state commands are service-only methods).
 	Identity grpc.ClientConnInterface
 	Tenant   grpc.ClientConnInterface
+	// PublicURL is the REST edge's public base URL.
+	PublicURL string
+	// Pspx and Pspy are the provider clients' settings (base URLs; retries default).
+	Pspx pspx.Config
+	Pspy pspy.Config
 }
 
 // Module is the billing context in the service template. It dials identity (credentials, users)
@@ -65,7 +75,12 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, Config{Common: c, SecretKey: secret, Identity: identityConn, Tenant: tenantConn})
+	cfg := Config{Common: c, SecretKey: secret, Identity: identityConn, Tenant: tenantConn, PublicURL: c.Env.String("BERTH_PUBLIC_URL", ""),
+		Pspx: pspx.Config{BaseURL: c.Env.String("BERTH_PSPX_URL", "")}, Pspy: pspy.Config{BaseURL: c.Env.String("BERTH_PSPY_URL", "")}}
+	if cfg.Pspx.BaseURL == "" || cfg.Pspy.BaseURL == "" {
+		return nil, errors.New("billing: BERTH_PSPX_URL and BERTH_PSPY_URL are required")
+	}
+	return New(ctx, cfg)
 }
 
 // New opens the store (migrating Postgres) and builds the process: the gRPC server and the outbox
@@ -97,10 +112,14 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 
 	creds := authn.NewRemote(cfg.Identity)
-	svc := app.New(store,
+	svc, err := app.New(store,
 		identity.NewUsers(identityv1.NewIdentityInternalServiceClient(cfg.Identity)),
 		tenant.NewTenants(tenantv1.NewTenantInternalServiceClient(cfg.Tenant)),
-		app.Options{Box: box, Clock: cfg.Clock, NewID: uuid.NewString})
+		pspx.New(cfg.Pspx), pspy.New(cfg.Pspy),
+		app.Options{Box: box, Clock: cfg.Clock, NewID: uuid.NewString, PublicURL: cfg.PublicURL})
+	if err != nil {
+		return nil, err
+	}
 	p := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
 	if pool != nil {
 		p.UsePool(pool)

@@ -22,6 +22,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/services/sandbox/mount"
 )
 
 // Config is the all-in-one configuration (see FromEnv for the variables).
@@ -52,6 +53,8 @@ type Stack struct {
 	Bus     events.Bus
 	// Mailbox receives every email the run sends (referral invites); /dev/mailbox shows it.
 	Mailbox *mail.Mailbox
+	// Sandboxes are the provider sandboxes served on the edge's address, which billing calls.
+	Sandboxes *mount.Sandboxes
 
 	procs   []*module.Process
 	cancel  context.CancelFunc
@@ -113,9 +116,14 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if env == nil {
 		env = config.OS
 	}
+	publicURL := config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL}).String("BERTH_PUBLIC_URL", s.BaseURL)
+	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
+	// loopback address, which works whatever proxy stands in front of the public one.
+	s.Sandboxes = mount.New(publicURL, log)
 	common := module.Common{
 		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox,
-		Env: config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL}),
+		Env: config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL,
+			"BERTH_PSPX_URL": s.BaseURL + mount.PspxPath, "BERTH_PSPY_URL": s.BaseURL + mount.PspyPath}),
 		Dial: func(name string) (grpc.ClientConnInterface, error) {
 			if conn, ok := serviceConns[name]; ok {
 				return conn, nil
@@ -140,13 +148,15 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 
 	handler, err := edge.New(runCtx, edgeConns, log.With("service", "edge"),
-		edge.WithLogin(serviceConns[edge.LoginModule]), edge.WithTrustedProxies(cfg.TrustedProxies))
+		edge.WithLogin(serviceConns[edge.LoginModule]), edge.WithPayment(serviceConns[edge.PaymentModule]),
+		edge.WithTrustedProxies(cfg.TrustedProxies))
 	if err != nil {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
 	mux := http.NewServeMux()
 	ops.Mount(mux, s.Ready)
-	mux.Handle("/", devPages(common.Env.String("BERTH_PUBLIC_URL", s.BaseURL), s.Mailbox, handler))
+	s.Sandboxes.Register(mux)
+	mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.serving.Go(func() {
 		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -36,7 +36,8 @@ func start(t *testing.T, backend string) *env {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error
-	if e.other, err = seed.Run(ctx, e.admin, s.Stack.BaseURL, "http://localhost:4000/callback"); err != nil {
+	if e.other, err = seed.Run(ctx, e.admin, seed.Options{BaseURL: s.Stack.BaseURL, RedirectURI: "http://localhost:4000/callback",
+		Sandbox: seed.Sandbox{Pspx: s.Stack.Sandboxes.PspxURL, Pspy: s.Stack.Sandboxes.PspyURL}}); err != nil {
 		t.Fatalf("seed second app: %v", err)
 	}
 	return e

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
@@ -26,6 +27,45 @@ type Demo struct {
 	UserIDs     []string `json:"userIds"`
 	// PromotionCode is an active promotion of the app (route 24 redeems it).
 	PromotionCode string `json:"promotionCode"`
+	// Sandbox names the provider sandboxes' API base URLs.
+	Sandbox Sandbox `json:"sandbox"`
+	// Pspx is the first app's pspx connection (test mode) and the sandbox objects it sells.
+	Pspx PspxDemo `json:"pspx"`
+	// PspyApp is the second demo app, connected to pspy.
+	PspyApp PspyDemo `json:"pspyApp"`
+}
+
+// Sandbox is where the provider sandboxes answer.
+type Sandbox struct {
+	Pspx string `json:"pspx"`
+	Pspy string `json:"pspy"`
+}
+
+// Prices are the ids of a one-time, a monthly and a yearly price.
+type Prices struct {
+	OneTime string `json:"oneTime"`
+	Monthly string `json:"monthly"`
+	Yearly  string `json:"yearly"`
+}
+
+// PspxDemo is the first app's pspx connection.
+type PspxDemo struct {
+	ConnectionID  string `json:"connectionId"`
+	WebhookSecret string `json:"webhookSecret"`
+	Prices        Prices `json:"prices"`
+	TaxRate       string `json:"taxRate"`
+}
+
+// PspyDemo is the second demo app, on pspy.
+type PspyDemo struct {
+	AppID        string   `json:"appId"`
+	ReadKey      string   `json:"readKey"`
+	WriteKey     string   `json:"writeKey"`
+	TenantID     string   `json:"tenantId"`
+	UserIDs      []string `json:"userIds"`
+	ProviderUUID string   `json:"providerUuid"`
+	Prices       Prices   `json:"prices"`
+	TaxRate      string   `json:"taxRate"`
 }
 
 // Admin holds the provisioning clients (their connections must send the admin token).
@@ -35,19 +75,59 @@ type Admin struct {
 	Billing  billingv1.BillingAdminServiceClient
 }
 
-// Run creates a project with one app (redirect URI redirectURI), a read and a write API key, two
-// user roles, a tenant with shipping and billing addresses, two users of that tenant and an active
-// promotion code.
-func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error) {
-	d := Demo{BaseURL: baseURL, RedirectURI: redirectURI}
+// Options say where the demo lives.
+type Options struct {
+	BaseURL     string // the REST edge
+	RedirectURI string // the demo apps' redirect URI (and so their payment return URL)
+	Sandbox     Sandbox
+}
+
+// Run creates a project with two apps. The first, on pspx, has a read and a write API key, two
+// user roles, a tenant with shipping and billing addresses, two users of that tenant, an active
+// promotion code, and sandbox prices (one-time, monthly, yearly) and a tax rate. The second has
+// the same keys, tenant and users, is connected to pspy and has the same prices in its catalog.
+func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
+	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, Sandbox: o.Sandbox}
 	project, err := a.Identity.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: "Demo project"})
 	if err != nil {
 		return d, fmt.Errorf("project: %w", err)
 	}
 	d.ProjectID = project.GetId()
-	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: d.ProjectID, Name: "Demo app", RedirectUris: []string{redirectURI}})
+	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", o.RedirectURI, "example.com")
 	if err != nil {
-		return d, fmt.Errorf("app: %w", err)
+		return d, err
+	}
+	d.AppID, d.ReadKey, d.WriteKey, d.TenantID, d.UserIDs = first.AppID, first.ReadKey, first.WriteKey, first.TenantID, first.UserIDs
+	for _, role := range []string{"admin", "member"} {
+		if _, err := a.Identity.CreateUserRole(ctx, &identityv1.CreateUserRoleRequest{AppId: d.AppID, Name: role}); err != nil {
+			return d, fmt.Errorf("role %s: %w", role, err)
+		}
+	}
+	promo, err := a.Billing.CreatePromotion(ctx, &billingv1.CreatePromotionRequest{AppId: d.AppID, Code: "WELCOME30",
+		Name: "Welcome", Description: "30 free days and 5 free units", FreeUnits: 5, FreeDays: 30, MaxRedemptions: 1000})
+	if err != nil {
+		return d, fmt.Errorf("promotion: %w", err)
+	}
+	d.PromotionCode = promo.GetCode()
+	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o.Sandbox.Pspx); err != nil {
+		return d, err
+	}
+
+	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", o.RedirectURI, "example.org"); err != nil {
+		return d, err
+	}
+	if err := seedPspy(ctx, a, &d.PspyApp); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// seedApp creates an app with a read and a write key, a tenant with addresses and two users.
+func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDomain string) (PspyDemo, error) {
+	var d PspyDemo
+	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: []string{redirectURI}})
+	if err != nil {
+		return d, fmt.Errorf("app %s: %w", name, err)
 	}
 	d.AppID = app.GetId()
 	for _, k := range []struct {
@@ -60,11 +140,6 @@ func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error
 		}
 		*k.dest = key.GetSecret()
 	}
-	for _, role := range []string{"admin", "member"} {
-		if _, err := a.Identity.CreateUserRole(ctx, &identityv1.CreateUserRoleRequest{AppId: d.AppID, Name: role}); err != nil {
-			return d, fmt.Errorf("role %s: %w", role, err)
-		}
-	}
 	address := func(name string) *tenantv1.AddressPatch {
 		return &tenantv1.AddressPatch{Name: proto.String(name), Line1: proto.String("1 Harbour Street"), City: proto.String("Hamburg"), PostalCode: proto.String("20457"), Country: proto.String("DE")}
 	}
@@ -73,20 +148,76 @@ func Run(ctx context.Context, a Admin, baseURL, redirectURI string) (Demo, error
 		return d, fmt.Errorf("tenant: %w", err)
 	}
 	d.TenantID = t.GetId()
-	for _, u := range []struct{ email, given, family string }{{"ada@example.com", "Ada", "Lovelace"}, {"grace@example.com", "Grace", "Hopper"}} {
-		user, err := a.Identity.CreateUser(ctx, &identityv1.CreateUserRequest{AppId: d.AppID, TenantId: d.TenantID, Email: u.email, Name: u.given + " " + u.family, GivenName: u.given, FamilyName: u.family, Language: "en", EmailVerified: true})
+	for _, u := range []struct{ local, given, family string }{{"ada", "Ada", "Lovelace"}, {"grace", "Grace", "Hopper"}} {
+		user, err := a.Identity.CreateUser(ctx, &identityv1.CreateUserRequest{AppId: d.AppID, TenantId: d.TenantID, Email: u.local + "@" + emailDomain,
+			Name: u.given + " " + u.family, GivenName: u.given, FamilyName: u.family, Language: "en", EmailVerified: true})
 		if err != nil {
-			return d, fmt.Errorf("user %s: %w", u.email, err)
+			return d, fmt.Errorf("user %s: %w", u.local, err)
 		}
 		d.UserIDs = append(d.UserIDs, user.GetId())
 	}
-	promo, err := a.Billing.CreatePromotion(ctx, &billingv1.CreatePromotionRequest{AppId: d.AppID, Code: "WELCOME30",
-		Name: "Welcome", Description: "30 free days and 5 free units", FreeUnits: 5, FreeDays: 30, MaxRedemptions: 1000})
-	if err != nil {
-		return d, fmt.Errorf("promotion: %w", err)
-	}
-	d.PromotionCode = promo.GetCode()
 	return d, nil
+}
+
+// seedPspx makes sandbox keys, connects the app with them and creates its prices and tax rate in
+// the sandbox, as an operator would in the provider's dashboard.
+func seedPspx(ctx context.Context, a Admin, appID, sandboxURL string) (PspxDemo, error) {
+	d := PspxDemo{WebhookSecret: "whsec_" + randomAlnum(32)}
+	testKey, liveKey := "sk_test_"+randomAlnum(24), "sk_live_"+randomAlnum(24)
+	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: appID, Provider: billingv1.Provider_PROVIDER_PSPX,
+		TestSecretKey: testKey, LiveSecretKey: liveKey, TestWebhookSecret: d.WebhookSecret})
+	if err != nil {
+		return d, fmt.Errorf("pspx connection: %w", err)
+	}
+	d.ConnectionID = conn.GetId()
+	dash := dashboard{base: sandboxURL, key: testKey}
+	product, err := dash.create(ctx, "/v1/products", url.Values{"name": {"Demo plan"}})
+	if err != nil {
+		return d, err
+	}
+	for _, p := range []struct {
+		dest     *string
+		amount   string
+		interval string
+	}{{&d.Prices.OneTime, "500", ""}, {&d.Prices.Monthly, "990", "month"}, {&d.Prices.Yearly, "9900", "year"}} {
+		form := url.Values{"product": {product}, "unit_amount": {p.amount}, "currency": {"eur"}}
+		if p.interval != "" {
+			form.Set("recurring[interval]", p.interval)
+		}
+		if *p.dest, err = dash.create(ctx, "/v1/prices", form); err != nil {
+			return d, err
+		}
+	}
+	d.TaxRate, err = dash.create(ctx, "/v1/tax_rates", url.Values{"display_name": {"VAT"}, "percentage": {"19"}, "inclusive": {"false"}, "country": {"DE"}})
+	return d, err
+}
+
+// seedPspy connects the second app to pspy with sandbox keys and fills its catalog.
+func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
+	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: d.AppID, Provider: billingv1.Provider_PROVIDER_PSPY,
+		TestSecretKey: "test_" + randomAlnum(30), LiveSecretKey: "live_" + randomAlnum(30)})
+	if err != nil {
+		return fmt.Errorf("pspy connection: %w", err)
+	}
+	d.ProviderUUID = conn.GetId()
+	for _, p := range []struct {
+		dest     *string
+		amount   int64
+		interval string
+	}{{&d.Prices.OneTime, 500, ""}, {&d.Prices.Monthly, 990, "1 month"}, {&d.Prices.Yearly, 9900, "12 months"}} {
+		price, err := a.Billing.CreateCatalogPrice(ctx, &billingv1.CreateCatalogPriceRequest{AppId: d.AppID, ProductName: "Demo plan",
+			Amount: p.amount, Currency: "EUR", Interval: p.interval})
+		if err != nil {
+			return fmt.Errorf("pspy price: %w", err)
+		}
+		*p.dest = price.GetId()
+	}
+	rate, err := a.Billing.CreateCatalogTaxRate(ctx, &billingv1.CreateCatalogTaxRateRequest{AppId: d.AppID, DisplayName: "VAT", BasisPoints: 1900})
+	if err != nil {
+		return fmt.Errorf("pspy tax rate: %w", err)
+	}
+	d.TaxRate = rate.GetId()
+	return nil
 }
 
 // LoginURL is the hosted sign-up page for the demo app.
@@ -123,5 +254,27 @@ func (d Demo) Curls() []string {
 		fmt.Sprintf("curl -s -X PUT %s -H 'Content-Type: application/json' -d '{\"kind\":\"tenant\",\"companyName\":\"Demo GmbH\"}' %s/v1/tenants/%s", write, d.BaseURL, d.TenantID),
 		fmt.Sprintf("curl -s %s %s/v1/apps/%s/promotions", read, d.BaseURL, d.AppID),
 		fmt.Sprintf("curl -s -X PUT %s %s/v1/users/%s/promotion-codes/%s", write, d.BaseURL, d.UserIDs[0], d.PromotionCode),
+	}
+}
+
+// DemoState is the 64-character state the printed checkout curls send; the payment page link
+// needs it appended.
+var DemoState = strings.Repeat("demo-state.", 6)[:64]
+
+// CheckoutCurls start a monthly subscription checkout for each demo app's tenant. The answer's
+// nextAction.url, with &state=<DemoState> appended, is the page to open in a browser.
+func (d Demo) CheckoutCurls() []string {
+	body := func(price, taxRate string) string {
+		return fmt.Sprintf(`{"price":"%s","taxRate":"%s","mode":"subscription","quantity":1,"paymentMethodType":"card","state":"%s","test":true}`,
+			price, taxRate, DemoState)
+	}
+	write := func(appID, key string) string {
+		return fmt.Sprintf("-H 'X-API-KEY: %s' -H 'X-API-KEY-TYPE: write' -H 'X-CLIENT-ID: %s' -H 'Content-Type: application/json'", key, appID)
+	}
+	return []string{
+		fmt.Sprintf("curl -s -X POST %s -d '%s' %s/v1/tenants/%s/checkout-sessions", write(d.AppID, d.WriteKey),
+			body(d.Pspx.Prices.Monthly, d.Pspx.TaxRate), d.BaseURL, d.TenantID),
+		fmt.Sprintf("curl -s -X POST %s -d '%s' %s/v1/tenants/%s/checkout-sessions", write(d.PspyApp.AppID, d.PspyApp.WriteKey),
+			body(d.PspyApp.Prices.Monthly, d.PspyApp.TaxRate), d.BaseURL, d.PspyApp.TenantID),
 	}
 }

@@ -104,7 +104,8 @@ func StartWith(t testing.TB, o Options) Env {
 	}}
 	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if env.App, err = seed.Run(seedCtx, env.Admin, s.BaseURL, o.RedirectURI); err != nil {
+	if env.App, err = seed.Run(seedCtx, env.Admin, seed.Options{BaseURL: s.BaseURL, RedirectURI: o.RedirectURI,
+		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}); err != nil {
 		t.Fatalf("provision app: %v", err)
 	}
 	return env

@@ -75,6 +75,15 @@ type Users interface {
 	// User returns the app's live user; a fault of kind NotFound when absent, another app's or
 	// deleted.
 	User(ctx context.Context, appID, userID string) (UserRef, error)
+	// App returns an enabled app; a fault of kind NotFound when absent or disabled.
+	App(ctx context.Context, appID string) (AppRef, error)
+}
+
+// AppRef is what billing needs of an app.
+type AppRef struct {
+	ID               string
+	Name             string
+	FirstRedirectURI string // "" when the app registered none
 }
 
 // UserRef is what billing needs of a user.
@@ -88,4 +97,14 @@ type UserRef struct {
 // shows it. Apply is idempotent by revision.
 type Tenants interface {
 	Apply(ctx context.Context, a domain.Account) error
+	// Tenant returns the app's live tenant; a fault of kind NotFound when absent, another app's
+	// or deleted.
+	Tenant(ctx context.Context, appID, tenantID string) (TenantRef, error)
+}
+
+// TenantRef is what billing needs of a tenant.
+type TenantRef struct {
+	ID          string
+	Name        string
+	CompanyName string
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"maps"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
@@ -18,38 +22,71 @@ const Source = "billing"
 
 // Service runs the billing use cases.
 type Service struct {
-	store   Store
-	users   Users
-	tenants Tenants
-	box     *sealbox.Box
-	clock   func() time.Time
-	newID   func() string
+	store     Store
+	users     Users
+	tenants   Tenants
+	pspx      Pspx
+	pspy      Pspy
+	prices    *priceCache
+	box       *sealbox.Box
+	clock     func() time.Time
+	newID     func() string
+	publicURL string // the REST edge's public base URL, without a trailing slash
+	host      string // its host, the metadata that tells this deployment's provider objects apart
 }
 
 // Options are the collaborators of a Service besides its ports.
 type Options struct {
-	Box   *sealbox.Box     // seals provider secrets; required
-	Clock func() time.Time // time.Now when nil
-	NewID func() string    // mints UUIDs; required
+	Box       *sealbox.Box     // seals provider secrets; required
+	Clock     func() time.Time // time.Now when nil
+	NewID     func() string    // mints UUIDs; required
+	PublicURL string           // the REST edge's public base URL (payment pages, pspy webhooks)
 }
 
 // New returns a Service over its ports.
-func New(store Store, users Users, tenants Tenants, o Options) *Service {
+func New(store Store, users Users, tenants Tenants, pspx Pspx, pspy Pspy, o Options) (*Service, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Service{store: store, users: users, tenants: tenants, box: o.Box, clock: o.Clock, newID: o.NewID}
+	u, err := url.Parse(strings.TrimRight(o.PublicURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("billing: the public URL %q is not an absolute http(s) URL", o.PublicURL)
+	}
+	return &Service{store: store, users: users, tenants: tenants, pspx: pspx, pspy: pspy, prices: newPriceCache(o.Clock),
+		box: o.Box, clock: o.Clock, newID: o.NewID, publicURL: u.String(), host: u.Host}, nil
 }
 
 func (s *Service) now() time.Time { return s.clock().UTC() }
 
 // randomID returns prefix and 24 random hex digits: the form of Berth's own catalog ids, which
 // look like the provider ids they stand beside.
-func randomID(prefix string) string {
-	b := make([]byte, 12)
+func randomID(prefix string) string { return prefix + randomHex(12) }
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return prefix + hex.EncodeToString(b)
+	return hex.EncodeToString(b)
 }
+
+// withSession adds Berth's checkout session id to provider metadata.
+func withSession(meta map[string]string, sessionID string) map[string]string {
+	out := maps.Clone(meta)
+	out["berthCheckoutSessionId"] = sessionID
+	return out
+}
+
+// customerName is a provider customer's name: the tenant's company, else its name.
+func customerName(t TenantRef) string {
+	if t.CompanyName != "" {
+		return t.CompanyName
+	}
+	return t.Name
+}
+
+// errIncomplete is a provider object missing what its state promises: the provider's fault or
+// Berth's misreading, an internal error either way.
+func errIncomplete(what string) error { return errors.New(what) }
 
 // ErrTenantSync means a change was stored but the tenant context did not take it in time; its
 // event will deliver it, and the caller may retry.

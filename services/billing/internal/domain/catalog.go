@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -78,4 +79,57 @@ func NewCatalogTaxRate(r CatalogTaxRate) (CatalogTaxRate, error) {
 	}
 	r.CreatedAt = r.CreatedAt.UTC()
 	return r, nil
+}
+
+// minorDigits are the decimals of the currencies whose minor unit is not the cent.
+var minorDigits = map[string]int{"JPY": 0, "KRW": 0, "CLP": 0, "ISK": 0, "HUF": 2, "BHD": 3, "KWD": 3, "JOD": 3, "OMR": 3, "TND": 3}
+
+// FormatMinor renders an amount of minor units as pspy's decimal string: exactly the currency's
+// minor digits ("10.00" EUR, "1000" JPY).
+func FormatMinor(amount int64, currency string) string {
+	digits, ok := minorDigits[currency]
+	if !ok {
+		digits = 2
+	}
+	if digits == 0 {
+		return strconv.FormatInt(amount, 10)
+	}
+	unit := int64(1)
+	for range digits {
+		unit *= 10
+	}
+	return fmt.Sprintf("%d.%0*d", amount/unit, digits, amount%unit)
+}
+
+// Total is the amount charged for quantity of the price with the tax rate (nil for none): an
+// exclusive rate adds its tax, rounded half up; an inclusive one is already in the price.
+func Total(p CatalogPrice, quantity int64, tax *CatalogTaxRate) int64 {
+	total := p.Amount * quantity
+	if tax != nil && !tax.Inclusive {
+		total += (total*int64(tax.BasisPoints) + 5000) / 10000
+	}
+	return total
+}
+
+// AddInterval moves t on by a catalog interval ("1 month", "14 days", "2 weeks"). A month is a
+// calendar month, ending on the target month's last day when it is shorter (31 January plus a
+// month is 28 February, not 3 March), as providers bill.
+func AddInterval(t time.Time, interval string) time.Time {
+	m := intervalPattern.FindStringSubmatch(interval)
+	if m == nil {
+		return t
+	}
+	n, _ := strconv.Atoi(m[1])
+	switch strings.TrimSuffix(m[2], "s") {
+	case "day":
+		return t.AddDate(0, 0, n)
+	case "week":
+		return t.AddDate(0, 0, 7*n)
+	}
+	next := t.AddDate(0, n, 0)
+	if next.Day() != t.Day() {
+		// AddDate normalised an overflow into the month after: step back to the last day.
+		next = next.AddDate(0, 0, -next.Day())
+	}
+	return next
 }

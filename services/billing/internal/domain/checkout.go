@@ -90,6 +90,7 @@ type CheckoutSession struct {
 	Price             string
 	TaxRate           string
 	Quantity          int64
+	Method            string // "card" or "sepa": how the payer pays
 	CustomerID        string // the provider customer paying
 	Hash              string // 64 hex digits, random
 	StateHash         string // hex SHA-256 of the caller's state
@@ -112,6 +113,11 @@ func (c CheckoutSession) Opens(hash, state string) bool {
 	h := subtle.ConstantTimeCompare([]byte(hash), []byte(c.Hash))
 	s := subtle.ConstantTimeCompare([]byte(HashState(state)), []byte(c.StateHash))
 	return h&s == 1
+}
+
+// HoldsState reports, in constant time, whether state is the one the session was created with.
+func (c CheckoutSession) HoldsState(state string) bool {
+	return subtle.ConstantTimeCompare([]byte(HashState(state)), []byte(c.StateHash)) == 1
 }
 
 // Settled reports whether the session's outcome is final: its effect applied (or refused) once,

@@ -66,6 +66,11 @@ func run(log *slog.Logger) error {
 	for _, c := range demo.TokenCurls() {
 		fmt.Println("  " + c)
 	}
+	fmt.Printf("\nPay: start a checkout (the first app is on pspx, the second on pspy), then open the answer's\nnextAction.url with &state=%s appended; pay with card 4242 4242 4242 4242 on pspx or choose\n\"paid\" on pspy, and read the tenant again:\n\n", seed.DemoState)
+	for _, c := range demo.CheckoutCurls() {
+		fmt.Println("  " + c)
+	}
+	fmt.Printf("\nThe provider sandboxes: %s and %s; move their clock with\n  curl -s -X POST -d '{\"seconds\":2678400}' %s/_sandbox/clock/advance\n", demo.Sandbox.Pspx, demo.Sandbox.Pspy, s.BaseURL)
 	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
 	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./services/stack/cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
 	<-ctx.Done()
@@ -95,8 +100,10 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.D
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
-		Billing: billingv1.NewBillingAdminServiceClient(bc)},
-		s.BaseURL, config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath))
+		Billing: billingv1.NewBillingAdminServiceClient(bc)}, seed.Options{
+		BaseURL: s.BaseURL, RedirectURI: config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath),
+		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL},
+	})
 }
 
 // grpcAddrs lists where each module serves gRPC, in module order.

@@ -3,6 +3,9 @@ package tenant
 import (
 	"context"
 
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/services/billing/internal/app"
 	"github.com/berthhq/berth/services/billing/internal/convert"
 	"github.com/berthhq/berth/services/billing/internal/domain"
 
@@ -23,4 +26,16 @@ func (t *Tenants) Apply(ctx context.Context, a domain.Account) error {
 		AppId: a.AppID, TenantId: a.TenantID, Revision: a.Revision, State: convert.State(a.State),
 	})
 	return err
+}
+
+// errTenantNotFound answers a tenant that is absent, another app's or deleted alike.
+var errTenantNotFound = fault.NotFound("Tenant not found")
+
+// Tenant asks the tenant context for the app's live tenant.
+func (t *Tenants) Tenant(ctx context.Context, appID, tenantID string) (app.TenantRef, error) {
+	ref, err := t.client.GetTenantRef(ctx, &tenantv1.GetTenantRefRequest{AppId: appID, TenantId: tenantID})
+	if err != nil {
+		return app.TenantRef{}, grpcx.Downstream(err, "get tenant ref", errTenantNotFound)
+	}
+	return app.TenantRef{ID: ref.GetTenantId(), Name: ref.GetName(), CompanyName: ref.GetCompanyName()}, nil
 }

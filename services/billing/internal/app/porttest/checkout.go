@@ -57,7 +57,7 @@ func customersOnePerTenantAndMode(t *testing.T, s app.Store, _ events.OutboxSour
 func checkoutSession(conn domain.Connection) domain.CheckoutSession {
 	return domain.CheckoutSession{
 		ID: uuid.NewString(), AppID: conn.AppID, TenantID: uuid.NewString(), ConnectionID: conn.ID, Provider: conn.Provider,
-		Test: true, Mode: domain.ModePayment, Price: "price_1", TaxRate: "txr_1", Quantity: 3, CustomerID: "cus_1",
+		Test: true, Mode: domain.ModePayment, Price: "price_1", TaxRate: "txr_1", Quantity: 3, Method: "card", CustomerID: "cus_1",
 		Hash: "ab", StateHash: "cd", ProviderSessionID: "cs_" + uuid.NewString()[:8], ProviderURL: "https://pay.example/cs",
 		Status: domain.CheckoutOpen, CreatedAt: instant, UpdatedAt: instant,
 	}

@@ -23,6 +23,7 @@ CREATE TABLE checkout_sessions (
     price               text NOT NULL,
     tax_rate            text NOT NULL,
     quantity            bigint NOT NULL CHECK (quantity >= 0),
+    method              text NOT NULL CHECK (method IN ('card', 'sepa')),
     customer_id         text NOT NULL,
     hash                text NOT NULL,
     state_hash          text NOT NULL,

@@ -1,0 +1,152 @@
+package pay
+
+import (
+	_ "embed"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/reqid"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+)
+
+// Paths of the two pages.
+const (
+	Path       = "/pay"
+	ReturnPath = "/pay/return"
+)
+
+// stateCookie carries "<session id>.<state>" from the payment page to the return page of the same
+// browser: the provider's redirect does not carry the app's state, and the app needs it back.
+const stateCookie = "berth_pay_state"
+
+// cookieLifetime bounds how long a payer may take at the provider and still come back with state.
+const cookieLifetime = 2 * 60 * 60
+
+var (
+	uuidShape  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	hashShape  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	stateShape = regexp.MustCompile(`^[A-Za-z0-9._-]{64}$`)
+)
+
+//go:embed page.html
+var pageHTML string
+
+var page = template.Must(template.New("pay").Parse(pageHTML))
+
+// Messages the pages show; none reveals whether a session exists.
+const (
+	msgBadLink     = "This payment link is not valid. Go back to the application and start again."
+	msgFinished    = "This checkout is already finished. Go back to the application to see its result."
+	msgInternal    = "Something went wrong on our side. Please try again in a moment."
+	msgUnavailable = "This service is temporarily unavailable. Please try again in a moment."
+)
+
+// Pages serves both pages over billing's PaymentPageService.
+type Pages struct {
+	client billingv1.PaymentPageServiceClient
+	log    *slog.Logger
+}
+
+// New returns the pages backed by billing (calls carry the service token).
+func New(client billingv1.PaymentPageServiceClient, log *slog.Logger) *Pages {
+	return &Pages{client: client, log: log}
+}
+
+// Open is GET /pay?client_id&type=payment&session_id&hash&state: it checks the link and forwards
+// the browser to the provider's checkout.
+func (p *Pages) Open(w http.ResponseWriter, r *http.Request) {
+	webpage.SetSecurityHeaders(w.Header(), "")
+	q := r.URL.Query()
+	clientID, sessionID, hash, state := q.Get("client_id"), q.Get("session_id"), q.Get("hash"), q.Get("state")
+	if q.Get("type") != "payment" || !uuidShape.MatchString(clientID) || !uuidShape.MatchString(sessionID) ||
+		!hashShape.MatchString(hash) || !stateShape.MatchString(state) {
+		p.render(w, r, http.StatusBadRequest, msgBadLink)
+		return
+	}
+	opened, err := p.client.OpenCheckout(r.Context(), &billingv1.OpenCheckoutRequest{
+		ClientId: clientID, SessionId: sessionID, Hash: hash, State: state,
+	})
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	target, err := url.Parse(opened.GetProviderUrl())
+	if err != nil || (target.Scheme != "https" && target.Scheme != "http") || target.Host == "" {
+		p.log.ErrorContext(r.Context(), "provider checkout URL is not absolute", "request_id", reqid.From(r.Context()))
+		p.render(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: stateCookie, Value: strings.ToLower(sessionID) + "." + state, Path: Path, MaxAge: cookieLifetime,
+		// Lax: the cookie must come back on the provider's top-level redirect to the return page,
+		// which is a cross-site navigation; nothing else cross-site ever sends it.
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
+	})
+	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// Return is GET /pay/return?session_id: billing settles the session and names the app's URL.
+func (p *Pages) Return(w http.ResponseWriter, r *http.Request) {
+	webpage.SetSecurityHeaders(w.Header(), "")
+	sessionID := r.URL.Query().Get("session_id")
+	if !uuidShape.MatchString(sessionID) {
+		p.render(w, r, http.StatusBadRequest, msgBadLink)
+		return
+	}
+	state := ""
+	if c, err := r.Cookie(stateCookie); err == nil {
+		if id, s, ok := strings.Cut(c.Value, "."); ok && id == strings.ToLower(sessionID) && stateShape.MatchString(s) {
+			state = s
+		}
+	}
+	returned, err := p.client.ReturnCheckout(r.Context(), &billingv1.ReturnCheckoutRequest{SessionId: sessionID, State: state})
+	if err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	target, err := url.Parse(returned.GetRedirectUrl())
+	if err != nil || !target.IsAbs() {
+		p.log.ErrorContext(r.Context(), "payment return URL is not absolute", "request_id", reqid.From(r.Context()))
+		p.render(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: stateCookie, Path: Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// fail renders billing's refusal: a bad link and a finished checkout are the payer's to act on;
+// anything else is logged and shown as ours.
+func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch status.Code(err) {
+	case codes.NotFound, codes.InvalidArgument:
+		p.render(w, r, http.StatusBadRequest, msgBadLink)
+	case codes.FailedPrecondition:
+		p.render(w, r, http.StatusConflict, msgFinished)
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		p.render(w, r, http.StatusServiceUnavailable, msgUnavailable)
+	default:
+		p.log.ErrorContext(r.Context(), "payment page failed", "error", err, "request_id", reqid.From(r.Context()))
+		p.render(w, r, http.StatusInternalServerError, msgInternal)
+	}
+}
+
+type view struct {
+	Message   string
+	RequestID string
+}
+
+func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, message string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	if err := page.Execute(w, view{Message: message, RequestID: reqid.From(r.Context())}); err != nil {
+		p.log.ErrorContext(r.Context(), "render payment page", "error", err)
+	}
+}
