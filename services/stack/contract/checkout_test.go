@@ -277,7 +277,6 @@ func (e *env) pspxOneTimePayment(t *testing.T) {
 }
 
 func (e *env) pspxSetup(t *testing.T) {
-	px := e.demo.Pspx
 	_, payURL := e.createCheckout(t, e.write(), e.demo.TenantID, e.demo.AppID, checkoutBody("", "", "setup", map[string]any{"price": nil, "taxRate": nil}))
 	if got := e.pay(t, payURL, card("4242424242424242")).Query().Get("status"); got != "completed" {
 		t.Fatalf("status %s", got)
@@ -285,7 +284,6 @@ func (e *env) pspxSetup(t *testing.T) {
 	if tn := e.tenant(t, e.demo.TenantID, e.read()); !strings.HasPrefix(fmt.Sprint(tn["pspxDefaultPaymentMethodId"]), "pm_") {
 		t.Fatalf("default payment method %v", tn["pspxDefaultPaymentMethodId"])
 	}
-	_ = px
 }
 
 func (e *env) pspxAbandoned(t *testing.T) {
