@@ -46,12 +46,15 @@ func (s *Server) lookupSession(id string) (*account, *session) {
 	return a, a.sessions[id]
 }
 
+// sessionNotFound is the page for an unknown session id, shown and posted to alike.
+var sessionNotFound = pageData{Title: "Not found", Heading: "Checkout not found", Notice: "This checkout session does not exist."}
+
 func (s *Server) showCheckout(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, se := s.lookupSession(r.PathValue("id"))
 	if se == nil {
-		s.renderPage(w, http.StatusNotFound, pageData{Title: "Not found", Heading: "Checkout not found", Notice: "This checkout session does not exist."})
+		s.renderPage(w, http.StatusNotFound, sessionNotFound)
 		return
 	}
 	status := http.StatusOK
@@ -70,7 +73,7 @@ func (s *Server) submitCheckout(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	a, se := s.lookupSession(r.PathValue("id"))
 	if se == nil {
-		s.renderPage(w, http.StatusNotFound, pageData{Title: "Not found", Heading: "Checkout not found", Notice: "This checkout session does not exist."})
+		s.renderPage(w, http.StatusNotFound, sessionNotFound)
 		return
 	}
 	c := &call{s: s, a: a, now: s.clock.Now()}

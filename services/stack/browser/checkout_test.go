@@ -16,55 +16,54 @@ import (
 	"github.com/berthhq/berth/services/stack/stacktest"
 )
 
-// checkout calls route 10 as the app's server does and answers the payment page URL with the
-// state appended, as the app hands it to the browser.
-func checkout(t *testing.T, env stacktest.Env, appID, writeKey, tenantID, body string) string {
+// callAPI sends a /v1 request with the app's API key and decodes the envelope's data into out.
+func callAPI(t *testing.T, env stacktest.Env, method, path, appID, key, keyType, body string, out any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, env.Stack.BaseURL+"/v1/tenants/"+tenantID+"/checkout-sessions", strings.NewReader(body))
+	req, err := http.NewRequest(method, env.Stack.BaseURL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-API-KEY", writeKey)
-	req.Header.Set("X-API-KEY-TYPE", "write")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-API-KEY", key)
+	req.Header.Set("X-API-KEY-TYPE", keyType)
 	req.Header.Set("X-CLIENT-ID", appID)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var out struct {
-		Data struct {
-			NextAction struct {
-				URL string `json:"url"`
-			} `json:"nextAction"`
-		} `json:"data"`
+	envelope := struct {
+		Data any `json:"data"`
+	}{Data: out}
+	if err := json.NewDecoder(res.Body).Decode(&envelope); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("%s %s: status %d, %v", method, path, res.StatusCode, err)
 	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK || out.Data.NextAction.URL == "" {
-		t.Fatalf("route 10: status %d, %v, %+v", res.StatusCode, err, out)
+}
+
+// checkout calls route 10 as the app's server does and answers the payment page URL with the
+// state appended, as the app hands it to the browser.
+func checkout(t *testing.T, env stacktest.Env, appID, writeKey, tenantID, body string) string {
+	t.Helper()
+	var session struct {
+		NextAction struct {
+			URL string `json:"url"`
+		} `json:"nextAction"`
 	}
-	return out.Data.NextAction.URL + "&state=" + seed.DemoState
+	callAPI(t, env, http.MethodPost, "/v1/tenants/"+tenantID+"/checkout-sessions", appID, writeKey, "write", body, &session)
+	if session.NextAction.URL == "" {
+		t.Fatalf("route 10 answered no nextAction.url: %+v", session)
+	}
+	return session.NextAction.URL + "&state=" + seed.DemoState
 }
 
 // tenantRead is route 5 with the app's read key.
 func tenantRead(t *testing.T, env stacktest.Env, appID, readKey, tenantID string) map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, env.Stack.BaseURL+"/v1/tenants/"+tenantID, nil)
-	req.Header.Set("X-API-KEY", readKey)
-	req.Header.Set("X-API-KEY-TYPE", "read")
-	req.Header.Set("X-CLIENT-ID", appID)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		Data map[string]any `json:"data"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("route 5: status %d, %v", res.StatusCode, err)
-	}
-	return out.Data
+	tenant := map[string]any{}
+	callAPI(t, env, http.MethodGet, "/v1/tenants/"+tenantID, appID, readKey, "read", "", &tenant)
+	return tenant
 }
 
 // payInChromium opens the payment page, lets fill complete the provider's page and waits for the

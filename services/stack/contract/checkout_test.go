@@ -29,6 +29,7 @@ func TestCheckoutRoutes(t *testing.T) {
 			t.Run("a pspx checkout left without paying stays open", e.pspxAbandoned)
 			t.Run("a pspy subscription paid on the test page shows in route 5", e.pspySubscription)
 			t.Run("a pspy payment the payer lets fail changes nothing", e.pspyFailed)
+			t.Run("a pspy setup stores the mandate as the default payment method", e.pspySetup)
 			t.Run("a tenant token creates checkouts for its own tenant only", e.checkoutWithToken)
 		})
 	}
@@ -336,6 +337,17 @@ func (e *env) pspyFailed(t *testing.T) {
 	}
 	if after := e.tenant(t, py.TenantID, e.pspyRead()); after["paidUnits"] != before["paidUnits"] {
 		t.Fatalf("a failed payment changed paid units: %v -> %v", before["paidUnits"], after["paidUnits"])
+	}
+}
+
+func (e *env) pspySetup(t *testing.T) {
+	py := e.demo.PspyApp
+	_, payURL := e.createCheckout(t, e.pspyWrite(), py.TenantID, py.AppID, checkoutBody("", "", "setup", map[string]any{"price": nil, "taxRate": nil}))
+	if got := e.pay(t, payURL, url.Values{"method": {"creditcard"}, "outcome": {"paid"}}).Query().Get("status"); got != "completed" {
+		t.Fatalf("status %s", got)
+	}
+	if tn := e.tenant(t, py.TenantID, e.pspyRead()); !strings.HasPrefix(fmt.Sprint(tn["pspxDefaultPaymentMethodId"]), "mdt_") {
+		t.Fatalf("default payment method %v", tn["pspxDefaultPaymentMethodId"])
 	}
 }
 

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,7 +66,7 @@ func lookup[T any](c *priceCache, m map[string]cached[T], k string, load func() 
 
 // keyMode tells test from live objects without keeping the key itself in the cache's keys.
 func keyMode(key string) string {
-	if len(key) > 8 && key[:8] == "sk_live_" {
+	if strings.HasPrefix(key, "sk_live_") {
 		return "live"
 	}
 	return "test"

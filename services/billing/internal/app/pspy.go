@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/url"
+	"slices"
 
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/billing/internal/domain"
@@ -80,7 +81,7 @@ func (s *Service) catalogEntries(ctx context.Context, appID, priceID, taxID stri
 	}
 	var price domain.CatalogPrice
 	if priceID != "" {
-		i := indexByID(prices, priceID, func(p domain.CatalogPrice) string { return p.ID })
+		i := slices.IndexFunc(prices, func(p domain.CatalogPrice) bool { return p.ID == priceID })
 		if i < 0 {
 			return domain.CatalogPrice{}, nil, fault.InvalidField("price", "names no price of this app's catalog")
 		}
@@ -89,20 +90,11 @@ func (s *Service) catalogEntries(ctx context.Context, appID, priceID, taxID stri
 	if taxID == "" {
 		return price, nil, nil
 	}
-	i := indexByID(rates, taxID, func(r domain.CatalogTaxRate) string { return r.ID })
+	i := slices.IndexFunc(rates, func(r domain.CatalogTaxRate) bool { return r.ID == taxID })
 	if i < 0 {
 		return domain.CatalogPrice{}, nil, fault.InvalidField("taxRate", "names no tax rate of this app's catalog")
 	}
 	return price, &rates[i], nil
-}
-
-func indexByID[T any](items []T, id string, idOf func(T) string) int {
-	for i, it := range items {
-		if idOf(it) == id {
-			return i
-		}
-	}
-	return -1
 }
 
 // pspyOutcome reads the provider's payment. Paid settles by mode; open stays open; pending and

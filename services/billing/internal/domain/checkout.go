@@ -110,14 +110,14 @@ func HashState(state string) string {
 // Opens reports, in constant time, whether hash and state are the ones the session was created
 // with (the hosted payment page's check). Both comparisons always run.
 func (c CheckoutSession) Opens(hash, state string) bool {
-	h := subtle.ConstantTimeCompare([]byte(hash), []byte(c.Hash))
-	s := subtle.ConstantTimeCompare([]byte(HashState(state)), []byte(c.StateHash))
-	return h&s == 1
+	return subtle.ConstantTimeCompare([]byte(hash), []byte(c.Hash))&c.stateMatch(state) == 1
 }
 
 // HoldsState reports, in constant time, whether state is the one the session was created with.
-func (c CheckoutSession) HoldsState(state string) bool {
-	return subtle.ConstantTimeCompare([]byte(HashState(state)), []byte(c.StateHash)) == 1
+func (c CheckoutSession) HoldsState(state string) bool { return c.stateMatch(state) == 1 }
+
+func (c CheckoutSession) stateMatch(state string) int {
+	return subtle.ConstantTimeCompare([]byte(HashState(state)), []byte(c.StateHash))
 }
 
 // Settled reports whether the session's outcome is final: its effect applied (or refused) once,
