@@ -16,6 +16,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	emptypb "google.golang.org/protobuf/types/known/emptypb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -2078,11 +2079,535 @@ func (x *SetPromotionActiveRequest) GetActive() bool {
 	return false
 }
 
+// InvoiceBody is route 13's JSON body.
+type InvoiceBody struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Price    string                 `protobuf:"bytes,1,opt,name=price,proto3" json:"price,omitempty"`
+	TaxRate  string                 `protobuf:"bytes,2,opt,name=taxRate,proto3" json:"taxRate,omitempty"`
+	Mode     string                 `protobuf:"bytes,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	Quantity int64                  `protobuf:"varint,4,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	// tenantId, when sent, must be the path's tenant; userId, when sent, a user of that tenant.
+	TenantId string `protobuf:"bytes,5,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	UserId   string `protobuf:"bytes,6,opt,name=userId,proto3" json:"userId,omitempty"`
+	Test     *bool  `protobuf:"varint,7,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	// footer is the invoice's footer text (free text, lines allowed).
+	Footer        string `protobuf:"bytes,8,opt,name=footer,proto3" json:"footer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvoiceBody) Reset() {
+	*x = InvoiceBody{}
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvoiceBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvoiceBody) ProtoMessage() {}
+
+func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvoiceBody.ProtoReflect.Descriptor instead.
+func (*InvoiceBody) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *InvoiceBody) GetPrice() string {
+	if x != nil {
+		return x.Price
+	}
+	return ""
+}
+
+func (x *InvoiceBody) GetTaxRate() string {
+	if x != nil {
+		return x.TaxRate
+	}
+	return ""
+}
+
+func (x *InvoiceBody) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *InvoiceBody) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *InvoiceBody) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *InvoiceBody) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *InvoiceBody) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+func (x *InvoiceBody) GetFooter() string {
+	if x != nil {
+		return x.Footer
+	}
+	return ""
+}
+
+type CreateInvoiceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Test          *bool                  `protobuf:"varint,2,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	Body          *InvoiceBody           `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateInvoiceRequest) Reset() {
+	*x = CreateInvoiceRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateInvoiceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateInvoiceRequest) ProtoMessage() {}
+
+func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateInvoiceRequest.ProtoReflect.Descriptor instead.
+func (*CreateInvoiceRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CreateInvoiceRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *CreateInvoiceRequest) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+func (x *CreateInvoiceRequest) GetBody() *InvoiceBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+type ListInvoicesRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	UserId   string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	Test     *bool                  `protobuf:"varint,3,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	// limit is 1..100, 100 when unset.
+	Limit         *int64 `protobuf:"varint,4,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	StartingAfter string `protobuf:"bytes,5,opt,name=startingAfter,proto3" json:"startingAfter,omitempty"`
+	// startingbefore is spelled as the spec spells it.
+	Startingbefore string `protobuf:"bytes,6,opt,name=startingbefore,proto3" json:"startingbefore,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListInvoicesRequest) Reset() {
+	*x = ListInvoicesRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListInvoicesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListInvoicesRequest) ProtoMessage() {}
+
+func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListInvoicesRequest.ProtoReflect.Descriptor instead.
+func (*ListInvoicesRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListInvoicesRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ListInvoicesRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListInvoicesRequest) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+func (x *ListInvoicesRequest) GetLimit() int64 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
+}
+
+func (x *ListInvoicesRequest) GetStartingAfter() string {
+	if x != nil {
+		return x.StartingAfter
+	}
+	return ""
+}
+
+func (x *ListInvoicesRequest) GetStartingbefore() string {
+	if x != nil {
+		return x.Startingbefore
+	}
+	return ""
+}
+
+// InvoiceList is route 20's data: the provider's invoice objects as the provider sent them.
+type InvoiceList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	ItemsLength   int32                  `protobuf:"varint,2,opt,name=itemsLength,proto3" json:"itemsLength,omitempty"`
+	Items         []*structpb.Struct     `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
+	HasMore       bool                   `protobuf:"varint,4,opt,name=hasMore,proto3" json:"hasMore,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvoiceList) Reset() {
+	*x = InvoiceList{}
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvoiceList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvoiceList) ProtoMessage() {}
+
+func (x *InvoiceList) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvoiceList.ProtoReflect.Descriptor instead.
+func (*InvoiceList) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *InvoiceList) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *InvoiceList) GetItemsLength() int32 {
+	if x != nil {
+		return x.ItemsLength
+	}
+	return 0
+}
+
+func (x *InvoiceList) GetItems() []*structpb.Struct {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *InvoiceList) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
+// SubscriptionChangeBody is route 19's JSON body.
+type SubscriptionChangeBody struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Price         string                 `protobuf:"bytes,1,opt,name=price,proto3" json:"price,omitempty"`
+	TaxRate       string                 `protobuf:"bytes,2,opt,name=taxRate,proto3" json:"taxRate,omitempty"`
+	Quantity      int64                  `protobuf:"varint,3,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	TenantId      string                 `protobuf:"bytes,4,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	UserId        string                 `protobuf:"bytes,5,opt,name=userId,proto3" json:"userId,omitempty"`
+	Test          *bool                  `protobuf:"varint,6,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscriptionChangeBody) Reset() {
+	*x = SubscriptionChangeBody{}
+	mi := &file_billing_v1_billing_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionChangeBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionChangeBody) ProtoMessage() {}
+
+func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionChangeBody.ProtoReflect.Descriptor instead.
+func (*SubscriptionChangeBody) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SubscriptionChangeBody) GetPrice() string {
+	if x != nil {
+		return x.Price
+	}
+	return ""
+}
+
+func (x *SubscriptionChangeBody) GetTaxRate() string {
+	if x != nil {
+		return x.TaxRate
+	}
+	return ""
+}
+
+func (x *SubscriptionChangeBody) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *SubscriptionChangeBody) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *SubscriptionChangeBody) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SubscriptionChangeBody) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+type ChangeSubscriptionRequest struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	TenantId      string                  `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Test          *bool                   `protobuf:"varint,2,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	Body          *SubscriptionChangeBody `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeSubscriptionRequest) Reset() {
+	*x = ChangeSubscriptionRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeSubscriptionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeSubscriptionRequest) ProtoMessage() {}
+
+func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeSubscriptionRequest.ProtoReflect.Descriptor instead.
+func (*ChangeSubscriptionRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ChangeSubscriptionRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *ChangeSubscriptionRequest) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
+func (x *ChangeSubscriptionRequest) GetBody() *SubscriptionChangeBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// TenantUserRequest is routes 21 and 22: the tenant, one of its users, and the mode.
+type TenantUserRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	Test          *bool                  `protobuf:"varint,3,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantUserRequest) Reset() {
+	*x = TenantUserRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantUserRequest) ProtoMessage() {}
+
+func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantUserRequest.ProtoReflect.Descriptor instead.
+func (*TenantUserRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *TenantUserRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *TenantUserRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *TenantUserRequest) GetTest() bool {
+	if x != nil && x.Test != nil {
+		return *x.Test
+	}
+	return false
+}
+
 var File_billing_v1_billing_proto protoreflect.FileDescriptor
 
 const file_billing_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"-\n" +
+	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"-\n" +
 	"\x15ListPromotionsRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"\xbf\x02\n" +
 	"\tPromotion\x12\x0e\n" +
@@ -2248,15 +2773,67 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x19SetPromotionActiveRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12 \n" +
 	"\vpromotionId\x18\x02 \x01(\tR\vpromotionId\x12\x16\n" +
-	"\x06active\x18\x03 \x01(\bR\x06active*J\n" +
+	"\x06active\x18\x03 \x01(\bR\x06active\"\xe1\x01\n" +
+	"\vInvoiceBody\x12\x14\n" +
+	"\x05price\x18\x01 \x01(\tR\x05price\x12\x18\n" +
+	"\ataxRate\x18\x02 \x01(\tR\ataxRate\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\tR\x04mode\x12\x1a\n" +
+	"\bquantity\x18\x04 \x01(\x03R\bquantity\x12\x1a\n" +
+	"\btenantId\x18\x05 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06userId\x18\x06 \x01(\tR\x06userId\x12\x17\n" +
+	"\x04test\x18\a \x01(\bH\x00R\x04test\x88\x01\x01\x12\x1c\n" +
+	"\x06footer\x18\b \x01(\tB\x04\xd8\xf3\x18\x01R\x06footerB\a\n" +
+	"\x05_test\"\x87\x01\n" +
+	"\x14CreateInvoiceRequest\x12\x1a\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x17\n" +
+	"\x04test\x18\x02 \x01(\bH\x00R\x04test\x88\x01\x01\x121\n" +
+	"\x04body\x18\x03 \x01(\v2\x1d.berth.billing.v1.InvoiceBodyR\x04bodyB\a\n" +
+	"\x05_test\"\xde\x01\n" +
+	"\x13ListInvoicesRequest\x12\x1a\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x17\n" +
+	"\x04test\x18\x03 \x01(\bH\x00R\x04test\x88\x01\x01\x12\x19\n" +
+	"\x05limit\x18\x04 \x01(\x03H\x01R\x05limit\x88\x01\x01\x12$\n" +
+	"\rstartingAfter\x18\x05 \x01(\tR\rstartingAfter\x12&\n" +
+	"\x0estartingbefore\x18\x06 \x01(\tR\x0estartingbeforeB\a\n" +
+	"\x05_testB\b\n" +
+	"\x06_limit\"\x8c\x01\n" +
+	"\vInvoiceList\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
+	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\x12-\n" +
+	"\x05items\x18\x03 \x03(\v2\x17.google.protobuf.StructR\x05items\x12\x18\n" +
+	"\ahasMore\x18\x04 \x01(\bR\ahasMore\"\xba\x01\n" +
+	"\x16SubscriptionChangeBody\x12\x14\n" +
+	"\x05price\x18\x01 \x01(\tR\x05price\x12\x18\n" +
+	"\ataxRate\x18\x02 \x01(\tR\ataxRate\x12\x1a\n" +
+	"\bquantity\x18\x03 \x01(\x03R\bquantity\x12\x1a\n" +
+	"\btenantId\x18\x04 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06userId\x18\x05 \x01(\tR\x06userId\x12\x17\n" +
+	"\x04test\x18\x06 \x01(\bH\x00R\x04test\x88\x01\x01B\a\n" +
+	"\x05_test\"\x97\x01\n" +
+	"\x19ChangeSubscriptionRequest\x12\x1a\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x17\n" +
+	"\x04test\x18\x02 \x01(\bH\x00R\x04test\x88\x01\x01\x12<\n" +
+	"\x04body\x18\x03 \x01(\v2(.berth.billing.v1.SubscriptionChangeBodyR\x04bodyB\a\n" +
+	"\x05_test\"i\n" +
+	"\x11TenantUserRequest\x12\x1a\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x17\n" +
+	"\x04test\x18\x03 \x01(\bH\x00R\x04test\x88\x01\x01B\a\n" +
+	"\x05_test*J\n" +
 	"\bProvider\x12\x18\n" +
 	"\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROVIDER_PSPX\x10\x01\x12\x11\n" +
-	"\rPROVIDER_PSPY\x10\x022\xca\x04\n" +
+	"\rPROVIDER_PSPY\x10\x022\xe4\v\n" +
 	"\x0eBillingService\x12\x9d\x01\n" +
 	"\x0eListPromotions\x12'.berth.billing.v1.ListPromotionsRequest\x1a\x1f.berth.billing.v1.PromotionList\"A\xca\xf3\x18\x1a\b\x02\"\x14Promotions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/promotions\x12\xc4\x01\n" +
 	"\x13RedeemPromotionCode\x12,.berth.billing.v1.RedeemPromotionCodeRequest\x1a\x16.google.protobuf.Empty\"g\xca\xf3\x18)\b\x02\x18\x01\"\x17Promotion code redeemed(\x020\x01j\x06userId\x82\xd3\xe4\x93\x024\x1a2/v1/users/{userId}/promotion-codes/{promotionCode}\x12\xd0\x01\n" +
-	"\x15CreateCheckoutSession\x12..berth.billing.v1.CreateCheckoutSessionRequest\x1a!.berth.billing.v1.CheckoutSession\"d\xca\xf3\x18*\b\x02\"\x18Checkout session created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x020:\x04body\"(/v1/tenants/{tenantId}/checkout-sessions2\xdc\x01\n" +
+	"\x15CreateCheckoutSession\x12..berth.billing.v1.CreateCheckoutSessionRequest\x1a!.berth.billing.v1.CheckoutSession\"d\xca\xf3\x18*\b\x02\"\x18Checkout session created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x020:\x04body\"(/v1/tenants/{tenantId}/checkout-sessions\x12\xac\x01\n" +
+	"\rCreateInvoice\x12&.berth.billing.v1.CreateInvoiceRequest\x1a\x17.google.protobuf.Struct\"Z\xca\xf3\x18$\b\x02\x10\xc9\x01\"\x0fInvoice created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02,:\x04body\"$/v1/tenants/{tenantId}/pspx-invoices\x12\xaa\x01\n" +
+	"\fListInvoices\x12%.berth.billing.v1.ListInvoicesRequest\x1a\x1d.berth.billing.v1.InvoiceList\"T\xca\xf3\x18$\b\x02\"\x12Invoices retrieved(\x030\x01b\btenantId\x82\xd3\xe4\x93\x02&\x12$/v1/tenants/{tenantId}/pspx-invoices\x12\xbe\x01\n" +
+	"\x12ChangeSubscription\x12+.berth.billing.v1.ChangeSubscriptionRequest\x1a\x16.google.protobuf.Empty\"c\xca\xf3\x18(\b\x02\x18\x01\"\x14Subscription changed(\x020\x01b\btenantId\x82\xd3\xe4\x93\x021:\x04body\x1a)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xc0\x01\n" +
+	"\x12CancelSubscription\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"m\xca\xf3\x188\b\x02\x18\x01\"$Subscription cancelled at period end(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02+*)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xb7\x01\n" +
+	"\x14DeletePaymentMethods\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"b\xca\xf3\x18+\b\x02\x18\x01\"\x17Payment methods deleted(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02-*+/v1/tenants/{tenantId}/pspx-payment-methods2\xdc\x01\n" +
 	"\x12PaymentPageService\x12_\n" +
 	"\fOpenCheckout\x12%.berth.billing.v1.OpenCheckoutRequest\x1a .berth.billing.v1.OpenedCheckout\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
 	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xb1\a\n" +
@@ -2284,7 +2861,7 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 }
 
 var file_billing_v1_billing_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(Provider)(0),                          // 0: berth.billing.v1.Provider
 	(*ListPromotionsRequest)(nil),          // 1: berth.billing.v1.ListPromotionsRequest
@@ -2315,7 +2892,15 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*Catalog)(nil),                        // 26: berth.billing.v1.Catalog
 	(*CreatePromotionRequest)(nil),         // 27: berth.billing.v1.CreatePromotionRequest
 	(*SetPromotionActiveRequest)(nil),      // 28: berth.billing.v1.SetPromotionActiveRequest
-	(*emptypb.Empty)(nil),                  // 29: google.protobuf.Empty
+	(*InvoiceBody)(nil),                    // 29: berth.billing.v1.InvoiceBody
+	(*CreateInvoiceRequest)(nil),           // 30: berth.billing.v1.CreateInvoiceRequest
+	(*ListInvoicesRequest)(nil),            // 31: berth.billing.v1.ListInvoicesRequest
+	(*InvoiceList)(nil),                    // 32: berth.billing.v1.InvoiceList
+	(*SubscriptionChangeBody)(nil),         // 33: berth.billing.v1.SubscriptionChangeBody
+	(*ChangeSubscriptionRequest)(nil),      // 34: berth.billing.v1.ChangeSubscriptionRequest
+	(*TenantUserRequest)(nil),              // 35: berth.billing.v1.TenantUserRequest
+	(*structpb.Struct)(nil),                // 36: google.protobuf.Struct
+	(*emptypb.Empty)(nil),                  // 37: google.protobuf.Empty
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	2,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
@@ -2328,39 +2913,52 @@ var file_billing_v1_billing_proto_depIdxs = []int32{
 	16, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
 	21, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
 	23, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
-	1,  // 10: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
-	4,  // 11: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
-	6,  // 12: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
-	9,  // 13: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
-	11, // 14: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
-	13, // 15: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
-	14, // 16: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
-	17, // 17: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
-	20, // 18: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
-	22, // 19: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
-	24, // 20: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
-	25, // 21: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
-	27, // 22: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
-	28, // 23: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
-	3,  // 24: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
-	29, // 25: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
-	8,  // 26: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
-	10, // 27: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
-	12, // 28: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
-	16, // 29: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
-	16, // 30: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
-	19, // 31: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
-	19, // 32: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
-	21, // 33: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
-	23, // 34: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
-	26, // 35: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
-	2,  // 36: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
-	2,  // 37: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
-	24, // [24:38] is the sub-list for method output_type
-	10, // [10:24] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	29, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
+	36, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
+	33, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
+	1,  // 13: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	4,  // 14: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
+	6,  // 15: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
+	30, // 16: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
+	31, // 17: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
+	34, // 18: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
+	35, // 19: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
+	35, // 20: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
+	9,  // 21: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
+	11, // 22: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
+	13, // 23: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
+	14, // 24: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
+	17, // 25: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
+	20, // 26: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
+	22, // 27: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
+	24, // 28: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
+	25, // 29: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
+	27, // 30: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
+	28, // 31: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
+	3,  // 32: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
+	37, // 33: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
+	8,  // 34: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
+	36, // 35: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
+	32, // 36: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
+	37, // 37: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
+	37, // 38: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
+	37, // 39: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
+	10, // 40: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
+	12, // 41: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
+	16, // 42: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
+	16, // 43: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
+	19, // 44: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
+	19, // 45: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
+	21, // 46: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
+	23, // 47: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
+	26, // 48: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
+	2,  // 49: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
+	2,  // 50: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
+	32, // [32:51] is the sub-list for method output_type
+	13, // [13:32] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -2371,13 +2969,19 @@ func file_billing_v1_billing_proto_init() {
 	file_billing_v1_billing_proto_msgTypes[4].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[5].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[19].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[28].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[29].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[30].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[32].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[33].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

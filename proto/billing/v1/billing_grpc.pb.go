@@ -16,6 +16,7 @@ import (
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
 	emptypb "google.golang.org/protobuf/types/known/emptypb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 )
 
 // This is a compile-time assertion to ensure that this generated file
@@ -27,6 +28,11 @@ const (
 	BillingService_ListPromotions_FullMethodName        = "/berth.billing.v1.BillingService/ListPromotions"
 	BillingService_RedeemPromotionCode_FullMethodName   = "/berth.billing.v1.BillingService/RedeemPromotionCode"
 	BillingService_CreateCheckoutSession_FullMethodName = "/berth.billing.v1.BillingService/CreateCheckoutSession"
+	BillingService_CreateInvoice_FullMethodName         = "/berth.billing.v1.BillingService/CreateInvoice"
+	BillingService_ListInvoices_FullMethodName          = "/berth.billing.v1.BillingService/ListInvoices"
+	BillingService_ChangeSubscription_FullMethodName    = "/berth.billing.v1.BillingService/ChangeSubscription"
+	BillingService_CancelSubscription_FullMethodName    = "/berth.billing.v1.BillingService/CancelSubscription"
+	BillingService_DeletePaymentMethods_FullMethodName  = "/berth.billing.v1.BillingService/DeletePaymentMethods"
 )
 
 // BillingServiceClient is the client API for BillingService service.
@@ -42,6 +48,21 @@ type BillingServiceClient interface {
 	// CreateCheckoutSession is route 10: a checkout of the tenant at the app's provider, answered
 	// with Berth's hosted payment page for it.
 	CreateCheckoutSession(ctx context.Context, in *CreateCheckoutSessionRequest, opts ...grpc.CallOption) (*CheckoutSession, error)
+	// CreateInvoice is route 13 (pspx): an invoice of the price charged to the tenant's default
+	// payment method now (mode payment), or a subscription charged automatically (mode
+	// subscription). The answer is the provider's payment intent with kind "pspxPaymentIntent".
+	CreateInvoice(ctx context.Context, in *CreateInvoiceRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
+	// ListInvoices is route 20 (pspx): a page of the tenant's provider invoices, newest first.
+	// The spec documents a write key and its sample sends a read key: both are accepted.
+	ListInvoices(ctx context.Context, in *ListInvoicesRequest, opts ...grpc.CallOption) (*InvoiceList, error)
+	// ChangeSubscription is route 19 (pspx): a downgrade takes effect at the end of the paid
+	// period; an upgrade is invoiced for the rest of the period and applies once that invoice is paid.
+	ChangeSubscription(ctx context.Context, in *ChangeSubscriptionRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// CancelSubscription is route 22 (pspx): the subscription ends at the end of the paid period.
+	CancelSubscription(ctx context.Context, in *TenantUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// DeletePaymentMethods is route 21 (pspx): every payment method of the tenant's customer is
+	// detached and the default cleared.
+	DeletePaymentMethods(ctx context.Context, in *TenantUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type billingServiceClient struct {
@@ -82,6 +103,56 @@ func (c *billingServiceClient) CreateCheckoutSession(ctx context.Context, in *Cr
 	return out, nil
 }
 
+func (c *billingServiceClient) CreateInvoice(ctx context.Context, in *CreateInvoiceRequest, opts ...grpc.CallOption) (*structpb.Struct, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(structpb.Struct)
+	err := c.cc.Invoke(ctx, BillingService_CreateInvoice_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingServiceClient) ListInvoices(ctx context.Context, in *ListInvoicesRequest, opts ...grpc.CallOption) (*InvoiceList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InvoiceList)
+	err := c.cc.Invoke(ctx, BillingService_ListInvoices_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingServiceClient) ChangeSubscription(ctx context.Context, in *ChangeSubscriptionRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, BillingService_ChangeSubscription_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingServiceClient) CancelSubscription(ctx context.Context, in *TenantUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, BillingService_CancelSubscription_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingServiceClient) DeletePaymentMethods(ctx context.Context, in *TenantUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, BillingService_DeletePaymentMethods_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BillingServiceServer is the server API for BillingService service.
 // All implementations must embed UnimplementedBillingServiceServer
 // for forward compatibility.
@@ -95,6 +166,21 @@ type BillingServiceServer interface {
 	// CreateCheckoutSession is route 10: a checkout of the tenant at the app's provider, answered
 	// with Berth's hosted payment page for it.
 	CreateCheckoutSession(context.Context, *CreateCheckoutSessionRequest) (*CheckoutSession, error)
+	// CreateInvoice is route 13 (pspx): an invoice of the price charged to the tenant's default
+	// payment method now (mode payment), or a subscription charged automatically (mode
+	// subscription). The answer is the provider's payment intent with kind "pspxPaymentIntent".
+	CreateInvoice(context.Context, *CreateInvoiceRequest) (*structpb.Struct, error)
+	// ListInvoices is route 20 (pspx): a page of the tenant's provider invoices, newest first.
+	// The spec documents a write key and its sample sends a read key: both are accepted.
+	ListInvoices(context.Context, *ListInvoicesRequest) (*InvoiceList, error)
+	// ChangeSubscription is route 19 (pspx): a downgrade takes effect at the end of the paid
+	// period; an upgrade is invoiced for the rest of the period and applies once that invoice is paid.
+	ChangeSubscription(context.Context, *ChangeSubscriptionRequest) (*emptypb.Empty, error)
+	// CancelSubscription is route 22 (pspx): the subscription ends at the end of the paid period.
+	CancelSubscription(context.Context, *TenantUserRequest) (*emptypb.Empty, error)
+	// DeletePaymentMethods is route 21 (pspx): every payment method of the tenant's customer is
+	// detached and the default cleared.
+	DeletePaymentMethods(context.Context, *TenantUserRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedBillingServiceServer()
 }
 
@@ -113,6 +199,21 @@ func (UnimplementedBillingServiceServer) RedeemPromotionCode(context.Context, *R
 }
 func (UnimplementedBillingServiceServer) CreateCheckoutSession(context.Context, *CreateCheckoutSessionRequest) (*CheckoutSession, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateCheckoutSession not implemented")
+}
+func (UnimplementedBillingServiceServer) CreateInvoice(context.Context, *CreateInvoiceRequest) (*structpb.Struct, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateInvoice not implemented")
+}
+func (UnimplementedBillingServiceServer) ListInvoices(context.Context, *ListInvoicesRequest) (*InvoiceList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListInvoices not implemented")
+}
+func (UnimplementedBillingServiceServer) ChangeSubscription(context.Context, *ChangeSubscriptionRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChangeSubscription not implemented")
+}
+func (UnimplementedBillingServiceServer) CancelSubscription(context.Context, *TenantUserRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelSubscription not implemented")
+}
+func (UnimplementedBillingServiceServer) DeletePaymentMethods(context.Context, *TenantUserRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeletePaymentMethods not implemented")
 }
 func (UnimplementedBillingServiceServer) mustEmbedUnimplementedBillingServiceServer() {}
 func (UnimplementedBillingServiceServer) testEmbeddedByValue()                        {}
@@ -189,6 +290,96 @@ func _BillingService_CreateCheckoutSession_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BillingService_CreateInvoice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateInvoiceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).CreateInvoice(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_CreateInvoice_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).CreateInvoice(ctx, req.(*CreateInvoiceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingService_ListInvoices_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListInvoicesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).ListInvoices(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_ListInvoices_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).ListInvoices(ctx, req.(*ListInvoicesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingService_ChangeSubscription_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangeSubscriptionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).ChangeSubscription(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_ChangeSubscription_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).ChangeSubscription(ctx, req.(*ChangeSubscriptionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingService_CancelSubscription_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TenantUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).CancelSubscription(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_CancelSubscription_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).CancelSubscription(ctx, req.(*TenantUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingService_DeletePaymentMethods_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TenantUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingServiceServer).DeletePaymentMethods(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingService_DeletePaymentMethods_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingServiceServer).DeletePaymentMethods(ctx, req.(*TenantUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BillingService_ServiceDesc is the grpc.ServiceDesc for BillingService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -207,6 +398,26 @@ var BillingService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateCheckoutSession",
 			Handler:    _BillingService_CreateCheckoutSession_Handler,
+		},
+		{
+			MethodName: "CreateInvoice",
+			Handler:    _BillingService_CreateInvoice_Handler,
+		},
+		{
+			MethodName: "ListInvoices",
+			Handler:    _BillingService_ListInvoices_Handler,
+		},
+		{
+			MethodName: "ChangeSubscription",
+			Handler:    _BillingService_ChangeSubscription_Handler,
+		},
+		{
+			MethodName: "CancelSubscription",
+			Handler:    _BillingService_CancelSubscription_Handler,
+		},
+		{
+			MethodName: "DeletePaymentMethods",
+			Handler:    _BillingService_DeletePaymentMethods_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -60,6 +60,21 @@ type Store interface {
 	// both with fn's events in one transaction: a session's effect and the record that it was
 	// applied commit together, so it applies once however often the payer returns.
 	SettleCheckout(ctx context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error)
+
+	// UpdateAccount runs fn on the tenant's account, locked, and stores it with fn's events in
+	// one transaction.
+	UpdateAccount(ctx context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error)
+
+	// CreateCharge stores a new open charge. An upgrade whose subscription has an open upgrade
+	// already is refused with domain.ErrChargePending, so racing plan changes invoice once.
+	CreateCharge(ctx context.Context, c domain.Charge) error
+	// Charge returns a charge; domain.ErrChargeNotFound when absent.
+	Charge(ctx context.Context, id string) (domain.Charge, error)
+	// OpenUpgrade returns the subscription's open upgrade; domain.ErrChargeNotFound when none.
+	OpenUpgrade(ctx context.Context, subscriptionID string) (domain.Charge, error)
+	// SettleCharge runs fn on the charge and its tenant's account, both locked, and stores both
+	// with fn's events in one transaction, as SettleCheckout does for sessions.
+	SettleCharge(ctx context.Context, id string, fn func(*domain.Charge, *domain.Account) ([]events.Event, error)) (domain.Charge, domain.Account, error)
 }
 
 // Redemption names who redeems which code.

@@ -102,7 +102,7 @@ func (s *Service) pspxPaid(ctx context.Context, key string, cs domain.CheckoutSe
 			return outcome{}, fault.Internal(errIncomplete("pspx checkout session " + got.ID + " has no subscription"))
 		}
 		done.apply = func(st *domain.State) {
-			st.Subscribed(domain.Subscription{CustomerID: got.Customer, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product,
+			st.Subscribed(domain.Subscription{CustomerID: got.Customer, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product, Quantity: sub.Quantity,
 				CheckoutSessionID: got.ID, PaymentMethod: cs.Method, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd})
 		}
 	case domain.ModePayment:

@@ -147,7 +147,7 @@ func (s *Service) pspyPaid(ctx context.Context, key string, cs domain.CheckoutSe
 			return outcome{}, providerFault(err, "create pspy subscription")
 		}
 		done.apply = func(st *domain.State) {
-			st.Subscribed(domain.Subscription{CustomerID: p.CustomerID, ID: sub.ID, PriceID: cs.Price, CheckoutSessionID: p.ID,
+			st.Subscribed(domain.Subscription{CustomerID: p.CustomerID, ID: sub.ID, PriceID: cs.Price, Quantity: cs.Quantity, CheckoutSessionID: p.ID,
 				PaymentMethod: cs.Method, DefaultMethodID: p.MandateID, PaidUntil: paidUntil})
 		}
 	case domain.ModeSetup:

@@ -35,6 +35,9 @@ type State struct {
 	PaymentFailedCount                int32
 	PaymentFailedDate                 time.Time
 	OneTimePaymentValidThru           time.Time
+	// SubscriptionQuantity is the quantity of the paid plan (the subscription's price ×
+	// quantity), which plan changes compare against. Billing's own: route 5 has no such field.
+	SubscriptionQuantity int64
 }
 
 // HasPaidPlan reports whether the tenant pays for its access: a subscription or bought units.

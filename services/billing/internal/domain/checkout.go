@@ -46,8 +46,8 @@ func (r CheckoutRequest) Validate() error {
 		return fault.InvalidField("state", "must be exactly 64 characters of A-Z, a-z, 0-9, '.', '_' or '-'")
 	case r.Mode != ModePayment && r.Mode != ModeSubscription && r.Mode != ModeSetup:
 		return fault.InvalidField("mode", "must be payment, subscription or setup")
-	case r.Mode != ModeSetup && (r.Quantity < 1 || r.Quantity > 10_000):
-		return fault.InvalidField("quantity", "must be a whole number between 1 and 10000")
+	case r.Mode != ModeSetup && (r.Quantity < 1 || r.Quantity > maxQuantity):
+		return fault.InvalidField("quantity", "must be a whole number between 1 and %d", maxQuantity)
 	case r.Mode == ModeSetup && r.Quantity < 0:
 		return fault.InvalidField("quantity", "must not be negative")
 	case r.AllowedCountry != "" && !countryPattern.MatchString(r.AllowedCountry):

@@ -13,6 +13,7 @@ type Subscription struct {
 	ID                string
 	PriceID           string
 	ProductID         string
+	Quantity          int64
 	CheckoutSessionID string
 	PaymentMethod     string // "card" or "sepa"
 	DefaultMethodID   string // the payment method or mandate that renews it; "" = unchanged
@@ -27,6 +28,7 @@ func (s *State) Subscribed(sub Subscription) {
 	s.PspxSubscriptionID = sub.ID
 	s.PspxPriceID = sub.PriceID
 	s.PspxProductID = sub.ProductID
+	s.SubscriptionQuantity = sub.Quantity
 	s.PspxCheckoutSessionID = sub.CheckoutSessionID
 	s.PspxPaymentMethod = sub.PaymentMethod
 	if sub.DefaultMethodID != "" {
@@ -40,17 +42,22 @@ func (s *State) Subscribed(sub Subscription) {
 }
 
 // UnitsBought records a one-time payment of units, valid until validThru. A tenant with a
-// subscription keeps mode subscription: its units come on top.
+// subscription keeps mode subscription: its units come on top. sessionID and paymentMethod are
+// "" for a charge made without a checkout (route 13), which leaves those fields as they are.
 func (s *State) UnitsBought(customerID, sessionID, paymentMethod string, units int64, validThru time.Time) {
 	s.PspxCustomerID = customerID
-	s.PspxCheckoutSessionID = sessionID
+	if sessionID != "" {
+		s.PspxCheckoutSessionID = sessionID
+	}
 	s.PaidUnits += units
 	if validThru.After(s.OneTimePaymentValidThru) {
 		s.OneTimePaymentValidThru = validThru.UTC()
 	}
 	if s.Mode != ModeSubscription {
 		s.Mode = ModePayment
-		s.PspxPaymentMethod = paymentMethod
+		if paymentMethod != "" {
+			s.PspxPaymentMethod = paymentMethod
+		}
 	}
 	s.paymentSucceeded()
 }
@@ -61,6 +68,24 @@ func (s *State) PaymentMethodSetUp(customerID, sessionID, methodID string) {
 	s.PspxCheckoutSessionID = sessionID
 	s.PspxDefaultPaymentMethodID = methodID
 }
+
+// PlanChanged records a paid upgrade: the subscription's plan is now price × quantity of product.
+// Its invoice was paid, which clears failure flags like any payment.
+func (s *State) PlanChanged(priceID, productID string, quantity int64) {
+	s.PspxPriceID = priceID
+	s.PspxProductID = productID
+	s.SubscriptionQuantity = quantity
+	s.paymentSucceeded()
+}
+
+// CancelsAtPeriodEnd records that the subscription ends at at, the end of its paid period.
+func (s *State) CancelsAtPeriodEnd(at time.Time) {
+	s.PspxSubscriptionCancelAtPeriodEnd = true
+	s.PspxSubscriptionCancelAt = at.UTC()
+}
+
+// PaymentMethodsDeleted records that the tenant has no payment method left at the provider.
+func (s *State) PaymentMethodsDeleted() { s.PspxDefaultPaymentMethodID = "" }
 
 // extendPaidUntil never shortens paid access: a late or replayed period end cannot take back time
 // already paid for.

@@ -68,6 +68,34 @@ func TestPaidEffectsOnTheTenantsBillingState(t *testing.T) {
 					t.Fatalf("state = %+v", s)
 				}
 			}},
+		{"units charged without a checkout keep the session and payment method", State{PspxCheckoutSessionID: "cs_1", PspxPaymentMethod: "sepa"},
+			func(s *State) { s.UnitsBought("cus_1", "", "", 4, now) },
+			func(t *testing.T, s State) {
+				if s.PspxCheckoutSessionID != "cs_1" || s.PspxPaymentMethod != "sepa" || s.PaidUnits != 4 || s.Mode != ModePayment {
+					t.Fatalf("state = %+v", s)
+				}
+			}},
+		{"a paid upgrade changes the plan and clears failure flags", failed,
+			func(s *State) { s.PlanChanged("price_y", "prod_2", 3) },
+			func(t *testing.T, s State) {
+				if s.PspxPriceID != "price_y" || s.PspxProductID != "prod_2" || s.SubscriptionQuantity != 3 || s.PaymentFailed || s.Freezed {
+					t.Fatalf("state = %+v", s)
+				}
+			}},
+		{"a cancellation at period end names the period's end", State{PspxSubscriptionID: "sub_1"},
+			func(s *State) { s.CancelsAtPeriodEnd(now.In(time.FixedZone("x", 3600))) },
+			func(t *testing.T, s State) {
+				if !s.PspxSubscriptionCancelAtPeriodEnd || !s.PspxSubscriptionCancelAt.Equal(now) || s.PspxSubscriptionCancelAt.Location() != time.UTC {
+					t.Fatalf("state = %+v", s)
+				}
+			}},
+		{"deleting payment methods clears only the default", State{PspxDefaultPaymentMethodID: "pm_1", PspxCustomerID: "cus_1"},
+			func(s *State) { s.PaymentMethodsDeleted() },
+			func(t *testing.T, s State) {
+				if s.PspxDefaultPaymentMethodID != "" || s.PspxCustomerID != "cus_1" {
+					t.Fatalf("state = %+v", s)
+				}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

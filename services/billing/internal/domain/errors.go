@@ -9,5 +9,8 @@ var (
 	ErrPromotionNotFound  = fault.NotFound("Promotion not found")
 	ErrCheckoutNotFound   = fault.NotFound("Checkout session not found")
 	ErrCustomerNotFound   = fault.NotFound("Customer not found")
-	ErrCodeTaken          = fault.InvalidField("code", "is already a promotion code of this app")
+	ErrChargeNotFound     = fault.NotFound("Charge not found")
+	// ErrChargePending refuses a second upgrade while one waits for its invoice.
+	ErrChargePending = fault.Precondition("A plan upgrade is waiting for its invoice to be paid")
+	ErrCodeTaken     = fault.InvalidField("code", "is already a promotion code of this app")
 )

@@ -23,13 +23,14 @@ type Store struct {
 	accounts    map[[2]string]domain.Account
 	customers   []domain.Customer
 	checkouts   map[string]domain.CheckoutSession
+	charges     map[string]domain.Charge
 	outbox      *events.MemoryOutbox
 }
 
 // New returns an empty store whose events go to outbox.
 func New(outbox *events.MemoryOutbox) *Store {
 	return &Store{settings: map[string]domain.Settings{}, redeemed: map[[2]string]bool{},
-		accounts: map[[2]string]domain.Account{}, checkouts: map[string]domain.CheckoutSession{}, outbox: outbox}
+		accounts: map[[2]string]domain.Account{}, checkouts: map[string]domain.CheckoutSession{}, charges: map[string]domain.Charge{}, outbox: outbox}
 }
 
 func cloneConnection(c domain.Connection) domain.Connection {
@@ -282,13 +283,30 @@ func (s *Store) SettleCheckout(_ context.Context, id string, fn func(*domain.Che
 	if !ok {
 		return domain.CheckoutSession{}, domain.Account{}, domain.ErrCheckoutNotFound
 	}
-	a := s.accountOf(cs.AppID, cs.TenantID)
-	evs, err := fn(&cs, &a)
+	a, err := s.withAccount(cs.AppID, cs.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&cs, a) })
 	if err != nil {
 		return domain.CheckoutSession{}, domain.Account{}, err
 	}
 	s.checkouts[id] = cs
+	return cs, a, nil
+}
+
+// withAccount runs fn on a copy of the tenant's account and stores the copy and fn's events
+// when fn succeeds. The caller holds the store's lock.
+func (s *Store) withAccount(appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	a := s.accountOf(appID, tenantID)
+	evs, err := fn(&a)
+	if err != nil {
+		return domain.Account{}, err
+	}
 	s.accounts[[2]string{a.AppID, a.TenantID}] = a
 	s.outbox.Add(evs...)
-	return cs, a, nil
+	return a, nil
+}
+
+// UpdateAccount changes a tenant's account under the store's lock.
+func (s *Store) UpdateAccount(_ context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.withAccount(appID, tenantID, fn)
 }

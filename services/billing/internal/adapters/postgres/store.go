@@ -338,6 +338,37 @@ func lockAccount(ctx context.Context, tx pgx.Tx, appID, tenantID string) (domain
 	return account(ctx, tx, appID, tenantID, " FOR UPDATE")
 }
 
+// withAccount locks the tenant's account (after whatever the caller locked first: the order every
+// writer keeps), runs fn on it and stores it with fn's events.
+func withAccount(ctx context.Context, tx pgx.Tx, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	a, err := lockAccount(ctx, tx, appID, tenantID)
+	if err != nil {
+		return domain.Account{}, err
+	}
+	evs, err := fn(&a)
+	if err != nil {
+		return domain.Account{}, err
+	}
+	if err := saveAccount(ctx, tx, a); err != nil {
+		return domain.Account{}, err
+	}
+	return a, events.InsertOutbox(ctx, tx, evs...)
+}
+
+// UpdateAccount changes a tenant's account under its lock.
+func (s *Store) UpdateAccount(ctx context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	if !isUUID(appID) || !isUUID(tenantID) {
+		return domain.Account{}, fmt.Errorf("update account: app %q or tenant %q is no UUID", appID, tenantID)
+	}
+	var out domain.Account
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = withAccount(ctx, tx, appID, tenantID, fn)
+		return err
+	})
+	return out, err
+}
+
 func saveAccount(ctx context.Context, tx pgx.Tx, a domain.Account) error {
 	_, err := tx.Exec(ctx, `UPDATE accounts SET revision = $3, state = $4, updated_at = $5 WHERE tenant_id = $1 AND app_id = $2`,
 		a.TenantID, a.AppID, a.Revision, a.State, a.UpdatedAt)
@@ -487,20 +518,14 @@ func (s *Store) SettleCheckout(ctx context.Context, id string, fn func(*domain.C
 		if cs, err = scanCheckout(tx.QueryRow(ctx, "SELECT "+checkoutColumns+" FROM checkout_sessions WHERE id = $1 FOR UPDATE", id)); err != nil {
 			return err
 		}
-		if acct, err = lockAccount(ctx, tx, cs.AppID, cs.TenantID); err != nil {
-			return err
-		}
-		evs, err := fn(&cs, &acct)
+		acct, err = withAccount(ctx, tx, cs.AppID, cs.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&cs, a) })
 		if err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "UPDATE checkout_sessions SET status = $2, updated_at = $3 WHERE id = $1", cs.ID, cs.Status, cs.UpdatedAt); err != nil {
 			return fmt.Errorf("update checkout session: %w", err)
 		}
-		if err := saveAccount(ctx, tx, acct); err != nil {
-			return err
-		}
-		return events.InsertOutbox(ctx, tx, evs...)
+		return nil
 	})
 	if err != nil {
 		return domain.CheckoutSession{}, domain.Account{}, err

@@ -44,6 +44,10 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"CheckoutSessionsRoundTripEveryField", checkoutsRoundTrip},
 		{"SettleStoresSessionAccountAndEventsTogether", settleStoresSessionAccountAndEventsTogether},
 		{"ConcurrentSettlesOfASessionApplyItOnce", concurrentSettlesApplyOnce},
+		{"ChargesRoundTripEveryField", chargesRoundTrip},
+		{"ASubscriptionHasOneOpenUpgradeEvenUnderARace", oneOpenUpgrade},
+		{"SettleChargeStoresChargeAccountAndEventsTogether", settleChargeTogether},
+		{"UpdateAccountStoresAccountAndEventsOrNothing", updateAccount},
 	}
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {

@@ -1,0 +1,67 @@
+package memory
+
+import (
+	"context"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/services/billing/internal/domain"
+)
+
+// CreateCharge stores c, refusing a second open upgrade of one subscription.
+func (s *Store) CreateCharge(_ context.Context, c domain.Charge) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Kind == domain.ChargeUpgrade {
+		if _, ok := s.openUpgrade(c.SubscriptionID); ok {
+			return domain.ErrChargePending
+		}
+	}
+	s.charges[c.ID] = c
+	return nil
+}
+
+// Charge returns a charge.
+func (s *Store) Charge(_ context.Context, id string) (domain.Charge, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.charges[id]
+	if !ok {
+		return domain.Charge{}, domain.ErrChargeNotFound
+	}
+	return c, nil
+}
+
+// OpenUpgrade returns the subscription's open upgrade.
+func (s *Store) OpenUpgrade(_ context.Context, subscriptionID string) (domain.Charge, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.openUpgrade(subscriptionID); ok {
+		return c, nil
+	}
+	return domain.Charge{}, domain.ErrChargeNotFound
+}
+
+func (s *Store) openUpgrade(subscriptionID string) (domain.Charge, bool) {
+	for _, c := range s.charges {
+		if c.Kind == domain.ChargeUpgrade && c.Status == domain.ChargeOpen && c.SubscriptionID == subscriptionID {
+			return c, true
+		}
+	}
+	return domain.Charge{}, false
+}
+
+// SettleCharge applies fn to the charge and its account under the store's lock.
+func (s *Store) SettleCharge(_ context.Context, id string, fn func(*domain.Charge, *domain.Account) ([]events.Event, error)) (domain.Charge, domain.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.charges[id]
+	if !ok {
+		return domain.Charge{}, domain.Account{}, domain.ErrChargeNotFound
+	}
+	a, err := s.withAccount(c.AppID, c.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&c, a) })
+	if err != nil {
+		return domain.Charge{}, domain.Account{}, err
+	}
+	s.charges[id] = c
+	return c, a, nil
+}
