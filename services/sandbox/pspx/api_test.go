@@ -224,6 +224,32 @@ func TestManualInvoiceLifecycle(t *testing.T) {
 	}
 }
 
+func TestInvoiceItemsOfACustomAmountNeedACurrencyAndADescription(t *testing.T) {
+	e := newEnv(t)
+	cus := e.customer()
+	e.savedMethod(cus, card("4242424242424242"))
+	rate := e.ok("POST", "/v1/tax_rates", "display_name", "VAT", "percentage", "19", "inclusive", "false").str(t, "id")
+	id := e.ok("POST", "/v1/invoices", "customer", cus).str(t, "id")
+	for _, bad := range [][]string{
+		{"amount", "750", "description", "Upgrade"},
+		{"amount", "750", "currency", "eur"},
+		{"amount", "0", "currency", "eur", "description", "Upgrade"},
+		{"amount", "750", "currency", "euro", "description", "Upgrade"},
+		{"amount", "750", "currency", "eur", "description", "Upgrade", "price", e.oneTimePrice("500")},
+	} {
+		e.fails(http.StatusBadRequest, "POST", "/v1/invoiceitems", append([]string{"customer", cus, "invoice", id}, bad...)...)
+	}
+	item := e.ok("POST", "/v1/invoiceitems", "customer", cus, "invoice", id, "amount", "750", "currency", "EUR",
+		"description", "Upgrade for the rest of the period", "tax_rates[0]", rate)
+	if item.num(t, "amount") != 750 || item.str(t, "currency") != "eur" || item.str(t, "description") != "Upgrade for the rest of the period" {
+		t.Fatalf("item: %v", item)
+	}
+	open := e.ok("POST", "/v1/invoices/"+id+"/finalize")
+	if open.num(t, "amount_due") != 893 { // 750 + 19 % tax, rounded half up
+		t.Fatalf("finalized: %v", open)
+	}
+}
+
 func TestDetachingTheDefaultMethodClearsItAndTheMethodLeavesTheList(t *testing.T) {
 	e := newEnv(t)
 	cus := e.customer()

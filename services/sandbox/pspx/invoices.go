@@ -3,6 +3,7 @@ package pspx
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // newInvoice creates the draft inv describes (its reason, subscription, currency, lines and
@@ -101,6 +102,8 @@ func (c *call) invoice(id string) (*invoice, *apiError) {
 func (s *Server) createInvoiceItem(c *call) (any, *apiError) {
 	custID := c.p.text("customer")
 	it := c.readItemFields()
+	amount, hasAmount := c.p.integer("amount")
+	currency := strings.ToLower(c.p.text("currency"))
 	invID, hasInv := c.p.str("invoice")
 	description := c.p.text("description")
 	metadata := applyMetadata(c, nil, "metadata")
@@ -114,16 +117,44 @@ func (s *Server) createInvoiceItem(c *call) (any, *apiError) {
 	if err != nil {
 		return nil, err
 	}
-	if !it.hasPrice {
+	item := &invoiceItem{id: newID("ii_", 24), seq: c.s.nextSeq(), customer: cu.id, description: description,
+		created: c.now, quantity: 1, periodStart: c.now, periodEnd: c.now, metadata: metadata}
+	switch {
+	case it.hasPrice && hasAmount:
+		return nil, errInvalid("amount", "You may only specify one of these parameters: amount, price.")
+	case it.hasPrice:
+		p, quantity, rate, err := c.resolveAny(it)
+		if err != nil {
+			return nil, err
+		}
+		item.price, item.taxRate, item.currency, item.quantity, item.amount = p.id, rate, p.currency, quantity, p.unitAmount*quantity
+		if description == "" {
+			item.description = c.a.products[p.product].name
+		}
+	case hasAmount:
+		// A custom amount: the provider's way to charge what no price describes (a prorated
+		// difference, say). It needs a currency and a description.
+		switch {
+		case currency == "":
+			return nil, errMissing("currency")
+		case !currencyFormat.MatchString(currency):
+			return nil, errInvalid("currency", "Invalid currency: %s.", currency)
+		case amount == 0 || amount > maxUnitAmount || amount < -maxUnitAmount:
+			return nil, errInvalid("amount", "Invalid integer: %d.", amount)
+		case description == "":
+			return nil, errMissing("description")
+		}
+		rate, err := c.taxRateRef(it.taxRates, "tax_rates")
+		if err != nil {
+			return nil, err
+		}
+		item.taxRate, item.currency, item.amount = rate, currency, amount
+	default:
 		return nil, errMissing("price")
 	}
-	p, quantity, rate, err := c.resolveAny(it)
-	if err != nil {
-		return nil, err
-	}
-	var inv *invoice
 	if hasInv {
-		if inv, err = c.invoice(invID); err != nil {
+		inv, err := c.invoice(invID)
+		if err != nil {
 			return nil, err
 		}
 		switch {
@@ -131,23 +162,16 @@ func (s *Server) createInvoiceItem(c *call) (any, *apiError) {
 			return nil, errInvalid("invoice", "The invoice %s belongs to another customer.", invID)
 		case inv.status != "draft":
 			return nil, invalidRequest(400, "invoice_not_editable", "invoice", "You can only add invoice items to draft invoices; %s is %s.", invID, inv.status)
-		case len(inv.lines) > 0 && inv.currency != p.currency:
-			return nil, errInvalid("price", "The price's currency (%s) must match the invoice's currency (%s).", p.currency, inv.currency)
+		case len(inv.lines) > 0 && inv.currency != item.currency:
+			return nil, errInvalid("currency", "The item's currency (%s) must match the invoice's currency (%s).", item.currency, inv.currency)
 		}
-	}
-	if description == "" {
-		description = c.a.products[p.product].name
-	}
-	item := &invoiceItem{
-		id: newID("ii_", 24), seq: c.s.nextSeq(), customer: cu.id, price: p.id, taxRate: rate, currency: p.currency, description: description,
-		created: c.now, quantity: quantity, amount: p.unitAmount * quantity, periodStart: c.now, periodEnd: c.now, metadata: metadata,
-	}
-	c.a.items[item.id] = item
-	if inv != nil {
 		if len(inv.lines) == 0 {
-			inv.currency = p.currency
+			inv.currency = item.currency
 		}
+		c.a.items[item.id] = item
 		c.addItem(inv, item)
+	} else {
+		c.a.items[item.id] = item
 	}
 	c.emit("invoiceitem.created", c.a.renderItem(item), nil)
 	return c.a.renderItem(item), nil

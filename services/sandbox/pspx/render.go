@@ -740,7 +740,7 @@ type invoiceItemJSON struct {
 	Livemode          bool              `json:"livemode"`
 	Metadata          map[string]string `json:"metadata"`
 	Period            periodJSON        `json:"period"`
-	Price             priceJSON         `json:"price"`
+	Price             *priceJSON        `json:"price"` // null for an item of a custom amount
 	Proration         bool              `json:"proration"`
 	Quantity          int64             `json:"quantity"`
 	Subscription      *string           `json:"subscription"`
@@ -750,12 +750,18 @@ type invoiceItemJSON struct {
 }
 
 func (a *account) renderItem(it *invoiceItem) invoiceItemJSON {
-	p := a.prices[it.price]
-	return invoiceItemJSON{
+	out := invoiceItemJSON{
 		ID: it.id, Object: "invoiceitem", Amount: it.amount, Currency: it.currency, Customer: it.customer, Date: unix(it.created),
 		Description: nullStr(it.description), Discountable: !it.proration, Invoice: nullStr(it.invoice), Livemode: a.live,
 		Metadata: meta(it.metadata), Period: periodJSON{Start: unix(it.periodStart), End: unix(it.periodEnd)},
-		Price: a.renderPrice(p), Proration: it.proration, Quantity: it.quantity, Subscription: nullStr(it.subscription),
-		TaxRates: a.renderTaxRates(it.taxRate), UnitAmount: p.unitAmount, UnitAmountDecimal: strconv.FormatInt(p.unitAmount, 10),
+		Proration: it.proration, Quantity: it.quantity, Subscription: nullStr(it.subscription), TaxRates: a.renderTaxRates(it.taxRate),
 	}
+	// An item of a price costs the price's unit amount per unit; one of a custom amount, its amount.
+	unit := it.amount / max(it.quantity, 1)
+	if p := a.prices[it.price]; p != nil {
+		pj := a.renderPrice(p)
+		out.Price, unit = &pj, p.unitAmount
+	}
+	out.UnitAmount, out.UnitAmountDecimal = unit, strconv.FormatInt(unit, 10)
+	return out
 }

@@ -234,12 +234,16 @@ type PspxSubscriptionUpdate struct {
 	Metadata          map[string]string
 }
 
-// PspxInvoiceItemInput adds a pending item to the customer's next invoice.
+// PspxInvoiceItemInput adds an item to a draft invoice (or, without one, to the customer's next
+// invoice): Price × Quantity, or a custom Amount in Currency described by Description.
 type PspxInvoiceItemInput struct {
-	Customer string
-	Price    string
-	Quantity int64
-	TaxRate  string
+	Customer    string
+	Price       string
+	Quantity    int64
+	Amount      int64 // minor units; only without Price
+	Currency    string
+	Description string
+	TaxRate     string
 	Invoice  string // attach to this draft invoice; "" = pending
 	Metadata map[string]string
 }

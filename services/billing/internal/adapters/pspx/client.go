@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -358,8 +359,14 @@ func (c *Client) UpdateSubscription(ctx context.Context, key, idem, id string, i
 func (c *Client) CreateInvoiceItem(ctx context.Context, key, idem string, in app.PspxInvoiceItemInput) error {
 	f := newForm()
 	f.set("customer", in.Customer)
-	f.set("price", in.Price)
-	f.positive("quantity", in.Quantity)
+	if in.Price != "" {
+		f.set("price", in.Price)
+		f.positive("quantity", in.Quantity)
+	} else {
+		f.set("amount", strconv.FormatInt(in.Amount, 10))
+		f.set("currency", in.Currency)
+	}
+	f.opt("description", in.Description)
 	f.opt("tax_rates[0]", in.TaxRate)
 	f.opt("invoice", in.Invoice)
 	f.meta("metadata", in.Metadata)

@@ -151,6 +151,9 @@ func TestEachCallSendsTheProvidersExactRequest(t *testing.T) {
 		{"create invoice item", obj("invoiceitem", "ii_1"), func(c *pspx.Client) error {
 			return c.CreateInvoiceItem(ctx, testKey, idem, app.PspxInvoiceItemInput{Customer: "cus_1", Price: "price_1", Quantity: 2, TaxRate: "txr_1", Invoice: "in_1", Metadata: map[string]string{"k": "v"}})
 		}, "POST", "/v1/invoiceitems", url.Values{"customer": {"cus_1"}, "price": {"price_1"}, "quantity": {"2"}, "tax_rates[0]": {"txr_1"}, "invoice": {"in_1"}, "metadata[k]": {"v"}}},
+		{"create invoice item of a custom amount", obj("invoiceitem", "ii_1"), func(c *pspx.Client) error {
+			return c.CreateInvoiceItem(ctx, testKey, idem, app.PspxInvoiceItemInput{Customer: "cus_1", Amount: 750, Currency: "eur", Description: "Upgrade", TaxRate: "txr_1", Invoice: "in_1"})
+		}, "POST", "/v1/invoiceitems", url.Values{"customer": {"cus_1"}, "amount": {"750"}, "currency": {"eur"}, "description": {"Upgrade"}, "tax_rates[0]": {"txr_1"}, "invoice": {"in_1"}}},
 		{"create invoice", obj("invoice", "in_1"), func(c *pspx.Client) error {
 			_, err := c.CreateInvoice(ctx, testKey, idem, app.PspxInvoiceInput{Customer: "cus_1", Footer: "Thanks", DefaultPaymentMethod: "pm_1", Metadata: map[string]string{"k": "v"}, PendingItemsBehavior: "include"})
 			return err
