@@ -251,14 +251,8 @@ func (s *Service) Settle(ctx context.Context, cs domain.CheckoutSession) (domain
 		if out.apply == nil {
 			return nil, nil
 		}
-		out.apply(&a.State)
-		a.Touch(now)
 		changed = true
-		ev, err := stateEvent(*a, "checkout."+c.Mode)
-		if err != nil {
-			return nil, err
-		}
-		return []events.Event{ev}, nil
+		return changeState(a, now, "checkout."+c.Mode, out.apply)
 	})
 	if err != nil {
 		return domain.CheckoutSession{}, err

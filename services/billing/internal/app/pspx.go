@@ -58,7 +58,7 @@ func (s *Service) pspxCheckout(ctx context.Context, key string, tenant TenantRef
 		Customer: cs.CustomerID, Mode: req.Mode, Quantity: cs.Quantity, TaxRate: taxRate, PaymentMethodType: methodType,
 		BillingAddressCollection: req.BillingAddressCollection, AllowedCountry: req.AllowedCountry,
 		SuccessURL: s.returnPage(*cs), CancelURL: s.returnPage(*cs), ClientReferenceID: cs.TenantID,
-		Metadata: withSession(meta, cs.ID),
+		Metadata: tagged(meta, metaCheckout, cs.ID),
 	}
 	if req.Mode == domain.ModeSetup {
 		in.Currency = currency

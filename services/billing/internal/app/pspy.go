@@ -58,7 +58,7 @@ func (s *Service) pspyCheckout(ctx context.Context, key string, tenant TenantRef
 	payment, err := s.pspy.CreatePayment(ctx, key, "checkout-"+cs.ID, PspyPaymentInput{
 		Amount: PspyAmount{Currency: currency, Value: domain.FormatMinor(amount, currency)}, Description: description,
 		RedirectURL: s.returnPage(*cs), CancelURL: s.returnPage(*cs), WebhookURL: s.pspyWebhookURL(cs.ConnectionID),
-		SequenceType: sequence, CustomerID: cs.CustomerID, Method: method, Metadata: withSession(meta, cs.ID),
+		SequenceType: sequence, CustomerID: cs.CustomerID, Method: method, Metadata: tagged(meta, metaCheckout, cs.ID),
 	})
 	if err != nil {
 		return providerFault(err, "create pspy payment")
@@ -141,7 +141,7 @@ func (s *Service) pspyPaid(ctx context.Context, key string, cs domain.CheckoutSe
 		paidUntil := domain.AddInterval(paidAt, price.Interval)
 		sub, err := s.pspy.CreateSubscription(ctx, key, "subscription-"+cs.ID, p.CustomerID, PspySubscriptionInput{
 			Amount: p.Amount, Interval: price.Interval, StartDate: paidUntil.Format("2006-01-02"), Description: price.ProductName,
-			MandateID: p.MandateID, WebhookURL: s.pspyWebhookURL(cs.ConnectionID), Metadata: withSession(s.customerMetadata(cs.AppID, cs.TenantID), cs.ID),
+			MandateID: p.MandateID, WebhookURL: s.pspyWebhookURL(cs.ConnectionID), Metadata: tagged(s.customerMetadata(cs.AppID, cs.TenantID), metaCheckout, cs.ID),
 		})
 		if err != nil {
 			return outcome{}, providerFault(err, "create pspy subscription")

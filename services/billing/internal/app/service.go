@@ -69,10 +69,17 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// withSession adds Berth's checkout session id to provider metadata.
-func withSession(meta map[string]string, sessionID string) map[string]string {
+// Metadata keys naming Berth's own record of a provider object, so the provider's events about
+// it lead back to that record.
+const (
+	metaCheckout = "berthCheckoutSessionId"
+	metaCharge   = "berthChargeId"
+)
+
+// tagged is provider metadata with one more key.
+func tagged(meta map[string]string, key, value string) map[string]string {
 	out := maps.Clone(meta)
-	out["berthCheckoutSessionId"] = sessionID
+	out[key] = value
 	return out
 }
 

@@ -15,7 +15,7 @@ type Subscription struct {
 	ProductID         string
 	Quantity          int64
 	CheckoutSessionID string
-	PaymentMethod     string // "card" or "sepa"
+	PaymentMethod     string // "card" or "sepa"; "" (a subscription charged off-session) leaves it
 	DefaultMethodID   string // the payment method or mandate that renews it; "" = unchanged
 	PaidUntil         time.Time
 }
@@ -29,8 +29,12 @@ func (s *State) Subscribed(sub Subscription) {
 	s.PspxPriceID = sub.PriceID
 	s.PspxProductID = sub.ProductID
 	s.SubscriptionQuantity = sub.Quantity
-	s.PspxCheckoutSessionID = sub.CheckoutSessionID
-	s.PspxPaymentMethod = sub.PaymentMethod
+	if sub.CheckoutSessionID != "" {
+		s.PspxCheckoutSessionID = sub.CheckoutSessionID
+	}
+	if sub.PaymentMethod != "" {
+		s.PspxPaymentMethod = sub.PaymentMethod
+	}
 	if sub.DefaultMethodID != "" {
 		s.PspxDefaultPaymentMethodID = sub.DefaultMethodID
 	}

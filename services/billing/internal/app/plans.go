@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/services/billing/internal/domain"
+)
+
+// Route 19 changes a running subscription's plan (price × quantity), in one of two ways:
+//
+//   - A downgrade (or the same amount) takes effect at the end of the paid period: the provider's
+//     subscription gets the new item without prorations, so its next renewal invoice bills the
+//     new plan, and the tenant keeps the plan it paid for until then.
+//   - An upgrade is paid controlled: Berth invoices the difference for the rest of the period on
+//     the default payment method and changes the plan only once that invoice is paid (now, or at
+//     its invoice.paid event). Declined, voided or uncollectible, the old plan stays.
+//
+// Plans compare by what one period costs. Both prices must bill in the subscription's currency
+// and interval: the provider restarts the period on an interval change, which would make the
+// "end of the period" of a downgrade now.
+
+// ChangeSubscription is route 19.
+func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID string, req domain.PlanRequest) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	t, err := s.admitPspx(ctx, callerApp, TenantUser{TenantID: tenantID, BodyTenantID: req.TenantID, UserID: req.UserID, Test: req.Test})
+	if err != nil {
+		return err
+	}
+	st := t.acct.State
+	switch {
+	case st.PspxSubscriptionID == "" || st.Mode != domain.ModeSubscription:
+		return errNoSubscription
+	case st.PspxSubscriptionCancelAtPeriodEnd:
+		return fault.Precondition("The subscription ends at the end of its period and cannot change its plan")
+	}
+	sub, err := s.pspx.Subscription(ctx, t.key, st.PspxSubscriptionID)
+	if err != nil {
+		return providerFault(err, "fetch pspx subscription")
+	}
+	if sub.Status != "active" && sub.Status != "trialing" && sub.Status != "past_due" {
+		return fault.Precondition("The subscription is not running")
+	}
+	next, err := s.pspxLine(ctx, t, req.Price, req.TaxRate)
+	if err != nil {
+		return err
+	}
+	paid, err := s.prices.price(ctx, t.conn.ID, t.key, st.PspxPriceID, s.pspx)
+	if err != nil {
+		return err
+	}
+	if next.Type != "recurring" || next.Currency != paid.Currency || next.Interval != paid.Interval || max(next.IntervalCount, 1) != max(paid.IntervalCount, 1) {
+		return fault.InvalidField("price", "must be a recurring price in the subscription's currency and billing interval")
+	}
+	paidQuantity := st.SubscriptionQuantity
+	if paidQuantity == 0 {
+		paidQuantity = sub.Quantity
+	}
+	from, to := domain.Plan{UnitAmount: paid.UnitAmount, Quantity: paidQuantity}, domain.Plan{UnitAmount: next.UnitAmount, Quantity: req.Quantity}
+
+	open, err := s.store.OpenUpgrade(ctx, sub.ID)
+	switch {
+	case err == nil && open.Price == req.Price && open.Quantity == req.Quantity && open.TaxRate == req.TaxRate:
+		return s.upgrade(ctx, t, open, sub, from, to, next.Currency) // the same request again: carry on with it
+	case err == nil:
+		return domain.ErrChargePending
+	case !errors.Is(err, domain.ErrChargeNotFound):
+		return err
+	}
+	if !from.Upgrades(to) {
+		if sub.Price == req.Price && sub.Quantity == req.Quantity && req.TaxRate == "" {
+			return nil // already what the next period bills
+		}
+		_, err := s.pspx.UpdateSubscription(ctx, t.key, "plan-"+s.newID(), sub.ID, PspxSubscriptionUpdate{ItemID: sub.ItemID,
+			Price: req.Price, Quantity: req.Quantity, TaxRate: req.TaxRate, ProrationBehavior: "none"})
+		if err != nil {
+			return providerFault(err, "schedule pspx plan change")
+		}
+		return nil
+	}
+	now := s.now()
+	c := domain.Charge{ID: s.newID(), AppID: callerApp, TenantID: t.tenant.ID, ConnectionID: t.conn.ID, Test: t.test,
+		Kind: domain.ChargeUpgrade, CustomerID: sub.Customer, Price: req.Price, TaxRate: req.TaxRate, Quantity: req.Quantity,
+		FromPrice: st.PspxPriceID, FromQuantity: paidQuantity, SubscriptionID: sub.ID, Status: domain.ChargeOpen, CreatedAt: now, UpdatedAt: now}
+	if err := s.store.CreateCharge(ctx, c); err != nil {
+		return err
+	}
+	return s.upgrade(ctx, t, c, sub, from, to, next.Currency)
+}
+
+// upgrade invoices an upgrade's difference for the rest of the period and applies it once paid.
+// With no time left to charge for, it applies at once.
+func (s *Service) upgrade(ctx context.Context, t pspxTenant, c domain.Charge, sub PspxSubscription, from, to domain.Plan, currency string) error {
+	// The subscription's own payment method pays for it; the tenant's default when it has none.
+	method := sub.DefaultPayment
+	if method == "" {
+		method = t.acct.State.PspxDefaultPaymentMethodID
+	}
+	if method == "" {
+		return errNoDefaultMethod
+	}
+	amount := domain.UpgradeCharge(from, to, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, s.now())
+	invoiceID := ""
+	if amount > 0 {
+		line := PspxInvoiceItemInput{Amount: amount, Currency: currency,
+			Description: fmt.Sprintf("Upgrade to %d × %s until %s", c.Quantity, c.Price, sub.CurrentPeriodEnd.UTC().Format("2006-01-02"))}
+		inv, err := s.chargeInvoice(ctx, t, c, method, line, "")
+		if err != nil {
+			return err
+		}
+		if inv.Status != "paid" {
+			return nil // processing: its invoice.paid event applies the upgrade
+		}
+		invoiceID = inv.ID
+	}
+	return s.applyUpgrade(ctx, t.key, c, sub.ItemID, invoiceID)
+}
+
+// applyUpgrade puts a paid upgrade on the provider's subscription (no prorations: the difference
+// is paid) and then on the tenant, completing the charge in the same transaction, once.
+func (s *Service) applyUpgrade(ctx context.Context, key string, c domain.Charge, itemID, invoiceID string) error {
+	sub, err := s.pspx.UpdateSubscription(ctx, key, "charge-"+c.ID+"-apply", c.SubscriptionID, PspxSubscriptionUpdate{ItemID: itemID,
+		Price: c.Price, Quantity: c.Quantity, TaxRate: c.TaxRate, ProrationBehavior: "none"})
+	if err != nil {
+		return providerFault(err, "apply pspx plan upgrade")
+	}
+	return s.settleCharge(ctx, c.ID, domain.ChargeCompleted, invoiceID, "plan.upgraded", func(st *domain.State) {
+		if st.PspxSubscriptionID == sub.ID {
+			st.PlanChanged(sub.Price, sub.Product, sub.Quantity)
+		}
+	})
+}
