@@ -244,8 +244,8 @@ type PspxInvoiceItemInput struct {
 	Currency    string
 	Description string
 	TaxRate     string
-	Invoice  string // attach to this draft invoice; "" = pending
-	Metadata map[string]string
+	Invoice     string // attach to this draft invoice; "" = pending
+	Metadata    map[string]string
 }
 
 // PspxInvoiceInput creates a draft invoice collecting the customer's pending items.
