@@ -169,11 +169,12 @@ func (e *env) pay(t *testing.T, payURL string, form url.Values) *url.URL {
 	return e.returnTo(t, b, back)
 }
 
-// returnTo opens Berth's return page and checks it forwards to the app's redirect URI.
+// returnTo opens Berth's return page and checks it forwards to a demo app's redirect URI.
 func (e *env) returnTo(t *testing.T, b *browser, back string) *url.URL {
 	t.Helper()
 	code, app, body := b.get(back)
-	if code != http.StatusSeeOther || !strings.HasPrefix(app, e.demo.RedirectURI+"?") {
+	toApp := strings.HasPrefix(app, e.demo.RedirectURI+"?") || strings.HasPrefix(app, e.other.RedirectURI+"?")
+	if code != http.StatusSeeOther || !toApp {
 		t.Fatalf("return page: %d to %q: %s", code, app, body)
 	}
 	u, err := url.Parse(app)

@@ -62,14 +62,11 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 	}
 	from, to := domain.Plan{UnitAmount: paid.UnitAmount, Quantity: paidQuantity}, domain.Plan{UnitAmount: next.UnitAmount, Quantity: req.Quantity}
 
-	open, err := s.store.OpenUpgrade(ctx, sub.ID)
-	switch {
-	case err == nil && open.Price == req.Price && open.Quantity == req.Quantity && open.TaxRate == req.TaxRate:
+	if open, found, err := s.openUpgrade(ctx, sub.ID, req); err != nil || found {
+		if err != nil {
+			return err
+		}
 		return s.upgrade(ctx, t, open, sub, from, to, next.Currency) // the same request again: carry on with it
-	case err == nil:
-		return domain.ErrChargePending
-	case !errors.Is(err, domain.ErrChargeNotFound):
-		return err
 	}
 	if !from.Upgrades(to) {
 		if sub.Price == req.Price && sub.Quantity == req.Quantity && req.TaxRate == "" {
@@ -86,10 +83,35 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 	c := domain.Charge{ID: s.newID(), AppID: callerApp, TenantID: t.tenant.ID, ConnectionID: t.conn.ID, Test: t.test,
 		Kind: domain.ChargeUpgrade, CustomerID: sub.Customer, Price: req.Price, TaxRate: req.TaxRate, Quantity: req.Quantity,
 		FromPrice: st.PspxPriceID, FromQuantity: paidQuantity, SubscriptionID: sub.ID, Status: domain.ChargeOpen, CreatedAt: now, UpdatedAt: now}
-	if err := s.store.CreateCharge(ctx, c); err != nil {
+	if err := s.store.CreateCharge(ctx, c); errors.Is(err, domain.ErrChargePending) {
+		// A request racing this one opened an upgrade first: carry on with it if it is this one.
+		open, found, err := s.openUpgrade(ctx, sub.ID, req)
+		if err != nil {
+			return err
+		}
+		if !found { // settled meanwhile: this request may start the next one
+			return domain.ErrChargePending
+		}
+		c = open
+	} else if err != nil {
 		return err
 	}
 	return s.upgrade(ctx, t, c, sub, from, to, next.Currency)
+}
+
+// openUpgrade finds the subscription's open upgrade: found when it asks for what req asks for
+// (a repeated request carries on with it), domain.ErrChargePending when it asks for another plan.
+func (s *Service) openUpgrade(ctx context.Context, subscriptionID string, req domain.PlanRequest) (domain.Charge, bool, error) {
+	open, err := s.store.OpenUpgrade(ctx, subscriptionID)
+	switch {
+	case errors.Is(err, domain.ErrChargeNotFound):
+		return domain.Charge{}, false, nil
+	case err != nil:
+		return domain.Charge{}, false, err
+	case open.Price != req.Price || open.Quantity != req.Quantity || open.TaxRate != req.TaxRate:
+		return domain.Charge{}, false, domain.ErrChargePending
+	}
+	return open, true, nil
 }
 
 // upgrade invoices an upgrade's difference for the rest of the period and applies it once paid.
