@@ -235,10 +235,28 @@ func (e *env) invoiceCharges(t *testing.T, p pspxPlans) {
 	if tn["paidUnits"] != "3" || tn["mode"] != "payment" || tn["pspxOneTimePaymentValidThru"] == "" {
 		t.Fatalf("tenant after an invoice: units %v mode %v", tn["paidUnits"], tn["mode"])
 	}
-	pi = e.do("POST", e.otherTenantPath("pspx-invoices"), e.otherWrite(), jsonBody(map[string]any{"price": p.basic, "taxRate": p.tax,
-		"mode": "subscription", "quantity": 1, "test": true})).ok(t, 201).(map[string]any)
-	if pi["status"] != "succeeded" || pi["amount"] != 1190.0 {
-		t.Fatalf("subscription's payment intent %v", pi)
+	// Three identical subscription requests at once subscribe the tenant once; the others are
+	// refused (route 20 below lists one subscription invoice).
+	subscribe := jsonBody(map[string]any{"price": p.basic, "taxRate": p.tax, "mode": "subscription", "quantity": 1, "test": true})
+	answers := make([]response, 3)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() { answers[i] = e.do("POST", e.otherTenantPath("pspx-invoices"), e.otherWrite(), subscribe) })
+	}
+	wg.Wait()
+	created := 0
+	for _, a := range answers {
+		if a.status != http.StatusCreated {
+			a.fails(t, 400)
+			continue
+		}
+		created++
+		if pi = a.ok(t, 201).(map[string]any); pi["status"] != "succeeded" || pi["amount"] != 1190.0 {
+			t.Fatalf("subscription's payment intent %v", pi)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d of 3 racing subscription requests succeeded, want 1", created)
 	}
 	tn = e.otherTenant(t)
 	if tn["mode"] != "subscription" || tn["pspxPriceId"] != p.basic || !strings.HasPrefix(fmt.Sprint(tn["pspxSubscriptionId"]), "sub_") ||

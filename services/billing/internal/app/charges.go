@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -17,7 +18,10 @@ import (
 // none, and the effect commits with the charge's final status, once. A payment the provider
 // settles later (a bank debit) stays open until its invoice.paid event.
 
-var errDeclined = fault.Invalid("", "The tenant's default payment method was declined")
+var (
+	errDeclined        = fault.Invalid("", "The tenant's default payment method was declined")
+	errHasSubscription = fault.Precondition("The tenant has a subscription already; change its plan instead")
+)
 
 // CreateInvoice is route 13. It answers the provider's payment-intent object (the invoice itself
 // when nothing was left to pay).
@@ -31,7 +35,7 @@ func (s *Service) CreateInvoice(ctx context.Context, callerApp, tenantID string,
 	}
 	st := t.acct.State
 	if req.Mode == domain.ModeSubscription && st.PspxSubscriptionID != "" {
-		return nil, fault.Precondition("The tenant has a subscription already; change its plan instead")
+		return nil, errHasSubscription
 	}
 	cust, found, err := s.pspxCustomer(ctx, t)
 	if err != nil {
@@ -60,6 +64,14 @@ func (s *Service) CreateInvoice(ctx context.Context, callerApp, tenantID string,
 		return nil, err
 	}
 	if kind == domain.ChargeSubscription {
+		// A racing request's subscription charge may have completed between the check above and
+		// this charge's creation (its account change commits with its charge's close): look again.
+		if acct, err := s.store.Account(ctx, callerApp, t.tenant.ID); err != nil || acct.State.PspxSubscriptionID != "" {
+			if err == nil {
+				err = errHasSubscription
+			}
+			return nil, errors.Join(err, s.settleCharge(ctx, c.ID, domain.ChargeFailed, "", "", nil))
+		}
 		return s.chargeSubscription(ctx, t, c)
 	}
 	inv, err := s.chargeInvoice(ctx, t, c, st.PspxDefaultPaymentMethodID, PspxInvoiceItemInput{Price: c.Price, Quantity: c.Quantity}, req.Footer)

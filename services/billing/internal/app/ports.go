@@ -66,7 +66,8 @@ type Store interface {
 	UpdateAccount(ctx context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error)
 
 	// CreateCharge stores a new open charge. An upgrade whose subscription has an open upgrade
-	// already is refused with domain.ErrChargePending, so racing plan changes invoice once.
+	// already is refused with domain.ErrChargePending, so racing plan changes invoice once; a
+	// subscription charge of a tenant with one open, with domain.ErrSubscriptionPending.
 	CreateCharge(ctx context.Context, c domain.Charge) error
 	// Charge returns a charge; domain.ErrChargeNotFound when absent.
 	Charge(ctx context.Context, id string) (domain.Charge, error)

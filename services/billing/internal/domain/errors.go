@@ -12,5 +12,7 @@ var (
 	ErrChargeNotFound     = fault.NotFound("Charge not found")
 	// ErrChargePending refuses a second upgrade while one waits for its invoice.
 	ErrChargePending = fault.Precondition("A plan upgrade is waiting for its invoice to be paid")
-	ErrCodeTaken     = fault.InvalidField("code", "is already a promotion code of this app")
+	// ErrSubscriptionPending refuses a second subscription while one is being charged.
+	ErrSubscriptionPending = fault.Precondition("A subscription of this tenant is being charged")
+	ErrCodeTaken           = fault.InvalidField("code", "is already a promotion code of this app")
 )

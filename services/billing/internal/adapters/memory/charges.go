@@ -7,13 +7,21 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/domain"
 )
 
-// CreateCharge stores c, refusing a second open upgrade of one subscription.
+// CreateCharge stores c, refusing a second open upgrade of one subscription and a second open
+// subscription charge of one tenant.
 func (s *Store) CreateCharge(_ context.Context, c domain.Charge) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.Kind == domain.ChargeUpgrade {
 		if _, ok := s.openUpgrade(c.SubscriptionID); ok {
 			return domain.ErrChargePending
+		}
+	}
+	if c.Kind == domain.ChargeSubscription {
+		for _, o := range s.charges {
+			if o.Kind == domain.ChargeSubscription && o.Status == domain.ChargeOpen && o.TenantID == c.TenantID {
+				return domain.ErrSubscriptionPending
+			}
 		}
 	}
 	s.charges[c.ID] = c

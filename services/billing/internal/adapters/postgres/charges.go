@@ -30,8 +30,8 @@ func scanCharge(row pgx.Row) (domain.Charge, error) {
 	return c, nil
 }
 
-// CreateCharge inserts c; the partial unique index refuses a second open upgrade of one
-// subscription.
+// CreateCharge inserts c; partial unique indexes refuse a second open upgrade of one subscription
+// and a second open subscription charge of one tenant.
 func (s *Store) CreateCharge(ctx context.Context, c domain.Charge) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO charges (id, app_id, tenant_id, connection_id, test, kind, customer_id, price, tax_rate,
 		quantity, from_price, from_quantity, subscription_id, invoice_id, status, created_at, updated_at)
@@ -39,8 +39,13 @@ func (s *Store) CreateCharge(ctx context.Context, c domain.Charge) error {
 		c.ID, c.AppID, c.TenantID, c.ConnectionID, c.Test, c.Kind, c.CustomerID, c.Price, c.TaxRate,
 		c.Quantity, c.FromPrice, c.FromQuantity, c.SubscriptionID, c.InvoiceID, c.Status, c.CreatedAt, c.UpdatedAt)
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "charges_open_upgrade" {
-		return domain.ErrChargePending
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		switch pgErr.ConstraintName {
+		case "charges_open_upgrade":
+			return domain.ErrChargePending
+		case "charges_open_subscription":
+			return domain.ErrSubscriptionPending
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("insert charge: %w", err)

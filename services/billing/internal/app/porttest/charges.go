@@ -45,8 +45,9 @@ func chargesRoundTrip(t *testing.T, s app.Store, _ events.OutboxSource) {
 	}
 }
 
-// oneOpenUpgrade is two plan changes racing: one invoice is issued, the other caller is told an
-// upgrade is pending; once it settles, the next upgrade may start.
+// oneOpenUpgrade is plan changes racing: one invoice is issued, the other callers are told an
+// upgrade is pending; once it settles, the next upgrade may start. Likewise one subscription
+// charge per tenant.
 func oneOpenUpgrade(t *testing.T, s app.Store, _ events.OutboxSource) {
 	conn := connectionFor(t, s)
 	tenantID, subID := uuid.NewString(), "sub_"+uuid.NewString()[:8]
@@ -78,6 +79,16 @@ func oneOpenUpgrade(t *testing.T, s app.Store, _ events.OutboxSource) {
 	}))
 	if err := s.CreateCharge(ctx, upgradeCharge(conn, tenantID, subID)); err != nil {
 		t.Fatalf("an upgrade after the last one failed: %v", err)
+	}
+	// One subscription charge per tenant may be open.
+	sub := upgradeCharge(conn, tenantID, "")
+	sub.Kind, sub.FromPrice, sub.FromQuantity = domain.ChargeSubscription, "", 0
+	if err := s.CreateCharge(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	sub.ID = uuid.NewString()
+	if err := s.CreateCharge(ctx, sub); !errors.Is(err, domain.ErrSubscriptionPending) {
+		t.Fatalf("a second open subscription charge of a tenant: %v", err)
 	}
 	// Invoices of route 13 are not upgrades: any number may be open.
 	for range 2 {

@@ -22,3 +22,5 @@ CREATE TABLE charges (
 );
 -- One open upgrade per subscription: a second plan change waits until the first is paid or failed.
 CREATE UNIQUE INDEX charges_open_upgrade ON charges (subscription_id) WHERE kind = 'upgrade' AND status = 'open';
+-- One subscription being created per tenant: two racing requests cannot both subscribe it.
+CREATE UNIQUE INDEX charges_open_subscription ON charges (tenant_id) WHERE kind = 'subscription' AND status = 'open';
