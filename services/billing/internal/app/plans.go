@@ -66,7 +66,7 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 		if err != nil {
 			return err
 		}
-		return s.upgrade(ctx, t, open, sub, from, to, next.Currency) // the same request again: carry on with it
+		return s.upgrade(ctx, t, open, sub, next.Currency) // the same request again: carry on with it
 	}
 	if !from.Upgrades(to) {
 		if sub.Price == req.Price && sub.Quantity == req.Quantity && req.TaxRate == "" {
@@ -82,7 +82,9 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 	now := s.now()
 	c := domain.Charge{ID: s.newID(), AppID: callerApp, TenantID: t.tenant.ID, ConnectionID: t.conn.ID, Test: t.test,
 		Kind: domain.ChargeUpgrade, CustomerID: sub.Customer, Price: req.Price, TaxRate: req.TaxRate, Quantity: req.Quantity,
-		FromPrice: st.PspxPriceID, FromQuantity: paidQuantity, SubscriptionID: sub.ID, Status: domain.ChargeOpen, CreatedAt: now, UpdatedAt: now}
+		FromPrice: st.PspxPriceID, FromQuantity: paidQuantity, SubscriptionID: sub.ID, Status: domain.ChargeOpen, CreatedAt: now, UpdatedAt: now,
+		// Fixed now: a retry carries on with the same invoice line, whenever it runs.
+		Amount: domain.UpgradeCharge(from, to, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now)}
 	if err := s.store.CreateCharge(ctx, c); errors.Is(err, domain.ErrChargePending) {
 		// A request racing this one opened an upgrade first: carry on with it if it is this one.
 		open, found, err := s.openUpgrade(ctx, sub.ID, req)
@@ -96,7 +98,7 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 	} else if err != nil {
 		return err
 	}
-	return s.upgrade(ctx, t, c, sub, from, to, next.Currency)
+	return s.upgrade(ctx, t, c, sub, next.Currency)
 }
 
 // openUpgrade finds the subscription's open upgrade: found when it asks for what req asks for
@@ -115,8 +117,8 @@ func (s *Service) openUpgrade(ctx context.Context, subscriptionID string, req do
 }
 
 // upgrade invoices an upgrade's difference for the rest of the period and applies it once paid.
-// With no time left to charge for, it applies at once.
-func (s *Service) upgrade(ctx context.Context, t pspxTenant, c domain.Charge, sub PspxSubscription, from, to domain.Plan, currency string) error {
+// With nothing to charge (no time left), it applies at once.
+func (s *Service) upgrade(ctx context.Context, t pspxTenant, c domain.Charge, sub PspxSubscription, currency string) error {
 	// The subscription's own payment method pays for it; the tenant's default when it has none.
 	method := sub.DefaultPayment
 	if method == "" {
@@ -125,10 +127,9 @@ func (s *Service) upgrade(ctx context.Context, t pspxTenant, c domain.Charge, su
 	if method == "" {
 		return errNoDefaultMethod
 	}
-	amount := domain.UpgradeCharge(from, to, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, s.now())
 	invoiceID := ""
-	if amount > 0 {
-		line := PspxInvoiceItemInput{Amount: amount, Currency: currency,
+	if c.Amount > 0 {
+		line := PspxInvoiceItemInput{Amount: c.Amount, Currency: currency,
 			Description: fmt.Sprintf("Upgrade to %d × %s until %s", c.Quantity, c.Price, sub.CurrentPeriodEnd.UTC().Format("2006-01-02"))}
 		inv, err := s.chargeInvoice(ctx, t, c, method, line, "")
 		if err != nil {

@@ -37,6 +37,7 @@ type Charge struct {
 	Quantity       int64
 	FromPrice      string // upgrade: the plan it replaces
 	FromQuantity   int64  // upgrade
+	Amount         int64  // upgrade: the difference invoiced, minor units before tax, fixed when it opens
 	SubscriptionID string // upgrade: the subscription changed; subscription: the one created
 	InvoiceID      string // the provider invoice; "" until it exists
 	Status         string

@@ -14,6 +14,7 @@ CREATE TABLE charges (
     quantity        bigint NOT NULL CHECK (quantity > 0),
     from_price      text NOT NULL,
     from_quantity   bigint NOT NULL CHECK (from_quantity >= 0),
+    amount          bigint NOT NULL CHECK (amount >= 0),
     subscription_id text NOT NULL,
     invoice_id      text NOT NULL,
     status          text NOT NULL CHECK (status IN ('open', 'completed', 'failed')),
