@@ -1,6 +1,8 @@
 package contract
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/berthhq/berth/services/stack/seed"
 	"github.com/berthhq/berth/services/stack/stacktest"
+
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
 var checkoutFields = map[string]string{"kind": str, "id": str, "hash": str, "nextAction": obj}
@@ -21,6 +25,7 @@ func TestCheckoutRoutes(t *testing.T) {
 	for _, backend := range []string{"memory", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			e := start(t, backend)
+			pspyKey := e.ownPspyAccount(t)
 			t.Run("route 10 refuses bad bodies and wrong callers in the /v1 envelope", e.checkoutRefusals)
 			t.Run("the payment page opens only with the session's hash and state", e.paymentPageChecksTheLink)
 			t.Run("a pspx subscription paid by card shows in route 5 at once, applied once", e.pspxSubscription)
@@ -29,7 +34,7 @@ func TestCheckoutRoutes(t *testing.T) {
 			t.Run("a pspx checkout left without paying stays open", e.pspxAbandoned)
 			t.Run("a pspy subscription paid on the test page shows in route 5", e.pspySubscription)
 			t.Run("a pspy payment the payer lets fail changes nothing", e.pspyFailed)
-			t.Run("a pspy setup stores the mandate as the default payment method", e.pspySetup)
+			t.Run("a pspy setup stores the mandate as the default payment method and refunds its payment", func(t *testing.T) { e.pspySetup(t, pspyKey) })
 			t.Run("a tenant token creates checkouts for its own tenant only", e.checkoutWithToken)
 		})
 	}
@@ -341,15 +346,49 @@ func (e *env) pspyFailed(t *testing.T) {
 	}
 }
 
-func (e *env) pspySetup(t *testing.T) {
+func (e *env) pspySetup(t *testing.T, key string) {
 	py := e.demo.PspyApp
 	_, payURL := e.createCheckout(t, e.pspyWrite(), py.TenantID, py.AppID, checkoutBody("", "", "setup", map[string]any{"price": nil, "taxRate": nil}))
 	if got := e.pay(t, payURL, url.Values{"method": {"creditcard"}, "outcome": {"paid"}}).Query().Get("status"); got != "completed" {
 		t.Fatalf("status %s", got)
 	}
-	if tn := e.tenant(t, py.TenantID, e.pspyRead()); !strings.HasPrefix(fmt.Sprint(tn["pspxDefaultPaymentMethodId"]), "mdt_") {
+	tn := e.tenant(t, py.TenantID, e.pspyRead())
+	if !strings.HasPrefix(fmt.Sprint(tn["pspxDefaultPaymentMethodId"]), "mdt_") {
 		t.Fatalf("default payment method %v", tn["pspxDefaultPaymentMethodId"])
 	}
+	// The setup's first payment (the tenant's pspxCheckoutSessionId) was refunded at the provider.
+	req, _ := http.NewRequest("GET", e.stack.Sandboxes.PspyURL+"/v2/payments/"+fmt.Sprint(tn["pspxCheckoutSessionId"]), nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var payment struct {
+		Status         string `json:"status"`
+		SequenceType   string `json:"sequenceType"`
+		AmountRefunded struct {
+			Value string `json:"value"`
+		} `json:"amountRefunded"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&payment); err != nil || res.StatusCode != http.StatusOK ||
+		payment.Status != "paid" || payment.SequenceType != "first" || payment.AmountRefunded.Value != "0.01" {
+		t.Fatalf("setup payment at the provider: %d %+v %v", res.StatusCode, payment, err)
+	}
+}
+
+// ownPspyAccount rotates the pspy demo app's test key to a sandbox account the test knows, so it
+// can read the provider's side (pspy apps keep their catalog in Berth, so nothing else moves).
+func (e *env) ownPspyAccount(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key := "test_" + stacktest.RandomHex(15)
+	if _, err := e.admin.Billing.RotateConnectionSecrets(ctx, &billingv1.RotateConnectionSecretsRequest{
+		ConnectionId: e.demo.PspyApp.ProviderUUID, TestSecretKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 func (e *env) checkoutWithToken(t *testing.T) {
