@@ -44,14 +44,7 @@ func (s *Service) CreateCheckout(ctx context.Context, callerApp, tenantID string
 	if err != nil {
 		return domain.CheckoutSession{}, "", err
 	}
-	st, err := s.store.Settings(ctx, callerApp)
-	if err != nil {
-		return domain.CheckoutSession{}, "", err
-	}
-	if st.ConnectionID == "" {
-		return domain.CheckoutSession{}, "", errNoConnection
-	}
-	conn, key, err := s.connectionKey(ctx, st.ConnectionID, req.Test)
+	conn, key, err := s.appConnection(ctx, callerApp, req.Test)
 	if err != nil {
 		return domain.CheckoutSession{}, "", err
 	}
@@ -76,6 +69,19 @@ func (s *Service) CreateCheckout(ctx context.Context, callerApp, tenantID string
 		return domain.CheckoutSession{}, "", err
 	}
 	return cs, s.payURL(cs), nil
+}
+
+// appConnection is the connection the app's checkouts and charges use, with its key for the mode
+// opened.
+func (s *Service) appConnection(ctx context.Context, appID string, test bool) (domain.Connection, string, error) {
+	st, err := s.store.Settings(ctx, appID)
+	if err != nil {
+		return domain.Connection{}, "", err
+	}
+	if st.ConnectionID == "" {
+		return domain.Connection{}, "", errNoConnection
+	}
+	return s.connectionKey(ctx, st.ConnectionID, test)
 }
 
 // connectionKey opens the connection's secret key for the mode.

@@ -62,10 +62,11 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 	}
 	from, to := domain.Plan{UnitAmount: paid.UnitAmount, Quantity: paidQuantity}, domain.Plan{UnitAmount: next.UnitAmount, Quantity: req.Quantity}
 
-	if open, found, err := s.openUpgrade(ctx, sub.ID, req); err != nil || found {
-		if err != nil {
-			return err
-		}
+	open, found, err := s.openUpgrade(ctx, sub.ID, req)
+	if err != nil {
+		return err
+	}
+	if found {
 		return s.upgrade(ctx, t, open, sub, next.Currency) // the same request again: carry on with it
 	}
 	if !from.Upgrades(to) {

@@ -68,14 +68,7 @@ func (s *Service) admitPspx(ctx context.Context, callerApp string, r TenantUser)
 	if err != nil {
 		return pspxTenant{}, err
 	}
-	st, err := s.store.Settings(ctx, callerApp)
-	if err != nil {
-		return pspxTenant{}, err
-	}
-	if st.ConnectionID == "" {
-		return pspxTenant{}, errNoConnection
-	}
-	conn, key, err := s.connectionKey(ctx, st.ConnectionID, r.Test)
+	conn, key, err := s.appConnection(ctx, callerApp, r.Test)
 	if err != nil {
 		return pspxTenant{}, err
 	}
@@ -89,7 +82,7 @@ func (s *Service) admitPspx(ctx context.Context, callerApp string, r TenantUser)
 	return pspxTenant{conn: conn, key: key, test: r.Test, tenant: tenant, acct: acct}, nil
 }
 
-// customer is the tenant's pspx customer in the request's mode; found is false when Berth never
+// pspxCustomer is the tenant's pspx customer in the request's mode; found is false when Berth never
 // created one (the tenant never paid in this mode).
 func (s *Service) pspxCustomer(ctx context.Context, t pspxTenant) (c domain.Customer, found bool, err error) {
 	c, err = s.store.Customer(ctx, t.conn.ID, t.tenant.ID, t.test)

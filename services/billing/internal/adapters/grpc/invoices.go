@@ -46,11 +46,8 @@ func (s *Server) ListInvoices(ctx context.Context, req *billingv1.ListInvoicesRe
 	if err != nil {
 		return nil, err
 	}
-	q := app.InvoiceQuery{Tenant: tenantUser(req), StartingAfter: req.GetStartingAfter(), EndingBefore: req.GetStartingbefore()}
-	if req.Limit != nil {
-		q.Limit = req.Limit
-	}
-	page, err := s.svc.ListInvoices(ctx, appID, q)
+	page, err := s.svc.ListInvoices(ctx, appID, app.InvoiceQuery{Tenant: tenantUser(req), Limit: req.Limit,
+		StartingAfter: req.GetStartingAfter(), EndingBefore: req.GetStartingbefore()})
 	if err != nil {
 		return nil, err
 	}
