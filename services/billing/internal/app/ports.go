@@ -69,8 +69,6 @@ type Store interface {
 	// already is refused with domain.ErrChargePending, so racing plan changes invoice once; a
 	// subscription charge of a tenant with one open, with domain.ErrSubscriptionPending.
 	CreateCharge(ctx context.Context, c domain.Charge) error
-	// Charge returns a charge; domain.ErrChargeNotFound when absent.
-	Charge(ctx context.Context, id string) (domain.Charge, error)
 	// OpenUpgrade returns the subscription's open upgrade; domain.ErrChargeNotFound when none.
 	OpenUpgrade(ctx context.Context, subscriptionID string) (domain.Charge, error)
 	// SettleCharge runs fn on the charge and its tenant's account, both locked, and stores both

@@ -28,17 +28,6 @@ func (s *Store) CreateCharge(_ context.Context, c domain.Charge) error {
 	return nil
 }
 
-// Charge returns a charge.
-func (s *Store) Charge(_ context.Context, id string) (domain.Charge, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.charges[id]
-	if !ok {
-		return domain.Charge{}, domain.ErrChargeNotFound
-	}
-	return c, nil
-}
-
 // OpenUpgrade returns the subscription's open upgrade.
 func (s *Store) OpenUpgrade(_ context.Context, subscriptionID string) (domain.Charge, error) {
 	s.mu.Lock()
