@@ -6,40 +6,62 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/services/sandbox/clock"
+	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/pspx"
 	"github.com/berthhq/berth/services/sandbox/pspy"
 )
 
 // Paths of the sandboxes under the address they are mounted on.
 const (
-	PspxPath  = "/_sandbox/pspx"
-	PspyPath  = "/_sandbox/pspy"
-	ClockPath = "/_sandbox/clock/advance"
+	PspxPath       = "/_sandbox/pspx"
+	PspyPath       = "/_sandbox/pspy"
+	ClockPath      = "/_sandbox/clock/advance"
+	FaultsPath     = "/_sandbox/faults"
+	DeliveriesPath = "/_sandbox/deliveries"
 )
 
-// Sandboxes are both providers on one clock.
+// Options tune the sandboxes; the zero value is the providers' own behaviour.
+type Options struct {
+	// TimeScale multiplies the waits of the providers' webhook retry schedules (0 means 1):
+	// 0.0001 makes pspx's first retry, a minute after the first attempt, come after 6 ms.
+	TimeScale float64
+}
+
+// Sandboxes are both providers on one clock, delivering their webhooks through one queue.
 type Sandboxes struct {
-	Clock   *clock.Clock
-	Pspx    *pspx.Server
-	Pspy    *pspy.Server
-	PspxURL string // the pspx API base URL, for billing and for people integrating
-	PspyURL string
+	Clock      *clock.Clock
+	Pspx       *pspx.Server
+	Pspy       *pspy.Server
+	Deliveries *delivery.Queue // WaitIdle waits until every webhook is delivered or given up
+	PspxURL    string          // the pspx API base URL, for billing and for people integrating
+	PspyURL    string
 }
 
 // New builds the sandboxes for the public base URL they will be reachable at (their hosted pages
-// link to it).
+// link to it), with the providers' own retry pace.
 func New(baseURL string, log *slog.Logger) *Sandboxes {
+	return NewWithOptions(baseURL, log, Options{})
+}
+
+// NewWithOptions is New with options. Close stops the webhook deliveries it starts.
+func NewWithOptions(baseURL string, log *slog.Logger, o Options) *Sandboxes {
 	base := strings.TrimRight(baseURL, "/")
 	c := clock.New()
-	s := &Sandboxes{Clock: c, PspxURL: base + PspxPath, PspyURL: base + PspyPath}
-	s.Pspx = pspx.New(pspx.Config{Clock: c, BaseURL: s.PspxURL, Log: log.With("sandbox", "pspx")})
-	s.Pspy = pspy.New(pspy.Config{Clock: c, BaseURL: s.PspyURL, Log: log.With("sandbox", "pspy")})
+	q := delivery.New(delivery.Config{TimeScale: o.TimeScale, Log: log.With("sandbox", "delivery")})
+	s := &Sandboxes{Clock: c, Deliveries: q, PspxURL: base + PspxPath, PspyURL: base + PspyPath}
+	s.Pspx = pspx.New(pspx.Config{Clock: c, BaseURL: s.PspxURL, Log: log.With("sandbox", "pspx"), Deliveries: q})
+	s.Pspy = pspy.New(pspy.Config{Clock: c, BaseURL: s.PspyURL, Log: log.With("sandbox", "pspy"), Deliveries: q})
 	return s
 }
 
-// Register mounts the sandboxes and the clock control on mux.
+// Close stops the webhook deliveries, cancelling attempts in flight, and waits for them.
+func (s *Sandboxes) Close() { s.Deliveries.Close() }
+
+// Register mounts the sandboxes and their controls (clock, faults, deliveries log) on mux.
 func (s *Sandboxes) Register(mux *http.ServeMux) {
 	mux.Handle(PspxPath+"/", http.StripPrefix(PspxPath, s.Pspx))
 	mux.Handle(PspyPath+"/", http.StripPrefix(PspyPath, s.Pspy))
 	mux.Handle(ClockPath, s.Clock.Handler())
+	mux.Handle(FaultsPath, s.Deliveries.FaultsHandler())
+	mux.Handle(DeliveriesPath, s.Deliveries.DeliveriesHandler())
 }

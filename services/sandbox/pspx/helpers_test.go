@@ -24,12 +24,16 @@ type env struct {
 	key   string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, pspx.Config{}) }
+
+// newEnvWith is newEnv with the sandbox's delivery settings of cfg.
+func newEnvWith(t *testing.T, cfg pspx.Config) *env {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	clk := clock.New()
-	sb := pspx.New(pspx.Config{Clock: clk, BaseURL: base})
+	cfg.Clock, cfg.BaseURL = clk, base
+	sb := pspx.New(cfg)
 	srv.Config.Handler = sb
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -258,4 +262,6 @@ func count(list []string, s string) int {
 	return n
 }
 
-const month = 31 * 24 * time.Hour
+// month is an advance that passes any monthly period's end and the hour its renewal waits as a
+// draft.
+const month = 31*24*time.Hour + time.Hour

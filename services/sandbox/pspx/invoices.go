@@ -2,6 +2,8 @@ package pspx
 
 import (
 	"fmt"
+	"maps"
+	"net/http"
 	"slices"
 	"strings"
 )
@@ -37,7 +39,10 @@ func (c *call) newInvoice(cu *customer, inv *invoice, pending bool) *invoice {
 		cu.currency = inv.currency
 	}
 	c.a.invoices[inv.id] = inv
-	c.emit("invoice.created", c.a.renderInvoice(inv), nil)
+	id := c.emit("invoice.created", c.a.renderInvoice(inv), nil)
+	if inv.autoAdvance {
+		c.s.awaitedBy(id, inv)
+	}
 	return inv
 }
 
@@ -346,4 +351,43 @@ func (s *Server) voidInvoice(c *call) (any, *apiError) {
 	}
 	c.voidInvoice(inv)
 	return c.a.renderInvoice(inv), nil
+}
+
+// updateInvoiceLine changes the description or metadata of a draft invoice's line, as a webhook
+// receiver does while a renewal waits in its draft window; a line of an invoice item changes the
+// item too.
+func (s *Server) updateInvoiceLine(c *call) (any, *apiError) {
+	inv, err := c.invoice(c.r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	id := c.r.PathValue("line_id")
+	i := slices.IndexFunc(inv.lines, func(l *invoiceLine) bool { return l.id == id })
+	description, hasDescription := c.p.str("description")
+	var metadata map[string]string
+	if i >= 0 {
+		metadata = applyMetadata(c, maps.Clone(inv.lines[i].metadata), "metadata")
+	} else {
+		applyMetadata(c, nil, "metadata")
+	}
+	if perr := c.p.done(); perr != nil {
+		return nil, perr
+	}
+	switch {
+	case i < 0:
+		return nil, errNoSuch("invoice line item", id, "line_item")
+	case inv.status != "draft":
+		return nil, invalidRequest(http.StatusBadRequest, "invoice_not_editable", "", "You can only update the lines of a draft invoice; %s is %s.", inv.id, inv.status)
+	}
+	before := c.a.renderInvoice(inv)
+	l := inv.lines[i]
+	if hasDescription {
+		l.description = description
+	}
+	l.metadata = metadata
+	if it := c.a.items[l.item]; it != nil {
+		it.description, it.metadata = l.description, l.metadata
+	}
+	c.emit("invoice.updated", c.a.renderInvoice(inv), before)
+	return c.a.renderLine(inv, l), nil
 }

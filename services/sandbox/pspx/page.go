@@ -71,6 +71,7 @@ func (s *Server) submitCheckout(w http.ResponseWriter, r *http.Request) {
 	formErr := r.ParseForm()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.flush()
 	a, se := s.lookupSession(r.PathValue("id"))
 	if se == nil {
 		s.renderPage(w, http.StatusNotFound, sessionNotFound)

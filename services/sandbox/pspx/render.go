@@ -523,24 +523,7 @@ func (a *account) renderInvoice(inv *invoice) invoiceJSON {
 	cust := a.customers[inv.customer]
 	lines := make([]invoiceLineJSON, 0, len(inv.lines))
 	for _, l := range inv.lines {
-		lj := invoiceLineJSON{
-			ID: l.id, Object: "line_item", Amount: l.amount, Currency: inv.currency, Description: nullStr(l.description),
-			Discountable: true, Livemode: a.live, Metadata: meta(l.metadata),
-			Period: periodJSON{Start: unix(l.periodStart), End: unix(l.periodEnd)}, Proration: l.proration, Quantity: l.quantity,
-			Subscription: nullStr(l.subscription), SubscriptionItem: nullStr(l.subItem), TaxRates: a.renderTaxRates(l.taxRate),
-			TaxAmounts: []taxAmountJSON{}, Type: l.typ,
-		}
-		if l.typ == "invoiceitem" {
-			lj.InvoiceItem = &l.item
-		}
-		if p := a.prices[l.price]; p != nil {
-			pj := a.renderPrice(p)
-			lj.Price = &pj
-		}
-		if r := a.taxRates[l.taxRate]; r != nil {
-			lj.TaxAmounts = []taxAmountJSON{{Amount: l.tax, Inclusive: r.inclusive, TaxRate: r.id}}
-		}
-		lines = append(lines, lj)
+		lines = append(lines, a.renderLine(inv, l))
 	}
 	amountDue := inv.amountDue
 	var ending *int64
@@ -568,7 +551,7 @@ func (a *account) renderInvoice(inv *invoice) invoiceJSON {
 	}
 	return invoiceJSON{
 		ID: inv.id, Object: "invoice", AccountCountry: "DE", AccountName: "pspx sandbox", AmountDue: amountDue,
-		AmountPaid: inv.amountPaid, AmountRemaining: remaining, AttemptCount: inv.attempts, Attempted: inv.attempts > 0,
+		AmountPaid: inv.amountPaid, AmountRemaining: remaining, AttemptCount: inv.attempts, Attempted: inv.attempts > 0, AutoAdvance: inv.autoAdvance,
 		BillingReason: inv.billingReason, CollectionMethod: "charge_automatically", Created: unix(inv.created),
 		Currency: inv.currency, Customer: inv.customer, CustomerEmail: nullStr(email), CustomerName: nullStr(name),
 		DefaultPaymentMethod: nullStr(inv.defaultPM), EndingBalance: ending, Footer: nullStr(inv.footer),
@@ -583,6 +566,28 @@ func (a *account) renderInvoice(inv *invoice) invoiceJSON {
 		Subscription: nullStr(inv.subscription), Subtotal: t.subtotal, SubtotalExcludingTax: t.subtotal - (t.tax - t.exclusiveTax),
 		Tax: taxp, Total: t.total, TotalExcludingTax: t.total - t.tax, TotalTaxAmounts: byRate,
 	}
+}
+
+// renderLine renders one line of an invoice.
+func (a *account) renderLine(inv *invoice, l *invoiceLine) invoiceLineJSON {
+	lj := invoiceLineJSON{
+		ID: l.id, Object: "line_item", Amount: l.amount, Currency: inv.currency, Description: nullStr(l.description),
+		Discountable: true, Livemode: a.live, Metadata: meta(l.metadata),
+		Period: periodJSON{Start: unix(l.periodStart), End: unix(l.periodEnd)}, Proration: l.proration, Quantity: l.quantity,
+		Subscription: nullStr(l.subscription), SubscriptionItem: nullStr(l.subItem), TaxRates: a.renderTaxRates(l.taxRate),
+		TaxAmounts: []taxAmountJSON{}, Type: l.typ,
+	}
+	if l.typ == "invoiceitem" {
+		lj.InvoiceItem = &l.item
+	}
+	if p := a.prices[l.price]; p != nil {
+		pj := a.renderPrice(p)
+		lj.Price = &pj
+	}
+	if r := a.taxRates[l.taxRate]; r != nil {
+		lj.TaxAmounts = []taxAmountJSON{{Amount: l.tax, Inclusive: r.inclusive, TaxRate: r.id}}
+	}
+	return lj
 }
 
 // ---- checkout sessions ----

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/services/sandbox/clock"
+	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/idempotency"
 )
 
@@ -35,7 +36,16 @@ type Config struct {
 	Clock   *clock.Clock // nil: a clock of its own at real time
 	BaseURL string       // where the sandbox is reachable, for hosted page URLs; "" makes them root-relative
 	Log     *slog.Logger // nil: discard
+	// Deliveries sends every event to the account's webhook endpoints; nil records events only
+	// (Events), and renewal drafts then finalize after their hour without waiting for anyone.
+	Deliveries *delivery.Queue
+	// DraftWait bounds how long (real time) a clock advance waits for the receivers to answer a
+	// renewal draft's invoice.created before it moves on; 0 or more than 10 s means 10 s.
+	DraftWait time.Duration
 }
+
+// maxDraftWait is the longest a clock advance waits for invoice.created to be answered.
+const maxDraftWait = 10 * time.Second
 
 // Server is the sandbox, an http.Handler serving the API under /v1/ and the hosted pages under
 // /checkout/, relative to wherever it is mounted.
@@ -47,12 +57,19 @@ type Server struct {
 	idem  idempotency.Store
 	page  *template.Template
 
+	deliveries *delivery.Queue
+	draftWait  time.Duration
+	// advancing lets one clock advance run at a time: an advance lets go of mu while it waits
+	// for webhook answers, and a second one must not start on the same accounts meanwhile.
+	advancing sync.Mutex
+
 	mu       sync.Mutex
 	accounts map[string]*account
 	order    []*account          // accounts in creation order, so clock work is deterministic
 	sessions map[string]*account // checkout session id → its account: the hosted page carries no key
 	events   []Event
 	seq      int64
+	outbox   []outgoing // deliveries of the work in progress, enqueued when it ends
 }
 
 // New returns an empty sandbox and registers its renewals with the clock.
@@ -60,7 +77,11 @@ func New(cfg Config) *Server {
 	s := &Server{
 		clock: cfg.Clock, base: strings.TrimRight(cfg.BaseURL, "/"), log: cfg.Log,
 		accounts: map[string]*account{}, sessions: map[string]*account{},
-		page: template.Must(template.New("checkout").Parse(checkoutHTML)),
+		page:       template.Must(template.New("checkout").Parse(checkoutHTML)),
+		deliveries: cfg.Deliveries, draftWait: cfg.DraftWait,
+	}
+	if s.draftWait <= 0 || s.draftWait > maxDraftWait {
+		s.draftWait = maxDraftWait
 	}
 	if s.clock == nil {
 		s.clock = clock.New()
@@ -103,6 +124,12 @@ func (s *Server) routes() {
 		"GET /v1/payment_intents/{id}":           s.getPaymentIntent,
 		"GET /v1/events":                         s.listEvents,
 		"GET /v1/events/{id}":                    s.getEvent,
+		"POST /v1/invoices/{id}/lines/{line_id}": s.updateInvoiceLine,
+		"POST /v1/webhook_endpoints":             s.createWebhookEndpoint,
+		"GET /v1/webhook_endpoints":              s.listWebhookEndpoints,
+		"GET /v1/webhook_endpoints/{id}":         s.getWebhookEndpoint,
+		"POST /v1/webhook_endpoints/{id}":        s.updateWebhookEndpoint,
+		"DELETE /v1/webhook_endpoints/{id}":      s.deleteWebhookEndpoint,
 		"/":                                      unrecognized,
 	}
 	for pattern, h := range api {
@@ -110,6 +137,7 @@ func (s *Server) routes() {
 	}
 	m.HandleFunc("GET /checkout/{id}", s.showCheckout)
 	m.HandleFunc("POST /checkout/{id}", s.submitCheckout)
+	m.HandleFunc("POST /webhook_endpoints/{id}/roll", s.rollSecret)
 	s.mux = m
 }
 
@@ -166,6 +194,7 @@ func (s *Server) api(h handler) http.Handler {
 			p, perr := parseParams(raw)
 			s.mu.Lock()
 			defer s.mu.Unlock()
+			defer s.flush() // the request's events go out together once it is done
 			var body any
 			status := http.StatusOK
 			if perr == nil {
@@ -274,8 +303,9 @@ func (s *Server) nextSeq() int64 {
 }
 
 // emit records an event about obj (rendered now), with the attributes prev had that obj no
-// longer has when prev is given (the provider's data.previous_attributes).
-func (c *call) emit(typ string, obj any, prev any) {
+// longer has when prev is given (the provider's data.previous_attributes), queues it for the
+// account's webhook endpoints and answers its id.
+func (c *call) emit(typ string, obj any, prev any) string {
 	a := c.a
 	body := marshal(obj)
 	ev := eventJSON{
@@ -289,7 +319,9 @@ func (c *call) emit(typ string, obj any, prev any) {
 	e := &event{id: ev.ID, typ: typ, created: c.now, body: marshal(ev)}
 	a.events = append(a.events, e)
 	c.s.events = append(c.s.events, Event{Account: a.key, ID: e.id, Type: typ, Created: c.now, Livemode: a.live, Body: e.body})
+	c.s.deliver(a, e)
 	c.s.log.Debug("pspx sandbox event", "type", typ, "id", e.id)
+	return e.id
 }
 
 // previousAttributes lists the top-level fields whose value changed, with their old values.

@@ -22,6 +22,7 @@ type account struct {
 	items     map[string]*invoiceItem
 	invoices  map[string]*invoice
 	events    []*event
+	endpoints map[string]*webhookEndpoint
 
 	// lastTick is the time of the last clock advance this account saw; with the time of its
 	// latest event it dates the work an advance does "as soon as the advance begins".
@@ -34,7 +35,7 @@ func newAccount(key string, live bool, now time.Time) *account {
 		customers: map[string]*customer{}, products: map[string]*product{}, prices: map[string]*price{},
 		taxRates: map[string]*taxRate{}, methods: map[string]*paymentMethod{}, intents: map[string]*paymentIntent{},
 		setups: map[string]*setupIntent{}, sessions: map[string]*session{}, subs: map[string]*subscription{},
-		items: map[string]*invoiceItem{}, invoices: map[string]*invoice{},
+		items: map[string]*invoiceItem{}, invoices: map[string]*invoice{}, endpoints: map[string]*webhookEndpoint{},
 	}
 }
 
@@ -190,6 +191,10 @@ type invoice struct {
 	// subscription's period there if it has not moved yet.
 	paysStart                                      time.Time
 	finalizedAt, paidAt, voidedAt, uncollectibleAt time.Time
+	// autoAdvance marks a renewal: a draft the sandbox finalizes and charges by itself once its
+	// draft window has passed. hooks are the deliveries of its invoice.created that it waits for.
+	autoAdvance bool
+	hooks       []invoiceHook
 }
 
 type event struct {

@@ -275,7 +275,8 @@ func (c *call) cancelSubscription(s *subscription) {
 }
 
 // renew ends a subscription's period: canceled when asked to at the period's end, else
-// invoiced for the next period and charged.
+// invoiced for the next period as a draft, which the clock finalizes and charges when its draft
+// window closes (finalizeRenewal).
 func (c *call) renew(s *subscription) {
 	if s.cancelAtPeriodEnd {
 		c.cancelSubscription(s)
@@ -285,10 +286,14 @@ func (c *call) renew(s *subscription) {
 	p := c.a.prices[s.price]
 	next := periodEnd(s.anchor, p.interval, p.intervalCount, s.cycle+2)
 	// The provider dates a renewal invoice by the period that ended; its line is the next one.
-	inv := c.subscriptionInvoice(s, &invoice{
+	c.subscriptionInvoice(s, &invoice{
 		billingReason: "subscription_cycle", lines: []*invoiceLine{c.subscriptionLine(s, end, next)},
-		periodStart: start, periodEnd: end, paysStart: end,
+		periodStart: start, periodEnd: end, paysStart: end, autoAdvance: true,
 	})
+}
+
+// finalizeRenewal ends a renewal's draft window: the invoice is finalized and charged.
+func (c *call) finalizeRenewal(inv *invoice) {
 	c.finalize(inv)
 	if inv.status == "open" {
 		c.chargeInvoice(inv, c.methodFor(inv))

@@ -148,7 +148,7 @@ func (s *Server) checkoutSubmit(w http.ResponseWriter, r *http.Request) {
 		p.status, p.expiredAt = "expired", now
 	}
 	if chosen != "open" {
-		s.notify(p.webhookURL, p.id, now)
+		s.notify(p, now)
 	}
 	s.log.Debug("pspy checkout", "payment", p.id, "outcome", chosen, "method", method)
 	target := p.redirectURL

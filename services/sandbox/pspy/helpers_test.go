@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/berthhq/berth/services/sandbox/clock"
+	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/pspy"
 )
 
@@ -30,12 +31,15 @@ type env struct {
 	web   *http.Client // a payer's browser that shows each redirect instead of following it
 }
 
-func start(t *testing.T) *env {
+func start(t *testing.T) *env { return startWith(t, nil) }
+
+// startWith is start with a sandbox that delivers its notifications through q.
+func startWith(t *testing.T, q *delivery.Queue) *env {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + "/_sandbox/pspy"
 	c := clock.New()
-	sb := pspy.New(pspy.Config{Clock: c, BaseURL: base})
+	sb := pspy.New(pspy.Config{Clock: c, BaseURL: base, Deliveries: q})
 	mux := http.NewServeMux()
 	mux.Handle("/_sandbox/pspy/", http.StripPrefix("/_sandbox/pspy", sb))
 	srv.Config.Handler = mux

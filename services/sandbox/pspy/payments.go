@@ -35,6 +35,15 @@ type payment struct {
 	canceledAt     time.Time
 	expiredAt      time.Time
 	refunds        []*refund
+	chargeback     *chargeback // at most one, of the full amount
+}
+
+// chargeback is the payer's bank taking a paid payment's amount back, which the sandbox records
+// when told to (POST /payments/{id}/chargeback).
+type chargeback struct {
+	id        string
+	amount    money
+	createdAt time.Time
 }
 
 type refund struct {
@@ -165,7 +174,7 @@ func (s *Server) chargeRecurring(p *payment, md *mandate, at time.Time) {
 	} else {
 		p.status, p.paidAt = "paid", at
 	}
-	s.notify(p.webhookURL, p.id, at)
+	s.notify(p, at)
 	s.log.Debug("pspy recurring payment", "payment", p.id, "status", p.status, "subscription", p.subscriptionID)
 }
 
@@ -222,6 +231,9 @@ func (s *Server) createRefund(c call) idempotency.Answer {
 	if p.status != "paid" {
 		return problem(http.StatusUnprocessableEntity, "The payment is "+p.status+": only a paid payment can be refunded.", "")
 	}
+	if p.chargeback != nil {
+		return problem(http.StatusUnprocessableEntity, "The payment was charged back: it cannot be refunded.", "")
+	}
 	if amount.currency != p.amount.currency {
 		return (&fieldError{"amount.currency", "The refund's currency must be the payment's, " + p.amount.currency + "."}).answer()
 	}
@@ -232,7 +244,7 @@ func (s *Server) createRefund(c call) idempotency.Answer {
 	re := &refund{id: newID("re_"), amount: amount, description: in.Description, createdAt: now}
 	p.refunds = append(p.refunds, re)
 	// The provider calls the payment's webhook for a refund too: the payment's state changed.
-	s.notify(p.webhookURL, p.id, now)
+	s.notify(p, now)
 	return resource(http.StatusCreated, s.refundOut(p, re))
 }
 
@@ -244,8 +256,58 @@ func (p *payment) refunded() money {
 	return total
 }
 
+// remaining is what can still be refunded: nothing once the payment was charged back.
 func (p *payment) remaining() money {
+	if p.chargeback != nil {
+		return money{currency: p.amount.currency}
+	}
 	return money{currency: p.amount.currency, minor: p.amount.minor - p.refunded().minor}
+}
+
+// chargeback is the sandbox's control POST /payments/{id}/chargeback, with the account's key:
+// the payer's bank takes the full amount of a paid payment back, and the payment's webhook is
+// called, as the provider does for a chargeback.
+func (s *Server) chargeback(c call) idempotency.Answer {
+	var in struct{}
+	if a := decode(c.body, &in); a != nil {
+		return *a
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, miss := s.payment(c, c.r.PathValue("id"))
+	switch {
+	case miss != nil:
+		return *miss
+	case p.status != "paid":
+		return problem(http.StatusUnprocessableEntity, "The payment is "+p.status+": only a paid payment can be charged back.", "")
+	case p.chargeback != nil:
+		return problem(http.StatusUnprocessableEntity, "The payment was charged back already.", "")
+	}
+	now := s.clock.Now()
+	p.chargeback = &chargeback{id: newID("chb_"), amount: p.amount, createdAt: now}
+	s.notify(p, now)
+	return resource(http.StatusCreated, s.chargebackOut(p))
+}
+
+func (s *Server) chargebackOut(p *payment) any {
+	cb := p.chargeback
+	return struct {
+		Resource   string           `json:"resource"`
+		ID         string           `json:"id"`
+		Amount     amountOut        `json:"amount"`
+		CreatedAt  string           `json:"createdAt"`
+		Reason     any              `json:"reason"`
+		ReversedAt *string          `json:"reversedAt"`
+		PaymentID  string           `json:"paymentId"`
+		Links      map[string]*link `json:"_links"`
+	}{
+		Resource: "chargeback", ID: cb.id, Amount: cb.amount.out(), CreatedAt: stamp(cb.createdAt), PaymentID: p.id,
+		Links: map[string]*link{
+			"self":          s.self("/v2/payments/" + p.id + "/chargebacks/" + cb.id),
+			"payment":       s.self("/v2/payments/" + p.id),
+			"documentation": docs(),
+		},
+	}
 }
 
 // checkDescription applies the provider's description rule; payments require one.
@@ -290,7 +352,8 @@ func validURL(raw string) bool {
 
 // paymentEmbedded holds what ?embed= asked for; like the provider, an empty list is left out.
 type paymentEmbedded struct {
-	Refunds []any `json:"refunds"`
+	Refunds     []any `json:"refunds,omitempty"`
+	Chargebacks []any `json:"chargebacks,omitempty"`
 }
 
 func (s *Server) paymentOut(p *payment, embed map[string]bool) any {
@@ -311,31 +374,35 @@ func (s *Server) paymentOut(p *payment, embed map[string]bool) any {
 	if len(p.refunds) > 0 {
 		links["refunds"] = s.self(path + "/refunds")
 	}
+	if p.chargeback != nil {
+		links["chargebacks"] = s.self(path + "/chargebacks")
+	}
 	out := struct {
-		Resource        string           `json:"resource"`
-		ID              string           `json:"id"`
-		Mode            string           `json:"mode"`
-		CreatedAt       string           `json:"createdAt"`
-		Status          string           `json:"status"`
-		Amount          amountOut        `json:"amount"`
-		AmountRefunded  *amountOut       `json:"amountRefunded,omitempty"`
-		AmountRemaining *amountOut       `json:"amountRemaining,omitempty"`
-		Description     string           `json:"description"`
-		Method          *string          `json:"method"`
-		Metadata        json.RawMessage  `json:"metadata"`
-		SequenceType    string           `json:"sequenceType"`
-		RedirectURL     *string          `json:"redirectUrl"`
-		CancelURL       string           `json:"cancelUrl,omitempty"`
-		WebhookURL      *string          `json:"webhookUrl"`
-		CustomerID      string           `json:"customerId,omitempty"`
-		MandateID       string           `json:"mandateId,omitempty"`
-		SubscriptionID  string           `json:"subscriptionId,omitempty"`
-		PaidAt          string           `json:"paidAt,omitempty"`
-		FailedAt        string           `json:"failedAt,omitempty"`
-		CanceledAt      string           `json:"canceledAt,omitempty"`
-		ExpiredAt       string           `json:"expiredAt,omitempty"`
-		Embedded        *paymentEmbedded `json:"_embedded,omitempty"`
-		Links           map[string]*link `json:"_links"`
+		Resource          string           `json:"resource"`
+		ID                string           `json:"id"`
+		Mode              string           `json:"mode"`
+		CreatedAt         string           `json:"createdAt"`
+		Status            string           `json:"status"`
+		Amount            amountOut        `json:"amount"`
+		AmountRefunded    *amountOut       `json:"amountRefunded,omitempty"`
+		AmountRemaining   *amountOut       `json:"amountRemaining,omitempty"`
+		AmountChargedBack *amountOut       `json:"amountChargedBack,omitempty"`
+		Description       string           `json:"description"`
+		Method            *string          `json:"method"`
+		Metadata          json.RawMessage  `json:"metadata"`
+		SequenceType      string           `json:"sequenceType"`
+		RedirectURL       *string          `json:"redirectUrl"`
+		CancelURL         string           `json:"cancelUrl,omitempty"`
+		WebhookURL        *string          `json:"webhookUrl"`
+		CustomerID        string           `json:"customerId,omitempty"`
+		MandateID         string           `json:"mandateId,omitempty"`
+		SubscriptionID    string           `json:"subscriptionId,omitempty"`
+		PaidAt            string           `json:"paidAt,omitempty"`
+		FailedAt          string           `json:"failedAt,omitempty"`
+		CanceledAt        string           `json:"canceledAt,omitempty"`
+		ExpiredAt         string           `json:"expiredAt,omitempty"`
+		Embedded          *paymentEmbedded `json:"_embedded,omitempty"`
+		Links             map[string]*link `json:"_links"`
 	}{
 		Resource: "payment", ID: p.id, Mode: p.mode, CreatedAt: stamp(p.createdAt), Status: p.status,
 		Amount: p.amount.out(), Description: p.description, Method: nullable(p.method),
@@ -350,12 +417,21 @@ func (s *Server) paymentOut(p *payment, embed map[string]bool) any {
 		refunded, remaining := p.refunded().out(), p.remaining().out()
 		out.AmountRefunded, out.AmountRemaining = &refunded, &remaining
 	}
-	// The sandbox offers no way to dispute a payment, so embedding chargebacks never adds any.
-	if embed["refunds"] && len(p.refunds) > 0 {
-		out.Embedded = &paymentEmbedded{}
+	if p.chargeback != nil {
+		charged := p.chargeback.amount.out()
+		out.AmountChargedBack = &charged
+	}
+	embedded := &paymentEmbedded{}
+	if embed["refunds"] {
 		for _, re := range p.refunds {
-			out.Embedded.Refunds = append(out.Embedded.Refunds, s.refundOut(p, re))
+			embedded.Refunds = append(embedded.Refunds, s.refundOut(p, re))
 		}
+	}
+	if embed["chargebacks"] && p.chargeback != nil {
+		embedded.Chargebacks = []any{s.chargebackOut(p)}
+	}
+	if len(embedded.Refunds)+len(embedded.Chargebacks) > 0 {
+		out.Embedded = embedded
 	}
 	return out
 }

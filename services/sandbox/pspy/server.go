@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/berthhq/berth/services/sandbox/clock"
+	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/idempotency"
 )
 
@@ -24,6 +26,9 @@ type Config struct {
 	// http://127.0.0.1:8080/_sandbox/pspy: resources' links and checkout pages are built on it.
 	BaseURL string
 	Log     *slog.Logger // nil = discard
+	// Deliveries posts every notification to its webhook URL; nil records them only
+	// (Notifications).
+	Deliveries *delivery.Queue
 }
 
 // Server is the sandbox: an http.Handler serving the API under /v2 and the hosted checkout pages
@@ -34,6 +39,7 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	idem  idempotency.Store
+	queue *delivery.Queue
 
 	mu            sync.Mutex
 	customers     map[string]*customer
@@ -61,6 +67,7 @@ func New(cfg Config) *Server {
 		clock:         cfg.Clock,
 		base:          strings.TrimRight(cfg.BaseURL, "/"),
 		log:           cfg.Log,
+		queue:         cfg.Deliveries,
 		mux:           http.NewServeMux(),
 		customers:     map[string]*customer{},
 		payments:      map[string]*payment{},
@@ -85,6 +92,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("POST /v2/customers/{id}/subscriptions", s.api(s.createSubscription))
 	s.mux.HandleFunc("GET /v2/customers/{id}/subscriptions/{subId}", s.api(s.getSubscription))
 	s.mux.HandleFunc("DELETE /v2/customers/{id}/subscriptions/{subId}", s.api(s.cancelSubscription))
+	s.mux.HandleFunc("POST /payments/{id}/chargeback", s.api(s.chargeback))
 	s.mux.HandleFunc("GET /checkout/{id}", s.checkoutPage)
 	s.mux.HandleFunc("POST /checkout/{id}", s.checkoutSubmit)
 	// Anything else, a known path with another method included, gets the provider's problem
@@ -105,13 +113,26 @@ func (s *Server) Notifications() []Notification {
 	return append([]Notification(nil), s.notifications...)
 }
 
-// notify records a webhook call; a resource without a webhook URL gets none, as with the provider.
-// The caller holds s.mu.
-func (s *Server) notify(webhookURL, paymentID string, at time.Time) {
-	if webhookURL == "" {
+// notify records a webhook call about a payment whose state changed and hands it to the delivery
+// queue; a payment without a webhook URL gets none, as with the provider. The caller holds s.mu.
+func (s *Server) notify(p *payment, at time.Time) {
+	if p.webhookURL == "" {
 		return
 	}
-	s.notifications = append(s.notifications, Notification{WebhookURL: webhookURL, PaymentID: paymentID, At: at})
+	s.notifications = append(s.notifications, Notification{WebhookURL: p.webhookURL, PaymentID: p.id, At: at})
+	if s.queue == nil {
+		return
+	}
+	s.queue.Enqueue(delivery.Job{
+		Provider: delivery.Pspy, Mode: p.mode, PaymentID: p.id, Type: "notification", URL: p.webhookURL,
+		Body: []byte(url.Values{"id": {p.id}}.Encode()), Lane: p.webhookURL, Header: notificationHeader,
+	})
+}
+
+// notificationHeader is the header of every notification: the body is the form id=<payment id>,
+// which tells the merchant to fetch the payment again; nothing in it is signed.
+func notificationHeader(time.Time) http.Header {
+	return http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "User-Agent": {"Pspy-Webhook/2.0"}}
 }
 
 // call is one authenticated API request. The account is the secret key itself.

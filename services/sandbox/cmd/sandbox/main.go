@@ -3,16 +3,21 @@
 //
 //	BERTH_SANDBOX_ADDR        listen address (default 127.0.0.1:8090)
 //	BERTH_SANDBOX_PUBLIC_URL  the URL browsers reach it at (default http://<listen address>)
+//	BERTH_SANDBOX_TIME_SCALE  factor on the webhook retry schedules (default 1; 0.0001 makes
+//	                          pspx's one-minute first retry come after 6 ms)
 package main
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -29,11 +34,16 @@ func main() {
 
 func run(log *slog.Logger) error {
 	addr := env("BERTH_SANDBOX_ADDR", "127.0.0.1:8090")
+	scale, err := strconv.ParseFloat(env("BERTH_SANDBOX_TIME_SCALE", "1"), 64)
+	if err != nil || !(scale > 0) || math.IsInf(scale, 0) { // !(scale > 0) refuses NaN too
+		return fmt.Errorf("BERTH_SANDBOX_TIME_SCALE must be a positive number, not %q", os.Getenv("BERTH_SANDBOX_TIME_SCALE"))
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	sb := mount.New(env("BERTH_SANDBOX_PUBLIC_URL", "http://"+ln.Addr().String()), log)
+	sb := mount.NewWithOptions(env("BERTH_SANDBOX_PUBLIC_URL", "http://"+ln.Addr().String()), log, mount.Options{TimeScale: scale})
+	defer sb.Close()
 	mux := http.NewServeMux()
 	sb.Register(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -46,7 +56,8 @@ func run(log *slog.Logger) error {
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	log.Info("sandboxes listening", "pspx", sb.PspxURL, "pspy", sb.PspyURL, "clock", "POST "+mount.ClockPath)
+	log.Info("sandboxes listening", "pspx", sb.PspxURL, "pspy", sb.PspyURL, "clock", "POST "+mount.ClockPath,
+		"faults", mount.FaultsPath, "deliveries", mount.DeliveriesPath, "timeScale", scale)
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
