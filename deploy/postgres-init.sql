@@ -3,3 +3,4 @@ CREATE DATABASE berth_identity;
 CREATE DATABASE berth_tenant;
 CREATE DATABASE berth_analytics;
 CREATE DATABASE berth_billing;
+CREATE DATABASE berth_webhook;

@@ -161,6 +161,9 @@ func newResolver(ctx context.Context) (*resolver, error) {
 		runtime.WithDisablePathLengthFallback(),
 	)
 	for _, be := range backends {
+		if be.register == nil {
+			continue
+		}
 		if err := be.register(ctx, mux, noCalls{}); err != nil {
 			return nil, err
 		}

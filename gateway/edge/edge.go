@@ -25,6 +25,9 @@ import (
 type backend struct {
 	module   string // the module's name (module.Module.Name): its connection in New's map
 	register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
+	// raw mounts routes the edge serves by hand over the module's connection (the webhooks),
+	// which the route resolver does not need.
+	raw func(*runtime.ServeMux, grpc.ClientConnInterface, *slog.Logger) error
 }
 
 // backends is the edge's routing table, one row per module with HTTP routes: adding a bounded
@@ -46,6 +49,7 @@ var backends = []backend{
 	{module: "billing", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
 		return billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(cc))
 	}},
+	{module: "webhook", raw: mountWebhooks},
 }
 
 // LoginModule is the module behind the hosted login page (identity's LoginService).
@@ -97,8 +101,16 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			return nil, fmt.Errorf("edge: no connection to the %s module", be.module)
 		}
 		// Every forwarded call passes the text rule before it is marshalled (input.go).
-		if err := be.register(ctx, mux, checkedConn{cc}); err != nil {
-			return nil, fmt.Errorf("edge: register %s: %w", be.module, err)
+		if be.register != nil {
+			if err := be.register(ctx, mux, checkedConn{cc}); err != nil {
+				return nil, fmt.Errorf("edge: register %s: %w", be.module, err)
+			}
+		}
+		// Raw routes carry a provider's bytes, which the text rule must not judge.
+		if be.raw != nil {
+			if err := be.raw(mux, cc, log); err != nil {
+				return nil, fmt.Errorf("edge: mount %s: %w", be.module, err)
+			}
 		}
 	}
 	if o.login == nil {

@@ -24,6 +24,7 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // answer is what a fake backend returns for one RPC.
@@ -115,6 +116,7 @@ type harness struct {
 	identity  *fakeBackend
 	tenant    *fakeBackend
 	analytics *fakeBackend
+	webhooks  *fakeWebhooks
 	logs      *bytes.Buffer
 }
 
@@ -136,13 +138,15 @@ func newHarness(t testing.TB) *harness {
 		billingv1.RegisterBillingServiceServer(s, billingv1.UnimplementedBillingServiceServer{})
 		billingv1.RegisterPaymentPageServiceServer(s, billingv1.UnimplementedPaymentPageServiceServer{})
 	})
+	webhooks := &fakeWebhooks{}
+	_, wcc := startBackend(t, func(s *grpc.Server) { webhookv1.RegisterWebhookIngestServiceServer(s, webhooks) })
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc, "billing": bcc},
+	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc, "billing": bcc, "webhook": wcc},
 		logx.New(logs, "info"), WithLogin(icc), WithPayment(bcc))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
-	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, logs: logs}
+	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, webhooks: webhooks, logs: logs}
 }
 
 // do sends one request through the edge. An empty body sends none; headers are set as given.

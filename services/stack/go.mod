@@ -11,6 +11,7 @@ replace (
 	github.com/berthhq/berth/services/identity => ../../services/identity
 	github.com/berthhq/berth/services/sandbox => ../../services/sandbox
 	github.com/berthhq/berth/services/tenant => ../../services/tenant
+	github.com/berthhq/berth/services/webhook => ../../services/webhook
 )
 
 require (
@@ -22,6 +23,7 @@ require (
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/services/webhook v0.0.0-00010101000000-000000000000
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0

@@ -79,6 +79,311 @@ func (Provider) EnumDescriptor() ([]byte, []int) {
 	return file_billing_v1_billing_proto_rawDescGZIP(), []int{0}
 }
 
+type ResolvePspxCustomerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CustomerId    string                 `protobuf:"bytes,1,opt,name=customerId,proto3" json:"customerId,omitempty"`
+	Livemode      bool                   `protobuf:"varint,2,opt,name=livemode,proto3" json:"livemode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResolvePspxCustomerRequest) Reset() {
+	*x = ResolvePspxCustomerRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResolvePspxCustomerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResolvePspxCustomerRequest) ProtoMessage() {}
+
+func (x *ResolvePspxCustomerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResolvePspxCustomerRequest.ProtoReflect.Descriptor instead.
+func (*ResolvePspxCustomerRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ResolvePspxCustomerRequest) GetCustomerId() string {
+	if x != nil {
+		return x.CustomerId
+	}
+	return ""
+}
+
+func (x *ResolvePspxCustomerRequest) GetLivemode() bool {
+	if x != nil {
+		return x.Livemode
+	}
+	return false
+}
+
+type PspxCustomerConnection struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ConnectionId   string                 `protobuf:"bytes,1,opt,name=connectionId,proto3" json:"connectionId,omitempty"`
+	AppId          string                 `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId       string                 `protobuf:"bytes,3,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	WebhookSecrets []string               `protobuf:"bytes,4,rep,name=webhookSecrets,proto3" json:"webhookSecrets,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *PspxCustomerConnection) Reset() {
+	*x = PspxCustomerConnection{}
+	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PspxCustomerConnection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PspxCustomerConnection) ProtoMessage() {}
+
+func (x *PspxCustomerConnection) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PspxCustomerConnection.ProtoReflect.Descriptor instead.
+func (*PspxCustomerConnection) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PspxCustomerConnection) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+func (x *PspxCustomerConnection) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *PspxCustomerConnection) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *PspxCustomerConnection) GetWebhookSecrets() []string {
+	if x != nil {
+		return x.WebhookSecrets
+	}
+	return nil
+}
+
+type ApplyPspxEventRequest struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	ConnectionId string                 `protobuf:"bytes,1,opt,name=connectionId,proto3" json:"connectionId,omitempty"`
+	Livemode     bool                   `protobuf:"varint,2,opt,name=livemode,proto3" json:"livemode,omitempty"`
+	Type         string                 `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
+	// object is the event's data.object, as JSON.
+	Object        []byte `protobuf:"bytes,5,opt,name=object,proto3" json:"object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyPspxEventRequest) Reset() {
+	*x = ApplyPspxEventRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyPspxEventRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyPspxEventRequest) ProtoMessage() {}
+
+func (x *ApplyPspxEventRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyPspxEventRequest.ProtoReflect.Descriptor instead.
+func (*ApplyPspxEventRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ApplyPspxEventRequest) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+func (x *ApplyPspxEventRequest) GetLivemode() bool {
+	if x != nil {
+		return x.Livemode
+	}
+	return false
+}
+
+func (x *ApplyPspxEventRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ApplyPspxEventRequest) GetObject() []byte {
+	if x != nil {
+		return x.Object
+	}
+	return nil
+}
+
+type ApplyPspyPaymentRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ConnectionId  string                 `protobuf:"bytes,1,opt,name=connectionId,proto3" json:"connectionId,omitempty"`
+	PaymentId     string                 `protobuf:"bytes,2,opt,name=paymentId,proto3" json:"paymentId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApplyPspyPaymentRequest) Reset() {
+	*x = ApplyPspyPaymentRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApplyPspyPaymentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApplyPspyPaymentRequest) ProtoMessage() {}
+
+func (x *ApplyPspyPaymentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApplyPspyPaymentRequest.ProtoReflect.Descriptor instead.
+func (*ApplyPspyPaymentRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ApplyPspyPaymentRequest) GetConnectionId() string {
+	if x != nil {
+		return x.ConnectionId
+	}
+	return ""
+}
+
+func (x *ApplyPspyPaymentRequest) GetPaymentId() string {
+	if x != nil {
+		return x.PaymentId
+	}
+	return ""
+}
+
+// AppliedEvent says what a provider call did.
+type AppliedEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ignored: the call names nothing of Berth's (an unknown connection or payment).
+	Ignored bool `protobuf:"varint,1,opt,name=ignored,proto3" json:"ignored,omitempty"`
+	// status is a pspy payment's status when it is not paid ("" otherwise).
+	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	// effect names what changed ("" when nothing did), for the ingest record and logs.
+	Effect        string `protobuf:"bytes,3,opt,name=effect,proto3" json:"effect,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppliedEvent) Reset() {
+	*x = AppliedEvent{}
+	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppliedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppliedEvent) ProtoMessage() {}
+
+func (x *AppliedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppliedEvent.ProtoReflect.Descriptor instead.
+func (*AppliedEvent) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AppliedEvent) GetIgnored() bool {
+	if x != nil {
+		return x.Ignored
+	}
+	return false
+}
+
+func (x *AppliedEvent) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AppliedEvent) GetEffect() string {
+	if x != nil {
+		return x.Effect
+	}
+	return ""
+}
+
 type ListPromotionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -88,7 +393,7 @@ type ListPromotionsRequest struct {
 
 func (x *ListPromotionsRequest) Reset() {
 	*x = ListPromotionsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	mi := &file_billing_v1_billing_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -100,7 +405,7 @@ func (x *ListPromotionsRequest) String() string {
 func (*ListPromotionsRequest) ProtoMessage() {}
 
 func (x *ListPromotionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	mi := &file_billing_v1_billing_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -113,7 +418,7 @@ func (x *ListPromotionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromotionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromotionsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{0}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListPromotionsRequest) GetAppId() string {
@@ -145,7 +450,7 @@ type Promotion struct {
 
 func (x *Promotion) Reset() {
 	*x = Promotion{}
-	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	mi := &file_billing_v1_billing_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -157,7 +462,7 @@ func (x *Promotion) String() string {
 func (*Promotion) ProtoMessage() {}
 
 func (x *Promotion) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	mi := &file_billing_v1_billing_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -170,7 +475,7 @@ func (x *Promotion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Promotion.ProtoReflect.Descriptor instead.
 func (*Promotion) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{1}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Promotion) GetId() string {
@@ -261,7 +566,7 @@ type PromotionList struct {
 
 func (x *PromotionList) Reset() {
 	*x = PromotionList{}
-	mi := &file_billing_v1_billing_proto_msgTypes[2]
+	mi := &file_billing_v1_billing_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -273,7 +578,7 @@ func (x *PromotionList) String() string {
 func (*PromotionList) ProtoMessage() {}
 
 func (x *PromotionList) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[2]
+	mi := &file_billing_v1_billing_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -286,7 +591,7 @@ func (x *PromotionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromotionList.ProtoReflect.Descriptor instead.
 func (*PromotionList) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{2}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PromotionList) GetKind() string {
@@ -322,7 +627,7 @@ type RedeemPromotionCodeRequest struct {
 
 func (x *RedeemPromotionCodeRequest) Reset() {
 	*x = RedeemPromotionCodeRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[3]
+	mi := &file_billing_v1_billing_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +639,7 @@ func (x *RedeemPromotionCodeRequest) String() string {
 func (*RedeemPromotionCodeRequest) ProtoMessage() {}
 
 func (x *RedeemPromotionCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[3]
+	mi := &file_billing_v1_billing_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +652,7 @@ func (x *RedeemPromotionCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeemPromotionCodeRequest.ProtoReflect.Descriptor instead.
 func (*RedeemPromotionCodeRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{3}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RedeemPromotionCodeRequest) GetUserId() string {
@@ -390,7 +695,7 @@ type CheckoutBody struct {
 
 func (x *CheckoutBody) Reset() {
 	*x = CheckoutBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	mi := &file_billing_v1_billing_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -402,7 +707,7 @@ func (x *CheckoutBody) String() string {
 func (*CheckoutBody) ProtoMessage() {}
 
 func (x *CheckoutBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	mi := &file_billing_v1_billing_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -415,7 +720,7 @@ func (x *CheckoutBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutBody.ProtoReflect.Descriptor instead.
 func (*CheckoutBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{4}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CheckoutBody) GetPrice() string {
@@ -501,7 +806,7 @@ type CreateCheckoutSessionRequest struct {
 
 func (x *CreateCheckoutSessionRequest) Reset() {
 	*x = CreateCheckoutSessionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	mi := &file_billing_v1_billing_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -513,7 +818,7 @@ func (x *CreateCheckoutSessionRequest) String() string {
 func (*CreateCheckoutSessionRequest) ProtoMessage() {}
 
 func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	mi := &file_billing_v1_billing_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -526,7 +831,7 @@ func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckoutSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckoutSessionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{5}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateCheckoutSessionRequest) GetTenantId() string {
@@ -559,7 +864,7 @@ type NextAction struct {
 
 func (x *NextAction) Reset() {
 	*x = NextAction{}
-	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +876,7 @@ func (x *NextAction) String() string {
 func (*NextAction) ProtoMessage() {}
 
 func (x *NextAction) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +889,7 @@ func (x *NextAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextAction.ProtoReflect.Descriptor instead.
 func (*NextAction) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{6}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NextAction) GetUrl() string {
@@ -607,7 +912,7 @@ type CheckoutSession struct {
 
 func (x *CheckoutSession) Reset() {
 	*x = CheckoutSession{}
-	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +924,7 @@ func (x *CheckoutSession) String() string {
 func (*CheckoutSession) ProtoMessage() {}
 
 func (x *CheckoutSession) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +937,7 @@ func (x *CheckoutSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutSession.ProtoReflect.Descriptor instead.
 func (*CheckoutSession) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{7}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CheckoutSession) GetKind() string {
@@ -675,7 +980,7 @@ type OpenCheckoutRequest struct {
 
 func (x *OpenCheckoutRequest) Reset() {
 	*x = OpenCheckoutRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +992,7 @@ func (x *OpenCheckoutRequest) String() string {
 func (*OpenCheckoutRequest) ProtoMessage() {}
 
 func (x *OpenCheckoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +1005,7 @@ func (x *OpenCheckoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenCheckoutRequest.ProtoReflect.Descriptor instead.
 func (*OpenCheckoutRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{8}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpenCheckoutRequest) GetClientId() string {
@@ -741,7 +1046,7 @@ type OpenedCheckout struct {
 
 func (x *OpenedCheckout) Reset() {
 	*x = OpenedCheckout{}
-	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +1058,7 @@ func (x *OpenedCheckout) String() string {
 func (*OpenedCheckout) ProtoMessage() {}
 
 func (x *OpenedCheckout) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +1071,7 @@ func (x *OpenedCheckout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenedCheckout.ProtoReflect.Descriptor instead.
 func (*OpenedCheckout) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{9}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpenedCheckout) GetProviderUrl() string {
@@ -788,7 +1093,7 @@ type ReturnCheckoutRequest struct {
 
 func (x *ReturnCheckoutRequest) Reset() {
 	*x = ReturnCheckoutRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +1105,7 @@ func (x *ReturnCheckoutRequest) String() string {
 func (*ReturnCheckoutRequest) ProtoMessage() {}
 
 func (x *ReturnCheckoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +1118,7 @@ func (x *ReturnCheckoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReturnCheckoutRequest.ProtoReflect.Descriptor instead.
 func (*ReturnCheckoutRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{10}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReturnCheckoutRequest) GetSessionId() string {
@@ -843,7 +1148,7 @@ type ReturnedCheckout struct {
 
 func (x *ReturnedCheckout) Reset() {
 	*x = ReturnedCheckout{}
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +1160,7 @@ func (x *ReturnedCheckout) String() string {
 func (*ReturnedCheckout) ProtoMessage() {}
 
 func (x *ReturnedCheckout) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +1173,7 @@ func (x *ReturnedCheckout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReturnedCheckout.ProtoReflect.Descriptor instead.
 func (*ReturnedCheckout) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReturnedCheckout) GetRedirectUrl() string {
@@ -901,7 +1206,7 @@ type CreateConnectionRequest struct {
 
 func (x *CreateConnectionRequest) Reset() {
 	*x = CreateConnectionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1218,7 @@ func (x *CreateConnectionRequest) String() string {
 func (*CreateConnectionRequest) ProtoMessage() {}
 
 func (x *CreateConnectionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1231,7 @@ func (x *CreateConnectionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateConnectionRequest.ProtoReflect.Descriptor instead.
 func (*CreateConnectionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateConnectionRequest) GetAppId() string {
@@ -988,7 +1293,7 @@ type RotateConnectionSecretsRequest struct {
 
 func (x *RotateConnectionSecretsRequest) Reset() {
 	*x = RotateConnectionSecretsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1305,7 @@ func (x *RotateConnectionSecretsRequest) String() string {
 func (*RotateConnectionSecretsRequest) ProtoMessage() {}
 
 func (x *RotateConnectionSecretsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1318,7 @@ func (x *RotateConnectionSecretsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateConnectionSecretsRequest.ProtoReflect.Descriptor instead.
 func (*RotateConnectionSecretsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RotateConnectionSecretsRequest) GetConnectionId() string {
@@ -1070,7 +1375,7 @@ type WebhookSecret struct {
 
 func (x *WebhookSecret) Reset() {
 	*x = WebhookSecret{}
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1387,7 @@ func (x *WebhookSecret) String() string {
 func (*WebhookSecret) ProtoMessage() {}
 
 func (x *WebhookSecret) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1400,7 @@ func (x *WebhookSecret) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookSecret.ProtoReflect.Descriptor instead.
 func (*WebhookSecret) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WebhookSecret) GetId() string {
@@ -1136,7 +1441,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1453,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1466,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Connection) GetId() string {
@@ -1229,7 +1534,7 @@ type GetAppBillingRequest struct {
 
 func (x *GetAppBillingRequest) Reset() {
 	*x = GetAppBillingRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1546,7 @@ func (x *GetAppBillingRequest) String() string {
 func (*GetAppBillingRequest) ProtoMessage() {}
 
 func (x *GetAppBillingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1559,7 @@ func (x *GetAppBillingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppBillingRequest.ProtoReflect.Descriptor instead.
 func (*GetAppBillingRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetAppBillingRequest) GetAppId() string {
@@ -1283,7 +1588,7 @@ type AppSettings struct {
 
 func (x *AppSettings) Reset() {
 	*x = AppSettings{}
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1600,7 @@ func (x *AppSettings) String() string {
 func (*AppSettings) ProtoMessage() {}
 
 func (x *AppSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1613,7 @@ func (x *AppSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettings.ProtoReflect.Descriptor instead.
 func (*AppSettings) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AppSettings) GetConnectionId() string {
@@ -1357,7 +1662,7 @@ type AppBilling struct {
 
 func (x *AppBilling) Reset() {
 	*x = AppBilling{}
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1674,7 @@ func (x *AppBilling) String() string {
 func (*AppBilling) ProtoMessage() {}
 
 func (x *AppBilling) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1687,7 @@ func (x *AppBilling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBilling.ProtoReflect.Descriptor instead.
 func (*AppBilling) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AppBilling) GetAppId() string {
@@ -1420,7 +1725,7 @@ type UpdateAppSettingsRequest struct {
 
 func (x *UpdateAppSettingsRequest) Reset() {
 	*x = UpdateAppSettingsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1737,7 @@ func (x *UpdateAppSettingsRequest) String() string {
 func (*UpdateAppSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateAppSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1750,7 @@ func (x *UpdateAppSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateAppSettingsRequest) GetAppId() string {
@@ -1508,7 +1813,7 @@ type CatalogPrice struct {
 
 func (x *CatalogPrice) Reset() {
 	*x = CatalogPrice{}
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1825,7 @@ func (x *CatalogPrice) String() string {
 func (*CatalogPrice) ProtoMessage() {}
 
 func (x *CatalogPrice) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1838,7 @@ func (x *CatalogPrice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogPrice.ProtoReflect.Descriptor instead.
 func (*CatalogPrice) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CatalogPrice) GetId() string {
@@ -1598,7 +1903,7 @@ type CreateCatalogPriceRequest struct {
 
 func (x *CreateCatalogPriceRequest) Reset() {
 	*x = CreateCatalogPriceRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1610,7 +1915,7 @@ func (x *CreateCatalogPriceRequest) String() string {
 func (*CreateCatalogPriceRequest) ProtoMessage() {}
 
 func (x *CreateCatalogPriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1623,7 +1928,7 @@ func (x *CreateCatalogPriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCatalogPriceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCatalogPriceRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateCatalogPriceRequest) GetAppId() string {
@@ -1677,7 +1982,7 @@ type CatalogTaxRate struct {
 
 func (x *CatalogTaxRate) Reset() {
 	*x = CatalogTaxRate{}
-	mi := &file_billing_v1_billing_proto_msgTypes[22]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1994,7 @@ func (x *CatalogTaxRate) String() string {
 func (*CatalogTaxRate) ProtoMessage() {}
 
 func (x *CatalogTaxRate) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[22]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +2007,7 @@ func (x *CatalogTaxRate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogTaxRate.ProtoReflect.Descriptor instead.
 func (*CatalogTaxRate) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CatalogTaxRate) GetId() string {
@@ -1759,7 +2064,7 @@ type CreateCatalogTaxRateRequest struct {
 
 func (x *CreateCatalogTaxRateRequest) Reset() {
 	*x = CreateCatalogTaxRateRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[23]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +2076,7 @@ func (x *CreateCatalogTaxRateRequest) String() string {
 func (*CreateCatalogTaxRateRequest) ProtoMessage() {}
 
 func (x *CreateCatalogTaxRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[23]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +2089,7 @@ func (x *CreateCatalogTaxRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCatalogTaxRateRequest.ProtoReflect.Descriptor instead.
 func (*CreateCatalogTaxRateRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateCatalogTaxRateRequest) GetAppId() string {
@@ -1824,7 +2129,7 @@ type ListCatalogRequest struct {
 
 func (x *ListCatalogRequest) Reset() {
 	*x = ListCatalogRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[24]
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +2141,7 @@ func (x *ListCatalogRequest) String() string {
 func (*ListCatalogRequest) ProtoMessage() {}
 
 func (x *ListCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[24]
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +2154,7 @@ func (x *ListCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCatalogRequest.ProtoReflect.Descriptor instead.
 func (*ListCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListCatalogRequest) GetAppId() string {
@@ -1869,7 +2174,7 @@ type Catalog struct {
 
 func (x *Catalog) Reset() {
 	*x = Catalog{}
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2186,7 @@ func (x *Catalog) String() string {
 func (*Catalog) ProtoMessage() {}
 
 func (x *Catalog) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2199,7 @@ func (x *Catalog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Catalog.ProtoReflect.Descriptor instead.
 func (*Catalog) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Catalog) GetPrices() []*CatalogPrice {
@@ -1928,7 +2233,7 @@ type CreatePromotionRequest struct {
 
 func (x *CreatePromotionRequest) Reset() {
 	*x = CreatePromotionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1940,7 +2245,7 @@ func (x *CreatePromotionRequest) String() string {
 func (*CreatePromotionRequest) ProtoMessage() {}
 
 func (x *CreatePromotionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1953,7 +2258,7 @@ func (x *CreatePromotionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePromotionRequest.ProtoReflect.Descriptor instead.
 func (*CreatePromotionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreatePromotionRequest) GetAppId() string {
@@ -2030,7 +2335,7 @@ type SetPromotionActiveRequest struct {
 
 func (x *SetPromotionActiveRequest) Reset() {
 	*x = SetPromotionActiveRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	mi := &file_billing_v1_billing_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2347,7 @@ func (x *SetPromotionActiveRequest) String() string {
 func (*SetPromotionActiveRequest) ProtoMessage() {}
 
 func (x *SetPromotionActiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	mi := &file_billing_v1_billing_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2360,7 @@ func (x *SetPromotionActiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPromotionActiveRequest.ProtoReflect.Descriptor instead.
 func (*SetPromotionActiveRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SetPromotionActiveRequest) GetAppId() string {
@@ -2098,7 +2403,7 @@ type InvoiceBody struct {
 
 func (x *InvoiceBody) Reset() {
 	*x = InvoiceBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2110,7 +2415,7 @@ func (x *InvoiceBody) String() string {
 func (*InvoiceBody) ProtoMessage() {}
 
 func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2123,7 +2428,7 @@ func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvoiceBody.ProtoReflect.Descriptor instead.
 func (*InvoiceBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *InvoiceBody) GetPrice() string {
@@ -2193,7 +2498,7 @@ type CreateInvoiceRequest struct {
 
 func (x *CreateInvoiceRequest) Reset() {
 	*x = CreateInvoiceRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[29]
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2205,7 +2510,7 @@ func (x *CreateInvoiceRequest) String() string {
 func (*CreateInvoiceRequest) ProtoMessage() {}
 
 func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[29]
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,7 +2523,7 @@ func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateInvoiceRequest.ProtoReflect.Descriptor instead.
 func (*CreateInvoiceRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{29}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateInvoiceRequest) GetTenantId() string {
@@ -2258,7 +2563,7 @@ type ListInvoicesRequest struct {
 
 func (x *ListInvoicesRequest) Reset() {
 	*x = ListInvoicesRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[30]
+	mi := &file_billing_v1_billing_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2270,7 +2575,7 @@ func (x *ListInvoicesRequest) String() string {
 func (*ListInvoicesRequest) ProtoMessage() {}
 
 func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[30]
+	mi := &file_billing_v1_billing_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2283,7 +2588,7 @@ func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvoicesRequest.ProtoReflect.Descriptor instead.
 func (*ListInvoicesRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{30}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListInvoicesRequest) GetTenantId() string {
@@ -2341,7 +2646,7 @@ type InvoiceList struct {
 
 func (x *InvoiceList) Reset() {
 	*x = InvoiceList{}
-	mi := &file_billing_v1_billing_proto_msgTypes[31]
+	mi := &file_billing_v1_billing_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2658,7 @@ func (x *InvoiceList) String() string {
 func (*InvoiceList) ProtoMessage() {}
 
 func (x *InvoiceList) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[31]
+	mi := &file_billing_v1_billing_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2671,7 @@ func (x *InvoiceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvoiceList.ProtoReflect.Descriptor instead.
 func (*InvoiceList) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{31}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *InvoiceList) GetKind() string {
@@ -2412,7 +2717,7 @@ type SubscriptionChangeBody struct {
 
 func (x *SubscriptionChangeBody) Reset() {
 	*x = SubscriptionChangeBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[32]
+	mi := &file_billing_v1_billing_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2729,7 @@ func (x *SubscriptionChangeBody) String() string {
 func (*SubscriptionChangeBody) ProtoMessage() {}
 
 func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[32]
+	mi := &file_billing_v1_billing_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2742,7 @@ func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionChangeBody.ProtoReflect.Descriptor instead.
 func (*SubscriptionChangeBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{32}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SubscriptionChangeBody) GetPrice() string {
@@ -2493,7 +2798,7 @@ type ChangeSubscriptionRequest struct {
 
 func (x *ChangeSubscriptionRequest) Reset() {
 	*x = ChangeSubscriptionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	mi := &file_billing_v1_billing_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2505,7 +2810,7 @@ func (x *ChangeSubscriptionRequest) String() string {
 func (*ChangeSubscriptionRequest) ProtoMessage() {}
 
 func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	mi := &file_billing_v1_billing_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2518,7 +2823,7 @@ func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeSubscriptionRequest.ProtoReflect.Descriptor instead.
 func (*ChangeSubscriptionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ChangeSubscriptionRequest) GetTenantId() string {
@@ -2554,7 +2859,7 @@ type TenantUserRequest struct {
 
 func (x *TenantUserRequest) Reset() {
 	*x = TenantUserRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	mi := &file_billing_v1_billing_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2871,7 @@ func (x *TenantUserRequest) String() string {
 func (*TenantUserRequest) ProtoMessage() {}
 
 func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	mi := &file_billing_v1_billing_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2884,7 @@ func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantUserRequest.ProtoReflect.Descriptor instead.
 func (*TenantUserRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TenantUserRequest) GetTenantId() string {
@@ -2607,7 +2912,29 @@ var File_billing_v1_billing_proto protoreflect.FileDescriptor
 
 const file_billing_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"-\n" +
+	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"X\n" +
+	"\x1aResolvePspxCustomerRequest\x12\x1e\n" +
+	"\n" +
+	"customerId\x18\x01 \x01(\tR\n" +
+	"customerId\x12\x1a\n" +
+	"\blivemode\x18\x02 \x01(\bR\blivemode\"\x96\x01\n" +
+	"\x16PspxCustomerConnection\x12\"\n" +
+	"\fconnectionId\x18\x01 \x01(\tR\fconnectionId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x03 \x01(\tR\btenantId\x12&\n" +
+	"\x0ewebhookSecrets\x18\x04 \x03(\tR\x0ewebhookSecrets\"\x89\x01\n" +
+	"\x15ApplyPspxEventRequest\x12\"\n" +
+	"\fconnectionId\x18\x01 \x01(\tR\fconnectionId\x12\x1a\n" +
+	"\blivemode\x18\x02 \x01(\bR\blivemode\x12\x12\n" +
+	"\x04type\x18\x04 \x01(\tR\x04type\x12\x16\n" +
+	"\x06object\x18\x05 \x01(\fR\x06objectJ\x04\b\x03\x10\x04\"[\n" +
+	"\x17ApplyPspyPaymentRequest\x12\"\n" +
+	"\fconnectionId\x18\x01 \x01(\tR\fconnectionId\x12\x1c\n" +
+	"\tpaymentId\x18\x02 \x01(\tR\tpaymentId\"X\n" +
+	"\fAppliedEvent\x12\x18\n" +
+	"\aignored\x18\x01 \x01(\bR\aignored\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
+	"\x06effect\x18\x03 \x01(\tR\x06effect\"-\n" +
 	"\x15ListPromotionsRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"\xbf\x02\n" +
 	"\tPromotion\x12\x0e\n" +
@@ -2836,7 +3163,11 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14DeletePaymentMethods\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"b\xca\xf3\x18+\b\x02\x18\x01\"\x17Payment methods deleted(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02-*+/v1/tenants/{tenantId}/pspx-payment-methods2\xdc\x01\n" +
 	"\x12PaymentPageService\x12_\n" +
 	"\fOpenCheckout\x12%.berth.billing.v1.OpenCheckoutRequest\x1a .berth.billing.v1.OpenedCheckout\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xb1\a\n" +
+	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xd7\x02\n" +
+	"\x14ProviderEventService\x12u\n" +
+	"\x13ResolvePspxCustomer\x12,.berth.billing.v1.ResolvePspxCustomerRequest\x1a(.berth.billing.v1.PspxCustomerConnection\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
+	"\x0eApplyPspxEvent\x12'.berth.billing.v1.ApplyPspxEventRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
+	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xb1\a\n" +
 	"\x13BillingAdminService\x12c\n" +
 	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12q\n" +
 	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
@@ -2861,101 +3192,112 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 }
 
 var file_billing_v1_billing_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(Provider)(0),                          // 0: berth.billing.v1.Provider
-	(*ListPromotionsRequest)(nil),          // 1: berth.billing.v1.ListPromotionsRequest
-	(*Promotion)(nil),                      // 2: berth.billing.v1.Promotion
-	(*PromotionList)(nil),                  // 3: berth.billing.v1.PromotionList
-	(*RedeemPromotionCodeRequest)(nil),     // 4: berth.billing.v1.RedeemPromotionCodeRequest
-	(*CheckoutBody)(nil),                   // 5: berth.billing.v1.CheckoutBody
-	(*CreateCheckoutSessionRequest)(nil),   // 6: berth.billing.v1.CreateCheckoutSessionRequest
-	(*NextAction)(nil),                     // 7: berth.billing.v1.NextAction
-	(*CheckoutSession)(nil),                // 8: berth.billing.v1.CheckoutSession
-	(*OpenCheckoutRequest)(nil),            // 9: berth.billing.v1.OpenCheckoutRequest
-	(*OpenedCheckout)(nil),                 // 10: berth.billing.v1.OpenedCheckout
-	(*ReturnCheckoutRequest)(nil),          // 11: berth.billing.v1.ReturnCheckoutRequest
-	(*ReturnedCheckout)(nil),               // 12: berth.billing.v1.ReturnedCheckout
-	(*CreateConnectionRequest)(nil),        // 13: berth.billing.v1.CreateConnectionRequest
-	(*RotateConnectionSecretsRequest)(nil), // 14: berth.billing.v1.RotateConnectionSecretsRequest
-	(*WebhookSecret)(nil),                  // 15: berth.billing.v1.WebhookSecret
-	(*Connection)(nil),                     // 16: berth.billing.v1.Connection
-	(*GetAppBillingRequest)(nil),           // 17: berth.billing.v1.GetAppBillingRequest
-	(*AppSettings)(nil),                    // 18: berth.billing.v1.AppSettings
-	(*AppBilling)(nil),                     // 19: berth.billing.v1.AppBilling
-	(*UpdateAppSettingsRequest)(nil),       // 20: berth.billing.v1.UpdateAppSettingsRequest
-	(*CatalogPrice)(nil),                   // 21: berth.billing.v1.CatalogPrice
-	(*CreateCatalogPriceRequest)(nil),      // 22: berth.billing.v1.CreateCatalogPriceRequest
-	(*CatalogTaxRate)(nil),                 // 23: berth.billing.v1.CatalogTaxRate
-	(*CreateCatalogTaxRateRequest)(nil),    // 24: berth.billing.v1.CreateCatalogTaxRateRequest
-	(*ListCatalogRequest)(nil),             // 25: berth.billing.v1.ListCatalogRequest
-	(*Catalog)(nil),                        // 26: berth.billing.v1.Catalog
-	(*CreatePromotionRequest)(nil),         // 27: berth.billing.v1.CreatePromotionRequest
-	(*SetPromotionActiveRequest)(nil),      // 28: berth.billing.v1.SetPromotionActiveRequest
-	(*InvoiceBody)(nil),                    // 29: berth.billing.v1.InvoiceBody
-	(*CreateInvoiceRequest)(nil),           // 30: berth.billing.v1.CreateInvoiceRequest
-	(*ListInvoicesRequest)(nil),            // 31: berth.billing.v1.ListInvoicesRequest
-	(*InvoiceList)(nil),                    // 32: berth.billing.v1.InvoiceList
-	(*SubscriptionChangeBody)(nil),         // 33: berth.billing.v1.SubscriptionChangeBody
-	(*ChangeSubscriptionRequest)(nil),      // 34: berth.billing.v1.ChangeSubscriptionRequest
-	(*TenantUserRequest)(nil),              // 35: berth.billing.v1.TenantUserRequest
-	(*structpb.Struct)(nil),                // 36: google.protobuf.Struct
-	(*emptypb.Empty)(nil),                  // 37: google.protobuf.Empty
+	(*ResolvePspxCustomerRequest)(nil),     // 1: berth.billing.v1.ResolvePspxCustomerRequest
+	(*PspxCustomerConnection)(nil),         // 2: berth.billing.v1.PspxCustomerConnection
+	(*ApplyPspxEventRequest)(nil),          // 3: berth.billing.v1.ApplyPspxEventRequest
+	(*ApplyPspyPaymentRequest)(nil),        // 4: berth.billing.v1.ApplyPspyPaymentRequest
+	(*AppliedEvent)(nil),                   // 5: berth.billing.v1.AppliedEvent
+	(*ListPromotionsRequest)(nil),          // 6: berth.billing.v1.ListPromotionsRequest
+	(*Promotion)(nil),                      // 7: berth.billing.v1.Promotion
+	(*PromotionList)(nil),                  // 8: berth.billing.v1.PromotionList
+	(*RedeemPromotionCodeRequest)(nil),     // 9: berth.billing.v1.RedeemPromotionCodeRequest
+	(*CheckoutBody)(nil),                   // 10: berth.billing.v1.CheckoutBody
+	(*CreateCheckoutSessionRequest)(nil),   // 11: berth.billing.v1.CreateCheckoutSessionRequest
+	(*NextAction)(nil),                     // 12: berth.billing.v1.NextAction
+	(*CheckoutSession)(nil),                // 13: berth.billing.v1.CheckoutSession
+	(*OpenCheckoutRequest)(nil),            // 14: berth.billing.v1.OpenCheckoutRequest
+	(*OpenedCheckout)(nil),                 // 15: berth.billing.v1.OpenedCheckout
+	(*ReturnCheckoutRequest)(nil),          // 16: berth.billing.v1.ReturnCheckoutRequest
+	(*ReturnedCheckout)(nil),               // 17: berth.billing.v1.ReturnedCheckout
+	(*CreateConnectionRequest)(nil),        // 18: berth.billing.v1.CreateConnectionRequest
+	(*RotateConnectionSecretsRequest)(nil), // 19: berth.billing.v1.RotateConnectionSecretsRequest
+	(*WebhookSecret)(nil),                  // 20: berth.billing.v1.WebhookSecret
+	(*Connection)(nil),                     // 21: berth.billing.v1.Connection
+	(*GetAppBillingRequest)(nil),           // 22: berth.billing.v1.GetAppBillingRequest
+	(*AppSettings)(nil),                    // 23: berth.billing.v1.AppSettings
+	(*AppBilling)(nil),                     // 24: berth.billing.v1.AppBilling
+	(*UpdateAppSettingsRequest)(nil),       // 25: berth.billing.v1.UpdateAppSettingsRequest
+	(*CatalogPrice)(nil),                   // 26: berth.billing.v1.CatalogPrice
+	(*CreateCatalogPriceRequest)(nil),      // 27: berth.billing.v1.CreateCatalogPriceRequest
+	(*CatalogTaxRate)(nil),                 // 28: berth.billing.v1.CatalogTaxRate
+	(*CreateCatalogTaxRateRequest)(nil),    // 29: berth.billing.v1.CreateCatalogTaxRateRequest
+	(*ListCatalogRequest)(nil),             // 30: berth.billing.v1.ListCatalogRequest
+	(*Catalog)(nil),                        // 31: berth.billing.v1.Catalog
+	(*CreatePromotionRequest)(nil),         // 32: berth.billing.v1.CreatePromotionRequest
+	(*SetPromotionActiveRequest)(nil),      // 33: berth.billing.v1.SetPromotionActiveRequest
+	(*InvoiceBody)(nil),                    // 34: berth.billing.v1.InvoiceBody
+	(*CreateInvoiceRequest)(nil),           // 35: berth.billing.v1.CreateInvoiceRequest
+	(*ListInvoicesRequest)(nil),            // 36: berth.billing.v1.ListInvoicesRequest
+	(*InvoiceList)(nil),                    // 37: berth.billing.v1.InvoiceList
+	(*SubscriptionChangeBody)(nil),         // 38: berth.billing.v1.SubscriptionChangeBody
+	(*ChangeSubscriptionRequest)(nil),      // 39: berth.billing.v1.ChangeSubscriptionRequest
+	(*TenantUserRequest)(nil),              // 40: berth.billing.v1.TenantUserRequest
+	(*structpb.Struct)(nil),                // 41: google.protobuf.Struct
+	(*emptypb.Empty)(nil),                  // 42: google.protobuf.Empty
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
-	2,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
-	5,  // 1: berth.billing.v1.CreateCheckoutSessionRequest.body:type_name -> berth.billing.v1.CheckoutBody
-	7,  // 2: berth.billing.v1.CheckoutSession.nextAction:type_name -> berth.billing.v1.NextAction
+	7,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
+	10, // 1: berth.billing.v1.CreateCheckoutSessionRequest.body:type_name -> berth.billing.v1.CheckoutBody
+	12, // 2: berth.billing.v1.CheckoutSession.nextAction:type_name -> berth.billing.v1.NextAction
 	0,  // 3: berth.billing.v1.CreateConnectionRequest.provider:type_name -> berth.billing.v1.Provider
 	0,  // 4: berth.billing.v1.Connection.provider:type_name -> berth.billing.v1.Provider
-	15, // 5: berth.billing.v1.Connection.webhookSecrets:type_name -> berth.billing.v1.WebhookSecret
-	18, // 6: berth.billing.v1.AppBilling.settings:type_name -> berth.billing.v1.AppSettings
-	16, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
-	21, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
-	23, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
-	29, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
-	36, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
-	33, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
-	1,  // 13: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
-	4,  // 14: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
-	6,  // 15: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
-	30, // 16: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
-	31, // 17: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
-	34, // 18: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
-	35, // 19: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
-	35, // 20: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
-	9,  // 21: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
-	11, // 22: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
-	13, // 23: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
-	14, // 24: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
-	17, // 25: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
-	20, // 26: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
-	22, // 27: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
-	24, // 28: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
-	25, // 29: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
-	27, // 30: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
-	28, // 31: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
-	3,  // 32: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
-	37, // 33: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
-	8,  // 34: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
-	36, // 35: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
-	32, // 36: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
-	37, // 37: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
-	37, // 38: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
-	37, // 39: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
-	10, // 40: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
-	12, // 41: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
-	16, // 42: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
-	16, // 43: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
-	19, // 44: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
-	19, // 45: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
-	21, // 46: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
-	23, // 47: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
-	26, // 48: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
-	2,  // 49: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
-	2,  // 50: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
-	32, // [32:51] is the sub-list for method output_type
-	13, // [13:32] is the sub-list for method input_type
+	20, // 5: berth.billing.v1.Connection.webhookSecrets:type_name -> berth.billing.v1.WebhookSecret
+	23, // 6: berth.billing.v1.AppBilling.settings:type_name -> berth.billing.v1.AppSettings
+	21, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
+	26, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
+	28, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
+	34, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
+	41, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
+	38, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
+	6,  // 13: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	9,  // 14: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
+	11, // 15: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
+	35, // 16: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
+	36, // 17: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
+	39, // 18: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
+	40, // 19: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
+	40, // 20: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
+	14, // 21: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
+	16, // 22: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
+	1,  // 23: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:input_type -> berth.billing.v1.ResolvePspxCustomerRequest
+	3,  // 24: berth.billing.v1.ProviderEventService.ApplyPspxEvent:input_type -> berth.billing.v1.ApplyPspxEventRequest
+	4,  // 25: berth.billing.v1.ProviderEventService.ApplyPspyPayment:input_type -> berth.billing.v1.ApplyPspyPaymentRequest
+	18, // 26: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
+	19, // 27: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
+	22, // 28: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
+	25, // 29: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
+	27, // 30: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
+	29, // 31: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
+	30, // 32: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
+	32, // 33: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
+	33, // 34: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
+	8,  // 35: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
+	42, // 36: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
+	13, // 37: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
+	41, // 38: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
+	37, // 39: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
+	42, // 40: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
+	42, // 41: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
+	42, // 42: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
+	15, // 43: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
+	17, // 44: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
+	2,  // 45: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
+	5,  // 46: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
+	5,  // 47: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
+	21, // 48: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
+	21, // 49: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
+	24, // 50: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
+	24, // 51: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
+	26, // 52: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
+	28, // 53: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
+	31, // 54: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
+	7,  // 55: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
+	7,  // 56: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
+	35, // [35:57] is the sub-list for method output_type
+	13, // [13:35] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -2966,24 +3308,24 @@ func file_billing_v1_billing_proto_init() {
 	if File_billing_v1_billing_proto != nil {
 		return
 	}
-	file_billing_v1_billing_proto_msgTypes[4].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[5].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[19].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[28].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[29].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[30].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[32].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[9].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[10].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[24].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[33].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[34].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[35].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[37].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[38].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   35,
+			NumMessages:   40,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_billing_v1_billing_proto_goTypes,
 		DependencyIndexes: file_billing_v1_billing_proto_depIdxs,

@@ -577,6 +577,210 @@ var PaymentPageService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
+	ProviderEventService_ResolvePspxCustomer_FullMethodName = "/berth.billing.v1.ProviderEventService/ResolvePspxCustomer"
+	ProviderEventService_ApplyPspxEvent_FullMethodName      = "/berth.billing.v1.ProviderEventService/ApplyPspxEvent"
+	ProviderEventService_ApplyPspyPayment_FullMethodName    = "/berth.billing.v1.ProviderEventService/ApplyPspyPayment"
+)
+
+// ProviderEventServiceClient is the client API for ProviderEventService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// ProviderEventService is what the webhook-ingest context calls (service token): it names the
+// connection behind a provider's call and applies verified provider events. Billing keys every
+// effect (checkout sessions by their status, invoices, subscriptions and pspy payments by what was
+// observed) and commits the key with the effect, so a call delivered again applies nothing twice.
+type ProviderEventServiceClient interface {
+	// ResolvePspxCustomer names the connection of a pspx customer Berth created, in the event's
+	// mode, with that mode's webhook signing secrets (newest first) so ingest can verify the
+	// signature. NotFound when Berth created no such customer.
+	ResolvePspxCustomer(ctx context.Context, in *ResolvePspxCustomerRequest, opts ...grpc.CallOption) (*PspxCustomerConnection, error)
+	// ApplyPspxEvent applies a verified pspx event. Billing refetches the objects it acts on from
+	// the provider, so a late or reordered event never applies stale state. Types billing has no
+	// effect for are accepted and change nothing.
+	ApplyPspxEvent(ctx context.Context, in *ApplyPspxEventRequest, opts ...grpc.CallOption) (*AppliedEvent, error)
+	// ApplyPspyPayment fetches a pspy payment with the connection's key and applies what its
+	// state says. An unknown connection is ignored; a payment not paid answers its status.
+	ApplyPspyPayment(ctx context.Context, in *ApplyPspyPaymentRequest, opts ...grpc.CallOption) (*AppliedEvent, error)
+}
+
+type providerEventServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewProviderEventServiceClient(cc grpc.ClientConnInterface) ProviderEventServiceClient {
+	return &providerEventServiceClient{cc}
+}
+
+func (c *providerEventServiceClient) ResolvePspxCustomer(ctx context.Context, in *ResolvePspxCustomerRequest, opts ...grpc.CallOption) (*PspxCustomerConnection, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PspxCustomerConnection)
+	err := c.cc.Invoke(ctx, ProviderEventService_ResolvePspxCustomer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerEventServiceClient) ApplyPspxEvent(ctx context.Context, in *ApplyPspxEventRequest, opts ...grpc.CallOption) (*AppliedEvent, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppliedEvent)
+	err := c.cc.Invoke(ctx, ProviderEventService_ApplyPspxEvent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerEventServiceClient) ApplyPspyPayment(ctx context.Context, in *ApplyPspyPaymentRequest, opts ...grpc.CallOption) (*AppliedEvent, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppliedEvent)
+	err := c.cc.Invoke(ctx, ProviderEventService_ApplyPspyPayment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ProviderEventServiceServer is the server API for ProviderEventService service.
+// All implementations must embed UnimplementedProviderEventServiceServer
+// for forward compatibility.
+//
+// ProviderEventService is what the webhook-ingest context calls (service token): it names the
+// connection behind a provider's call and applies verified provider events. Billing keys every
+// effect (checkout sessions by their status, invoices, subscriptions and pspy payments by what was
+// observed) and commits the key with the effect, so a call delivered again applies nothing twice.
+type ProviderEventServiceServer interface {
+	// ResolvePspxCustomer names the connection of a pspx customer Berth created, in the event's
+	// mode, with that mode's webhook signing secrets (newest first) so ingest can verify the
+	// signature. NotFound when Berth created no such customer.
+	ResolvePspxCustomer(context.Context, *ResolvePspxCustomerRequest) (*PspxCustomerConnection, error)
+	// ApplyPspxEvent applies a verified pspx event. Billing refetches the objects it acts on from
+	// the provider, so a late or reordered event never applies stale state. Types billing has no
+	// effect for are accepted and change nothing.
+	ApplyPspxEvent(context.Context, *ApplyPspxEventRequest) (*AppliedEvent, error)
+	// ApplyPspyPayment fetches a pspy payment with the connection's key and applies what its
+	// state says. An unknown connection is ignored; a payment not paid answers its status.
+	ApplyPspyPayment(context.Context, *ApplyPspyPaymentRequest) (*AppliedEvent, error)
+	mustEmbedUnimplementedProviderEventServiceServer()
+}
+
+// UnimplementedProviderEventServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedProviderEventServiceServer struct{}
+
+func (UnimplementedProviderEventServiceServer) ResolvePspxCustomer(context.Context, *ResolvePspxCustomerRequest) (*PspxCustomerConnection, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResolvePspxCustomer not implemented")
+}
+func (UnimplementedProviderEventServiceServer) ApplyPspxEvent(context.Context, *ApplyPspxEventRequest) (*AppliedEvent, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplyPspxEvent not implemented")
+}
+func (UnimplementedProviderEventServiceServer) ApplyPspyPayment(context.Context, *ApplyPspyPaymentRequest) (*AppliedEvent, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApplyPspyPayment not implemented")
+}
+func (UnimplementedProviderEventServiceServer) mustEmbedUnimplementedProviderEventServiceServer() {}
+func (UnimplementedProviderEventServiceServer) testEmbeddedByValue()                              {}
+
+// UnsafeProviderEventServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ProviderEventServiceServer will
+// result in compilation errors.
+type UnsafeProviderEventServiceServer interface {
+	mustEmbedUnimplementedProviderEventServiceServer()
+}
+
+func RegisterProviderEventServiceServer(s grpc.ServiceRegistrar, srv ProviderEventServiceServer) {
+	// If the following call panics, it indicates UnimplementedProviderEventServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ProviderEventService_ServiceDesc, srv)
+}
+
+func _ProviderEventService_ResolvePspxCustomer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResolvePspxCustomerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderEventServiceServer).ResolvePspxCustomer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProviderEventService_ResolvePspxCustomer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderEventServiceServer).ResolvePspxCustomer(ctx, req.(*ResolvePspxCustomerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ProviderEventService_ApplyPspxEvent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyPspxEventRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderEventServiceServer).ApplyPspxEvent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProviderEventService_ApplyPspxEvent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderEventServiceServer).ApplyPspxEvent(ctx, req.(*ApplyPspxEventRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ProviderEventService_ApplyPspyPayment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApplyPspyPaymentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderEventServiceServer).ApplyPspyPayment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProviderEventService_ApplyPspyPayment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderEventServiceServer).ApplyPspyPayment(ctx, req.(*ApplyPspyPaymentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// ProviderEventService_ServiceDesc is the grpc.ServiceDesc for ProviderEventService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ProviderEventService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "berth.billing.v1.ProviderEventService",
+	HandlerType: (*ProviderEventServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ResolvePspxCustomer",
+			Handler:    _ProviderEventService_ResolvePspxCustomer_Handler,
+		},
+		{
+			MethodName: "ApplyPspxEvent",
+			Handler:    _ProviderEventService_ApplyPspxEvent_Handler,
+		},
+		{
+			MethodName: "ApplyPspyPayment",
+			Handler:    _ProviderEventService_ApplyPspyPayment_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "billing/v1/billing.proto",
+}
+
+const (
 	BillingAdminService_CreateConnection_FullMethodName        = "/berth.billing.v1.BillingAdminService/CreateConnection"
 	BillingAdminService_RotateConnectionSecrets_FullMethodName = "/berth.billing.v1.BillingAdminService/RotateConnectionSecrets"
 	BillingAdminService_GetAppBilling_FullMethodName           = "/berth.billing.v1.BillingAdminService/GetAppBilling"

@@ -11,4 +11,6 @@ const (
 	EventPromotionRedeemed eventsv1.Type = "billing.promotion.redeemed"
 	// EventTenantChanged is carried by [TenantBillingChanged].
 	EventTenantChanged eventsv1.Type = "billing.tenant.changed"
+	// EventTenantFirstPaid is carried by [TenantFirstPaid].
+	EventTenantFirstPaid eventsv1.Type = "billing.tenant.first_paid"
 )

@@ -117,9 +117,12 @@ type PromotionRedeemed struct {
 	FreeUnits   int32                  `protobuf:"varint,6,opt,name=freeUnits,proto3" json:"freeUnits,omitempty"`
 	FreeDays    int32                  `protobuf:"varint,7,opt,name=freeDays,proto3" json:"freeDays,omitempty"`
 	// at is the redemption time, RFC 3339 UTC.
-	At            string `protobuf:"bytes,8,opt,name=at,proto3" json:"at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	At string `protobuf:"bytes,8,opt,name=at,proto3" json:"at,omitempty"`
+	// referredTenantId is set when the promotion was the app's referral reward, granted because
+	// that tenant, referred by a user of tenantId, first paid; userId is then the referrer.
+	ReferredTenantId string `protobuf:"bytes,9,opt,name=referredTenantId,proto3" json:"referredTenantId,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PromotionRedeemed) Reset() {
@@ -208,6 +211,87 @@ func (x *PromotionRedeemed) GetAt() string {
 	return ""
 }
 
+func (x *PromotionRedeemed) GetReferredTenantId() string {
+	if x != nil {
+		return x.ReferredTenantId
+	}
+	return ""
+}
+
+// TenantFirstPaid is the payload of berth.billing.tenant.first_paid: a tenant's first payment (a
+// one-time payment, a subscription or a paid upgrade) was recorded. It is emitted once per tenant,
+// in the transaction that records the payment; billing itself consumes it to grant the app's
+// referral reward to whoever referred the tenant.
+type TenantFirstPaid struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	// reason names the payment, as in TenantBillingChanged (e.g. "checkout.payment").
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// at is the time the payment was recorded, RFC 3339 UTC.
+	At            string `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantFirstPaid) Reset() {
+	*x = TenantFirstPaid{}
+	mi := &file_billing_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantFirstPaid) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantFirstPaid) ProtoMessage() {}
+
+func (x *TenantFirstPaid) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantFirstPaid.ProtoReflect.Descriptor instead.
+func (*TenantFirstPaid) Descriptor() ([]byte, []int) {
+	return file_billing_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TenantFirstPaid) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *TenantFirstPaid) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *TenantFirstPaid) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *TenantFirstPaid) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
 var File_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_billing_v1_events_proto_rawDesc = "" +
@@ -219,7 +303,7 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\brevision\x18\x03 \x01(\x03R\brevision\x123\n" +
 	"\x05state\x18\x04 \x01(\v2\x1d.berth.tenant.v1.BillingStateR\x05state\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason:\x1c\xd2\xf3\x18\x18\n" +
-	"\x16billing.tenant.changed\"\xff\x01\n" +
+	"\x16billing.tenant.changed\"\xab\x02\n" +
 	"\x11PromotionRedeemed\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12 \n" +
 	"\vpromotionId\x18\x02 \x01(\tR\vpromotionId\x12\x12\n" +
@@ -228,8 +312,15 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\x06userId\x18\x05 \x01(\tR\x06userId\x12\x1c\n" +
 	"\tfreeUnits\x18\x06 \x01(\x05R\tfreeUnits\x12\x1a\n" +
 	"\bfreeDays\x18\a \x01(\x05R\bfreeDays\x12\x0e\n" +
-	"\x02at\x18\b \x01(\tR\x02at: \xd2\xf3\x18\x1c\n" +
-	"\x1abilling.promotion.redeemedB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
+	"\x02at\x18\b \x01(\tR\x02at\x12*\n" +
+	"\x10referredTenantId\x18\t \x01(\tR\x10referredTenantId: \xd2\xf3\x18\x1c\n" +
+	"\x1abilling.promotion.redeemed\"\x8c\x01\n" +
+	"\x0fTenantFirstPaid\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02at\x18\x04 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
+	"\x19billing.tenant.first_paidB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_billing_v1_events_proto_rawDescOnce sync.Once
@@ -243,14 +334,15 @@ func file_billing_v1_events_proto_rawDescGZIP() []byte {
 	return file_billing_v1_events_proto_rawDescData
 }
 
-var file_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_billing_v1_events_proto_goTypes = []any{
 	(*TenantBillingChanged)(nil), // 0: berth.billing.v1.TenantBillingChanged
 	(*PromotionRedeemed)(nil),    // 1: berth.billing.v1.PromotionRedeemed
-	(*v1.BillingState)(nil),      // 2: berth.tenant.v1.BillingState
+	(*TenantFirstPaid)(nil),      // 2: berth.billing.v1.TenantFirstPaid
+	(*v1.BillingState)(nil),      // 3: berth.tenant.v1.BillingState
 }
 var file_billing_v1_events_proto_depIdxs = []int32{
-	2, // 0: berth.billing.v1.TenantBillingChanged.state:type_name -> berth.tenant.v1.BillingState
+	3, // 0: berth.billing.v1.TenantBillingChanged.state:type_name -> berth.tenant.v1.BillingState
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -269,7 +361,7 @@ func file_billing_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_events_proto_rawDesc), len(file_billing_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

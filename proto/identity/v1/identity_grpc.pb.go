@@ -527,6 +527,7 @@ const (
 	IdentityInternalService_VerifyAccessToken_FullMethodName = "/berth.identity.v1.IdentityInternalService/VerifyAccessToken"
 	IdentityInternalService_GetUserRef_FullMethodName        = "/berth.identity.v1.IdentityInternalService/GetUserRef"
 	IdentityInternalService_GetAppRef_FullMethodName         = "/berth.identity.v1.IdentityInternalService/GetAppRef"
+	IdentityInternalService_GetTenantReferrer_FullMethodName = "/berth.identity.v1.IdentityInternalService/GetTenantReferrer"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -549,6 +550,10 @@ type IdentityInternalServiceClient interface {
 	// GetAppRef names an enabled app and its first registered redirect URI (billing sends a payer
 	// back there when the app set no payment return URL). Absent or disabled: NotFound.
 	GetAppRef(ctx context.Context, in *GetAppRefRequest, opts ...grpc.CallOption) (*AppRef, error)
+	// GetTenantReferrer names who referred a tenant (billing's referral reward): the live user whose
+	// invite (route 23) the tenant's earliest referred user signed up with, and that user's tenant.
+	// NotFound when no user of the tenant signed up through an invite, or the inviter is deleted.
+	GetTenantReferrer(ctx context.Context, in *GetTenantReferrerRequest, opts ...grpc.CallOption) (*UserRef, error)
 }
 
 type identityInternalServiceClient struct {
@@ -609,6 +614,16 @@ func (c *identityInternalServiceClient) GetAppRef(ctx context.Context, in *GetAp
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) GetTenantReferrer(ctx context.Context, in *GetTenantReferrerRequest, opts ...grpc.CallOption) (*UserRef, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UserRef)
+	err := c.cc.Invoke(ctx, IdentityInternalService_GetTenantReferrer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -629,6 +644,10 @@ type IdentityInternalServiceServer interface {
 	// GetAppRef names an enabled app and its first registered redirect URI (billing sends a payer
 	// back there when the app set no payment return URL). Absent or disabled: NotFound.
 	GetAppRef(context.Context, *GetAppRefRequest) (*AppRef, error)
+	// GetTenantReferrer names who referred a tenant (billing's referral reward): the live user whose
+	// invite (route 23) the tenant's earliest referred user signed up with, and that user's tenant.
+	// NotFound when no user of the tenant signed up through an invite, or the inviter is deleted.
+	GetTenantReferrer(context.Context, *GetTenantReferrerRequest) (*UserRef, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -653,6 +672,9 @@ func (UnimplementedIdentityInternalServiceServer) GetUserRef(context.Context, *G
 }
 func (UnimplementedIdentityInternalServiceServer) GetAppRef(context.Context, *GetAppRefRequest) (*AppRef, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAppRef not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) GetTenantReferrer(context.Context, *GetTenantReferrerRequest) (*UserRef, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTenantReferrer not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -766,6 +788,24 @@ func _IdentityInternalService_GetAppRef_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_GetTenantReferrer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTenantReferrerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).GetTenantReferrer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_GetTenantReferrer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).GetTenantReferrer(ctx, req.(*GetTenantReferrerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -792,6 +832,10 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAppRef",
 			Handler:    _IdentityInternalService_GetAppRef_Handler,
+		},
+		{
+			MethodName: "GetTenantReferrer",
+			Handler:    _IdentityInternalService_GetTenantReferrer_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

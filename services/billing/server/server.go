@@ -1,7 +1,8 @@
 // Package server is the billing service's composition root, used by cmd/billing and by the
 // all-in-one process: it picks the store (Postgres, or memory for the embedded development
 // default), wires the use cases to identity (users, credentials) and tenant (the billing state it
-// shows), builds the gRPC server with the shared access policy and runs the outbox relay.
+// shows), builds the gRPC server with the shared access policy, runs the outbox relay and
+// consumes its own first-payment events to grant referral rewards.
 //
 // Settings, besides those of every module (pkg/svcmain):
 //
@@ -32,6 +33,7 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/billing/internal/adapters/pspx"
 	"github.com/berthhq/berth/services/billing/internal/adapters/pspy"
+	"github.com/berthhq/berth/services/billing/internal/adapters/rewards"
 	"github.com/berthhq/berth/services/billing/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/billing/internal/app"
 
@@ -84,7 +86,7 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 }
 
 // New opens the store (migrating Postgres) and builds the process: the gRPC server and the outbox
-// relay.
+// relay, and the consumer that grants referral rewards.
 func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Identity == nil || cfg.Tenant == nil {
 		return nil, errors.New("billing: identity and tenant connections are required")
@@ -99,16 +101,17 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	var (
 		store  app.Store
 		outbox events.OutboxSource
+		inbox  events.Inbox
 		pool   *pgxpool.Pool
 	)
 	if cfg.DatabaseURL == "" {
 		mem := &events.MemoryOutbox{}
-		store, outbox = memory.New(mem), mem
+		store, outbox, inbox = memory.New(mem), mem, events.NewMemoryInbox()
 	} else {
 		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("billing: database: %w", err)
 		}
-		store, outbox = postgres.New(pool), events.NewPGOutbox(pool)
+		store, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	}
 
 	creds := authn.NewRemote(cfg.Identity)
@@ -127,5 +130,8 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	grpcadapter.Register(p.Server, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
+	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
+		return rewards.Consume(ctx, cfg.Bus, inbox, svc, cfg.Log)
+	})
 	return p, nil
 }

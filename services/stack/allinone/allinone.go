@@ -231,6 +231,10 @@ func (s *Stack) Close() {
 		_ = s.http.Shutdown(ctx)
 		cancel()
 	}
+	// The sandboxes' webhook deliveries stop before the services they call.
+	if s.Sandboxes != nil {
+		s.Sandboxes.Close()
+	}
 	for _, p := range s.procs {
 		p.GRPC().GracefulStop()
 	}

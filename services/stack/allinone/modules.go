@@ -6,8 +6,9 @@ import (
 	billing "github.com/berthhq/berth/services/billing/server"
 	identity "github.com/berthhq/berth/services/identity/server"
 	tenant "github.com/berthhq/berth/services/tenant/server"
+	webhook "github.com/berthhq/berth/services/webhook/server"
 )
 
 // Modules is Berth's list of bounded contexts: the all-in-one process starts them in this order,
 // and tests hold the edge's backend table, deploy/ and the production binaries to it.
-var Modules = []module.Module{identity.Module, tenant.Module, analytics.Module, billing.Module}
+var Modules = []module.Module{identity.Module, tenant.Module, analytics.Module, billing.Module, webhook.Module}

@@ -17,13 +17,19 @@ import (
 // returns the authorization code of the redirect.
 func (e *env) signUp(t *testing.T, email, nonce string) (code string) {
 	t.Helper()
+	return e.signUpReferred(t, email, nonce, "")
+}
+
+// signUpReferred is signUp through an invite link carrying referral.
+func (e *env) signUpReferred(t *testing.T, email, nonce, referral string) (code string) {
+	t.Helper()
 	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	res, err := identityv1.NewLoginServiceClient(conn).SignUp(context.Background(), &identityv1.SignUpRequest{
-		Params:   &identityv1.LoginParams{ClientId: e.demo.AppID, RedirectUri: e.demo.RedirectURI, State: strings.Repeat("s", 64), Nonce: nonce, Scope: "openid profile email"},
+		Params:   &identityv1.LoginParams{ClientId: e.demo.AppID, RedirectUri: e.demo.RedirectURI, State: strings.Repeat("s", 64), Nonce: nonce, Scope: "openid profile email", Referral: referral},
 		Email:    email,
 		Password: "correct horse battery staple",
 		ClientIp: "127.0.0.1",

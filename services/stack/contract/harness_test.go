@@ -25,6 +25,7 @@ type env struct {
 	demo         seed.Demo
 	other        seed.Demo // a second project/app with its own keys, tenant and users
 	admin        seed.Admin
+	adminToken   string
 }
 
 // start brings up the whole stack on free ports. backend "postgres" gives each module its own
@@ -32,7 +33,7 @@ type env struct {
 func start(t *testing.T, backend string) *env {
 	t.Helper()
 	s := stacktest.StartWith(t, stacktest.Options{Issuer: "berth-contract", RedirectURI: "http://localhost:3000/callback", Postgres: backend == "postgres"})
-	e := &env{t: t, stack: s.Stack, serviceToken: s.ServiceToken, admin: s.Admin, demo: s.App}
+	e := &env{t: t, stack: s.Stack, serviceToken: s.ServiceToken, admin: s.Admin, adminToken: s.AdminToken, demo: s.App}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var err error

@@ -21,6 +21,7 @@ import (
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	_ "github.com/berthhq/berth/proto/identity/v1"
 	_ "github.com/berthhq/berth/proto/tenant/v1"
+	_ "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // outName is the file written into each package that declares events.

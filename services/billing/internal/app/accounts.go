@@ -6,24 +6,39 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/billing/internal/domain"
+
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
 // changeState applies an effect to an account its store transaction holds locked: the account
 // moves to its next revision and the billing.tenant.changed event, committed with it, says why.
+// The effect that records the tenant's first payment also emits billing.tenant.first_paid, in the
+// same transaction, so the referral reward it earns is owed exactly once.
 func changeState(a *domain.Account, now time.Time, reason string, apply func(*domain.State)) ([]events.Event, error) {
+	paidBefore := a.State.EverPaid
 	apply(&a.State)
 	a.Touch(now)
 	ev, err := stateEvent(*a, reason)
 	if err != nil {
 		return nil, err
 	}
-	return []events.Event{ev}, nil
+	if paidBefore || !a.State.EverPaid {
+		return []events.Event{ev}, nil
+	}
+	first, err := events.New(Source, billingv1.EventTenantFirstPaid, a.AppID, &billingv1.TenantFirstPaid{
+		AppId: a.AppID, TenantId: a.TenantID, Reason: reason, At: domain.FormatTime(now),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []events.Event{ev, first}, nil
 }
 
 // updateAccount applies an effect to a tenant's account unless needed reports, on the locked
-// account, that it holds already (a repeated request changes nothing and emits nothing), and
-// hands a changed account to the tenant context before answering.
-func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason string, needed func(domain.State) bool, apply func(*domain.State)) error {
+// account, that it holds already (a repeated request or event changes nothing and emits nothing),
+// and hands a changed account to the tenant context before answering. It reports whether the
+// account changed.
+func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason string, needed func(domain.State) bool, apply func(*domain.State)) (bool, error) {
 	changed := false
 	acct, err := s.store.UpdateAccount(ctx, appID, tenantID, func(a *domain.Account) ([]events.Event, error) {
 		if !needed(a.State) {
@@ -33,7 +48,7 @@ func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason str
 		return changeState(a, s.now(), reason, apply)
 	})
 	if err != nil || !changed {
-		return err
+		return false, err
 	}
-	return s.publish(ctx, acct)
+	return true, s.publish(ctx, acct)
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/billing/internal/domain"
@@ -46,12 +47,20 @@ type Store interface {
 	// redeemed it before; concurrent redemptions of one promotion are serialised, so its
 	// redemption count and maximum hold.
 	Redeem(ctx context.Context, r Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error)
+	// GrantReferralReward runs fn on the app's promotion g names and the referrer's account, both
+	// locked, and stores both, the reward record and fn's events together. It answers
+	// domain.ErrReferralRewarded, without calling fn, when the referred tenant earned its reward
+	// before, and domain.ErrPromotionNotFound when the app has no such promotion.
+	GrantReferralReward(ctx context.Context, g ReferralGrant, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error)
 
 	// SaveCustomer stores c unless its connection, tenant and mode have a customer already, and
 	// returns the stored one: two checkouts racing to create a tenant's customer keep one.
 	SaveCustomer(ctx context.Context, c domain.Customer) (domain.Customer, error)
 	// Customer returns the tenant's customer on a connection and mode; domain.ErrCustomerNotFound.
 	Customer(ctx context.Context, connectionID, tenantID string, test bool) (domain.Customer, error)
+	// CustomerByProviderID returns the customer with the provider's id (a provider event names
+	// it); domain.ErrCustomerNotFound when Berth created no such customer.
+	CustomerByProviderID(ctx context.Context, providerCustomerID string) (domain.Customer, error)
 
 	CreateCheckout(ctx context.Context, c domain.CheckoutSession) error
 	// Checkout returns a checkout session; domain.ErrCheckoutNotFound when absent.
@@ -69,6 +78,8 @@ type Store interface {
 	// already is refused with domain.ErrChargePending, so racing plan changes invoice once; a
 	// subscription charge of a tenant with one open, with domain.ErrSubscriptionPending.
 	CreateCharge(ctx context.Context, c domain.Charge) error
+	// Charge returns a charge; domain.ErrChargeNotFound when absent.
+	Charge(ctx context.Context, id string) (domain.Charge, error)
 	// OpenUpgrade returns the subscription's open upgrade; domain.ErrChargeNotFound when none.
 	OpenUpgrade(ctx context.Context, subscriptionID string) (domain.Charge, error)
 	// SettleCharge runs fn on the charge and its tenant's account, both locked, and stores both
@@ -82,6 +93,17 @@ type Redemption struct {
 	Code     string // canonical (domain.CanonicalCode)
 	TenantID string
 	UserID   string
+	At       time.Time
+}
+
+// ReferralGrant names the reward one referred tenant's first payment earns its referrer.
+type ReferralGrant struct {
+	AppID            string
+	PromotionID      string
+	ReferredTenantID string
+	ReferrerTenantID string
+	ReferrerUserID   string
+	At               time.Time
 }
 
 // Users is identity's view of the users routes name.
@@ -91,6 +113,9 @@ type Users interface {
 	User(ctx context.Context, appID, userID string) (UserRef, error)
 	// App returns an enabled app; a fault of kind NotFound when absent or disabled.
 	App(ctx context.Context, appID string) (AppRef, error)
+	// TenantReferrer returns the live user whose invite brought the tenant's first referred user;
+	// a fault of kind NotFound when nobody referred the tenant or the referrer is deleted.
+	TenantReferrer(ctx context.Context, appID, tenantID string) (UserRef, error)
 }
 
 // AppRef is what billing needs of an app.

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
@@ -39,29 +40,36 @@ func (s *Service) RedeemPromotionCode(ctx context.Context, callerApp, userID, co
 	if u.TenantID == "" {
 		return fault.InvalidField("userId", "belongs to no tenant")
 	}
-	r := Redemption{AppID: callerApp, Code: code, TenantID: u.TenantID, UserID: u.ID}
 	now := s.now()
-	acct, err := s.store.Redeem(ctx, r, func(p *domain.Promotion, a *domain.Account) ([]events.Event, error) {
+	r := Redemption{AppID: callerApp, Code: code, TenantID: u.TenantID, UserID: u.ID, At: now}
+	acct, err := s.store.Redeem(ctx, r, redeem(now, "promotion.redeemed", u.ID, ""))
+	if err != nil {
+		return err
+	}
+	return s.publish(ctx, acct)
+}
+
+// redeem is the effect of a promotion on the tenant's account that receives it, with its events:
+// the tenant's new billing state (for reason) and the redemption, by userID (the redeeming user,
+// or the referrer of referredTenantID for a referral reward).
+func redeem(now time.Time, reason, userID, referredTenantID string) func(*domain.Promotion, *domain.Account) ([]events.Event, error) {
+	return func(p *domain.Promotion, a *domain.Account) ([]events.Event, error) {
 		if err := p.Redeem(a, now); err != nil {
 			return nil, err
 		}
-		changed, err := stateEvent(*a, "promotion.redeemed")
+		changed, err := stateEvent(*a, reason)
 		if err != nil {
 			return nil, err
 		}
 		redeemed, err := events.New(Source, billingv1.EventPromotionRedeemed, a.AppID, &billingv1.PromotionRedeemed{
-			AppId: a.AppID, PromotionId: p.ID, Code: p.Code, TenantId: a.TenantID, UserId: u.ID,
-			FreeUnits: p.FreeUnits, FreeDays: p.FreeDays, At: domain.FormatTime(now),
+			AppId: a.AppID, PromotionId: p.ID, Code: p.Code, TenantId: a.TenantID, UserId: userID,
+			FreeUnits: p.FreeUnits, FreeDays: p.FreeDays, At: domain.FormatTime(now), ReferredTenantId: referredTenantID,
 		})
 		if err != nil {
 			return nil, err
 		}
 		return []events.Event{changed, redeemed}, nil
-	})
-	if err != nil {
-		return err
 	}
-	return s.publish(ctx, acct)
 }
 
 // stateEvent is the billing.tenant.changed event of an account after a change.

@@ -174,9 +174,10 @@ func (s *Service) DeletePaymentMethods(ctx context.Context, callerApp string, r 
 			}
 		}
 	}
-	return s.updateAccount(ctx, callerApp, t.tenant.ID, "payment_methods.deleted",
+	_, err = s.updateAccount(ctx, callerApp, t.tenant.ID, "payment_methods.deleted",
 		func(st domain.State) bool { return st.PspxDefaultPaymentMethodID != "" },
 		(*domain.State).PaymentMethodsDeleted)
+	return err
 }
 
 // CancelSubscription is route 22: the provider ends the subscription at the end of its paid
@@ -201,9 +202,10 @@ func (s *Service) CancelSubscription(ctx context.Context, callerApp string, r Te
 	if at.IsZero() {
 		at = sub.CurrentPeriodEnd
 	}
-	return s.updateAccount(ctx, callerApp, t.tenant.ID, "subscription.cancel_at_period_end",
+	_, err = s.updateAccount(ctx, callerApp, t.tenant.ID, "subscription.cancel_at_period_end",
 		func(st domain.State) bool {
 			return st.PspxSubscriptionID == subID && (!st.PspxSubscriptionCancelAtPeriodEnd || !st.PspxSubscriptionCancelAt.Equal(at))
 		},
 		func(st *domain.State) { st.CancelsAtPeriodEnd(at) })
+	return err
 }

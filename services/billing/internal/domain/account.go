@@ -38,6 +38,9 @@ type State struct {
 	// SubscriptionQuantity is the quantity of the paid plan (the subscription's price ×
 	// quantity), which plan changes compare against. Billing's own: route 5 has no such field.
 	SubscriptionQuantity int64
+	// EverPaid records that the tenant has made a payment (units, a subscription or an upgrade),
+	// so its first payment is told apart: that one earns the referrer's reward. Billing's own.
+	EverPaid bool
 }
 
 // HasPaidPlan reports whether the tenant pays for its access: a subscription or bought units.

@@ -82,6 +82,34 @@ func (s *State) PlanChanged(priceID, productID string, quantity int64) {
 	s.paymentSucceeded()
 }
 
+// Renews reports whether a paid renewal of subscriptionID up to paidUntil changes anything: the
+// subscription is the tenant's and the period extends its paid access. A renewal delivered late
+// or again (the same or an earlier period) does not, so it can never clear failure flags that a
+// newer failed renewal set.
+func (s State) Renews(subscriptionID string, paidUntil time.Time) bool {
+	return subscriptionID != "" && s.PspxSubscriptionID == subscriptionID && paidUntil.After(s.PaidUntil)
+}
+
+// Renewed records a paid renewal (see Renews): access is paid until the new period's end, and
+// the payment clears failure flags like any payment.
+func (s *State) Renewed(paidUntil time.Time) {
+	s.extendPaidUntil(paidUntil)
+	s.paymentSucceeded()
+}
+
+// SubscriptionEnded records that the provider ended the tenant's subscription (at the end of a
+// period it was cancelled for, or after its first payment never came). Access already paid for
+// stays until paidUntil; the plan, the subscription and its cancellation fields go. A tenant
+// with units bought keeps mode payment.
+func (s *State) SubscriptionEnded() {
+	s.PspxSubscriptionID, s.PspxPriceID, s.PspxProductID, s.SubscriptionQuantity = "", "", "", 0
+	s.PspxSubscriptionCancelAtPeriodEnd, s.PspxSubscriptionCancelAt = false, time.Time{}
+	s.Mode = ""
+	if s.PaidUnits > 0 {
+		s.Mode = ModePayment
+	}
+}
+
 // CancelsAtPeriodEnd records that the subscription ends at at, the end of its paid period.
 func (s *State) CancelsAtPeriodEnd(at time.Time) {
 	s.PspxSubscriptionCancelAtPeriodEnd = true
@@ -99,9 +127,11 @@ func (s *State) extendPaidUntil(t time.Time) {
 	}
 }
 
-// paymentSucceeded clears the failure flags and unfreezes a tenant frozen for failed payments,
-// and only for that reason: a tenant frozen otherwise stays frozen.
+// paymentSucceeded records a payment: the tenant has paid, its failure flags clear, and a tenant
+// frozen for failed payments is unfrozen, only for that reason: a tenant frozen otherwise stays
+// frozen.
 func (s *State) paymentSucceeded() {
+	s.EverPaid = true
 	if s.FreezedDueFailedPayment {
 		s.Freezed = false
 		s.FreezedDueFailedPayment = false

@@ -89,6 +89,24 @@ func TestPaidEffectsOnTheTenantsBillingState(t *testing.T) {
 					t.Fatalf("state = %+v", s)
 				}
 			}},
+		{"a renewal extends paid access and clears failure flags",
+			State{PspxSubscriptionID: "sub_1", PaidUntil: now, PaymentFailed: true, PaymentFailedCount: 1, PaymentFailedDate: now},
+			func(s *State) { s.Renewed(now.AddDate(0, 1, 0)) },
+			func(t *testing.T, s State) {
+				if !s.PaidUntil.Equal(now.AddDate(0, 1, 0)) || s.PaymentFailed || s.PaymentFailedCount != 0 || !s.EverPaid {
+					t.Fatalf("state = %+v", s)
+				}
+			}},
+		{"an ended subscription keeps paid access and bought units", State{Mode: ModeSubscription, PspxSubscriptionID: "sub_1",
+			PspxPriceID: "price_m", PspxProductID: "prod_1", SubscriptionQuantity: 2, PspxSubscriptionCancelAtPeriodEnd: true,
+			PspxSubscriptionCancelAt: now, PaidUntil: now, PaidUnits: 3},
+			func(s *State) { s.SubscriptionEnded() },
+			func(t *testing.T, s State) {
+				if s.PspxSubscriptionID != "" || s.PspxPriceID != "" || s.PspxProductID != "" || s.SubscriptionQuantity != 0 ||
+					s.PspxSubscriptionCancelAtPeriodEnd || !s.PspxSubscriptionCancelAt.IsZero() || !s.PaidUntil.Equal(now) || s.Mode != ModePayment {
+					t.Fatalf("state = %+v", s)
+				}
+			}},
 		{"deleting payment methods clears only the default", State{PspxDefaultPaymentMethodID: "pm_1", PspxCustomerID: "cus_1"},
 			func(s *State) { s.PaymentMethodsDeleted() },
 			func(t *testing.T, s State) {
@@ -103,5 +121,50 @@ func TestPaidEffectsOnTheTenantsBillingState(t *testing.T) {
 			tc.apply(&s)
 			tc.check(t, s)
 		})
+	}
+}
+
+func TestOnlyPaymentsMarkATenantAsHavingPaid(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		apply func(*State)
+		paid  bool
+	}{
+		{"units bought", func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 1, now) }, true},
+		{"a subscription", func(s *State) { s.Subscribed(Subscription{ID: "sub_1", PaidUntil: now}) }, true},
+		{"a paid upgrade", func(s *State) { s.PlanChanged("price_y", "prod_2", 1) }, true},
+		{"a payment method set up", func(s *State) { s.PaymentMethodSetUp("cus_1", "cs_1", "pm_1") }, false},
+		{"a cancellation", func(s *State) { s.CancelsAtPeriodEnd(now) }, false},
+		{"payment methods deleted", func(s *State) { s.PaymentMethodsDeleted() }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s State
+			tc.apply(&s)
+			if s.EverPaid != tc.paid {
+				t.Fatalf("everPaid = %v, want %v", s.EverPaid, tc.paid)
+			}
+		})
+	}
+}
+
+func TestOnlyANewerPeriodOfTheTenantsSubscriptionRenews(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := State{PspxSubscriptionID: "sub_1", PaidUntil: now}
+	for _, tc := range []struct {
+		name  string
+		sub   string
+		until time.Time
+		want  bool
+	}{
+		{"the next period", "sub_1", now.AddDate(0, 1, 0), true},
+		{"the same period again", "sub_1", now, false},
+		{"an earlier period, late", "sub_1", now.AddDate(0, -1, 0), false},
+		{"another subscription", "sub_2", now.AddDate(0, 1, 0), false},
+		{"no subscription", "", now.AddDate(0, 1, 0), false},
+	} {
+		if got := s.Renews(tc.sub, tc.until); got != tc.want {
+			t.Errorf("%s: Renews = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -15,4 +15,7 @@ var (
 	// ErrSubscriptionPending refuses a second subscription while one is being charged.
 	ErrSubscriptionPending = fault.Precondition("A subscription of this tenant is being charged")
 	ErrCodeTaken           = fault.InvalidField("code", "is already a promotion code of this app")
+	// ErrReferralRewarded says a referred tenant's first payment earned its referrer's reward
+	// before: the reward is granted once per referred tenant.
+	ErrReferralRewarded = fault.Precondition("The referral reward for this tenant was granted before")
 )

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/berthhq/berth/pkg/grpcx"
 
 	"google.golang.org/grpc/codes"
@@ -275,4 +277,40 @@ func TestSignUpRecordsTheReferrer(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestGetTenantReferrerNamesTheLiveInviterOfTheTenantsReferredUser(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	inviterTenant := uuid.NewString()
+	inviter := f.newUser(t, f.app.ID, "inviter@example.test", inviterTenant)
+	if err := f.invite(inviter.ID, "en"); err != nil {
+		t.Fatal(err)
+	}
+	p := f.params()
+	p.Referral = f.inviteLink(t).Query().Get("referral")
+	if _, err := f.svc.SignUp(ctx, app.SignUpInput{Params: p, Email: "friend@example.test", Password: goodPassword, ClientIP: clientIP}); err != nil {
+		t.Fatal(err)
+	}
+	friend, err := f.svc.GetUser(ctx, f.app.ID, "friend@example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := f.svc.GetTenantReferrer(ctx, f.app.ID, friend.TenantID)
+	if err != nil || got.ID != inviter.ID || got.TenantID != inviterTenant {
+		t.Fatalf("GetTenantReferrer = %s of tenant %s, %v; want %s of %s", got.ID, got.TenantID, err, inviter.ID, inviterTenant)
+	}
+	_, err = f.svc.GetTenantReferrer(ctx, f.app.ID, inviterTenant)
+	wantNotFound(t, err) // nobody referred the inviter's own tenant
+	_, err = f.svc.GetTenantReferrer(ctx, f.newApp(t).ID, friend.TenantID)
+	wantNotFound(t, err) // the tenant is this app's only
+	_, err = f.svc.GetTenantReferrer(ctx, f.app.ID, "t")
+	wantInvalid(t, err, "tenantId")
+
+	if err := f.svc.DeleteUser(ctx, f.app.ID, inviter.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.GetTenantReferrer(ctx, f.app.ID, friend.TenantID)
+	wantNotFound(t, err) // a deleted inviter is owed nothing
 }

@@ -222,6 +222,23 @@ func (s *Service) GetAppRef(ctx context.Context, appID string) (domain.App, erro
 	return a, nil
 }
 
+// GetTenantReferrer serves billing's referral reward: the live user whose invite (route 23) the
+// tenant's earliest referred live user signed up with. Users join a tenant at sign-up, so that is
+// normally the user who created the tenant. Not found when no user of the tenant was referred, or
+// the inviter is deleted since.
+func (s *Service) GetTenantReferrer(ctx context.Context, appID, tenantID string) (domain.User, error) {
+	users, err := s.ListTenantUsers(ctx, appID, tenantID)
+	if err != nil {
+		return domain.User{}, err
+	}
+	for _, u := range users {
+		if u.ReferredBy != "" {
+			return s.GetUserRef(ctx, u.AppID, u.ReferredBy)
+		}
+	}
+	return domain.User{}, domain.NotFound("referrer")
+}
+
 // ListTenantUsers serves the tenant service: the tenant's users that are not deleted, oldest first.
 func (s *Service) ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error) {
 	appID, tenantID = domain.CanonicalID(appID), domain.CanonicalID(tenantID)

@@ -23,12 +23,14 @@ type Server struct {
 	svc *app.Service
 }
 
-// Register serves the app-facing, operators' and payment-page services of svc on s.
+// Register serves the app-facing, operators', payment-page and provider-event services of svc
+// on s.
 func Register(s gogrpc.ServiceRegistrar, svc *app.Service) {
 	srv := &Server{svc: svc}
 	billingv1.RegisterBillingServiceServer(s, srv)
 	billingv1.RegisterBillingAdminServiceServer(s, srv)
 	billingv1.RegisterPaymentPageServiceServer(s, &PageServer{svc: svc})
+	billingv1.RegisterProviderEventServiceServer(s, &EventServer{svc: svc})
 }
 
 // ListPromotions is route 12.

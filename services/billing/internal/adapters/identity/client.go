@@ -22,6 +22,7 @@ func NewUsers(c identityv1.IdentityInternalServiceClient) *Users { return &Users
 var (
 	errUserNotFound = fault.NotFound("User not found")
 	errAppNotFound  = fault.NotFound("App not found")
+	errNoReferrer   = fault.NotFound("No referrer")
 )
 
 // User asks identity for the app's live user.
@@ -30,7 +31,20 @@ func (u *Users) User(ctx context.Context, appID, userID string) (app.UserRef, er
 	if err != nil {
 		return app.UserRef{}, grpcx.Downstream(err, "get user ref", errUserNotFound)
 	}
-	return app.UserRef{ID: ref.GetUserId(), TenantID: ref.GetTenantRef(), Email: ref.GetEmail()}, nil
+	return userRef(ref), nil
+}
+
+// TenantReferrer asks identity who referred the tenant.
+func (u *Users) TenantReferrer(ctx context.Context, appID, tenantID string) (app.UserRef, error) {
+	ref, err := u.client.GetTenantReferrer(ctx, &identityv1.GetTenantReferrerRequest{AppId: appID, TenantId: tenantID})
+	if err != nil {
+		return app.UserRef{}, grpcx.Downstream(err, "get tenant referrer", errNoReferrer)
+	}
+	return userRef(ref), nil
+}
+
+func userRef(ref *identityv1.UserRef) app.UserRef {
+	return app.UserRef{ID: ref.GetUserId(), TenantID: ref.GetTenantRef(), Email: ref.GetEmail()}
 }
 
 // App asks identity for an enabled app.

@@ -28,6 +28,16 @@ func (s *Store) CreateCharge(_ context.Context, c domain.Charge) error {
 	return nil
 }
 
+// Charge returns a charge.
+func (s *Store) Charge(_ context.Context, id string) (domain.Charge, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.charges[id]; ok {
+		return c, nil
+	}
+	return domain.Charge{}, domain.ErrChargeNotFound
+}
+
 // OpenUpgrade returns the subscription's open upgrade.
 func (s *Store) OpenUpgrade(_ context.Context, subscriptionID string) (domain.Charge, error) {
 	s.mu.Lock()

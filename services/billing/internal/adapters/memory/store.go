@@ -20,6 +20,7 @@ type Store struct {
 	taxRates    []domain.CatalogTaxRate
 	promotions  []domain.Promotion
 	redeemed    map[[2]string]bool // (promotion id, tenant id)
+	rewarded    map[string]bool    // referred tenant ids
 	accounts    map[[2]string]domain.Account
 	customers   []domain.Customer
 	checkouts   map[string]domain.CheckoutSession
@@ -29,7 +30,7 @@ type Store struct {
 
 // New returns an empty store whose events go to outbox.
 func New(outbox *events.MemoryOutbox) *Store {
-	return &Store{settings: map[string]domain.Settings{}, redeemed: map[[2]string]bool{},
+	return &Store{settings: map[string]domain.Settings{}, redeemed: map[[2]string]bool{}, rewarded: map[string]bool{},
 		accounts: map[[2]string]domain.Account{}, checkouts: map[string]domain.CheckoutSession{}, charges: map[string]domain.Charge{}, outbox: outbox}
 }
 
@@ -205,7 +206,7 @@ func (s *Store) accountOf(appID, tenantID string) domain.Account {
 	return domain.Account{AppID: appID, TenantID: tenantID}
 }
 
-// Redeem applies fn to the promotion and the account under the store's lock.
+// Redeem applies fn to the promotion and the account under the store's lock, once per tenant.
 func (s *Store) Redeem(_ context.Context, r app.Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,15 +214,34 @@ func (s *Store) Redeem(_ context.Context, r app.Redemption, fn func(*domain.Prom
 	if i < 0 || s.redeemed[[2]string{s.promotions[i].ID, r.TenantID}] {
 		return domain.Account{}, domain.ErrUnknownCode
 	}
-	p, a := s.promotions[i], s.accountOf(r.AppID, r.TenantID)
-	evs, err := fn(&p, &a)
+	return s.applyPromotion(i, r.TenantID, fn, func() { s.redeemed[[2]string{s.promotions[i].ID, r.TenantID}] = true })
+}
+
+// GrantReferralReward applies fn to the promotion and the referrer's account under the store's
+// lock, once per referred tenant.
+func (s *Store) GrantReferralReward(_ context.Context, g app.ReferralGrant, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.promotions, func(p domain.Promotion) bool { return p.AppID == g.AppID && p.ID == g.PromotionID })
+	switch {
+	case i < 0:
+		return domain.Account{}, domain.ErrPromotionNotFound
+	case s.rewarded[g.ReferredTenantID]:
+		return domain.Account{}, domain.ErrReferralRewarded
+	}
+	return s.applyPromotion(i, g.ReferrerTenantID, fn, func() { s.rewarded[g.ReferredTenantID] = true })
+}
+
+// applyPromotion runs fn on copies of promotion i and the tenant's account and, when it succeeds,
+// stores both, records the use and queues fn's events. The caller holds the store's lock.
+func (s *Store) applyPromotion(i int, tenantID string, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error), record func()) (domain.Account, error) {
+	p := s.promotions[i]
+	a, err := s.withAccount(p.AppID, tenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&p, a) })
 	if err != nil {
 		return domain.Account{}, err
 	}
 	s.promotions[i] = p
-	s.accounts[[2]string{r.AppID, r.TenantID}] = a
-	s.redeemed[[2]string{p.ID, r.TenantID}] = true
-	s.outbox.Add(evs...)
+	record()
 	return a, nil
 }
 
@@ -244,6 +264,17 @@ func (s *Store) Customer(_ context.Context, connectionID, tenantID string, test 
 		return c, nil
 	}
 	return domain.Customer{}, domain.ErrCustomerNotFound
+}
+
+// CustomerByProviderID returns the customer with the provider's id.
+func (s *Store) CustomerByProviderID(_ context.Context, providerCustomerID string) (domain.Customer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := slices.IndexFunc(s.customers, func(c domain.Customer) bool { return c.ID == providerCustomerID })
+	if i < 0 {
+		return domain.Customer{}, domain.ErrCustomerNotFound
+	}
+	return s.customers[i], nil
 }
 
 func (s *Store) customerOf(connectionID, tenantID string, test bool) (domain.Customer, bool) {

@@ -53,6 +53,14 @@ func (s *Store) CreateCharge(ctx context.Context, c domain.Charge) error {
 	return nil
 }
 
+// Charge reads a charge.
+func (s *Store) Charge(ctx context.Context, id string) (domain.Charge, error) {
+	if !isUUID(id) {
+		return domain.Charge{}, domain.ErrChargeNotFound
+	}
+	return scanCharge(pgxx.Q(ctx, s.pool).QueryRow(ctx, "SELECT "+chargeColumns+" FROM charges WHERE id = $1", id))
+}
+
 // OpenUpgrade reads the subscription's open upgrade.
 func (s *Store) OpenUpgrade(ctx context.Context, subscriptionID string) (domain.Charge, error) {
 	return scanCharge(pgxx.Q(ctx, s.pool).QueryRow(ctx, "SELECT "+chargeColumns+

@@ -289,10 +289,7 @@ func (s *Store) UpdatePromotion(ctx context.Context, appID, id string, fn func(*
 		if !isUUID(id) {
 			return domain.ErrPromotionNotFound
 		}
-		p, err := scanPromotion(tx.QueryRow(ctx, "SELECT "+promotionColumns+" FROM promotions WHERE app_id = $1 AND id = $2 FOR UPDATE", appID, id))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return domain.ErrPromotionNotFound
-		}
+		p, err := lockPromotion(ctx, tx, appID, "id", id)
 		if err != nil {
 			return err
 		}
@@ -375,47 +372,74 @@ func saveAccount(ctx context.Context, tx pgx.Tx, a domain.Account) error {
 	return err
 }
 
-// Redeem locks the promotion (serialising its redemptions) and the account, checks the tenant
-// has not redeemed it, and commits promotion, account, redemption and events together.
+// Redeem locks the promotion (serialising its redemptions), records the tenant's redemption
+// unless it has one, and commits promotion, account, redemption and events together.
 func (s *Store) Redeem(ctx context.Context, r app.Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	a, err := s.applyPromotion(ctx, r.AppID, "code", r.Code, r.TenantID, fn,
+		`INSERT INTO redemptions (promotion_id, tenant_id, user_id, redeemed_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		r.TenantID, r.UserID, r.At)
+	if errors.Is(err, domain.ErrPromotionNotFound) || errors.Is(err, errClaimed) {
+		return domain.Account{}, domain.ErrUnknownCode
+	}
+	return a, err
+}
+
+// GrantReferralReward locks the promotion, records the referred tenant's reward unless it has
+// one, and commits promotion, the referrer's account, the reward and events together.
+func (s *Store) GrantReferralReward(ctx context.Context, g app.ReferralGrant, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
+	if !isUUID(g.PromotionID) {
+		return domain.Account{}, domain.ErrPromotionNotFound
+	}
+	a, err := s.applyPromotion(ctx, g.AppID, "id", g.PromotionID, g.ReferrerTenantID, fn,
+		`INSERT INTO referral_rewards (promotion_id, referred_tenant_id, app_id, referrer_tenant_id, referrer_user_id, granted_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		g.ReferredTenantID, g.AppID, g.ReferrerTenantID, g.ReferrerUserID, g.At)
+	if errors.Is(err, errClaimed) {
+		return domain.Account{}, domain.ErrReferralRewarded
+	}
+	return a, err
+}
+
+// errClaimed says the once-only record of a promotion's use exists already.
+var errClaimed = errors.New("claimed before")
+
+// applyPromotion locks the app's promotion whose column ("id" or "code") is value, inserts the
+// once-only record of this use (claim, given the promotion's id as $1 before args; errClaimed
+// when it exists), then locks the tenant's account, runs fn on both and stores both with fn's
+// events: the effect and the record that it happened commit together. Taking the promotion's
+// lock first serialises its uses, so its maximum of redemptions holds.
+func (s *Store) applyPromotion(ctx context.Context, appID, column, value, tenantID string,
+	fn func(*domain.Promotion, *domain.Account) ([]events.Event, error), claim string, args ...any) (domain.Account, error) {
 	var out domain.Account
 	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		p, err := scanPromotion(tx.QueryRow(ctx, "SELECT "+promotionColumns+" FROM promotions WHERE app_id = $1 AND code = $2 FOR UPDATE", r.AppID, r.Code))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return domain.ErrUnknownCode
-		}
+		p, err := lockPromotion(ctx, tx, appID, column, value)
 		if err != nil {
 			return err
 		}
-		var done bool
-		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM redemptions WHERE promotion_id = $1 AND tenant_id = $2)", p.ID, r.TenantID).Scan(&done); err != nil {
-			return err
+		tag, err := tx.Exec(ctx, claim, append([]any{p.ID}, args...)...)
+		if err != nil {
+			return fmt.Errorf("record the promotion's use: %w", err)
 		}
-		if done {
-			return domain.ErrUnknownCode
+		if tag.RowsAffected() == 0 {
+			return errClaimed
 		}
-		a, err := lockAccount(ctx, tx, r.AppID, r.TenantID)
+		out, err = withAccount(ctx, tx, appID, tenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&p, a) })
 		if err != nil {
 			return err
 		}
-		evs, err := fn(&p, &a)
-		if err != nil {
-			return err
-		}
-		if err := savePromotion(ctx, tx, p); err != nil {
-			return err
-		}
-		if err := saveAccount(ctx, tx, a); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO redemptions (promotion_id, tenant_id, user_id, redeemed_at) VALUES ($1, $2, $3, $4)",
-			p.ID, r.TenantID, r.UserID, a.UpdatedAt); err != nil {
-			return fmt.Errorf("insert redemption: %w", err)
-		}
-		out = a
-		return events.InsertOutbox(ctx, tx, evs...)
+		return savePromotion(ctx, tx, p)
 	})
 	return out, err
+}
+
+// lockPromotion reads the app's promotion whose column ("id" or "code") is value, locked for the
+// transaction; domain.ErrPromotionNotFound when absent.
+func lockPromotion(ctx context.Context, tx pgx.Tx, appID, column, value string) (domain.Promotion, error) {
+	p, err := scanPromotion(tx.QueryRow(ctx, "SELECT "+promotionColumns+" FROM promotions WHERE app_id = $1 AND "+column+" = $2 FOR UPDATE", appID, value))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return domain.Promotion{}, domain.ErrPromotionNotFound
+	}
+	return p, err
 }
 
 // isUUID guards uuid columns: a malformed id matches nothing, rather than failing the query.
@@ -452,9 +476,21 @@ func (s *Store) Customer(ctx context.Context, connectionID, tenantID string, tes
 	if !isUUID(connectionID) || !isUUID(tenantID) {
 		return domain.Customer{}, domain.ErrCustomerNotFound
 	}
-	c := domain.Customer{ConnectionID: connectionID, TenantID: tenantID, Test: test}
-	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `SELECT provider_customer_id, app_id::text, created_at FROM customers
-		WHERE connection_id = $1 AND tenant_id = $2 AND test = $3`, connectionID, tenantID, test).Scan(&c.ID, &c.AppID, &c.CreatedAt)
+	return scanCustomer(pgxx.Q(ctx, s.pool).QueryRow(ctx, "SELECT "+customerColumns+
+		" FROM customers WHERE connection_id = $1 AND tenant_id = $2 AND test = $3", connectionID, tenantID, test))
+}
+
+// CustomerByProviderID reads the customer with the provider's id.
+func (s *Store) CustomerByProviderID(ctx context.Context, providerCustomerID string) (domain.Customer, error) {
+	return scanCustomer(pgxx.Q(ctx, s.pool).QueryRow(ctx, "SELECT "+customerColumns+
+		" FROM customers WHERE provider_customer_id = $1", providerCustomerID))
+}
+
+const customerColumns = "provider_customer_id, connection_id::text, app_id::text, tenant_id::text, test, created_at"
+
+func scanCustomer(row pgx.Row) (domain.Customer, error) {
+	var c domain.Customer
+	err := row.Scan(&c.ID, &c.ConnectionID, &c.AppID, &c.TenantID, &c.Test, &c.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Customer{}, domain.ErrCustomerNotFound
 	}

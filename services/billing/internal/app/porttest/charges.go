@@ -37,6 +37,14 @@ func chargesRoundTrip(t *testing.T, s app.Store, _ events.OutboxSource) {
 			t.Fatalf("SettleCharge(%q) = %v, want not found", id, err)
 		}
 	}
+	if got := must(s.Charge(ctx, c.ID)); !reflect.DeepEqual(got, c) {
+		t.Fatalf("Charge:\n got %+v\nwant %+v", got, c)
+	}
+	for _, id := range []string{uuid.NewString(), "not-a-uuid"} {
+		if _, err := s.Charge(ctx, id); !errors.Is(err, domain.ErrChargeNotFound) {
+			t.Fatalf("Charge(%q) = %v", id, err)
+		}
+	}
 	if _, err := s.OpenUpgrade(ctx, "sub_none"); !errors.Is(err, domain.ErrChargeNotFound) {
 		t.Fatalf("OpenUpgrade of a subscription without one = %v", err)
 	}

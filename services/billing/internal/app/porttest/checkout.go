@@ -52,6 +52,13 @@ func customersOnePerTenantAndMode(t *testing.T, s app.Store, _ events.OutboxSour
 	if live.ID != "cus_live" || live.Test {
 		t.Fatalf("live mode has its own customer: %+v", live)
 	}
+	// A provider event names the customer by the provider's id.
+	if c := must(s.CustomerByProviderID(ctx, got[0].ID)); c != got[0] {
+		t.Fatalf("by provider id %+v, want %+v", c, got[0])
+	}
+	if _, err := s.CustomerByProviderID(ctx, "cus_unknown"); !errors.Is(err, domain.ErrCustomerNotFound) {
+		t.Fatalf("unknown provider id: %v", err)
+	}
 }
 
 func checkoutSession(conn domain.Connection) domain.CheckoutSession {

@@ -6,6 +6,7 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/convert"
+	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
 // InternalServer implements the service-to-service API.
@@ -43,7 +44,20 @@ func (s *InternalServer) GetUserRef(ctx context.Context, req *identityv1.GetUser
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.UserRef{UserId: u.ID, TenantRef: u.TenantID, Freezed: u.Frozen, Email: u.Email}, nil
+	return userRef(u), nil
+}
+
+// GetTenantReferrer names the user who referred a tenant, for billing's referral reward.
+func (s *InternalServer) GetTenantReferrer(ctx context.Context, req *identityv1.GetTenantReferrerRequest) (*identityv1.UserRef, error) {
+	u, err := s.svc.GetTenantReferrer(ctx, req.GetAppId(), req.GetTenantId())
+	if err != nil {
+		return nil, err
+	}
+	return userRef(u), nil
+}
+
+func userRef(u domain.User) *identityv1.UserRef {
+	return &identityv1.UserRef{UserId: u.ID, TenantRef: u.TenantID, Freezed: u.Frozen, Email: u.Email}
 }
 
 // GetAppRef names an enabled app for another context.

@@ -1,0 +1,47 @@
+package app
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/services/billing/internal/domain"
+
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+)
+
+func TestOnlyATenantsFirstPaymentEmitsTheFirstPaidEvent(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := domain.Account{AppID: "5b1d0f3e-8a55-4c6e-9d1e-2f7a1c3b9e40", TenantID: "0c4f6a2d-1b3e-4f5a-8c7d-9e0f1a2b3c4d"}
+	setUp := func(s *domain.State) { s.PaymentMethodSetUp("cus_1", "cs_1", "pm_1") }
+	bought := func(s *domain.State) { s.UnitsBought("cus_1", "cs_2", "card", 1, now) }
+	for i, step := range []struct {
+		reason string
+		apply  func(*domain.State)
+		want   []eventsv1.Type
+	}{
+		{"checkout.setup", setUp, []eventsv1.Type{billingv1.EventTenantChanged}},
+		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged, billingv1.EventTenantFirstPaid}},
+		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged}},
+	} {
+		evs, err := changeState(&a, now, step.reason, step.apply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []eventsv1.Type
+		for _, ev := range evs {
+			got = append(got, ev.Type)
+		}
+		if !slices.Equal(got, step.want) {
+			t.Fatalf("step %d (%s): events %v, want %v", i, step.reason, got, step.want)
+		}
+		if len(evs) == 2 {
+			var p billingv1.TenantFirstPaid
+			if err := evs[1].Decode(&p); err != nil || p.GetTenantId() != a.TenantID || p.GetAppId() != a.AppID ||
+				p.GetReason() != step.reason || p.GetAt() != "2026-03-01T12:00:00Z" {
+				t.Fatalf("first paid = %+v, %v", &p, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/services/billing/internal/domain"
+)
+
+// The webhook-ingest context verifies a provider's call and hands it here (ProviderEventService).
+// Every effect below refetches what it acts on from the provider, so an event that arrives late,
+// twice or out of order applies the provider's current state, never the state the event carried;
+// and every effect commits with the record that makes a second application a no-op (a checkout
+// session's or charge's status, or a state comparison such as State.Renews).
+
+// CustomerConnection names the connection behind a pspx customer, with the webhook signing
+// secrets of the event's mode, newest first.
+type CustomerConnection struct {
+	ConnectionID   string
+	AppID          string
+	TenantID       string
+	WebhookSecrets []string
+}
+
+// ResolvePspxCustomer finds the connection of a customer Berth created in that mode.
+func (s *Service) ResolvePspxCustomer(ctx context.Context, customerID string, live bool) (CustomerConnection, error) {
+	c, err := s.store.CustomerByProviderID(ctx, customerID)
+	if err == nil && c.Test == live {
+		err = domain.ErrCustomerNotFound
+	}
+	if err != nil {
+		return CustomerConnection{}, err
+	}
+	conn, err := s.store.Connection(ctx, c.ConnectionID)
+	if err != nil {
+		return CustomerConnection{}, err
+	}
+	secrets := slices.Clone(conn.WebhookSecrets)
+	slices.SortFunc(secrets, func(a, b domain.WebhookSecret) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	out := CustomerConnection{ConnectionID: conn.ID, AppID: c.AppID, TenantID: c.TenantID}
+	for _, w := range secrets {
+		if w.Test == live {
+			continue
+		}
+		secret, err := s.box.Open(w.Sealed, conn.ID+"/webhook/"+w.ID)
+		if err != nil {
+			return CustomerConnection{}, fault.Internal(fmt.Errorf("open webhook secret %s of connection %s: %w", w.ID, conn.ID, err))
+		}
+		out.WebhookSecrets = append(out.WebhookSecrets, string(secret))
+	}
+	return out, nil
+}
+
+// Applied says what a provider call did: Ignored when it names nothing of Berth's, Status a pspy
+// payment's status when not paid, Effect what changed ("" when nothing did).
+type Applied struct {
+	Ignored bool
+	Status  string
+	Effect  string
+}
+
+// pspxObject is what billing reads of an event's data.object to find its own record.
+type pspxObject struct {
+	ID            string            `json:"id"`
+	Object        string            `json:"object"`
+	Customer      string            `json:"customer"`
+	Metadata      map[string]string `json:"metadata"`
+	BillingReason string            `json:"billing_reason"`
+}
+
+// ApplyPspxEvent applies a verified pspx event of the connection.
+func (s *Service) ApplyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (Applied, error) {
+	var obj pspxObject
+	if err := json.Unmarshal(object, &obj); err != nil || obj.ID == "" {
+		return Applied{}, fault.InvalidField("data.object", "is not a provider object")
+	}
+	conn, key, err := s.connectionKey(ctx, connectionID, !live)
+	if err != nil {
+		return Applied{}, err
+	}
+	switch {
+	case strings.HasPrefix(typ, "checkout.session."):
+		return s.pspxCheckoutEvent(ctx, conn, obj)
+	case typ == "invoice.paid":
+		return s.pspxInvoicePaid(ctx, conn, key, obj)
+	case typ == "customer.subscription.deleted":
+		return s.pspxSubscriptionDeleted(ctx, conn, key, obj)
+	}
+	return Applied{}, nil // a type Berth has no effect for
+}
+
+// pspxCheckoutEvent settles Berth's checkout session of a completed, asynchronously paid or
+// failed, or expired provider session, as the return page would.
+func (s *Service) pspxCheckoutEvent(ctx context.Context, conn domain.Connection, obj pspxObject) (Applied, error) {
+	cs, found, err := s.ownCheckout(ctx, conn, obj.Metadata[metaCheckout], obj.ID)
+	if err != nil || !found {
+		return Applied{Ignored: !found}, err
+	}
+	before := cs.Status
+	if cs, err = s.Settle(ctx, cs); err != nil {
+		return Applied{}, err
+	}
+	return Applied{Effect: changedTo("checkout", before, cs.Status)}, nil
+}
+
+// ownCheckout finds Berth's checkout session a provider object names: the metadata's id, on this
+// connection, for that provider object. Anything else is not Berth's (found false).
+func (s *Service) ownCheckout(ctx context.Context, conn domain.Connection, id, providerID string) (domain.CheckoutSession, bool, error) {
+	if !isUUID(id) {
+		return domain.CheckoutSession{}, false, nil
+	}
+	cs, err := s.store.Checkout(ctx, id)
+	if errors.Is(err, domain.ErrCheckoutNotFound) || (err == nil && (cs.ConnectionID != conn.ID || cs.ProviderSessionID != providerID)) {
+		return domain.CheckoutSession{}, false, nil
+	}
+	return cs, err == nil, err
+}
+
+// changedTo names a status change for the ingest record, "" when there was none.
+func changedTo(what, before, after string) string {
+	if before == after {
+		return ""
+	}
+	return what + "." + after
+}
+
+// pspxInvoicePaid applies a paid invoice: Berth's own charge (route 13, an upgrade) completes, or
+// a subscription's renewal extends the tenant's paid access.
+func (s *Service) pspxInvoicePaid(ctx context.Context, conn domain.Connection, key string, obj pspxObject) (Applied, error) {
+	inv, err := s.pspx.Invoice(ctx, key, obj.ID)
+	if err != nil {
+		return Applied{}, providerFault(err, "fetch pspx invoice")
+	}
+	if inv.Status != "paid" {
+		return Applied{}, nil // not (or no longer) paid: nothing to apply
+	}
+	if id := inv.Metadata[metaCharge]; id != "" {
+		return s.chargePaid(ctx, conn, key, id, inv)
+	}
+	if inv.Subscription == "" || inv.BillingReason != "subscription_cycle" {
+		return Applied{}, nil
+	}
+	sub, err := s.pspx.Subscription(ctx, key, inv.Subscription)
+	if err != nil {
+		return Applied{}, providerFault(err, "fetch pspx subscription")
+	}
+	// A renewal invoice is dated by the period that ended and pays the next one, which the
+	// provider has made the subscription's current period by the time the invoice is paid.
+	paidUntil := sub.CurrentPeriodEnd
+	return s.onCustomerAccount(ctx, conn, inv.Customer, "subscription.renewed",
+		func(st domain.State) bool { return st.Renews(sub.ID, paidUntil) },
+		func(st *domain.State) { st.Renewed(paidUntil) })
+}
+
+// chargePaid completes Berth's charge whose invoice the provider reports paid (a bank debit that
+// settled after route 13 or 19 answered).
+func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, chargeID string, inv PspxInvoice) (Applied, error) {
+	c, err := s.store.Charge(ctx, chargeID)
+	if errors.Is(err, domain.ErrChargeNotFound) || (err == nil && c.ConnectionID != conn.ID) {
+		return Applied{Ignored: true}, nil
+	}
+	if err != nil {
+		return Applied{}, err
+	}
+	if c.Settled() {
+		return Applied{}, nil
+	}
+	switch c.Kind {
+	case domain.ChargeUpgrade:
+		sub, err := s.pspx.Subscription(ctx, key, c.SubscriptionID)
+		if err != nil {
+			return Applied{}, providerFault(err, "fetch pspx subscription")
+		}
+		err = s.applyUpgrade(ctx, key, c, sub.ItemID, inv.ID)
+		return Applied{Effect: "plan.upgraded"}, err
+	case domain.ChargeSubscription:
+		sub, err := s.pspx.Subscription(ctx, key, inv.Subscription)
+		if err != nil {
+			return Applied{}, providerFault(err, "fetch pspx subscription")
+		}
+		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.subscription", func(st *domain.State) {
+			st.Subscribed(domain.Subscription{CustomerID: c.CustomerID, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product,
+				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd})
+		})
+		return Applied{Effect: "charge.subscription"}, err
+	}
+	validThru, err := s.oneTimeValidThru(ctx, c.AppID, s.now())
+	if err != nil {
+		return Applied{}, err
+	}
+	err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.invoice", func(st *domain.State) {
+		st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru)
+	})
+	return Applied{Effect: "charge.invoice"}, err
+}
+
+// pspxSubscriptionDeleted ends the tenant's subscription once the provider has ended it.
+func (s *Service) pspxSubscriptionDeleted(ctx context.Context, conn domain.Connection, key string, obj pspxObject) (Applied, error) {
+	sub, err := s.pspx.Subscription(ctx, key, obj.ID)
+	if err != nil {
+		return Applied{}, providerFault(err, "fetch pspx subscription")
+	}
+	if sub.Status != "canceled" && sub.Status != "incomplete_expired" {
+		return Applied{}, nil
+	}
+	return s.onCustomerAccount(ctx, conn, sub.Customer, "subscription.ended",
+		func(st domain.State) bool { return st.PspxSubscriptionID == sub.ID },
+		func(st *domain.State) { st.SubscriptionEnded() })
+}
+
+// onCustomerAccount applies an effect to the account of the tenant behind a customer of the
+// connection, unless needed says (on the locked account) that it holds already.
+func (s *Service) onCustomerAccount(ctx context.Context, conn domain.Connection, customerID, reason string,
+	needed func(domain.State) bool, apply func(*domain.State)) (Applied, error) {
+	c, err := s.store.CustomerByProviderID(ctx, customerID)
+	if errors.Is(err, domain.ErrCustomerNotFound) || (err == nil && c.ConnectionID != conn.ID) {
+		return Applied{Ignored: true}, nil
+	}
+	if err != nil {
+		return Applied{}, err
+	}
+	changed, err := s.updateAccount(ctx, c.AppID, c.TenantID, reason, needed, apply)
+	if err != nil || !changed {
+		return Applied{}, err
+	}
+	return Applied{Effect: reason}, nil
+}
+
+// ApplyPspyPayment fetches a pspy payment with the connection's key and settles Berth's checkout
+// of it. An unknown connection, or a payment Berth did not create, is ignored.
+func (s *Service) ApplyPspyPayment(ctx context.Context, connectionID, paymentID string) (Applied, error) {
+	connectionID = canonical(connectionID)
+	if !isUUID(connectionID) || !strings.HasPrefix(paymentID, "tr_") || len(paymentID) > 64 {
+		return Applied{Ignored: true}, nil
+	}
+	conn, err := s.store.Connection(ctx, connectionID)
+	if errors.Is(err, domain.ErrConnectionNotFound) || (err == nil && conn.Provider != domain.Pspy) {
+		return Applied{Ignored: true}, nil
+	}
+	if err != nil {
+		return Applied{}, err
+	}
+	// The payment id tells nothing of its mode: ask with the test key first (what sandboxes and
+	// apps in development use), then the live key. The provider answers another mode's or
+	// another account's payment as not found.
+	var p PspyPayment
+	found := false
+	for _, test := range []bool{true, false} {
+		_, key, err := s.connectionKey(ctx, connectionID, test)
+		if fault.Is(err, fault.KindPrecondition) {
+			continue // no key of that mode
+		}
+		if err != nil {
+			return Applied{}, err
+		}
+		if p, err = s.pspy.Payment(ctx, key, paymentID); err == nil {
+			found = true
+			break
+		}
+		var pe *ProviderError
+		if !errors.As(err, &pe) || pe.Status != 404 {
+			return Applied{}, providerFault(err, "fetch pspy payment")
+		}
+	}
+	if !found {
+		return Applied{Ignored: true}, nil
+	}
+	cs, own, err := s.ownCheckout(ctx, conn, p.Metadata[metaCheckout], p.ID)
+	if err != nil {
+		return Applied{}, err
+	}
+	if !own {
+		return Applied{Ignored: true}, nil
+	}
+	before := cs.Status
+	if cs, err = s.Settle(ctx, cs); err != nil {
+		return Applied{}, err
+	}
+	out := Applied{Effect: changedTo("checkout", before, cs.Status)}
+	if p.Status != "paid" {
+		out.Status = p.Status
+	}
+	return out, nil
+}

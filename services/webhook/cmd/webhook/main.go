@@ -1,0 +1,10 @@
+// Command webhook runs the webhook-ingest service as its own process; its settings are those of
+// every module (pkg/svcmain) plus the ones its server package documents.
+package main
+
+import (
+	"github.com/berthhq/berth/pkg/svcmain"
+	"github.com/berthhq/berth/services/webhook/server"
+)
+
+func main() { svcmain.Main(server.Module) }

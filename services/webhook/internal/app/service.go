@@ -1,0 +1,209 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/services/webhook/internal/domain"
+)
+
+// Service runs the ingest use cases.
+type Service struct {
+	store   Store
+	billing Billing
+	clock   func() time.Time
+	newID   func() string
+	host    string // this deployment's public host: provider objects of other deployments are not ours
+}
+
+// New returns a Service. host is the REST edge's public host (billing tags the provider objects
+// it creates with it); clock is time.Now when nil.
+func New(store Store, billing Billing, host string, clock func() time.Time, newID func() string) *Service {
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Service{store: store, billing: billing, clock: clock, newID: newID, host: host}
+}
+
+// Delivery is a provider call as the edge received it.
+type Delivery struct {
+	Body                []byte
+	ContentType         string
+	Signature           string
+	Host                string
+	PaymentProviderUUID string
+}
+
+// Receipt is the answer body of routes 3 and 4.
+type Receipt struct {
+	Host      string // with WrongHost: the host the object names
+	WrongHost bool
+	Ignored   bool
+	Status    string // a pspy payment's status when it is not paid
+}
+
+// errApply answers a call whose effect failed: 500, so the provider delivers it again.
+var errApply = errors.New("the provider call could not be applied")
+
+// ReceivePspx is route 3, in the decided order: size, minimal parse, host, connection by
+// customer, signature; then the call is stored (a redelivery of an applied event stops here) and
+// applied.
+func (s *Service) ReceivePspx(ctx context.Context, d Delivery) (Receipt, error) {
+	if len(d.Body) > domain.MaxBody {
+		return Receipt{}, domain.ErrNotAnEvent
+	}
+	ev, err := domain.ParsePspxEvent(d.Body)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if ev.Host != "" && !strings.EqualFold(ev.Host, s.host) {
+		return Receipt{Host: ev.Host, WrongHost: true}, nil
+	}
+	if ev.Customer == "" {
+		return Receipt{}, domain.ErrNotAnEvent // Berth acts on no object without a customer
+	}
+	conn, err := s.billing.ResolvePspxCustomer(ctx, ev.Customer, ev.Livemode)
+	if fault.Is(err, fault.KindNotFound) {
+		return Receipt{}, domain.ErrNotAnEvent
+	}
+	if err != nil {
+		return Receipt{}, err
+	}
+	if err := domain.VerifyPspxSignature(d.Signature, d.Body, conn.Secrets, s.clock()); err != nil {
+		return Receipt{}, err
+	}
+	e, isNew, err := s.store.Record(ctx, domain.Event{ID: s.newID(), Provider: domain.Pspx, ProviderEventID: ev.ID, DedupeKey: ev.ID,
+		Type: ev.Type, ConnectionID: conn.ID, Test: !ev.Livemode, Body: d.Body, ContentType: header(d.ContentType), Signature: header(d.Signature),
+		Host: header(d.Host), Outcome: domain.OutcomeReceived, ReceivedAt: s.clock().UTC()})
+	if err != nil {
+		return Receipt{}, err
+	}
+	if !isNew && e.Outcome == domain.OutcomeApplied {
+		return Receipt{}, nil
+	}
+	return s.apply(ctx, e)
+}
+
+// ReceivePspy is route 4: a call without a connection or payment id is ignored unstored; any
+// other is stored, then billing fetches the payment and applies what it says.
+func (s *Service) ReceivePspy(ctx context.Context, d Delivery) (Receipt, error) {
+	connID := strings.ToLower(strings.TrimSpace(d.PaymentProviderUUID))
+	paymentID, ok := domain.ParsePspyPaymentID(d.ContentType, d.Body)
+	if uuid.Validate(connID) != nil || !ok || len(d.Body) > domain.MaxBody {
+		return Receipt{Ignored: true}, nil
+	}
+	e, _, err := s.store.Record(ctx, domain.Event{ID: s.newID(), Provider: domain.Pspy, ProviderEventID: paymentID, Type: "payment",
+		ConnectionID: connID, Body: d.Body, ContentType: header(d.ContentType), Host: header(d.Host), Outcome: domain.OutcomeReceived, ReceivedAt: s.clock().UTC()})
+	if err != nil {
+		return Receipt{}, err
+	}
+	return s.apply(ctx, e)
+}
+
+// apply hands a stored call to billing and records the attempt. A failure answers 500 so the
+// provider delivers the call again; the record keeps the cause for operators.
+func (s *Service) apply(ctx context.Context, e domain.Event) (Receipt, error) {
+	var (
+		a   Applied
+		err error
+	)
+	if e.Provider == domain.Pspx {
+		var ev domain.PspxEvent
+		if ev, err = domain.ParsePspxEvent(e.Body); err == nil {
+			a, err = s.billing.ApplyPspxEvent(ctx, e.ConnectionID, !e.Test, e.Type, ev.Object)
+		}
+	} else {
+		a, err = s.billing.ApplyPspyPayment(ctx, e.ConnectionID, e.ProviderEventID)
+	}
+	at := Attempt{Outcome: domain.OutcomeApplied, Effect: a.Effect, At: s.clock().UTC()}
+	switch {
+	case err != nil:
+		at = Attempt{Outcome: domain.OutcomeFailed, Error: errorText(err), At: at.At}
+	case a.Ignored:
+		at.Outcome = domain.OutcomeIgnored
+	}
+	if _, ferr := s.store.Finish(ctx, e.ID, at); ferr != nil {
+		return Receipt{}, errors.Join(ferr, err)
+	}
+	if err != nil {
+		return Receipt{}, fault.Internal(fmt.Errorf("%w: %s %s: %w", errApply, e.Provider, e.ProviderEventID, err))
+	}
+	return Receipt{Ignored: a.Ignored, Status: a.Status}, nil
+}
+
+// header is a header value as stored. A provider sends plain text; anything else is kept
+// readable rather than refused, since the body decides.
+func header(v string) string { return clip(v, 4096) }
+
+// errorText is what an operator's list shows of a failure.
+func errorText(err error) string { return clip(err.Error(), 1000) }
+
+// clip makes v storable text: valid UTF-8 without NUL, at most n bytes.
+func clip(v string, n int) string {
+	v = strings.ReplaceAll(strings.ToValidUTF8(v, "\uFFFD"), "\x00", "")
+	if len(v) > n {
+		v = strings.ToValidUTF8(v[:n], "")
+	}
+	return v
+}
+
+// ListEvents is the operators' list.
+func (s *Service) ListEvents(ctx context.Context, f domain.Filter) ([]domain.Event, error) {
+	switch {
+	case f.Limit == 0:
+		f.Limit = 100
+	case f.Limit < 1 || f.Limit > 1000:
+		return nil, fault.InvalidField("limit", "must be between 1 and 1000")
+	}
+	switch f.Outcome {
+	case "", domain.OutcomeReceived, domain.OutcomeApplied, domain.OutcomeIgnored, domain.OutcomeFailed:
+	default:
+		return nil, fault.InvalidField("outcome", "must be received, applied, ignored or failed")
+	}
+	if f.Provider != "" && f.Provider != domain.Pspx && f.Provider != domain.Pspy {
+		return nil, fault.InvalidField("provider", "must be pspx or pspy")
+	}
+	return s.store.Events(ctx, f)
+}
+
+// Replayed counts what a replay did.
+type Replayed struct{ Replayed, Applied, Failed int }
+
+// ReplayEvents hands stored calls to billing again: the one with id, or every call of the
+// connection received in [since, until). Billing keys every effect, so a call applied before
+// changes nothing again; a call that failed is applied now if it can be.
+func (s *Service) ReplayEvents(ctx context.Context, id string, f domain.Filter) (Replayed, error) {
+	var todo []domain.Event
+	if id != "" {
+		e, err := s.store.Event(ctx, strings.ToLower(strings.TrimSpace(id)))
+		if err != nil {
+			return Replayed{}, err
+		}
+		todo = []domain.Event{e}
+	} else {
+		if f.ConnectionID == "" || f.Since.IsZero() || f.Until.IsZero() {
+			return Replayed{}, fault.InvalidField("id", "name an event, or a connection with since and until")
+		}
+		f.Limit = 1000
+		var err error
+		if todo, err = s.store.Events(ctx, f); err != nil {
+			return Replayed{}, err
+		}
+	}
+	var r Replayed
+	for i := len(todo) - 1; i >= 0; i-- { // oldest first, as they arrived
+		r.Replayed++
+		if _, err := s.apply(ctx, todo[i]); err != nil {
+			r.Failed++
+			continue
+		}
+		r.Applied++
+	}
+	return r, nil
+}

@@ -1,0 +1,174 @@
+package app_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/services/webhook/internal/adapters/memory"
+	"github.com/berthhq/berth/services/webhook/internal/app"
+	"github.com/berthhq/berth/services/webhook/internal/domain"
+)
+
+const secret = "whsec_test"
+
+var now = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// fakeBilling knows one customer and counts the calls it applies; fail makes the next applies fail.
+type fakeBilling struct {
+	mu      sync.Mutex
+	applied int
+	fail    int
+	ignore  bool
+	status  string
+}
+
+func (f *fakeBilling) ResolvePspxCustomer(_ context.Context, customerID string, _ bool) (app.Connection, error) {
+	if customerID != "cus_1" {
+		return app.Connection{}, fault.NotFound("Customer not found")
+	}
+	return app.Connection{ID: "conn-1", Secrets: []string{secret}}, nil
+}
+
+func (f *fakeBilling) apply() (app.Applied, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail > 0 {
+		f.fail--
+		return app.Applied{}, errors.New("billing unavailable")
+	}
+	f.applied++
+	return app.Applied{Ignored: f.ignore, Status: f.status, Effect: "x"}, nil
+}
+
+func (f *fakeBilling) ApplyPspxEvent(context.Context, string, bool, string, []byte) (app.Applied, error) {
+	return f.apply()
+}
+
+func (f *fakeBilling) ApplyPspyPayment(context.Context, string, string) (app.Applied, error) {
+	return f.apply()
+}
+
+func newService() (*app.Service, *fakeBilling, *memory.Store) {
+	b, s := &fakeBilling{}, memory.New()
+	return app.New(s, b, "berth.test", func() time.Time { return now }, uuid.NewString), b, s
+}
+
+func signed(body string) app.Delivery {
+	mac := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(mac, "%d.%s", now.Unix(), body)
+	return app.Delivery{Body: []byte(body), ContentType: "application/json", Signature: fmt.Sprintf("t=%d,v1=%s", now.Unix(), hex.EncodeToString(mac.Sum(nil)))}
+}
+
+func event(id, host string) string {
+	return fmt.Sprintf(`{"id":%q,"object":"event","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_1","metadata":{"host":%q}}}}`, id, host)
+}
+
+func TestAFailedEffectAnswers500AndItsRedeliveryAppliesOnce(t *testing.T) {
+	svc, billing, store := newService()
+	ctx := context.Background()
+	billing.fail = 1
+	if _, err := svc.ReceivePspx(ctx, signed(event("evt_1", "berth.test"))); !fault.Is(err, fault.KindInternal) {
+		t.Fatalf("a failed effect answered %v, want an internal fault (500)", err)
+	}
+	list, _ := store.Events(ctx, domain.Filter{Limit: 10})
+	if len(list) != 1 || list[0].Outcome != domain.OutcomeFailed || list[0].LastError == "" || list[0].Attempts != 1 {
+		t.Fatalf("after the failure: %+v", list)
+	}
+	for range 3 { // the provider's retries
+		if _, err := svc.ReceivePspx(ctx, signed(event("evt_1", "berth.test"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, _ = store.Events(ctx, domain.Filter{Limit: 10})
+	if billing.applied != 1 || len(list) != 1 || list[0].Outcome != domain.OutcomeApplied || list[0].Attempts != 2 {
+		t.Fatalf("billing applied %d times; stored %+v", billing.applied, list)
+	}
+}
+
+func TestRoute3RefusalsStoreNothingAndCallNoEffect(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    app.Delivery
+	}{
+		{"an unknown customer", signed(`{"id":"evt_2","object":"event","type":"x","data":{"object":{"id":"in_1","customer":"cus_9"}}}`)},
+		{"no customer", signed(`{"id":"evt_2","object":"event","type":"price.created","data":{"object":{"id":"price_1"}}}`)},
+		{"a bad signature", app.Delivery{Body: []byte(event("evt_2", "berth.test")), Signature: "t=1,v1=00"}},
+		{"too large", app.Delivery{Body: make([]byte, domain.MaxBody+1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, billing, store := newService()
+			if _, err := svc.ReceivePspx(context.Background(), tc.d); !errors.Is(err, domain.ErrNotAnEvent) {
+				t.Fatalf("err = %v, want ErrNotAnEvent", err)
+			}
+			if list, _ := store.Events(context.Background(), domain.Filter{Limit: 10}); len(list) != 0 || billing.applied != 0 {
+				t.Fatalf("stored %d, applied %d", len(list), billing.applied)
+			}
+		})
+	}
+	svc, billing, _ := newService()
+	r, err := svc.ReceivePspx(context.Background(), app.Delivery{Body: []byte(event("evt_3", "elsewhere.example"))})
+	if err != nil || !r.WrongHost || r.Host != "elsewhere.example" || billing.applied != 0 {
+		t.Fatalf("another deployment's object: %+v, %v, applied %d", r, err, billing.applied)
+	}
+}
+
+func TestRoute4StoresEachCallAndAnswersBillingsVerdict(t *testing.T) {
+	svc, billing, store := newService()
+	ctx := context.Background()
+	conn := uuid.NewString()
+	call := app.Delivery{Body: []byte("id=tr_1"), ContentType: "application/x-www-form-urlencoded", PaymentProviderUUID: conn}
+	billing.status = "open"
+	if r, err := svc.ReceivePspy(ctx, call); err != nil || r.Status != "open" {
+		t.Fatalf("an open payment: %+v, %v", r, err)
+	}
+	billing.status, billing.ignore = "", true
+	if r, err := svc.ReceivePspy(ctx, call); err != nil || !r.Ignored {
+		t.Fatalf("a payment billing ignores: %+v, %v", r, err)
+	}
+	for _, d := range []app.Delivery{{Body: []byte("id=tr_1")}, {Body: []byte(""), PaymentProviderUUID: conn}, {Body: []byte("id=tr_1"), PaymentProviderUUID: "not-a-uuid"}} {
+		if r, err := svc.ReceivePspy(ctx, d); err != nil || !r.Ignored {
+			t.Fatalf("%+v: %+v, %v", d, r, err)
+		}
+	}
+	list, _ := store.Events(ctx, domain.Filter{Limit: 10})
+	if len(list) != 2 || billing.applied != 2 || list[0].Outcome != domain.OutcomeIgnored || list[1].Outcome != domain.OutcomeApplied {
+		t.Fatalf("stored %+v, applied %d: want the two calls naming a connection and a payment", list, billing.applied)
+	}
+}
+
+func TestReplayAppliesARangeOldestFirstAndValidatesItsArguments(t *testing.T) {
+	svc, billing, store := newService()
+	ctx := context.Background()
+	billing.fail = 2
+	for _, id := range []string{"evt_a", "evt_b"} {
+		_, _ = svc.ReceivePspx(ctx, signed(event(id, "berth.test")))
+	}
+	r, err := svc.ReplayEvents(ctx, "", domain.Filter{ConnectionID: "conn-1", Since: now.Add(-time.Hour), Until: now.Add(time.Hour)})
+	if err != nil || r.Replayed != 2 || r.Applied != 2 || r.Failed != 0 || billing.applied != 2 {
+		t.Fatalf("replay: %+v, %v, applied %d", r, err, billing.applied)
+	}
+	if failed, _ := store.Events(ctx, domain.Filter{Outcome: domain.OutcomeFailed, Limit: 10}); len(failed) != 0 {
+		t.Fatalf("still failed after the replay: %+v", failed)
+	}
+	if _, err := svc.ReplayEvents(ctx, "", domain.Filter{ConnectionID: "conn-1"}); !fault.Is(err, fault.KindInvalid) {
+		t.Fatalf("a range without times: %v", err)
+	}
+	if _, err := svc.ReplayEvents(ctx, uuid.NewString(), domain.Filter{}); !errors.Is(err, domain.ErrEventNotFound) {
+		t.Fatalf("an unknown id: %v", err)
+	}
+	for _, f := range []domain.Filter{{Limit: 1001}, {Outcome: "done"}, {Provider: "other"}} {
+		if _, err := svc.ListEvents(ctx, f); !fault.Is(err, fault.KindInvalid) {
+			t.Fatalf("ListEvents(%+v) = %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+// Package server is the webhook-ingest service's composition root, used by cmd/webhook and by the
+// all-in-one process: it picks the store (Postgres, or memory for the embedded development
+// default), wires the use cases to billing (which names connections and applies provider calls)
+// and builds the gRPC server with the shared access policy.
+//
+// Settings, besides those of every module (pkg/svcmain):
+//
+//	BERTH_PUBLIC_URL   the REST edge's public base URL; its host tells this deployment's provider
+//	                   objects from another's (required)
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/webhook/internal/adapters/billing"
+	grpcadapter "github.com/berthhq/berth/services/webhook/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/webhook/internal/adapters/memory"
+	"github.com/berthhq/berth/services/webhook/internal/adapters/postgres"
+	"github.com/berthhq/berth/services/webhook/internal/app"
+
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+)
+
+// Config configures the service.
+type Config struct {
+	// Common holds what every module is built from; DatabaseURL "" selects the memory store (the
+	// embedded development default only).
+	module.Common
+	// Billing is the connection to billing; its calls must carry the service token.
+	Billing grpc.ClientConnInterface
+	// PublicURL is the REST edge's public base URL.
+	PublicURL string
+}
+
+// Module is the webhook-ingest context in the service template. It dials billing.
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9105", Build: build}
+
+const name = "webhook"
+
+func build(ctx context.Context, c module.Common) (*module.Process, error) {
+	conn, err := c.Dial("billing")
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Config{Common: c, Billing: conn, PublicURL: c.Env.String("BERTH_PUBLIC_URL", "")})
+}
+
+// New opens the store (migrating Postgres) and builds the process.
+func New(ctx context.Context, cfg Config) (*module.Process, error) {
+	if cfg.Billing == nil {
+		return nil, errors.New("webhook: a billing connection is required")
+	}
+	public, err := url.Parse(cfg.PublicURL)
+	if err != nil || public.Host == "" {
+		return nil, fmt.Errorf("webhook: BERTH_PUBLIC_URL %q is not an absolute URL", cfg.PublicURL)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	var (
+		store app.Store
+		pool  *pgxpool.Pool
+	)
+	if cfg.DatabaseURL == "" {
+		store = memory.New()
+	} else {
+		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
+			return nil, fmt.Errorf("webhook: database: %w", err)
+		}
+		store = postgres.New(pool)
+	}
+	svc := app.New(store, billing.New(billingv1.NewProviderEventServiceClient(cfg.Billing)), public.Host, cfg.Clock, uuid.NewString)
+	// Routes 3 and 4 are public (the signature or the provider fetch authenticates them); the
+	// operators' calls need the admin token. No API keys or tenant tokens are accepted here.
+	p := module.NewProcess(cfg.Common, name, authn.Policy{AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	if pool != nil {
+		p.UsePool(pool)
+	}
+	grpcadapter.Register(p.Server, svc)
+	return p, nil
+}
