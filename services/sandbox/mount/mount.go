@@ -1,8 +1,11 @@
 package mount
 
 import (
+	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/berthhq/berth/services/sandbox/clock"
@@ -25,6 +28,19 @@ type Options struct {
 	// TimeScale multiplies the waits of the providers' webhook retry schedules (0 means 1):
 	// 0.0001 makes pspx's first retry, a minute after the first attempt, come after 6 ms.
 	TimeScale float64
+}
+
+// ParseTimeScale reads a time scale as BERTH_SANDBOX_TIME_SCALE gives it: "" is 1, anything else
+// a positive finite number.
+func ParseTimeScale(v string) (float64, error) {
+	if v == "" {
+		return 1, nil
+	}
+	scale, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(scale > 0) || math.IsInf(scale, 0) { // !(scale > 0) refuses NaN too
+		return 0, fmt.Errorf("BERTH_SANDBOX_TIME_SCALE must be a positive number, not %q", v)
+	}
+	return scale, nil
 }
 
 // Sandboxes are both providers on one clock, delivering their webhooks through one queue.

@@ -43,7 +43,10 @@ type Config struct {
 	EventPrefix    string // stream/subject prefix; "" = "berth"
 	AdminToken     string
 	ServiceToken   string
-	Log            *slog.Logger
+	// SandboxTimeScale multiplies the waits of the sandboxes' webhook retry schedules (0 means
+	// 1): tests shrink a provider's minutes to milliseconds.
+	SandboxTimeScale float64
+	Log              *slog.Logger
 }
 
 // Stack is a running all-in-one process.
@@ -119,7 +122,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	publicURL := config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL}).String("BERTH_PUBLIC_URL", s.BaseURL)
 	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
 	// loopback address, which works whatever proxy stands in front of the public one.
-	s.Sandboxes = mount.New(publicURL, log)
+	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
 	common := module.Common{
 		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox,
 		Env: config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL,

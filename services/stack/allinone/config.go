@@ -13,6 +13,7 @@ import (
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/services/sandbox/mount"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -32,6 +33,7 @@ const DefaultIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
 //	BERTH_NATS_URL             external NATS JetStream; unset: embedded server
 //	BERTH_ADMIN_TOKEN          provisioning token; unset: random per run
 //	BERTH_SERVICE_TOKEN        service-to-service token; unset: random per run
+//	BERTH_SANDBOX_TIME_SCALE   factor on the sandboxes' webhook retry schedules (default 1)
 //
 // plus the modules' own settings, with these all-in-one defaults: BERTH_ISSUER DefaultIssuer,
 // BERTH_PUBLIC_URL the edge's address, BERTH_API_KEY_PEPPER and BERTH_SECRET_KEY random per run.
@@ -51,6 +53,9 @@ func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
 		cfg.GRPCAddrs[m.Name] = config.String(m.GRPCAddrVar(), m.DefaultAddr)
 	}
 	var err error
+	if cfg.SandboxTimeScale, err = mount.ParseTimeScale(config.String("BERTH_SANDBOX_TIME_SCALE", "")); err != nil {
+		return cfg, err
+	}
 	if cfg.TrustedProxies, err = login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", "")); err != nil {
 		return cfg, fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
 	}

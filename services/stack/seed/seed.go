@@ -109,7 +109,7 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, fmt.Errorf("promotion: %w", err)
 	}
 	d.PromotionCode = promo.GetCode()
-	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o.Sandbox.Pspx); err != nil {
+	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o.Sandbox.Pspx, o.BaseURL); err != nil {
 		return d, err
 	}
 
@@ -159,18 +159,28 @@ func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDo
 	return d, nil
 }
 
-// seedPspx makes sandbox keys, connects the app with them and creates its prices and tax rate in
-// the sandbox, as an operator would in the provider's dashboard.
-func seedPspx(ctx context.Context, a Admin, appID, sandboxURL string) (PspxDemo, error) {
-	d := PspxDemo{WebhookSecret: "whsec_" + randomAlnum(32)}
+// seedPspx makes sandbox keys, registers Berth's route 3 as the test account's webhook endpoint,
+// connects the app with the keys and the endpoint's signing secret, and creates its prices and tax
+// rate in the sandbox, as an operator would in the provider's dashboard.
+func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (PspxDemo, error) {
+	var d PspxDemo
 	testKey, liveKey := "sk_test_"+randomAlnum(24), "sk_live_"+randomAlnum(24)
+	dash := dashboard{base: sandboxURL, key: testKey}
+	// The provider shows an endpoint's signing secret once, in the answer that creates it.
+	var endpoint struct {
+		Secret string `json:"secret"`
+	}
+	if err := dash.post(ctx, "/v1/webhook_endpoints", url.Values{"url": {baseURL + "/api/v1/webhooks/pspx"},
+		"enabled_events[]": {"*"}, "description": {"Berth"}}, &endpoint); err != nil {
+		return d, err
+	}
+	d.WebhookSecret = endpoint.Secret
 	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: appID, Provider: billingv1.Provider_PROVIDER_PSPX,
 		TestSecretKey: testKey, LiveSecretKey: liveKey, TestWebhookSecret: d.WebhookSecret})
 	if err != nil {
 		return d, fmt.Errorf("pspx connection: %w", err)
 	}
 	d.ConnectionID = conn.GetId()
-	dash := dashboard{base: sandboxURL, key: testKey}
 	product, err := dash.create(ctx, "/v1/products", url.Values{"name": {"Demo plan"}})
 	if err != nil {
 		return d, err

@@ -70,7 +70,10 @@ func StartWith(t testing.TB, o Options) Env {
 		EventPrefix:  "stack" + RandomHex(4),
 		AdminToken:   RandomHex(16),
 		ServiceToken: RandomHex(16),
-		Log:          slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		// A provider minute of webhook retries lasts 6 ms: a refused delivery comes again
+		// within the test.
+		SandboxTimeScale: 0.0001,
+		Log:              slog.New(slog.NewJSONHandler(io.Discard, nil)),
 	}
 	for _, m := range allinone.Modules {
 		cfg.GRPCAddrs[m.Name] = "127.0.0.1:0"

@@ -10,14 +10,11 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -34,9 +31,9 @@ func main() {
 
 func run(log *slog.Logger) error {
 	addr := env("BERTH_SANDBOX_ADDR", "127.0.0.1:8090")
-	scale, err := strconv.ParseFloat(env("BERTH_SANDBOX_TIME_SCALE", "1"), 64)
-	if err != nil || !(scale > 0) || math.IsInf(scale, 0) { // !(scale > 0) refuses NaN too
-		return fmt.Errorf("BERTH_SANDBOX_TIME_SCALE must be a positive number, not %q", os.Getenv("BERTH_SANDBOX_TIME_SCALE"))
+	scale, err := mount.ParseTimeScale(os.Getenv("BERTH_SANDBOX_TIME_SCALE"))
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
