@@ -76,8 +76,9 @@ func (s *Server) tick(ctx context.Context, a *account, now time.Time, waited map
 				consider(sub.created.Add(23*time.Hour), func() { c.expireIncomplete(sub) })
 			case a.renewalPending(sub):
 				// The period's renewal is drafted already; it waits in its draft window.
-			case sub.status == "active" || (sub.status == "past_due" && sub.cancelAtPeriodEnd):
-				// A past-due subscription's period waits for its invoice to be paid.
+			case sub.status == "active" || (sub.status == "past_due" && (sub.cancelAtPeriodEnd || a.gaveUp(sub))):
+				// A past-due subscription's period waits for its invoice to be paid, unless that
+				// invoice is uncollectible: then the next period is invoiced when this one ends.
 				consider(end, func() { c.renew(sub) })
 			}
 		}

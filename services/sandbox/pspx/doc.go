@@ -25,6 +25,7 @@
 // The sandbox makes a few of the provider's account settings fixed choices, named where they
 // apply: drafts created through the API never finalize by themselves (auto_advance false), a
 // renewal that was declined is retried at each following clock advance and the invoice is marked
-// uncollectible at the third failed attempt, and an invoice marked uncollectible cancels its
-// subscription.
+// uncollectible at the third failed attempt; a renewal marked uncollectible leaves its subscription
+// past due, its next period invoiced when the unpaid one ends, while a first invoice marked
+// uncollectible cancels the subscription.
 package pspx

@@ -175,13 +175,24 @@ func (c *call) invoiceFailed(inv *invoice, async bool) {
 	}
 }
 
-// markUncollectible gives up on an invoice; its subscription is canceled (the sandbox's
-// setting for subscriptions whose payment failed for good).
+// markUncollectible gives up on an invoice. A subscription whose first payment failed for good
+// is canceled; one whose renewal did is left past due (the sandbox's setting): the period it was
+// to pay starts unpaid, and the next one is invoiced when it ends.
 func (c *call) markUncollectible(inv *invoice) {
 	inv.status, inv.uncollectibleAt = "uncollectible", c.now
 	c.emit("invoice.marked_uncollectible", c.a.renderInvoice(inv), nil)
-	if sub := c.a.subs[inv.subscription]; sub != nil && sub.latestInvoice == inv.id {
+	sub := c.a.subs[inv.subscription]
+	if sub == nil || sub.latestInvoice != inv.id {
+		return
+	}
+	if inv.billingReason != "subscription_cycle" {
 		c.cancelSubscription(sub)
+		return
+	}
+	if _, end := c.a.period(sub); inv.paysStart.Equal(end) {
+		before := c.a.renderSubscription(sub)
+		sub.cycle++
+		c.emit("customer.subscription.updated", c.a.renderSubscription(sub), before)
 	}
 }
 

@@ -60,7 +60,7 @@ func TestAnAdvanceRenewsEveryPeriodThatEndedInTimeOrder(t *testing.T) {
 	}
 }
 
-func TestADeclinedRenewalIsRetriedAtEachAdvanceUntilTheThirdAttemptCancels(t *testing.T) {
+func TestADeclinedRenewalIsRetriedUntilTheThirdAttemptThenTheNextPeriodIsInvoicedAgain(t *testing.T) {
 	e := newEnv(t)
 	cus, id := e.subscribe(card("4242424242424242"))
 	declining := e.savedMethod(cus, card("4000000000000341"))
@@ -79,11 +79,23 @@ func TestADeclinedRenewalIsRetriedAtEachAdvanceUntilTheThirdAttemptCancels(t *te
 	e.advance(time.Hour)
 	inv := e.ok("GET", "/v1/invoices/"+renewal.str(t, "id"))
 	sub = e.ok("GET", "/v1/subscriptions/"+id)
-	if inv.num(t, "attempt_count") != 3 || inv.str(t, "status") != "uncollectible" || sub.str(t, "status") != "canceled" {
+	if inv.num(t, "attempt_count") != 3 || inv.str(t, "status") != "uncollectible" || sub.str(t, "status") != "past_due" ||
+		sub.num(t, "current_period_start") != renewal.objs(t, "lines", "data")[0].num(t, "period", "start") {
 		t.Fatalf("after the third attempt: %v\n%v", inv, sub)
 	}
 	types := e.eventTypes()
-	if count(types, "invoice.payment_failed") != 3 || count(types, "invoice.marked_uncollectible") != 1 || count(types, "customer.subscription.deleted") != 1 {
+	if count(types, "invoice.payment_failed") != 3 || count(types, "invoice.marked_uncollectible") != 1 || count(types, "customer.subscription.deleted") != 0 {
+		t.Fatalf("events %v", types)
+	}
+	// The unpaid period ends: the next one is invoiced and tried again, and fails for good too.
+	e.advance(month)
+	e.advance(time.Hour)
+	e.advance(time.Hour)
+	next := e.ok("GET", "/v1/invoices/"+e.ok("GET", "/v1/subscriptions/"+id).str(t, "latest_invoice"))
+	if next.str(t, "id") == renewal.str(t, "id") || next.str(t, "status") != "uncollectible" || next.str(t, "billing_reason") != "subscription_cycle" {
+		t.Fatalf("the next period's renewal: %v", next)
+	}
+	if types := e.eventTypes(); count(types, "invoice.marked_uncollectible") != 2 {
 		t.Fatalf("events %v", types)
 	}
 }

@@ -13,6 +13,12 @@ func (a *account) period(s *subscription) (start, end time.Time) {
 	return periodEnd(s.anchor, p.interval, p.intervalCount, s.cycle), periodEnd(s.anchor, p.interval, p.intervalCount, s.cycle+1)
 }
 
+// gaveUp reports whether the subscription's latest invoice is uncollectible.
+func (a *account) gaveUp(s *subscription) bool {
+	inv := a.invoices[s.latestInvoice]
+	return inv != nil && inv.status == "uncollectible"
+}
+
 func (a *account) subsInOrder() []*subscription {
 	out := make([]*subscription, 0, len(a.subs))
 	for _, s := range a.subs {

@@ -88,6 +88,8 @@ func (s *Service) ApplyPspxEvent(ctx context.Context, connectionID string, live 
 		return s.pspxCheckoutEvent(ctx, conn, obj)
 	case typ == "invoice.paid":
 		return s.pspxInvoicePaid(ctx, conn, key, obj)
+	case typ == "invoice.voided" || typ == "invoice.marked_uncollectible":
+		return s.pspxInvoiceFailed(ctx, conn, key, obj)
 	case typ == "customer.subscription.deleted":
 		return s.pspxSubscriptionDeleted(ctx, conn, key, obj)
 	}
@@ -157,18 +159,23 @@ func (s *Service) pspxInvoicePaid(ctx context.Context, conn domain.Connection, k
 		func(st *domain.State) { st.Renewed(paidUntil) })
 }
 
+// ownCharge finds Berth's open charge an invoice names: on this connection, not settled yet.
+// found is false for a charge of another connection or none; settled charges are found but
+// need nothing.
+func (s *Service) ownCharge(ctx context.Context, conn domain.Connection, id string) (c domain.Charge, found bool, err error) {
+	c, err = s.store.Charge(ctx, id)
+	if errors.Is(err, domain.ErrChargeNotFound) || (err == nil && c.ConnectionID != conn.ID) {
+		return domain.Charge{}, false, nil
+	}
+	return c, err == nil, err
+}
+
 // chargePaid completes Berth's charge whose invoice the provider reports paid (a bank debit that
 // settled after route 13 or 19 answered).
 func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, chargeID string, inv PspxInvoice) (Applied, error) {
-	c, err := s.store.Charge(ctx, chargeID)
-	if errors.Is(err, domain.ErrChargeNotFound) || (err == nil && c.ConnectionID != conn.ID) {
-		return Applied{Ignored: true}, nil
-	}
-	if err != nil {
-		return Applied{}, err
-	}
-	if c.Settled() {
-		return Applied{}, nil
+	c, found, err := s.ownCharge(ctx, conn, chargeID)
+	if err != nil || !found || c.Settled() {
+		return Applied{Ignored: !found}, err
 	}
 	switch c.Kind {
 	case domain.ChargeUpgrade:
@@ -197,6 +204,42 @@ func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, c
 		st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru)
 	})
 	return Applied{Effect: "charge.invoice"}, err
+}
+
+// pspxInvoiceFailed applies an invoice the provider gave up on (voided, or uncollectible after its
+// retries): Berth's own charge fails, so an upgrade's old plan stays; a renewal counts in the
+// tenant's payment-failure lifecycle, once per invoice.
+func (s *Service) pspxInvoiceFailed(ctx context.Context, conn domain.Connection, key string, obj pspxObject) (Applied, error) {
+	inv, err := s.pspx.Invoice(ctx, key, obj.ID)
+	if err != nil {
+		return Applied{}, providerFault(err, "fetch pspx invoice")
+	}
+	if inv.Status != "void" && inv.Status != "uncollectible" {
+		return Applied{}, nil // paid after all, or still being collected
+	}
+	if id := inv.Metadata[metaCharge]; id != "" {
+		c, found, err := s.ownCharge(ctx, conn, id)
+		if err != nil || !found || c.Settled() {
+			return Applied{Ignored: !found}, err
+		}
+		return Applied{Effect: "charge.failed"}, s.settleCharge(ctx, c.ID, domain.ChargeFailed, inv.ID, "", nil)
+	}
+	if inv.Subscription == "" || inv.BillingReason != "subscription_cycle" {
+		return Applied{}, nil
+	}
+	return s.paymentFailed(ctx, conn, inv.Customer, domain.PaymentFailure{Key: inv.ID, SubscriptionID: inv.Subscription, PaysUntil: inv.PaysUntil(), At: s.now()})
+}
+
+// paymentFailed counts a failed renewal of a customer's subscription in the tenant's failure
+// lifecycle, freezing the tenant at the app's threshold.
+func (s *Service) paymentFailed(ctx context.Context, conn domain.Connection, customerID string, f domain.PaymentFailure) (Applied, error) {
+	settings, err := s.store.Settings(ctx, conn.AppID)
+	if err != nil {
+		return Applied{}, err
+	}
+	return s.onCustomerAccount(ctx, conn, customerID, "payment.failed",
+		func(st domain.State) bool { return st.FailureCounts(f) },
+		func(st *domain.State) { st.PaymentFailedFor(f, settings.FailedPaymentsToFreeze) })
 }
 
 // pspxSubscriptionDeleted ends the tenant's subscription once the provider has ended it.

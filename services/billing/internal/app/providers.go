@@ -271,9 +271,29 @@ type PspxInvoice struct {
 	AmountPaid    int64
 	Currency      string
 	PeriodEnd     time.Time
+	Lines         []PspxInvoiceLine // the first page the invoice embeds
 	Metadata      map[string]string
 	Livemode      bool
 	Raw           json.RawMessage
+}
+
+// PspxInvoiceLine is a line of an invoice.
+type PspxInvoiceLine struct {
+	ID          string
+	Description string
+	PeriodEnd   time.Time // the end of the period the line pays for
+}
+
+// PaysUntil is the end of the latest period the invoice's lines pay for: for a renewal, the
+// period it renews (the invoice itself is dated by the period that ended).
+func (inv PspxInvoice) PaysUntil() time.Time {
+	var end time.Time
+	for _, l := range inv.Lines {
+		if l.PeriodEnd.After(end) {
+			end = l.PeriodEnd
+		}
+	}
+	return end
 }
 
 // PspxInvoiceQuery pages through a customer's invoices.

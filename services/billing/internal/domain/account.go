@@ -41,6 +41,9 @@ type State struct {
 	// EverPaid records that the tenant has made a payment (units, a subscription or an upgrade),
 	// so its first payment is told apart: that one earns the referrer's reward. Billing's own.
 	EverPaid bool
+	// FailedPayments are the keys of the failed payments counted since the last successful one
+	// (see PaymentFailure), so a failure delivered again is not counted twice. Billing's own.
+	FailedPayments []string
 }
 
 // HasPaidPlan reports whether the tenant pays for its access: a subscription or bought units.

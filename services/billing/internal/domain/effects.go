@@ -1,6 +1,9 @@
 package domain
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The effects below are what a paid checkout (and, later, a provider's event) does to a tenant's
 // billing state. They are pure: the app layer decides when one applies (exactly once, in the same
@@ -127,6 +130,51 @@ func (s *State) extendPaidUntil(t time.Time) {
 	}
 }
 
+// PaymentFailure is a failed payment of a subscription that the failure lifecycle counts: a
+// renewal invoice the provider gave up on (pspx), or a failed or expired recurring payment (pspy).
+type PaymentFailure struct {
+	// Key names the failure in the provider's ids (the invoice, or the payment and its observed
+	// status): the same failure seen again is counted once.
+	Key            string
+	SubscriptionID string
+	// PaysUntil is the end of the period the payment was to pay for.
+	PaysUntil time.Time
+	At        time.Time
+}
+
+// FailureCounts reports whether f is a new failure of the tenant's current subscription for a
+// period not paid yet. A failure delivered late (after a payment covered its period), for a
+// subscription the tenant no longer has, or again, changes nothing: stale news never overwrites
+// newer state.
+func (s State) FailureCounts(f PaymentFailure) bool {
+	return f.Key != "" && f.SubscriptionID != "" && s.PspxSubscriptionID == f.SubscriptionID &&
+		f.PaysUntil.After(s.PaidUntil) && !slices.Contains(s.FailedPayments, f.Key)
+}
+
+// PaymentFailedFor records a counted failure (see FailureCounts): the tenant's payment failed,
+// one more time, at f.At. At freezeAt failures a tenant is frozen for failed payments, unless it
+// is frozen already for another reason: then it stays frozen for that reason alone, so a later
+// payment does not lift an operator's freeze.
+func (s *State) PaymentFailedFor(f PaymentFailure, freezeAt int32) {
+	s.FailedPayments = append(s.FailedPayments, f.Key)
+	s.PaymentFailed = true
+	s.PaymentFailedCount++
+	if f.At.After(s.PaymentFailedDate) {
+		s.PaymentFailedDate = f.At.UTC()
+	}
+	if s.PaymentFailedCount >= freezeAt && !s.Freezed {
+		s.Freezed = true
+		s.FreezedDueFailedPayment = true
+	}
+}
+
+// FrozenByOperator records an operator's decision: frozen, the tenant stays frozen whatever it
+// pays; unfrozen, it is unfrozen whatever froze it. Failure counts are left as they are.
+func (s *State) FrozenByOperator(frozen bool) {
+	s.Freezed = frozen
+	s.FreezedDueFailedPayment = false
+}
+
 // paymentSucceeded records a payment: the tenant has paid, its failure flags clear, and a tenant
 // frozen for failed payments is unfrozen, only for that reason: a tenant frozen otherwise stays
 // frozen.
@@ -139,4 +187,5 @@ func (s *State) paymentSucceeded() {
 	s.PaymentFailed = false
 	s.PaymentFailedCount = 0
 	s.PaymentFailedDate = time.Time{}
+	s.FailedPayments = nil
 }

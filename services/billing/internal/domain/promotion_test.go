@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -64,7 +65,7 @@ func TestRedeemRefusesCodesThatDoNotApply(t *testing.T) {
 			if err := p.Redeem(&a, now); !errors.Is(err, ErrUnknownCode) {
 				t.Fatalf("err %v, want ErrUnknownCode", err)
 			}
-			if a.Revision != 1 || a.State != (State{}) {
+			if a.Revision != 1 || !reflect.DeepEqual(a.State, State{}) {
 				t.Fatalf("a refused redemption changed the account: %+v", a)
 			}
 		})

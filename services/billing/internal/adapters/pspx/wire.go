@@ -251,6 +251,17 @@ type invoiceWire struct {
 	PeriodEnd     *int64            `json:"period_end"`
 	Metadata      map[string]string `json:"metadata"`
 	Livemode      bool              `json:"livemode"`
+	Lines         struct {
+		Data []invoiceLineWire `json:"data"`
+	} `json:"lines"`
+}
+
+type invoiceLineWire struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Period      struct {
+		End *int64 `json:"end"`
+	} `json:"period"`
 }
 
 // invoice decodes one invoice, keeping the object as sent.
@@ -264,6 +275,9 @@ func invoice(raw []byte) (app.PspxInvoice, error) {
 		BillingReason: w.BillingReason, PaymentIntent: string(w.PaymentIntent), AmountDue: w.AmountDue, AmountPaid: w.AmountPaid,
 		Currency: w.Currency, PeriodEnd: unixTime(w.PeriodEnd), Metadata: w.Metadata, Livemode: w.Livemode,
 		Raw: json.RawMessage(bytes.Clone(raw)),
+	}
+	for _, l := range w.Lines.Data {
+		inv.Lines = append(inv.Lines, app.PspxInvoiceLine{ID: l.ID, Description: l.Description, PeriodEnd: unixTime(l.Period.End)})
 	}
 	return inv, check("invoice", w.Object, w.ID)
 }
