@@ -2384,6 +2384,66 @@ func (x *SetPromotionActiveRequest) GetActive() bool {
 	return false
 }
 
+type SetTenantFrozenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId      string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Frozen        bool                   `protobuf:"varint,3,opt,name=frozen,proto3" json:"frozen,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetTenantFrozenRequest) Reset() {
+	*x = SetTenantFrozenRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetTenantFrozenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetTenantFrozenRequest) ProtoMessage() {}
+
+func (x *SetTenantFrozenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetTenantFrozenRequest.ProtoReflect.Descriptor instead.
+func (*SetTenantFrozenRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SetTenantFrozenRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetTenantFrozenRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *SetTenantFrozenRequest) GetFrozen() bool {
+	if x != nil {
+		return x.Frozen
+	}
+	return false
+}
+
 // InvoiceBody is route 13's JSON body.
 type InvoiceBody struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -2403,7 +2463,7 @@ type InvoiceBody struct {
 
 func (x *InvoiceBody) Reset() {
 	*x = InvoiceBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2475,7 @@ func (x *InvoiceBody) String() string {
 func (*InvoiceBody) ProtoMessage() {}
 
 func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2488,7 @@ func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvoiceBody.ProtoReflect.Descriptor instead.
 func (*InvoiceBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *InvoiceBody) GetPrice() string {
@@ -2498,7 +2558,7 @@ type CreateInvoiceRequest struct {
 
 func (x *CreateInvoiceRequest) Reset() {
 	*x = CreateInvoiceRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	mi := &file_billing_v1_billing_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2510,7 +2570,7 @@ func (x *CreateInvoiceRequest) String() string {
 func (*CreateInvoiceRequest) ProtoMessage() {}
 
 func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	mi := &file_billing_v1_billing_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2523,7 +2583,7 @@ func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateInvoiceRequest.ProtoReflect.Descriptor instead.
 func (*CreateInvoiceRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CreateInvoiceRequest) GetTenantId() string {
@@ -2563,7 +2623,7 @@ type ListInvoicesRequest struct {
 
 func (x *ListInvoicesRequest) Reset() {
 	*x = ListInvoicesRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[35]
+	mi := &file_billing_v1_billing_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +2635,7 @@ func (x *ListInvoicesRequest) String() string {
 func (*ListInvoicesRequest) ProtoMessage() {}
 
 func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[35]
+	mi := &file_billing_v1_billing_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +2648,7 @@ func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvoicesRequest.ProtoReflect.Descriptor instead.
 func (*ListInvoicesRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{35}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListInvoicesRequest) GetTenantId() string {
@@ -2646,7 +2706,7 @@ type InvoiceList struct {
 
 func (x *InvoiceList) Reset() {
 	*x = InvoiceList{}
-	mi := &file_billing_v1_billing_proto_msgTypes[36]
+	mi := &file_billing_v1_billing_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2658,7 +2718,7 @@ func (x *InvoiceList) String() string {
 func (*InvoiceList) ProtoMessage() {}
 
 func (x *InvoiceList) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[36]
+	mi := &file_billing_v1_billing_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2671,7 +2731,7 @@ func (x *InvoiceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvoiceList.ProtoReflect.Descriptor instead.
 func (*InvoiceList) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{36}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *InvoiceList) GetKind() string {
@@ -2717,7 +2777,7 @@ type SubscriptionChangeBody struct {
 
 func (x *SubscriptionChangeBody) Reset() {
 	*x = SubscriptionChangeBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[37]
+	mi := &file_billing_v1_billing_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2729,7 +2789,7 @@ func (x *SubscriptionChangeBody) String() string {
 func (*SubscriptionChangeBody) ProtoMessage() {}
 
 func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[37]
+	mi := &file_billing_v1_billing_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2742,7 +2802,7 @@ func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionChangeBody.ProtoReflect.Descriptor instead.
 func (*SubscriptionChangeBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{37}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SubscriptionChangeBody) GetPrice() string {
@@ -2798,7 +2858,7 @@ type ChangeSubscriptionRequest struct {
 
 func (x *ChangeSubscriptionRequest) Reset() {
 	*x = ChangeSubscriptionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[38]
+	mi := &file_billing_v1_billing_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +2870,7 @@ func (x *ChangeSubscriptionRequest) String() string {
 func (*ChangeSubscriptionRequest) ProtoMessage() {}
 
 func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[38]
+	mi := &file_billing_v1_billing_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +2883,7 @@ func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeSubscriptionRequest.ProtoReflect.Descriptor instead.
 func (*ChangeSubscriptionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{38}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChangeSubscriptionRequest) GetTenantId() string {
@@ -2859,7 +2919,7 @@ type TenantUserRequest struct {
 
 func (x *TenantUserRequest) Reset() {
 	*x = TenantUserRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[39]
+	mi := &file_billing_v1_billing_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +2931,7 @@ func (x *TenantUserRequest) String() string {
 func (*TenantUserRequest) ProtoMessage() {}
 
 func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[39]
+	mi := &file_billing_v1_billing_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +2944,7 @@ func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantUserRequest.ProtoReflect.Descriptor instead.
 func (*TenantUserRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{39}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TenantUserRequest) GetTenantId() string {
@@ -3100,7 +3160,11 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x19SetPromotionActiveRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12 \n" +
 	"\vpromotionId\x18\x02 \x01(\tR\vpromotionId\x12\x16\n" +
-	"\x06active\x18\x03 \x01(\bR\x06active\"\xe1\x01\n" +
+	"\x06active\x18\x03 \x01(\bR\x06active\"b\n" +
+	"\x16SetTenantFrozenRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06frozen\x18\x03 \x01(\bR\x06frozen\"\xe1\x01\n" +
 	"\vInvoiceBody\x12\x14\n" +
 	"\x05price\x18\x01 \x01(\tR\x05price\x12\x18\n" +
 	"\ataxRate\x18\x02 \x01(\tR\ataxRate\x12\x12\n" +
@@ -3167,7 +3231,7 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14ProviderEventService\x12u\n" +
 	"\x13ResolvePspxCustomer\x12,.berth.billing.v1.ResolvePspxCustomerRequest\x1a(.berth.billing.v1.PspxCustomerConnection\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\x0eApplyPspxEvent\x12'.berth.billing.v1.ApplyPspxEventRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xb1\a\n" +
+	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\x8e\b\n" +
 	"\x13BillingAdminService\x12c\n" +
 	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12q\n" +
 	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
@@ -3177,7 +3241,8 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14CreateCatalogTaxRate\x12-.berth.billing.v1.CreateCatalogTaxRateRequest\x1a .berth.billing.v1.CatalogTaxRate\"\x06\xca\xf3\x18\x02H\x01\x12V\n" +
 	"\vListCatalog\x12$.berth.billing.v1.ListCatalogRequest\x1a\x19.berth.billing.v1.Catalog\"\x06\xca\xf3\x18\x02H\x01\x12`\n" +
 	"\x0fCreatePromotion\x12(.berth.billing.v1.CreatePromotionRequest\x1a\x1b.berth.billing.v1.Promotion\"\x06\xca\xf3\x18\x02H\x01\x12f\n" +
-	"\x12SetPromotionActive\x12+.berth.billing.v1.SetPromotionActiveRequest\x1a\x1b.berth.billing.v1.Promotion\"\x06\xca\xf3\x18\x02H\x01B5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
+	"\x12SetPromotionActive\x12+.berth.billing.v1.SetPromotionActiveRequest\x1a\x1b.berth.billing.v1.Promotion\"\x06\xca\xf3\x18\x02H\x01\x12[\n" +
+	"\x0fSetTenantFrozen\x12(.berth.billing.v1.SetTenantFrozenRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02H\x01B5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_billing_v1_billing_proto_rawDescOnce sync.Once
@@ -3192,7 +3257,7 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 }
 
 var file_billing_v1_billing_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(Provider)(0),                          // 0: berth.billing.v1.Provider
 	(*ResolvePspxCustomerRequest)(nil),     // 1: berth.billing.v1.ResolvePspxCustomerRequest
@@ -3228,15 +3293,16 @@ var file_billing_v1_billing_proto_goTypes = []any{
 	(*Catalog)(nil),                        // 31: berth.billing.v1.Catalog
 	(*CreatePromotionRequest)(nil),         // 32: berth.billing.v1.CreatePromotionRequest
 	(*SetPromotionActiveRequest)(nil),      // 33: berth.billing.v1.SetPromotionActiveRequest
-	(*InvoiceBody)(nil),                    // 34: berth.billing.v1.InvoiceBody
-	(*CreateInvoiceRequest)(nil),           // 35: berth.billing.v1.CreateInvoiceRequest
-	(*ListInvoicesRequest)(nil),            // 36: berth.billing.v1.ListInvoicesRequest
-	(*InvoiceList)(nil),                    // 37: berth.billing.v1.InvoiceList
-	(*SubscriptionChangeBody)(nil),         // 38: berth.billing.v1.SubscriptionChangeBody
-	(*ChangeSubscriptionRequest)(nil),      // 39: berth.billing.v1.ChangeSubscriptionRequest
-	(*TenantUserRequest)(nil),              // 40: berth.billing.v1.TenantUserRequest
-	(*structpb.Struct)(nil),                // 41: google.protobuf.Struct
-	(*emptypb.Empty)(nil),                  // 42: google.protobuf.Empty
+	(*SetTenantFrozenRequest)(nil),         // 34: berth.billing.v1.SetTenantFrozenRequest
+	(*InvoiceBody)(nil),                    // 35: berth.billing.v1.InvoiceBody
+	(*CreateInvoiceRequest)(nil),           // 36: berth.billing.v1.CreateInvoiceRequest
+	(*ListInvoicesRequest)(nil),            // 37: berth.billing.v1.ListInvoicesRequest
+	(*InvoiceList)(nil),                    // 38: berth.billing.v1.InvoiceList
+	(*SubscriptionChangeBody)(nil),         // 39: berth.billing.v1.SubscriptionChangeBody
+	(*ChangeSubscriptionRequest)(nil),      // 40: berth.billing.v1.ChangeSubscriptionRequest
+	(*TenantUserRequest)(nil),              // 41: berth.billing.v1.TenantUserRequest
+	(*structpb.Struct)(nil),                // 42: google.protobuf.Struct
+	(*emptypb.Empty)(nil),                  // 43: google.protobuf.Empty
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	7,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
@@ -3249,17 +3315,17 @@ var file_billing_v1_billing_proto_depIdxs = []int32{
 	21, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
 	26, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
 	28, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
-	34, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
-	41, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
-	38, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
+	35, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
+	42, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
+	39, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
 	6,  // 13: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
 	9,  // 14: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
 	11, // 15: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
-	35, // 16: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
-	36, // 17: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
-	39, // 18: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
-	40, // 19: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
-	40, // 20: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
+	36, // 16: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
+	37, // 17: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
+	40, // 18: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
+	41, // 19: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
+	41, // 20: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
 	14, // 21: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
 	16, // 22: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
 	1,  // 23: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:input_type -> berth.billing.v1.ResolvePspxCustomerRequest
@@ -3274,30 +3340,32 @@ var file_billing_v1_billing_proto_depIdxs = []int32{
 	30, // 32: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
 	32, // 33: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
 	33, // 34: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
-	8,  // 35: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
-	42, // 36: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
-	13, // 37: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
-	41, // 38: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
-	37, // 39: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
-	42, // 40: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
-	42, // 41: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
-	42, // 42: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
-	15, // 43: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
-	17, // 44: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
-	2,  // 45: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
-	5,  // 46: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
-	5,  // 47: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
-	21, // 48: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
-	21, // 49: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
-	24, // 50: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
-	24, // 51: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
-	26, // 52: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
-	28, // 53: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
-	31, // 54: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
-	7,  // 55: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
-	7,  // 56: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
-	35, // [35:57] is the sub-list for method output_type
-	13, // [13:35] is the sub-list for method input_type
+	34, // 35: berth.billing.v1.BillingAdminService.SetTenantFrozen:input_type -> berth.billing.v1.SetTenantFrozenRequest
+	8,  // 36: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
+	43, // 37: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
+	13, // 38: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
+	42, // 39: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
+	38, // 40: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
+	43, // 41: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
+	43, // 42: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
+	43, // 43: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
+	15, // 44: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
+	17, // 45: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
+	2,  // 46: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
+	5,  // 47: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
+	5,  // 48: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
+	21, // 49: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
+	21, // 50: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
+	24, // 51: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
+	24, // 52: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
+	26, // 53: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
+	28, // 54: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
+	31, // 55: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
+	7,  // 56: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
+	7,  // 57: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
+	43, // 58: berth.billing.v1.BillingAdminService.SetTenantFrozen:output_type -> google.protobuf.Empty
+	36, // [36:59] is the sub-list for method output_type
+	13, // [13:36] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -3311,19 +3379,19 @@ func file_billing_v1_billing_proto_init() {
 	file_billing_v1_billing_proto_msgTypes[9].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[10].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[24].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[33].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[34].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[35].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[37].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[36].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[38].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[39].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -790,6 +790,7 @@ const (
 	BillingAdminService_ListCatalog_FullMethodName             = "/berth.billing.v1.BillingAdminService/ListCatalog"
 	BillingAdminService_CreatePromotion_FullMethodName         = "/berth.billing.v1.BillingAdminService/CreatePromotion"
 	BillingAdminService_SetPromotionActive_FullMethodName      = "/berth.billing.v1.BillingAdminService/SetPromotionActive"
+	BillingAdminService_SetTenantFrozen_FullMethodName         = "/berth.billing.v1.BillingAdminService/SetTenantFrozen"
 )
 
 // BillingAdminServiceClient is the client API for BillingAdminService service.
@@ -813,6 +814,9 @@ type BillingAdminServiceClient interface {
 	ListCatalog(ctx context.Context, in *ListCatalogRequest, opts ...grpc.CallOption) (*Catalog, error)
 	CreatePromotion(ctx context.Context, in *CreatePromotionRequest, opts ...grpc.CallOption) (*Promotion, error)
 	SetPromotionActive(ctx context.Context, in *SetPromotionActiveRequest, opts ...grpc.CallOption) (*Promotion, error)
+	// SetTenantFrozen freezes or unfreezes a tenant. An operator's freeze stays until an operator
+	// lifts it: a payment unfreezes only a tenant frozen for failed payments.
+	SetTenantFrozen(ctx context.Context, in *SetTenantFrozenRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type billingAdminServiceClient struct {
@@ -913,6 +917,16 @@ func (c *billingAdminServiceClient) SetPromotionActive(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *billingAdminServiceClient) SetTenantFrozen(ctx context.Context, in *SetTenantFrozenRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, BillingAdminService_SetTenantFrozen_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BillingAdminServiceServer is the server API for BillingAdminService service.
 // All implementations must embed UnimplementedBillingAdminServiceServer
 // for forward compatibility.
@@ -934,6 +948,9 @@ type BillingAdminServiceServer interface {
 	ListCatalog(context.Context, *ListCatalogRequest) (*Catalog, error)
 	CreatePromotion(context.Context, *CreatePromotionRequest) (*Promotion, error)
 	SetPromotionActive(context.Context, *SetPromotionActiveRequest) (*Promotion, error)
+	// SetTenantFrozen freezes or unfreezes a tenant. An operator's freeze stays until an operator
+	// lifts it: a payment unfreezes only a tenant frozen for failed payments.
+	SetTenantFrozen(context.Context, *SetTenantFrozenRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedBillingAdminServiceServer()
 }
 
@@ -970,6 +987,9 @@ func (UnimplementedBillingAdminServiceServer) CreatePromotion(context.Context, *
 }
 func (UnimplementedBillingAdminServiceServer) SetPromotionActive(context.Context, *SetPromotionActiveRequest) (*Promotion, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetPromotionActive not implemented")
+}
+func (UnimplementedBillingAdminServiceServer) SetTenantFrozen(context.Context, *SetTenantFrozenRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetTenantFrozen not implemented")
 }
 func (UnimplementedBillingAdminServiceServer) mustEmbedUnimplementedBillingAdminServiceServer() {}
 func (UnimplementedBillingAdminServiceServer) testEmbeddedByValue()                             {}
@@ -1154,6 +1174,24 @@ func _BillingAdminService_SetPromotionActive_Handler(srv interface{}, ctx contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BillingAdminService_SetTenantFrozen_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetTenantFrozenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingAdminServiceServer).SetTenantFrozen(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingAdminService_SetTenantFrozen_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingAdminServiceServer).SetTenantFrozen(ctx, req.(*SetTenantFrozenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BillingAdminService_ServiceDesc is the grpc.ServiceDesc for BillingAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1196,6 +1234,10 @@ var BillingAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetPromotionActive",
 			Handler:    _BillingAdminService_SetPromotionActive_Handler,
+		},
+		{
+			MethodName: "SetTenantFrozen",
+			Handler:    _BillingAdminService_SetTenantFrozen_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -52,3 +52,17 @@ func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason str
 	}
 	return true, s.publish(ctx, acct)
 }
+
+// SetTenantFrozen is an operator's freeze or unfreeze of an app's live tenant (see
+// domain.State.FrozenByOperator). Setting what holds already changes nothing.
+func (s *Service) SetTenantFrozen(ctx context.Context, appID, tenantID string, frozen bool) error {
+	appID, tenantID = canonical(appID), canonical(tenantID)
+	if _, err := s.tenants.Tenant(ctx, appID, tenantID); err != nil {
+		return err
+	}
+	reason := map[bool]string{true: "operator.frozen", false: "operator.unfrozen"}[frozen]
+	_, err := s.updateAccount(ctx, appID, tenantID, reason,
+		func(st domain.State) bool { return st.Freezed != frozen || st.FreezedDueFailedPayment },
+		func(st *domain.State) { st.FrozenByOperator(frozen) })
+	return err
+}

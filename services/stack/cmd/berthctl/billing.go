@@ -26,6 +26,8 @@ billing commands (-billing host:port):
   promotion-create   -app ID -code CODE -name NAME [-description T] [-free-units N] [-free-days N]
                      [-valid-from DATE] [-valid-until DATE] [-max-redemptions N]
   promotion-activate | promotion-deactivate  -app ID -promotion ID
+  tenant-freeze | tenant-unfreeze  -app ID -tenant ID   (a freeze stays until tenant-unfreeze;
+                     a payment lifts only a freeze for failed payments)
 
 Provider secrets never go on the command line (where shell history and the process list keep them):
 connection-create and connection-rotate read PSP_TEST_SECRET_KEY, PSP_LIVE_SECRET_KEY,
@@ -36,7 +38,8 @@ PSP_TEST_WEBHOOK_SECRET and PSP_LIVE_WEBHOOK_SECRET.
 func isBillingCommand(cmd string) bool {
 	switch cmd {
 	case "connection-create", "connection-rotate", "app-billing", "app-billing-set", "catalog-price-create",
-		"catalog-tax-rate-create", "catalog", "promotion-create", "promotion-activate", "promotion-deactivate":
+		"catalog-tax-rate-create", "catalog", "promotion-create", "promotion-activate", "promotion-deactivate",
+		"tenant-freeze", "tenant-unfreeze":
 		return true
 	}
 	return false
@@ -68,6 +71,7 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 		validUntil = fs.String("valid-until", "", "YYYY-MM-DD or RFC 3339")
 		maxRedeem  = fs.Int("max-redemptions", 0, "0 = unlimited")
 		promotion  = fs.String("promotion", "", "promotion id")
+		tenant     = fs.String("tenant", "", "tenant id")
 		retire     multi
 	)
 	fs.Var(&retire, "retire-webhook-secret", "webhook secret id to retire (repeatable)")
@@ -124,6 +128,8 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 		return c.CreatePromotion(ctx, &billingv1.CreatePromotionRequest{AppId: *app, Code: *code, Name: *name,
 			Description: *descr, FreeUnits: int32(*freeUnits), FreeDays: int32(*freeDays), ValidFrom: *validFrom,
 			ValidUntil: *validUntil, MaxRedemptions: int32(*maxRedeem)})
+	case "tenant-freeze", "tenant-unfreeze":
+		return c.SetTenantFrozen(ctx, &billingv1.SetTenantFrozenRequest{AppId: *app, TenantId: *tenant, Frozen: cmd == "tenant-freeze"})
 	default: // promotion-activate, promotion-deactivate
 		return c.SetPromotionActive(ctx, &billingv1.SetPromotionActiveRequest{AppId: *app, PromotionId: *promotion,
 			Active: cmd == "promotion-activate"})

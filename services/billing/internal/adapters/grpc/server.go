@@ -177,6 +177,14 @@ func (s *Server) SetPromotionActive(ctx context.Context, req *billingv1.SetPromo
 	return convert.Promotion(p), nil
 }
 
+// SetTenantFrozen freezes or unfreezes a tenant (operators).
+func (s *Server) SetTenantFrozen(ctx context.Context, req *billingv1.SetTenantFrozenRequest) (*emptypb.Empty, error) {
+	if err := s.svc.SetTenantFrozen(ctx, req.GetAppId(), req.GetTenantId(), req.GetFrozen()); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
 // optionalTime reads an RFC 3339 time or a YYYY-MM-DD day (midnight UTC); "" is the zero time.
 func optionalTime(field, s string) (time.Time, error) {
 	if s == "" {
