@@ -7,10 +7,28 @@ import eventsv1 "github.com/berthhq/berth/proto/events/v1"
 // Event types declared by this package's payload messages. An event of each type carries the
 // message its constant names as its payload; pkg/events refuses any other.
 const (
+	// EventPaymentFailed is carried by [MoneyChanged].
+	EventPaymentFailed eventsv1.Type = "billing.payment.failed"
+	// EventPaymentOneTime is carried by [MoneyChanged].
+	EventPaymentOneTime eventsv1.Type = "billing.payment.one_time"
 	// EventPromotionRedeemed is carried by [PromotionRedeemed].
 	EventPromotionRedeemed eventsv1.Type = "billing.promotion.redeemed"
+	// EventSubscriptionCancelled is carried by [MoneyChanged].
+	EventSubscriptionCancelled eventsv1.Type = "billing.subscription.cancelled"
+	// EventSubscriptionChanged is carried by [MoneyChanged].
+	EventSubscriptionChanged eventsv1.Type = "billing.subscription.changed"
+	// EventSubscriptionEnded is carried by [MoneyChanged].
+	EventSubscriptionEnded eventsv1.Type = "billing.subscription.ended"
+	// EventSubscriptionRenewed is carried by [MoneyChanged].
+	EventSubscriptionRenewed eventsv1.Type = "billing.subscription.renewed"
+	// EventSubscriptionStarted is carried by [MoneyChanged].
+	EventSubscriptionStarted eventsv1.Type = "billing.subscription.started"
 	// EventTenantChanged is carried by [TenantBillingChanged].
 	EventTenantChanged eventsv1.Type = "billing.tenant.changed"
 	// EventTenantFirstPaid is carried by [TenantFirstPaid].
 	EventTenantFirstPaid eventsv1.Type = "billing.tenant.first_paid"
+	// EventTenantFrozen is carried by [MoneyChanged].
+	EventTenantFrozen eventsv1.Type = "billing.tenant.frozen"
+	// EventTenantUnfrozen is carried by [MoneyChanged].
+	EventTenantUnfrozen eventsv1.Type = "billing.tenant.unfrozen"
 )

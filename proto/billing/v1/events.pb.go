@@ -292,6 +292,191 @@ func (x *TenantFirstPaid) GetAt() string {
 	return ""
 }
 
+// MoneyChanged is the payload of the events that say how a tenant's money state changed, each
+// emitted in the transaction that changed it, at most one of each type per account revision:
+//
+//	billing.payment.one_time        units were bought (units, unitsBefore)
+//	billing.subscription.started    the tenant has a paid subscription it did not have
+//	billing.subscription.renewed    a paid renewal moved paidUntil
+//	billing.subscription.changed    the subscription's price or quantity changed (a paid upgrade)
+//	billing.subscription.cancelled  the subscription was set to end at its period's end
+//	billing.subscription.ended      the tenant's subscription ended
+//	billing.payment.failed          a failed payment was counted (paymentFailedCount)
+//	billing.tenant.frozen           the tenant was frozen for failed payments
+//	billing.tenant.unfrozen         a freeze for failed payments was lifted by a payment
+//
+// Each carries the tenant's money state after the change.
+type MoneyChanged struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	// revision is the account revision that recorded the change: with the type, the event's key.
+	Revision int64 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// reason names what changed it, as in TenantBillingChanged.
+	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// at is the time the change was recorded, RFC 3339 UTC.
+	At string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	// test is the provider mode of the tenant's latest payment.
+	Test       bool   `protobuf:"varint,6,opt,name=test,proto3" json:"test,omitempty"`
+	CustomerId string `protobuf:"bytes,7,opt,name=customerId,proto3" json:"customerId,omitempty"`
+	// subscriptionId, priceId and productId are the subscription's (for ended: the one that ended).
+	SubscriptionId    string `protobuf:"bytes,8,opt,name=subscriptionId,proto3" json:"subscriptionId,omitempty"`
+	PriceId           string `protobuf:"bytes,9,opt,name=priceId,proto3" json:"priceId,omitempty"`
+	ProductId         string `protobuf:"bytes,10,opt,name=productId,proto3" json:"productId,omitempty"`
+	Quantity          int64  `protobuf:"varint,11,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	CheckoutSessionId string `protobuf:"bytes,12,opt,name=checkoutSessionId,proto3" json:"checkoutSessionId,omitempty"`
+	// paidUntil is the end of the paid period, RFC 3339 UTC ("" when none).
+	PaidUntil string `protobuf:"bytes,13,opt,name=paidUntil,proto3" json:"paidUntil,omitempty"`
+	// units and unitsBefore: a one-time payment's units, and the paid units before it.
+	Units              int64 `protobuf:"varint,14,opt,name=units,proto3" json:"units,omitempty"`
+	UnitsBefore        int64 `protobuf:"varint,15,opt,name=unitsBefore,proto3" json:"unitsBefore,omitempty"`
+	PaymentFailedCount int32 `protobuf:"varint,16,opt,name=paymentFailedCount,proto3" json:"paymentFailedCount,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *MoneyChanged) Reset() {
+	*x = MoneyChanged{}
+	mi := &file_billing_v1_events_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoneyChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoneyChanged) ProtoMessage() {}
+
+func (x *MoneyChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_events_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoneyChanged.ProtoReflect.Descriptor instead.
+func (*MoneyChanged) Descriptor() ([]byte, []int) {
+	return file_billing_v1_events_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MoneyChanged) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetRevision() int64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *MoneyChanged) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetTest() bool {
+	if x != nil {
+		return x.Test
+	}
+	return false
+}
+
+func (x *MoneyChanged) GetCustomerId() string {
+	if x != nil {
+		return x.CustomerId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetSubscriptionId() string {
+	if x != nil {
+		return x.SubscriptionId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetPriceId() string {
+	if x != nil {
+		return x.PriceId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetProductId() string {
+	if x != nil {
+		return x.ProductId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *MoneyChanged) GetCheckoutSessionId() string {
+	if x != nil {
+		return x.CheckoutSessionId
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetPaidUntil() string {
+	if x != nil {
+		return x.PaidUntil
+	}
+	return ""
+}
+
+func (x *MoneyChanged) GetUnits() int64 {
+	if x != nil {
+		return x.Units
+	}
+	return 0
+}
+
+func (x *MoneyChanged) GetUnitsBefore() int64 {
+	if x != nil {
+		return x.UnitsBefore
+	}
+	return 0
+}
+
+func (x *MoneyChanged) GetPaymentFailedCount() int32 {
+	if x != nil {
+		return x.PaymentFailedCount
+	}
+	return 0
+}
+
 var File_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_billing_v1_events_proto_rawDesc = "" +
@@ -320,7 +505,36 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
 	"\x02at\x18\x04 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
-	"\x19billing.tenant.first_paidB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
+	"\x19billing.tenant.first_paid\"\xe8\x05\n" +
+	"\fMoneyChanged\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\x03R\brevision\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02at\x18\x05 \x01(\tR\x02at\x12\x12\n" +
+	"\x04test\x18\x06 \x01(\bR\x04test\x12\x1e\n" +
+	"\n" +
+	"customerId\x18\a \x01(\tR\n" +
+	"customerId\x12&\n" +
+	"\x0esubscriptionId\x18\b \x01(\tR\x0esubscriptionId\x12\x18\n" +
+	"\apriceId\x18\t \x01(\tR\apriceId\x12\x1c\n" +
+	"\tproductId\x18\n" +
+	" \x01(\tR\tproductId\x12\x1a\n" +
+	"\bquantity\x18\v \x01(\x03R\bquantity\x12,\n" +
+	"\x11checkoutSessionId\x18\f \x01(\tR\x11checkoutSessionId\x12\x1c\n" +
+	"\tpaidUntil\x18\r \x01(\tR\tpaidUntil\x12\x14\n" +
+	"\x05units\x18\x0e \x01(\x03R\x05units\x12 \n" +
+	"\vunitsBefore\x18\x0f \x01(\x03R\vunitsBefore\x12.\n" +
+	"\x12paymentFailedCount\x18\x10 \x01(\x05R\x12paymentFailedCount:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
+	"\x18billing.payment.one_time\n" +
+	"\x1cbilling.subscription.started\n" +
+	"\x1cbilling.subscription.renewed\n" +
+	"\x1cbilling.subscription.changed\n" +
+	"\x1ebilling.subscription.cancelled\n" +
+	"\x1abilling.subscription.ended\n" +
+	"\x16billing.payment.failed\n" +
+	"\x15billing.tenant.frozen\n" +
+	"\x17billing.tenant.unfrozenB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_billing_v1_events_proto_rawDescOnce sync.Once
@@ -334,15 +548,16 @@ func file_billing_v1_events_proto_rawDescGZIP() []byte {
 	return file_billing_v1_events_proto_rawDescData
 }
 
-var file_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_billing_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_billing_v1_events_proto_goTypes = []any{
 	(*TenantBillingChanged)(nil), // 0: berth.billing.v1.TenantBillingChanged
 	(*PromotionRedeemed)(nil),    // 1: berth.billing.v1.PromotionRedeemed
 	(*TenantFirstPaid)(nil),      // 2: berth.billing.v1.TenantFirstPaid
-	(*v1.BillingState)(nil),      // 3: berth.tenant.v1.BillingState
+	(*MoneyChanged)(nil),         // 3: berth.billing.v1.MoneyChanged
+	(*v1.BillingState)(nil),      // 4: berth.tenant.v1.BillingState
 }
 var file_billing_v1_events_proto_depIdxs = []int32{
-	3, // 0: berth.billing.v1.TenantBillingChanged.state:type_name -> berth.tenant.v1.BillingState
+	4, // 0: berth.billing.v1.TenantBillingChanged.state:type_name -> berth.tenant.v1.BillingState
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -361,7 +576,7 @@ func file_billing_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_events_proto_rawDesc), len(file_billing_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -8,22 +8,32 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/domain"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 // changeState applies an effect to an account its store transaction holds locked: the account
 // moves to its next revision and the billing.tenant.changed event, committed with it, says why.
-// The effect that records the tenant's first payment also emits billing.tenant.first_paid, in the
-// same transaction, so the referral reward it earns is owed exactly once.
+// The money events (domain.MoneyChanges) commit with it too, and the effect that records the
+// tenant's first payment also emits billing.tenant.first_paid, so the referral reward it earns is
+// owed exactly once.
 func changeState(a *domain.Account, now time.Time, reason string, apply func(*domain.State)) ([]events.Event, error) {
-	paidBefore := a.State.EverPaid
+	before := a.State
 	apply(&a.State)
 	a.Touch(now)
 	ev, err := stateEvent(*a, reason)
 	if err != nil {
 		return nil, err
 	}
-	if paidBefore || !a.State.EverPaid {
-		return []events.Event{ev}, nil
+	out := []events.Event{ev}
+	for _, m := range domain.MoneyChanges(before, a.State) {
+		ev, err := moneyEvent(*a, now, reason, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	if before.EverPaid || !a.State.EverPaid {
+		return out, nil
 	}
 	first, err := events.New(Source, billingv1.EventTenantFirstPaid, a.AppID, &billingv1.TenantFirstPaid{
 		AppId: a.AppID, TenantId: a.TenantID, Reason: reason, At: domain.FormatTime(now),
@@ -31,7 +41,35 @@ func changeState(a *domain.Account, now time.Time, reason string, apply func(*do
 	if err != nil {
 		return nil, err
 	}
-	return []events.Event{ev, first}, nil
+	return append(out, first), nil
+}
+
+// moneyEventTypes maps each kind of money change to its event type.
+var moneyEventTypes = map[string]eventsv1.Type{
+	domain.MoneyOneTime:               billingv1.EventPaymentOneTime,
+	domain.MoneySubscriptionStarted:   billingv1.EventSubscriptionStarted,
+	domain.MoneySubscriptionRenewed:   billingv1.EventSubscriptionRenewed,
+	domain.MoneySubscriptionChanged:   billingv1.EventSubscriptionChanged,
+	domain.MoneySubscriptionCancelled: billingv1.EventSubscriptionCancelled,
+	domain.MoneySubscriptionEnded:     billingv1.EventSubscriptionEnded,
+	domain.MoneyPaymentFailed:         billingv1.EventPaymentFailed,
+	domain.MoneyTenantFrozen:          billingv1.EventTenantFrozen,
+	domain.MoneyTenantUnfrozen:        billingv1.EventTenantUnfrozen,
+}
+
+// moneyEvent is the event of one money change of the account, with its state after the change
+// (for an ended subscription, the ids it had).
+func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyChange) (events.Event, error) {
+	st, sub := a.State, a.State
+	if m.Kind == domain.MoneySubscriptionEnded {
+		sub = m.Ended
+	}
+	return events.New(Source, moneyEventTypes[m.Kind], a.AppID, &billingv1.MoneyChanged{
+		AppId: a.AppID, TenantId: a.TenantID, Revision: a.Revision, Reason: reason, At: domain.FormatTime(now), Test: st.Test,
+		CustomerId: st.PspxCustomerID, SubscriptionId: sub.PspxSubscriptionID, PriceId: sub.PspxPriceID, ProductId: sub.PspxProductID,
+		Quantity: sub.SubscriptionQuantity, CheckoutSessionId: st.PspxCheckoutSessionID, PaidUntil: domain.FormatTime(st.PaidUntil),
+		Units: m.Units, UnitsBefore: m.UnitsBefore, PaymentFailedCount: st.PaymentFailedCount,
+	})
 }
 
 // updateAccount applies an effect to a tenant's account unless needed reports, on the locked

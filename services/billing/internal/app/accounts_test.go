@@ -15,15 +15,15 @@ func TestOnlyATenantsFirstPaymentEmitsTheFirstPaidEvent(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a := domain.Account{AppID: "5b1d0f3e-8a55-4c6e-9d1e-2f7a1c3b9e40", TenantID: "0c4f6a2d-1b3e-4f5a-8c7d-9e0f1a2b3c4d"}
 	setUp := func(s *domain.State) { s.PaymentMethodSetUp("cus_1", "cs_1", "pm_1") }
-	bought := func(s *domain.State) { s.UnitsBought("cus_1", "cs_2", "card", 1, now) }
+	bought := func(s *domain.State) { s.UnitsBought("cus_1", "cs_2", "card", 1, now, true) }
 	for i, step := range []struct {
 		reason string
 		apply  func(*domain.State)
 		want   []eventsv1.Type
 	}{
 		{"checkout.setup", setUp, []eventsv1.Type{billingv1.EventTenantChanged}},
-		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged, billingv1.EventTenantFirstPaid}},
-		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged}},
+		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged, billingv1.EventPaymentOneTime, billingv1.EventTenantFirstPaid}},
+		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged, billingv1.EventPaymentOneTime}},
 	} {
 		evs, err := changeState(&a, now, step.reason, step.apply)
 		if err != nil {
@@ -36,12 +36,30 @@ func TestOnlyATenantsFirstPaymentEmitsTheFirstPaidEvent(t *testing.T) {
 		if !slices.Equal(got, step.want) {
 			t.Fatalf("step %d (%s): events %v, want %v", i, step.reason, got, step.want)
 		}
-		if len(evs) == 2 {
+		if len(evs) == 3 {
 			var p billingv1.TenantFirstPaid
-			if err := evs[1].Decode(&p); err != nil || p.GetTenantId() != a.TenantID || p.GetAppId() != a.AppID ||
+			if err := evs[2].Decode(&p); err != nil || p.GetTenantId() != a.TenantID || p.GetAppId() != a.AppID ||
 				p.GetReason() != step.reason || p.GetAt() != "2026-03-01T12:00:00Z" {
 				t.Fatalf("first paid = %+v, %v", &p, err)
 			}
 		}
+	}
+}
+
+func TestAMoneyEventCarriesTheTenantsMoneyStateAfterTheChange(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := domain.Account{AppID: "5b1d0f3e-8a55-4c6e-9d1e-2f7a1c3b9e40", TenantID: "0c4f6a2d-1b3e-4f5a-8c7d-9e0f1a2b3c4d", Revision: 4}
+	a.State.PaidUnits = 2
+	evs, err := changeState(&a, now, "checkout.payment", func(s *domain.State) { s.UnitsBought("cus_1", "cs_2", "card", 3, now.AddDate(1, 0, 0), true) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m billingv1.MoneyChanged
+	if len(evs) < 2 || evs[1].Type != billingv1.EventPaymentOneTime || evs[1].Decode(&m) != nil {
+		t.Fatalf("events %v", evs)
+	}
+	if m.GetUnits() != 3 || m.GetUnitsBefore() != 2 || !m.GetTest() || m.GetRevision() != 5 || m.GetCustomerId() != "cus_1" ||
+		m.GetCheckoutSessionId() != "cs_2" || m.GetReason() != "checkout.payment" || m.GetAt() != "2026-03-01T12:00:00Z" || m.GetTenantId() != a.TenantID {
+		t.Fatalf("money event %+v", &m)
 	}
 }

@@ -84,7 +84,7 @@ func (s *Service) CreateInvoice(ctx context.Context, callerApp, tenantID string,
 			return nil, err
 		}
 		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.invoice", func(st *domain.State) {
-			st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru)
+			st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru, c.Test)
 		})
 		if err != nil {
 			return nil, err
@@ -183,7 +183,7 @@ func (s *Service) chargeSubscription(ctx context.Context, t pspxTenant, c domain
 	case "active", "trialing":
 		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.subscription", func(st *domain.State) {
 			st.Subscribed(domain.Subscription{CustomerID: c.CustomerID, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product,
-				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd})
+				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd, Test: c.Test})
 		})
 	default:
 		if err = s.settleCharge(ctx, c.ID, domain.ChargeFailed, inv.ID, "", nil); err == nil {

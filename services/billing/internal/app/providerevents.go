@@ -192,7 +192,7 @@ func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, c
 		}
 		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.subscription", func(st *domain.State) {
 			st.Subscribed(domain.Subscription{CustomerID: c.CustomerID, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product,
-				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd})
+				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd, Test: c.Test})
 		})
 		return Applied{Effect: "charge.subscription"}, err
 	}
@@ -201,7 +201,7 @@ func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, c
 		return Applied{}, err
 	}
 	err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.invoice", func(st *domain.State) {
-		st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru)
+		st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru, c.Test)
 	})
 	return Applied{Effect: "charge.invoice"}, err
 }

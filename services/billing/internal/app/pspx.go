@@ -103,7 +103,7 @@ func (s *Service) pspxPaid(ctx context.Context, key string, cs domain.CheckoutSe
 		}
 		done.apply = func(st *domain.State) {
 			st.Subscribed(domain.Subscription{CustomerID: got.Customer, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product, Quantity: sub.Quantity,
-				CheckoutSessionID: got.ID, PaymentMethod: cs.Method, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd})
+				CheckoutSessionID: got.ID, PaymentMethod: cs.Method, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd, Test: cs.Test})
 		}
 	case domain.ModePayment:
 		paidAt := got.Created
@@ -115,7 +115,7 @@ func (s *Service) pspxPaid(ctx context.Context, key string, cs domain.CheckoutSe
 			return outcome{}, err
 		}
 		done.apply = func(st *domain.State) {
-			st.UnitsBought(got.Customer, got.ID, cs.Method, cs.Quantity, validThru)
+			st.UnitsBought(got.Customer, got.ID, cs.Method, cs.Quantity, validThru, cs.Test)
 		}
 	case domain.ModeSetup:
 		si := got.SetupIntent

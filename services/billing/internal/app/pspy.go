@@ -132,7 +132,7 @@ func (s *Service) pspyPaid(ctx context.Context, key string, cs domain.CheckoutSe
 		if err != nil {
 			return outcome{}, err
 		}
-		done.apply = func(st *domain.State) { st.UnitsBought(p.CustomerID, p.ID, cs.Method, cs.Quantity, validThru) }
+		done.apply = func(st *domain.State) { st.UnitsBought(p.CustomerID, p.ID, cs.Method, cs.Quantity, validThru, cs.Test) }
 	case domain.ModeSubscription:
 		price, _, err := s.catalogEntries(ctx, cs.AppID, cs.Price, "")
 		if err != nil {
@@ -148,7 +148,7 @@ func (s *Service) pspyPaid(ctx context.Context, key string, cs domain.CheckoutSe
 		}
 		done.apply = func(st *domain.State) {
 			st.Subscribed(domain.Subscription{CustomerID: p.CustomerID, ID: sub.ID, PriceID: cs.Price, Quantity: cs.Quantity, CheckoutSessionID: p.ID,
-				PaymentMethod: cs.Method, DefaultMethodID: p.MandateID, PaidUntil: paidUntil})
+				PaymentMethod: cs.Method, DefaultMethodID: p.MandateID, PaidUntil: paidUntil, Test: cs.Test})
 		}
 	case domain.ModeSetup:
 		if p.MandateID == "" {

@@ -44,6 +44,9 @@ type State struct {
 	// FailedPayments are the keys of the failed payments counted since the last successful one
 	// (see PaymentFailure), so a failure delivered again is not counted twice. Billing's own.
 	FailedPayments []string
+	// Test is the provider mode of the tenant's latest payment (its subscription's, or its
+	// latest units'), which the money events carry. Billing's own.
+	Test bool
 }
 
 // HasPaidPlan reports whether the tenant pays for its access: a subscription or bought units.

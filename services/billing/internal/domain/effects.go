@@ -21,6 +21,7 @@ type Subscription struct {
 	PaymentMethod     string // "card" or "sepa"; "" (a subscription charged off-session) leaves it
 	DefaultMethodID   string // the payment method or mandate that renews it; "" = unchanged
 	PaidUntil         time.Time
+	Test              bool // the provider mode it was paid in
 }
 
 // Subscribed records a paid subscription: the tenant's mode becomes subscription, its plan the
@@ -42,6 +43,7 @@ func (s *State) Subscribed(sub Subscription) {
 		s.PspxDefaultPaymentMethodID = sub.DefaultMethodID
 	}
 	s.Mode = ModeSubscription
+	s.Test = sub.Test
 	s.PspxSubscriptionCancelAtPeriodEnd = false
 	s.PspxSubscriptionCancelAt = time.Time{}
 	s.extendPaidUntil(sub.PaidUntil)
@@ -50,9 +52,11 @@ func (s *State) Subscribed(sub Subscription) {
 
 // UnitsBought records a one-time payment of units, valid until validThru. A tenant with a
 // subscription keeps mode subscription: its units come on top. sessionID and paymentMethod are
-// "" for a charge made without a checkout (route 13), which leaves those fields as they are.
-func (s *State) UnitsBought(customerID, sessionID, paymentMethod string, units int64, validThru time.Time) {
+// "" for a charge made without a checkout (route 13), which leaves those fields as they are;
+// test is the provider mode it was paid in.
+func (s *State) UnitsBought(customerID, sessionID, paymentMethod string, units int64, validThru time.Time, test bool) {
 	s.PspxCustomerID = customerID
+	s.Test = test
 	if sessionID != "" {
 		s.PspxCheckoutSessionID = sessionID
 	}

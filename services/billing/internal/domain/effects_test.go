@@ -34,28 +34,28 @@ func TestPaidEffectsOnTheTenantsBillingState(t *testing.T) {
 				}
 			}},
 		{"a payment unfreezes a tenant frozen for failed payments", failed,
-			func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 5, now) },
+			func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 5, now, true) },
 			func(t *testing.T, s State) {
 				if s.Freezed || s.FreezedDueFailedPayment || s.PaymentFailed || s.PaymentFailedCount != 0 || !s.PaymentFailedDate.IsZero() {
 					t.Fatalf("state = %+v", s)
 				}
 			}},
 		{"a payment leaves a tenant frozen for another reason frozen", frozenByOperator,
-			func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 5, now) },
+			func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 5, now, true) },
 			func(t *testing.T, s State) {
 				if !s.Freezed {
 					t.Fatalf("state = %+v", s)
 				}
 			}},
 		{"units add up and keep the later validity", State{PaidUnits: 3, OneTimePaymentValidThru: now.AddDate(2, 0, 0)},
-			func(s *State) { s.UnitsBought("cus_1", "cs_2", "sepa", 5, now.AddDate(1, 0, 0)) },
+			func(s *State) { s.UnitsBought("cus_1", "cs_2", "sepa", 5, now.AddDate(1, 0, 0), true) },
 			func(t *testing.T, s State) {
 				if s.PaidUnits != 8 || !s.OneTimePaymentValidThru.Equal(now.AddDate(2, 0, 0)) || s.Mode != ModePayment || s.PspxPaymentMethod != "sepa" {
 					t.Fatalf("state = %+v", s)
 				}
 			}},
 		{"units bought by a subscriber keep mode subscription", State{Mode: ModeSubscription, PspxSubscriptionID: "sub_1", PspxPaymentMethod: "card"},
-			func(s *State) { s.UnitsBought("cus_1", "cs_2", "sepa", 1, now) },
+			func(s *State) { s.UnitsBought("cus_1", "cs_2", "sepa", 1, now, true) },
 			func(t *testing.T, s State) {
 				if s.Mode != ModeSubscription || s.PspxPaymentMethod != "card" || s.PaidUnits != 1 {
 					t.Fatalf("state = %+v", s)
@@ -69,7 +69,7 @@ func TestPaidEffectsOnTheTenantsBillingState(t *testing.T) {
 				}
 			}},
 		{"units charged without a checkout keep the session and payment method", State{PspxCheckoutSessionID: "cs_1", PspxPaymentMethod: "sepa"},
-			func(s *State) { s.UnitsBought("cus_1", "", "", 4, now) },
+			func(s *State) { s.UnitsBought("cus_1", "", "", 4, now, true) },
 			func(t *testing.T, s State) {
 				if s.PspxCheckoutSessionID != "cs_1" || s.PspxPaymentMethod != "sepa" || s.PaidUnits != 4 || s.Mode != ModePayment {
 					t.Fatalf("state = %+v", s)
@@ -131,7 +131,7 @@ func TestOnlyPaymentsMarkATenantAsHavingPaid(t *testing.T) {
 		apply func(*State)
 		paid  bool
 	}{
-		{"units bought", func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 1, now) }, true},
+		{"units bought", func(s *State) { s.UnitsBought("cus_1", "cs_1", "card", 1, now, true) }, true},
 		{"a subscription", func(s *State) { s.Subscribed(Subscription{ID: "sub_1", PaidUntil: now}) }, true},
 		{"a paid upgrade", func(s *State) { s.PlanChanged("price_y", "prod_2", 1) }, true},
 		{"a payment method set up", func(s *State) { s.PaymentMethodSetUp("cus_1", "cs_1", "pm_1") }, false},

@@ -96,7 +96,7 @@ func settleStoresSessionAccountAndEventsTogether(t *testing.T, s app.Store, outb
 			t.Errorf("fn saw session %+v, account %+v", c, a)
 		}
 		c.Status, c.UpdatedAt = domain.CheckoutCompleted, instant.Add(time.Minute)
-		a.State.UnitsBought(c.CustomerID, c.ProviderSessionID, "card", c.Quantity, instant)
+		a.State.UnitsBought(c.CustomerID, c.ProviderSessionID, "card", c.Quantity, instant, true)
 		a.Touch(instant)
 		return []events.Event{ev}, nil
 	}))
@@ -148,7 +148,7 @@ func concurrentSettlesApplyOnce(t *testing.T, s app.Store, _ events.OutboxSource
 					return nil, nil
 				}
 				c.Status = domain.CheckoutCompleted
-				a.State.UnitsBought(c.CustomerID, c.ProviderSessionID, "card", c.Quantity, instant)
+				a.State.UnitsBought(c.CustomerID, c.ProviderSessionID, "card", c.Quantity, instant, true)
 				a.Touch(instant)
 				return nil, nil
 			}))

@@ -1,0 +1,52 @@
+package domain
+
+// Kinds of money change, named as the events that carry them (billing.<kind>).
+const (
+	MoneyOneTime               = "payment.one_time"
+	MoneySubscriptionStarted   = "subscription.started"
+	MoneySubscriptionRenewed   = "subscription.renewed"
+	MoneySubscriptionChanged   = "subscription.changed"
+	MoneySubscriptionCancelled = "subscription.cancelled"
+	MoneySubscriptionEnded     = "subscription.ended"
+	MoneyPaymentFailed         = "payment.failed"
+	MoneyTenantFrozen          = "tenant.frozen"
+	MoneyTenantUnfrozen        = "tenant.unfrozen"
+)
+
+// MoneyChange is one way a tenant's money state changed. Units and UnitsBefore are set for a
+// one-time payment; Ended is the subscription that ended (its ids as they were).
+type MoneyChange struct {
+	Kind        string
+	Units       int64
+	UnitsBefore int64
+	Ended       State
+}
+
+// MoneyChanges compares a tenant's billing state before and after one change and names what
+// happened to its money, in a fixed order. They are read off the states rather than reported by
+// each effect, so no effect (today's or a later one) can change money state without saying so.
+func MoneyChanges(before, after State) []MoneyChange {
+	var out []MoneyChange
+	add := func(kind string, when bool) {
+		if when {
+			out = append(out, MoneyChange{Kind: kind})
+		}
+	}
+	if after.PaidUnits > before.PaidUnits {
+		out = append(out, MoneyChange{Kind: MoneyOneTime, Units: after.PaidUnits - before.PaidUnits, UnitsBefore: before.PaidUnits})
+	}
+	replaced := before.PspxSubscriptionID != after.PspxSubscriptionID
+	if replaced && before.PspxSubscriptionID != "" {
+		out = append(out, MoneyChange{Kind: MoneySubscriptionEnded, Ended: before})
+	}
+	add(MoneySubscriptionStarted, replaced && after.PspxSubscriptionID != "")
+	same := !replaced && after.PspxSubscriptionID != ""
+	add(MoneySubscriptionRenewed, same && after.PaidUntil.After(before.PaidUntil))
+	add(MoneySubscriptionChanged, same && (after.PspxPriceID != before.PspxPriceID || after.PspxProductID != before.PspxProductID ||
+		after.SubscriptionQuantity != before.SubscriptionQuantity))
+	add(MoneySubscriptionCancelled, same && after.PspxSubscriptionCancelAtPeriodEnd && !before.PspxSubscriptionCancelAtPeriodEnd)
+	add(MoneyPaymentFailed, after.PaymentFailedCount > before.PaymentFailedCount)
+	add(MoneyTenantFrozen, after.FreezedDueFailedPayment && !before.FreezedDueFailedPayment)
+	add(MoneyTenantUnfrozen, before.FreezedDueFailedPayment && !after.FreezedDueFailedPayment && !after.Freezed)
+	return out
+}
