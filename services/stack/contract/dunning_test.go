@@ -10,11 +10,17 @@ import (
 	"github.com/berthhq/berth/services/sandbox/delivery"
 )
 
-func TestDunning(t *testing.T) {
+// TestWebhookEffectsThroughSandboxDeliveries drives the money path as in production: the pspx
+// sandbox signs and delivers its events to route 3, with its retries and faults.
+func TestWebhookEffectsThroughSandboxDeliveries(t *testing.T) {
 	for _, backend := range []string{"memory", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			e := start(t, backend)
-			t.Run("three failed renewals freeze the tenant, a paid one unfreezes it, an operator's freeze stays", e.dunning)
+			p := e.hookedPspxAccount(t)
+			t.Run("three failed renewals freeze the tenant, a paid one unfreezes it, an operator's freeze stays",
+				func(t *testing.T) { e.dunning(t, p) })
+			t.Run("an effect that fails answers 500 and the provider's retry applies it once",
+				func(t *testing.T) { e.pspxEffectFailureRetried(t, p) })
 		})
 	}
 }
@@ -56,14 +62,13 @@ func (e *env) failRenewal(t *testing.T) {
 	e.settle(t, 2*time.Hour)     // third: uncollectible
 }
 
-func (e *env) dunning(t *testing.T) {
+func (e *env) dunning(t *testing.T, p pspxPlans) {
 	// Every delivery goes out three times at once, as providers sometimes do: each failure still
 	// counts once.
 	if err := e.stack.Sandboxes.Deliveries.SetFaults(delivery.Faults{Duplicate: 2}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.stack.Sandboxes.Deliveries.ClearFaults)
-	p := e.hookedPspxAccount(t)
 	e.setUpCard(t, "4242 4242 4242 4242")
 	e.do("POST", e.otherTenantPath("pspx-invoices"), e.otherWrite(),
 		jsonBody(map[string]any{"price": p.basic, "mode": "subscription", "quantity": 1, "test": true})).ok(t, 201)

@@ -17,8 +17,11 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/berthhq/berth/services/stack/stacktest"
+
 	"github.com/berthhq/berth/pkg/grpcx"
 
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
@@ -204,4 +207,85 @@ func (e *env) webhookEvents(t *testing.T, req *webhookv1.ListEventsRequest) []*w
 		t.Fatal(err)
 	}
 	return list.GetEvents()
+}
+
+// pspxEffectFailureRetried breaks billing's access to the provider while a renewal is paid: the
+// event is stored, its effect fails, route 3 answers 500 and the sandbox retries on its schedule;
+// once access is back a retry applies the renewal, once.
+func (e *env) pspxEffectFailureRetried(t *testing.T, p pspxPlans) {
+	e.settle(t, 0)
+	before := e.otherTenant(t)
+	if before["pspxSubscriptionId"] == "" {
+		t.Fatalf("the tenant has no subscription to renew: %v", before)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rotate := func(key string) {
+		t.Helper()
+		if _, err := e.admin.Billing.RotateConnectionSecrets(ctx, &billingv1.RotateConnectionSecretsRequest{
+			ConnectionId: e.other.Pspx.ConnectionID, TestSecretKey: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rotate("sk_test_" + stacktest.RandomHex(12)) // an account that knows none of the tenant's objects
+	e.advanceClock(t, 32*24*time.Hour)
+	failed := func() *webhookv1.Event {
+		for _, ev := range e.webhookEvents(t, &webhookv1.ListEventsRequest{ConnectionId: e.other.Pspx.ConnectionID, Outcome: "failed"}) {
+			if ev.GetType() == "invoice.paid" {
+				return ev
+			}
+		}
+		return nil
+	}
+	var ev *webhookv1.Event
+	for ev == nil || ev.GetAttempts() < 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("no retried failure of invoice.paid: %v", ev)
+		}
+		time.Sleep(20 * time.Millisecond)
+		ev = failed()
+	}
+	if tn := e.otherTenant(t); tn["paidUntil"] != before["paidUntil"] {
+		t.Fatalf("a failed effect changed the tenant: %v", tn["paidUntil"])
+	}
+
+	rotate(p.key)
+	e.settle(t, 0) // the next retries are answered 2xx
+	after := e.otherTenant(t)
+	if after["paidUntil"].(string) <= before["paidUntil"].(string) {
+		t.Fatalf("the retried renewal did not apply: %v then %v", before["paidUntil"], after["paidUntil"])
+	}
+	list := e.webhookEvents(t, &webhookv1.ListEventsRequest{ConnectionId: e.other.Pspx.ConnectionID})
+	var stored *webhookv1.Event
+	for _, got := range list {
+		if got.GetId() == ev.GetId() {
+			stored = got
+		}
+	}
+	if stored == nil || stored.GetOutcome() != "applied" || stored.GetAttempts() < 3 || stored.GetAppliedAt() == "" {
+		t.Fatalf("the stored call after its retries: %v", stored)
+	}
+	var refused, delivered int
+	for _, d := range e.stack.Sandboxes.Deliveries.Deliveries() {
+		if d.EventID != ev.GetProviderEventId() {
+			continue
+		}
+		for _, a := range d.Attempts {
+			switch a.Status {
+			case http.StatusInternalServerError:
+				refused++
+			case http.StatusOK:
+				delivered++
+			}
+		}
+	}
+	if refused < 2 || delivered != 1 {
+		t.Fatalf("sandbox attempts: %d answered 500, %d answered 200", refused, delivered)
+	}
+	// Another renewal period later, paidUntil has moved exactly one period per paid invoice.
+	e.settle(t, 32*24*time.Hour)
+	if again := e.otherTenant(t); again["paidUntil"].(string) <= after["paidUntil"].(string) {
+		t.Fatalf("the next renewal: %v", again["paidUntil"])
+	}
 }

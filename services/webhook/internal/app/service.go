@@ -132,7 +132,10 @@ func (s *Service) apply(ctx context.Context, e domain.Event) (Receipt, error) {
 		return Receipt{}, errors.Join(ferr, err)
 	}
 	if err != nil {
-		return Receipt{}, fault.Internal(fmt.Errorf("%w: %s %s: %w", errApply, e.Provider, e.ProviderEventID, err))
+		// The cause is kept as text only: a status billing answered (a provider's refusal of
+		// the refetch is a 400 there) must not become this route's answer, which is 500 so the
+		// provider delivers again.
+		return Receipt{}, fault.Internal(fmt.Errorf("%w: %s %s: %v", errApply, e.Provider, e.ProviderEventID, err))
 	}
 	return Receipt{Ignored: a.Ignored, Status: a.Status}, nil
 }

@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/services/webhook/internal/adapters/memory"
 	"github.com/berthhq/berth/services/webhook/internal/app"
 	"github.com/berthhq/berth/services/webhook/internal/domain"
@@ -44,7 +47,9 @@ func (f *fakeBilling) apply() (app.Applied, error) {
 	defer f.mu.Unlock()
 	if f.fail > 0 {
 		f.fail--
-		return app.Applied{}, errors.New("billing unavailable")
+		// What billing answers when the provider refuses its refetch: a status that must not
+		// become route 3's answer.
+		return app.Applied{}, status.Error(codes.InvalidArgument, "No such invoice: 'in_1'")
 	}
 	f.applied++
 	return app.Applied{Ignored: f.ignore, Status: f.status, Effect: "x"}, nil
@@ -77,8 +82,8 @@ func TestAFailedEffectAnswers500AndItsRedeliveryAppliesOnce(t *testing.T) {
 	svc, billing, store := newService()
 	ctx := context.Background()
 	billing.fail = 1
-	if _, err := svc.ReceivePspx(ctx, signed(event("evt_1", "berth.test"))); !fault.Is(err, fault.KindInternal) {
-		t.Fatalf("a failed effect answered %v, want an internal fault (500)", err)
+	if _, err := svc.ReceivePspx(ctx, signed(event("evt_1", "berth.test"))); !fault.Is(err, fault.KindInternal) || grpcx.StatusOf(err).Code() != codes.Internal {
+		t.Fatalf("a failed effect answered %v (%v), want an internal fault (500)", err, grpcx.StatusOf(err))
 	}
 	list, _ := store.Events(ctx, domain.Filter{Limit: 10})
 	if len(list) != 1 || list[0].Outcome != domain.OutcomeFailed || list[0].LastError == "" || list[0].Attempts != 1 {
