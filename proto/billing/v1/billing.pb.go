@@ -1582,8 +1582,11 @@ type AppSettings struct {
 	OneTimePaymentValidDays int32 `protobuf:"varint,4,opt,name=oneTimePaymentValidDays,proto3" json:"oneTimePaymentValidDays,omitempty"`
 	// referralPromotionId is the promotion a referrer's tenant receives ("" = none).
 	ReferralPromotionId string `protobuf:"bytes,5,opt,name=referralPromotionId,proto3" json:"referralPromotionId,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// renewalLineDescription is what a renewal invoice's lines say, with {quantity}, {start} and
+	// {end} filled in ("" = the provider's own description).
+	RenewalLineDescription string `protobuf:"bytes,6,opt,name=renewalLineDescription,proto3" json:"renewalLineDescription,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *AppSettings) Reset() {
@@ -1647,6 +1650,13 @@ func (x *AppSettings) GetOneTimePaymentValidDays() int32 {
 func (x *AppSettings) GetReferralPromotionId() string {
 	if x != nil {
 		return x.ReferralPromotionId
+	}
+	return ""
+}
+
+func (x *AppSettings) GetRenewalLineDescription() string {
+	if x != nil {
+		return x.RenewalLineDescription
 	}
 	return ""
 }
@@ -1719,6 +1729,7 @@ type UpdateAppSettingsRequest struct {
 	FailedPaymentsToFreeze  *int32                 `protobuf:"varint,4,opt,name=failedPaymentsToFreeze,proto3,oneof" json:"failedPaymentsToFreeze,omitempty"`
 	OneTimePaymentValidDays *int32                 `protobuf:"varint,5,opt,name=oneTimePaymentValidDays,proto3,oneof" json:"oneTimePaymentValidDays,omitempty"`
 	ReferralPromotionId     *string                `protobuf:"bytes,6,opt,name=referralPromotionId,proto3,oneof" json:"referralPromotionId,omitempty"`
+	RenewalLineDescription  *string                `protobuf:"bytes,7,opt,name=renewalLineDescription,proto3,oneof" json:"renewalLineDescription,omitempty"`
 	unknownFields           protoimpl.UnknownFields
 	sizeCache               protoimpl.SizeCache
 }
@@ -1791,6 +1802,13 @@ func (x *UpdateAppSettingsRequest) GetOneTimePaymentValidDays() int32 {
 func (x *UpdateAppSettingsRequest) GetReferralPromotionId() string {
 	if x != nil && x.ReferralPromotionId != nil {
 		return *x.ReferralPromotionId
+	}
+	return ""
+}
+
+func (x *UpdateAppSettingsRequest) GetRenewalLineDescription() string {
+	if x != nil && x.RenewalLineDescription != nil {
+		return *x.RenewalLineDescription
 	}
 	return ""
 }
@@ -3090,30 +3108,33 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\tcreatedAt\x18\a \x01(\tR\tcreatedAt\x12\x1c\n" +
 	"\tupdatedAt\x18\b \x01(\tR\tupdatedAt\",\n" +
 	"\x14GetAppBillingRequest\x12\x14\n" +
-	"\x05appId\x18\x01 \x01(\tR\x05appId\"\x81\x02\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\"\xb9\x02\n" +
 	"\vAppSettings\x12\"\n" +
 	"\fconnectionId\x18\x01 \x01(\tR\fconnectionId\x12*\n" +
 	"\x10paymentReturnUrl\x18\x02 \x01(\tR\x10paymentReturnUrl\x126\n" +
 	"\x16failedPaymentsToFreeze\x18\x03 \x01(\x05R\x16failedPaymentsToFreeze\x128\n" +
 	"\x17oneTimePaymentValidDays\x18\x04 \x01(\x05R\x17oneTimePaymentValidDays\x120\n" +
-	"\x13referralPromotionId\x18\x05 \x01(\tR\x13referralPromotionId\"\x9d\x01\n" +
+	"\x13referralPromotionId\x18\x05 \x01(\tR\x13referralPromotionId\x126\n" +
+	"\x16renewalLineDescription\x18\x06 \x01(\tR\x16renewalLineDescription\"\x9d\x01\n" +
 	"\n" +
 	"AppBilling\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x129\n" +
 	"\bsettings\x18\x02 \x01(\v2\x1d.berth.billing.v1.AppSettingsR\bsettings\x12>\n" +
-	"\vconnections\x18\x03 \x03(\v2\x1c.berth.billing.v1.ConnectionR\vconnections\"\xb2\x03\n" +
+	"\vconnections\x18\x03 \x03(\v2\x1c.berth.billing.v1.ConnectionR\vconnections\"\x8a\x04\n" +
 	"\x18UpdateAppSettingsRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12'\n" +
 	"\fconnectionId\x18\x02 \x01(\tH\x00R\fconnectionId\x88\x01\x01\x12/\n" +
 	"\x10paymentReturnUrl\x18\x03 \x01(\tH\x01R\x10paymentReturnUrl\x88\x01\x01\x12;\n" +
 	"\x16failedPaymentsToFreeze\x18\x04 \x01(\x05H\x02R\x16failedPaymentsToFreeze\x88\x01\x01\x12=\n" +
 	"\x17oneTimePaymentValidDays\x18\x05 \x01(\x05H\x03R\x17oneTimePaymentValidDays\x88\x01\x01\x125\n" +
-	"\x13referralPromotionId\x18\x06 \x01(\tH\x04R\x13referralPromotionId\x88\x01\x01B\x0f\n" +
+	"\x13referralPromotionId\x18\x06 \x01(\tH\x04R\x13referralPromotionId\x88\x01\x01\x12;\n" +
+	"\x16renewalLineDescription\x18\a \x01(\tH\x05R\x16renewalLineDescription\x88\x01\x01B\x0f\n" +
 	"\r_connectionIdB\x13\n" +
 	"\x11_paymentReturnUrlB\x19\n" +
 	"\x17_failedPaymentsToFreezeB\x1a\n" +
 	"\x18_oneTimePaymentValidDaysB\x16\n" +
-	"\x14_referralPromotionId\"\xc4\x01\n" +
+	"\x14_referralPromotionIdB\x19\n" +
+	"\x17_renewalLineDescription\"\xc4\x01\n" +
 	"\fCatalogPrice\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05appId\x18\x02 \x01(\tR\x05appId\x12 \n" +

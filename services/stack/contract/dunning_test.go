@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -21,6 +22,8 @@ func TestWebhookEffectsThroughSandboxDeliveries(t *testing.T) {
 				func(t *testing.T) { e.dunning(t, p) })
 			t.Run("an effect that fails answers 500 and the provider's retry applies it once",
 				func(t *testing.T) { e.pspxEffectFailureRetried(t, p) })
+			t.Run("a renewal draft's lines say the app's text before the provider finalizes it",
+				func(t *testing.T) { e.renewalLinesDescribed(t, p) })
 		})
 	}
 }
@@ -125,3 +128,21 @@ func (e *env) dunning(t *testing.T, p pspxPlans) {
 	}
 }
 
+func (e *env) renewalLinesDescribed(t *testing.T, p pspxPlans) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	text := "Team plan × {quantity}, {start} to {end}"
+	if _, err := e.admin.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: e.other.AppID, RenewalLineDescription: &text}); err != nil {
+		t.Fatal(err)
+	}
+	sub := e.otherTenant(t)["pspxSubscriptionId"].(string)
+	e.settle(t, 32*24*time.Hour)
+	inv := e.sandboxCall(t, p.key, "GET", "/v1/invoices/"+e.sandboxCall(t, p.key, "GET", "/v1/subscriptions/"+sub, nil)["latest_invoice"].(string), nil)
+	line := inv["lines"].(map[string]any)["data"].([]any)[0].(map[string]any)
+	period := line["period"].(map[string]any)
+	day := func(v any) string { return time.Unix(int64(v.(float64)), 0).UTC().Format(time.DateOnly) }
+	want := fmt.Sprintf("Team plan × 1, %s to %s", day(period["start"]), day(period["end"]))
+	if inv["billing_reason"] != "subscription_cycle" || inv["status"] != "paid" || line["description"] != want {
+		t.Fatalf("renewal invoice %v %v, line %q, want %q", inv["billing_reason"], inv["status"], line["description"], want)
+	}
+}

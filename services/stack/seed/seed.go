@@ -181,6 +181,10 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 		return d, fmt.Errorf("pspx connection: %w", err)
 	}
 	d.ConnectionID = conn.GetId()
+	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID,
+		RenewalLineDescription: proto.String("Demo plan × {quantity}, {start} to {end}")}); err != nil {
+		return d, fmt.Errorf("pspx app settings: %w", err)
+	}
 	product, err := dash.create(ctx, "/v1/products", url.Values{"name": {"Demo plan"}})
 	if err != nil {
 		return d, err

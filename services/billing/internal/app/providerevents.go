@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,8 @@ func (s *Service) ApplyPspxEvent(ctx context.Context, connectionID string, live 
 	switch {
 	case strings.HasPrefix(typ, "checkout.session."):
 		return s.pspxCheckoutEvent(ctx, conn, obj)
+	case typ == "invoice.created":
+		return s.pspxInvoiceCreated(ctx, conn, key, obj)
 	case typ == "invoice.paid":
 		return s.pspxInvoicePaid(ctx, conn, key, obj)
 	case typ == "invoice.voided" || typ == "invoice.marked_uncollectible":
@@ -206,6 +209,42 @@ func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, c
 	return Applied{Effect: "charge.invoice"}, err
 }
 
+// pspxInvoiceCreated gives a subscription's draft renewal invoice the app's line descriptions
+// while the provider waits for the answer before finalizing it. A line that says it already is
+// left alone, so a redelivery changes nothing; a failure answers 500 and the provider retries.
+func (s *Service) pspxInvoiceCreated(ctx context.Context, conn domain.Connection, key string, obj pspxObject) (Applied, error) {
+	settings, err := s.store.Settings(ctx, conn.AppID)
+	if err != nil || settings.RenewalLineDescription == "" {
+		return Applied{}, err
+	}
+	inv, err := s.pspx.Invoice(ctx, key, obj.ID)
+	if err != nil {
+		return Applied{}, providerFault(err, "fetch pspx invoice")
+	}
+	if inv.Status != "draft" || inv.BillingReason != "subscription_cycle" {
+		return Applied{}, nil // finalized already, or not a renewal
+	}
+	if _, found, err := s.ownCustomer(ctx, conn, inv.Customer); err != nil || !found {
+		return Applied{Ignored: !found}, err
+	}
+	described := 0
+	for _, l := range inv.Lines {
+		text := settings.RenewalLine(l.Quantity, l.PeriodStart, l.PeriodEnd)
+		if l.Description == text {
+			continue
+		}
+		idem := fmt.Sprintf("line-%s-%s-%x", inv.ID, l.ID, sha256.Sum256([]byte(text)))
+		if err := s.pspx.UpdateInvoiceLine(ctx, key, idem, inv.ID, l.ID, text); err != nil {
+			return Applied{}, providerFault(err, "describe pspx invoice line")
+		}
+		described++
+	}
+	if described == 0 {
+		return Applied{}, nil
+	}
+	return Applied{Effect: "invoice.described"}, nil
+}
+
 // pspxInvoiceFailed applies an invoice the provider gave up on (voided, or uncollectible after its
 // retries): Berth's own charge fails, so an upgrade's old plan stays; a renewal counts in the
 // tenant's payment-failure lifecycle, once per invoice.
@@ -256,16 +295,23 @@ func (s *Service) pspxSubscriptionDeleted(ctx context.Context, conn domain.Conne
 		func(st *domain.State) { st.SubscriptionEnded() })
 }
 
+// ownCustomer finds the customer Berth created on this connection; found is false for another
+// connection's or none.
+func (s *Service) ownCustomer(ctx context.Context, conn domain.Connection, customerID string) (c domain.Customer, found bool, err error) {
+	c, err = s.store.CustomerByProviderID(ctx, customerID)
+	if errors.Is(err, domain.ErrCustomerNotFound) || (err == nil && c.ConnectionID != conn.ID) {
+		return domain.Customer{}, false, nil
+	}
+	return c, err == nil, err
+}
+
 // onCustomerAccount applies an effect to the account of the tenant behind a customer of the
 // connection, unless needed says (on the locked account) that it holds already.
 func (s *Service) onCustomerAccount(ctx context.Context, conn domain.Connection, customerID, reason string,
 	needed func(domain.State) bool, apply func(*domain.State)) (Applied, error) {
-	c, err := s.store.CustomerByProviderID(ctx, customerID)
-	if errors.Is(err, domain.ErrCustomerNotFound) || (err == nil && c.ConnectionID != conn.ID) {
-		return Applied{Ignored: true}, nil
-	}
-	if err != nil {
-		return Applied{}, err
+	c, found, err := s.ownCustomer(ctx, conn, customerID)
+	if err != nil || !found {
+		return Applied{Ignored: !found}, err
 	}
 	changed, err := s.updateAccount(ctx, c.AppID, c.TenantID, reason, needed, apply)
 	if err != nil || !changed {

@@ -70,6 +70,8 @@ type Pspx interface {
 	// A declined charge is a *ProviderError (card_declined) and leaves the invoice open.
 	PayInvoice(ctx context.Context, key, idem, id, paymentMethodID string) (PspxInvoice, error)
 	VoidInvoice(ctx context.Context, key, idem, id string) (PspxInvoice, error)
+	// UpdateInvoiceLine sets the description of a draft invoice's line.
+	UpdateInvoiceLine(ctx context.Context, key, idem, invoiceID, lineID, description string) error
 	Invoice(ctx context.Context, key, id string) (PspxInvoice, error)
 	// ListInvoices is the provider's cursor list of a customer's invoices, newest first.
 	ListInvoices(ctx context.Context, key string, q PspxInvoiceQuery) (PspxInvoicePage, error)
@@ -281,7 +283,9 @@ type PspxInvoice struct {
 type PspxInvoiceLine struct {
 	ID          string
 	Description string
-	PeriodEnd   time.Time // the end of the period the line pays for
+	Quantity    int64
+	PeriodStart time.Time // the period the line pays for
+	PeriodEnd   time.Time
 }
 
 // PaysUntil is the end of the latest period the invoice's lines pay for: for a renewal, the

@@ -86,7 +86,8 @@ func Settings(s domain.Settings) *billingv1.AppSettings {
 	return &billingv1.AppSettings{
 		ConnectionId: s.ConnectionID, PaymentReturnUrl: s.PaymentReturnURL,
 		FailedPaymentsToFreeze: s.FailedPaymentsToFreeze, OneTimePaymentValidDays: s.OneTimePaymentValidDays,
-		ReferralPromotionId: s.ReferralPromotionID,
+		RenewalLineDescription: s.RenewalLineDescription,
+		ReferralPromotionId:    s.ReferralPromotionID,
 	}
 }
 

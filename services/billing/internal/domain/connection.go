@@ -3,7 +3,10 @@ package domain
 import (
 	"net/url"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/berthhq/berth/pkg/fault"
 )
@@ -90,6 +93,9 @@ type Settings struct {
 	FailedPaymentsToFreeze  int32
 	OneTimePaymentValidDays int32
 	ReferralPromotionID     string
+	// RenewalLineDescription is what a subscription's renewal invoice lines say (see RenewalLine);
+	// "" leaves the provider's own description.
+	RenewalLineDescription string
 }
 
 // DefaultSettings are an app's settings before an operator changes any.
@@ -104,7 +110,11 @@ type SettingsPatch struct {
 	FailedPaymentsToFreeze  *int32
 	OneTimePaymentValidDays *int32
 	ReferralPromotionID     *string
+	RenewalLineDescription  *string
 }
+
+// maxLineDescription bounds a renewal line description (the provider's own limit is larger).
+const maxLineDescription = 500
 
 // Apply validates p and applies it to s. Whether the named connection and promotion exist is the
 // caller's check (it needs the store).
@@ -121,12 +131,26 @@ func (p SettingsPatch) Apply(s *Settings) error {
 	if p.OneTimePaymentValidDays != nil && (*p.OneTimePaymentValidDays < 1 || *p.OneTimePaymentValidDays > 3660) {
 		return fault.InvalidField("oneTimePaymentValidDays", "must be between 1 and 3660")
 	}
+	if p.RenewalLineDescription != nil && utf8.RuneCountInString(*p.RenewalLineDescription) > maxLineDescription {
+		return fault.InvalidField("renewalLineDescription", "must be at most %d characters", maxLineDescription)
+	}
 	set(&s.ConnectionID, p.ConnectionID)
 	set(&s.PaymentReturnURL, p.PaymentReturnURL)
 	set(&s.FailedPaymentsToFreeze, p.FailedPaymentsToFreeze)
 	set(&s.OneTimePaymentValidDays, p.OneTimePaymentValidDays)
 	set(&s.ReferralPromotionID, p.ReferralPromotionID)
+	set(&s.RenewalLineDescription, p.RenewalLineDescription)
 	return nil
+}
+
+// RenewalLine is the description of a renewal line paying quantity for [start, end): the app's
+// text with {quantity}, {start} and {end} (YYYY-MM-DD, UTC) filled in; "" when the app has none.
+func (s Settings) RenewalLine(quantity int64, start, end time.Time) string {
+	if s.RenewalLineDescription == "" {
+		return ""
+	}
+	return strings.NewReplacer("{quantity}", strconv.FormatInt(quantity, 10),
+		"{start}", start.UTC().Format(time.DateOnly), "{end}", end.UTC().Format(time.DateOnly)).Replace(s.RenewalLineDescription)
 }
 
 func set[T any](dst *T, v *T) {

@@ -20,6 +20,7 @@ billing commands (-billing host:port):
   connection-rotate  -connection ID [-retire-webhook-secret ID ...]   (new secrets from the environment)
   app-billing        -app ID                       (connections without secrets, settings)
   app-billing-set    -app ID [-connection ID] [-return-url URL] [-freeze-after N] [-one-time-days N] [-referral-promotion ID]
+                     [-renewal-line TEXT]   (renewal invoice lines; {quantity} {start} {end} filled in; "" = provider's)
   catalog-price-create    -app ID -product NAME -amount MINOR_UNITS -currency EUR [-interval "1 month"]
   catalog-tax-rate-create -app ID -name NAME -basis-points 1900 [-inclusive]
   catalog            -app ID
@@ -56,6 +57,7 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 		freeze     = fs.Int("freeze-after", 0, "failed payments that freeze a tenant")
 		oneTime    = fs.Int("one-time-days", 0, "days a one-time payment stays valid")
 		referral   = fs.String("referral-promotion", "", "promotion id given to referrers")
+		renewal    = fs.String("renewal-line", "", "renewal invoice line description")
 		product    = fs.String("product", "", "product name")
 		amount     = fs.Int64("amount", 0, "amount in minor units")
 		currency   = fs.String("currency", "EUR", "ISO 4217 currency")
@@ -114,6 +116,9 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 		}
 		if set["referral-promotion"] {
 			req.ReferralPromotionId = referral
+		}
+		if set["renewal-line"] {
+			req.RenewalLineDescription = renewal
 		}
 		return c.UpdateAppSettings(ctx, req)
 	case "catalog-price-create":

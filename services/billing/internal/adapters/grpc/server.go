@@ -98,7 +98,7 @@ func (s *Server) UpdateAppSettings(ctx context.Context, req *billingv1.UpdateApp
 	return appBilling(s.svc.UpdateAppSettings(ctx, req.GetAppId(), domain.SettingsPatch{
 		ConnectionID: req.ConnectionId, PaymentReturnURL: req.PaymentReturnUrl,
 		FailedPaymentsToFreeze: req.FailedPaymentsToFreeze, OneTimePaymentValidDays: req.OneTimePaymentValidDays,
-		ReferralPromotionID: req.ReferralPromotionId,
+		ReferralPromotionID: req.ReferralPromotionId, RenewalLineDescription: req.RenewalLineDescription,
 	}))
 }
 

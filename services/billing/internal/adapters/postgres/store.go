@@ -139,12 +139,12 @@ func (s *Store) UpdateConnection(ctx context.Context, id string, fn func(*domain
 	return out, err
 }
 
-const settingsColumns = "app_id::text, connection_id, payment_return_url, failed_payments_to_freeze, one_time_payment_valid_days, referral_promotion_id"
+const settingsColumns = "app_id::text, connection_id, payment_return_url, failed_payments_to_freeze, one_time_payment_valid_days, referral_promotion_id, renewal_line_description"
 
 func (s *Store) settings(ctx context.Context, q pgxx.Querier, appID, lock string) (domain.Settings, error) {
 	var st domain.Settings
 	err := q.QueryRow(ctx, "SELECT "+settingsColumns+" FROM app_settings WHERE app_id = $1"+lock, appID).Scan(
-		&st.AppID, &st.ConnectionID, &st.PaymentReturnURL, &st.FailedPaymentsToFreeze, &st.OneTimePaymentValidDays, &st.ReferralPromotionID)
+		&st.AppID, &st.ConnectionID, &st.PaymentReturnURL, &st.FailedPaymentsToFreeze, &st.OneTimePaymentValidDays, &st.ReferralPromotionID, &st.RenewalLineDescription)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.DefaultSettings(appID), nil
 	}
@@ -176,8 +176,9 @@ func (s *Store) UpdateSettings(ctx context.Context, appID string, fn func(*domai
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE app_settings SET connection_id = $2, payment_return_url = $3, failed_payments_to_freeze = $4,
-			one_time_payment_valid_days = $5, referral_promotion_id = $6 WHERE app_id = $1`,
-			appID, st.ConnectionID, st.PaymentReturnURL, st.FailedPaymentsToFreeze, st.OneTimePaymentValidDays, st.ReferralPromotionID)
+			one_time_payment_valid_days = $5, referral_promotion_id = $6, renewal_line_description = $7 WHERE app_id = $1`,
+			appID, st.ConnectionID, st.PaymentReturnURL, st.FailedPaymentsToFreeze, st.OneTimePaymentValidDays, st.ReferralPromotionID,
+			st.RenewalLineDescription)
 		out = st
 		return err
 	})

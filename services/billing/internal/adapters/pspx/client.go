@@ -406,6 +406,17 @@ func (c *Client) VoidInvoice(ctx context.Context, key, idem, id string) (app.Psp
 	return c.invoiceAction(ctx, key, idem, id, "void", newForm())
 }
 
+func (c *Client) UpdateInvoiceLine(ctx context.Context, key, idem, invoiceID, lineID, description string) error {
+	p, err := path("/v1/invoices/%s/lines/%s", invoiceID, lineID)
+	if err != nil {
+		return err
+	}
+	f := newForm()
+	f.set("description", description)
+	_, err = idOf("line_item")(c.post(ctx, key, idem, p, f))
+	return err
+}
+
 func (c *Client) Invoice(ctx context.Context, key, id string) (app.PspxInvoice, error) {
 	p, err := path("/v1/invoices/%s", id)
 	if err != nil {

@@ -259,8 +259,10 @@ type invoiceWire struct {
 type invoiceLineWire struct {
 	ID          string `json:"id"`
 	Description string `json:"description"`
+	Quantity    int64  `json:"quantity"`
 	Period      struct {
-		End *int64 `json:"end"`
+		Start *int64 `json:"start"`
+		End   *int64 `json:"end"`
 	} `json:"period"`
 }
 
@@ -277,7 +279,8 @@ func invoice(raw []byte) (app.PspxInvoice, error) {
 		Raw: json.RawMessage(bytes.Clone(raw)),
 	}
 	for _, l := range w.Lines.Data {
-		inv.Lines = append(inv.Lines, app.PspxInvoiceLine{ID: l.ID, Description: l.Description, PeriodEnd: unixTime(l.Period.End)})
+		inv.Lines = append(inv.Lines, app.PspxInvoiceLine{ID: l.ID, Description: l.Description, Quantity: l.Quantity,
+			PeriodStart: unixTime(l.Period.Start), PeriodEnd: unixTime(l.Period.End)})
 	}
 	return inv, check("invoice", w.Object, w.ID)
 }
