@@ -58,11 +58,16 @@ var moneyEventTypes = map[string]eventsv1.Type{
 }
 
 // moneyEvent is the event of one money change of the account, with its state after the change
-// (for an ended subscription, the ids it had).
+// (for an ended subscription, the ids it had; for a renewal of one, its id).
 func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyChange) (events.Event, error) {
 	st, sub := a.State, a.State
-	if m.Kind == domain.MoneySubscriptionEnded {
+	switch m.Kind {
+	case domain.MoneySubscriptionEnded:
 		sub = m.Ended
+	case domain.MoneySubscriptionRenewed:
+		if m.Renewal.SubscriptionID != sub.PspxSubscriptionID { // a renewal of a subscription that ended since
+			sub = domain.State{PspxSubscriptionID: m.Renewal.SubscriptionID}
+		}
 	}
 	return events.New(Source, moneyEventTypes[m.Kind], a.AppID, &billingv1.MoneyChanged{
 		AppId: a.AppID, TenantId: a.TenantID, Revision: a.Revision, Reason: reason, At: domain.FormatTime(now), Test: st.Test,

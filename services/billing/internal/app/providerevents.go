@@ -150,16 +150,15 @@ func (s *Service) pspxInvoicePaid(ctx context.Context, conn domain.Connection, k
 	if inv.Subscription == "" || inv.BillingReason != "subscription_cycle" {
 		return Applied{}, nil
 	}
-	sub, err := s.pspx.Subscription(ctx, key, inv.Subscription)
-	if err != nil {
-		return Applied{}, providerFault(err, "fetch pspx subscription")
+	// A renewal invoice is dated by the period that ended; its lines pay for the next one.
+	paidUntil := inv.PaysUntil()
+	if paidUntil.IsZero() {
+		return Applied{}, fault.Internal(fmt.Errorf("pspx renewal invoice %s names no period", inv.ID))
 	}
-	// A renewal invoice is dated by the period that ended and pays the next one, which the
-	// provider has made the subscription's current period by the time the invoice is paid.
-	paidUntil := sub.CurrentPeriodEnd
+	renewal := domain.Renewal{SubscriptionID: inv.Subscription, InvoiceID: inv.ID}
 	return s.onCustomerAccount(ctx, conn, inv.Customer, "subscription.renewed",
-		func(st domain.State) bool { return st.Renews(sub.ID, paidUntil) },
-		func(st *domain.State) { st.Renewed(paidUntil) })
+		func(st domain.State) bool { return st.Renews(renewal) },
+		func(st *domain.State) { st.Renewed(renewal, paidUntil) })
 }
 
 // ownCharge finds Berth's open charge an invoice names: on this connection, not settled yet.

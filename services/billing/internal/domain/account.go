@@ -44,9 +44,21 @@ type State struct {
 	// FailedPayments are the keys of the failed payments counted since the last successful one
 	// (see PaymentFailure), so a failure delivered again is not counted twice. Billing's own.
 	FailedPayments []string
+	// FailedUntil is the end of the latest period a counted failure was to pay: a renewal paying
+	// an earlier period, delivered late, does not clear that failure. Billing's own.
+	FailedUntil time.Time
+	// RenewalsPaid are the tenant's paid renewals, so each is recorded once in whatever order
+	// they are delivered, even after its subscription ended. Billing's own.
+	RenewalsPaid []Renewal
 	// Test is the provider mode of the tenant's latest payment (its subscription's, or its
 	// latest units'), which the money events carry. Billing's own.
 	Test bool
+}
+
+// Renewal is a paid renewal of a subscription, by the provider's ids.
+type Renewal struct {
+	SubscriptionID string
+	InvoiceID      string // the invoice (pspx) or payment (pspy) that paid it
 }
 
 // HasPaidPlan reports whether the tenant pays for its access: a subscription or bought units.

@@ -89,18 +89,23 @@ func (s *State) PlanChanged(priceID, productID string, quantity int64) {
 	s.paymentSucceeded()
 }
 
-// Renews reports whether a paid renewal of subscriptionID up to paidUntil changes anything: the
-// subscription is the tenant's and the period extends its paid access. A renewal delivered late
-// or again (the same or an earlier period) does not, so it can never clear failure flags that a
-// newer failed renewal set.
-func (s State) Renews(subscriptionID string, paidUntil time.Time) bool {
-	return subscriptionID != "" && s.PspxSubscriptionID == subscriptionID && paidUntil.After(s.PaidUntil)
+// Renews reports whether a paid renewal of one of the tenant's subscriptions is news: it was not
+// recorded yet. Renewals delivered late, out of order, again, or after their subscription ended
+// are each recorded once, so any delivery order ends in the state in-order delivery gives.
+func (s State) Renews(r Renewal) bool {
+	return r.SubscriptionID != "" && r.InvoiceID != "" && !slices.Contains(s.RenewalsPaid, r)
 }
 
-// Renewed records a paid renewal (see Renews): access is paid until the new period's end, and
-// the payment clears failure flags like any payment.
-func (s *State) Renewed(paidUntil time.Time) {
+// Renewed records a paid renewal (see Renews) that pays until paidUntil: paid access never
+// shrinks, and the payment clears failure flags unless a counted failure was for a later period
+// (a renewal delivered late never clears a newer failure).
+func (s *State) Renewed(r Renewal, paidUntil time.Time) {
+	s.RenewalsPaid = append(s.RenewalsPaid, r)
 	s.extendPaidUntil(paidUntil)
+	if paidUntil.Before(s.FailedUntil) {
+		s.EverPaid = true
+		return
+	}
 	s.paymentSucceeded()
 }
 
@@ -166,6 +171,9 @@ func (s *State) PaymentFailedFor(f PaymentFailure, freezeAt int32) {
 	if f.At.After(s.PaymentFailedDate) {
 		s.PaymentFailedDate = f.At.UTC()
 	}
+	if f.PaysUntil.After(s.FailedUntil) {
+		s.FailedUntil = f.PaysUntil.UTC()
+	}
 	if s.PaymentFailedCount >= freezeAt && !s.Freezed {
 		s.Freezed = true
 		s.FreezedDueFailedPayment = true
@@ -192,4 +200,5 @@ func (s *State) paymentSucceeded() {
 	s.PaymentFailedCount = 0
 	s.PaymentFailedDate = time.Time{}
 	s.FailedPayments = nil
+	s.FailedUntil = time.Time{}
 }

@@ -91,7 +91,7 @@ func TestPaidEffectsOnTheTenantsBillingState(t *testing.T) {
 			}},
 		{"a renewal extends paid access and clears failure flags",
 			State{PspxSubscriptionID: "sub_1", PaidUntil: now, PaymentFailed: true, PaymentFailedCount: 1, PaymentFailedDate: now},
-			func(s *State) { s.Renewed(now.AddDate(0, 1, 0)) },
+			func(s *State) { s.Renewed(Renewal{"sub_1", "in_1"}, now.AddDate(0, 1, 0)) },
 			func(t *testing.T, s State) {
 				if !s.PaidUntil.Equal(now.AddDate(0, 1, 0)) || s.PaymentFailed || s.PaymentFailedCount != 0 || !s.EverPaid {
 					t.Fatalf("state = %+v", s)
@@ -148,23 +148,42 @@ func TestOnlyPaymentsMarkATenantAsHavingPaid(t *testing.T) {
 	}
 }
 
-func TestOnlyANewerPeriodOfTheTenantsSubscriptionRenews(t *testing.T) {
+func TestEachPaidRenewalIsRecordedOnceInAnyOrder(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	s := State{PspxSubscriptionID: "sub_1", PaidUntil: now}
+	s.Renewed(Renewal{"sub_1", "in_2"}, now.AddDate(0, 2, 0)) // the later renewal arrived first
+	s.SubscriptionEnded()                                     // and so did the end
 	for _, tc := range []struct {
-		name  string
-		sub   string
-		until time.Time
-		want  bool
+		name string
+		r    Renewal
+		want bool
 	}{
-		{"the next period", "sub_1", now.AddDate(0, 1, 0), true},
-		{"the same period again", "sub_1", now, false},
-		{"an earlier period, late", "sub_1", now.AddDate(0, -1, 0), false},
-		{"another subscription", "sub_2", now.AddDate(0, 1, 0), false},
-		{"no subscription", "", now.AddDate(0, 1, 0), false},
+		{"an earlier renewal, late and after the end", Renewal{"sub_1", "in_1"}, true},
+		{"the same renewal again", Renewal{"sub_1", "in_2"}, false},
+		{"no subscription", Renewal{"", "in_3"}, false},
+		{"no invoice", Renewal{"sub_1", ""}, false},
 	} {
-		if got := s.Renews(tc.sub, tc.until); got != tc.want {
+		if got := s.Renews(tc.r); got != tc.want {
 			t.Errorf("%s: Renews = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	s.Renewed(Renewal{"sub_1", "in_1"}, now.AddDate(0, 1, 0))
+	if !s.PaidUntil.Equal(now.AddDate(0, 2, 0)) || len(s.RenewalsPaid) != 2 || s.PspxSubscriptionID != "" {
+		t.Fatalf("a late renewal shortened paid access, was not recorded or revived the subscription: %+v", s)
+	}
+}
+
+func TestALateRenewalNeverClearsANewerFailure(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := State{PspxSubscriptionID: "sub_1", PaidUntil: now}
+	// The renewal paying the next period is delivered only after the one after it failed.
+	s.PaymentFailedFor(PaymentFailure{Key: "in_2", SubscriptionID: "sub_1", PaysUntil: now.AddDate(0, 2, 0), At: now}, 3)
+	s.Renewed(Renewal{"sub_1", "in_1"}, now.AddDate(0, 1, 0))
+	if !s.PaymentFailed || s.PaymentFailedCount != 1 || !s.PaidUntil.Equal(now.AddDate(0, 1, 0)) {
+		t.Fatalf("after the late renewal: %+v", s)
+	}
+	s.Renewed(Renewal{"sub_1", "in_3"}, now.AddDate(0, 2, 0)) // the failed period paid after all
+	if s.PaymentFailed || s.PaymentFailedCount != 0 {
+		t.Fatalf("after paying the failed period: %+v", s)
 	}
 }

@@ -69,7 +69,7 @@ func TestAPaymentAfterFailuresClearsThemAndOnlyAFreezeForFailedPayments(t *testi
 				f := PaymentFailure{Key: key, SubscriptionID: "sub_1", PaysUntil: now.AddDate(0, i+1, 0), At: now}
 				s.PaymentFailedFor(f, 3)
 			}
-			s.Renewed(now.AddDate(0, 1, 0))
+			s.Renewed(Renewal{"sub_1", "in_4"}, now.AddDate(0, 3, 0))
 			if s.Freezed != c.wantFrozen || s.PaymentFailed || s.PaymentFailedCount != 0 || len(s.FailedPayments) != 0 {
 				t.Fatalf("state = %+v", s)
 			}

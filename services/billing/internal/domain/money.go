@@ -14,12 +14,14 @@ const (
 )
 
 // MoneyChange is one way a tenant's money state changed. Units and UnitsBefore are set for a
-// one-time payment; Ended is the subscription that ended (its ids as they were).
+// one-time payment; Ended is the subscription that ended (its ids as they were); Renewal the
+// renewal recorded.
 type MoneyChange struct {
 	Kind        string
 	Units       int64
 	UnitsBefore int64
 	Ended       State
+	Renewal     Renewal
 }
 
 // MoneyChanges compares a tenant's billing state before and after one change and names what
@@ -41,7 +43,9 @@ func MoneyChanges(before, after State) []MoneyChange {
 	}
 	add(MoneySubscriptionStarted, replaced && after.PspxSubscriptionID != "")
 	same := !replaced && after.PspxSubscriptionID != ""
-	add(MoneySubscriptionRenewed, same && after.PaidUntil.After(before.PaidUntil))
+	if n := len(after.RenewalsPaid); n > len(before.RenewalsPaid) {
+		out = append(out, MoneyChange{Kind: MoneySubscriptionRenewed, Renewal: after.RenewalsPaid[n-1]})
+	}
 	add(MoneySubscriptionChanged, same && (after.PspxPriceID != before.PspxPriceID || after.PspxProductID != before.PspxProductID ||
 		after.SubscriptionQuantity != before.SubscriptionQuantity))
 	add(MoneySubscriptionCancelled, same && after.PspxSubscriptionCancelAtPeriodEnd && !before.PspxSubscriptionCancelAtPeriodEnd)

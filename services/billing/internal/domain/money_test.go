@@ -26,22 +26,25 @@ func TestMoneyChangesNameWhatAnEffectDidToATenantsMoney(t *testing.T) {
 		{"a first subscription starts", State{}, func(s *State) { s.Subscribed(Subscription{ID: "sub_1", PaidUntil: now}) }, []string{MoneySubscriptionStarted}},
 		{"a new subscription replaces one", subscribed, func(s *State) { s.Subscribed(Subscription{ID: "sub_2", PaidUntil: now.AddDate(0, 1, 0)}) },
 			[]string{MoneySubscriptionEnded, MoneySubscriptionStarted}},
-		{"a renewal", subscribed, func(s *State) { s.Renewed(now.AddDate(0, 1, 0)) }, []string{MoneySubscriptionRenewed}},
+		{"a renewal", subscribed, func(s *State) { s.Renewed(Renewal{"sub_1", "in_1"}, now.AddDate(0, 1, 0)) }, []string{MoneySubscriptionRenewed}},
+		{"a renewal delivered after its subscription ended", State{PaidUntil: now}, func(s *State) { s.Renewed(Renewal{"sub_1", "in_9"}, now.AddDate(0, 1, 0)) },
+			[]string{MoneySubscriptionRenewed}},
+		{"a renewal delivered after a later one", subscribed, func(s *State) { s.Renewed(Renewal{"sub_1", "in_1"}, now.AddDate(0, -1, 0)) }, []string{MoneySubscriptionRenewed}},
 		{"a paid upgrade", subscribed, func(s *State) { s.PlanChanged("price_2", "prod_1", 1) }, []string{MoneySubscriptionChanged}},
 		{"a cancellation at period end", subscribed, func(s *State) { s.CancelsAtPeriodEnd(now) }, []string{MoneySubscriptionCancelled}},
 		{"the end of a subscription", subscribed, func(s *State) { s.SubscriptionEnded() }, []string{MoneySubscriptionEnded}},
 		{"a counted failure", subscribed, func(s *State) { s.PaymentFailedFor(failure("in_1"), 3) }, []string{MoneyPaymentFailed}},
 		{"the failure that freezes", failedTwice, func(s *State) { s.PaymentFailedFor(failure("in_3"), 3) }, []string{MoneyPaymentFailed, MoneyTenantFrozen}},
-		{"a renewal that unfreezes", frozen, func(s *State) { s.Renewed(now.AddDate(0, 1, 0)) }, []string{MoneySubscriptionRenewed, MoneyTenantUnfrozen}},
+		{"a renewal that unfreezes", frozen, func(s *State) { s.Renewed(Renewal{"sub_1", "in_4"}, now.AddDate(0, 1, 0)) }, []string{MoneySubscriptionRenewed, MoneyTenantUnfrozen}},
 		{"an operator's freeze of a tenant frozen for failures is no unfreeze", frozen, func(s *State) { s.FrozenByOperator(true) }, nil},
 		{"an operator lifts a freeze for failures", frozen, func(s *State) { s.FrozenByOperator(false) }, []string{MoneyTenantUnfrozen}},
 		{"a payment method set up is no money", State{}, func(s *State) { s.PaymentMethodSetUp("cus_1", "cs_1", "pm_1") }, nil},
-		{"a replayed older renewal is none", subscribed, func(s *State) { s.Renewed(now.AddDate(0, -1, 0)) }, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			after := c.start
 			after.FailedPayments = slices.Clone(c.start.FailedPayments)
+			after.RenewalsPaid = slices.Clone(c.start.RenewalsPaid)
 			c.effect(&after)
 			var kinds []string
 			for _, m := range MoneyChanges(c.start, after) {
