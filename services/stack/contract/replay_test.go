@@ -62,6 +62,7 @@ func (e *env) wholeLifeShuffled(t *testing.T) {
 	}
 
 	events := e.customerEvents(t, p.key)
+	t.Logf("delivering %d events a hundred times each", len(events))
 	rand.Shuffle(len(events), func(i, j int) { events[i], events[j] = events[j], events[i] })
 	var wg sync.WaitGroup
 	statuses := make(chan int, len(events)*100)
