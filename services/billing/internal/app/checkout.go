@@ -178,8 +178,21 @@ func (s *Service) ReturnCheckout(ctx context.Context, sessionID, state string) (
 	if err != nil {
 		return "", "", err
 	}
-	if cs, err = s.Settle(ctx, cs); err != nil {
+	cs, published, err := s.settle(ctx, cs)
+	if err != nil {
 		return "", "", err
+	}
+	// The provider's webhook may have settled the session a moment before the payer came back,
+	// and its push to the tenant context still be on its way. The app reads route 5 as soon as
+	// the payer lands, so push the account from here too (tenant keeps each revision once).
+	if !published && cs.Status == domain.CheckoutCompleted {
+		acct, err := s.store.Account(ctx, cs.AppID, cs.TenantID)
+		if err == nil {
+			err = s.publish(ctx, acct)
+		}
+		if err != nil {
+			return "", "", err
+		}
 	}
 	target, err := s.paymentReturnURL(ctx, cs.AppID)
 	if err != nil {
@@ -228,12 +241,18 @@ type outcome struct {
 // refund) run before the transaction with idempotency keys of the session, so a retry repeats
 // none of them; the account change and the session's new status then commit together.
 func (s *Service) Settle(ctx context.Context, cs domain.CheckoutSession) (domain.CheckoutSession, error) {
+	cs, _, err := s.settle(ctx, cs)
+	return cs, err
+}
+
+// settle is Settle, also saying whether this call changed the account and pushed it to tenant.
+func (s *Service) settle(ctx context.Context, cs domain.CheckoutSession) (domain.CheckoutSession, bool, error) {
 	if cs.Settled() {
-		return cs, nil
+		return cs, false, nil
 	}
 	_, key, err := s.connectionKey(ctx, cs.ConnectionID, cs.Test)
 	if err != nil {
-		return domain.CheckoutSession{}, err
+		return domain.CheckoutSession{}, false, err
 	}
 	var out outcome
 	if cs.Provider == domain.Pspx {
@@ -242,10 +261,10 @@ func (s *Service) Settle(ctx context.Context, cs domain.CheckoutSession) (domain
 		out, err = s.pspyOutcome(ctx, key, cs)
 	}
 	if err != nil {
-		return domain.CheckoutSession{}, err
+		return domain.CheckoutSession{}, false, err
 	}
 	if out.status == cs.Status {
-		return cs, nil
+		return cs, false, nil
 	}
 	now := s.now()
 	changed := false
@@ -261,14 +280,14 @@ func (s *Service) Settle(ctx context.Context, cs domain.CheckoutSession) (domain
 		return changeState(a, now, "checkout."+c.Mode, out.apply)
 	})
 	if err != nil {
-		return domain.CheckoutSession{}, err
+		return domain.CheckoutSession{}, false, err
 	}
 	if changed {
 		if err := s.publish(ctx, acct); err != nil {
-			return domain.CheckoutSession{}, err
+			return domain.CheckoutSession{}, false, err
 		}
 	}
-	return settled, nil
+	return settled, changed, nil
 }
 
 // oneTimeValidThru is when units bought now stop being valid (an app setting, in days).

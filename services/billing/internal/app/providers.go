@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -374,19 +375,26 @@ type PspyPayment struct {
 	Status         string // "open", "pending", "authorized", "paid", "failed", "canceled", "expired"
 	Amount         PspyAmount
 	AmountRefunded PspyAmount
-	Description    string
-	SequenceType   string
-	CustomerID     string
-	MandateID      string
-	SubscriptionID string
-	Method         string
-	CheckoutURL    string // _links.checkout.href, while the payment is open
-	Metadata       map[string]string
-	CreatedAt      time.Time
-	PaidAt         time.Time
+	// AmountChargedBack is what the payer's bank took back; zero value or "0.00" when nothing.
+	AmountChargedBack PspyAmount
+	Description       string
+	SequenceType      string
+	CustomerID        string
+	MandateID         string
+	SubscriptionID    string // the subscription whose recurring payment this is, if any
+	Method            string
+	CheckoutURL       string // _links.checkout.href, while the payment is open
+	Metadata          map[string]string
+	CreatedAt         time.Time
+	PaidAt            time.Time
 	// Refunds and chargebacks counted, so an effect keyed by observed state sees a new state.
 	RefundsCount     int
 	ChargebacksCount int
+}
+
+// ChargedBack reports whether the payer's bank took the payment back.
+func (p PspyPayment) ChargedBack() bool {
+	return p.ChargebacksCount > 0 || strings.Trim(p.AmountChargedBack.Value, "0.") != ""
 }
 
 // PspyRefund is a provider refund.

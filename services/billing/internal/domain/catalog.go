@@ -115,21 +115,30 @@ func Total(p CatalogPrice, quantity int64, tax *CatalogTaxRate) int64 {
 // calendar month, ending on the target month's last day when it is shorter (31 January plus a
 // month is 28 February, not 3 March), as providers bill.
 func AddInterval(t time.Time, interval string) time.Time {
+	next, _ := addIntervals(t, interval, 1)
+	return next
+}
+
+// addIntervals moves t on by k intervals at once, counting months from t as AddInterval does
+// (31 January plus two months is 31 March, not 28 March); ok is false, and t unchanged, for an
+// interval that is not one.
+func addIntervals(t time.Time, interval string, k int) (next time.Time, ok bool) {
 	m := intervalPattern.FindStringSubmatch(interval)
 	if m == nil {
-		return t
+		return t, false
 	}
 	n, _ := strconv.Atoi(m[1])
+	n *= k
 	switch strings.TrimSuffix(m[2], "s") {
 	case "day":
-		return t.AddDate(0, 0, n)
+		return t.AddDate(0, 0, n), true
 	case "week":
-		return t.AddDate(0, 0, 7*n)
+		return t.AddDate(0, 0, 7*n), true
 	}
-	next := t.AddDate(0, n, 0)
+	next = t.AddDate(0, n, 0)
 	if next.Day() != t.Day() {
 		// AddDate normalised an overflow into the month after: step back to the last day.
 		next = next.AddDate(0, 0, -next.Day())
 	}
-	return next
+	return next, true
 }

@@ -140,24 +140,31 @@ func (s *State) extendPaidUntil(t time.Time) {
 }
 
 // PaymentFailure is a failed payment of a subscription that the failure lifecycle counts: a
-// renewal invoice the provider gave up on (pspx), or a failed or expired recurring payment (pspy).
+// renewal invoice the provider gave up on (pspx), a failed or expired recurring payment, or a
+// recurring payment charged back (pspy).
 type PaymentFailure struct {
 	// Key names the failure in the provider's ids (the invoice, or the payment and its observed
-	// status): the same failure seen again is counted once.
+	// state): the same failure seen again is counted once.
 	Key            string
 	SubscriptionID string
 	// PaysUntil is the end of the period the payment was to pay for.
 	PaysUntil time.Time
 	At        time.Time
+	// Reversed marks a payment that was paid and then taken back by the payer's bank (a
+	// chargeback). Its renewal may have extended paidUntil to PaysUntil already, so it still
+	// counts while paidUntil is PaysUntil; a later payment that paid beyond its period makes it
+	// stale like any other failure.
+	Reversed bool
 }
 
 // FailureCounts reports whether f is a new failure of the tenant's current subscription for a
-// period not paid yet. A failure delivered late (after a payment covered its period), for a
-// subscription the tenant no longer has, or again, changes nothing: stale news never overwrites
-// newer state.
+// period not paid yet (or, reversed, paid only by the payment taken back). A failure delivered
+// late (after a payment covered its period), for a subscription the tenant no longer has, or
+// again, changes nothing: stale news never overwrites newer state.
 func (s State) FailureCounts(f PaymentFailure) bool {
+	unpaid := f.PaysUntil.After(s.PaidUntil) || f.Reversed && f.PaysUntil.Equal(s.PaidUntil)
 	return f.Key != "" && f.SubscriptionID != "" && s.PspxSubscriptionID == f.SubscriptionID &&
-		f.PaysUntil.After(s.PaidUntil) && !slices.Contains(s.FailedPayments, f.Key)
+		unpaid && !slices.Contains(s.FailedPayments, f.Key)
 }
 
 // PaymentFailedFor records a counted failure (see FailureCounts): the tenant's payment failed,

@@ -80,3 +80,44 @@ func TestAPaymentAfterFailuresClearsThemAndOnlyAFreezeForFailedPayments(t *testi
 		})
 	}
 }
+
+func TestAChargedBackRenewalCountsAsAFailedPaymentOnce(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	periodEnd := now.AddDate(0, 1, 0)
+	chargeback := PaymentFailure{Key: "tr_1/chargeback", SubscriptionID: "sub_1", PaysUntil: periodEnd, At: now, Reversed: true}
+	renewed := State{PspxSubscriptionID: "sub_1", Mode: ModeSubscription, PaidUntil: now}
+	renewed.Renewed(Renewal{"sub_1", "tr_1"}, periodEnd)
+	cases := []struct {
+		name      string
+		start     State
+		failures  []PaymentFailure
+		counted   int32
+		paidUntil time.Time
+	}{
+		{"the renewal it paid was applied: it counts, access stays", renewed, []PaymentFailure{chargeback}, 1, periodEnd},
+		{"seen again it counts once", renewed, []PaymentFailure{chargeback, chargeback, chargeback}, 1, periodEnd},
+		{"the renewal was never applied: it counts like a failed payment", State{PspxSubscriptionID: "sub_1", PaidUntil: now},
+			[]PaymentFailure{chargeback}, 1, now},
+		{"after a failed next renewal it counts as one more", renewed,
+			[]PaymentFailure{{Key: "tr_2/failed", SubscriptionID: "sub_1", PaysUntil: periodEnd.AddDate(0, 1, 0), At: now}, chargeback}, 2, periodEnd},
+		{"a later payment paid beyond its period: stale", State{PspxSubscriptionID: "sub_1", PaidUntil: periodEnd.AddDate(0, 1, 0)},
+			[]PaymentFailure{chargeback}, 0, periodEnd.AddDate(0, 1, 0)},
+		{"of a subscription the tenant no longer has: nothing", State{PspxSubscriptionID: "sub_2", PaidUntil: periodEnd},
+			[]PaymentFailure{chargeback}, 0, periodEnd},
+		{"not reversed, a period paid is stale", renewed,
+			[]PaymentFailure{{Key: "tr_1/failed", SubscriptionID: "sub_1", PaysUntil: periodEnd, At: now}}, 0, periodEnd},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.start
+			for _, f := range c.failures {
+				if s.FailureCounts(f) {
+					s.PaymentFailedFor(f, 3)
+				}
+			}
+			if s.PaymentFailedCount != c.counted || s.PaymentFailed != (c.counted > 0) || !s.PaidUntil.Equal(c.paidUntil) {
+				t.Fatalf("state = %+v", s)
+			}
+		})
+	}
+}

@@ -100,6 +100,7 @@ type paymentJSON struct {
 	Status         string          `json:"status"`
 	Amount         amountJSON      `json:"amount"`
 	AmountRefunded amountJSON      `json:"amountRefunded"`
+	AmountCharged  amountJSON      `json:"amountChargedBack"` // present once charged back
 	Description    string          `json:"description"`
 	SequenceType   string          `json:"sequenceType"`
 	CustomerID     string          `json:"customerId"`
@@ -169,7 +170,8 @@ func stringMap(raw json.RawMessage) map[string]string {
 func (p paymentJSON) port() app.PspyPayment {
 	out := app.PspyPayment{
 		ID: p.ID, Mode: p.Mode, Status: p.Status, Amount: p.Amount.port(), AmountRefunded: p.AmountRefunded.port(),
-		Description: p.Description, SequenceType: p.SequenceType, CustomerID: p.CustomerID, MandateID: p.MandateID,
+		AmountChargedBack: p.AmountCharged.port(), Description: p.Description, SequenceType: p.SequenceType,
+		CustomerID: p.CustomerID, MandateID: p.MandateID,
 		SubscriptionID: p.SubscriptionID, Method: p.Method, Metadata: stringMap(p.Metadata),
 		CreatedAt: p.CreatedAt, PaidAt: p.PaidAt,
 		RefundsCount: len(p.Embedded.Refunds), ChargebacksCount: len(p.Embedded.Chargebacks),

@@ -22,6 +22,7 @@ const key = "test_dHar4XY7LxsDOtmnkVtjNVWXLSlXsM"
 // traffic.
 type world struct {
 	t      *testing.T
+	base   string
 	sb     *sandbox.Server
 	clock  *clock.Clock
 	client *pspy.Client
@@ -40,7 +41,7 @@ func newWorld(t *testing.T, front func(http.Handler) http.Handler) *world {
 	srv.Config.Handler = h
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &world{t: t, sb: sb, clock: c, client: pspy.New(pspy.Config{BaseURL: base, Attempts: 3, Backoff: noWait})}
+	return &world{t: t, base: base, sb: sb, clock: c, client: pspy.New(pspy.Config{BaseURL: base, Attempts: 3, Backoff: noWait})}
 }
 
 func noWait(int) time.Duration { return time.Millisecond }
@@ -224,6 +225,38 @@ func TestRefundsAreCountedOnThePayment(t *testing.T) {
 	got, err := w.client.Payment(ctx, key, p.ID)
 	if err != nil || got.RefundsCount != 1 || got.AmountRefunded != eur("10.00") || got.ChargebacksCount != 0 {
 		t.Fatalf("refunded payment %+v, %v", got, err)
+	}
+}
+
+func TestAChargebackIsReadOffThePayment(t *testing.T) {
+	w := newWorld(t, nil)
+	ctx := context.Background()
+	cu := w.customer()
+	w.mandate(cu.ID, "paid")
+	p, err := w.client.CreatePayment(ctx, key, "", app.PspyPaymentInput{
+		Amount: eur("30.00"), Description: "Seats", SequenceType: "recurring", CustomerID: cu.ID,
+	})
+	if err != nil || p.ChargedBack() {
+		t.Fatalf("recurring payment %+v, %v", p, err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, w.base+"/payments/"+p.ID+"/chargeback", strings.NewReader("{}"))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("chargeback: %d", res.StatusCode)
+	}
+	got, err := w.client.Payment(ctx, key, p.ID)
+	if err != nil || got.Status != "paid" || got.AmountChargedBack != eur("30.00") || got.ChargebacksCount != 1 || !got.ChargedBack() {
+		t.Fatalf("charged back payment %+v, %v", got, err)
+	}
+	// Either sign is enough: the amount alone (a list fetched without embedding) says it too.
+	if !(app.PspyPayment{AmountChargedBack: eur("0.01")}).ChargedBack() || (app.PspyPayment{AmountChargedBack: eur("0.00")}).ChargedBack() {
+		t.Fatal("ChargedBack misreads the amount")
 	}
 }
 
