@@ -9,6 +9,7 @@ import (
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	"github.com/berthhq/berth/services/sandbox/delivery"
+	"github.com/berthhq/berth/services/stack/seed"
 )
 
 // TestWebhookEffectsThroughSandboxDeliveries drives the money path as in production: the pspx
@@ -34,7 +35,7 @@ func (e *env) hookedPspxAccount(t *testing.T) pspxPlans {
 	t.Helper()
 	p := e.ownPspxAccount(t)
 	endpoint := e.sandboxCreate(t, p.key, "/v1/webhook_endpoints", url.Values{
-		"url": {e.stack.BaseURL + "/api/v1/webhooks/pspx"}, "enabled_events[]": {"*"}})
+		"url": {e.stack.BaseURL + "/api/v1/webhooks/pspx"}, "enabled_events[]": seed.PspxWebhookEvents})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := e.admin.Billing.RotateConnectionSecrets(ctx, &billingv1.RotateConnectionSecretsRequest{

@@ -159,6 +159,15 @@ func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDo
 	return d, nil
 }
 
+// PspxWebhookEvents are the pspx event types Berth acts on: the ones an operator enables on the
+// provider's webhook endpoint for route 3 (any other type is accepted and changes nothing, and
+// objects without a customer are refused, so enabling more only costs deliveries).
+var PspxWebhookEvents = []string{
+	"checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed",
+	"checkout.session.expired", "invoice.created", "invoice.paid", "invoice.voided", "invoice.marked_uncollectible",
+	"customer.subscription.deleted",
+}
+
 // seedPspx makes sandbox keys, registers Berth's route 3 as the test account's webhook endpoint,
 // connects the app with the keys and the endpoint's signing secret, and creates its prices and tax
 // rate in the sandbox, as an operator would in the provider's dashboard.
@@ -171,7 +180,7 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 		Secret string `json:"secret"`
 	}
 	if err := dash.post(ctx, "/v1/webhook_endpoints", url.Values{"url": {baseURL + "/api/v1/webhooks/pspx"},
-		"enabled_events[]": {"*"}, "description": {"Berth"}}, &endpoint); err != nil {
+		"enabled_events[]": PspxWebhookEvents, "description": {"Berth"}}, &endpoint); err != nil {
 		return d, err
 	}
 	d.WebhookSecret = endpoint.Secret
