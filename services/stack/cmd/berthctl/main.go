@@ -23,7 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const usage = `usage: berthctl [-identity host:port] [-tenant host:port] [-billing host:port] <command> [flags]
+const usage = `usage: berthctl [-identity host:port] [-tenant host:port] [-billing host:port] [-webhook host:port] <command> [flags]
 
 commands:
   project-create  -name NAME
@@ -42,8 +42,8 @@ commands:
   operator-token  -member ID [-ttl SECONDS]             (default 3600, 0 = 3600, at most 86400)
 
 environment: BERTH_ADMIN_TOKEN (required), BERTH_IDENTITY_GRPC_ADDR, BERTH_TENANT_GRPC_ADDR,
-BERTH_BILLING_GRPC_ADDR
-` + billingUsage
+BERTH_BILLING_GRPC_ADDR, BERTH_WEBHOOK_GRPC_ADDR
+` + billingUsage + webhookUsage
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
@@ -63,6 +63,7 @@ func run(args []string, out io.Writer) error {
 	identityAddr := global.String("identity", config.String("BERTH_IDENTITY_GRPC_ADDR", "127.0.0.1:9101"), "identity gRPC address")
 	tenantAddr := global.String("tenant", config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"), "tenant gRPC address")
 	billingAddr := global.String("billing", config.String("BERTH_BILLING_GRPC_ADDR", "127.0.0.1:9104"), "billing gRPC address")
+	webhookAddr := global.String("webhook", config.String("BERTH_WEBHOOK_GRPC_ADDR", "127.0.0.1:9105"), "webhook-ingest gRPC address")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
@@ -80,13 +81,20 @@ func run(args []string, out io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if isBillingCommand(cmd) {
-		conn, err := dial(*billingAddr)
+	for _, sub := range []struct {
+		is   func(string) bool
+		addr string
+		run  func(context.Context, grpc.ClientConnInterface, string, []string) (proto.Message, error)
+	}{{isBillingCommand, *billingAddr, runBilling}, {isWebhookCommand, *webhookAddr, runWebhook}} {
+		if !sub.is(cmd) {
+			continue
+		}
+		conn, err := dial(sub.addr)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		res, err := runBilling(ctx, conn, cmd, rest)
+		res, err := sub.run(ctx, conn, cmd, rest)
 		if err != nil {
 			return err
 		}
