@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,8 @@ const (
 
 // BenchmarkPspxIngest measures route 3's use case (parse, host check, the connection through the
 // Billing port, the pspx-signature HMAC, the call stored in PostgreSQL keyed by its event id,
-// billing's apply, the outcome recorded) with benchClients concurrent callers, on the production
-// pool a database URL gives:
+// billing's apply, the outcome recorded) with benchClients concurrent callers and as many pooled
+// connections (see poolAndLibpqURLs):
 //
 //   - baseline: pgbench running the store's INSERT of a call, one transaction per event with a key
 //     of its own, with the same client count against the same database and table: the least an
@@ -60,8 +61,8 @@ const (
 // figures need TEST_DATABASE_URL naming a server that has it on.
 func BenchmarkPspxIngest(b *testing.B) {
 	ctx := context.Background()
-	url := pgtest.URL(b, "webhook", postgres.Migrate)
-	pool, err := pgxx.Open(ctx, url) // sized as in production: by the URL, else pgx's default
+	poolURL, libpqURL := poolAndLibpqURLs(b, pgtest.URL(b, "webhook", postgres.Migrate), benchClients)
+	pool, err := pgxx.Open(ctx, poolURL)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func BenchmarkPspxIngest(b *testing.B) {
 		b.ResetTimer()
 		out, err := exec.Command(bin, "--no-vacuum", "--protocol=prepared", "--client="+strconv.Itoa(benchClients),
 			"--jobs="+strconv.Itoa(min(benchClients, runtime.GOMAXPROCS(0))), "--transactions="+strconv.Itoa(perClient),
-			"--file="+script, url).CombinedOutput()
+			"--file="+script, libpqURL).CombinedOutput()
 		b.StopTimer()
 		if err != nil {
 			b.Fatalf("pgbench: %v\n%s", err, out)
@@ -150,6 +151,31 @@ func BenchmarkPspxIngest(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		env.checkAppliedOnce(ctx, b)
 	})
+}
+
+// poolAndLibpqURLs returns the database URL for the store's pool, with n connections unless it
+// sizes the pool itself, and for pgbench, without pgx's pool settings (libpq refuses them). One
+// connection per concurrent caller, as pgbench has one per client: a deployment sizes the pool the
+// same way, with pool_max_conns in BERTH_DATABASE_URL; pgx's default of max(4, CPUs) would queue
+// 16 deliveries behind 4 connections, each waiting for its commit's flush.
+func poolAndLibpqURLs(b *testing.B, databaseURL string, n int) (pool, libpq string) {
+	u, err := neturl.Parse(databaseURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := u.Query()
+	if !q.Has("pool_max_conns") {
+		q.Set("pool_max_conns", strconv.Itoa(n))
+	}
+	u.RawQuery = q.Encode()
+	pool = u.String()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return pool, u.String()
 }
 
 // ingestBench is the state the variants share: every event delivered so far.
