@@ -71,8 +71,10 @@ func BenchmarkPspxIngest(b *testing.B) {
 	if err := pool.QueryRow(ctx, "SELECT current_setting('fsync'), current_setting('synchronous_commit')").Scan(&fsync, &syncCommit); err != nil {
 		b.Fatal(err)
 	}
-	// A leaf benchmark's log is always printed (its parent's only with -v): the first variant that
-	// runs says what the figures were measured on.
+	const noBaseline = "no baseline: pgbench is neither on PATH nor under /usr/lib/postgresql/*/bin (install the PostgreSQL client tools)"
+	pgbench := pgbenchBinary()
+	// A leaf benchmark's log is always printed (its parent's, and a skip's, only with -v): the
+	// first variant that runs says what the figures were measured on.
 	var settings sync.Once
 	logSettings := func(b *testing.B) {
 		settings.Do(func() {
@@ -81,6 +83,9 @@ func BenchmarkPspxIngest(b *testing.B) {
 			if fsync != "on" {
 				b.Logf("WARNING: fsync is %s on this server, so commits are not flushed: these are not durable figures (set TEST_DATABASE_URL to a server with fsync on)", fsync)
 			}
+			if pgbench == "" {
+				b.Log(noBaseline)
+			}
 		})
 	}
 
@@ -88,9 +93,8 @@ func BenchmarkPspxIngest(b *testing.B) {
 	env.svc = app.New(postgres.New(pool), env.billing, benchHost, nil, uuid.NewString)
 
 	b.Run("baseline", func(b *testing.B) {
-		bin := pgbenchBinary()
-		if bin == "" {
-			b.Skip("no baseline: pgbench is neither on PATH nor under /usr/lib/postgresql/*/bin (install the PostgreSQL client tools)")
+		if pgbench == "" {
+			b.Skip(noBaseline)
 		}
 		logSettings(b)
 		script := filepath.Join(b.TempDir(), "insert.sql")
@@ -99,7 +103,7 @@ func BenchmarkPspxIngest(b *testing.B) {
 		}
 		perClient := (b.N + benchClients - 1) / benchClients
 		b.ResetTimer()
-		out, err := exec.Command(bin, "--no-vacuum", "--protocol=prepared", "--client="+strconv.Itoa(benchClients),
+		out, err := exec.Command(pgbench, "--no-vacuum", "--protocol=prepared", "--client="+strconv.Itoa(benchClients),
 			"--jobs="+strconv.Itoa(min(benchClients, runtime.GOMAXPROCS(0))), "--transactions="+strconv.Itoa(perClient),
 			"--file="+script, libpqURL).CombinedOutput()
 		b.StopTimer()
