@@ -97,8 +97,12 @@ func BenchmarkPspxIngest(b *testing.B) {
 			b.Skip(noBaseline)
 		}
 		logSettings(b)
+		sql := pgbenchScript(env.billing.conn.ID)
+		if strings.Contains(sql, "$") {
+			b.Fatalf("a parameter of Record's statement has no value in the pgbench script:\n%s", sql)
+		}
 		script := filepath.Join(b.TempDir(), "insert.sql")
-		if err := os.WriteFile(script, []byte(pgbenchScript(env.billing.conn.ID)), 0o600); err != nil {
+		if err := os.WriteFile(script, []byte(sql), 0o600); err != nil {
 			b.Fatal(err)
 		}
 		perClient := (b.N + benchClients - 1) / benchClients
@@ -352,18 +356,26 @@ func sign(body []byte, t time.Time) string {
 	return fmt.Sprintf("t=%d,v1=%s", t.Unix(), hex.EncodeToString(mac.Sum(nil)))
 }
 
-// pgbenchScript is the store's INSERT of a received call (Store.Record) with the values a call of
-// this benchmark has; the event id is random per transaction, so each one stores a row.
+// pgbenchScript is the store's own INSERT of a call (Store.Record's statement) with the values a
+// call of this benchmark binds written in; the event id is random per transaction, so each one
+// stores a row.
 func pgbenchScript(connectionID string) string {
 	at := time.Now()
 	body := pspxInvoicePaid("pgbench0000000", at)
-	return fmt.Sprintf(`\set k random(1, 1000000000000000)
-INSERT INTO webhook_events (id, provider, provider_event_id, dedupe_key, type, connection_id, test, body,
-	content_type, signature, host, outcome, attempts, last_error, effect, received_at)
-	VALUES (gen_random_uuid(), 'pspx', 'evt_' || :k, 'evt_' || :k, 'invoice.paid', '%s', true, '\x%x'::bytea,
-	'application/json; charset=utf-8', '%s', '%s', 'received', 0, '', '', now()) ON CONFLICT (provider, dedupe_key) DO NOTHING;
-`, connectionID, body, sign(body, at), benchHost)
+	key := "'evt_' || :k"
+	values := []string{ // $1 … $13 of Record
+		"gen_random_uuid()", "'pspx'", key, key, "'invoice.paid'", quote(connectionID), "true", fmt.Sprintf(`'\x%x'::bytea`, body),
+		"'application/json; charset=utf-8'", quote(sign(body, at)), quote(benchHost), "'received'", "now()",
+	}
+	sql := postgres.InsertSQL
+	for i := len(values); i >= 1; i-- { // $13 before $1
+		sql = strings.ReplaceAll(sql, "$"+strconv.Itoa(i), values[i-1])
+	}
+	return "\\set k random(1, 1000000000000000)\n" + sql + ";\n"
 }
+
+// quote is s as an SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 

@@ -67,6 +67,12 @@ func scan(row pgx.Row, what string) (domain.Event, error) {
 	return e, nil
 }
 
+// insertSQL stores a call unless its dedupe key is stored, answering the row as stored; Record
+// binds $1–$13.
+const insertSQL = `INSERT INTO webhook_events (id, provider, provider_event_id, dedupe_key, type, connection_id, test, body,
+	content_type, signature, host, outcome, attempts, last_error, effect, received_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, '', '', $13) ON CONFLICT (provider, dedupe_key) DO NOTHING RETURNING ` + columns
+
 // Record inserts e unless its dedupe key is stored, answering the row as stored in the same
 // statement; otherwise it reads the stored call. The unique constraint decides between racing
 // deliveries of one event: one inserts, the others wait for its commit and read it.
@@ -75,10 +81,7 @@ func (s *Store) Record(ctx context.Context, e domain.Event) (domain.Event, bool,
 	if e.DedupeKey != "" {
 		dedupe = &e.DedupeKey
 	}
-	got, err := scan(s.pool.QueryRow(ctx, `INSERT INTO webhook_events (id, provider, provider_event_id, dedupe_key, type, connection_id, test, body,
-		content_type, signature, host, outcome, attempts, last_error, effect, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, '', '', $13) ON CONFLICT (provider, dedupe_key) DO NOTHING RETURNING `+columns,
-		e.ID, e.Provider, e.ProviderEventID, dedupe, e.Type, e.ConnectionID, e.Test, e.Body, e.ContentType, e.Signature, e.Host, e.Outcome, e.ReceivedAt), "insert")
+	got, err := scan(s.pool.QueryRow(ctx, insertSQL, e.ID, e.Provider, e.ProviderEventID, dedupe, e.Type, e.ConnectionID, e.Test, e.Body, e.ContentType, e.Signature, e.Host, e.Outcome, e.ReceivedAt), "insert")
 	if !errors.Is(err, domain.ErrEventNotFound) { // inserted, or failed
 		return got, err == nil, err
 	}
