@@ -30,3 +30,26 @@ func TestReportFailsWithoutAnyBaseline(t *testing.T) {
 		t.Fatal("want an error when nothing can be compared")
 	}
 }
+
+func TestReportComparesRatesTheBaselineReportsToo(t *testing.T) {
+	in := `BenchmarkPspxIngest/baseline-2     	   12735	    130414 ns/op	      8000 events/s	       0 B/op	       0 allocs/op
+--- BENCH: BenchmarkPspxIngest/baseline-2
+    bench_test.go:78: PostgreSQL fsync=on
+BenchmarkPspxIngest/unique-2       	    1597	    689669 ns/op	      2000 events/s	   30645 B/op	     182 allocs/op
+BenchmarkPspxIngest/duplicate-2    	   10000	    110048 ns/op	      9087 events/s	       2 MB/s
+BenchmarkPspxIngest/other-2        	   10000	    110048 ns/op	      5 MB/s
+`
+	var out strings.Builder
+	if err := report(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"unique", "2000 events/s", "8000 events/s", "ratio 0.250", "duplicate", "9087 events/s", "ratio 1.136", "ratio 5.288"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "MB/s") {
+		t.Fatalf("a rate the baseline does not report was compared:\n%s", got)
+	}
+}

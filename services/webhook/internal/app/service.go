@@ -87,7 +87,10 @@ func (s *Service) ReceivePspx(ctx context.Context, d Delivery) (Receipt, error) 
 	if !isNew && e.Outcome == domain.OutcomeApplied {
 		return Receipt{}, nil
 	}
-	return s.apply(ctx, e)
+	if !isNew {
+		return s.apply(ctx, e, nil) // the object of the body stored first
+	}
+	return s.apply(ctx, e, ev.Object)
 }
 
 // ReceivePspy is route 4: a call without a connection or payment id is ignored unstored; any
@@ -103,20 +106,25 @@ func (s *Service) ReceivePspy(ctx context.Context, d Delivery) (Receipt, error) 
 	if err != nil {
 		return Receipt{}, err
 	}
-	return s.apply(ctx, e)
+	return s.apply(ctx, e, nil)
 }
 
 // apply hands a stored call to billing and records the attempt. A failure answers 500 so the
-// provider delivers the call again; the record keeps the cause for operators.
-func (s *Service) apply(ctx context.Context, e domain.Event) (Receipt, error) {
+// provider delivers the call again; the record keeps the cause for operators. object is a pspx
+// call's data.object when the caller has just parsed e.Body; nil parses it here.
+func (s *Service) apply(ctx context.Context, e domain.Event, object []byte) (Receipt, error) {
 	var (
 		a   Applied
 		err error
 	)
 	if e.Provider == domain.Pspx {
-		var ev domain.PspxEvent
-		if ev, err = domain.ParsePspxEvent(e.Body); err == nil {
-			a, err = s.billing.ApplyPspxEvent(ctx, e.ConnectionID, !e.Test, e.Type, ev.Object)
+		if object == nil {
+			var ev domain.PspxEvent
+			ev, err = domain.ParsePspxEvent(e.Body)
+			object = ev.Object
+		}
+		if err == nil {
+			a, err = s.billing.ApplyPspxEvent(ctx, e.ConnectionID, !e.Test, e.Type, object)
 		}
 	} else {
 		a, err = s.billing.ApplyPspyPayment(ctx, e.ConnectionID, e.ProviderEventID)
@@ -202,7 +210,7 @@ func (s *Service) ReplayEvents(ctx context.Context, id string, f domain.Filter) 
 	var r Replayed
 	for i := len(todo) - 1; i >= 0; i-- { // oldest first, as they arrived
 		r.Replayed++
-		if _, err := s.apply(ctx, todo[i]); err != nil {
+		if _, err := s.apply(ctx, todo[i], nil); err != nil {
 			r.Failed++
 			continue
 		}

@@ -46,7 +46,8 @@ func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 const columns = `id::text, provider, provider_event_id, coalesce(dedupe_key, ''), type, connection_id, test, body, content_type,
 	signature, host, outcome, attempts, last_error, effect, received_at, applied_at`
 
-func scan(row pgx.Row) (domain.Event, error) {
+// scan reads a row of columns; what names the statement in an error.
+func scan(row pgx.Row, what string) (domain.Event, error) {
 	var (
 		e       domain.Event
 		applied *time.Time
@@ -57,7 +58,7 @@ func scan(row pgx.Row) (domain.Event, error) {
 		return domain.Event{}, domain.ErrEventNotFound
 	}
 	if err != nil {
-		return domain.Event{}, fmt.Errorf("select webhook event: %w", err)
+		return domain.Event{}, fmt.Errorf("%s webhook event: %w", what, err)
 	}
 	e.ReceivedAt = e.ReceivedAt.UTC()
 	if applied != nil {
@@ -66,49 +67,44 @@ func scan(row pgx.Row) (domain.Event, error) {
 	return e, nil
 }
 
-// Record inserts e unless its dedupe key is stored, then reads the stored call. The unique
-// constraint decides between racing deliveries of one event: one inserts, the others read it.
+// insertSQL stores a call unless its dedupe key is stored, answering the row as stored; Record
+// binds $1–$13.
+const insertSQL = `INSERT INTO webhook_events (id, provider, provider_event_id, dedupe_key, type, connection_id, test, body,
+	content_type, signature, host, outcome, attempts, last_error, effect, received_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, '', '', $13) ON CONFLICT (provider, dedupe_key) DO NOTHING RETURNING ` + columns
+
+// Record inserts e unless its dedupe key is stored, answering the row as stored in the same
+// statement; otherwise it reads the stored call. The unique constraint decides between racing
+// deliveries of one event: one inserts, the others wait for its commit and read it.
 func (s *Store) Record(ctx context.Context, e domain.Event) (domain.Event, bool, error) {
 	var dedupe *string
 	if e.DedupeKey != "" {
 		dedupe = &e.DedupeKey
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO webhook_events (id, provider, provider_event_id, dedupe_key, type, connection_id, test, body,
-		content_type, signature, host, outcome, attempts, last_error, effect, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, '', '', $13) ON CONFLICT (provider, dedupe_key) DO NOTHING`,
-		e.ID, e.Provider, e.ProviderEventID, dedupe, e.Type, e.ConnectionID, e.Test, e.Body, e.ContentType, e.Signature, e.Host, e.Outcome, e.ReceivedAt)
-	if err != nil {
-		return domain.Event{}, false, fmt.Errorf("insert webhook event: %w", err)
+	got, err := scan(s.pool.QueryRow(ctx, insertSQL, e.ID, e.Provider, e.ProviderEventID, dedupe, e.Type, e.ConnectionID, e.Test, e.Body, e.ContentType, e.Signature, e.Host, e.Outcome, e.ReceivedAt), "insert")
+	if !errors.Is(err, domain.ErrEventNotFound) { // inserted, or failed
+		return got, err == nil, err
 	}
-	if tag.RowsAffected() == 1 {
-		got, err := s.Event(ctx, e.ID)
-		return got, true, err
-	}
-	got, err := scan(s.pool.QueryRow(ctx, "SELECT "+columns+" FROM webhook_events WHERE provider = $1 AND dedupe_key = $2", e.Provider, e.DedupeKey))
+	// A second statement, so that it sees a racing delivery's row committed after the insert began.
+	got, err = scan(s.pool.QueryRow(ctx, "SELECT "+columns+" FROM webhook_events WHERE provider = $1 AND dedupe_key = $2", e.Provider, e.DedupeKey), "select")
 	return got, false, err
 }
 
-// Finish records an attempt under the row's lock.
+// Finish records an attempt in one UPDATE, which holds the row's lock while it counts the attempt
+// in place; what the attempt sets is app.Finish's rule applied to a blank call (outcome, effect
+// and error; applied_at only when it sets one).
 func (s *Store) Finish(ctx context.Context, id string, a app.Attempt) (domain.Event, error) {
-	var out domain.Event
-	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		e, err := scan(tx.QueryRow(ctx, "SELECT "+columns+" FROM webhook_events WHERE id = $1 FOR UPDATE", id))
-		if err != nil {
-			return err
-		}
-		app.Finish(&e, a)
-		var applied *time.Time
-		if !e.AppliedAt.IsZero() {
-			applied = &e.AppliedAt
-		}
-		if _, err := tx.Exec(ctx, `UPDATE webhook_events SET outcome = $2, attempts = $3, last_error = $4, effect = $5, applied_at = $6 WHERE id = $1`,
-			id, e.Outcome, e.Attempts, e.LastError, e.Effect, applied); err != nil {
-			return fmt.Errorf("update webhook event: %w", err)
-		}
-		out = e
-		return nil
-	})
-	return out, err
+	if uuid.Validate(id) != nil {
+		return domain.Event{}, domain.ErrEventNotFound
+	}
+	var set domain.Event
+	app.Finish(&set, a)
+	var applied *time.Time
+	if !set.AppliedAt.IsZero() {
+		applied = &set.AppliedAt
+	}
+	return scan(s.pool.QueryRow(ctx, `UPDATE webhook_events SET outcome = $2, effect = $3, last_error = $4, attempts = attempts + 1,
+		applied_at = coalesce($5, applied_at) WHERE id = $1 RETURNING `+columns, id, set.Outcome, set.Effect, set.LastError, applied), "update")
 }
 
 // Event reads a stored call.
@@ -116,7 +112,7 @@ func (s *Store) Event(ctx context.Context, id string) (domain.Event, error) {
 	if uuid.Validate(id) != nil {
 		return domain.Event{}, domain.ErrEventNotFound
 	}
-	return scan(s.pool.QueryRow(ctx, "SELECT "+columns+" FROM webhook_events WHERE id = $1", id))
+	return scan(s.pool.QueryRow(ctx, "SELECT "+columns+" FROM webhook_events WHERE id = $1", id), "select")
 }
 
 // Events lists matching calls, newest first.
@@ -153,5 +149,5 @@ func (s *Store) Events(ctx context.Context, f domain.Filter) ([]domain.Event, er
 	if err != nil {
 		return nil, fmt.Errorf("list webhook events: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Event, error) { return scan(r) })
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Event, error) { return scan(r, "list") })
 }
