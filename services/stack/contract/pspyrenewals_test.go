@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,12 +138,53 @@ func (e *env) pspyRenewals(t *testing.T) {
 		tn["paymentFailedCount"] != 0.0 {
 		t.Fatalf("after the next paid period: %v", tn)
 	}
+
+	// Every payment notified again, a hundred times each (half at once, half in a row), in any
+	// order: nothing changes for either tenant.
+	e.settlePspy(t, 0)
+	paidBefore, failedBefore := e.tenant(t, paying.app.TenantID, paying.read), e.tenant(t, failing.app.TenantID, failing.read)
+	var wg sync.WaitGroup
+	for _, tenant := range []pspyTenant{paying, failing} {
+		for _, id := range e.pspyNotified(tenant.app.ProviderUUID) {
+			wg.Go(func() {
+				path := "/api/v1/webhooks/pspy?paymentProviderUuid=" + tenant.app.ProviderUUID
+				var inner sync.WaitGroup
+				for i := range 100 {
+					send := func() {
+						if status, out := e.postWebhook(t, path, "application/x-www-form-urlencoded", "", "id="+id); status != 200 || out["received"] != true {
+							t.Errorf("route 4 for %s: %d %v", id, status, out)
+						}
+					}
+					if i%2 == 0 {
+						inner.Go(send)
+					} else {
+						send()
+					}
+				}
+				inner.Wait()
+			})
+		}
+	}
+	wg.Wait()
+	for _, c := range []struct {
+		tenant pspyTenant
+		before map[string]any
+	}{{paying, paidBefore}, {failing, failedBefore}} {
+		after := e.tenant(t, c.tenant.app.TenantID, c.tenant.read)
+		for _, f := range []string{"paidUntil", "paymentFailed", "paymentFailedCount", "paymentFailedDate", "freezed", "freezedDueFailedPayment", "pspxSubscriptionId", "mode"} {
+			if after[f] != c.before[f] {
+				t.Fatalf("a hundred redeliveries changed %s: %v, then %v", f, c.before[f], after[f])
+			}
+		}
+		if bad := e.webhookEvents(t, &webhookv1.ListEventsRequest{ConnectionId: c.tenant.app.ProviderUUID, Outcome: "failed"}); len(bad) > 0 {
+			t.Fatalf("route 4 calls that failed: %v", bad)
+		}
+	}
 }
 
 // settlePspy advances the sandbox clock by d and waits until every pspy webhook call it caused
-// (and any before) was answered 2xx, so route 5 shows what the calls did. Unlike settle it does
-// not wait for pspx deliveries: route 3 refuses the seed's catalog events (they name no
-// customer), which the sandbox retries for a while.
+// (and any before) was answered 2xx, so route 5 shows what the calls did; pspx deliveries are
+// not its concern.
 func (e *env) settlePspy(t *testing.T, d time.Duration) {
 	t.Helper()
 	e.advanceClock(t, d)
