@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/services/sandbox/delivery"
 )
 
 // TestSepaSubscriptionsSettleThroughTheProvidersEvents: a SEPA debit is still processing when the
@@ -14,6 +16,10 @@ func TestSepaSubscriptionsSettleThroughTheProvidersEvents(t *testing.T) {
 	for _, backend := range []string{"memory", "postgres"} {
 		t.Run(backend, func(t *testing.T) {
 			e := start(t, backend)
+			// Each delivery goes out three times at once.
+			if err := e.stack.Sandboxes.Deliveries.SetFaults(delivery.Faults{Duplicate: 2}); err != nil {
+				t.Fatal(err)
+			}
 			p := e.hookedPspxAccount(t)
 			subscribe := func(t *testing.T, iban string) {
 				t.Helper()
@@ -39,6 +45,7 @@ func TestSepaSubscriptionsSettleThroughTheProvidersEvents(t *testing.T) {
 				if tn["pspxSubscriptionId"] == "" || tn["mode"] != "subscription" || tn["pspxPaymentMethod"] != "sepa" || tn["paidUntil"] == "" {
 					t.Fatalf("after a paid debit: %v", tn)
 				}
+				e.wantMoneyEvents(t, e.other.TenantID, map[string]int{"billing.subscription.started": 1})
 			})
 		})
 	}
