@@ -67,11 +67,8 @@ type Applied struct {
 
 // pspxObject is what billing reads of an event's data.object to find its own record.
 type pspxObject struct {
-	ID            string            `json:"id"`
-	Object        string            `json:"object"`
-	Customer      string            `json:"customer"`
-	Metadata      map[string]string `json:"metadata"`
-	BillingReason string            `json:"billing_reason"`
+	ID       string            `json:"id"`
+	Metadata map[string]string `json:"metadata"`
 }
 
 // ApplyPspxEvent applies a verified pspx event of the connection.
@@ -161,9 +158,8 @@ func (s *Service) pspxInvoicePaid(ctx context.Context, conn domain.Connection, k
 		func(st *domain.State) { st.Renewed(renewal, paidUntil) })
 }
 
-// ownCharge finds Berth's open charge an invoice names: on this connection, not settled yet.
-// found is false for a charge of another connection or none; settled charges are found but
-// need nothing.
+// ownCharge finds Berth's charge an invoice names, on this connection; found is false for another
+// connection's charge or none.
 func (s *Service) ownCharge(ctx context.Context, conn domain.Connection, id string) (c domain.Charge, found bool, err error) {
 	c, err = s.store.Charge(ctx, id)
 	if errors.Is(err, domain.ErrChargeNotFound) || (err == nil && c.ConnectionID != conn.ID) {
