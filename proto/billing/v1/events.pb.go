@@ -331,8 +331,11 @@ type MoneyChanged struct {
 	Units              int64 `protobuf:"varint,14,opt,name=units,proto3" json:"units,omitempty"`
 	UnitsBefore        int64 `protobuf:"varint,15,opt,name=unitsBefore,proto3" json:"unitsBefore,omitempty"`
 	PaymentFailedCount int32 `protobuf:"varint,16,opt,name=paymentFailedCount,proto3" json:"paymentFailedCount,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// paymentId is, for subscription.renewed, the provider's id of the renewal's payment (the pspx
+	// invoice or the pspy payment).
+	PaymentId     string `protobuf:"bytes,17,opt,name=paymentId,proto3" json:"paymentId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MoneyChanged) Reset() {
@@ -477,6 +480,13 @@ func (x *MoneyChanged) GetPaymentFailedCount() int32 {
 	return 0
 }
 
+func (x *MoneyChanged) GetPaymentId() string {
+	if x != nil {
+		return x.PaymentId
+	}
+	return ""
+}
+
 var File_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_billing_v1_events_proto_rawDesc = "" +
@@ -505,7 +515,7 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
 	"\x02at\x18\x04 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
-	"\x19billing.tenant.first_paid\"\xe8\x05\n" +
+	"\x19billing.tenant.first_paid\"\x86\x06\n" +
 	"\fMoneyChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x1a\n" +
@@ -525,7 +535,8 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\tpaidUntil\x18\r \x01(\tR\tpaidUntil\x12\x14\n" +
 	"\x05units\x18\x0e \x01(\x03R\x05units\x12 \n" +
 	"\vunitsBefore\x18\x0f \x01(\x03R\vunitsBefore\x12.\n" +
-	"\x12paymentFailedCount\x18\x10 \x01(\x05R\x12paymentFailedCount:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
+	"\x12paymentFailedCount\x18\x10 \x01(\x05R\x12paymentFailedCount\x12\x1c\n" +
+	"\tpaymentId\x18\x11 \x01(\tR\tpaymentId:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
 	"\x18billing.payment.one_time\n" +
 	"\x1cbilling.subscription.started\n" +
 	"\x1cbilling.subscription.renewed\n" +

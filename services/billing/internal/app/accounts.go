@@ -73,7 +73,7 @@ func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyCh
 		AppId: a.AppID, TenantId: a.TenantID, Revision: a.Revision, Reason: reason, At: domain.FormatTime(now), Test: st.Test,
 		CustomerId: st.PspxCustomerID, SubscriptionId: sub.PspxSubscriptionID, PriceId: sub.PspxPriceID, ProductId: sub.PspxProductID,
 		Quantity: sub.SubscriptionQuantity, CheckoutSessionId: st.PspxCheckoutSessionID, PaidUntil: domain.FormatTime(st.PaidUntil),
-		Units: m.Units, UnitsBefore: m.UnitsBefore, PaymentFailedCount: st.PaymentFailedCount,
+		Units: m.Units, UnitsBefore: m.UnitsBefore, PaymentFailedCount: st.PaymentFailedCount, PaymentId: m.Renewal.InvoiceID,
 	})
 }
 

@@ -63,3 +63,22 @@ func TestAMoneyEventCarriesTheTenantsMoneyStateAfterTheChange(t *testing.T) {
 		t.Fatalf("money event %+v", &m)
 	}
 }
+
+func TestARenewedEventNamesTheRenewalsPaymentAndSubscription(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	a := domain.Account{AppID: "5b1d0f3e-8a55-4c6e-9d1e-2f7a1c3b9e40", TenantID: "0c4f6a2d-1b3e-4f5a-8c7d-9e0f1a2b3c4d"}
+	// The subscription ended before its renewal was delivered.
+	evs, err := changeState(&a, now, "subscription.renewed", func(s *domain.State) {
+		s.Renewed(domain.Renewal{SubscriptionID: "sub_1", InvoiceID: "in_7"}, now.AddDate(0, 1, 0))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m billingv1.MoneyChanged
+	if len(evs) < 2 || evs[1].Type != billingv1.EventSubscriptionRenewed || evs[1].Decode(&m) != nil {
+		t.Fatalf("events %v", evs)
+	}
+	if m.GetPaymentId() != "in_7" || m.GetSubscriptionId() != "sub_1" || m.GetPaidUntil() != "2026-04-01T12:00:00Z" {
+		t.Fatalf("renewed %+v", &m)
+	}
+}
