@@ -85,7 +85,8 @@ func run(args []string, out io.Writer) error {
 		is   func(string) bool
 		addr string
 		run  func(context.Context, grpc.ClientConnInterface, string, []string) (proto.Message, error)
-	}{{isBillingCommand, *billingAddr, runBilling}, {isWebhookCommand, *webhookAddr, runWebhook}} {
+		all  bool // print zeros and empty lists
+	}{{isBillingCommand, *billingAddr, runBilling, false}, {isWebhookCommand, *webhookAddr, runWebhook, true}} {
 		if !sub.is(cmd) {
 			continue
 		}
@@ -98,7 +99,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return printJSON(out, res)
+		return writeJSON(out, res, sub.all)
 	}
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	var (
@@ -181,8 +182,12 @@ func run(args []string, out io.Writer) error {
 }
 
 // printJSON writes a result as JSON in the proto field names.
-func printJSON(out io.Writer, res proto.Message) error {
-	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true}.Marshal(res)
+func printJSON(out io.Writer, res proto.Message) error { return writeJSON(out, res, false) }
+
+// writeJSON writes a result as JSON in the proto field names; all prints zeros and empty lists
+// too, where an operator reads "none" from them (a replay's failed count, an empty list).
+func writeJSON(out io.Writer, res proto.Message, all bool) error {
+	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitUnpopulated: all}.Marshal(res)
 	if err != nil {
 		return err
 	}

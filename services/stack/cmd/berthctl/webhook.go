@@ -42,10 +42,16 @@ func runWebhook(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	bounds := map[string]time.Time{}
 	for name, v := range map[string]string{"since": *since, "until": *until} {
-		if _, err := time.Parse(time.RFC3339, v); v != "" && err != nil {
+		t, err := time.Parse(time.RFC3339, v)
+		if v != "" && err != nil {
 			return nil, fmt.Errorf("-%s must be an RFC 3339 time such as 2026-11-01T00:00:00Z", name)
 		}
+		bounds[name] = t
+	}
+	if *since != "" && *until != "" && !bounds["until"].After(bounds["since"]) {
+		return nil, errors.New("-until must be after -since")
 	}
 	c := webhookv1.NewWebhookAdminServiceClient(conn)
 	if cmd == "webhook-replay" {

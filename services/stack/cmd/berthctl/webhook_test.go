@@ -26,6 +26,7 @@ func TestWebhookCommandsRefuseBadFlagsBeforeCallingAnything(t *testing.T) {
 		{[]string{"webhook-replay"}, "name -id"},
 		{[]string{"webhook-replay", "-connection", "c", "-since", "2026-11-01T00:00:00Z"}, "name -id"},
 		{[]string{"webhook-replay", "-id", "x", "-connection", "c"}, "not both"},
+		{[]string{"webhook-events", "-since", "2026-11-02T00:00:00Z", "-until", "2026-11-01T00:00:00Z"}, "after -since"},
 	} {
 		// 127.0.0.1:1 refuses connections: a call that got that far would fail differently.
 		err := run(append([]string{"-webhook", "127.0.0.1:1"}, c.args...), &bytes.Buffer{})
@@ -70,11 +71,11 @@ func TestWebhookEventsListsStoredCallsAndReplayChangesNothingApplied(t *testing.
 	if ev["providerEventId"] != "tr_unknown1" || ev["outcome"] != "ignored" || ev["provider"] != "pspy" {
 		t.Fatalf("stored call %v", ev)
 	}
-	if none := cli("webhook-events", "-outcome", "failed"); len(none) != 0 && none["events"] != nil {
+	if none, ok := cli("webhook-events", "-outcome", "failed")["events"].([]any); !ok || len(none) != 0 {
 		t.Fatalf("failed calls %v", none)
 	}
 	replay := cli("webhook-replay", "-id", ev["id"].(string))
-	if replay["replayed"] != 1.0 || replay["failed"] != nil {
+	if replay["replayed"] != 1.0 || replay["failed"] != 0.0 {
 		t.Fatalf("replay %v", replay)
 	}
 	again := cli("webhook-events", "-provider", "pspy")["events"].([]any)[0].(map[string]any)
