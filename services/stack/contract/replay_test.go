@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 	"github.com/berthhq/berth/services/stack/stacktest"
 )
@@ -165,6 +166,13 @@ func (e *env) deliverSigned(t *testing.T, secret, body string) int {
 	return res.StatusCode
 }
 
+// moneyEventTypes are the types of billing's MoneyChanged events.
+var moneyEventTypes = map[eventsv1.Type]bool{
+	billingv1.EventPaymentOneTime: true, billingv1.EventSubscriptionStarted: true, billingv1.EventSubscriptionRenewed: true,
+	billingv1.EventSubscriptionChanged: true, billingv1.EventSubscriptionCancelled: true, billingv1.EventSubscriptionEnded: true,
+	billingv1.EventPaymentFailed: true, billingv1.EventTenantFrozen: true, billingv1.EventTenantUnfrozen: true,
+}
+
 // wantMoneyEvents reads billing's stream until the tenant's money events number exactly want, by
 // type, and stay so for a second (a late extra one fails the test). An event of an optional type
 // may appear once, or not at all.
@@ -191,9 +199,7 @@ func (e *env) wantMoneyEvents(t *testing.T, tenantID string, want map[string]int
 					TenantID string `json:"tenantId"`
 				} `json:"data"`
 			}
-			if json.Unmarshal(msg.Data(), &env) == nil && env.Data.TenantID == tenantID && strings.Count(env.Type, ".") == 2 &&
-				(strings.HasPrefix(env.Type, "billing.subscription.") || strings.HasPrefix(env.Type, "billing.payment.") ||
-					env.Type == "billing.tenant.frozen" || env.Type == "billing.tenant.unfrozen") {
+			if json.Unmarshal(msg.Data(), &env) == nil && env.Data.TenantID == tenantID && moneyEventTypes[eventsv1.Type(env.Type)] {
 				got[env.Type]++
 			}
 		}
