@@ -5,12 +5,13 @@
 // source: analytics/v1/analytics.proto
 
 // Package berth.analytics.v1 is the analytics context: read models built from other contexts'
-// events (sign-ins so far), served as lists between two dates.
+// events (sign-ins, subscriptions, one-time payments, tenants), served as lists between two dates.
 
 package analyticsv1
 
 import (
 	_ "github.com/berthhq/berth/proto/edge/v1"
+	v1 "github.com/berthhq/berth/proto/tenant/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -26,6 +27,113 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ListRangeRequest: from and to are required YYYY-MM-DD UTC days, inclusive, from <= to, at most
+// 366 days apart.
+type ListRangeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRangeRequest) Reset() {
+	*x = ListRangeRequest{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRangeRequest) ProtoMessage() {}
+
+func (x *ListRangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRangeRequest.ProtoReflect.Descriptor instead.
+func (*ListRangeRequest) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListRangeRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListRangeRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// ListHead opens a streamed list: its kind and how many items the chunks after it hold in all.
+type ListHead struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	ItemsLength   int32                  `protobuf:"varint,2,opt,name=itemsLength,proto3" json:"itemsLength,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListHead) Reset() {
+	*x = ListHead{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListHead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListHead) ProtoMessage() {}
+
+func (x *ListHead) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListHead.ProtoReflect.Descriptor instead.
+func (*ListHead) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ListHead) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ListHead) GetItemsLength() int32 {
+	if x != nil {
+		return x.ItemsLength
+	}
+	return 0
+}
+
 // ListSignInsRequest: from and to are required YYYY-MM-DD UTC days, inclusive, from <= to, at
 // most 366 days apart.
 type ListSignInsRequest struct {
@@ -38,7 +146,7 @@ type ListSignInsRequest struct {
 
 func (x *ListSignInsRequest) Reset() {
 	*x = ListSignInsRequest{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +158,7 @@ func (x *ListSignInsRequest) String() string {
 func (*ListSignInsRequest) ProtoMessage() {}
 
 func (x *ListSignInsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +171,7 @@ func (x *ListSignInsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSignInsRequest.ProtoReflect.Descriptor instead.
 func (*ListSignInsRequest) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{0}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListSignInsRequest) GetFrom() string {
@@ -123,7 +231,7 @@ type AnalyticsTenant struct {
 
 func (x *AnalyticsTenant) Reset() {
 	*x = AnalyticsTenant{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -135,7 +243,7 @@ func (x *AnalyticsTenant) String() string {
 func (*AnalyticsTenant) ProtoMessage() {}
 
 func (x *AnalyticsTenant) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -148,7 +256,7 @@ func (x *AnalyticsTenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsTenant.ProtoReflect.Descriptor instead.
 func (*AnalyticsTenant) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{1}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AnalyticsTenant) GetId() string {
@@ -422,7 +530,7 @@ type AnalyticsUser struct {
 
 func (x *AnalyticsUser) Reset() {
 	*x = AnalyticsUser{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +542,7 @@ func (x *AnalyticsUser) String() string {
 func (*AnalyticsUser) ProtoMessage() {}
 
 func (x *AnalyticsUser) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +555,7 @@ func (x *AnalyticsUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsUser.ProtoReflect.Descriptor instead.
 func (*AnalyticsUser) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{2}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AnalyticsUser) GetId() string {
@@ -681,7 +789,7 @@ type SignIn struct {
 
 func (x *SignIn) Reset() {
 	*x = SignIn{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +801,7 @@ func (x *SignIn) String() string {
 func (*SignIn) ProtoMessage() {}
 
 func (x *SignIn) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +814,7 @@ func (x *SignIn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignIn.ProtoReflect.Descriptor instead.
 func (*SignIn) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{3}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SignIn) GetId() string {
@@ -755,7 +863,7 @@ type SignInList struct {
 
 func (x *SignInList) Reset() {
 	*x = SignInList{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -767,7 +875,7 @@ func (x *SignInList) String() string {
 func (*SignInList) ProtoMessage() {}
 
 func (x *SignInList) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -780,7 +888,7 @@ func (x *SignInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInList.ProtoReflect.Descriptor instead.
 func (*SignInList) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{4}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SignInList) GetKind() string {
@@ -804,11 +912,1106 @@ func (x *SignInList) GetItems() []*SignIn {
 	return nil
 }
 
+// Subscription is the subscription item (kind analyticsSubscription). For pspy subscriptions the
+// pspx* fields carry pspy's ids. until is the end of the paid period in seconds since the epoch,
+// a double so that it is a JSON number (protojson quotes 64-bit integers) that outlives 2038.
+type Subscription struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Id                 string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Paid               bool                   `protobuf:"varint,2,opt,name=paid,proto3" json:"paid,omitempty"`
+	Test               bool                   `protobuf:"varint,3,opt,name=test,proto3" json:"test,omitempty"`
+	Cancelled          bool                   `protobuf:"varint,4,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	Until              float64                `protobuf:"fixed64,5,opt,name=until,proto3" json:"until,omitempty"`
+	PspxSubscriptionId string                 `protobuf:"bytes,6,opt,name=pspxSubscriptionId,proto3" json:"pspxSubscriptionId,omitempty"`
+	PspxPriceId        string                 `protobuf:"bytes,7,opt,name=pspxPriceId,proto3" json:"pspxPriceId,omitempty"`
+	PspxCustomerId     string                 `protobuf:"bytes,8,opt,name=pspxCustomerId,proto3" json:"pspxCustomerId,omitempty"`
+	PspxCouponId       string                 `protobuf:"bytes,9,opt,name=pspxCouponId,proto3" json:"pspxCouponId,omitempty"`
+	UserId             string                 `protobuf:"bytes,10,opt,name=userId,proto3" json:"userId,omitempty"`
+	NewsletterMemberId string                 `protobuf:"bytes,11,opt,name=newsletterMemberId,proto3" json:"newsletterMemberId,omitempty"`
+	AppId              string                 `protobuf:"bytes,12,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId           string                 `protobuf:"bytes,13,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	User               *AnalyticsUser         `protobuf:"bytes,14,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *Subscription) Reset() {
+	*x = Subscription{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Subscription) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Subscription) ProtoMessage() {}
+
+func (x *Subscription) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Subscription.ProtoReflect.Descriptor instead.
+func (*Subscription) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Subscription) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Subscription) GetPaid() bool {
+	if x != nil {
+		return x.Paid
+	}
+	return false
+}
+
+func (x *Subscription) GetTest() bool {
+	if x != nil {
+		return x.Test
+	}
+	return false
+}
+
+func (x *Subscription) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
+}
+
+func (x *Subscription) GetUntil() float64 {
+	if x != nil {
+		return x.Until
+	}
+	return 0
+}
+
+func (x *Subscription) GetPspxSubscriptionId() string {
+	if x != nil {
+		return x.PspxSubscriptionId
+	}
+	return ""
+}
+
+func (x *Subscription) GetPspxPriceId() string {
+	if x != nil {
+		return x.PspxPriceId
+	}
+	return ""
+}
+
+func (x *Subscription) GetPspxCustomerId() string {
+	if x != nil {
+		return x.PspxCustomerId
+	}
+	return ""
+}
+
+func (x *Subscription) GetPspxCouponId() string {
+	if x != nil {
+		return x.PspxCouponId
+	}
+	return ""
+}
+
+func (x *Subscription) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *Subscription) GetNewsletterMemberId() string {
+	if x != nil {
+		return x.NewsletterMemberId
+	}
+	return ""
+}
+
+func (x *Subscription) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *Subscription) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *Subscription) GetUser() *AnalyticsUser {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// SubscriptionChunk is one message of route 6's stream: the head in the first, items after it.
+type SubscriptionChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Head          *ListHead              `protobuf:"bytes,1,opt,name=head,proto3" json:"head,omitempty"`
+	Items         []*Subscription        `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscriptionChunk) Reset() {
+	*x = SubscriptionChunk{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionChunk) ProtoMessage() {}
+
+func (x *SubscriptionChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionChunk.ProtoReflect.Descriptor instead.
+func (*SubscriptionChunk) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SubscriptionChunk) GetHead() *ListHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+func (x *SubscriptionChunk) GetItems() []*Subscription {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// OneTimePayment is the one-time payment item (kind analyticsOneTimePayment). units and
+// unitsBefore are doubles for the same reason as a subscription's until: JSON numbers, never
+// quoted, exact up to 2^53.
+type OneTimePayment struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Id                 string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Paid               bool                   `protobuf:"varint,2,opt,name=paid,proto3" json:"paid,omitempty"`
+	Test               bool                   `protobuf:"varint,3,opt,name=test,proto3" json:"test,omitempty"`
+	PspxPriceId        string                 `protobuf:"bytes,4,opt,name=pspxPriceId,proto3" json:"pspxPriceId,omitempty"`
+	Units              float64                `protobuf:"fixed64,5,opt,name=units,proto3" json:"units,omitempty"`
+	UnitsBefore        float64                `protobuf:"fixed64,6,opt,name=unitsBefore,proto3" json:"unitsBefore,omitempty"`
+	PspxCustomerId     string                 `protobuf:"bytes,7,opt,name=pspxCustomerId,proto3" json:"pspxCustomerId,omitempty"`
+	PspxCouponId       string                 `protobuf:"bytes,8,opt,name=pspxCouponId,proto3" json:"pspxCouponId,omitempty"`
+	NewsletterMemberId string                 `protobuf:"bytes,9,opt,name=newsletterMemberId,proto3" json:"newsletterMemberId,omitempty"`
+	User               *AnalyticsUser         `protobuf:"bytes,10,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *OneTimePayment) Reset() {
+	*x = OneTimePayment{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OneTimePayment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OneTimePayment) ProtoMessage() {}
+
+func (x *OneTimePayment) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OneTimePayment.ProtoReflect.Descriptor instead.
+func (*OneTimePayment) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *OneTimePayment) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *OneTimePayment) GetPaid() bool {
+	if x != nil {
+		return x.Paid
+	}
+	return false
+}
+
+func (x *OneTimePayment) GetTest() bool {
+	if x != nil {
+		return x.Test
+	}
+	return false
+}
+
+func (x *OneTimePayment) GetPspxPriceId() string {
+	if x != nil {
+		return x.PspxPriceId
+	}
+	return ""
+}
+
+func (x *OneTimePayment) GetUnits() float64 {
+	if x != nil {
+		return x.Units
+	}
+	return 0
+}
+
+func (x *OneTimePayment) GetUnitsBefore() float64 {
+	if x != nil {
+		return x.UnitsBefore
+	}
+	return 0
+}
+
+func (x *OneTimePayment) GetPspxCustomerId() string {
+	if x != nil {
+		return x.PspxCustomerId
+	}
+	return ""
+}
+
+func (x *OneTimePayment) GetPspxCouponId() string {
+	if x != nil {
+		return x.PspxCouponId
+	}
+	return ""
+}
+
+func (x *OneTimePayment) GetNewsletterMemberId() string {
+	if x != nil {
+		return x.NewsletterMemberId
+	}
+	return ""
+}
+
+func (x *OneTimePayment) GetUser() *AnalyticsUser {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// OneTimePaymentChunk is one message of route 7's stream.
+type OneTimePaymentChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Head          *ListHead              `protobuf:"bytes,1,opt,name=head,proto3" json:"head,omitempty"`
+	Items         []*OneTimePayment      `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OneTimePaymentChunk) Reset() {
+	*x = OneTimePaymentChunk{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OneTimePaymentChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OneTimePaymentChunk) ProtoMessage() {}
+
+func (x *OneTimePaymentChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OneTimePaymentChunk.ProtoReflect.Descriptor instead.
+func (*OneTimePaymentChunk) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *OneTimePaymentChunk) GetHead() *ListHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+func (x *OneTimePaymentChunk) GetItems() []*OneTimePayment {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// AnalyticsTenantUser is a user in a tenant item: the tenant read's user fields (the documented
+// odd types included) and password, which is always empty.
+type AnalyticsTenantUser struct {
+	state                     protoimpl.MessageState `protogen:"open.v1"`
+	Id                        string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	AppId                     string                 `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
+	Language                  string                 `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
+	Salutation                string                 `protobuf:"bytes,4,opt,name=salutation,proto3" json:"salutation,omitempty"`
+	SalutationOther           string                 `protobuf:"bytes,5,opt,name=salutationOther,proto3" json:"salutationOther,omitempty"`
+	AcceptedNewsletter        bool                   `protobuf:"varint,6,opt,name=acceptedNewsletter,proto3" json:"acceptedNewsletter,omitempty"`
+	AcceptedNewsletterDate    string                 `protobuf:"bytes,7,opt,name=acceptedNewsletterDate,proto3" json:"acceptedNewsletterDate,omitempty"`
+	LastAskedNewsletterSignUp string                 `protobuf:"bytes,8,opt,name=lastAskedNewsletterSignUp,proto3" json:"lastAskedNewsletterSignUp,omitempty"`
+	NewsletterMemberId        string                 `protobuf:"bytes,9,opt,name=newsletterMemberId,proto3" json:"newsletterMemberId,omitempty"`
+	Name                      string                 `protobuf:"bytes,10,opt,name=name,proto3" json:"name,omitempty"`
+	GivenName                 string                 `protobuf:"bytes,11,opt,name=given_name,json=givenName,proto3" json:"given_name,omitempty"`
+	FamilyName                string                 `protobuf:"bytes,12,opt,name=family_name,json=familyName,proto3" json:"family_name,omitempty"`
+	MiddleName                string                 `protobuf:"bytes,13,opt,name=middle_name,json=middleName,proto3" json:"middle_name,omitempty"`
+	Nickname                  string                 `protobuf:"bytes,14,opt,name=nickname,proto3" json:"nickname,omitempty"`
+	PreferredUsername         string                 `protobuf:"bytes,15,opt,name=preferred_username,json=preferredUsername,proto3" json:"preferred_username,omitempty"`
+	Profile                   string                 `protobuf:"bytes,16,opt,name=profile,proto3" json:"profile,omitempty"`
+	Picture                   string                 `protobuf:"bytes,17,opt,name=picture,proto3" json:"picture,omitempty"`
+	Website                   string                 `protobuf:"bytes,18,opt,name=website,proto3" json:"website,omitempty"`
+	Email                     string                 `protobuf:"bytes,19,opt,name=email,proto3" json:"email,omitempty"`
+	EmailVerified             bool                   `protobuf:"varint,20,opt,name=email_verified,json=emailVerified,proto3" json:"email_verified,omitempty"`
+	Gender                    string                 `protobuf:"bytes,21,opt,name=gender,proto3" json:"gender,omitempty"`
+	OtherGender               string                 `protobuf:"bytes,22,opt,name=other_gender,json=otherGender,proto3" json:"other_gender,omitempty"`
+	Birthdate                 string                 `protobuf:"bytes,23,opt,name=birthdate,proto3" json:"birthdate,omitempty"`
+	Zoneinfo                  string                 `protobuf:"bytes,24,opt,name=zoneinfo,proto3" json:"zoneinfo,omitempty"`
+	Locale                    string                 `protobuf:"bytes,25,opt,name=locale,proto3" json:"locale,omitempty"`
+	PhoneNumber               string                 `protobuf:"bytes,26,opt,name=phone_number,json=phoneNumber,proto3" json:"phone_number,omitempty"`
+	PhoneNumberVerified       bool                   `protobuf:"varint,27,opt,name=phone_number_verified,json=phoneNumberVerified,proto3" json:"phone_number_verified,omitempty"`
+	Freezed                   bool                   `protobuf:"varint,28,opt,name=freezed,proto3" json:"freezed,omitempty"`
+	Deleted                   bool                   `protobuf:"varint,29,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	VerifiedByAdmin           bool                   `protobuf:"varint,30,opt,name=verified_by_admin,json=verifiedByAdmin,proto3" json:"verified_by_admin,omitempty"`
+	IdpAEmailVerified         bool                   `protobuf:"varint,31,opt,name=idpA_email_verified,json=idpAEmailVerified,proto3" json:"idpA_email_verified,omitempty"`
+	IdpBEmailVerified         bool                   `protobuf:"varint,32,opt,name=idpB_email_verified,json=idpBEmailVerified,proto3" json:"idpB_email_verified,omitempty"`
+	IdpCEmailVerified         bool                   `protobuf:"varint,33,opt,name=idpC_email_verified,json=idpCEmailVerified,proto3" json:"idpC_email_verified,omitempty"`
+	IdpDEmailVerified         bool                   `protobuf:"varint,34,opt,name=idpD_email_verified,json=idpDEmailVerified,proto3" json:"idpD_email_verified,omitempty"`
+	LastSignInAt              bool                   `protobuf:"varint,35,opt,name=lastSignInAt,proto3" json:"lastSignInAt,omitempty"`
+	LastSignInIp              bool                   `protobuf:"varint,36,opt,name=lastSignInIp,proto3" json:"lastSignInIp,omitempty"`
+	TenantId                  bool                   `protobuf:"varint,37,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Password                  string                 `protobuf:"bytes,38,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *AnalyticsTenantUser) Reset() {
+	*x = AnalyticsTenantUser{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnalyticsTenantUser) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnalyticsTenantUser) ProtoMessage() {}
+
+func (x *AnalyticsTenantUser) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnalyticsTenantUser.ProtoReflect.Descriptor instead.
+func (*AnalyticsTenantUser) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AnalyticsTenantUser) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetSalutation() string {
+	if x != nil {
+		return x.Salutation
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetSalutationOther() string {
+	if x != nil {
+		return x.SalutationOther
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetAcceptedNewsletter() bool {
+	if x != nil {
+		return x.AcceptedNewsletter
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetAcceptedNewsletterDate() string {
+	if x != nil {
+		return x.AcceptedNewsletterDate
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetLastAskedNewsletterSignUp() string {
+	if x != nil {
+		return x.LastAskedNewsletterSignUp
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetNewsletterMemberId() string {
+	if x != nil {
+		return x.NewsletterMemberId
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetGivenName() string {
+	if x != nil {
+		return x.GivenName
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetFamilyName() string {
+	if x != nil {
+		return x.FamilyName
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetMiddleName() string {
+	if x != nil {
+		return x.MiddleName
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetNickname() string {
+	if x != nil {
+		return x.Nickname
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetPreferredUsername() string {
+	if x != nil {
+		return x.PreferredUsername
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetPicture() string {
+	if x != nil {
+		return x.Picture
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetWebsite() string {
+	if x != nil {
+		return x.Website
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetEmailVerified() bool {
+	if x != nil {
+		return x.EmailVerified
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetGender() string {
+	if x != nil {
+		return x.Gender
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetOtherGender() string {
+	if x != nil {
+		return x.OtherGender
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetBirthdate() string {
+	if x != nil {
+		return x.Birthdate
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetZoneinfo() string {
+	if x != nil {
+		return x.Zoneinfo
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetLocale() string {
+	if x != nil {
+		return x.Locale
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetPhoneNumber() string {
+	if x != nil {
+		return x.PhoneNumber
+	}
+	return ""
+}
+
+func (x *AnalyticsTenantUser) GetPhoneNumberVerified() bool {
+	if x != nil {
+		return x.PhoneNumberVerified
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetFreezed() bool {
+	if x != nil {
+		return x.Freezed
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetVerifiedByAdmin() bool {
+	if x != nil {
+		return x.VerifiedByAdmin
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetIdpAEmailVerified() bool {
+	if x != nil {
+		return x.IdpAEmailVerified
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetIdpBEmailVerified() bool {
+	if x != nil {
+		return x.IdpBEmailVerified
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetIdpCEmailVerified() bool {
+	if x != nil {
+		return x.IdpCEmailVerified
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetIdpDEmailVerified() bool {
+	if x != nil {
+		return x.IdpDEmailVerified
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetLastSignInAt() bool {
+	if x != nil {
+		return x.LastSignInAt
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetLastSignInIp() bool {
+	if x != nil {
+		return x.LastSignInIp
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetTenantId() bool {
+	if x != nil {
+		return x.TenantId
+	}
+	return false
+}
+
+func (x *AnalyticsTenantUser) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+// TenantItem is the tenant item (kind analyticsTenant): the tenant fields, its addresses and its
+// users.
+type TenantItem struct {
+	state                             protoimpl.MessageState `protogen:"open.v1"`
+	Id                                string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name                              string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	PspxCustomerId                    string                 `protobuf:"bytes,3,opt,name=pspxCustomerId,proto3" json:"pspxCustomerId,omitempty"`
+	PspxPriceId                       string                 `protobuf:"bytes,4,opt,name=pspxPriceId,proto3" json:"pspxPriceId,omitempty"`
+	PspxProductId                     string                 `protobuf:"bytes,5,opt,name=pspxProductId,proto3" json:"pspxProductId,omitempty"`
+	PspxSubscriptionId                string                 `protobuf:"bytes,6,opt,name=pspxSubscriptionId,proto3" json:"pspxSubscriptionId,omitempty"`
+	PspxTrialingPriceId               string                 `protobuf:"bytes,7,opt,name=pspxTrialingPriceId,proto3" json:"pspxTrialingPriceId,omitempty"`
+	PspxTrialingProductId             string                 `protobuf:"bytes,8,opt,name=pspxTrialingProductId,proto3" json:"pspxTrialingProductId,omitempty"`
+	PspxTrialingSubscriptionId        string                 `protobuf:"bytes,9,opt,name=pspxTrialingSubscriptionId,proto3" json:"pspxTrialingSubscriptionId,omitempty"`
+	PspxCheckoutSessionId             string                 `protobuf:"bytes,10,opt,name=pspxCheckoutSessionId,proto3" json:"pspxCheckoutSessionId,omitempty"`
+	PspxDefaultPaymentMethodId        string                 `protobuf:"bytes,11,opt,name=pspxDefaultPaymentMethodId,proto3" json:"pspxDefaultPaymentMethodId,omitempty"`
+	PspxSubscriptionCancelAtPeriodEnd bool                   `protobuf:"varint,12,opt,name=pspxSubscriptionCancelAtPeriodEnd,proto3" json:"pspxSubscriptionCancelAtPeriodEnd,omitempty"`
+	PspxSubscriptionCancelAt          string                 `protobuf:"bytes,13,opt,name=pspxSubscriptionCancelAt,proto3" json:"pspxSubscriptionCancelAt,omitempty"`
+	PspxPaymentMethod                 string                 `protobuf:"bytes,14,opt,name=pspxPaymentMethod,proto3" json:"pspxPaymentMethod,omitempty"`
+	Mode                              string                 `protobuf:"bytes,15,opt,name=mode,proto3" json:"mode,omitempty"`
+	Description                       string                 `protobuf:"bytes,16,opt,name=description,proto3" json:"description,omitempty"`
+	PspxOneTimePaymentValidThru       string                 `protobuf:"bytes,17,opt,name=pspxOneTimePaymentValidThru,proto3" json:"pspxOneTimePaymentValidThru,omitempty"`
+	FreezedDueFailedPayment           bool                   `protobuf:"varint,18,opt,name=freezedDueFailedPayment,proto3" json:"freezedDueFailedPayment,omitempty"`
+	PaidUntil                         string                 `protobuf:"bytes,19,opt,name=paidUntil,proto3" json:"paidUntil,omitempty"`
+	FreeUntil                         string                 `protobuf:"bytes,20,opt,name=freeUntil,proto3" json:"freeUntil,omitempty"`
+	PaidUnits                         string                 `protobuf:"bytes,21,opt,name=paidUnits,proto3" json:"paidUnits,omitempty"`
+	FreeUnits                         string                 `protobuf:"bytes,22,opt,name=freeUnits,proto3" json:"freeUnits,omitempty"`
+	CompanyName                       string                 `protobuf:"bytes,23,opt,name=companyName,proto3" json:"companyName,omitempty"`
+	CompanyVATId                      string                 `protobuf:"bytes,24,opt,name=companyVATId,proto3" json:"companyVATId,omitempty"`
+	CompanyTaxType                    string                 `protobuf:"bytes,25,opt,name=companyTaxType,proto3" json:"companyTaxType,omitempty"`
+	CompanyTaxExempt                  string                 `protobuf:"bytes,26,opt,name=companyTaxExempt,proto3" json:"companyTaxExempt,omitempty"`
+	IsBusinessCustomer                bool                   `protobuf:"varint,27,opt,name=isBusinessCustomer,proto3" json:"isBusinessCustomer,omitempty"`
+	IsInvoicePending                  bool                   `protobuf:"varint,28,opt,name=isInvoicePending,proto3" json:"isInvoicePending,omitempty"`
+	Freezed                           bool                   `protobuf:"varint,29,opt,name=freezed,proto3" json:"freezed,omitempty"`
+	PaymentFailed                     bool                   `protobuf:"varint,30,opt,name=paymentFailed,proto3" json:"paymentFailed,omitempty"`
+	PaymentFailedCount                int32                  `protobuf:"varint,31,opt,name=paymentFailedCount,proto3" json:"paymentFailedCount,omitempty"`
+	PaymentFailedDate                 string                 `protobuf:"bytes,32,opt,name=paymentFailedDate,proto3" json:"paymentFailedDate,omitempty"`
+	Deleted                           bool                   `protobuf:"varint,33,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	TenantAddresses                   []*v1.Address          `protobuf:"bytes,34,rep,name=tenantAddresses,proto3" json:"tenantAddresses,omitempty"`
+	Users                             []*AnalyticsTenantUser `protobuf:"bytes,35,rep,name=users,proto3" json:"users,omitempty"`
+	unknownFields                     protoimpl.UnknownFields
+	sizeCache                         protoimpl.SizeCache
+}
+
+func (x *TenantItem) Reset() {
+	*x = TenantItem{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantItem) ProtoMessage() {}
+
+func (x *TenantItem) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantItem.ProtoReflect.Descriptor instead.
+func (*TenantItem) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TenantItem) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TenantItem) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxCustomerId() string {
+	if x != nil {
+		return x.PspxCustomerId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxPriceId() string {
+	if x != nil {
+		return x.PspxPriceId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxProductId() string {
+	if x != nil {
+		return x.PspxProductId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxSubscriptionId() string {
+	if x != nil {
+		return x.PspxSubscriptionId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxTrialingPriceId() string {
+	if x != nil {
+		return x.PspxTrialingPriceId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxTrialingProductId() string {
+	if x != nil {
+		return x.PspxTrialingProductId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxTrialingSubscriptionId() string {
+	if x != nil {
+		return x.PspxTrialingSubscriptionId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxCheckoutSessionId() string {
+	if x != nil {
+		return x.PspxCheckoutSessionId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxDefaultPaymentMethodId() string {
+	if x != nil {
+		return x.PspxDefaultPaymentMethodId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxSubscriptionCancelAtPeriodEnd() bool {
+	if x != nil {
+		return x.PspxSubscriptionCancelAtPeriodEnd
+	}
+	return false
+}
+
+func (x *TenantItem) GetPspxSubscriptionCancelAt() string {
+	if x != nil {
+		return x.PspxSubscriptionCancelAt
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxPaymentMethod() string {
+	if x != nil {
+		return x.PspxPaymentMethod
+	}
+	return ""
+}
+
+func (x *TenantItem) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *TenantItem) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPspxOneTimePaymentValidThru() string {
+	if x != nil {
+		return x.PspxOneTimePaymentValidThru
+	}
+	return ""
+}
+
+func (x *TenantItem) GetFreezedDueFailedPayment() bool {
+	if x != nil {
+		return x.FreezedDueFailedPayment
+	}
+	return false
+}
+
+func (x *TenantItem) GetPaidUntil() string {
+	if x != nil {
+		return x.PaidUntil
+	}
+	return ""
+}
+
+func (x *TenantItem) GetFreeUntil() string {
+	if x != nil {
+		return x.FreeUntil
+	}
+	return ""
+}
+
+func (x *TenantItem) GetPaidUnits() string {
+	if x != nil {
+		return x.PaidUnits
+	}
+	return ""
+}
+
+func (x *TenantItem) GetFreeUnits() string {
+	if x != nil {
+		return x.FreeUnits
+	}
+	return ""
+}
+
+func (x *TenantItem) GetCompanyName() string {
+	if x != nil {
+		return x.CompanyName
+	}
+	return ""
+}
+
+func (x *TenantItem) GetCompanyVATId() string {
+	if x != nil {
+		return x.CompanyVATId
+	}
+	return ""
+}
+
+func (x *TenantItem) GetCompanyTaxType() string {
+	if x != nil {
+		return x.CompanyTaxType
+	}
+	return ""
+}
+
+func (x *TenantItem) GetCompanyTaxExempt() string {
+	if x != nil {
+		return x.CompanyTaxExempt
+	}
+	return ""
+}
+
+func (x *TenantItem) GetIsBusinessCustomer() bool {
+	if x != nil {
+		return x.IsBusinessCustomer
+	}
+	return false
+}
+
+func (x *TenantItem) GetIsInvoicePending() bool {
+	if x != nil {
+		return x.IsInvoicePending
+	}
+	return false
+}
+
+func (x *TenantItem) GetFreezed() bool {
+	if x != nil {
+		return x.Freezed
+	}
+	return false
+}
+
+func (x *TenantItem) GetPaymentFailed() bool {
+	if x != nil {
+		return x.PaymentFailed
+	}
+	return false
+}
+
+func (x *TenantItem) GetPaymentFailedCount() int32 {
+	if x != nil {
+		return x.PaymentFailedCount
+	}
+	return 0
+}
+
+func (x *TenantItem) GetPaymentFailedDate() string {
+	if x != nil {
+		return x.PaymentFailedDate
+	}
+	return ""
+}
+
+func (x *TenantItem) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+func (x *TenantItem) GetTenantAddresses() []*v1.Address {
+	if x != nil {
+		return x.TenantAddresses
+	}
+	return nil
+}
+
+func (x *TenantItem) GetUsers() []*AnalyticsTenantUser {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+// TenantChunk is one message of route 9's stream.
+type TenantChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Head          *ListHead              `protobuf:"bytes,1,opt,name=head,proto3" json:"head,omitempty"`
+	Items         []*TenantItem          `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantChunk) Reset() {
+	*x = TenantChunk{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantChunk) ProtoMessage() {}
+
+func (x *TenantChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantChunk.ProtoReflect.Descriptor instead.
+func (*TenantChunk) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *TenantChunk) GetHead() *ListHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+func (x *TenantChunk) GetItems() []*TenantItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 var File_analytics_v1_analytics_proto protoreflect.FileDescriptor
 
 const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\n" +
-	"\x1canalytics/v1/analytics.proto\x12\x12berth.analytics.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\"8\n" +
+	"\x1canalytics/v1/analytics.proto\x12\x12berth.analytics.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x16tenant/v1/tenant.proto\"6\n" +
+	"\x10ListRangeRequest\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\"@\n" +
+	"\bListHead\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
+	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\"8\n" +
 	"\x12ListSignInsRequest\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\"\x83\v\n" +
@@ -895,9 +2098,133 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"SignInList\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
 	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\x120\n" +
-	"\x05items\x18\x03 \x03(\v2\x1a.berth.analytics.v1.SignInR\x05items2\xc4\x01\n" +
+	"\x05items\x18\x03 \x03(\v2\x1a.berth.analytics.v1.SignInR\x05items\"\xc9\x03\n" +
+	"\fSubscription\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04paid\x18\x02 \x01(\bR\x04paid\x12\x12\n" +
+	"\x04test\x18\x03 \x01(\bR\x04test\x12\x1c\n" +
+	"\tcancelled\x18\x04 \x01(\bR\tcancelled\x12\x14\n" +
+	"\x05until\x18\x05 \x01(\x01R\x05until\x12.\n" +
+	"\x12pspxSubscriptionId\x18\x06 \x01(\tR\x12pspxSubscriptionId\x12 \n" +
+	"\vpspxPriceId\x18\a \x01(\tR\vpspxPriceId\x12&\n" +
+	"\x0epspxCustomerId\x18\b \x01(\tR\x0epspxCustomerId\x12\"\n" +
+	"\fpspxCouponId\x18\t \x01(\tR\fpspxCouponId\x12\x16\n" +
+	"\x06userId\x18\n" +
+	" \x01(\tR\x06userId\x12.\n" +
+	"\x12newsletterMemberId\x18\v \x01(\tR\x12newsletterMemberId\x12\x14\n" +
+	"\x05appId\x18\f \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\r \x01(\tR\btenantId\x125\n" +
+	"\x04user\x18\x0e \x01(\v2!.berth.analytics.v1.AnalyticsUserR\x04user\"}\n" +
+	"\x11SubscriptionChunk\x120\n" +
+	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x126\n" +
+	"\x05items\x18\x02 \x03(\v2 .berth.analytics.v1.SubscriptionR\x05items\"\xd5\x02\n" +
+	"\x0eOneTimePayment\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04paid\x18\x02 \x01(\bR\x04paid\x12\x12\n" +
+	"\x04test\x18\x03 \x01(\bR\x04test\x12 \n" +
+	"\vpspxPriceId\x18\x04 \x01(\tR\vpspxPriceId\x12\x14\n" +
+	"\x05units\x18\x05 \x01(\x01R\x05units\x12 \n" +
+	"\vunitsBefore\x18\x06 \x01(\x01R\vunitsBefore\x12&\n" +
+	"\x0epspxCustomerId\x18\a \x01(\tR\x0epspxCustomerId\x12\"\n" +
+	"\fpspxCouponId\x18\b \x01(\tR\fpspxCouponId\x12.\n" +
+	"\x12newsletterMemberId\x18\t \x01(\tR\x12newsletterMemberId\x125\n" +
+	"\x04user\x18\n" +
+	" \x01(\v2!.berth.analytics.v1.AnalyticsUserR\x04user\"\x81\x01\n" +
+	"\x13OneTimePaymentChunk\x120\n" +
+	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x128\n" +
+	"\x05items\x18\x02 \x03(\v2\".berth.analytics.v1.OneTimePaymentR\x05items\"\xc6\n" +
+	"\n" +
+	"\x13AnalyticsTenantUser\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\x12\x1a\n" +
+	"\blanguage\x18\x03 \x01(\tR\blanguage\x12\x1e\n" +
+	"\n" +
+	"salutation\x18\x04 \x01(\tR\n" +
+	"salutation\x12(\n" +
+	"\x0fsalutationOther\x18\x05 \x01(\tR\x0fsalutationOther\x12.\n" +
+	"\x12acceptedNewsletter\x18\x06 \x01(\bR\x12acceptedNewsletter\x126\n" +
+	"\x16acceptedNewsletterDate\x18\a \x01(\tR\x16acceptedNewsletterDate\x12<\n" +
+	"\x19lastAskedNewsletterSignUp\x18\b \x01(\tR\x19lastAskedNewsletterSignUp\x12.\n" +
+	"\x12newsletterMemberId\x18\t \x01(\tR\x12newsletterMemberId\x12\x12\n" +
+	"\x04name\x18\n" +
+	" \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"given_name\x18\v \x01(\tR\tgivenName\x12\x1f\n" +
+	"\vfamily_name\x18\f \x01(\tR\n" +
+	"familyName\x12\x1f\n" +
+	"\vmiddle_name\x18\r \x01(\tR\n" +
+	"middleName\x12\x1a\n" +
+	"\bnickname\x18\x0e \x01(\tR\bnickname\x12-\n" +
+	"\x12preferred_username\x18\x0f \x01(\tR\x11preferredUsername\x12\x18\n" +
+	"\aprofile\x18\x10 \x01(\tR\aprofile\x12\x18\n" +
+	"\apicture\x18\x11 \x01(\tR\apicture\x12\x18\n" +
+	"\awebsite\x18\x12 \x01(\tR\awebsite\x12\x14\n" +
+	"\x05email\x18\x13 \x01(\tR\x05email\x12%\n" +
+	"\x0eemail_verified\x18\x14 \x01(\bR\remailVerified\x12\x16\n" +
+	"\x06gender\x18\x15 \x01(\tR\x06gender\x12!\n" +
+	"\fother_gender\x18\x16 \x01(\tR\votherGender\x12\x1c\n" +
+	"\tbirthdate\x18\x17 \x01(\tR\tbirthdate\x12\x1a\n" +
+	"\bzoneinfo\x18\x18 \x01(\tR\bzoneinfo\x12\x16\n" +
+	"\x06locale\x18\x19 \x01(\tR\x06locale\x12!\n" +
+	"\fphone_number\x18\x1a \x01(\tR\vphoneNumber\x122\n" +
+	"\x15phone_number_verified\x18\x1b \x01(\bR\x13phoneNumberVerified\x12\x18\n" +
+	"\afreezed\x18\x1c \x01(\bR\afreezed\x12\x18\n" +
+	"\adeleted\x18\x1d \x01(\bR\adeleted\x12*\n" +
+	"\x11verified_by_admin\x18\x1e \x01(\bR\x0fverifiedByAdmin\x12.\n" +
+	"\x13idpA_email_verified\x18\x1f \x01(\bR\x11idpAEmailVerified\x12.\n" +
+	"\x13idpB_email_verified\x18  \x01(\bR\x11idpBEmailVerified\x12.\n" +
+	"\x13idpC_email_verified\x18! \x01(\bR\x11idpCEmailVerified\x12.\n" +
+	"\x13idpD_email_verified\x18\" \x01(\bR\x11idpDEmailVerified\x12\"\n" +
+	"\flastSignInAt\x18# \x01(\bR\flastSignInAt\x12\"\n" +
+	"\flastSignInIp\x18$ \x01(\bR\flastSignInIp\x12\x1a\n" +
+	"\btenantId\x18% \x01(\bR\btenantId\x12\x1a\n" +
+	"\bpassword\x18& \x01(\tR\bpassword\"\x81\f\n" +
+	"\n" +
+	"TenantItem\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12&\n" +
+	"\x0epspxCustomerId\x18\x03 \x01(\tR\x0epspxCustomerId\x12 \n" +
+	"\vpspxPriceId\x18\x04 \x01(\tR\vpspxPriceId\x12$\n" +
+	"\rpspxProductId\x18\x05 \x01(\tR\rpspxProductId\x12.\n" +
+	"\x12pspxSubscriptionId\x18\x06 \x01(\tR\x12pspxSubscriptionId\x120\n" +
+	"\x13pspxTrialingPriceId\x18\a \x01(\tR\x13pspxTrialingPriceId\x124\n" +
+	"\x15pspxTrialingProductId\x18\b \x01(\tR\x15pspxTrialingProductId\x12>\n" +
+	"\x1apspxTrialingSubscriptionId\x18\t \x01(\tR\x1apspxTrialingSubscriptionId\x124\n" +
+	"\x15pspxCheckoutSessionId\x18\n" +
+	" \x01(\tR\x15pspxCheckoutSessionId\x12>\n" +
+	"\x1apspxDefaultPaymentMethodId\x18\v \x01(\tR\x1apspxDefaultPaymentMethodId\x12L\n" +
+	"!pspxSubscriptionCancelAtPeriodEnd\x18\f \x01(\bR!pspxSubscriptionCancelAtPeriodEnd\x12:\n" +
+	"\x18pspxSubscriptionCancelAt\x18\r \x01(\tR\x18pspxSubscriptionCancelAt\x12,\n" +
+	"\x11pspxPaymentMethod\x18\x0e \x01(\tR\x11pspxPaymentMethod\x12\x12\n" +
+	"\x04mode\x18\x0f \x01(\tR\x04mode\x12 \n" +
+	"\vdescription\x18\x10 \x01(\tR\vdescription\x12@\n" +
+	"\x1bpspxOneTimePaymentValidThru\x18\x11 \x01(\tR\x1bpspxOneTimePaymentValidThru\x128\n" +
+	"\x17freezedDueFailedPayment\x18\x12 \x01(\bR\x17freezedDueFailedPayment\x12\x1c\n" +
+	"\tpaidUntil\x18\x13 \x01(\tR\tpaidUntil\x12\x1c\n" +
+	"\tfreeUntil\x18\x14 \x01(\tR\tfreeUntil\x12\x1c\n" +
+	"\tpaidUnits\x18\x15 \x01(\tR\tpaidUnits\x12\x1c\n" +
+	"\tfreeUnits\x18\x16 \x01(\tR\tfreeUnits\x12 \n" +
+	"\vcompanyName\x18\x17 \x01(\tR\vcompanyName\x12\"\n" +
+	"\fcompanyVATId\x18\x18 \x01(\tR\fcompanyVATId\x12&\n" +
+	"\x0ecompanyTaxType\x18\x19 \x01(\tR\x0ecompanyTaxType\x12*\n" +
+	"\x10companyTaxExempt\x18\x1a \x01(\tR\x10companyTaxExempt\x12.\n" +
+	"\x12isBusinessCustomer\x18\x1b \x01(\bR\x12isBusinessCustomer\x12*\n" +
+	"\x10isInvoicePending\x18\x1c \x01(\bR\x10isInvoicePending\x12\x18\n" +
+	"\afreezed\x18\x1d \x01(\bR\afreezed\x12$\n" +
+	"\rpaymentFailed\x18\x1e \x01(\bR\rpaymentFailed\x12.\n" +
+	"\x12paymentFailedCount\x18\x1f \x01(\x05R\x12paymentFailedCount\x12,\n" +
+	"\x11paymentFailedDate\x18  \x01(\tR\x11paymentFailedDate\x12\x18\n" +
+	"\adeleted\x18! \x01(\bR\adeleted\x12B\n" +
+	"\x0ftenantAddresses\x18\" \x03(\v2\x18.berth.tenant.v1.AddressR\x0ftenantAddresses\x12=\n" +
+	"\x05users\x18# \x03(\v2'.berth.analytics.v1.AnalyticsTenantUserR\x05users\"u\n" +
+	"\vTenantChunk\x120\n" +
+	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x124\n" +
+	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.TenantItemR\x05items2\xb9\x05\n" +
 	"\x10AnalyticsService\x12\xaf\x01\n" +
-	"\vListSignIns\x12&.berth.analytics.v1.ListSignInsRequest\x1a\x1e.berth.analytics.v1.SignInList\"X\xca\xf3\x18\x18\b\x02\"\x12Sign-ins retrieved(\x01\x82\xd3\xe4\x93\x026Z\x18\x12\x16/v1/analytics/sign-ins\x12\x1a/api/v1/analytics/sign-insB9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
+	"\vListSignIns\x12&.berth.analytics.v1.ListSignInsRequest\x1a\x1e.berth.analytics.v1.SignInList\"X\xca\xf3\x18\x18\b\x02\"\x12Sign-ins retrieved(\x01\x82\xd3\xe4\x93\x026Z\x18\x12\x16/v1/analytics/sign-ins\x12\x1a/api/v1/analytics/sign-ins\x12\xa8\x01\n" +
+	"\x11ListSubscriptions\x12$.berth.analytics.v1.ListRangeRequest\x1a%.berth.analytics.v1.SubscriptionChunk\"D\xca\xf3\x18\x1d\b\x02\"\x17Subscriptions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/analytics/subscriptions0\x01\x12\xb4\x01\n" +
+	"\x13ListOneTimePayments\x12$.berth.analytics.v1.ListRangeRequest\x1a'.berth.analytics.v1.OneTimePaymentChunk\"L\xca\xf3\x18!\b\x02\"\x1bOne-time payments retrieved(\x01\x82\xd3\xe4\x93\x02!\x12\x1f/v1/analytics/one-time-payments0\x01\x12\x90\x01\n" +
+	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"8\xca\xf3\x18\x17\b\x02\"\x11Tenants retrieved(\x01\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x01B9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
 
 var (
 	file_analytics_v1_analytics_proto_rawDescOnce sync.Once
@@ -911,25 +2238,51 @@ func file_analytics_v1_analytics_proto_rawDescGZIP() []byte {
 	return file_analytics_v1_analytics_proto_rawDescData
 }
 
-var file_analytics_v1_analytics_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_analytics_v1_analytics_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_analytics_v1_analytics_proto_goTypes = []any{
-	(*ListSignInsRequest)(nil), // 0: berth.analytics.v1.ListSignInsRequest
-	(*AnalyticsTenant)(nil),    // 1: berth.analytics.v1.AnalyticsTenant
-	(*AnalyticsUser)(nil),      // 2: berth.analytics.v1.AnalyticsUser
-	(*SignIn)(nil),             // 3: berth.analytics.v1.SignIn
-	(*SignInList)(nil),         // 4: berth.analytics.v1.SignInList
+	(*ListRangeRequest)(nil),    // 0: berth.analytics.v1.ListRangeRequest
+	(*ListHead)(nil),            // 1: berth.analytics.v1.ListHead
+	(*ListSignInsRequest)(nil),  // 2: berth.analytics.v1.ListSignInsRequest
+	(*AnalyticsTenant)(nil),     // 3: berth.analytics.v1.AnalyticsTenant
+	(*AnalyticsUser)(nil),       // 4: berth.analytics.v1.AnalyticsUser
+	(*SignIn)(nil),              // 5: berth.analytics.v1.SignIn
+	(*SignInList)(nil),          // 6: berth.analytics.v1.SignInList
+	(*Subscription)(nil),        // 7: berth.analytics.v1.Subscription
+	(*SubscriptionChunk)(nil),   // 8: berth.analytics.v1.SubscriptionChunk
+	(*OneTimePayment)(nil),      // 9: berth.analytics.v1.OneTimePayment
+	(*OneTimePaymentChunk)(nil), // 10: berth.analytics.v1.OneTimePaymentChunk
+	(*AnalyticsTenantUser)(nil), // 11: berth.analytics.v1.AnalyticsTenantUser
+	(*TenantItem)(nil),          // 12: berth.analytics.v1.TenantItem
+	(*TenantChunk)(nil),         // 13: berth.analytics.v1.TenantChunk
+	(*v1.Address)(nil),          // 14: berth.tenant.v1.Address
 }
 var file_analytics_v1_analytics_proto_depIdxs = []int32{
-	1, // 0: berth.analytics.v1.AnalyticsUser.tenant:type_name -> berth.analytics.v1.AnalyticsTenant
-	2, // 1: berth.analytics.v1.SignIn.user:type_name -> berth.analytics.v1.AnalyticsUser
-	3, // 2: berth.analytics.v1.SignInList.items:type_name -> berth.analytics.v1.SignIn
-	0, // 3: berth.analytics.v1.AnalyticsService.ListSignIns:input_type -> berth.analytics.v1.ListSignInsRequest
-	4, // 4: berth.analytics.v1.AnalyticsService.ListSignIns:output_type -> berth.analytics.v1.SignInList
-	4, // [4:5] is the sub-list for method output_type
-	3, // [3:4] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	3,  // 0: berth.analytics.v1.AnalyticsUser.tenant:type_name -> berth.analytics.v1.AnalyticsTenant
+	4,  // 1: berth.analytics.v1.SignIn.user:type_name -> berth.analytics.v1.AnalyticsUser
+	5,  // 2: berth.analytics.v1.SignInList.items:type_name -> berth.analytics.v1.SignIn
+	4,  // 3: berth.analytics.v1.Subscription.user:type_name -> berth.analytics.v1.AnalyticsUser
+	1,  // 4: berth.analytics.v1.SubscriptionChunk.head:type_name -> berth.analytics.v1.ListHead
+	7,  // 5: berth.analytics.v1.SubscriptionChunk.items:type_name -> berth.analytics.v1.Subscription
+	4,  // 6: berth.analytics.v1.OneTimePayment.user:type_name -> berth.analytics.v1.AnalyticsUser
+	1,  // 7: berth.analytics.v1.OneTimePaymentChunk.head:type_name -> berth.analytics.v1.ListHead
+	9,  // 8: berth.analytics.v1.OneTimePaymentChunk.items:type_name -> berth.analytics.v1.OneTimePayment
+	14, // 9: berth.analytics.v1.TenantItem.tenantAddresses:type_name -> berth.tenant.v1.Address
+	11, // 10: berth.analytics.v1.TenantItem.users:type_name -> berth.analytics.v1.AnalyticsTenantUser
+	1,  // 11: berth.analytics.v1.TenantChunk.head:type_name -> berth.analytics.v1.ListHead
+	12, // 12: berth.analytics.v1.TenantChunk.items:type_name -> berth.analytics.v1.TenantItem
+	2,  // 13: berth.analytics.v1.AnalyticsService.ListSignIns:input_type -> berth.analytics.v1.ListSignInsRequest
+	0,  // 14: berth.analytics.v1.AnalyticsService.ListSubscriptions:input_type -> berth.analytics.v1.ListRangeRequest
+	0,  // 15: berth.analytics.v1.AnalyticsService.ListOneTimePayments:input_type -> berth.analytics.v1.ListRangeRequest
+	0,  // 16: berth.analytics.v1.AnalyticsService.ListTenants:input_type -> berth.analytics.v1.ListRangeRequest
+	6,  // 17: berth.analytics.v1.AnalyticsService.ListSignIns:output_type -> berth.analytics.v1.SignInList
+	8,  // 18: berth.analytics.v1.AnalyticsService.ListSubscriptions:output_type -> berth.analytics.v1.SubscriptionChunk
+	10, // 19: berth.analytics.v1.AnalyticsService.ListOneTimePayments:output_type -> berth.analytics.v1.OneTimePaymentChunk
+	13, // 20: berth.analytics.v1.AnalyticsService.ListTenants:output_type -> berth.analytics.v1.TenantChunk
+	17, // [17:21] is the sub-list for method output_type
+	13, // [13:17] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_analytics_v1_analytics_proto_init() }
@@ -943,7 +2296,7 @@ func file_analytics_v1_analytics_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_analytics_v1_analytics_proto_rawDesc), len(file_analytics_v1_analytics_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,7 +5,7 @@
 // source: analytics/v1/analytics.proto
 
 // Package berth.analytics.v1 is the analytics context: read models built from other contexts'
-// events (sign-ins so far), served as lists between two dates.
+// events (sign-ins, subscriptions, one-time payments, tenants), served as lists between two dates.
 
 package analyticsv1
 
@@ -22,7 +22,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AnalyticsService_ListSignIns_FullMethodName = "/berth.analytics.v1.AnalyticsService/ListSignIns"
+	AnalyticsService_ListSignIns_FullMethodName         = "/berth.analytics.v1.AnalyticsService/ListSignIns"
+	AnalyticsService_ListSubscriptions_FullMethodName   = "/berth.analytics.v1.AnalyticsService/ListSubscriptions"
+	AnalyticsService_ListOneTimePayments_FullMethodName = "/berth.analytics.v1.AnalyticsService/ListOneTimePayments"
+	AnalyticsService_ListTenants_FullMethodName         = "/berth.analytics.v1.AnalyticsService/ListTenants"
 )
 
 // AnalyticsServiceClient is the client API for AnalyticsService service.
@@ -32,6 +35,15 @@ type AnalyticsServiceClient interface {
 	// ListSignIns is route 8. It is documented under /api/v1 but answers in the /v1 envelope; the
 	// published client calls /v1/analytics/sign-ins, served too.
 	ListSignIns(ctx context.Context, in *ListSignInsRequest, opts ...grpc.CallOption) (*SignInList, error)
+	// ListSubscriptions is route 6: one item per subscription with a payment (its first or a
+	// renewal) on the range's days. The lists of routes 6, 7 and 9 can be long, so they stream: the
+	// first message carries the head (kind and itemsLength), the items follow in chunks, all read
+	// from one database snapshot. The edge renders the /v1 envelope around the stream.
+	ListSubscriptions(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscriptionChunk], error)
+	// ListOneTimePayments is route 7: one item per one-time payment made on the range's days.
+	ListOneTimePayments(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OneTimePaymentChunk], error)
+	// ListTenants is route 9: one item per tenant created or changed on the range's days.
+	ListTenants(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantChunk], error)
 }
 
 type analyticsServiceClient struct {
@@ -52,6 +64,63 @@ func (c *analyticsServiceClient) ListSignIns(ctx context.Context, in *ListSignIn
 	return out, nil
 }
 
+func (c *analyticsServiceClient) ListSubscriptions(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscriptionChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AnalyticsService_ServiceDesc.Streams[0], AnalyticsService_ListSubscriptions_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListRangeRequest, SubscriptionChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListSubscriptionsClient = grpc.ServerStreamingClient[SubscriptionChunk]
+
+func (c *analyticsServiceClient) ListOneTimePayments(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OneTimePaymentChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AnalyticsService_ServiceDesc.Streams[1], AnalyticsService_ListOneTimePayments_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListRangeRequest, OneTimePaymentChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListOneTimePaymentsClient = grpc.ServerStreamingClient[OneTimePaymentChunk]
+
+func (c *analyticsServiceClient) ListTenants(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AnalyticsService_ServiceDesc.Streams[2], AnalyticsService_ListTenants_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListRangeRequest, TenantChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListTenantsClient = grpc.ServerStreamingClient[TenantChunk]
+
 // AnalyticsServiceServer is the server API for AnalyticsService service.
 // All implementations must embed UnimplementedAnalyticsServiceServer
 // for forward compatibility.
@@ -59,6 +128,15 @@ type AnalyticsServiceServer interface {
 	// ListSignIns is route 8. It is documented under /api/v1 but answers in the /v1 envelope; the
 	// published client calls /v1/analytics/sign-ins, served too.
 	ListSignIns(context.Context, *ListSignInsRequest) (*SignInList, error)
+	// ListSubscriptions is route 6: one item per subscription with a payment (its first or a
+	// renewal) on the range's days. The lists of routes 6, 7 and 9 can be long, so they stream: the
+	// first message carries the head (kind and itemsLength), the items follow in chunks, all read
+	// from one database snapshot. The edge renders the /v1 envelope around the stream.
+	ListSubscriptions(*ListRangeRequest, grpc.ServerStreamingServer[SubscriptionChunk]) error
+	// ListOneTimePayments is route 7: one item per one-time payment made on the range's days.
+	ListOneTimePayments(*ListRangeRequest, grpc.ServerStreamingServer[OneTimePaymentChunk]) error
+	// ListTenants is route 9: one item per tenant created or changed on the range's days.
+	ListTenants(*ListRangeRequest, grpc.ServerStreamingServer[TenantChunk]) error
 	mustEmbedUnimplementedAnalyticsServiceServer()
 }
 
@@ -71,6 +149,15 @@ type UnimplementedAnalyticsServiceServer struct{}
 
 func (UnimplementedAnalyticsServiceServer) ListSignIns(context.Context, *ListSignInsRequest) (*SignInList, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSignIns not implemented")
+}
+func (UnimplementedAnalyticsServiceServer) ListSubscriptions(*ListRangeRequest, grpc.ServerStreamingServer[SubscriptionChunk]) error {
+	return status.Error(codes.Unimplemented, "method ListSubscriptions not implemented")
+}
+func (UnimplementedAnalyticsServiceServer) ListOneTimePayments(*ListRangeRequest, grpc.ServerStreamingServer[OneTimePaymentChunk]) error {
+	return status.Error(codes.Unimplemented, "method ListOneTimePayments not implemented")
+}
+func (UnimplementedAnalyticsServiceServer) ListTenants(*ListRangeRequest, grpc.ServerStreamingServer[TenantChunk]) error {
+	return status.Error(codes.Unimplemented, "method ListTenants not implemented")
 }
 func (UnimplementedAnalyticsServiceServer) mustEmbedUnimplementedAnalyticsServiceServer() {}
 func (UnimplementedAnalyticsServiceServer) testEmbeddedByValue()                          {}
@@ -111,6 +198,39 @@ func _AnalyticsService_ListSignIns_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AnalyticsService_ListSubscriptions_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListRangeRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AnalyticsServiceServer).ListSubscriptions(m, &grpc.GenericServerStream[ListRangeRequest, SubscriptionChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListSubscriptionsServer = grpc.ServerStreamingServer[SubscriptionChunk]
+
+func _AnalyticsService_ListOneTimePayments_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListRangeRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AnalyticsServiceServer).ListOneTimePayments(m, &grpc.GenericServerStream[ListRangeRequest, OneTimePaymentChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListOneTimePaymentsServer = grpc.ServerStreamingServer[OneTimePaymentChunk]
+
+func _AnalyticsService_ListTenants_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListRangeRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AnalyticsServiceServer).ListTenants(m, &grpc.GenericServerStream[ListRangeRequest, TenantChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListTenantsServer = grpc.ServerStreamingServer[TenantChunk]
+
 // AnalyticsService_ServiceDesc is the grpc.ServiceDesc for AnalyticsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -123,6 +243,22 @@ var AnalyticsService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AnalyticsService_ListSignIns_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ListSubscriptions",
+			Handler:       _AnalyticsService_ListSubscriptions_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ListOneTimePayments",
+			Handler:       _AnalyticsService_ListOneTimePayments_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ListTenants",
+			Handler:       _AnalyticsService_ListTenants_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "analytics/v1/analytics.proto",
 }

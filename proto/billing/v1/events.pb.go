@@ -319,7 +319,8 @@ type MoneyChanged struct {
 	// test is the provider mode of the tenant's latest payment.
 	Test       bool   `protobuf:"varint,6,opt,name=test,proto3" json:"test,omitempty"`
 	CustomerId string `protobuf:"bytes,7,opt,name=customerId,proto3" json:"customerId,omitempty"`
-	// subscriptionId, priceId and productId are the subscription's (for ended: the one that ended).
+	// subscriptionId, priceId and productId are the subscription's (for ended: the one that ended);
+	// for payment.one_time priceId is the price of the units bought.
 	SubscriptionId    string `protobuf:"bytes,8,opt,name=subscriptionId,proto3" json:"subscriptionId,omitempty"`
 	PriceId           string `protobuf:"bytes,9,opt,name=priceId,proto3" json:"priceId,omitempty"`
 	ProductId         string `protobuf:"bytes,10,opt,name=productId,proto3" json:"productId,omitempty"`
@@ -331,9 +332,13 @@ type MoneyChanged struct {
 	Units              int64 `protobuf:"varint,14,opt,name=units,proto3" json:"units,omitempty"`
 	UnitsBefore        int64 `protobuf:"varint,15,opt,name=unitsBefore,proto3" json:"unitsBefore,omitempty"`
 	PaymentFailedCount int32 `protobuf:"varint,16,opt,name=paymentFailedCount,proto3" json:"paymentFailedCount,omitempty"`
-	// paymentId is, for subscription.renewed, the provider's id of the renewal's payment (the pspx
-	// invoice or the pspy payment).
-	PaymentId     string `protobuf:"bytes,17,opt,name=paymentId,proto3" json:"paymentId,omitempty"`
+	// paymentId is the provider's id of the payment the event records: for subscription.renewed the
+	// renewal's (the pspx invoice or the pspy payment), for payment.one_time and
+	// subscription.started the checkout's (the pspx checkout session or the pspy payment).
+	PaymentId string `protobuf:"bytes,17,opt,name=paymentId,proto3" json:"paymentId,omitempty"`
+	// userId is the user who paid, for payment.one_time and subscription.started: the user whose
+	// tenant access token created the checkout ("" when an API key created it).
+	UserId        string `protobuf:"bytes,18,opt,name=userId,proto3" json:"userId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -487,6 +492,13 @@ func (x *MoneyChanged) GetPaymentId() string {
 	return ""
 }
 
+func (x *MoneyChanged) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
 var File_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_billing_v1_events_proto_rawDesc = "" +
@@ -515,7 +527,7 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
 	"\x02at\x18\x04 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
-	"\x19billing.tenant.first_paid\"\x86\x06\n" +
+	"\x19billing.tenant.first_paid\"\x9e\x06\n" +
 	"\fMoneyChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x1a\n" +
@@ -536,7 +548,8 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\x05units\x18\x0e \x01(\x03R\x05units\x12 \n" +
 	"\vunitsBefore\x18\x0f \x01(\x03R\vunitsBefore\x12.\n" +
 	"\x12paymentFailedCount\x18\x10 \x01(\x05R\x12paymentFailedCount\x12\x1c\n" +
-	"\tpaymentId\x18\x11 \x01(\tR\tpaymentId:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
+	"\tpaymentId\x18\x11 \x01(\tR\tpaymentId\x12\x16\n" +
+	"\x06userId\x18\x12 \x01(\tR\x06userId:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
 	"\x18billing.payment.one_time\n" +
 	"\x1cbilling.subscription.started\n" +
 	"\x1cbilling.subscription.renewed\n" +
