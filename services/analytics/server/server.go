@@ -1,7 +1,7 @@
 // Package server is the analytics service's composition root, used by cmd/analytics and by the
 // all-in-one process: it picks the store (Postgres, or memory for the embedded development
-// default), builds the gRPC server with the shared access policy, and in Run feeds identity's and
-// tenant's events into the read models.
+// default), builds the gRPC server with the shared access policy, and in Run feeds identity's,
+// tenant's and billing's events into the read models.
 package server
 
 import (
@@ -17,6 +17,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/billing"
 	grpcadapter "github.com/berthhq/berth/services/analytics/internal/adapters/grpc"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
@@ -50,8 +51,8 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 }
 
 // New opens the store (migrating Postgres) and builds the process: the gRPC server, the eviction
-// of cached API keys on identity's events, and the consumers that feed identity's and tenant's
-// events into the read models.
+// of cached API keys on identity's events, and the consumers that feed identity's, tenant's and
+// billing's events into the read models.
 func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Identity == nil {
 		return nil, errors.New("analytics: an identity connection is required")
@@ -81,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 	grpcadapter.Register(p.Server, app.NewService(store, cfg.Clock))
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
-	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume} {
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
 			return consume(ctx, cfg.Bus, inbox, projector, cfg.Log)
 		})

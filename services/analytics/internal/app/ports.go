@@ -51,9 +51,63 @@ type Store interface {
 	// it stores one with no user data (tenantRef as given), so an older event arriving later cannot
 	// bring the user back.
 	MarkUserDeleted(ctx context.Context, appID, userID, tenantRef string, at time.Time) error
-	// PutTenant stores t unless the stored snapshot is newer.
+	// PutTenant stores t unless the stored snapshot is newer, and records the UTC day of t.AsOf as
+	// a day the tenant changed (route 9), even when the snapshot itself is older than the stored one.
 	PutTenant(ctx context.Context, t TenantSnapshot) error
 	// ListSignIns returns the app's sign-ins with from <= At < to, newest first (ties by id,
 	// descending), each with the current snapshot of its user and of that user's current tenant.
 	ListSignIns(ctx context.Context, appID string, from, to time.Time) ([]SignInRecord, error)
+
+	// ApplySubscription stores the change of one subscription (domain.Subscription.Apply over the
+	// stored state, under a lock on it) and records its payment, if any, once per key.
+	ApplySubscription(ctx context.Context, c domain.SubscriptionChange) error
+	// RecordOneTimePayment stores a payment; one whose id is stored already is left as it is.
+	RecordOneTimePayment(ctx context.Context, p domain.OneTimePayment) error
+
+	// The lists of routes 6, 7 and 9 can be long, so they are visited rather than returned: each
+	// reads one consistent snapshot of the store, hands v the number of records first, then each
+	// record in order, and stops at the first error v returns. Ranges are [from, to).
+
+	// VisitSubscriptions visits the app's subscriptions with a payment in the range, ordered by
+	// their latest payment in it, newest first (ties by item id, descending).
+	VisitSubscriptions(ctx context.Context, appID string, from, to time.Time, v Visitor[SubscriptionRecord]) error
+	// VisitOneTimePayments visits the app's one-time payments in the range, newest first (ties by
+	// id, descending).
+	VisitOneTimePayments(ctx context.Context, appID string, from, to time.Time, v Visitor[OneTimePaymentRecord]) error
+	// VisitTenants visits the app's tenants changed on a day in the range, ordered by their latest
+	// such day, newest first (ties by id, descending), each with its users that are not deleted
+	// (ordered by id).
+	VisitTenants(ctx context.Context, appID string, from, to time.Time, v Visitor[TenantRecord]) error
+}
+
+// Visitor receives a list read from one snapshot: Count once with the number of records, then
+// Each per record.
+type Visitor[T any] struct {
+	Count func(n int) error
+	Each  func(rec T) error
+}
+
+// Payer is the user an item names and that user's current tenant. User is nil when the payer is
+// not known (an API key started the checkout) or no event about the user has carried its data yet.
+type Payer struct {
+	User   *UserSnapshot
+	Tenant *TenantSnapshot // the user's current tenant; nil when it has none or it is not known
+}
+
+// SubscriptionRecord is a subscription with its payer.
+type SubscriptionRecord struct {
+	Subscription domain.Subscription
+	Payer
+}
+
+// OneTimePaymentRecord is a one-time payment with its payer.
+type OneTimePaymentRecord struct {
+	Payment domain.OneTimePayment
+	Payer
+}
+
+// TenantRecord is a tenant's snapshot with the snapshots of its users.
+type TenantRecord struct {
+	Tenant TenantSnapshot
+	Users  []UserSnapshot
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -23,7 +24,12 @@ var (
 		identityv1.EventUserSignedIn, identityv1.EventUserUpdated, identityv1.EventUserFrozen,
 		identityv1.EventUserUnfrozen, identityv1.EventUserDeleted,
 	}
-	TenantEvents = []eventsv1.Type{tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated}
+	TenantEvents  = []eventsv1.Type{tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated}
+	BillingEvents = []eventsv1.Type{
+		billingv1.EventPaymentOneTime, billingv1.EventSubscriptionStarted, billingv1.EventSubscriptionRenewed,
+		billingv1.EventSubscriptionChanged, billingv1.EventSubscriptionCancelled, billingv1.EventSubscriptionEnded,
+		billingv1.EventPaymentFailed, billingv1.EventTenantFrozen, billingv1.EventTenantUnfrozen,
+	}
 )
 
 // ErrMalformed marks an event that can never be applied; the consumer acknowledges it instead of
@@ -90,8 +96,112 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 			return err
 		}
 		return p.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
+	case billingv1.EventPaymentOneTime:
+		var m billingv1.MoneyChanged
+		if err := decode(ev, &m); err != nil {
+			return err
+		}
+		return p.oneTime(ctx, ev, &m)
+	case billingv1.EventSubscriptionStarted, billingv1.EventSubscriptionRenewed, billingv1.EventSubscriptionChanged,
+		billingv1.EventSubscriptionCancelled, billingv1.EventSubscriptionEnded, billingv1.EventPaymentFailed,
+		billingv1.EventTenantFrozen, billingv1.EventTenantUnfrozen:
+		var m billingv1.MoneyChanged
+		if err := decode(ev, &m); err != nil {
+			return err
+		}
+		return p.subscription(ctx, ev, &m)
 	}
 	return malformed(ev, "is not a type analytics applies")
+}
+
+// oneTime records a payment for units.
+func (p *Projector) oneTime(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+	ids, err := moneyIDs(ev, m)
+	if err != nil {
+		return err
+	}
+	return p.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
+		ID: ids.event, AppID: ids.app, TenantID: ids.tenant, UserID: ids.user, PaymentID: m.GetPaymentId(),
+		PriceID: m.GetPriceId(), CustomerID: m.GetCustomerId(), Test: m.GetTest(),
+		Units: m.GetUnits(), UnitsBefore: m.GetUnitsBefore(), At: ids.at,
+	})
+}
+
+// subscription applies what a money event says about the subscription it names. Every such event
+// carries the tenant's state after the change; one that names no subscription (a failure or a
+// freeze of a tenant paying by units) has nothing for route 6.
+func (p *Projector) subscription(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+	if m.GetSubscriptionId() == "" {
+		return nil
+	}
+	ids, err := moneyIDs(ev, m)
+	if err != nil {
+		return err
+	}
+	until, err := eventTime(ev, "paidUntil", m.GetPaidUntil())
+	if err != nil {
+		return err
+	}
+	c := domain.SubscriptionChange{
+		State: domain.Subscription{
+			ID: domain.SubscriptionItemID(ids.app, m.GetSubscriptionId()), AppID: ids.app, SubscriptionID: m.GetSubscriptionId(),
+			TenantID: ids.tenant, UserID: ids.user, PriceID: m.GetPriceId(), CustomerID: m.GetCustomerId(), Test: m.GetTest(),
+			Paid: m.GetPaymentFailedCount() == 0, Until: until, Revision: m.GetRevision(),
+		},
+		Ended: ev.Type == billingv1.EventSubscriptionEnded,
+	}
+	if ev.Type == billingv1.EventSubscriptionStarted || ev.Type == billingv1.EventSubscriptionRenewed {
+		key := m.GetPaymentId()
+		if key == "" {
+			key = ids.event
+		}
+		c.Payment = &domain.SubscriptionPayment{Key: key, At: ids.at}
+	}
+	return p.store.ApplySubscription(ctx, c)
+}
+
+// moneyRefs are a money event's ids in canonical form and the time it recorded.
+type moneyRefs struct {
+	event, app, tenant, user string
+	at                       time.Time
+}
+
+// moneyIDs reads a money event's refs; without an at of its own, the event's time stands in.
+func moneyIDs(ev events.Event, m *billingv1.MoneyChanged) (ids moneyRefs, err error) {
+	if ids.at, err = eventTime(ev, "at", m.GetAt()); err != nil {
+		return ids, err
+	}
+	if ids.at.IsZero() {
+		ids.at = ev.Time.UTC().Truncate(time.Microsecond)
+	}
+	if ids.event, err = canonicalID(ev, "id", ev.ID); err != nil {
+		return ids, err
+	}
+	if ids.app, err = eventApp(ev, m.GetAppId()); err != nil {
+		return ids, err
+	}
+	if ids.tenant, err = canonicalID(ev, "tenantId", m.GetTenantId()); err != nil {
+		return ids, err
+	}
+	if m.GetUserId() != "" {
+		if ids.user, err = canonicalID(ev, "userId", m.GetUserId()); err != nil {
+			return ids, err
+		}
+	}
+	return ids, nil
+}
+
+// eventTime reads an RFC 3339 time of a payload, to the microsecond like every stored time; ""
+// is the zero time.
+func eventTime(ev events.Event, field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, malformed(ev, "has a "+field+" that is not RFC 3339")
+	}
+	return t.UTC().Truncate(time.Microsecond), nil
 }
 
 // signedIn records the sign-in and refreshes the user's snapshot from the state it carries.
@@ -106,11 +216,9 @@ func (p *Projector) signedIn(ctx context.Context, ev events.Event, m *identityv1
 	}
 	at := asOf // identity stamps the event when the sign-in happens; "at" is the precise time when present
 	if m.GetAt() != "" {
-		parsed, err := time.Parse(time.RFC3339Nano, m.GetAt())
-		if err != nil {
-			return malformed(ev, "has an at that is not RFC 3339")
+		if at, err = eventTime(ev, "at", m.GetAt()); err != nil {
+			return err
 		}
-		at = parsed.UTC().Truncate(time.Microsecond)
 	}
 	signIn := domain.SignIn{ID: id, AppID: appID, UserID: userID, TenantRef: tenantRef, At: at, IP: m.GetIp()}
 	if err := p.store.RecordSignIn(ctx, signIn); err != nil {

@@ -32,16 +32,11 @@ type SignInItem struct {
 // ListSignIns is route 8: the app's sign-ins on the UTC days from..to (both included), newest
 // first. The range is validated before anything is read.
 func (s *Service) ListSignIns(ctx context.Context, appID, from, to string) ([]SignInItem, error) {
-	r, err := domain.ParseRange(from, to)
-	if err != nil {
-		return nil, err
+	app, r, err := appRange(appID, from, to)
+	if err != nil || app == "" {
+		return []SignInItem{}, err
 	}
-	app, err := uuid.Parse(appID)
-	if err != nil {
-		// Authentication always yields a UUID; anything else has no sign-ins.
-		return []SignInItem{}, nil
-	}
-	records, err := s.store.ListSignIns(ctx, app.String(), r.From, r.End())
+	records, err := s.store.ListSignIns(ctx, app, r.From, r.End())
 	if err != nil {
 		return nil, err
 	}
@@ -51,4 +46,47 @@ func (s *Service) ListSignIns(ctx context.Context, appID, from, to string) ([]Si
 		items[i] = SignInItem{SignInRecord: rec, DaysSince: domain.DaysSince(rec.SignIn.At, now)}
 	}
 	return items, nil
+}
+
+// ListSubscriptions is route 6: the app's subscriptions with a payment (the first or a renewal)
+// on the UTC days from..to, both included, visited from one snapshot of the store.
+func (s *Service) ListSubscriptions(ctx context.Context, appID, from, to string, v Visitor[SubscriptionRecord]) error {
+	return visitRange(ctx, appID, from, to, v, s.store.VisitSubscriptions)
+}
+
+// ListOneTimePayments is route 7: the app's one-time payments made on the UTC days from..to.
+func (s *Service) ListOneTimePayments(ctx context.Context, appID, from, to string, v Visitor[OneTimePaymentRecord]) error {
+	return visitRange(ctx, appID, from, to, v, s.store.VisitOneTimePayments)
+}
+
+// ListTenants is route 9: the app's tenants created or changed on the UTC days from..to.
+func (s *Service) ListTenants(ctx context.Context, appID, from, to string, v Visitor[TenantRecord]) error {
+	return visitRange(ctx, appID, from, to, v, s.store.VisitTenants)
+}
+
+// visitRange validates the range before anything is read, then visits the store's list.
+func visitRange[T any](ctx context.Context, appID, from, to string, v Visitor[T],
+	visit func(context.Context, string, time.Time, time.Time, Visitor[T]) error) error {
+	app, r, err := appRange(appID, from, to)
+	if err != nil {
+		return err
+	}
+	if app == "" {
+		return v.Count(0)
+	}
+	return visit(ctx, app, r.From, r.End(), v)
+}
+
+// appRange validates the range and canonicalises the caller's app id. Authentication always
+// yields a UUID; anything else has no records ("" without an error).
+func appRange(appID, from, to string) (string, domain.Range, error) {
+	r, err := domain.ParseRange(from, to)
+	if err != nil {
+		return "", domain.Range{}, err
+	}
+	app, err := uuid.Parse(appID)
+	if err != nil {
+		return "", r, nil
+	}
+	return app.String(), r, nil
 }

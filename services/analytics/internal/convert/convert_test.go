@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/berthhq/berth/pkg/protocopy"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 
@@ -109,7 +110,7 @@ func TestUserRendering(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			u := user(in, tc.snap, tc.tenant)
+			u := user(in.AppID, in.UserID, in.TenantRef, app.Payer{User: tc.snap, Tenant: tc.tenant})
 			if u.GetId() != "user" || u.GetName() != tc.wantName || u.GetTenantId() != tc.wantTenant ||
 				u.GetDeleted() != tc.wantDeleted || (u.GetTenant() != nil) != tc.wantNested {
 				t.Fatalf("user %v: want name %q tenantId %v deleted %v nested tenant %v", u, tc.wantName, tc.wantTenant, tc.wantDeleted, tc.wantNested)
@@ -124,7 +125,9 @@ func TestCopiedUserAndTenantFieldsExistInTheirSourcesWithTheSameKind(t *testing.
 	if err := userFields.Check(); err != nil {
 		t.Error(err)
 	}
-	if err := tenantFields.Check(); err != nil {
-		t.Error(err)
+	for _, f := range []*protocopy.Fields{tenantFields, tenantItemFields, tenantUserFields} {
+		if err := f.Check(); err != nil {
+			t.Error(err)
+		}
 	}
 }

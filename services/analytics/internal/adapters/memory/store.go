@@ -18,15 +18,23 @@ type key struct{ appID, id string }
 
 // Store implements app.Store.
 type Store struct {
-	mu      sync.Mutex
-	signIns map[string]domain.SignIn // by id
-	users   map[key]app.UserSnapshot
-	tenants map[key]app.TenantSnapshot
+	mu            sync.Mutex
+	signIns       map[string]domain.SignIn // by id
+	users         map[key]app.UserSnapshot
+	tenants       map[key]app.TenantSnapshot
+	tenantDays    map[key]map[time.Time]bool       // days each tenant changed
+	subscriptions map[key]domain.Subscription      // by app and provider subscription id
+	payments      map[key]map[string]time.Time     // each subscription's payments: key -> at
+	oneTime       map[string]domain.OneTimePayment // by id
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{signIns: map[string]domain.SignIn{}, users: map[key]app.UserSnapshot{}, tenants: map[key]app.TenantSnapshot{}}
+	return &Store{
+		signIns: map[string]domain.SignIn{}, users: map[key]app.UserSnapshot{}, tenants: map[key]app.TenantSnapshot{},
+		tenantDays: map[key]map[time.Time]bool{}, subscriptions: map[key]domain.Subscription{},
+		payments: map[key]map[string]time.Time{}, oneTime: map[string]domain.OneTimePayment{},
+	}
 }
 
 // RecordSignIn stores s unless its id is taken.
@@ -77,6 +85,10 @@ func (s *Store) PutTenant(_ context.Context, t app.TenantSnapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := key{t.AppID, t.TenantID}
+	if s.tenantDays[k] == nil {
+		s.tenantDays[k] = map[time.Time]bool{}
+	}
+	s.tenantDays[k][domain.Day(t.AsOf)] = true
 	if stored, ok := s.tenants[k]; ok && stored.AsOf.After(t.AsOf) {
 		return nil
 	}
@@ -94,16 +106,8 @@ func (s *Store) ListSignIns(_ context.Context, appID string, from, to time.Time)
 		if in.AppID != appID || in.At.Before(from) || !in.At.Before(to) {
 			continue
 		}
-		rec := app.SignInRecord{SignIn: in}
-		if u, ok := s.users[key{appID, in.UserID}]; ok {
-			u = cloneUser(u)
-			rec.User = &u
-			if t, ok := s.tenants[key{appID, u.TenantRef}]; ok && u.TenantRef != "" {
-				t.Tenant = proto.CloneOf(t.Tenant)
-				rec.Tenant = &t
-			}
-		}
-		out = append(out, rec)
+		p := s.payer(appID, in.UserID)
+		out = append(out, app.SignInRecord{SignIn: in, User: p.User, Tenant: p.Tenant})
 	}
 	slices.SortFunc(out, func(a, b app.SignInRecord) int {
 		if c := b.SignIn.At.Compare(a.SignIn.At); c != 0 {
@@ -112,6 +116,22 @@ func (s *Store) ListSignIns(_ context.Context, appID string, from, to time.Time)
 		return cmp.Compare(b.SignIn.ID, a.SignIn.ID)
 	})
 	return out, nil
+}
+
+// payer returns copies of the snapshots of user userID and of its current tenant ("" has none).
+func (s *Store) payer(appID, userID string) app.Payer {
+	var p app.Payer
+	u, ok := s.users[key{appID, userID}]
+	if !ok || userID == "" {
+		return p
+	}
+	u = cloneUser(u)
+	p.User = &u
+	if t, ok := s.tenants[key{appID, u.TenantRef}]; ok && u.TenantRef != "" {
+		t.Tenant = proto.CloneOf(t.Tenant)
+		p.Tenant = &t
+	}
+	return p
 }
 
 func cloneUser(u app.UserSnapshot) app.UserSnapshot {

@@ -106,17 +106,28 @@ func (s *Store) PutTenant(ctx context.Context, t app.TenantSnapshot) error {
 	if err != nil {
 		return fmt.Errorf("upsert tenant %s: %w", t.TenantID, err)
 	}
+	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_tenant_days (app_id, day, tenant_id)
+		values ($1, $2, $3) on conflict do nothing`, t.AppID, domain.Day(t.AsOf), t.TenantID)
+	if err != nil {
+		return fmt.Errorf("record tenant %s change day: %w", t.TenantID, err)
+	}
 	return nil
+}
+
+// payerColumns select the snapshot of the user of alias u and of its tenant t, scanned by
+// payerScan.
+const payerColumns = `u.as_of, coalesce(u.tenant_ref::text, ''), coalesce(u.deleted, false), u.data, t.as_of, t.data`
+
+// payerJoins join the user whose id is in userIDColumn and that user's current tenant.
+func payerJoins(alias, userIDColumn string) string {
+	return ` left join analytics_users u on u.app_id = ` + alias + `.app_id and u.id = ` + userIDColumn +
+		` left join analytics_tenants t on t.app_id = u.app_id and t.id = u.tenant_ref`
 }
 
 // listSignIns joins each sign-in to its user's snapshot and that snapshot's current tenant. ids
 // are read as text so they come back in the canonical lower-case form.
-const listSignIns = `select s.id::text, s.user_id::text, coalesce(s.tenant_ref::text, ''), s.at, s.ip,
-		u.as_of, coalesce(u.tenant_ref::text, ''), coalesce(u.deleted, false), u.data,
-		t.as_of, t.data
-	from analytics_sign_ins s
-	left join analytics_users u on u.app_id = s.app_id and u.id = s.user_id
-	left join analytics_tenants t on t.app_id = u.app_id and t.id = u.tenant_ref
+var listSignIns = `select s.id::text, s.user_id::text, coalesce(s.tenant_ref::text, ''), s.at, s.ip, ` + payerColumns + `
+	from analytics_sign_ins s` + payerJoins("s", "s.user_id") + `
 	where s.app_id = $1 and s.at >= $2 and s.at < $3
 	order by s.at desc, s.id desc`
 
@@ -131,40 +142,66 @@ func (s *Store) ListSignIns(ctx context.Context, appID string, from, to time.Tim
 	for rows.Next() {
 		rec := app.SignInRecord{SignIn: domain.SignIn{AppID: appID}}
 		in := &rec.SignIn
-		var (
-			userAsOf, tenantAsOf *time.Time
-			userRef              string
-			userDeleted          bool
-			userData, tenantData []byte
-		)
-		if err := rows.Scan(&in.ID, &in.UserID, &in.TenantRef, &in.At, &in.IP,
-			&userAsOf, &userRef, &userDeleted, &userData, &tenantAsOf, &tenantData); err != nil {
+		var ps payerScan
+		if err := rows.Scan(append([]any{&in.ID, &in.UserID, &in.TenantRef, &in.At, &in.IP}, ps.dest()...)...); err != nil {
 			return nil, fmt.Errorf("scan sign-in: %w", err)
 		}
 		in.At = in.At.UTC()
-		if userAsOf != nil {
-			u := app.UserSnapshot{AppID: appID, UserID: in.UserID, TenantRef: userRef, Deleted: userDeleted, AsOf: userAsOf.UTC()}
-			if userData != nil {
-				u.User = &identityv1.TenantUser{}
-				if err := unmarshal(userData, u.User); err != nil {
-					return nil, fmt.Errorf("decode user %s: %w", in.UserID, err)
-				}
-			}
-			rec.User = &u
+		payer, err := ps.payer(appID, in.UserID)
+		if err != nil {
+			return nil, err
 		}
-		if tenantAsOf != nil {
-			t := app.TenantSnapshot{AppID: appID, TenantID: userRef, AsOf: tenantAsOf.UTC(), Tenant: &tenantv1.Tenant{}}
-			if err := unmarshal(tenantData, t.Tenant); err != nil {
-				return nil, fmt.Errorf("decode tenant %s: %w", userRef, err)
-			}
-			rec.Tenant = &t
-		}
+		rec.User, rec.Tenant = payer.User, payer.Tenant
 		out = append(out, rec)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read sign-ins: %w", err)
 	}
 	return out, nil
+}
+
+// payerScan receives payerColumns.
+type payerScan struct {
+	userAsOf, tenantAsOf *time.Time
+	userRef              string
+	userDeleted          bool
+	userData, tenantData []byte
+}
+
+func (p *payerScan) dest() []any {
+	return []any{&p.userAsOf, &p.userRef, &p.userDeleted, &p.userData, &p.tenantAsOf, &p.tenantData}
+}
+
+// payer decodes the scanned snapshots of user userID; no row joined (no snapshot) leaves them nil.
+func (p *payerScan) payer(appID, userID string) (app.Payer, error) {
+	var out app.Payer
+	if p.userAsOf != nil {
+		u, err := userSnapshot(appID, userID, p.userRef, p.userDeleted, *p.userAsOf, p.userData)
+		if err != nil {
+			return out, err
+		}
+		out.User = &u
+	}
+	if p.tenantAsOf != nil {
+		t := app.TenantSnapshot{AppID: appID, TenantID: p.userRef, AsOf: p.tenantAsOf.UTC(), Tenant: &tenantv1.Tenant{}}
+		if err := unmarshal(p.tenantData, t.Tenant); err != nil {
+			return out, fmt.Errorf("decode tenant %s: %w", p.userRef, err)
+		}
+		out.Tenant = &t
+	}
+	return out, nil
+}
+
+// userSnapshot decodes a stored user snapshot; data is nil for a user known only from its deletion.
+func userSnapshot(appID, userID, tenantRef string, deleted bool, asOf time.Time, data []byte) (app.UserSnapshot, error) {
+	u := app.UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, Deleted: deleted, AsOf: asOf.UTC()}
+	if data != nil {
+		u.User = &identityv1.TenantUser{}
+		if err := unmarshal(data, u.User); err != nil {
+			return u, fmt.Errorf("decode user %s: %w", userID, err)
+		}
+	}
+	return u, nil
 }
 
 // nullable stores an absent reference as NULL rather than an empty string a uuid column refuses.
