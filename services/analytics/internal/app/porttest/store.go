@@ -51,7 +51,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"ReturnedSnapshotsAreCopies", returnedCopies},
 	}
 	s := conformance.New(t, exempt)
-	for _, tc := range tests {
+	for _, tc := range append(tests, listCases...) {
 		s.Run(tc.name, func(t *testing.T) {
 			store, _ := newStore(t)
 			tc.run(t, store)
