@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,10 +27,7 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 // event builds an event as the producing service would, stamped at a chosen time.
 func event(t *testing.T, eventType eventsv1.Type, appID string, at time.Time, payload proto.Message) events.Event {
 	t.Helper()
-	source := "identity"
-	if eventType == tenantv1.EventTenantCreated || eventType == tenantv1.EventTenantUpdated {
-		source = "tenant"
-	}
+	source, _, _ := strings.Cut(string(eventType), ".") // the producing context, as the type's first word
 	ev, err := events.New(source, eventType, appID, payload)
 	if err != nil {
 		t.Fatal(err)
