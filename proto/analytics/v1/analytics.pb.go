@@ -27,6 +27,96 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type RebuildReadModelsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildReadModelsRequest) Reset() {
+	*x = RebuildReadModelsRequest{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildReadModelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildReadModelsRequest) ProtoMessage() {}
+
+func (x *RebuildReadModelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildReadModelsRequest.ProtoReflect.Descriptor instead.
+func (*RebuildReadModelsRequest) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{0}
+}
+
+// RebuildReadModelsResult counts the replayed events: applied, and skipped as malformed (as the
+// consumers skip them).
+type RebuildReadModelsResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Applied       int32                  `protobuf:"varint,1,opt,name=applied,proto3" json:"applied,omitempty"`
+	Malformed     int32                  `protobuf:"varint,2,opt,name=malformed,proto3" json:"malformed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildReadModelsResult) Reset() {
+	*x = RebuildReadModelsResult{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildReadModelsResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildReadModelsResult) ProtoMessage() {}
+
+func (x *RebuildReadModelsResult) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildReadModelsResult.ProtoReflect.Descriptor instead.
+func (*RebuildReadModelsResult) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RebuildReadModelsResult) GetApplied() int32 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *RebuildReadModelsResult) GetMalformed() int32 {
+	if x != nil {
+		return x.Malformed
+	}
+	return 0
+}
+
 // ListRangeRequest: from and to are required YYYY-MM-DD UTC days, inclusive, from <= to, at most
 // 366 days apart.
 type ListRangeRequest struct {
@@ -39,7 +129,7 @@ type ListRangeRequest struct {
 
 func (x *ListRangeRequest) Reset() {
 	*x = ListRangeRequest{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +141,7 @@ func (x *ListRangeRequest) String() string {
 func (*ListRangeRequest) ProtoMessage() {}
 
 func (x *ListRangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[0]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +154,7 @@ func (x *ListRangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRangeRequest.ProtoReflect.Descriptor instead.
 func (*ListRangeRequest) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{0}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ListRangeRequest) GetFrom() string {
@@ -92,7 +182,7 @@ type ListHead struct {
 
 func (x *ListHead) Reset() {
 	*x = ListHead{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -104,7 +194,7 @@ func (x *ListHead) String() string {
 func (*ListHead) ProtoMessage() {}
 
 func (x *ListHead) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -117,7 +207,7 @@ func (x *ListHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHead.ProtoReflect.Descriptor instead.
 func (*ListHead) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{1}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ListHead) GetKind() string {
@@ -146,7 +236,7 @@ type ListSignInsRequest struct {
 
 func (x *ListSignInsRequest) Reset() {
 	*x = ListSignInsRequest{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -158,7 +248,7 @@ func (x *ListSignInsRequest) String() string {
 func (*ListSignInsRequest) ProtoMessage() {}
 
 func (x *ListSignInsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -171,7 +261,7 @@ func (x *ListSignInsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSignInsRequest.ProtoReflect.Descriptor instead.
 func (*ListSignInsRequest) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{2}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListSignInsRequest) GetFrom() string {
@@ -231,7 +321,7 @@ type AnalyticsTenant struct {
 
 func (x *AnalyticsTenant) Reset() {
 	*x = AnalyticsTenant{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +333,7 @@ func (x *AnalyticsTenant) String() string {
 func (*AnalyticsTenant) ProtoMessage() {}
 
 func (x *AnalyticsTenant) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +346,7 @@ func (x *AnalyticsTenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsTenant.ProtoReflect.Descriptor instead.
 func (*AnalyticsTenant) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{3}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AnalyticsTenant) GetId() string {
@@ -530,7 +620,7 @@ type AnalyticsUser struct {
 
 func (x *AnalyticsUser) Reset() {
 	*x = AnalyticsUser{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -542,7 +632,7 @@ func (x *AnalyticsUser) String() string {
 func (*AnalyticsUser) ProtoMessage() {}
 
 func (x *AnalyticsUser) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -555,7 +645,7 @@ func (x *AnalyticsUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsUser.ProtoReflect.Descriptor instead.
 func (*AnalyticsUser) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{4}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AnalyticsUser) GetId() string {
@@ -789,7 +879,7 @@ type SignIn struct {
 
 func (x *SignIn) Reset() {
 	*x = SignIn{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +891,7 @@ func (x *SignIn) String() string {
 func (*SignIn) ProtoMessage() {}
 
 func (x *SignIn) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +904,7 @@ func (x *SignIn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignIn.ProtoReflect.Descriptor instead.
 func (*SignIn) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{5}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SignIn) GetId() string {
@@ -863,7 +953,7 @@ type SignInList struct {
 
 func (x *SignInList) Reset() {
 	*x = SignInList{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +965,7 @@ func (x *SignInList) String() string {
 func (*SignInList) ProtoMessage() {}
 
 func (x *SignInList) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +978,7 @@ func (x *SignInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInList.ProtoReflect.Descriptor instead.
 func (*SignInList) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{6}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SignInList) GetKind() string {
@@ -937,7 +1027,7 @@ type Subscription struct {
 
 func (x *Subscription) Reset() {
 	*x = Subscription{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1039,7 @@ func (x *Subscription) String() string {
 func (*Subscription) ProtoMessage() {}
 
 func (x *Subscription) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1052,7 @@ func (x *Subscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subscription.ProtoReflect.Descriptor instead.
 func (*Subscription) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{7}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Subscription) GetId() string {
@@ -1074,7 +1164,7 @@ type SubscriptionChunk struct {
 
 func (x *SubscriptionChunk) Reset() {
 	*x = SubscriptionChunk{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1086,7 +1176,7 @@ func (x *SubscriptionChunk) String() string {
 func (*SubscriptionChunk) ProtoMessage() {}
 
 func (x *SubscriptionChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1099,7 +1189,7 @@ func (x *SubscriptionChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionChunk.ProtoReflect.Descriptor instead.
 func (*SubscriptionChunk) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{8}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SubscriptionChunk) GetHead() *ListHead {
@@ -1137,7 +1227,7 @@ type OneTimePayment struct {
 
 func (x *OneTimePayment) Reset() {
 	*x = OneTimePayment{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1149,7 +1239,7 @@ func (x *OneTimePayment) String() string {
 func (*OneTimePayment) ProtoMessage() {}
 
 func (x *OneTimePayment) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1162,7 +1252,7 @@ func (x *OneTimePayment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OneTimePayment.ProtoReflect.Descriptor instead.
 func (*OneTimePayment) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{9}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OneTimePayment) GetId() string {
@@ -1246,7 +1336,7 @@ type OneTimePaymentChunk struct {
 
 func (x *OneTimePaymentChunk) Reset() {
 	*x = OneTimePaymentChunk{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1348,7 @@ func (x *OneTimePaymentChunk) String() string {
 func (*OneTimePaymentChunk) ProtoMessage() {}
 
 func (x *OneTimePaymentChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1361,7 @@ func (x *OneTimePaymentChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OneTimePaymentChunk.ProtoReflect.Descriptor instead.
 func (*OneTimePaymentChunk) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{10}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OneTimePaymentChunk) GetHead() *ListHead {
@@ -1336,7 +1426,7 @@ type AnalyticsTenantUser struct {
 
 func (x *AnalyticsTenantUser) Reset() {
 	*x = AnalyticsTenantUser{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1438,7 @@ func (x *AnalyticsTenantUser) String() string {
 func (*AnalyticsTenantUser) ProtoMessage() {}
 
 func (x *AnalyticsTenantUser) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1451,7 @@ func (x *AnalyticsTenantUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsTenantUser.ProtoReflect.Descriptor instead.
 func (*AnalyticsTenantUser) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{11}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AnalyticsTenantUser) GetId() string {
@@ -1675,7 +1765,7 @@ type TenantItem struct {
 
 func (x *TenantItem) Reset() {
 	*x = TenantItem{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1687,7 +1777,7 @@ func (x *TenantItem) String() string {
 func (*TenantItem) ProtoMessage() {}
 
 func (x *TenantItem) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1700,7 +1790,7 @@ func (x *TenantItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantItem.ProtoReflect.Descriptor instead.
 func (*TenantItem) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{12}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TenantItem) GetId() string {
@@ -1959,7 +2049,7 @@ type TenantChunk struct {
 
 func (x *TenantChunk) Reset() {
 	*x = TenantChunk{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1971,7 +2061,7 @@ func (x *TenantChunk) String() string {
 func (*TenantChunk) ProtoMessage() {}
 
 func (x *TenantChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1984,7 +2074,7 @@ func (x *TenantChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantChunk.ProtoReflect.Descriptor instead.
 func (*TenantChunk) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{13}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TenantChunk) GetHead() *ListHead {
@@ -2005,7 +2095,11 @@ var File_analytics_v1_analytics_proto protoreflect.FileDescriptor
 
 const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\n" +
-	"\x1canalytics/v1/analytics.proto\x12\x12berth.analytics.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x16tenant/v1/tenant.proto\"6\n" +
+	"\x1canalytics/v1/analytics.proto\x12\x12berth.analytics.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x16tenant/v1/tenant.proto\"\x1a\n" +
+	"\x18RebuildReadModelsRequest\"Q\n" +
+	"\x17RebuildReadModelsResult\x12\x18\n" +
+	"\aapplied\x18\x01 \x01(\x05R\aapplied\x12\x1c\n" +
+	"\tmalformed\x18\x02 \x01(\x05R\tmalformed\"6\n" +
 	"\x10ListRangeRequest\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x02 \x01(\tR\x02to\"@\n" +
@@ -2224,7 +2318,9 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\vListSignIns\x12&.berth.analytics.v1.ListSignInsRequest\x1a\x1e.berth.analytics.v1.SignInList\"X\xca\xf3\x18\x18\b\x02\"\x12Sign-ins retrieved(\x01\x82\xd3\xe4\x93\x026Z\x18\x12\x16/v1/analytics/sign-ins\x12\x1a/api/v1/analytics/sign-ins\x12\xa8\x01\n" +
 	"\x11ListSubscriptions\x12$.berth.analytics.v1.ListRangeRequest\x1a%.berth.analytics.v1.SubscriptionChunk\"D\xca\xf3\x18\x1d\b\x02\"\x17Subscriptions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/analytics/subscriptions0\x01\x12\xb4\x01\n" +
 	"\x13ListOneTimePayments\x12$.berth.analytics.v1.ListRangeRequest\x1a'.berth.analytics.v1.OneTimePaymentChunk\"L\xca\xf3\x18!\b\x02\"\x1bOne-time payments retrieved(\x01\x82\xd3\xe4\x93\x02!\x12\x1f/v1/analytics/one-time-payments0\x01\x12\x90\x01\n" +
-	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"8\xca\xf3\x18\x17\b\x02\"\x11Tenants retrieved(\x01\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x01B9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
+	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"8\xca\xf3\x18\x17\b\x02\"\x11Tenants retrieved(\x01\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x012\x8f\x01\n" +
+	"\x15AnalyticsAdminService\x12v\n" +
+	"\x11RebuildReadModels\x12,.berth.analytics.v1.RebuildReadModelsRequest\x1a+.berth.analytics.v1.RebuildReadModelsResult\"\x06\xca\xf3\x18\x02H\x01B9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
 
 var (
 	file_analytics_v1_analytics_proto_rawDescOnce sync.Once
@@ -2238,48 +2334,52 @@ func file_analytics_v1_analytics_proto_rawDescGZIP() []byte {
 	return file_analytics_v1_analytics_proto_rawDescData
 }
 
-var file_analytics_v1_analytics_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_analytics_v1_analytics_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_analytics_v1_analytics_proto_goTypes = []any{
-	(*ListRangeRequest)(nil),    // 0: berth.analytics.v1.ListRangeRequest
-	(*ListHead)(nil),            // 1: berth.analytics.v1.ListHead
-	(*ListSignInsRequest)(nil),  // 2: berth.analytics.v1.ListSignInsRequest
-	(*AnalyticsTenant)(nil),     // 3: berth.analytics.v1.AnalyticsTenant
-	(*AnalyticsUser)(nil),       // 4: berth.analytics.v1.AnalyticsUser
-	(*SignIn)(nil),              // 5: berth.analytics.v1.SignIn
-	(*SignInList)(nil),          // 6: berth.analytics.v1.SignInList
-	(*Subscription)(nil),        // 7: berth.analytics.v1.Subscription
-	(*SubscriptionChunk)(nil),   // 8: berth.analytics.v1.SubscriptionChunk
-	(*OneTimePayment)(nil),      // 9: berth.analytics.v1.OneTimePayment
-	(*OneTimePaymentChunk)(nil), // 10: berth.analytics.v1.OneTimePaymentChunk
-	(*AnalyticsTenantUser)(nil), // 11: berth.analytics.v1.AnalyticsTenantUser
-	(*TenantItem)(nil),          // 12: berth.analytics.v1.TenantItem
-	(*TenantChunk)(nil),         // 13: berth.analytics.v1.TenantChunk
-	(*v1.Address)(nil),          // 14: berth.tenant.v1.Address
+	(*RebuildReadModelsRequest)(nil), // 0: berth.analytics.v1.RebuildReadModelsRequest
+	(*RebuildReadModelsResult)(nil),  // 1: berth.analytics.v1.RebuildReadModelsResult
+	(*ListRangeRequest)(nil),         // 2: berth.analytics.v1.ListRangeRequest
+	(*ListHead)(nil),                 // 3: berth.analytics.v1.ListHead
+	(*ListSignInsRequest)(nil),       // 4: berth.analytics.v1.ListSignInsRequest
+	(*AnalyticsTenant)(nil),          // 5: berth.analytics.v1.AnalyticsTenant
+	(*AnalyticsUser)(nil),            // 6: berth.analytics.v1.AnalyticsUser
+	(*SignIn)(nil),                   // 7: berth.analytics.v1.SignIn
+	(*SignInList)(nil),               // 8: berth.analytics.v1.SignInList
+	(*Subscription)(nil),             // 9: berth.analytics.v1.Subscription
+	(*SubscriptionChunk)(nil),        // 10: berth.analytics.v1.SubscriptionChunk
+	(*OneTimePayment)(nil),           // 11: berth.analytics.v1.OneTimePayment
+	(*OneTimePaymentChunk)(nil),      // 12: berth.analytics.v1.OneTimePaymentChunk
+	(*AnalyticsTenantUser)(nil),      // 13: berth.analytics.v1.AnalyticsTenantUser
+	(*TenantItem)(nil),               // 14: berth.analytics.v1.TenantItem
+	(*TenantChunk)(nil),              // 15: berth.analytics.v1.TenantChunk
+	(*v1.Address)(nil),               // 16: berth.tenant.v1.Address
 }
 var file_analytics_v1_analytics_proto_depIdxs = []int32{
-	3,  // 0: berth.analytics.v1.AnalyticsUser.tenant:type_name -> berth.analytics.v1.AnalyticsTenant
-	4,  // 1: berth.analytics.v1.SignIn.user:type_name -> berth.analytics.v1.AnalyticsUser
-	5,  // 2: berth.analytics.v1.SignInList.items:type_name -> berth.analytics.v1.SignIn
-	4,  // 3: berth.analytics.v1.Subscription.user:type_name -> berth.analytics.v1.AnalyticsUser
-	1,  // 4: berth.analytics.v1.SubscriptionChunk.head:type_name -> berth.analytics.v1.ListHead
-	7,  // 5: berth.analytics.v1.SubscriptionChunk.items:type_name -> berth.analytics.v1.Subscription
-	4,  // 6: berth.analytics.v1.OneTimePayment.user:type_name -> berth.analytics.v1.AnalyticsUser
-	1,  // 7: berth.analytics.v1.OneTimePaymentChunk.head:type_name -> berth.analytics.v1.ListHead
-	9,  // 8: berth.analytics.v1.OneTimePaymentChunk.items:type_name -> berth.analytics.v1.OneTimePayment
-	14, // 9: berth.analytics.v1.TenantItem.tenantAddresses:type_name -> berth.tenant.v1.Address
-	11, // 10: berth.analytics.v1.TenantItem.users:type_name -> berth.analytics.v1.AnalyticsTenantUser
-	1,  // 11: berth.analytics.v1.TenantChunk.head:type_name -> berth.analytics.v1.ListHead
-	12, // 12: berth.analytics.v1.TenantChunk.items:type_name -> berth.analytics.v1.TenantItem
-	2,  // 13: berth.analytics.v1.AnalyticsService.ListSignIns:input_type -> berth.analytics.v1.ListSignInsRequest
-	0,  // 14: berth.analytics.v1.AnalyticsService.ListSubscriptions:input_type -> berth.analytics.v1.ListRangeRequest
-	0,  // 15: berth.analytics.v1.AnalyticsService.ListOneTimePayments:input_type -> berth.analytics.v1.ListRangeRequest
-	0,  // 16: berth.analytics.v1.AnalyticsService.ListTenants:input_type -> berth.analytics.v1.ListRangeRequest
-	6,  // 17: berth.analytics.v1.AnalyticsService.ListSignIns:output_type -> berth.analytics.v1.SignInList
-	8,  // 18: berth.analytics.v1.AnalyticsService.ListSubscriptions:output_type -> berth.analytics.v1.SubscriptionChunk
-	10, // 19: berth.analytics.v1.AnalyticsService.ListOneTimePayments:output_type -> berth.analytics.v1.OneTimePaymentChunk
-	13, // 20: berth.analytics.v1.AnalyticsService.ListTenants:output_type -> berth.analytics.v1.TenantChunk
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
+	5,  // 0: berth.analytics.v1.AnalyticsUser.tenant:type_name -> berth.analytics.v1.AnalyticsTenant
+	6,  // 1: berth.analytics.v1.SignIn.user:type_name -> berth.analytics.v1.AnalyticsUser
+	7,  // 2: berth.analytics.v1.SignInList.items:type_name -> berth.analytics.v1.SignIn
+	6,  // 3: berth.analytics.v1.Subscription.user:type_name -> berth.analytics.v1.AnalyticsUser
+	3,  // 4: berth.analytics.v1.SubscriptionChunk.head:type_name -> berth.analytics.v1.ListHead
+	9,  // 5: berth.analytics.v1.SubscriptionChunk.items:type_name -> berth.analytics.v1.Subscription
+	6,  // 6: berth.analytics.v1.OneTimePayment.user:type_name -> berth.analytics.v1.AnalyticsUser
+	3,  // 7: berth.analytics.v1.OneTimePaymentChunk.head:type_name -> berth.analytics.v1.ListHead
+	11, // 8: berth.analytics.v1.OneTimePaymentChunk.items:type_name -> berth.analytics.v1.OneTimePayment
+	16, // 9: berth.analytics.v1.TenantItem.tenantAddresses:type_name -> berth.tenant.v1.Address
+	13, // 10: berth.analytics.v1.TenantItem.users:type_name -> berth.analytics.v1.AnalyticsTenantUser
+	3,  // 11: berth.analytics.v1.TenantChunk.head:type_name -> berth.analytics.v1.ListHead
+	14, // 12: berth.analytics.v1.TenantChunk.items:type_name -> berth.analytics.v1.TenantItem
+	4,  // 13: berth.analytics.v1.AnalyticsService.ListSignIns:input_type -> berth.analytics.v1.ListSignInsRequest
+	2,  // 14: berth.analytics.v1.AnalyticsService.ListSubscriptions:input_type -> berth.analytics.v1.ListRangeRequest
+	2,  // 15: berth.analytics.v1.AnalyticsService.ListOneTimePayments:input_type -> berth.analytics.v1.ListRangeRequest
+	2,  // 16: berth.analytics.v1.AnalyticsService.ListTenants:input_type -> berth.analytics.v1.ListRangeRequest
+	0,  // 17: berth.analytics.v1.AnalyticsAdminService.RebuildReadModels:input_type -> berth.analytics.v1.RebuildReadModelsRequest
+	8,  // 18: berth.analytics.v1.AnalyticsService.ListSignIns:output_type -> berth.analytics.v1.SignInList
+	10, // 19: berth.analytics.v1.AnalyticsService.ListSubscriptions:output_type -> berth.analytics.v1.SubscriptionChunk
+	12, // 20: berth.analytics.v1.AnalyticsService.ListOneTimePayments:output_type -> berth.analytics.v1.OneTimePaymentChunk
+	15, // 21: berth.analytics.v1.AnalyticsService.ListTenants:output_type -> berth.analytics.v1.TenantChunk
+	1,  // 22: berth.analytics.v1.AnalyticsAdminService.RebuildReadModels:output_type -> berth.analytics.v1.RebuildReadModelsResult
+	18, // [18:23] is the sub-list for method output_type
+	13, // [13:18] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -2296,9 +2396,9 @@ func file_analytics_v1_analytics_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_analytics_v1_analytics_proto_rawDesc), len(file_analytics_v1_analytics_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_analytics_v1_analytics_proto_goTypes,
 		DependencyIndexes: file_analytics_v1_analytics_proto_depIdxs,

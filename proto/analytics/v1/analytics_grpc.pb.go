@@ -262,3 +262,117 @@ var AnalyticsService_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "analytics/v1/analytics.proto",
 }
+
+const (
+	AnalyticsAdminService_RebuildReadModels_FullMethodName = "/berth.analytics.v1.AnalyticsAdminService/RebuildReadModels"
+)
+
+// AnalyticsAdminServiceClient is the client API for AnalyticsAdminService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AnalyticsAdminService is operator-only: calls carry the deployment's admin token (berthctl).
+type AnalyticsAdminServiceClient interface {
+	// RebuildReadModels empties the read models and replays every stored identity, tenant and billing
+	// event analytics applies into them, for a new read model or after a fix to a projection. The
+	// durable consumers keep running meanwhile (every projection is idempotent); lists answered
+	// during a rebuild are incomplete.
+	RebuildReadModels(ctx context.Context, in *RebuildReadModelsRequest, opts ...grpc.CallOption) (*RebuildReadModelsResult, error)
+}
+
+type analyticsAdminServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAnalyticsAdminServiceClient(cc grpc.ClientConnInterface) AnalyticsAdminServiceClient {
+	return &analyticsAdminServiceClient{cc}
+}
+
+func (c *analyticsAdminServiceClient) RebuildReadModels(ctx context.Context, in *RebuildReadModelsRequest, opts ...grpc.CallOption) (*RebuildReadModelsResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RebuildReadModelsResult)
+	err := c.cc.Invoke(ctx, AnalyticsAdminService_RebuildReadModels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AnalyticsAdminServiceServer is the server API for AnalyticsAdminService service.
+// All implementations must embed UnimplementedAnalyticsAdminServiceServer
+// for forward compatibility.
+//
+// AnalyticsAdminService is operator-only: calls carry the deployment's admin token (berthctl).
+type AnalyticsAdminServiceServer interface {
+	// RebuildReadModels empties the read models and replays every stored identity, tenant and billing
+	// event analytics applies into them, for a new read model or after a fix to a projection. The
+	// durable consumers keep running meanwhile (every projection is idempotent); lists answered
+	// during a rebuild are incomplete.
+	RebuildReadModels(context.Context, *RebuildReadModelsRequest) (*RebuildReadModelsResult, error)
+	mustEmbedUnimplementedAnalyticsAdminServiceServer()
+}
+
+// UnimplementedAnalyticsAdminServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAnalyticsAdminServiceServer struct{}
+
+func (UnimplementedAnalyticsAdminServiceServer) RebuildReadModels(context.Context, *RebuildReadModelsRequest) (*RebuildReadModelsResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method RebuildReadModels not implemented")
+}
+func (UnimplementedAnalyticsAdminServiceServer) mustEmbedUnimplementedAnalyticsAdminServiceServer() {}
+func (UnimplementedAnalyticsAdminServiceServer) testEmbeddedByValue()                               {}
+
+// UnsafeAnalyticsAdminServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AnalyticsAdminServiceServer will
+// result in compilation errors.
+type UnsafeAnalyticsAdminServiceServer interface {
+	mustEmbedUnimplementedAnalyticsAdminServiceServer()
+}
+
+func RegisterAnalyticsAdminServiceServer(s grpc.ServiceRegistrar, srv AnalyticsAdminServiceServer) {
+	// If the following call panics, it indicates UnimplementedAnalyticsAdminServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AnalyticsAdminService_ServiceDesc, srv)
+}
+
+func _AnalyticsAdminService_RebuildReadModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RebuildReadModelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AnalyticsAdminServiceServer).RebuildReadModels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AnalyticsAdminService_RebuildReadModels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AnalyticsAdminServiceServer).RebuildReadModels(ctx, req.(*RebuildReadModelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AnalyticsAdminService_ServiceDesc is the grpc.ServiceDesc for AnalyticsAdminService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AnalyticsAdminService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "berth.analytics.v1.AnalyticsAdminService",
+	HandlerType: (*AnalyticsAdminServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "RebuildReadModels",
+			Handler:    _AnalyticsAdminService_RebuildReadModels_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "analytics/v1/analytics.proto",
+}

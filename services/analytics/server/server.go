@@ -81,6 +81,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		p.UsePool(pool)
 	}
 	grpcadapter.Register(p.Server, app.NewService(store, cfg.Clock))
+	grpcadapter.RegisterAdmin(p.Server, app.NewRebuilder(store, cfg.Bus))
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {

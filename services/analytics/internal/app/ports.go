@@ -78,6 +78,9 @@ type Store interface {
 	// such day, newest first (ties by id, descending), each with its users that are not deleted
 	// (ordered by id).
 	VisitTenants(ctx context.Context, appID string, from, to time.Time, v Visitor[TenantRecord]) error
+
+	// Reset empties every read model, for a rebuild from the events.
+	Reset(ctx context.Context) error
 }
 
 // Visitor receives a list read from one snapshot: Count once with the number of records, then

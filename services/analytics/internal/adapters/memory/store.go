@@ -30,11 +30,24 @@ type Store struct {
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{
-		signIns: map[string]domain.SignIn{}, users: map[key]app.UserSnapshot{}, tenants: map[key]app.TenantSnapshot{},
-		tenantDays: map[key]map[time.Time]bool{}, subscriptions: map[key]domain.Subscription{},
-		payments: map[key]map[string]time.Time{}, oneTime: map[string]domain.OneTimePayment{},
-	}
+	s := &Store{}
+	s.empty()
+	return s
+}
+
+// Reset empties the store.
+func (s *Store) Reset(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.empty()
+	return nil
+}
+
+// empty sets every map to a new, empty one (the mutex is left alone: Reset holds it).
+func (s *Store) empty() {
+	s.signIns, s.users, s.tenants = map[string]domain.SignIn{}, map[key]app.UserSnapshot{}, map[key]app.TenantSnapshot{}
+	s.tenantDays, s.subscriptions = map[key]map[time.Time]bool{}, map[key]domain.Subscription{}
+	s.payments, s.oneTime = map[key]map[string]time.Time{}, map[string]domain.OneTimePayment{}
 }
 
 // RecordSignIn stores s unless its id is taken.

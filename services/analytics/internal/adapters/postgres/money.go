@@ -231,3 +231,14 @@ func nullableTime(t time.Time) any {
 	}
 	return t
 }
+
+// Reset truncates the read models in one statement. TRUNCATE waits for the consumers' open
+// transactions and holds theirs off until it commits, so no event's effect is half-erased.
+func (s *Store) Reset(ctx context.Context) error {
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `truncate analytics_sign_ins, analytics_users, analytics_tenants,
+		analytics_tenant_days, analytics_subscriptions, analytics_subscription_payments, analytics_one_time_payments`)
+	if err != nil {
+		return fmt.Errorf("truncate read models: %w", err)
+	}
+	return nil
+}

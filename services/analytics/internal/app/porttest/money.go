@@ -30,6 +30,7 @@ var listCases = []struct {
 	{"TenantItemsCarryTheirLiveUsersOrderedById", tenantUsers},
 	{"ListsAreScopedToTheirApp", listsScopedToApp},
 	{"AVisitStopsAtTheVisitorsError", visitStops},
+	{"ResetEmptiesEveryReadModel", resetEmpties},
 }
 
 var day = 24 * time.Hour
@@ -346,5 +347,36 @@ func visitStops(t *testing.T, s app.Store) {
 	})
 	if !errors.Is(err, stop) {
 		t.Fatalf("visit returned %v, want Count's error", err)
+	}
+}
+
+func resetEmpties(t *testing.T, s app.Store) {
+	appID, tenantID, userID := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	fill := func() {
+		record(t, s, signIn(appID, userID, base))
+		putUser(t, s, app.UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantID, AsOf: base, User: fullUser(appID, userID, "Ada")})
+		putTenant(t, s, app.TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: base, Tenant: fullTenant(tenantID, "Acme")})
+		applySub(t, s, subChange(appID, tenantID, "sub_a", 1, base, "inv_1", base))
+		recordOneTime(t, s, oneTime(appID, tenantID, userID, base))
+	}
+	counts := func() []int {
+		from, to := base.Add(-day), base.Add(day)
+		return []int{len(list(t, s, appID, from, to)), len(subscriptions(t, s, appID, from, to)), len(oneTimes(t, s, appID, from, to)), len(tenants(t, s, appID, from, to))}
+	}
+	fill()
+	if err := s.Reset(ctx); err != nil {
+		t.Fatalf("Reset: %v", err)
+	}
+	if got := counts(); !reflect.DeepEqual(got, []int{0, 0, 0, 0}) {
+		t.Fatalf("after Reset the lists hold %v records", got)
+	}
+	// Snapshots went too: a sign-in recorded now has no user until an event brings one.
+	record(t, s, signIn(appID, userID, base))
+	if rec := only(t, s, appID); rec.User != nil {
+		t.Fatalf("a snapshot survived Reset: %+v", rec.User)
+	}
+	fill()
+	if got := counts(); !reflect.DeepEqual(got, []int{2, 1, 1, 1}) {
+		t.Fatalf("after filling again the lists hold %v records, want [2 1 1 1]", got)
 	}
 }
