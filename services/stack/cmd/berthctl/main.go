@@ -23,7 +23,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-const usage = `usage: berthctl [-identity host:port] [-tenant host:port] [-billing host:port] [-webhook host:port] <command> [flags]
+const usage = `usage: berthctl [-identity host:port] [-tenant host:port] [-billing host:port] [-webhook host:port]
+                [-analytics host:port] <command> [flags]
 
 commands:
   project-create  -name NAME
@@ -42,8 +43,8 @@ commands:
   operator-token  -member ID [-ttl SECONDS]             (default 3600, 0 = 3600, at most 86400)
 
 environment: BERTH_ADMIN_TOKEN (required), BERTH_IDENTITY_GRPC_ADDR, BERTH_TENANT_GRPC_ADDR,
-BERTH_BILLING_GRPC_ADDR, BERTH_WEBHOOK_GRPC_ADDR
-` + billingUsage + webhookUsage
+BERTH_BILLING_GRPC_ADDR, BERTH_WEBHOOK_GRPC_ADDR, BERTH_ANALYTICS_GRPC_ADDR
+` + billingUsage + webhookUsage + analyticsUsage
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
@@ -64,6 +65,7 @@ func run(args []string, out io.Writer) error {
 	tenantAddr := global.String("tenant", config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"), "tenant gRPC address")
 	billingAddr := global.String("billing", config.String("BERTH_BILLING_GRPC_ADDR", "127.0.0.1:9104"), "billing gRPC address")
 	webhookAddr := global.String("webhook", config.String("BERTH_WEBHOOK_GRPC_ADDR", "127.0.0.1:9105"), "webhook-ingest gRPC address")
+	analyticsAddr := global.String("analytics", config.String("BERTH_ANALYTICS_GRPC_ADDR", "127.0.0.1:9103"), "analytics gRPC address")
 	if err := global.Parse(args); err != nil {
 		return err
 	}
@@ -82,11 +84,17 @@ func run(args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, sub := range []struct {
-		is   func(string) bool
-		addr string
-		run  func(context.Context, grpc.ClientConnInterface, string, []string) (proto.Message, error)
-		all  bool // print zeros and empty lists
-	}{{isBillingCommand, *billingAddr, runBilling, false}, {isWebhookCommand, *webhookAddr, runWebhook, true}} {
+		is      func(string) bool
+		addr    string
+		run     func(context.Context, grpc.ClientConnInterface, string, []string) (proto.Message, error)
+		all     bool          // print zeros and empty lists
+		timeout time.Duration // 0: the 30 seconds of every other command
+	}{
+		{isBillingCommand, *billingAddr, runBilling, false, 0},
+		{isWebhookCommand, *webhookAddr, runWebhook, true, 0},
+		// A rebuild replays every stored event: minutes on a large deployment.
+		{isAnalyticsCommand, *analyticsAddr, runAnalytics, true, time.Hour},
+	} {
 		if !sub.is(cmd) {
 			continue
 		}
@@ -95,7 +103,13 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 		defer conn.Close()
-		res, err := sub.run(ctx, conn, cmd, rest)
+		subCtx := ctx
+		if sub.timeout != 0 {
+			var cancelSub context.CancelFunc
+			subCtx, cancelSub = context.WithTimeout(context.Background(), sub.timeout)
+			defer cancelSub()
+		}
+		res, err := sub.run(subCtx, conn, cmd, rest)
 		if err != nil {
 			return err
 		}
