@@ -44,7 +44,7 @@ type Running struct {
 
 // Start builds m, serves it and runs its background work (relay, watches, consumers) until the
 // test ends.
-func Start(t *testing.T, m module.Module, o Options) Running {
+func Start(t testing.TB, m module.Module, o Options) Running {
 	t.Helper()
 	bus, _ := natstest.New(t)
 	c := module.Common{

@@ -146,13 +146,15 @@ var (
 	countTenants = fmt.Sprintf(tenantsInRange, "count(*)")
 	// The users come as parallel arrays, ordered by id: a tenant has few, and one row per tenant
 	// keeps the list a single streamed query.
-	listTenants = fmt.Sprintf(tenantsInRange, `t.id::text, t.as_of, t.data,
+	listTenants = fmt.Sprintf(tenantsInRange, `t.id::text, t.as_of, t.pb, t.data,
 		array(select u.id::text from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and u.data is not null order by u.id),
+			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id),
 		array(select u.as_of from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and u.data is not null order by u.id),
+			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id),
+		array(select u.pb from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
+			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id),
 		array(select u.data from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and u.data is not null order by u.id)`) + ` order by hit.last_day desc, t.id desc`
+			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id)`) + ` order by hit.last_day desc, t.id desc`
 )
 
 // VisitTenants visits route 9's records from one snapshot.
@@ -160,25 +162,26 @@ func (s *Store) VisitTenants(ctx context.Context, appID string, from, to time.Ti
 	return visit(ctx, s, countTenants, listTenants, []any{appID, from, to}, v, func(rows pgx.Rows) (app.TenantRecord, error) {
 		var (
 			rec      app.TenantRecord
-			data     []byte
+			tenant   stored
 			userIDs  []string
 			userAsOf []time.Time
-			userData [][]byte
+			userPB   [][]byte
+			userJSON [][]byte
 		)
 		rec.Tenant = app.TenantSnapshot{AppID: appID, Tenant: &tenantv1.Tenant{}}
-		if err := rows.Scan(&rec.Tenant.TenantID, &rec.Tenant.AsOf, &data, &userIDs, &userAsOf, &userData); err != nil {
+		if err := rows.Scan(&rec.Tenant.TenantID, &rec.Tenant.AsOf, &tenant.pb, &tenant.json, &userIDs, &userAsOf, &userPB, &userJSON); err != nil {
 			return rec, fmt.Errorf("scan tenant: %w", err)
 		}
 		rec.Tenant.AsOf = rec.Tenant.AsOf.UTC()
-		if err := unmarshal(data, rec.Tenant.Tenant); err != nil {
+		if err := tenant.decode(rec.Tenant.Tenant); err != nil {
 			return rec, fmt.Errorf("decode tenant %s: %w", rec.Tenant.TenantID, err)
 		}
-		if len(userAsOf) != len(userIDs) || len(userData) != len(userIDs) {
+		if len(userAsOf) != len(userIDs) || len(userPB) != len(userIDs) || len(userJSON) != len(userIDs) {
 			return rec, errors.New("tenant users: arrays of different lengths")
 		}
 		rec.Users = make([]app.UserSnapshot, len(userIDs))
 		for i, id := range userIDs {
-			u, err := userSnapshot(appID, id, rec.Tenant.TenantID, false, userAsOf[i], userData[i])
+			u, err := userSnapshot(appID, id, rec.Tenant.TenantID, false, userAsOf[i], stored{userPB[i], userJSON[i]})
 			if err != nil {
 				return rec, err
 			}

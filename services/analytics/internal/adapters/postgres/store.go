@@ -67,10 +67,10 @@ func (s *Store) PutUser(ctx context.Context, u app.UserSnapshot) error {
 	if err != nil {
 		return fmt.Errorf("encode user %s: %w", u.UserID, err)
 	}
-	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_users (app_id, id, tenant_ref, deleted, as_of, data)
+	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_users (app_id, id, tenant_ref, deleted, as_of, pb)
 		values ($1, $2, $3, $4, $5, $6)
 		on conflict (app_id, id) do update set tenant_ref = excluded.tenant_ref, as_of = excluded.as_of,
-			data = excluded.data, deleted = analytics_users.deleted or excluded.deleted
+			pb = excluded.pb, data = null, deleted = analytics_users.deleted or excluded.deleted
 		where analytics_users.as_of <= excluded.as_of`,
 		u.AppID, u.UserID, nullable(u.TenantRef), u.Deleted, u.AsOf, data)
 	if err != nil {
@@ -81,8 +81,8 @@ func (s *Store) PutUser(ctx context.Context, u app.UserSnapshot) error {
 
 // MarkUserDeleted sets deleted, inserting a data-less snapshot when there is none.
 func (s *Store) MarkUserDeleted(ctx context.Context, appID, userID, tenantRef string, at time.Time) error {
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_users (app_id, id, tenant_ref, deleted, as_of, data)
-		values ($1, $2, $3, true, $4, null)
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_users (app_id, id, tenant_ref, deleted, as_of)
+		values ($1, $2, $3, true, $4)
 		on conflict (app_id, id) do update set deleted = true,
 			as_of = greatest(analytics_users.as_of, excluded.as_of)`,
 		appID, userID, nullable(tenantRef), at)
@@ -98,9 +98,9 @@ func (s *Store) PutTenant(ctx context.Context, t app.TenantSnapshot) error {
 	if err != nil {
 		return fmt.Errorf("encode tenant %s: %w", t.TenantID, err)
 	}
-	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_tenants (app_id, id, as_of, data)
+	_, err = pgxx.Q(ctx, s.pool).Exec(ctx, `insert into analytics_tenants (app_id, id, as_of, pb)
 		values ($1, $2, $3, $4)
-		on conflict (app_id, id) do update set as_of = excluded.as_of, data = excluded.data
+		on conflict (app_id, id) do update set as_of = excluded.as_of, pb = excluded.pb, data = null
 		where analytics_tenants.as_of <= excluded.as_of`,
 		t.AppID, t.TenantID, t.AsOf, data)
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Store) PutTenant(ctx context.Context, t app.TenantSnapshot) error {
 
 // payerColumns select the snapshot of the user of alias u and of its tenant t, scanned by
 // payerScan.
-const payerColumns = `u.as_of, coalesce(u.tenant_ref::text, ''), coalesce(u.deleted, false), u.data, t.as_of, t.data`
+const payerColumns = `u.as_of, coalesce(u.tenant_ref::text, ''), coalesce(u.deleted, false), u.pb, u.data, t.as_of, t.pb, t.data`
 
 // payerJoins join the user whose id is in userIDColumn and that user's current tenant.
 func payerJoins(alias, userIDColumn string) string {
@@ -165,18 +165,18 @@ type payerScan struct {
 	userAsOf, tenantAsOf *time.Time
 	userRef              string
 	userDeleted          bool
-	userData, tenantData []byte
+	user, tenant         stored
 }
 
 func (p *payerScan) dest() []any {
-	return []any{&p.userAsOf, &p.userRef, &p.userDeleted, &p.userData, &p.tenantAsOf, &p.tenantData}
+	return []any{&p.userAsOf, &p.userRef, &p.userDeleted, &p.user.pb, &p.user.json, &p.tenantAsOf, &p.tenant.pb, &p.tenant.json}
 }
 
 // payer decodes the scanned snapshots of user userID; no row joined (no snapshot) leaves them nil.
 func (p *payerScan) payer(appID, userID string) (app.Payer, error) {
 	var out app.Payer
 	if p.userAsOf != nil {
-		u, err := userSnapshot(appID, userID, p.userRef, p.userDeleted, *p.userAsOf, p.userData)
+		u, err := userSnapshot(appID, userID, p.userRef, p.userDeleted, *p.userAsOf, p.user)
 		if err != nil {
 			return out, err
 		}
@@ -184,7 +184,7 @@ func (p *payerScan) payer(appID, userID string) (app.Payer, error) {
 	}
 	if p.tenantAsOf != nil {
 		t := app.TenantSnapshot{AppID: appID, TenantID: p.userRef, AsOf: p.tenantAsOf.UTC(), Tenant: &tenantv1.Tenant{}}
-		if err := unmarshal(p.tenantData, t.Tenant); err != nil {
+		if err := p.tenant.decode(t.Tenant); err != nil {
 			return out, fmt.Errorf("decode tenant %s: %w", p.userRef, err)
 		}
 		out.Tenant = &t
@@ -192,12 +192,13 @@ func (p *payerScan) payer(appID, userID string) (app.Payer, error) {
 	return out, nil
 }
 
-// userSnapshot decodes a stored user snapshot; data is nil for a user known only from its deletion.
-func userSnapshot(appID, userID, tenantRef string, deleted bool, asOf time.Time, data []byte) (app.UserSnapshot, error) {
+// userSnapshot decodes a stored user snapshot; data is empty for a user known only from its
+// deletion.
+func userSnapshot(appID, userID, tenantRef string, deleted bool, asOf time.Time, data stored) (app.UserSnapshot, error) {
 	u := app.UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, Deleted: deleted, AsOf: asOf.UTC()}
-	if data != nil {
+	if !data.empty() {
 		u.User = &identityv1.TenantUser{}
-		if err := unmarshal(data, u.User); err != nil {
+		if err := data.decode(u.User); err != nil {
 			return u, fmt.Errorf("decode user %s: %w", userID, err)
 		}
 	}
@@ -212,16 +213,24 @@ func nullable(id string) any {
 	return id
 }
 
-// marshal encodes a snapshot message; a nil one (no data) is NULL.
+// marshal encodes a snapshot message as binary protobuf; a nil one (no data) is NULL.
 func marshal(m proto.Message) ([]byte, error) {
 	if m == nil || !m.ProtoReflect().IsValid() {
 		return nil, nil
 	}
-	return protojson.Marshal(m)
+	return proto.Marshal(m)
 }
 
-// unmarshal decodes a stored snapshot, skipping fields a newer producer added and this build does
-// not know.
-func unmarshal(data []byte, into proto.Message) error {
-	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(data, into)
+// stored is a snapshot as a row holds it: binary protobuf in pb, or, in a row written before
+// migration 0003 and not rewritten since, protojson in json.
+type stored struct{ pb, json []byte }
+
+func (d stored) empty() bool { return d.pb == nil && d.json == nil }
+
+// decode decodes the snapshot, skipping fields a newer producer added and this build does not know.
+func (d stored) decode(into proto.Message) error {
+	if d.pb != nil {
+		return proto.Unmarshal(d.pb, into)
+	}
+	return protojson.UnmarshalOptions{DiscardUnknown: true}.Unmarshal(d.json, into)
 }
