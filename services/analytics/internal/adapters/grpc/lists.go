@@ -22,7 +22,9 @@ func (s *Server) ListSubscriptions(req *analyticsv1.ListRangeRequest, stream gog
 			c.Head, c.Items = h, items
 		},
 		func(v app.Visitor[app.SubscriptionRecord]) error {
-			return s.listFor(stream, func(appID string) error { return s.svc.ListSubscriptions(stream.Context(), appID, req.GetFrom(), req.GetTo(), v) })
+			return s.listFor(stream, func(appID string) error {
+				return s.svc.ListSubscriptions(stream.Context(), appID, req.GetFrom(), req.GetTo(), v)
+			})
 		})
 }
 
@@ -33,7 +35,9 @@ func (s *Server) ListOneTimePayments(req *analyticsv1.ListRangeRequest, stream g
 			c.Head, c.Items = h, items
 		},
 		func(v app.Visitor[app.OneTimePaymentRecord]) error {
-			return s.listFor(stream, func(appID string) error { return s.svc.ListOneTimePayments(stream.Context(), appID, req.GetFrom(), req.GetTo(), v) })
+			return s.listFor(stream, func(appID string) error {
+				return s.svc.ListOneTimePayments(stream.Context(), appID, req.GetFrom(), req.GetTo(), v)
+			})
 		})
 }
 
@@ -44,7 +48,9 @@ func (s *Server) ListTenants(req *analyticsv1.ListRangeRequest, stream gogrpc.Se
 			c.Head, c.Items = h, items
 		},
 		func(v app.Visitor[app.TenantRecord]) error {
-			return s.listFor(stream, func(appID string) error { return s.svc.ListTenants(stream.Context(), appID, req.GetFrom(), req.GetTo(), v) })
+			return s.listFor(stream, func(appID string) error {
+				return s.svc.ListTenants(stream.Context(), appID, req.GetFrom(), req.GetTo(), v)
+			})
 		})
 }
 

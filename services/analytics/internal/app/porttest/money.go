@@ -65,12 +65,16 @@ func collect[T any](t *testing.T, visit func(app.Visitor[T]) error) visited[T] {
 
 func subscriptions(t *testing.T, s app.Store, appID string, from, to time.Time) []app.SubscriptionRecord {
 	t.Helper()
-	return collect(t, func(v app.Visitor[app.SubscriptionRecord]) error { return s.VisitSubscriptions(ctx, appID, from, to, v) }).recs
+	return collect(t, func(v app.Visitor[app.SubscriptionRecord]) error {
+		return s.VisitSubscriptions(ctx, appID, from, to, v)
+	}).recs
 }
 
 func oneTimes(t *testing.T, s app.Store, appID string, from, to time.Time) []app.OneTimePaymentRecord {
 	t.Helper()
-	return collect(t, func(v app.Visitor[app.OneTimePaymentRecord]) error { return s.VisitOneTimePayments(ctx, appID, from, to, v) }).recs
+	return collect(t, func(v app.Visitor[app.OneTimePaymentRecord]) error {
+		return s.VisitOneTimePayments(ctx, appID, from, to, v)
+	}).recs
 }
 
 func tenants(t *testing.T, s app.Store, appID string, from, to time.Time) []app.TenantRecord {
