@@ -44,7 +44,7 @@ var backends = []backend{
 		return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
 	}},
 	{module: "analytics", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-		return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, analyticsv1.NewAnalyticsServiceClient(cc))
+		return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, primedAnalytics{analyticsv1.NewAnalyticsServiceClient(cc)})
 	}},
 	{module: "billing", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
 		return billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(cc))
@@ -85,6 +85,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		runtime.WithForwardResponseRewriter(rewriteSuccess),
 		runtime.WithForwardResponseOption(successStatus),
 		runtime.WithErrorHandler(errorHandler(log)),
+		runtime.WithStreamErrorHandler(streamFailed),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithMetadata(requestIDMetadata),
@@ -139,7 +140,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("edge: route resolver: %w", err)
 	}
-	return withMiddleware(withCORS(res, mux), log), nil
+	return withMiddleware(withCORS(res, guardStreams(log, mux)), log), nil
 }
 
 // Option adjusts the edge.

@@ -71,17 +71,21 @@ func rewriteSuccess(ctx context.Context, resp proto.Message) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("edge: no route option for %q", method)
 	}
-	return envelope(method, r, resp)
+	return envelope(ctx, method, r, resp)
 }
 
 // envelope renders resp for route r of method. /api/v1 responses are already the collection
-// envelope and pass as they are. A method without a declared family is a programming error (the
+// envelope and pass as they are; a chunk of a streamed list is rendered as its part of the /v1
+// envelope (streams.go). A method without a declared family is a programming error (the
 // route table test guards it); it fails closed as a 500 rather than answering in a guessed shape.
-func envelope(method string, r *edgev1.Route, resp proto.Message) (any, error) {
+func envelope(ctx context.Context, method string, r *edgev1.Route, resp proto.Message) (any, error) {
 	switch r.GetFamily() {
 	case edgev1.Family_FAMILY_API:
 		return resp, nil
 	case edgev1.Family_FAMILY_V1:
+		if c, ok := chunkOf(resp.ProtoReflect()); ok {
+			return renderChunk(ctx, r, resp.ProtoReflect(), c)
+		}
 		if r.GetDataNull() {
 			return v1Envelope(r.GetMessage(), []byte("null")), nil
 		}

@@ -61,7 +61,7 @@ func TestEnvelopeByFamily(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := envelope("/test/Method", tt.route, tt.resp)
+			got, err := envelope(context.Background(), "/test/Method", tt.route, tt.resp)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("envelope = %v, want an error", got)
@@ -93,7 +93,7 @@ func TestDeclaredSuccessStatusReachesTheClient(t *testing.T) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 		runtime.WithForwardResponseRewriter(func(_ context.Context, resp proto.Message) (any, error) {
-			return envelope("/test/Create", created, resp)
+			return envelope(context.Background(), "/test/Create", created, resp)
 		}),
 		runtime.WithForwardResponseOption(func(_ context.Context, w http.ResponseWriter, _ proto.Message) error {
 			writeSuccessStatus(w, created)
@@ -141,7 +141,7 @@ func TestDefaultSuccessStatusWritesNoHeader(t *testing.T) {
 }
 
 func TestV1EnvelopeKeepsTheDocumentedKeyOrderAndEscapesTheMessage(t *testing.T) {
-	got, err := envelope("/test/Method", &edgev1.Route{Family: edgev1.Family_FAMILY_V1, Message: `Say "hi" <ü>`}, &identityv1.PublicKey{Kind: "publicKey"})
+	got, err := envelope(context.Background(), "/test/Method", &edgev1.Route{Family: edgev1.Family_FAMILY_V1, Message: `Say "hi" <ü>`}, &identityv1.PublicKey{Kind: "publicKey"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func BenchmarkV1Envelope(b *testing.B) {
 	})
 	b.Run("edge", func(b *testing.B) {
 		for b.Loop() {
-			v, err := envelope("/bench/Get", r, user)
+			v, err := envelope(context.Background(), "/bench/Get", r, user)
 			if err != nil {
 				b.Fatal(err)
 			}

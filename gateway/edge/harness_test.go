@@ -116,6 +116,7 @@ type harness struct {
 	identity  *fakeBackend
 	tenant    *fakeBackend
 	analytics *fakeBackend
+	lists     *fakeLists // analytics' streamed lists
 	webhooks  *fakeWebhooks
 	logs      *bytes.Buffer
 }
@@ -131,9 +132,8 @@ func newHarness(t testing.TB) *harness {
 	tenant, tcc := startBackend(t, func(s *grpc.Server) {
 		tenantv1.RegisterTenantServiceServer(s, tenantv1.UnimplementedTenantServiceServer{})
 	})
-	analytics, acc := startBackend(t, func(s *grpc.Server) {
-		analyticsv1.RegisterAnalyticsServiceServer(s, analyticsv1.UnimplementedAnalyticsServiceServer{})
-	})
+	lists := &fakeLists{}
+	analytics, acc := startBackend(t, func(s *grpc.Server) { analyticsv1.RegisterAnalyticsServiceServer(s, lists) })
 	_, bcc := startBackend(t, func(s *grpc.Server) {
 		billingv1.RegisterBillingServiceServer(s, billingv1.UnimplementedBillingServiceServer{})
 		billingv1.RegisterPaymentPageServiceServer(s, billingv1.UnimplementedPaymentPageServiceServer{})
@@ -146,7 +146,7 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
-	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, webhooks: webhooks, logs: logs}
+	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, lists: lists, webhooks: webhooks, logs: logs}
 }
 
 // do sends one request through the edge. An empty body sends none; headers are set as given.

@@ -129,18 +129,49 @@ type checkedConn struct {
 }
 
 func (c checkedConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	in := inputOf(ctx)
-	if in != nil {
+	if err := admitCall(ctx); err != nil {
+		return err
+	}
+	if err := admitMessage(method, args); err != nil {
+		return err
+	}
+	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+}
+
+// NewStream opens a streaming call (the long lists) under the same rules: the call is checked
+// before it is opened, its request message before it is sent.
+func (c checkedConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if err := admitCall(ctx); err != nil {
+		return nil, err
+	}
+	cs, err := c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return checkedStream{ClientStream: cs, method: method}, nil
+}
+
+// checkedStream checks each request message before it is sent.
+type checkedStream struct {
+	grpc.ClientStream
+	method string
+}
+
+func (s checkedStream) SendMsg(m any) error {
+	if err := admitMessage(s.method, m); err != nil {
+		return err
+	}
+	return s.ClientStream.SendMsg(m)
+}
+
+// admitCall marks the request's call as made (errors from here on are the call's, not the
+// runtime's) and refuses it for what the edge already found wrong in the request or finds in the
+// metadata it forwards.
+func admitCall(ctx context.Context) error {
+	if in := inputOf(ctx); in != nil {
 		in.invoked = true
 		if in.refused != nil {
 			return refusal(in.refused.validation, in.refused.message)
-		}
-	}
-	if m, ok := args.(proto.Message); ok {
-		if err := text.Message(m); err != nil {
-			f, _ := fault.As(err)
-			field := strings.TrimPrefix(f.Field(), bodyPrefix(method))
-			return refusal(field, field+strings.TrimPrefix(f.Message(), f.Field()))
 		}
 	}
 	if md, ok := metadata.FromOutgoingContext(ctx); ok {
@@ -153,7 +184,19 @@ func (c checkedConn) Invoke(ctx context.Context, method string, args, reply any,
 			}
 		}
 	}
-	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	return nil
+}
+
+// admitMessage refuses a request message holding a string the text rule refuses.
+func admitMessage(method string, args any) error {
+	if m, ok := args.(proto.Message); ok {
+		if err := text.Message(m); err != nil {
+			f, _ := fault.As(err)
+			field := strings.TrimPrefix(f.Field(), bodyPrefix(method))
+			return refusal(field, field+strings.TrimPrefix(f.Message(), f.Field()))
+		}
+	}
+	return nil
 }
 
 // refusal is the status a service would have answered for fault.Invalid(field, message).

@@ -1,0 +1,240 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/berthhq/berth/gateway/pbjson"
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
+	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+)
+
+// Streamed lists. A long list (routes 6, 7, 9) is a server-streaming RPC whose messages are
+// chunks: the first carries `head` (a ListHead: kind and itemsLength, the number of items all
+// chunks hold), every chunk carries `items`. The edge writes the /v1 envelope around them as they
+// arrive, so an answer of any length passes through in constant memory:
+//
+//	{"success":true,"message":…,"error":null,"data":{"kind":…,"itemsLength":N,"items":[ item,item,… ]}}
+//
+// grpc-gateway forwards a stream with runtime.ForwardResponseStream, which writes what the
+// forward-response rewriter returns as raw bytes when it is an HttpBody, and flushes after each
+// message (its newline between messages is JSON whitespace). Two of its habits need care:
+//
+//   - gRPC reports an error that ends a stream before its first message (a bad range, a wrong key)
+//     only on the first Recv, which the runtime makes after it has committed to streaming. The
+//     clients the edge registers therefore receive the first message before returning the stream
+//     (primed): such an error is returned by the call and rendered by errorHandler like a unary one.
+//   - After that, a failure can no longer become an error answer once bytes are out. The stream
+//     guard around the mux then aborts the connection (http.ErrAbortHandler), so a client sees a
+//     broken response rather than a truncated list that parses; a failure before the first byte
+//     is answered as a 500 in the route's family. A stream that ends before itemsLength items
+//     arrived is such a failure too.
+
+// primed is a stream whose first message was received when it was opened.
+type primed[T any] struct {
+	grpc.ServerStreamingClient[T]
+	first *T
+}
+
+// prime receives the first message of a just-opened stream, so an error that ends the stream
+// before it is the open call's error. A stream that ends with no message at all is an error too:
+// a list stream always sends its head.
+func prime[T any](s grpc.ServerStreamingClient[T], err error) (grpc.ServerStreamingClient[T], error) {
+	if err != nil {
+		return nil, err
+	}
+	first, err := s.Recv()
+	if errors.Is(err, io.EOF) {
+		return nil, status.Error(codes.Internal, "list stream ended before its head")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &primed[T]{ServerStreamingClient: s, first: first}, nil
+}
+
+func (p *primed[T]) Recv() (*T, error) {
+	if f := p.first; f != nil {
+		p.first = nil
+		return f, nil
+	}
+	return p.ServerStreamingClient.Recv()
+}
+
+// primedAnalytics is the analytics client the edge registers: its streamed lists are primed.
+type primedAnalytics struct {
+	analyticsv1.AnalyticsServiceClient
+}
+
+func (c primedAnalytics) ListSubscriptions(ctx context.Context, in *analyticsv1.ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[analyticsv1.SubscriptionChunk], error) {
+	return prime(c.AnalyticsServiceClient.ListSubscriptions(ctx, in, opts...))
+}
+
+func (c primedAnalytics) ListOneTimePayments(ctx context.Context, in *analyticsv1.ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[analyticsv1.OneTimePaymentChunk], error) {
+	return prime(c.AnalyticsServiceClient.ListOneTimePayments(ctx, in, opts...))
+}
+
+func (c primedAnalytics) ListTenants(ctx context.Context, in *analyticsv1.ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[analyticsv1.TenantChunk], error) {
+	return prime(c.AnalyticsServiceClient.ListTenants(ctx, in, opts...))
+}
+
+// chunkFields are the head and items fields of a list chunk type.
+type chunkFields struct{ head, items protoreflect.FieldDescriptor }
+
+var chunkTypes sync.Map // protoreflect.FullName -> chunkFields, or false for other messages
+
+// chunkOf reports whether m is a list chunk: a `head` of type ListHead and repeated message `items`.
+func chunkOf(m protoreflect.Message) (chunkFields, bool) {
+	md := m.Descriptor()
+	if v, ok := chunkTypes.Load(md.FullName()); ok {
+		c, ok := v.(chunkFields)
+		return c, ok
+	}
+	head, items := md.Fields().ByName("head"), md.Fields().ByName("items")
+	listHead := (&analyticsv1.ListHead{}).ProtoReflect().Descriptor().FullName()
+	if head == nil || head.Message() == nil || head.Message().FullName() != listHead ||
+		items == nil || !items.IsList() || items.Message() == nil {
+		chunkTypes.Store(md.FullName(), false)
+		return chunkFields{}, false
+	}
+	c := chunkFields{head: head, items: items}
+	chunkTypes.Store(md.FullName(), c)
+	return c, true
+}
+
+// listGuard is one request's streamed list: how far it got and whether it failed.
+type listGuard struct {
+	announced, written int
+	opened, closed     bool
+	failed             error // set by the stream error handler
+}
+
+type listGuardKey struct{}
+
+// chunk renders one chunk of route r's list: the envelope's head with the first, the items, and
+// the envelope's end with the last item announced.
+func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields) (*httpbody.HttpBody, error) {
+	var b []byte
+	if m.Has(f.head) {
+		if g.opened {
+			return nil, errors.New("list stream sent a second head")
+		}
+		h := m.Get(f.head).Message().Interface().(*analyticsv1.ListHead)
+		if h.GetItemsLength() < 0 {
+			return nil, errors.New("list stream announced a negative length")
+		}
+		b = append(v1Head(r.GetMessage()), `{"kind":`...)
+		b = strconv.AppendQuote(b, h.GetKind()) // kinds are ASCII identifiers
+		b = append(b, `,"itemsLength":`...)
+		b = strconv.AppendInt(b, int64(h.GetItemsLength()), 10)
+		b = append(b, `,"items":[`...)
+		g.announced, g.opened = int(h.GetItemsLength()), true
+	} else if !g.opened {
+		return nil, errors.New("list stream sent items before its head")
+	}
+	items := m.Get(f.items).List()
+	if g.written+items.Len() > g.announced {
+		return nil, fmt.Errorf("list stream sent more than the %d items it announced", g.announced)
+	}
+	var err error
+	for i := range items.Len() {
+		if g.written > 0 {
+			b = append(b, ',')
+		}
+		if b, err = pbjson.Append(b, items.Get(i).Message().Interface()); err != nil {
+			return nil, err
+		}
+		g.written++
+	}
+	if g.written == g.announced && !g.closed {
+		b = append(b, "]}}"...)
+		g.closed = true
+	}
+	return &httpbody.HttpBody{ContentType: "application/json", Data: b}, nil
+}
+
+// renderChunk is rewriteSuccess for a list chunk.
+func renderChunk(ctx context.Context, r *edgev1.Route, m protoreflect.Message, f chunkFields) (proto.Message, error) {
+	g, ok := ctx.Value(listGuardKey{}).(*listGuard)
+	if !ok {
+		return nil, errors.New("edge: a list stream outside the stream guard")
+	}
+	if r.GetFamily() != edgev1.Family_FAMILY_V1 {
+		return nil, errors.New("edge: lists stream in the /v1 family only")
+	}
+	return g.chunk(r, m, f)
+}
+
+// streamFailed is the mux's stream error handler. It is reached only once a stream has started
+// (its opening errors are the open call's, see prime): it records the failure for guardStreams,
+// which decides how the answer ends.
+func streamFailed(ctx context.Context, err error) *status.Status {
+	if g, ok := ctx.Value(listGuardKey{}).(*listGuard); ok && g.failed == nil {
+		g.failed = err
+	}
+	return status.Convert(err)
+}
+
+// guardStreams gives each request a listGuard and ends a streamed list that went wrong: before
+// any byte, a 500 in the path's family; after, an aborted connection, logged once.
+func guardStreams(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g := &listGuard{}
+		gw := &guardedWriter{ResponseWriter: w, guard: g}
+		next.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), listGuardKey{}, g)))
+		failed := g.failed
+		if failed == nil && g.opened && !g.closed {
+			failed = fmt.Errorf("list stream ended after %d of the %d items it announced", g.written, g.announced)
+		}
+		if failed == nil {
+			return
+		}
+		log.ErrorContext(r.Context(), "streamed list failed", slog.String("path", r.URL.Path), slog.String("error", failed.Error()),
+			slog.Int("items_written", g.written), slog.Int("items_announced", g.announced))
+		if !gw.wrote {
+			writeFailure(w, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})
+			return
+		}
+		panic(http.ErrAbortHandler) // the client must see a broken response, not a list that parses
+	})
+}
+
+// guardedWriter drops what the runtime writes after a stream failed (its own error chunk, in no
+// family's shape) and notes whether anything reached the client.
+type guardedWriter struct {
+	http.ResponseWriter
+	guard *listGuard
+	wrote bool
+}
+
+func (w *guardedWriter) WriteHeader(code int) {
+	if w.guard.failed != nil {
+		return
+	}
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *guardedWriter) Write(b []byte) (int, error) {
+	if w.guard.failed != nil {
+		return len(b), nil
+	}
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer (the runtime flushes each chunk).
+func (w *guardedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
