@@ -16,7 +16,7 @@ import (
 // The money events (domain.MoneyChanges) commit with it too, and the effect that records the
 // tenant's first payment also emits billing.tenant.first_paid, so the referral reward it earns is
 // owed exactly once.
-func changeState(a *domain.Account, now time.Time, reason string, apply func(*domain.State)) ([]events.Event, error) {
+func changeState(a *domain.Account, now time.Time, reason string, pay domain.Payment, apply func(*domain.State)) ([]events.Event, error) {
 	before := a.State
 	apply(&a.State)
 	a.Touch(now)
@@ -26,7 +26,7 @@ func changeState(a *domain.Account, now time.Time, reason string, apply func(*do
 	}
 	out := []events.Event{ev}
 	for _, m := range domain.MoneyChanges(before, a.State) {
-		ev, err := moneyEvent(*a, now, reason, m)
+		ev, err := moneyEvent(*a, now, reason, m, pay.For(m.Kind))
 		if err != nil {
 			return nil, err
 		}
@@ -58,8 +58,9 @@ var moneyEventTypes = map[string]eventsv1.Type{
 }
 
 // moneyEvent is the event of one money change of the account, with its state after the change
-// (for an ended subscription, the ids it had; for a renewal of one, its id).
-func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyChange) (events.Event, error) {
+// (for an ended subscription, the ids it had; for a renewal of one, its id) and the payment it
+// records, if any.
+func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyChange, pay domain.Payment) (events.Event, error) {
 	st, sub := a.State, a.State
 	switch m.Kind {
 	case domain.MoneySubscriptionEnded:
@@ -69,11 +70,18 @@ func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyCh
 			sub = domain.State{PspxSubscriptionID: m.Renewal.SubscriptionID}
 		}
 	}
+	priceID, paymentID := sub.PspxPriceID, m.Renewal.InvoiceID
+	if pay.PriceID != "" {
+		priceID = pay.PriceID
+	}
+	if pay.ID != "" {
+		paymentID = pay.ID
+	}
 	return events.New(Source, moneyEventTypes[m.Kind], a.AppID, &billingv1.MoneyChanged{
 		AppId: a.AppID, TenantId: a.TenantID, Revision: a.Revision, Reason: reason, At: domain.FormatTime(now), Test: st.Test,
-		CustomerId: st.PspxCustomerID, SubscriptionId: sub.PspxSubscriptionID, PriceId: sub.PspxPriceID, ProductId: sub.PspxProductID,
+		CustomerId: st.PspxCustomerID, SubscriptionId: sub.PspxSubscriptionID, PriceId: priceID, ProductId: sub.PspxProductID,
 		Quantity: sub.SubscriptionQuantity, CheckoutSessionId: st.PspxCheckoutSessionID, PaidUntil: domain.FormatTime(st.PaidUntil),
-		Units: m.Units, UnitsBefore: m.UnitsBefore, PaymentFailedCount: st.PaymentFailedCount, PaymentId: m.Renewal.InvoiceID,
+		Units: m.Units, UnitsBefore: m.UnitsBefore, PaymentFailedCount: st.PaymentFailedCount, PaymentId: paymentID, UserId: pay.UserID,
 	})
 }
 
@@ -88,7 +96,7 @@ func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason str
 			return nil, nil
 		}
 		changed = true
-		return changeState(a, s.now(), reason, apply)
+		return changeState(a, s.now(), reason, domain.Payment{}, apply)
 	})
 	if err != nil || !changed {
 		return false, err

@@ -25,7 +25,7 @@ func TestOnlyATenantsFirstPaymentEmitsTheFirstPaidEvent(t *testing.T) {
 		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged, billingv1.EventPaymentOneTime, billingv1.EventTenantFirstPaid}},
 		{"checkout.payment", bought, []eventsv1.Type{billingv1.EventTenantChanged, billingv1.EventPaymentOneTime}},
 	} {
-		evs, err := changeState(&a, now, step.reason, step.apply)
+		evs, err := changeState(&a, now, step.reason, domain.Payment{}, step.apply)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,8 +49,9 @@ func TestOnlyATenantsFirstPaymentEmitsTheFirstPaidEvent(t *testing.T) {
 func TestAMoneyEventCarriesTheTenantsMoneyStateAfterTheChange(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a := domain.Account{AppID: "5b1d0f3e-8a55-4c6e-9d1e-2f7a1c3b9e40", TenantID: "0c4f6a2d-1b3e-4f5a-8c7d-9e0f1a2b3c4d", Revision: 4}
-	a.State.PaidUnits = 2
-	evs, err := changeState(&a, now, "checkout.payment", func(s *domain.State) { s.UnitsBought("cus_1", "cs_2", "card", 3, now.AddDate(1, 0, 0), true) })
+	a.State.PaidUnits, a.State.PspxPriceID = 2, "price_monthly"
+	pay := domain.Payment{ID: "cs_2", UserID: "4e1b2c3d-0000-4000-8000-000000000001", PriceID: "price_units"}
+	evs, err := changeState(&a, now, "checkout.payment", pay, func(s *domain.State) { s.UnitsBought("cus_1", "cs_2", "card", 3, now.AddDate(1, 0, 0), true) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,13 +63,17 @@ func TestAMoneyEventCarriesTheTenantsMoneyStateAfterTheChange(t *testing.T) {
 		m.GetCheckoutSessionId() != "cs_2" || m.GetReason() != "checkout.payment" || m.GetAt() != "2026-03-01T12:00:00Z" || m.GetTenantId() != a.TenantID {
 		t.Fatalf("money event %+v", &m)
 	}
+	// The payment it records: the payer, the checkout and the units' price (not the subscription's).
+	if m.GetUserId() != pay.UserID || m.GetPaymentId() != "cs_2" || m.GetPriceId() != "price_units" {
+		t.Fatalf("one-time payment names user %q payment %q price %q", m.GetUserId(), m.GetPaymentId(), m.GetPriceId())
+	}
 }
 
 func TestARenewedEventNamesTheRenewalsPaymentAndSubscription(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a := domain.Account{AppID: "5b1d0f3e-8a55-4c6e-9d1e-2f7a1c3b9e40", TenantID: "0c4f6a2d-1b3e-4f5a-8c7d-9e0f1a2b3c4d"}
 	// The subscription ended before its renewal was delivered.
-	evs, err := changeState(&a, now, "subscription.renewed", func(s *domain.State) {
+	evs, err := changeState(&a, now, "subscription.renewed", domain.Payment{}, func(s *domain.State) {
 		s.Renewed(domain.Renewal{SubscriptionID: "sub_1", InvoiceID: "in_7"}, now.AddDate(0, 1, 0))
 	})
 	if err != nil {

@@ -59,7 +59,7 @@ func (s *Service) CreateInvoice(ctx context.Context, callerApp, tenantID string,
 	}
 	now := s.now()
 	c := domain.Charge{ID: s.newID(), AppID: callerApp, TenantID: t.tenant.ID, ConnectionID: t.conn.ID, Test: t.test, Kind: kind,
-		CustomerID: cust.ID, Price: req.Price, TaxRate: req.TaxRate, Quantity: req.Quantity, Status: domain.ChargeOpen, CreatedAt: now, UpdatedAt: now}
+		CustomerID: cust.ID, UserID: canonical(req.UserID), Price: req.Price, TaxRate: req.TaxRate, Quantity: req.Quantity, Status: domain.ChargeOpen, CreatedAt: now, UpdatedAt: now}
 	if err := s.store.CreateCharge(ctx, c); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (s *Service) settleCharge(ctx context.Context, id, status, invoiceID, reaso
 			return nil, nil
 		}
 		changed = true
-		return changeState(a, now, reason, apply)
+		return changeState(a, now, reason, domain.Payment{ID: invoiceID, UserID: c.UserID, PriceID: c.Price}, apply)
 	})
 	if err != nil {
 		return fmt.Errorf("settle charge %s: %w", id, err)

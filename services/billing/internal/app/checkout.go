@@ -32,7 +32,9 @@ var (
 // CreateCheckout is route 10 for the tenant of the caller's app: it validates the body, creates
 // the provider's checkout for the tenant's provider customer and stores Berth's session. The
 // answer is the session and its hosted payment page URL (to which the caller appends &state=).
-func (s *Service) CreateCheckout(ctx context.Context, callerApp, tenantID string, req domain.CheckoutRequest) (domain.CheckoutSession, string, error) {
+// payer is the user whose tenant access token asks for it, "" for an API key: the money events of
+// its payment name them.
+func (s *Service) CreateCheckout(ctx context.Context, callerApp, tenantID, payer string, req domain.CheckoutRequest) (domain.CheckoutSession, string, error) {
 	tenantID = canonical(tenantID)
 	if !isUUID(tenantID) {
 		return domain.CheckoutSession{}, "", fault.InvalidField("tenantId", "must be a UUID")
@@ -50,7 +52,7 @@ func (s *Service) CreateCheckout(ctx context.Context, callerApp, tenantID string
 	}
 	now := s.now()
 	cs := domain.CheckoutSession{
-		ID: s.newID(), AppID: callerApp, TenantID: tenant.ID, ConnectionID: conn.ID, Provider: conn.Provider,
+		ID: s.newID(), AppID: callerApp, TenantID: tenant.ID, ConnectionID: conn.ID, Provider: conn.Provider, UserID: payer,
 		Test: req.Test, Mode: req.Mode, Price: req.Price, TaxRate: req.TaxRate, Quantity: req.Quantity, Method: req.PaymentMethodType,
 		Hash: randomHex(32), StateHash: domain.HashState(req.State), Status: domain.CheckoutOpen, CreatedAt: now, UpdatedAt: now,
 	}
@@ -277,7 +279,7 @@ func (s *Service) settle(ctx context.Context, cs domain.CheckoutSession) (domain
 			return nil, nil
 		}
 		changed = true
-		return changeState(a, now, "checkout."+c.Mode, out.apply)
+		return changeState(a, now, "checkout."+c.Mode, domain.Payment{ID: c.ProviderSessionID, UserID: c.UserID, PriceID: c.Price}, out.apply)
 	})
 	if err != nil {
 		return domain.CheckoutSession{}, false, err

@@ -32,6 +32,7 @@ type Charge struct {
 	Test           bool
 	Kind           string
 	CustomerID     string
+	UserID         string // route 13's userId: who pays
 	Price          string
 	TaxRate        string
 	Quantity       int64

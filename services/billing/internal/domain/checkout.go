@@ -92,6 +92,7 @@ type CheckoutSession struct {
 	Quantity          int64
 	Method            string // "card" or "sepa": how the payer pays
 	CustomerID        string // the provider customer paying
+	UserID            string // the user whose tenant access token created it; "" for an API key
 	Hash              string // 64 hex digits, random
 	StateHash         string // hex SHA-256 of the caller's state
 	ProviderSessionID string // pspx checkout session id or pspy payment id

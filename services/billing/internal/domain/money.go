@@ -24,6 +24,28 @@ type MoneyChange struct {
 	Renewal     Renewal
 }
 
+// Payment is the payment a change of state records, when it records one: the provider's id of it
+// (a pspx checkout session or invoice, a pspy payment), the user who paid ("" when an API key
+// started it) and the price paid for.
+type Payment struct {
+	ID      string
+	UserID  string
+	PriceID string
+}
+
+// For is what a money event of kind says of the payment: a one-time payment names all of it (its
+// price is the units', not the subscription's), a started subscription its id and payer; the
+// other kinds record no payment of their own (a renewal names its invoice through Renewal).
+func (p Payment) For(kind string) Payment {
+	switch kind {
+	case MoneyOneTime:
+		return p
+	case MoneySubscriptionStarted:
+		return Payment{ID: p.ID, UserID: p.UserID}
+	}
+	return Payment{}
+}
+
 // MoneyChanges compares a tenant's billing state before and after one change and names what
 // happened to its money, in a fixed order. They are read off the states rather than reported by
 // each effect, so no effect (today's or a later one) can change money state without saying so.

@@ -63,3 +63,25 @@ func TestMoneyChangesNameWhatAnEffectDidToATenantsMoney(t *testing.T) {
 		t.Fatalf("ended %+v", ended)
 	}
 }
+
+func TestAPaymentIsNamedOnlyByTheEventsThatRecordIt(t *testing.T) {
+	p := Payment{ID: "cs_1", UserID: "user", PriceID: "price_units"}
+	for _, tc := range []struct {
+		kind string
+		want Payment
+	}{
+		{MoneyOneTime, p},
+		{MoneySubscriptionStarted, Payment{ID: "cs_1", UserID: "user"}}, // the subscription's own price is in the state
+		{MoneySubscriptionRenewed, Payment{}},                         // a renewal names its invoice itself
+		{MoneySubscriptionChanged, Payment{}},
+		{MoneySubscriptionCancelled, Payment{}},
+		{MoneySubscriptionEnded, Payment{}},
+		{MoneyPaymentFailed, Payment{}},
+		{MoneyTenantFrozen, Payment{}},
+		{MoneyTenantUnfrozen, Payment{}},
+	} {
+		if got := p.For(tc.kind); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.kind, got, tc.want)
+		}
+	}
+}

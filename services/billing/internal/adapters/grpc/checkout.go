@@ -16,8 +16,13 @@ func (s *Server) CreateCheckoutSession(ctx context.Context, req *billingv1.Creat
 	if err != nil {
 		return nil, err
 	}
+	// The payer is the user whose token opens the checkout; an API key names nobody.
+	payer := ""
+	if p, ok := authn.FromContext(ctx); ok && p.Kind == authn.KindTenantToken {
+		payer = p.UserID
+	}
 	b := req.GetBody()
-	cs, payURL, err := s.svc.CreateCheckout(ctx, appID, req.GetTenantId(), domain.CheckoutRequest{
+	cs, payURL, err := s.svc.CreateCheckout(ctx, appID, req.GetTenantId(), payer, domain.CheckoutRequest{
 		Price: b.GetPrice(), TaxRate: b.GetTaxRate(), AllowedCountry: b.GetAllowedCountry(),
 		PaymentMethodType: b.GetPaymentMethodType(), BillingAddressCollection: b.GetBillingAddressCollection(),
 		Mode: b.GetMode(), Quantity: b.GetQuantity(), IsReverseCharge: b.GetIsReverseCharge(), State: b.GetState(),

@@ -14,12 +14,12 @@ import (
 )
 
 const chargeColumns = `id::text, app_id::text, tenant_id::text, connection_id::text, test, kind, customer_id, price, tax_rate,
-	quantity, from_price, from_quantity, amount, subscription_id, invoice_id, status, created_at, updated_at`
+	quantity, from_price, from_quantity, amount, subscription_id, invoice_id, status, created_at, updated_at, user_id`
 
 func scanCharge(row pgx.Row) (domain.Charge, error) {
 	var c domain.Charge
 	err := row.Scan(&c.ID, &c.AppID, &c.TenantID, &c.ConnectionID, &c.Test, &c.Kind, &c.CustomerID, &c.Price, &c.TaxRate,
-		&c.Quantity, &c.FromPrice, &c.FromQuantity, &c.Amount, &c.SubscriptionID, &c.InvoiceID, &c.Status, &c.CreatedAt, &c.UpdatedAt)
+		&c.Quantity, &c.FromPrice, &c.FromQuantity, &c.Amount, &c.SubscriptionID, &c.InvoiceID, &c.Status, &c.CreatedAt, &c.UpdatedAt, &c.UserID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Charge{}, domain.ErrChargeNotFound
 	}
@@ -34,10 +34,10 @@ func scanCharge(row pgx.Row) (domain.Charge, error) {
 // and a second open subscription charge of one tenant.
 func (s *Store) CreateCharge(ctx context.Context, c domain.Charge) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO charges (id, app_id, tenant_id, connection_id, test, kind, customer_id, price, tax_rate,
-		quantity, from_price, from_quantity, amount, subscription_id, invoice_id, status, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		quantity, from_price, from_quantity, amount, subscription_id, invoice_id, status, created_at, updated_at, user_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		c.ID, c.AppID, c.TenantID, c.ConnectionID, c.Test, c.Kind, c.CustomerID, c.Price, c.TaxRate,
-		c.Quantity, c.FromPrice, c.FromQuantity, c.Amount, c.SubscriptionID, c.InvoiceID, c.Status, c.CreatedAt, c.UpdatedAt)
+		c.Quantity, c.FromPrice, c.FromQuantity, c.Amount, c.SubscriptionID, c.InvoiceID, c.Status, c.CreatedAt, c.UpdatedAt, c.UserID)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		switch pgErr.ConstraintName {

@@ -503,12 +503,12 @@ func scanCustomer(row pgx.Row) (domain.Customer, error) {
 }
 
 const checkoutColumns = `id::text, app_id::text, tenant_id::text, connection_id::text, provider, test, mode, price, tax_rate,
-	quantity, method, customer_id, hash, state_hash, provider_session_id, provider_url, status, created_at, updated_at`
+	quantity, method, customer_id, hash, state_hash, provider_session_id, provider_url, status, created_at, updated_at, user_id`
 
 func scanCheckout(row pgx.Row) (domain.CheckoutSession, error) {
 	var c domain.CheckoutSession
 	err := row.Scan(&c.ID, &c.AppID, &c.TenantID, &c.ConnectionID, &c.Provider, &c.Test, &c.Mode, &c.Price, &c.TaxRate,
-		&c.Quantity, &c.Method, &c.CustomerID, &c.Hash, &c.StateHash, &c.ProviderSessionID, &c.ProviderURL, &c.Status, &c.CreatedAt, &c.UpdatedAt)
+		&c.Quantity, &c.Method, &c.CustomerID, &c.Hash, &c.StateHash, &c.ProviderSessionID, &c.ProviderURL, &c.Status, &c.CreatedAt, &c.UpdatedAt, &c.UserID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.CheckoutSession{}, domain.ErrCheckoutNotFound
 	}
@@ -522,10 +522,10 @@ func scanCheckout(row pgx.Row) (domain.CheckoutSession, error) {
 // CreateCheckout stores a new session.
 func (s *Store) CreateCheckout(ctx context.Context, c domain.CheckoutSession) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO checkout_sessions (id, app_id, tenant_id, connection_id, provider, test, mode, price,
-		tax_rate, quantity, method, customer_id, hash, state_hash, provider_session_id, provider_url, status, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		tax_rate, quantity, method, customer_id, hash, state_hash, provider_session_id, provider_url, status, created_at, updated_at, user_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 		c.ID, c.AppID, c.TenantID, c.ConnectionID, c.Provider, c.Test, c.Mode, c.Price, c.TaxRate,
-		c.Quantity, c.Method, c.CustomerID, c.Hash, c.StateHash, c.ProviderSessionID, c.ProviderURL, c.Status, c.CreatedAt, c.UpdatedAt)
+		c.Quantity, c.Method, c.CustomerID, c.Hash, c.StateHash, c.ProviderSessionID, c.ProviderURL, c.Status, c.CreatedAt, c.UpdatedAt, c.UserID)
 	if err != nil {
 		return fmt.Errorf("insert checkout session: %w", err)
 	}

@@ -18,7 +18,7 @@ import (
 func upgradeCharge(conn domain.Connection, tenantID, subscriptionID string) domain.Charge {
 	return domain.Charge{
 		ID: uuid.NewString(), AppID: conn.AppID, TenantID: tenantID, ConnectionID: conn.ID, Test: true, Kind: domain.ChargeUpgrade,
-		CustomerID: "cus_1", Price: "price_pro", TaxRate: "txr_1", Quantity: 2, FromPrice: "price_basic", FromQuantity: 1, Amount: 1234,
+		CustomerID: "cus_1", UserID: uuid.NewString(), Price: "price_pro", TaxRate: "txr_1", Quantity: 2, FromPrice: "price_basic", FromQuantity: 1, Amount: 1234,
 		SubscriptionID: subscriptionID, Status: domain.ChargeOpen, CreatedAt: instant, UpdatedAt: instant,
 	}
 }

@@ -65,7 +65,7 @@ func checkoutSession(conn domain.Connection) domain.CheckoutSession {
 	return domain.CheckoutSession{
 		ID: uuid.NewString(), AppID: conn.AppID, TenantID: uuid.NewString(), ConnectionID: conn.ID, Provider: conn.Provider,
 		Test: true, Mode: domain.ModePayment, Price: "price_1", TaxRate: "txr_1", Quantity: 3, Method: "card", CustomerID: "cus_1",
-		Hash: "ab", StateHash: "cd", ProviderSessionID: "cs_" + uuid.NewString()[:8], ProviderURL: "https://pay.example/cs",
+		UserID: uuid.NewString(), Hash: "ab", StateHash: "cd", ProviderSessionID: "cs_" + uuid.NewString()[:8], ProviderURL: "https://pay.example/cs",
 		Status: domain.CheckoutOpen, CreatedAt: instant, UpdatedAt: instant,
 	}
 }
