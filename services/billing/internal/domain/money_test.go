@@ -72,7 +72,7 @@ func TestAPaymentIsNamedOnlyByTheEventsThatRecordIt(t *testing.T) {
 	}{
 		{MoneyOneTime, p},
 		{MoneySubscriptionStarted, Payment{ID: "cs_1", UserID: "user"}}, // the subscription's own price is in the state
-		{MoneySubscriptionRenewed, Payment{}},                         // a renewal names its invoice itself
+		{MoneySubscriptionRenewed, Payment{}},                           // a renewal names its invoice itself
 		{MoneySubscriptionChanged, Payment{}},
 		{MoneySubscriptionCancelled, Payment{}},
 		{MoneySubscriptionEnded, Payment{}},
