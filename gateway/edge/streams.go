@@ -120,6 +120,9 @@ type listGuard struct {
 	announced, written int
 	opened, closed     bool
 	failed             error // set by the stream error handler
+	// buf holds the rendered chunk. The runtime writes a chunk out before it receives the next, so
+	// one buffer serves the whole list instead of a new one, grown from nothing, per chunk.
+	buf []byte
 }
 
 type listGuardKey struct{}
@@ -127,7 +130,7 @@ type listGuardKey struct{}
 // chunk renders one chunk of route r's list: the envelope's head with the first, the items, and
 // the envelope's end with the last item announced.
 func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields) (*httpbody.HttpBody, error) {
-	var b []byte
+	b := g.buf[:0]
 	if m.Has(f.head) {
 		if g.opened {
 			return nil, errors.New("list stream sent a second head")
@@ -136,7 +139,7 @@ func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields
 		if h.GetItemsLength() < 0 {
 			return nil, errors.New("list stream announced a negative length")
 		}
-		b = append(v1Head(r.GetMessage()), `{"kind":`...)
+		b = append(append(b, v1Head(r.GetMessage())...), `{"kind":`...)
 		b = strconv.AppendQuote(b, h.GetKind()) // kinds are ASCII identifiers
 		b = append(b, `,"itemsLength":`...)
 		b = strconv.AppendInt(b, int64(h.GetItemsLength()), 10)
@@ -163,6 +166,7 @@ func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields
 		b = append(b, "]}}"...)
 		g.closed = true
 	}
+	g.buf = b
 	return &httpbody.HttpBody{ContentType: "application/json", Data: b}, nil
 }
 

@@ -3,6 +3,7 @@ package protocopy
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -11,8 +12,12 @@ import (
 // Fields is the copy of the scalar fields of one message type (the target) from the same-named
 // fields of another (the source).
 type Fields struct {
-	pairs    []pair  // target fields and their source counterparts, copied by Copy
+	pairs    []pair  // target fields and their source counterparts, copied by Copy through protoreflect
 	problems []error // what Check reports
+	// direct are the pairs copied straight between the generated Go structs (direct.go); pairs
+	// holds only the others. dstType and srcType are those structs' pointer types.
+	direct           []directPair
+	dstType, srcType reflect.Type
 }
 
 type pair struct{ dst, src protoreflect.FieldDescriptor }
@@ -47,12 +52,16 @@ func Same(dst, src proto.Message, explicit ...protoreflect.Name) *Fields {
 			f.pairs = append(f.pairs, pair{dst: d, src: s})
 		}
 	}
+	f.planDirect(dst, src)
 	return f
 }
 
 // Copy sets every field of f that is populated in src on dst. A nil src copies nothing, like the
 // getters of a nil message return zero values. dst and src must be of the types given to Same.
 func (f *Fields) Copy(dst, src proto.Message) {
+	if f.copyDirect(dst, src) {
+		return // a nil source
+	}
 	d, s := dst.ProtoReflect(), src.ProtoReflect()
 	for _, p := range f.pairs {
 		if s.Has(p.src) {
