@@ -84,7 +84,14 @@ func TestAnalyticsListsThroughTheSandboxes(t *testing.T) {
 // analyticsList reads one list of the demo app (read key) and checks its envelope and kind.
 func (e *env) analyticsList(t *testing.T, path, kind, from, to string) []any {
 	t.Helper()
-	r := e.do("GET", path+"?from="+from+"&to="+to, e.read(), "")
+	return e.analyticsListAs(t, e.read(), path, kind, from, to)
+}
+
+// analyticsListAs is analyticsList with other credentials. Like the published REST wrapper, it
+// sends test=true with the range; the edge ignores the parameter.
+func (e *env) analyticsListAs(t *testing.T, headers map[string]string, path, kind, from, to string) []any {
+	t.Helper()
+	r := e.do("GET", path+"?from="+from+"&to="+to+"&test=true", headers, "")
 	data := r.ok(t, 200)
 	assertShape(t, path+" data", data, map[string]string{"kind": str, "itemsLength": num, "items": arr})
 	d := data.(map[string]any)
@@ -242,6 +249,26 @@ func (e *env) analyticsLifecycle(t *testing.T) {
 	ended := e.eventuallyItems(t, subs, "analyticsSubscription", u.tenant, 1, func(items []map[string]any) bool { return items[0]["cancelled"] == true })[0]
 	if ended["id"] != started["id"] || ended["until"] != renewed["until"] {
 		t.Fatalf("ended subscription %v, want the renewed one cancelled", ended)
+	}
+
+	// A pspy subscription, checked out with the pspy app's write key (so no payer is known): pspy's
+	// ids in the pspx fields.
+	py := e.demo.PspyApp
+	_, pyURL := e.createCheckout(t, e.pspyWrite(), py.TenantID, py.AppID, checkoutBody(py.Prices.Monthly, py.TaxRate, "subscription", nil))
+	if got := e.pay(t, pyURL, url.Values{"method": {"creditcard"}, "outcome": {"paid"}}).Query().Get("status"); got != "completed" {
+		t.Fatalf("pspy subscription: %s", got)
+	}
+	var pyItems []any
+	testkit.Eventually(t, "the pspy subscription is listed", func() bool {
+		pyItems = e.analyticsListAs(t, e.pspyRead(), subs, "analyticsSubscription", day(0), day(0))
+		return len(pyItems) == 1
+	})
+	pyTenant := e.tenant(t, py.TenantID, e.pspyRead())
+	assertShape(t, "pspy subscription item", pyItems[0], subscriptionItemFields)
+	if it := pyItems[0].(map[string]any); it["pspxSubscriptionId"] != pyTenant["pspxSubscriptionId"] || !strings.HasPrefix(it["pspxSubscriptionId"].(string), "sub_") ||
+		!strings.HasPrefix(it["pspxCustomerId"].(string), "cst_") || it["pspxPriceId"] != py.Prices.Monthly || it["user"] != nil || it["userId"] != "" ||
+		it["tenantId"] != py.TenantID || it["paid"] != true || it["test"] != true || it["until"] != epoch(t, pyTenant["paidUntil"]) {
+		t.Fatalf("pspy subscription item %v\ntenant %v", it, pyTenant)
 	}
 
 	// The tenant was created and changed today: one item with its users (no password).
