@@ -1,6 +1,8 @@
 package grpc
 
 import (
+	"context"
+
 	gogrpc "google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/authn"
@@ -17,57 +19,40 @@ const chunkItems = 128
 
 // ListSubscriptions is route 6.
 func (s *Server) ListSubscriptions(req *analyticsv1.ListRangeRequest, stream gogrpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
-	return streamList(stream, "analyticsSubscription", convert.Subscription,
+	return streamList(stream, req, "analyticsSubscription", s.svc.ListSubscriptions, convert.Subscription,
 		func(c *analyticsv1.SubscriptionChunk, h *analyticsv1.ListHead, items []*analyticsv1.Subscription) {
 			c.Head, c.Items = h, items
-		},
-		func(v app.Visitor[app.SubscriptionRecord]) error {
-			return s.listFor(stream, func(appID string) error {
-				return s.svc.ListSubscriptions(stream.Context(), appID, req.GetFrom(), req.GetTo(), v)
-			})
 		})
 }
 
 // ListOneTimePayments is route 7.
 func (s *Server) ListOneTimePayments(req *analyticsv1.ListRangeRequest, stream gogrpc.ServerStreamingServer[analyticsv1.OneTimePaymentChunk]) error {
-	return streamList(stream, "analyticsOneTimePayment", convert.OneTimePayment,
+	return streamList(stream, req, "analyticsOneTimePayment", s.svc.ListOneTimePayments, convert.OneTimePayment,
 		func(c *analyticsv1.OneTimePaymentChunk, h *analyticsv1.ListHead, items []*analyticsv1.OneTimePayment) {
 			c.Head, c.Items = h, items
-		},
-		func(v app.Visitor[app.OneTimePaymentRecord]) error {
-			return s.listFor(stream, func(appID string) error {
-				return s.svc.ListOneTimePayments(stream.Context(), appID, req.GetFrom(), req.GetTo(), v)
-			})
 		})
 }
 
 // ListTenants is route 9.
 func (s *Server) ListTenants(req *analyticsv1.ListRangeRequest, stream gogrpc.ServerStreamingServer[analyticsv1.TenantChunk]) error {
-	return streamList(stream, "analyticsTenant", convert.TenantItem,
+	return streamList(stream, req, "analyticsTenant", s.svc.ListTenants, convert.TenantItem,
 		func(c *analyticsv1.TenantChunk, h *analyticsv1.ListHead, items []*analyticsv1.TenantItem) {
 			c.Head, c.Items = h, items
-		},
-		func(v app.Visitor[app.TenantRecord]) error {
-			return s.listFor(stream, func(appID string) error {
-				return s.svc.ListTenants(stream.Context(), appID, req.GetFrom(), req.GetTo(), v)
-			})
 		})
 }
 
-// listFor runs list for the app of the stream's caller.
-func (s *Server) listFor(stream gogrpc.ServerStream, list func(appID string) error) error {
+// list is a use case answering a streamed list: the caller's app, the range, and the visitor.
+type list[R any] func(ctx context.Context, appID, from, to string, v app.Visitor[R]) error
+
+// streamList answers a list for the caller's app as chunks of type C: the head (kind and count) in
+// the first, then chunkItems items per message, converted one by one, so neither the records nor
+// the items of the whole list are ever held. fill sets a chunk's head and items.
+func streamList[R, I, C any](stream gogrpc.ServerStreamingServer[C], req *analyticsv1.ListRangeRequest, kind string,
+	uc list[R], item func(R) I, fill func(c *C, h *analyticsv1.ListHead, items []I)) error {
 	appID, err := authn.CallerApp(stream.Context())
 	if err != nil {
 		return err
 	}
-	return list(appID)
-}
-
-// streamList sends a visited list as chunks of type C: the head (kind and the count) in the first,
-// then chunkItems items per message, converted one by one, so neither the records nor the items
-// of the whole list are ever held. fill sets a chunk's head and items.
-func streamList[R, I any, C any](stream gogrpc.ServerStreamingServer[C], kind string, item func(R) I,
-	fill func(c *C, h *analyticsv1.ListHead, items []I), visit func(app.Visitor[R]) error) error {
 	var (
 		head    *analyticsv1.ListHead
 		items   = make([]I, 0, chunkItems)
@@ -83,7 +68,7 @@ func streamList[R, I any, C any](stream gogrpc.ServerStreamingServer[C], kind st
 		items = items[:0] // Send has marshalled the message: the slice may be reused
 		return nil
 	}
-	err := visit(app.Visitor[R]{
+	err = uc(stream.Context(), appID, req.GetFrom(), req.GetTo(), app.Visitor[R]{
 		Count: func(n int) error {
 			head, pending = &analyticsv1.ListHead{Kind: kind, ItemsLength: int32(n)}, true
 			return nil

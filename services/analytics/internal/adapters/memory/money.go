@@ -3,6 +3,8 @@ package memory
 import (
 	"cmp"
 	"context"
+	"iter"
+	"maps"
 	"slices"
 	"time"
 
@@ -44,36 +46,17 @@ func (s *Store) RecordOneTimePayment(_ context.Context, p domain.OneTimePayment)
 // is the development default, where lists are small.
 func (s *Store) VisitSubscriptions(_ context.Context, appID string, from, to time.Time, v app.Visitor[app.SubscriptionRecord]) error {
 	s.mu.Lock()
-	type hit struct {
-		rec  app.SubscriptionRecord
-		last time.Time
-	}
-	var hits []hit
+	var hits []hit[app.SubscriptionRecord]
 	for k, sub := range s.subscriptions {
 		if k.appID != appID {
 			continue
 		}
-		var last time.Time
-		for _, at := range s.payments[k] {
-			if !at.Before(from) && at.Before(to) && at.After(last) {
-				last = at
-			}
-		}
-		if !last.IsZero() {
-			hits = append(hits, hit{app.SubscriptionRecord{Subscription: sub, Payer: s.payer(appID, sub.UserID)}, last})
+		if last := latestIn(maps.Values(s.payments[k]), from, to); !last.IsZero() {
+			hits = append(hits, hit[app.SubscriptionRecord]{app.SubscriptionRecord{Subscription: sub, Payer: s.payer(appID, sub.UserID)}, last, sub.ID})
 		}
 	}
 	s.mu.Unlock()
-	slices.SortFunc(hits, func(a, b hit) int {
-		if c := b.last.Compare(a.last); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.rec.Subscription.ID, a.rec.Subscription.ID)
-	})
-	recs := make([]app.SubscriptionRecord, len(hits))
-	for i, h := range hits {
-		recs[i] = h.rec
-	}
+	recs := newestFirst(hits)
 	return visitAll(recs, v)
 }
 
@@ -99,22 +82,13 @@ func (s *Store) VisitOneTimePayments(_ context.Context, appID string, from, to t
 // VisitTenants visits route 9's records.
 func (s *Store) VisitTenants(_ context.Context, appID string, from, to time.Time, v app.Visitor[app.TenantRecord]) error {
 	s.mu.Lock()
-	type hit struct {
-		rec  app.TenantRecord
-		last time.Time
-	}
-	var hits []hit
+	var hits []hit[app.TenantRecord]
 	for k, days := range s.tenantDays {
 		t, ok := s.tenants[k]
 		if k.appID != appID || !ok {
 			continue
 		}
-		var last time.Time
-		for day := range days {
-			if !day.Before(from) && day.Before(to) && day.After(last) {
-				last = day
-			}
-		}
+		last := latestIn(maps.Keys(days), from, to)
 		if last.IsZero() {
 			continue
 		}
@@ -126,20 +100,45 @@ func (s *Store) VisitTenants(_ context.Context, appID string, from, to time.Time
 			}
 		}
 		slices.SortFunc(rec.Users, func(a, b app.UserSnapshot) int { return cmp.Compare(a.UserID, b.UserID) })
-		hits = append(hits, hit{rec, last})
+		hits = append(hits, hit[app.TenantRecord]{rec, last, k.id})
 	}
 	s.mu.Unlock()
-	slices.SortFunc(hits, func(a, b hit) int {
+	recs := newestFirst(hits)
+	return visitAll(recs, v)
+}
+
+// hit is a record of a list with the latest time that put it in the range and its id.
+type hit[T any] struct {
+	rec  T
+	last time.Time
+	id   string
+}
+
+// latestIn is the latest of times within [from, to), zero when none is.
+func latestIn(times iter.Seq[time.Time], from, to time.Time) time.Time {
+	var last time.Time
+	for at := range times {
+		if !at.Before(from) && at.Before(to) && at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
+
+// newestFirst orders hits by their latest time, newest first, ties by id descending, as the
+// Postgres store's lists are ordered, and returns their records.
+func newestFirst[T any](hits []hit[T]) []T {
+	slices.SortFunc(hits, func(a, b hit[T]) int {
 		if c := b.last.Compare(a.last); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.rec.Tenant.TenantID, a.rec.Tenant.TenantID)
+		return cmp.Compare(b.id, a.id)
 	})
-	recs := make([]app.TenantRecord, len(hits))
+	recs := make([]T, len(hits))
 	for i, h := range hits {
 		recs[i] = h.rec
 	}
-	return visitAll(recs, v)
+	return recs
 }
 
 // visitAll hands v the records, stopping at its first error.
