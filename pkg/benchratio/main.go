@@ -42,10 +42,13 @@ func parse(line string) (result, bool) {
 			name = name[:i] // drop the GOMAXPROCS suffix
 		}
 	}
-	group, variant, ok := strings.Cut(name, "/")
-	if !ok {
+	// The variant is the last level, so a benchmark can hold several compared groups
+	// (BenchmarkX/month/baseline beside BenchmarkX/month/route).
+	i := strings.LastIndex(name, "/")
+	if i < 0 {
 		return result{}, false
 	}
+	group, variant := name[:i], name[i+1:]
 	ns, err := strconv.ParseFloat(fields[2], 64)
 	if err != nil {
 		return result{}, false

@@ -53,3 +53,21 @@ BenchmarkPspxIngest/other-2        	   10000	    110048 ns/op	      5 MB/s
 		t.Fatalf("a rate the baseline does not report was compared:\n%s", got)
 	}
 }
+
+func TestReportComparesNestedGroupsEachWithItsOwnBaseline(t *testing.T) {
+	in := `BenchmarkLists/month/baseline-2   	  20	  60000000 ns/op	  150000 rows/s
+BenchmarkLists/month/route-2      	  10	 150000000 ns/op	  2.5 MiB-peak-rss-growth	   60000 rows/s
+BenchmarkLists/year/baseline-2    	   3	 400000000 ns/op	  250000 rows/s
+BenchmarkLists/year/route-2       	   1	1600000000 ns/op	  62500 rows/s
+`
+	var out strings.Builder
+	if err := report(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"BenchmarkLists/month", "ratio 2.500", "ratio 0.400", "BenchmarkLists/year", "ratio 4.000", "ratio 0.250"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("report lacks %q:\n%s", want, got)
+		}
+	}
+}
