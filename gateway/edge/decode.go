@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/berthhq/berth/gateway/pbjson"
 	"github.com/berthhq/berth/pkg/text"
 )
 
@@ -29,11 +30,15 @@ type jsonMarshaler struct {
 	*runtime.JSONPb
 }
 
-// Marshal writes a body the edge encoded itself (the /v1 envelope) as it is, and everything else
-// with protojson.
+// Marshal writes a body the edge encoded itself (the /v1 envelope) as it is, a message (the
+// /api/v1 family's bodies) with pbjson, which renders what protojson would, faster, and anything
+// else with the runtime's own marshaler.
 func (m jsonMarshaler) Marshal(v any) ([]byte, error) {
-	if b, ok := v.(encodedJSON); ok {
+	switch b := v.(type) {
+	case encodedJSON:
 		return b, nil
+	case proto.Message:
+		return pbjson.Append(nil, b)
 	}
 	return m.JSONPb.Marshal(v)
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/gateway/pbjson"
 	"github.com/berthhq/berth/pkg/route"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 )
@@ -44,14 +45,18 @@ func v1Head(message string) []byte {
 
 var v1Heads sync.Map // route message -> its envelope head ([]byte), built once per route
 
-func v1Envelope(message string, data []byte) encodedJSON {
+// v1HeadOf returns a new buffer holding the envelope head of message, with room for a small data.
+func v1HeadOf(message string) []byte {
 	head, ok := v1Heads.Load(message)
 	if !ok {
 		head, _ = v1Heads.LoadOrStore(message, v1Head(message))
 	}
 	h := head.([]byte)
-	out := make([]byte, 0, len(h)+len(data)+1)
-	return append(append(append(out, h...), data...), '}')
+	return append(make([]byte, 0, len(h)+1024), h...)
+}
+
+func v1Envelope(message string, data []byte) encodedJSON {
+	return append(append(v1HeadOf(message), data...), '}')
 }
 
 // routeOf returns the route option of the RPC grpc-gateway resolved for this request.
@@ -89,11 +94,11 @@ func envelope(ctx context.Context, method string, r *edgev1.Route, resp proto.Me
 		if r.GetDataNull() {
 			return v1Envelope(r.GetMessage(), []byte("null")), nil
 		}
-		data, err := protoJSON.Marshal(resp)
+		body, err := pbjson.Append(v1HeadOf(r.GetMessage()), resp)
 		if err != nil {
 			return nil, fmt.Errorf("edge: render %s response: %w", method, err)
 		}
-		return v1Envelope(r.GetMessage(), data), nil
+		return encodedJSON(append(body, '}')), nil
 	default:
 		return nil, fmt.Errorf("edge: %s declares no envelope family", method)
 	}
