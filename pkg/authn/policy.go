@@ -10,7 +10,9 @@ import (
 	"github.com/berthhq/berth/pkg/weborigin"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -40,6 +42,10 @@ type Policy struct {
 	Operators    OperatorVerifier // platform operator tokens (identity only)
 	AdminToken   string           // provisioning calls; "" disables them
 	ServiceToken string           // service-to-service calls; "" disables them
+	// ServiceCertificate requires calls with the service token to come over TLS with a client
+	// certificate the deployment's CA signed (mutual TLS), so a leaked token alone opens nothing.
+	// Set when the process serves TLS.
+	ServiceCertificate bool
 	// Origins lists an app's allowed browser origins for routes that name their app in the
 	// request (cors_app_field: route 1's client_id). Only identity, which owns apps, sets it;
 	// tenant-token routes take the origins from the token's verification instead.
@@ -170,6 +176,9 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 	case r.GetServiceOnly():
 		if !tokenEqual(p.ServiceToken, get(MDServiceToken)) {
 			return nil, fault.Unauthenticated("invalid service token")
+		}
+		if p.ServiceCertificate && !verifiedClientCertificate(ctx) {
+			return nil, fault.Unauthenticated("service calls need a client certificate the deployment's CA signed")
 		}
 		return &Principal{Kind: KindService}, nil
 	}
@@ -346,4 +355,15 @@ func tokenEqual(expected, got string) bool {
 		return false
 	}
 	return subtle.ConstantTimeCompare([]byte(expected), []byte(got)) == 1
+}
+
+// verifiedClientCertificate reports whether the call came over TLS with a client certificate that
+// verified against the server's client CAs.
+func verifiedClientCertificate(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	return ok && len(info.State.VerifiedChains) > 0
 }

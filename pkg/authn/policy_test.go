@@ -2,11 +2,15 @@ package authn
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"testing"
 
 	"github.com/berthhq/berth/pkg/fault"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 
 	_ "github.com/berthhq/berth/proto/identity/v1" // registers the route options looked up below
 )
@@ -122,4 +126,34 @@ func outcome(err error) fault.Kind {
 		return f.Kind()
 	}
 	return fault.Kind(-2) // not a fault: never a wanted outcome
+}
+
+// Under TLS the service token alone does not admit a service call: the caller's certificate, as
+// verified by the TLS handshake, must come with it.
+func TestServiceCallsNeedAVerifiedClientCertificateUnderTLS(t *testing.T) {
+	p := Policy{ServiceToken: "service-secret", ServiceCertificate: true}
+	verified := &peer.Peer{AuthInfo: credentials.TLSInfo{State: tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{{}}}}}}
+	unverified := &peer.Peer{AuthInfo: credentials.TLSInfo{State: tls.ConnectionState{}}}
+	plaintext := &peer.Peer{}
+	for _, tc := range []struct {
+		name string
+		peer *peer.Peer
+		want fault.Kind
+	}{
+		{"a verified client certificate", verified, admitted},
+		{"TLS without a client certificate", unverified, fault.KindUnauthenticated},
+		{"plaintext", plaintext, fault.KindUnauthenticated},
+		{"no peer at all", nil, fault.KindUnauthenticated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MDServiceToken, "service-secret"))
+			if tc.peer != nil {
+				ctx = peer.NewContext(ctx, tc.peer)
+			}
+			_, err := p.UnaryInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: svcRoute}, func(context.Context, any) (any, error) { return nil, nil })
+			if got := outcome(err); got != tc.want {
+				t.Fatalf("outcome %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
 }

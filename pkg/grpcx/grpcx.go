@@ -11,7 +11,6 @@ import (
 	"github.com/berthhq/berth/pkg/reqid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -30,6 +29,8 @@ type ServerOptions struct {
 	// Health is the gRPC health service to register; nil registers one that always says SERVING.
 	// A module's process passes its own and keeps it in step with its readiness.
 	Health *health.Server
+	// TLS serves over TLS when set (it must hold a certificate); nil serves plaintext.
+	TLS *TLS
 }
 
 // NewServer returns a gRPC server with the standard chains and the health service registered.
@@ -38,12 +39,17 @@ type ServerOptions struct {
 // the mapping sits outside the policy so the policy's faults become statuses like any handler's.
 // The text rule runs inside the mapping and before the policy: bad bytes are a 400 whoever sends
 // them, exactly as at the REST edge, and never reach a credential check or a store.
-func NewServer(o ServerOptions) *grpc.Server {
+func NewServer(o ServerOptions) (*grpc.Server, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
 	}
+	creds, err := o.TLS.serverCredentials()
+	if err != nil {
+		return nil, err
+	}
 	s := grpc.NewServer(
+		grpc.Creds(creds),
 		grpc.ChainUnaryInterceptor(
 			requestID,
 			recovery(log),
@@ -69,7 +75,7 @@ func NewServer(o ServerOptions) *grpc.Server {
 		hs = health.NewServer()
 	}
 	healthpb.RegisterHealthServer(s, hs)
-	return s
+	return s, nil
 }
 
 func withRequestID(ctx context.Context) context.Context {
@@ -183,12 +189,12 @@ func deadline(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Unar
 // would send all of a process's calls to one replica for the connection's lifetime.
 const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
-// Dial opens a client connection inside the deployment. It forwards the request id and, when
-// serviceToken is set, authenticates as a Berth service. A target without a scheme ("tenant:9090")
+// Dial opens a client connection inside the deployment, over TLS when t is set. It forwards the
+// request id and, when serviceToken is set, authenticates as a Berth service. A target without a scheme ("tenant:9090")
 // is resolved through DNS, so every replica behind the name gets calls; targets with a scheme
 // (passthrough:///, unix:) are used as given.
-func Dial(target, serviceToken string) (*grpc.ClientConn, error) {
-	opts := append(ClientOptions(serviceToken), grpc.WithDefaultServiceConfig(roundRobin))
+func Dial(target, serviceToken string, t *TLS) (*grpc.ClientConn, error) {
+	opts := append(ClientOptions(serviceToken, t), grpc.WithDefaultServiceConfig(roundRobin))
 	return grpc.NewClient(dnsTarget(target), opts...)
 }
 
@@ -202,10 +208,12 @@ func dnsTarget(target string) string {
 	return "dns:///" + target
 }
 
-// ClientOptions are Dial's options, for connections made elsewhere (in-process test servers).
-func ClientOptions(serviceToken string) []grpc.DialOption {
+// ClientOptions are Dial's options, for connections made elsewhere (in-process test servers,
+// admin clients). A connection that carries the service token presents the process's certificate
+// under TLS; t nil is plaintext.
+func ClientOptions(serviceToken string, t *TLS) []grpc.DialOption {
 	return []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(t.clientCredentials(serviceToken != "")),
 		grpc.WithChainUnaryInterceptor(forwardRequestID, ServiceTokenInterceptor(serviceToken)),
 	}
 }

@@ -62,7 +62,10 @@ func (userTokens) VerifyAccessToken(_ context.Context, raw string) (authn.Princi
 
 func streamServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
-	s := NewServer(ServerOptions{Log: slog.New(slog.DiscardHandler), Policy: authn.Policy{Tokens: userTokens{}}})
+	s, err := NewServer(ServerOptions{Log: slog.New(slog.DiscardHandler), Policy: authn.Policy{Tokens: userTokens{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.RegisterService(streamService("berth.identity.v1.IdentityService", "UpdateUser"), struct{}{})
 	s.RegisterService(streamService("berth.test.v1.Streamer", "Echo"), struct{}{})
 	return grpctest.Serve(t, s)
@@ -148,7 +151,7 @@ func TestDialResolvesSchemelessTargetsThroughDNS(t *testing.T) {
 // NewClient refuses a default service config it cannot parse, so this also proves the round-robin
 // configuration is accepted.
 func TestDialAcceptsTheBalancingConfigAndUsesDNS(t *testing.T) {
-	conn, err := Dial("tenant.invalid:9090", "")
+	conn, err := Dial("tenant.invalid:9090", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

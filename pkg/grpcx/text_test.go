@@ -18,7 +18,10 @@ import (
 // Bad bytes are refused before the policy: a caller without credentials learns that its input is
 // bad (400 at the edge), never reaches a credential check, and the handler never runs.
 func TestTextRuleRefusesBadStringsBeforeThePolicyNamingTheField(t *testing.T) {
-	s := NewServer(ServerOptions{Log: slog.New(slog.DiscardHandler), Policy: authn.Policy{Tokens: userTokens{}}})
+	s, err := NewServer(ServerOptions{Log: slog.New(slog.DiscardHandler), Policy: authn.Policy{Tokens: userTokens{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tenantv1.RegisterTenantServiceServer(s, tenantv1.UnimplementedTenantServiceServer{})
 	client := tenantv1.NewTenantServiceClient(grpctest.Serve(t, s))
 	tests := []struct {

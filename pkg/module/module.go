@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/mail"
 )
 
@@ -53,6 +54,9 @@ type Common struct {
 	Env config.Env
 	// Dial reaches another module's gRPC server by name; its calls carry the service token.
 	Dial func(name string) (grpc.ClientConnInterface, error)
+	// TLS is the deployment's gRPC transport security (nil: plaintext). The process serves with
+	// it and requires service calls to present a certificate its CA signed.
+	TLS *grpcx.TLS
 	// Mailer sends the process's email; nil lets a module that sends mail configure SMTP from Env.
 	Mailer mail.Sender
 }

@@ -46,15 +46,16 @@ type Process struct {
 
 // NewProcess returns a process serving gRPC with the template's interceptor chain and access
 // policy. Its health service answers NOT_SERVING until Run has started and found it ready.
-func NewProcess(c Common, name string, policy authn.Policy) *Process {
+func NewProcess(c Common, name string, policy authn.Policy) (*Process, error) {
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	return &Process{
-		Name:   name,
-		Server: grpcx.NewServer(grpcx.ServerOptions{Log: c.Logger(), Policy: policy, Health: hs}),
-		bus:    c.Bus,
-		health: hs,
+	// Under TLS, the service token alone no longer admits a call: the caller's certificate must too.
+	policy.ServiceCertificate = c.TLS != nil
+	srv, err := grpcx.NewServer(grpcx.ServerOptions{Log: c.Logger(), Policy: policy, Health: hs, TLS: c.TLS})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return &Process{Name: name, Server: srv, bus: c.Bus, health: hs}, nil
 }
 
 // UsePool makes pool the process's database: readiness pings it, /metrics reports its statistics

@@ -31,7 +31,10 @@ func running(t *testing.T) (*module.Process, *pgxpool.Pool, events.Bus) {
 	t.Helper()
 	bus, _ := natstest.New(t)
 	pool := pgtest.New(t, "module-process", func(context.Context, *pgxpool.Pool) error { return nil })
-	p := module.NewProcess(module.Common{Bus: bus, Log: quiet}, "probe", authn.Policy{})
+	p, err := module.NewProcess(module.Common{Bus: bus, Log: quiet}, "probe", authn.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Pool = pool // UsePool would also close it; pgtest closes it at the end of the test
 	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
 		return bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []eventsv1.Type{tenantv1.EventTenantCreated}, Inbox: events.NewMemoryInbox(),
@@ -90,7 +93,10 @@ func TestReadinessTurnsFalseWhenAConsumersDurableIsDeleted(t *testing.T) {
 }
 
 func TestAProcessIsNotReadyBeforeRunStartsItsConsumers(t *testing.T) {
-	p := module.NewProcess(module.Common{Log: quiet}, "probe", authn.Policy{})
+	p, err := module.NewProcess(module.Common{Log: quiet}, "probe", authn.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.Consumers = append(p.Consumers, func(context.Context) (*events.Consumer, error) { return nil, nil })
 	if err := p.Ready(context.Background()); err == nil {
 		t.Fatal("ready before its consumers run")

@@ -44,6 +44,8 @@ const ShutdownGrace = 15 * time.Second
 //	BERTH_SERVICE_TOKEN  token between Berth services
 //	BERTH_<NAME>_ADDR    where another module it calls is (required for each it calls)
 //	BERTH_LOG_LEVEL      debug, info, warn or error (info)
+//	BERTH_GRPC_TLS_CA, BERTH_GRPC_TLS_CERT, BERTH_GRPC_TLS_KEY
+//	                     serve and call gRPC over TLS, service calls with mutual TLS (grpcx.TLSFromEnv)
 func Main(m module.Module) {
 	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
 	if err := run(log, m); err != nil {
@@ -66,6 +68,11 @@ func run(log *slog.Logger, m module.Module) error {
 	if c.DatabaseURL == "" {
 		return errors.New("BERTH_DATABASE_URL is required")
 	}
+	tlsCfg, err := grpcx.TLSFromEnv(config.OS)
+	if err != nil {
+		return err
+	}
+	c.TLS = tlsCfg
 	var conns []*grpc.ClientConn
 	defer func() {
 		for _, conn := range conns {
@@ -77,7 +84,7 @@ func run(log *slog.Logger, m module.Module) error {
 		if addr == "" {
 			return nil, fmt.Errorf("%s is required: %s calls the %s service", module.AddrVar(name), m.Name, name)
 		}
-		conn, err := grpcx.Dial(addr, c.ServiceToken)
+		conn, err := grpcx.Dial(addr, c.ServiceToken, c.TLS)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", module.AddrVar(name), err)
 		}

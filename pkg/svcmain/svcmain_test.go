@@ -38,7 +38,10 @@ func consumingModule(buses chan<- events.Bus) module.Module {
 		if _, err := c.Dial("peer"); err != nil {
 			return nil, err
 		}
-		p := module.NewProcess(c, "probe", authn.Policy{})
+		p, err := module.NewProcess(c, "probe", authn.Policy{})
+		if err != nil {
+			return nil, err
+		}
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
 			return c.Bus.Consume(ctx, events.ConsumerConfig{Durable: "probe", Types: []eventsv1.Type{tenantv1.EventTenantCreated}, Inbox: events.NewMemoryInbox(),
 				Handler: func(context.Context, events.Event) error { return nil }})

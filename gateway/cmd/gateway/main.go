@@ -12,8 +12,11 @@
 //	                       LoginService, which only Berth services may call; the forwarded REST
 //	                       calls never carry it
 //	BERTH_TRUSTED_PROXIES  reverse proxies whose X-Forwarded-For the login page believes
+//	BERTH_GRPC_TLS_CA      call the backends over TLS, verifying them against this CA; with
+//	BERTH_GRPC_TLS_CERT    BERTH_GRPC_TLS_CERT and _KEY the login and payment pages' service calls
+//	BERTH_GRPC_TLS_KEY     present this certificate (mutual TLS); see grpcx.TLSFromEnv
 //
-// The gRPC connections use insecure transport for now: services are reached on a private network.
+// Without the TLS settings the gRPC connections are plaintext (a private network).
 package main
 
 import (
@@ -58,6 +61,11 @@ func run(log *slog.Logger) error {
 	if serviceToken == "" {
 		return errors.New("BERTH_SERVICE_TOKEN is required (the login and payment pages call service-only services)")
 	}
+	tlsCfg, err := grpcx.TLSFromEnv(config.OS)
+	if err != nil {
+		return err
+	}
+	dial := func(name, serviceToken string) (*grpc.ClientConn, error) { return dialModule(name, serviceToken, tlsCfg) }
 	conns := map[string]grpc.ClientConnInterface{}
 	var health []healthpb.HealthClient
 	for _, name := range edge.Modules() {
@@ -137,15 +145,15 @@ func backendsServing(clients []healthpb.HealthClient) func(ctx context.Context) 
 	}
 }
 
-// dial opens a lazy client connection to module name's gRPC address (BERTH_<NAME>_ADDR); it does
-// not wait for the service, so the edge can start before its backends.
-func dial(name, serviceToken string) (*grpc.ClientConn, error) {
+// dialModule opens a lazy client connection to module name's gRPC address (BERTH_<NAME>_ADDR); it
+// does not wait for the service, so the edge can start before its backends.
+func dialModule(name, serviceToken string, tlsCfg *grpcx.TLS) (*grpc.ClientConn, error) {
 	env := module.AddrVar(name)
 	target := config.String(env, "")
 	if target == "" {
 		return nil, fmt.Errorf("%s is required (host:port of the %s service's gRPC server)", env, name)
 	}
-	cc, err := grpcx.Dial(target, serviceToken)
+	cc, err := grpcx.Dial(target, serviceToken, tlsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q: %w", env, target, err)
 	}

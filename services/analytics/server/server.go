@@ -76,7 +76,13 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 	projector := app.NewProjector(store)
 	creds := authn.NewRemote(cfg.Identity)
-	p := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	p, err := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	if pool != nil {
 		p.UsePool(pool)
 	}

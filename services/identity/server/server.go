@@ -180,8 +180,14 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	// Tokens are verified against the store on every call: identity is the source the other
 	// services' token caches ask, and a freeze must hold at once for its own routes.
 	keys = authn.NewKeyCache(svc, authn.RemoteTTL)
-	p := module.NewProcess(cfg.Common, name,
+	p, err := module.NewProcess(cfg.Common, name,
 		authn.Policy{Keys: keys, Tokens: svc, Operators: svc, Origins: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return keys.Watch(ctx, cfg.Bus) })
 	if pool != nil {
 		p.UsePool(pool)

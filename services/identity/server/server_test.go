@@ -148,7 +148,7 @@ func TestSignUpToTenantTokenWiring(t *testing.T) {
 	tenantSrv := grpc.NewServer()
 	fake := &fakeTenant{calls: make(chan *tenantv1.CreateTenantForSignUpRequest, 1)}
 	tenantv1.RegisterTenantInternalServiceServer(tenantSrv, fake)
-	tenantConn := grpctest.Serve(t, tenantSrv, grpcx.ClientOptions("service")...)
+	tenantConn := grpctest.Serve(t, tenantSrv, grpcx.ClientOptions("service", nil)...)
 
 	for _, withTenant := range []bool{false, true} {
 		cfg := baseConfig(events.Bus{})
@@ -206,7 +206,7 @@ func withAdmin(ctx context.Context) context.Context {
 
 func dial(t *testing.T, s *module.Process) *grpc.ClientConn {
 	t.Helper()
-	return grpctest.Serve(t, s.GRPC(), grpcx.ClientOptions("")...)
+	return grpctest.Serve(t, s.GRPC(), grpcx.ClientOptions("", nil)...)
 }
 
 // waitForEvent polls the identity stream until an event of eventType is stored, or fails when ctx

@@ -43,6 +43,9 @@ type Config struct {
 	EventPrefix    string // stream/subject prefix; "" = "berth"
 	AdminToken     string
 	ServiceToken   string
+	// TLS carries the gRPC between the modules and from the edge over TLS, service calls with
+	// mutual TLS; nil is plaintext (the default of make run).
+	TLS *grpcx.TLS
 	// SandboxTimeScale multiplies the waits of the sandboxes' webhook retry schedules (0 means
 	// 1): tests shrink a provider's minutes to milliseconds.
 	SandboxTimeScale float64
@@ -53,6 +56,7 @@ type Config struct {
 type Stack struct {
 	BaseURL string            // http://<edge address>
 	Addrs   map[string]string // module name -> gRPC address it serves on
+	TLS     *grpcx.TLS        // what a client of those addresses needs (Config.TLS)
 	Bus     events.Bus
 	// Mailbox receives every email the run sends (referral invites); /dev/mailbox shows it.
 	Mailbox *mail.Mailbox
@@ -77,7 +81,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		log = slog.Default()
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, Addrs: map[string]string{}, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
+	s := &Stack{cancel: cancel, Addrs: map[string]string{}, TLS: cfg.TLS, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -124,7 +128,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// loopback address, which works whatever proxy stands in front of the public one.
 	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
 	common := module.Common{
-		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox,
+		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox, TLS: cfg.TLS,
 		Env: config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL,
 			"BERTH_PSPX_URL": s.BaseURL + mount.PspxPath, "BERTH_PSPY_URL": s.BaseURL + mount.PspyPath}),
 		Dial: func(name string) (grpc.ClientConnInterface, error) {
@@ -217,7 +221,7 @@ func (s *Stack) listen(addr string) (net.Listener, error) {
 }
 
 func (s *Stack) dial(addr, serviceToken string) (*grpc.ClientConn, error) {
-	conn, err := grpcx.Dial(addr, serviceToken)
+	conn, err := grpcx.Dial(addr, serviceToken, s.TLS)
 	if err != nil {
 		return nil, err
 	}

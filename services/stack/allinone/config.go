@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/services/sandbox/mount"
 	"github.com/jackc/pgx/v5"
@@ -34,6 +35,9 @@ const DefaultIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
 //	BERTH_ADMIN_TOKEN          provisioning token; unset: random per run
 //	BERTH_SERVICE_TOKEN        service-to-service token; unset: random per run
 //	BERTH_SANDBOX_TIME_SCALE   factor on the sandboxes' webhook retry schedules (default 1)
+//	BERTH_GRPC_TLS_CA, BERTH_GRPC_TLS_CERT, BERTH_GRPC_TLS_KEY
+//	                           gRPC over TLS between the modules, from the edge and the demo seed
+//	                           (grpcx.TLSFromEnv); unset: plaintext on loopback
 //
 // plus the modules' own settings, with these all-in-one defaults: BERTH_ISSUER DefaultIssuer,
 // BERTH_PUBLIC_URL the edge's address, BERTH_API_KEY_PEPPER and BERTH_SECRET_KEY random per run.
@@ -58,6 +62,9 @@ func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
 	}
 	if cfg.TrustedProxies, err = login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", "")); err != nil {
 		return cfg, fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
+	}
+	if cfg.TLS, err = grpcx.TLSFromEnv(config.OS); err != nil {
+		return cfg, err
 	}
 	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer}
 	if base := config.String("BERTH_DATABASE_URL", ""); base != "" {

@@ -138,7 +138,7 @@ func TestParallelSignInGuessesStopAtTheLimit(t *testing.T) {
 			e := start(t, backend)
 			e.t = t
 			e.signUp(t, "target@example.com", "n")
-			conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken)
+			conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken, e.stack.TLS)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -331,7 +331,7 @@ func (e *env) analyticsAnswers(t *testing.T) []string {
 // rebuildAnalytics calls the operator's rebuild of the analytics read models.
 func (e *env) rebuildAnalytics(t *testing.T) {
 	t.Helper()
-	conn, err := grpc.NewClient(e.stack.Addr("analytics"), append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(e.adminToken)))...)
+	conn, err := grpc.NewClient(e.stack.Addr("analytics"), append(grpcx.ClientOptions("", nil), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(e.adminToken)))...)
 	if err != nil {
 		t.Fatal(err)
 	}

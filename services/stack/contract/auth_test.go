@@ -23,7 +23,7 @@ func (e *env) signUp(t *testing.T, email, nonce string) (code string) {
 // signUpReferred is signUp through an invite link carrying referral.
 func (e *env) signUpReferred(t *testing.T, email, nonce, referral string) (code string) {
 	t.Helper()
-	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken)
+	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken, e.stack.TLS)
 	if err != nil {
 		t.Fatal(err)
 	}

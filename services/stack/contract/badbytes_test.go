@@ -101,7 +101,7 @@ func (e *env) nulSignIn(t *testing.T) {
 		t.Fatalf("login page answered %d: %s", res.StatusCode, page)
 	}
 
-	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken)
+	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken, e.stack.TLS)
 	if err != nil {
 		t.Fatal(err)
 	}

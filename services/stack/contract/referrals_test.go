@@ -77,7 +77,7 @@ func (e *env) referralReward(t *testing.T) {
 // tenantOf names a user's tenant, as billing asks identity.
 func (e *env) tenantOf(t *testing.T, userID string) string {
 	t.Helper()
-	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken)
+	conn, err := grpcx.Dial(e.stack.Addr("identity"), e.serviceToken, e.stack.TLS)
 	if err != nil {
 		t.Fatal(err)
 	}

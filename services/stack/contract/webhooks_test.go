@@ -192,7 +192,7 @@ func (e *env) pspyWebhookIgnored(t *testing.T) {
 // adminConn dials the webhook module with the admin token.
 func (e *env) adminConn(t *testing.T) grpc.ClientConnInterface {
 	t.Helper()
-	c, err := grpc.NewClient(e.stack.Addr("webhook"), append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(e.adminToken)))...)
+	c, err := grpc.NewClient(e.stack.Addr("webhook"), append(grpcx.ClientOptions("", nil), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(e.adminToken)))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// Postgres gives every module of allinone.Modules a fresh database of its own (pgtest); false
 	// runs them on memory stores.
 	Postgres bool
+	// TLS runs the modules' gRPC over TLS (grpcx.TLS from a CA's files, e.g. pkg/testkit/tlstest);
+	// nil is plaintext.
+	TLS *grpcx.TLS
 }
 
 // Start brings up the stack with tokens issued as issuer and provisions an app (with keys, a
@@ -74,6 +77,7 @@ func StartWith(t testing.TB, o Options) Env {
 		// within the test.
 		SandboxTimeScale: 0.0001,
 		Log:              slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		TLS:              o.TLS,
 	}
 	for _, m := range allinone.Modules {
 		cfg.GRPCAddrs[m.Name] = "127.0.0.1:0"
@@ -93,7 +97,7 @@ func StartWith(t testing.TB, o Options) Env {
 	t.Cleanup(s.Close)
 
 	dial := func(addr string) *grpc.ClientConn {
-		c, err := grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(cfg.AdminToken)))...)
+		c, err := grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(cfg.AdminToken)))...)
 		if err != nil {
 			t.Fatalf("dial %s: %v", addr, err)
 		}

@@ -85,7 +85,13 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		Clock: cfg.Clock,
 		NewID: uuid.NewString,
 	})
-	p := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	p, err := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	if pool != nil {
 		p.UsePool(pool)
 	}

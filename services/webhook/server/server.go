@@ -83,7 +83,13 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	svc := app.New(store, billing.New(billingv1.NewProviderEventServiceClient(cfg.Billing)), public.Host, cfg.Clock, uuid.NewString)
 	// Routes 3 and 4 are public (the signature or the provider fetch authenticates them); the
 	// operators' calls need the admin token. No API keys or tenant tokens are accepted here.
-	p := module.NewProcess(cfg.Common, name, authn.Policy{AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	p, err := module.NewProcess(cfg.Common, name, authn.Policy{AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	if pool != nil {
 		p.UsePool(pool)
 	}

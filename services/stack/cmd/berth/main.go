@@ -80,7 +80,7 @@ func run(log *slog.Logger) error {
 
 func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.Demo, error) {
 	dial := func(addr string) (*grpc.ClientConn, error) {
-		return grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken)))...)
+		return grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken)))...)
 	}
 	ic, err := dial(s.Addr("identity"))
 	if err != nil {

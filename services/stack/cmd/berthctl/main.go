@@ -43,7 +43,8 @@ commands:
   operator-token  -member ID [-ttl SECONDS]             (default 3600, 0 = 3600, at most 86400)
 
 environment: BERTH_ADMIN_TOKEN (required), BERTH_IDENTITY_GRPC_ADDR, BERTH_TENANT_GRPC_ADDR,
-BERTH_BILLING_GRPC_ADDR, BERTH_WEBHOOK_GRPC_ADDR, BERTH_ANALYTICS_GRPC_ADDR
+BERTH_BILLING_GRPC_ADDR, BERTH_WEBHOOK_GRPC_ADDR, BERTH_ANALYTICS_GRPC_ADDR; BERTH_GRPC_TLS_CA
+(the deployment's CA) to call services that serve TLS
 ` + billingUsage + webhookUsage + analyticsUsage
 
 func main() {
@@ -78,8 +79,12 @@ func run(args []string, out io.Writer) error {
 		return errors.New("BERTH_ADMIN_TOKEN is not set")
 	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
+	tlsCfg, err := grpcx.TLSFromEnv(config.OS)
+	if err != nil {
+		return err
+	}
 	dial := func(addr string) (*grpc.ClientConn, error) {
-		return grpc.NewClient(addr, append(grpcx.ClientOptions(""), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(token)))...)
+		return grpc.NewClient(addr, append(grpcx.ClientOptions("", tlsCfg), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(token)))...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -138,7 +143,6 @@ func run(args []string, out io.Writer) error {
 	}
 
 	var res proto.Message
-	var err error
 	switch cmd {
 	case "tenant-create":
 		conn, derr := dial(*tenantAddr)

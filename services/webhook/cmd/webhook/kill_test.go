@@ -183,7 +183,7 @@ func serveBilling(t *testing.T, b *keyedBilling) string {
 
 func dial(t *testing.T, addr, token string) *grpc.ClientConn {
 	t.Helper()
-	opts := grpcx.ClientOptions("")
+	opts := grpcx.ClientOptions("", nil)
 	if token != "" {
 		opts = append(opts, grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(token)))
 	}

@@ -62,10 +62,13 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpcx.NewServer(grpcx.ServerOptions{
+	srv, err := grpcx.NewServer(grpcx.ServerOptions{
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: adminToken, ServiceToken: serviceToken},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	grpcadapter.Register(srv, svc)
 	conn := grpctest.Serve(t, srv)
 	return &env{

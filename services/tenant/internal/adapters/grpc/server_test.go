@@ -134,12 +134,15 @@ func newHarness(t *testing.T, identityToken string) *harness {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := app.New(memory.New(&events.MemoryOutbox{}), identity.NewDirectory(identityClient), app.Options{NewID: uuid.NewString})
-	srv := grpcx.NewServer(grpcx.ServerOptions{Log: log, Policy: authn.Policy{
+	srv, err := grpcx.NewServer(grpcx.ServerOptions{Log: log, Policy: authn.Policy{
 		Keys:         authn.NewRemoteVerifier(identityClient),
 		Tokens:       authn.NewRemoteTokenVerifier(identityClient),
 		AdminToken:   adminToken,
 		ServiceToken: serviceToken,
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	grpcadapter.Register(srv, svc)
 	conn := grpctest.Serve(t, srv)
 	return &harness{
