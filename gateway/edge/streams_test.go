@@ -139,8 +139,8 @@ func TestAListThatFailsBeforeItsFirstChunkAnswersInTheV1ErrorEnvelope(t *testing
 	}
 }
 
-// get calls the edge over a real connection and reads the body to its end.
-func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, []byte, error) {
+// open sends a read-key GET to the edge over a real connection and returns the response unread.
+func open(t *testing.T, srv *httptest.Server, path string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
 	for k, v := range readKey {
@@ -150,6 +150,13 @@ func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, []byt
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// get is open, reading the body to its end.
+func get(t *testing.T, srv *httptest.Server, path string) (*http.Response, []byte, error) {
+	t.Helper()
+	res := open(t, srv, path)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	return res, body, err
@@ -215,14 +222,7 @@ func TestAListReachesTheClientWhileItIsStillStreaming(t *testing.T) {
 	}
 	srv := httptest.NewServer(h.handler)
 	defer srv.Close()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/v1/analytics/tenants?from=2026-01-01&to=2026-01-01", nil)
-	for k, v := range readKey {
-		req.Header.Set(k, v)
-	}
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := open(t, srv, "/v1/analytics/tenants?from=2026-01-01&to=2026-01-01")
 	defer res.Body.Close()
 	first := make([]byte, 64)
 	if _, err := io.ReadFull(res.Body, first); err != nil || !strings.HasPrefix(string(first), `{"success":true`) {

@@ -65,7 +65,9 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	dial := func(name, serviceToken string) (*grpc.ClientConn, error) { return dialModule(name, serviceToken, tlsCfg) }
+	dial := func(name, serviceToken string) (*grpc.ClientConn, error) {
+		return dialModule(name, serviceToken, tlsCfg)
+	}
 	conns := map[string]grpc.ClientConnInterface{}
 	var health []healthpb.HealthClient
 	for _, name := range edge.Modules() {
