@@ -32,7 +32,14 @@ type env struct {
 // fresh database; "memory" uses the embedded stores.
 func start(t *testing.T, backend string) *env {
 	t.Helper()
-	s := stacktest.StartWith(t, stacktest.Options{Issuer: "berth-contract", RedirectURI: "http://localhost:3000/callback", Postgres: backend == "postgres"})
+	return startWith(t, stacktest.Options{Postgres: backend == "postgres"})
+}
+
+// startWith is start with more options; issuer and redirect URI are always the contract's.
+func startWith(t *testing.T, o stacktest.Options) *env {
+	t.Helper()
+	o.Issuer, o.RedirectURI = "berth-contract", "http://localhost:3000/callback"
+	s := stacktest.StartWith(t, o)
 	e := &env{t: t, stack: s.Stack, serviceToken: s.ServiceToken, admin: s.Admin, adminToken: s.AdminToken, demo: s.App}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

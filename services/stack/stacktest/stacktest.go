@@ -46,6 +46,8 @@ type Options struct {
 	// TLS runs the modules' gRPC over TLS (grpcx.TLS from a CA's files, e.g. pkg/testkit/tlstest);
 	// nil is plaintext.
 	TLS *grpcx.TLS
+	// Log receives every process's log; nil discards it.
+	Log *slog.Logger
 }
 
 // Start brings up the stack with tokens issued as issuer and provisions an app (with keys, a
@@ -76,8 +78,11 @@ func StartWith(t testing.TB, o Options) Env {
 		// A provider minute of webhook retries lasts 6 ms: a refused delivery comes again
 		// within the test.
 		SandboxTimeScale: 0.0001,
-		Log:              slog.New(slog.NewJSONHandler(io.Discard, nil)),
+		Log:              o.Log,
 		TLS:              o.TLS,
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	}
 	for _, m := range allinone.Modules {
 		cfg.GRPCAddrs[m.Name] = "127.0.0.1:0"
