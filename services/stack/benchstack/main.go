@@ -37,6 +37,7 @@ type options struct {
 	routes       string
 	timeout      time.Duration
 	pprof        bool
+	processes    bool
 }
 
 func parseOptions(args []string, getenv func(string) string) (options, error) {
@@ -68,6 +69,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.Float64Var(&o.maxErrorRate, "max-error-rate", 0.001, "fail the run when more answers than this fraction fail")
 	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1) (BENCH_ROUTES)")
 	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
+	fs.BoolVar(&o.processes, "processes", getenv("BENCH_PROCESSES") != "false", "first measure the all-in-one's start-up and each production process's idle memory (BENCH_PROCESSES=false skips it)")
 	fs.DurationVar(&o.timeout, "timeout", envDur("BENCH_TIMEOUT", 15*time.Minute), "bound on the whole run (BENCH_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -176,6 +178,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			err = derr
 		}
 	}()
+
+	if o.processes {
+		if err := measureProcesses(ctx, root, dir, berthBin, serverURL, admin, out); err != nil {
+			return err
+		}
+	}
 
 	addrs, err := freeAddrs(2 + len(allinone.Modules))
 	if err != nil {
