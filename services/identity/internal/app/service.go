@@ -75,6 +75,8 @@ type Service struct {
 
 	opMu  sync.Mutex
 	opKey *rsa.PrivateKey // the operator signing key once loaded (see operatorKey)
+
+	appKeys sync.Map // app id -> openedKey: apps' signing keys as last opened (see signingKey)
 }
 
 // New checks the configuration and returns the use cases.

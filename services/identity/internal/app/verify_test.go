@@ -201,3 +201,23 @@ func TestDiscoveryAndJWKS(t *testing.T) {
 		t.Error("JWKS still serves the rotated-out key")
 	}
 }
+
+// The signing key opened for an app is kept, but never past a rotation: the first tokens after
+// it are signed with the new key and verify against it.
+func TestTokensAfterAKeyRotationAreSignedWithTheNewKey(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.exchange(f.code(t, "grace@example.test")); err != nil { // opens and keeps the first key
+		t.Fatal(err)
+	}
+	if _, err := f.svc.RotateAppKey(ctx, f.app.ID); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f.exchange(f.code(t, "grace@example.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.VerifyAccessToken(ctx, tok.AccessToken); err != nil {
+		t.Fatalf("a token issued after the rotation does not verify: %v", err)
+	}
+}
