@@ -51,6 +51,9 @@ type ConsumerConfig struct {
 	Inbox   Inbox
 	Handler Handler
 	Log     *slog.Logger // nil means slog.Default()
+	// AckWait is how long the server waits for an event's ack before it delivers the event again,
+	// to this or another replica: what a process that dies mid-event costs. 0 means consumeAckWait.
+	AckWait time.Duration
 }
 
 func (c ConsumerConfig) validate() error {
@@ -88,10 +91,14 @@ func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (*Consumer, error)
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	ackWait := cfg.AckWait
+	if ackWait <= 0 {
+		ackWait = consumeAckWait
+	}
 	cons, err := b.JS.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable:       cfg.Durable,
 		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       consumeAckWait,
+		AckWait:       ackWait,
 		MaxDeliver:    consumeMaxDeliver,
 		FilterSubject: filter,
 	})
