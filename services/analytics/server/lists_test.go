@@ -18,6 +18,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/moduletest"
 	"github.com/berthhq/berth/services/analytics/server"
 
@@ -237,5 +238,39 @@ func TestStreamedListsRefuseBadRangesAndOtherCredentialsBeforeSendingAnything(t 
 				}
 			})
 		}
+	}
+}
+
+// With identity unreachable, a key identity verified before keeps working for the cache's
+// lifetime (analytics answers from its own store), and a key it never saw is refused at once with
+// Unavailable, which the edge answers as a 500 in the route's family, rather than hanging.
+func TestCachedKeysKeepListsAnsweringWhileIdentityIsUnreachable(t *testing.T) {
+	appID := uuid.NewString()
+	idSrv := grpc.NewServer()
+	identityv1.RegisterIdentityInternalServiceServer(idSrv, &fakeIdentity{appID: appID})
+	idConn := grpctest.Serve(t, idSrv, grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken)))
+	m := moduletest.Start(t, server.Module, moduletest.Options{
+		Peers: map[string]grpc.ClientConnInterface{"identity": idConn}, ServiceToken: serviceToken,
+	})
+	client := analyticsv1.NewAnalyticsServiceClient(m.Conn)
+	list := func(key string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ctx = metadata.AppendToOutgoingContext(ctx, authn.MDAPIKey, key, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
+		stream, err := client.ListSubscriptions(ctx, &analyticsv1.ListRangeRequest{From: "2026-03-01", To: "2026-03-31"})
+		if err == nil {
+			_, err = chunks(t, stream)
+		}
+		return err
+	}
+	if err := list(readKey); err != nil {
+		t.Fatalf("with identity up: %v", err)
+	}
+	idSrv.Stop()
+	if err := list(readKey); err != nil {
+		t.Fatalf("a cached key with identity down: %v", err)
+	}
+	if err := list("a-key-identity-never-verified"); status.Code(err) != codes.Unavailable {
+		t.Fatalf("an uncached key with identity down: %v, want Unavailable (not a hang past the deadline)", err)
 	}
 }
