@@ -65,6 +65,11 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if tlsCfg != nil && !tlsCfg.CanServe() {
+		// Under TLS the services require a certificate on service calls, which the login and
+		// payment pages make.
+		return fmt.Errorf("with %s the gateway needs %s and %s: its login and payment pages make service calls", grpcx.EnvTLSCA, grpcx.EnvTLSCert, grpcx.EnvTLSKey)
+	}
 	dial := func(name, serviceToken string) (*grpc.ClientConn, error) {
 		return dialModule(name, serviceToken, tlsCfg)
 	}
