@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the Go code for every .proto under proto/ (except third_party) with the plugin
 # versions pinned as tool directives in proto/go.mod, then the event-type constants (events.berth.go,
-# see internal/cmd/genevents) from the compiled descriptors. Output lands beside the sources.
+# see internal/cmd/genevents) and the OpenAPI document (openapi/berth.json, internal/cmd/genopenapi)
+# from the compiled descriptors. Output lands beside the sources.
 set -euo pipefail
 cd "$(dirname "$0")"
 bin=$(mktemp -d)
@@ -19,3 +20,4 @@ PATH="$bin:$PATH" protoc -I . -I third_party \
   --grpc-gateway_out=. --grpc-gateway_opt=paths=source_relative \
   $files
 GOWORK=off go run ./internal/cmd/genevents $files
+GOWORK=off go run ./internal/cmd/genopenapi > openapi/berth.json

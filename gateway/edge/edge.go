@@ -16,6 +16,7 @@ import (
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/proto/openapi"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
@@ -51,6 +52,9 @@ var backends = []backend{
 	}},
 	{module: "webhook", raw: mountWebhooks},
 }
+
+// OpenAPIPath serves the OpenAPI document of the REST surface.
+const OpenAPIPath = "/openapi.json"
 
 // LoginModule is the module behind the hosted login page (identity's LoginService).
 const LoginModule = "identity"
@@ -135,6 +139,13 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		}); err != nil {
 			return nil, fmt.Errorf("edge: register GET %s: %w", path, err)
 		}
+	}
+	// The document of this surface, generated from the same protos (proto/openapi).
+	if err := mux.HandlePath(http.MethodGet, OpenAPIPath, func(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi.Document)
+	}); err != nil {
+		return nil, fmt.Errorf("edge: register GET %s: %w", OpenAPIPath, err)
 	}
 	res, err := newResolver(ctx)
 	if err != nil {

@@ -1,0 +1,7 @@
+// Command genopenapi writes the OpenAPI 3 document of Berth's REST surface (openapi/berth.json)
+// from the compiled protos: every HTTP-bound RPC's paths, parameters and body from its
+// google.api.http rule; its credentials, success status and envelope family from its
+// berth.edge.v1.route option; the field names and JSON types as protojson renders them with the
+// edge's options (proto names, every field present). gen.sh runs it, so the document cannot drift
+// from the protos, and `make proto-check` fails when the committed one differs.
+package main

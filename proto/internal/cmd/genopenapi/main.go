@@ -1,0 +1,308 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	_ "github.com/berthhq/berth/proto/analytics/v1"
+	_ "github.com/berthhq/berth/proto/billing/v1"
+	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+	_ "github.com/berthhq/berth/proto/identity/v1"
+	_ "github.com/berthhq/berth/proto/tenant/v1"
+	_ "github.com/berthhq/berth/proto/webhook/v1"
+)
+
+func main() {
+	doc, err := build(protoregistry.GlobalFiles)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "genopenapi:", err)
+		os.Exit(1)
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "genopenapi:", err)
+		os.Exit(1)
+	}
+	if _, err := os.Stdout.Write(append(out, '\n')); err != nil {
+		os.Exit(1)
+	}
+}
+
+// obj is a JSON object of the document; encoding/json writes map keys sorted, so the output is
+// stable.
+type obj = map[string]any
+
+var pathParam = regexp.MustCompile(`\{([A-Za-z0-9_]+)(=[^}]*)?\}`)
+
+// build makes the document of every HTTP-bound method in files.
+func build(files *protoregistry.Files) (obj, error) {
+	g := &gen{schemas: obj{}}
+	paths := obj{}
+	var methods []protoreflect.MethodDescriptor
+	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				methods = append(methods, sd.Methods().Get(j))
+			}
+		}
+		return true
+	})
+	sort.Slice(methods, func(i, j int) bool { return methods[i].FullName() < methods[j].FullName() })
+	for _, md := range methods {
+		rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule)
+		if !ok || rule == nil {
+			continue
+		}
+		r, _ := proto.GetExtension(md.Options(), edgev1.E_Route).(*edgev1.Route)
+		if r.GetFamily() == edgev1.Family_FAMILY_UNSPECIFIED {
+			return nil, fmt.Errorf("%s is HTTP-bound but declares no envelope family", md.FullName())
+		}
+		for _, b := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
+			method, path := binding(b)
+			if method == "" {
+				return nil, fmt.Errorf("%s has a binding without a method", md.FullName())
+			}
+			item, _ := paths[openapiPath(path)].(obj)
+			if item == nil {
+				item = obj{}
+				paths[openapiPath(path)] = item
+			}
+			item[strings.ToLower(method)] = g.operation(md, r, b, path)
+		}
+	}
+	return obj{
+		"openapi": "3.0.3",
+		"info": obj{"title": "Berth", "version": "1",
+			"description": "The REST surface of Berth as it is on the wire, generated from the protos (proto/internal/cmd/genopenapi)."},
+		"paths": paths,
+		"components": obj{
+			"schemas": g.schemas,
+			"securitySchemes": obj{
+				"apiKey":   obj{"type": "apiKey", "in": "header", "name": "X-API-KEY", "description": "With X-API-KEY-TYPE (read or write, as the route asks) and X-CLIENT-ID (the app). Server side only."},
+				"bearer":   obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "A tenant access token (route 1)."},
+				"operator": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "A platform operator token (berthctl operator-token)."},
+			},
+		},
+	}, nil
+}
+
+func binding(r *annotations.HttpRule) (method, path string) {
+	switch p := r.GetPattern().(type) {
+	case *annotations.HttpRule_Get:
+		return "GET", p.Get
+	case *annotations.HttpRule_Put:
+		return "PUT", p.Put
+	case *annotations.HttpRule_Post:
+		return "POST", p.Post
+	case *annotations.HttpRule_Delete:
+		return "DELETE", p.Delete
+	case *annotations.HttpRule_Patch:
+		return "PATCH", p.Patch
+	}
+	return "", ""
+}
+
+// openapiPath writes a path template as OpenAPI does: {name=pattern} becomes {name}.
+func openapiPath(p string) string { return pathParam.ReplaceAllString(p, "{$1}") }
+
+type gen struct {
+	schemas obj
+}
+
+// operation is one method on one binding.
+func (g *gen) operation(md protoreflect.MethodDescriptor, r *edgev1.Route, b *annotations.HttpRule, path string) obj {
+	in := md.Input()
+	bound := map[string]bool{}
+	var params []any
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		bound[m[1]] = true
+		params = append(params, obj{"name": m[1], "in": "path", "required": true, "schema": obj{"type": "string"}})
+	}
+	op := obj{"operationId": string(md.Parent().Name()) + "_" + string(md.Name()), "tags": []any{string(md.Parent().FullName())}}
+	switch body := b.GetBody(); body {
+	case "":
+	case "*":
+		op["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": g.message(in, bound)}}}
+		for i := range in.Fields().Len() {
+			bound[string(in.Fields().Get(i).Name())] = true
+		}
+	default:
+		f := in.Fields().ByName(protoreflect.Name(body))
+		op["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": g.field(f)}}}
+		bound[body] = true
+	}
+	for i := range in.Fields().Len() {
+		f := in.Fields().Get(i)
+		if bound[string(f.Name())] || f.Kind() == protoreflect.MessageKind {
+			continue
+		}
+		params = append(params, obj{"name": string(f.Name()), "in": "query", "required": false, "schema": g.field(f)})
+	}
+	if len(params) > 0 {
+		op["parameters"] = params
+	}
+	op["security"] = security(r)
+	op["responses"] = g.responses(md, r)
+	if r.GetFamily() == edgev1.Family_FAMILY_V1 {
+		op["x-berth-family"] = "v1"
+	} else {
+		op["x-berth-family"] = "api"
+	}
+	return op
+}
+
+// security lists the credentials a route accepts (any one of them).
+func security(r *edgev1.Route) []any {
+	out := []any{}
+	if r.GetApiKey() != edgev1.ApiKey_API_KEY_NONE {
+		out = append(out, obj{"apiKey": []any{}})
+	}
+	if r.GetTenantToken() {
+		out = append(out, obj{"bearer": []any{}})
+	}
+	if r.GetOperatorToken() {
+		out = append(out, obj{"operator": []any{}})
+	}
+	return out
+}
+
+// responses are the success in the route's family and the errors of that family.
+func (g *gen) responses(md protoreflect.MethodDescriptor, r *edgev1.Route) obj {
+	status := int(r.GetSuccessStatus())
+	if status == 0 {
+		status = 200
+	}
+	var success any
+	if r.GetFamily() == edgev1.Family_FAMILY_V1 {
+		var data any = obj{"nullable": true, "enum": []any{nil}}
+		if !r.GetDataNull() {
+			data = g.data(md.Output())
+		}
+		success = obj{"type": "object", "additionalProperties": false, "required": []any{"success", "message", "error", "data"},
+			"properties": obj{"success": obj{"type": "boolean", "enum": []any{true}}, "message": obj{"type": "string"},
+				"error": obj{"nullable": true, "enum": []any{nil}}, "data": data}}
+	} else {
+		success = g.message(md.Output(), nil)
+	}
+	out := obj{strconv.Itoa(status): obj{"description": r.GetMessage() + " ", "content": obj{"application/json": obj{"schema": success}}}}
+	errSchema := obj{"$ref": "#/components/schemas/V1Error"}
+	g.schemas["V1Error"] = obj{"type": "object", "additionalProperties": false, "required": []any{"success", "error", "message", "data"},
+		"properties": obj{"success": obj{"type": "boolean", "enum": []any{false}}, "error": obj{"type": "string"},
+			"message": obj{"nullable": true, "enum": []any{nil}}, "data": obj{"nullable": true, "enum": []any{nil}}}}
+	if r.GetFamily() == edgev1.Family_FAMILY_API {
+		errSchema = obj{"$ref": "#/components/schemas/APIErrors"}
+		g.schemas["APIErrors"] = obj{"type": "object", "additionalProperties": false, "required": []any{"errors"},
+			"properties": obj{"errors": obj{"type": "array", "items": obj{"type": "object", "additionalProperties": false,
+				"required": []any{"validation", "code", "message"},
+				"properties": obj{"validation": obj{"type": "string"}, "code": obj{"type": "string"}, "message": obj{"type": "string"}}}}}}
+	}
+	for _, code := range []string{"400", "401", "403", "500"} {
+		out[code] = obj{"description": "error", "content": obj{"application/json": obj{"schema": errSchema}}}
+	}
+	return out
+}
+
+// data is a /v1 route's data: the output message, or for a streamed list (chunks with a head and
+// items) the list the edge renders around the stream.
+func (g *gen) data(out protoreflect.MessageDescriptor) any {
+	head, items := out.Fields().ByName("head"), out.Fields().ByName("items")
+	if head != nil && items != nil && items.IsList() && head.Message() != nil && head.Message().Name() == "ListHead" {
+		return obj{"type": "object", "additionalProperties": false, "required": []any{"kind", "itemsLength", "items"},
+			"properties": obj{"kind": obj{"type": "string"}, "itemsLength": obj{"type": "number"},
+				"items": obj{"type": "array", "items": g.ref(items.Message())}}}
+	}
+	return g.message(out, nil)
+}
+
+// message is the schema of a message's JSON, without the fields in skip (path parameters).
+func (g *gen) message(md protoreflect.MessageDescriptor, skip map[string]bool) any {
+	if len(skip) == 0 {
+		return g.ref(md)
+	}
+	return g.inline(md, skip)
+}
+
+// ref names a message's schema, defining it once.
+func (g *gen) ref(md protoreflect.MessageDescriptor) obj {
+	name := strings.ReplaceAll(string(md.FullName()), ".", "_")
+	if _, ok := g.schemas[name]; !ok {
+		g.schemas[name] = obj{} // a placeholder, so a recursive message refers to itself
+		g.schemas[name] = g.inline(md, nil)
+	}
+	return obj{"$ref": "#/components/schemas/" + name}
+}
+
+// inline is a message's schema: every field present, as protojson with EmitUnpopulated writes it.
+func (g *gen) inline(md protoreflect.MessageDescriptor, skip map[string]bool) obj {
+	props, required := obj{}, []any{}
+	for i := range md.Fields().Len() {
+		f := md.Fields().Get(i)
+		if skip[string(f.Name())] {
+			continue
+		}
+		props[string(f.Name())] = g.field(f)
+		if f.ContainingOneof() == nil || f.ContainingOneof().IsSynthetic() {
+			required = append(required, string(f.Name()))
+		}
+	}
+	s := obj{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// field is a field's schema: its JSON type as protojson renders it (64-bit integers as strings),
+// messages nullable (null while unset), optional scalars nullable too.
+func (g *gen) field(f protoreflect.FieldDescriptor) any {
+	if f.IsMap() {
+		return obj{"type": "object", "additionalProperties": g.single(f.MapValue())}
+	}
+	if f.IsList() {
+		return obj{"type": "array", "items": g.single(f)}
+	}
+	s := g.single(f)
+	if f.HasPresence() {
+		if f.Kind() == protoreflect.MessageKind {
+			return obj{"nullable": true, "allOf": []any{s}}
+		}
+		s["nullable"] = true
+	}
+	return s
+}
+
+func (g *gen) single(f protoreflect.FieldDescriptor) obj {
+	switch f.Kind() {
+	case protoreflect.StringKind:
+		return obj{"type": "string"}
+	case protoreflect.BoolKind:
+		return obj{"type": "boolean"}
+	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind, protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return obj{"type": "integer"}
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return obj{"type": "number"}
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return obj{"type": "string", "format": "int64"}
+	case protoreflect.BytesKind:
+		return obj{"type": "string", "format": "byte"}
+	case protoreflect.EnumKind:
+		return obj{"type": "string"}
+	case protoreflect.MessageKind:
+		if f.Message().FullName() == "google.protobuf.Empty" {
+			return obj{"type": "object", "additionalProperties": false}
+		}
+		return g.ref(f.Message())
+	}
+	return obj{}
+}
