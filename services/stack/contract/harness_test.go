@@ -92,6 +92,7 @@ func (e *env) do(method, path string, headers map[string]string, body string) re
 	if err := json.Unmarshal(raw, &r.body); err != nil {
 		e.t.Fatalf("%s %s: body is not JSON: %q", method, path, raw)
 	}
+	checkAnswer(e.t, method, path, r.status, r.body)
 	return r
 }
 

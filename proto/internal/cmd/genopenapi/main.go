@@ -233,8 +233,11 @@ func (g *gen) message(md protoreflect.MessageDescriptor, skip map[string]bool) a
 	return g.inline(md, skip)
 }
 
-// ref names a message's schema, defining it once.
+// ref names a message's schema, defining it once; a well-known type is its JSON form.
 func (g *gen) ref(md protoreflect.MessageDescriptor) obj {
+	if s, ok := wellKnown[md.FullName()]; ok {
+		return s()
+	}
 	name := strings.ReplaceAll(string(md.FullName()), ".", "_")
 	if _, ok := g.schemas[name]; !ok {
 		g.schemas[name] = obj{} // a placeholder, so a recursive message refers to itself
@@ -299,10 +302,18 @@ func (g *gen) single(f protoreflect.FieldDescriptor) obj {
 	case protoreflect.EnumKind:
 		return obj{"type": "string"}
 	case protoreflect.MessageKind:
-		if f.Message().FullName() == "google.protobuf.Empty" {
-			return obj{"type": "object", "additionalProperties": false}
-		}
 		return g.ref(f.Message())
 	}
 	return obj{}
+}
+
+// wellKnown are the JSON forms protojson gives the well-known types the APIs use (a provider's
+// objects are passed through as Struct).
+var wellKnown = map[protoreflect.FullName]func() obj{
+	"google.protobuf.Empty":     func() obj { return obj{"type": "object", "additionalProperties": false} },
+	"google.protobuf.Struct":    func() obj { return obj{"type": "object"} },
+	"google.protobuf.Value":     func() obj { return obj{} },
+	"google.protobuf.ListValue": func() obj { return obj{"type": "array"} },
+	"google.protobuf.Timestamp": func() obj { return obj{"type": "string", "format": "date-time"} },
+	"google.protobuf.Duration":  func() obj { return obj{"type": "string"} },
 }
