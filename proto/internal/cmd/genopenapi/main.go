@@ -204,7 +204,7 @@ func (g *gen) responses(md protoreflect.MethodDescriptor, r *edgev1.Route) obj {
 		errSchema = obj{"$ref": "#/components/schemas/APIErrors"}
 		g.schemas["APIErrors"] = obj{"type": "object", "additionalProperties": false, "required": []any{"errors"},
 			"properties": obj{"errors": obj{"type": "array", "items": obj{"type": "object", "additionalProperties": false,
-				"required": []any{"validation", "code", "message"},
+				"required":   []any{"validation", "code", "message"},
 				"properties": obj{"validation": obj{"type": "string"}, "code": obj{"type": "string"}, "message": obj{"type": "string"}}}}}}
 	}
 	for _, code := range []string{"400", "401", "403", "500"} {
