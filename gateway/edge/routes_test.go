@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/genproto/googleapis/api/annotations"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -75,8 +73,8 @@ func httpRoutes(t *testing.T) []string {
 			sd := fd.Services().Get(i)
 			for j := range sd.Methods().Len() {
 				md := sd.Methods().Get(j)
-				rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule)
-				if !ok || rule == nil {
+				bindings := edgev1.HTTPBindings(md)
+				if len(bindings) == 0 {
 					continue
 				}
 				r := route.Of(md)
@@ -89,37 +87,18 @@ func httpRoutes(t *testing.T) []string {
 				if r.GetServiceOnly() || r.GetAdmin() {
 					t.Errorf("%s is HTTP-bound but restricted to Berth services or operators' admin token", md.FullName())
 				}
-				for _, b := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
-					method, path := httpBinding(b)
-					if method == "" {
+				for _, b := range bindings {
+					if b.Method == "" {
 						t.Errorf("%s has an HTTP binding without a method", md.FullName())
 						continue
 					}
-					routes = append(routes, method+" "+normalisePath(path))
+					routes = append(routes, b.Method+" "+normalisePath(b.Path))
 				}
 			}
 		}
 		return true
 	})
 	return routes
-}
-
-func httpBinding(r *annotations.HttpRule) (method, path string) {
-	switch p := r.GetPattern().(type) {
-	case *annotations.HttpRule_Get:
-		return "GET", p.Get
-	case *annotations.HttpRule_Put:
-		return "PUT", p.Put
-	case *annotations.HttpRule_Post:
-		return "POST", p.Post
-	case *annotations.HttpRule_Delete:
-		return "DELETE", p.Delete
-	case *annotations.HttpRule_Patch:
-		return "PATCH", p.Patch
-	case *annotations.HttpRule_Custom:
-		return p.Custom.GetKind(), p.Custom.GetPath()
-	}
-	return "", ""
 }
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z0-9_]+)(=[^}]*)?\}`)

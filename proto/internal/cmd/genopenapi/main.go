@@ -60,25 +60,24 @@ func build(files *protoregistry.Files) (obj, error) {
 	})
 	sort.Slice(methods, func(i, j int) bool { return methods[i].FullName() < methods[j].FullName() })
 	for _, md := range methods {
-		rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule)
-		if !ok || rule == nil {
+		bindings := edgev1.HTTPBindings(md)
+		if len(bindings) == 0 {
 			continue
 		}
 		r, _ := proto.GetExtension(md.Options(), edgev1.E_Route).(*edgev1.Route)
 		if r.GetFamily() == edgev1.Family_FAMILY_UNSPECIFIED {
 			return nil, fmt.Errorf("%s is HTTP-bound but declares no envelope family", md.FullName())
 		}
-		for _, b := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
-			method, path := binding(b)
-			if method == "" {
+		for _, b := range bindings {
+			if b.Method == "" {
 				return nil, fmt.Errorf("%s has a binding without a method", md.FullName())
 			}
-			item, _ := paths[openapiPath(path)].(obj)
+			item, _ := paths[openapiPath(b.Path)].(obj)
 			if item == nil {
 				item = obj{}
-				paths[openapiPath(path)] = item
+				paths[openapiPath(b.Path)] = item
 			}
-			item[strings.ToLower(method)] = g.operation(md, r, b, path)
+			item[strings.ToLower(b.Method)] = g.operation(md, r, b.Rule, b.Path)
 		}
 	}
 	return obj{
@@ -95,22 +94,6 @@ func build(files *protoregistry.Files) (obj, error) {
 			},
 		},
 	}, nil
-}
-
-func binding(r *annotations.HttpRule) (method, path string) {
-	switch p := r.GetPattern().(type) {
-	case *annotations.HttpRule_Get:
-		return "GET", p.Get
-	case *annotations.HttpRule_Put:
-		return "PUT", p.Put
-	case *annotations.HttpRule_Post:
-		return "POST", p.Post
-	case *annotations.HttpRule_Delete:
-		return "DELETE", p.Delete
-	case *annotations.HttpRule_Patch:
-		return "PATCH", p.Patch
-	}
-	return "", ""
 }
 
 // openapiPath writes a path template as OpenAPI does: {name=pattern} becomes {name}.
