@@ -79,6 +79,23 @@ func TestKubernetesManifestsMatchTheAPISchemaAndKeepEveryDeploymentAvailable(t *
 			if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
 				t.Errorf("%s/%s: no CPU and memory requests", name, c.Name)
 			}
+			// gRPC over mutual TLS: the three settings name files of the mounted berth-grpc-tls Secret.
+			mounts := map[string]string{} // mount path -> volume
+			for _, m := range c.VolumeMounts {
+				mounts[m.MountPath] = m.Name
+			}
+			for _, v := range []string{"BERTH_GRPC_TLS_CA", "BERTH_GRPC_TLS_CERT", "BERTH_GRPC_TLS_KEY"} {
+				path := ""
+				for _, e := range c.Env {
+					if e.Name == v {
+						path = e.Value
+					}
+				}
+				volume := mounts[filepath.Dir(path)]
+				if path == "" || volume == "" || secretOf(d.Spec.Template.Spec.Volumes, volume) != "berth-grpc-tls" {
+					t.Errorf("%s/%s: %s does not name a file of the mounted berth-grpc-tls Secret", name, c.Name, v)
+				}
+			}
 			for _, e := range c.Env {
 				secretish := strings.Contains(e.Name, "TOKEN") || strings.Contains(e.Name, "SECRET") || strings.Contains(e.Name, "PEPPER") ||
 					strings.Contains(e.Name, "DATABASE_URL")
@@ -101,4 +118,14 @@ func TestKubernetesManifestsMatchTheAPISchemaAndKeepEveryDeploymentAvailable(t *
 			t.Errorf("PodDisruptionBudget %s bounds nothing", name)
 		}
 	}
+}
+
+// secretOf is the Secret a pod volume holds, "" for another kind of volume.
+func secretOf(volumes []corev1.Volume, name string) string {
+	for _, v := range volumes {
+		if v.Name == name && v.Secret != nil {
+			return v.Secret.SecretName
+		}
+	}
+	return ""
 }
