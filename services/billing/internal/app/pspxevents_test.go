@@ -14,6 +14,8 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/adapters/memory"
 	"github.com/berthhq/berth/services/billing/internal/app"
 	"github.com/berthhq/berth/services/billing/internal/domain"
+
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
 // fakePspx serves the invoices a test sets and records line updates; every other call panics
@@ -57,6 +59,7 @@ func (f *fakePspx) set(inv app.PspxInvoice) {
 type pspxFixture struct {
 	svc            *app.Service
 	store          *memory.Store
+	outbox         *events.MemoryOutbox
 	px             *fakePspx
 	conn           domain.Connection
 	appID, tenant  string
@@ -70,9 +73,10 @@ func newPspxFixture(t *testing.T) pspxFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := pspxFixture{store: memory.New(&events.MemoryOutbox{}), px: &fakePspx{invoices: map[string]app.PspxInvoice{}},
+	f := pspxFixture{outbox: &events.MemoryOutbox{}, px: &fakePspx{invoices: map[string]app.PspxInvoice{}},
 		appID: uuid.NewString(), tenant: uuid.NewString(),
 		now: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC), paidUntil: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	f.store = memory.New(f.outbox)
 	if f.svc, err = app.New(f.store, nil, fakeTenants{}, f.px, nil, app.Options{Box: box, Clock: func() time.Time { return f.now },
 		NewID: uuid.NewString, PublicURL: "https://berth.example"}); err != nil {
 		t.Fatal(err)
@@ -204,5 +208,45 @@ func TestADraftRenewalGetsTheAppsLineTextOnce(t *testing.T) {
 	f.px.set(finalized)
 	if f.apply(t, "invoice.created", "in_open"); f.px.updates != 1 {
 		t.Fatal("a finalized invoice was edited")
+	}
+}
+
+// A route 13 invoice paid after the route answered (a bank debit) is applied by invoice.paid; its
+// payment.one_time event must still name the body's userId, the invoice and the charge's price,
+// although the tenant's subscription has a price of its own in the state.
+func TestARoute13InvoicePaidLaterNamesItsPayerInvoiceAndPrice(t *testing.T) {
+	f := newPspxFixture(t)
+	ctx := context.Background()
+	payer := uuid.NewString()
+	charge := domain.Charge{ID: uuid.NewString(), AppID: f.appID, TenantID: f.tenant, ConnectionID: f.conn.ID, Test: true, Kind: domain.ChargeInvoice,
+		CustomerID: "cus_1", UserID: payer, Price: "price_units", TaxRate: "txr_1", Quantity: 4, InvoiceID: "in_units",
+		Status: domain.ChargeOpen, CreatedAt: f.now, UpdatedAt: f.now}
+	if err := f.store.CreateCharge(ctx, charge); err != nil {
+		t.Fatal(err)
+	}
+	f.px.set(app.PspxInvoice{ID: "in_units", Customer: "cus_1", Status: "paid", BillingReason: "manual",
+		Metadata: map[string]string{"berthChargeId": charge.ID}})
+	if got := f.apply(t, "invoice.paid", "in_units"); got.Effect != "charge.invoice" {
+		t.Fatalf("invoice.paid: %+v", got)
+	}
+	pending, err := f.outbox.Pending(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paid []*billingv1.MoneyChanged
+	for _, ev := range pending {
+		if ev.Type == billingv1.EventPaymentOneTime {
+			var m billingv1.MoneyChanged
+			if err := ev.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			paid = append(paid, &m)
+		}
+	}
+	if len(paid) != 1 {
+		t.Fatalf("%d one-time payment events, want 1", len(paid))
+	}
+	if m := paid[0]; m.GetUserId() != payer || m.GetPaymentId() != "in_units" || m.GetPriceId() != "price_units" || m.GetUnits() != 4 {
+		t.Fatalf("one-time payment names user %q payment %q price %q units %d", m.GetUserId(), m.GetPaymentId(), m.GetPriceId(), m.GetUnits())
 	}
 }

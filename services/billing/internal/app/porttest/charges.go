@@ -112,6 +112,10 @@ func settleChargeTogether(t *testing.T, s app.Store, outbox events.OutboxSource)
 	}
 	ev := newEvent(t, c.AppID)
 	settled, acct := must2(s.SettleCharge(ctx, c.ID, func(ch *domain.Charge, a *domain.Account) ([]events.Event, error) {
+		// The settle path reads the whole charge (its payer and price name the payment's events).
+		if !reflect.DeepEqual(*ch, c) {
+			t.Errorf("fn saw charge\n got %+v\nwant %+v", *ch, c)
+		}
 		ch.Status, ch.InvoiceID, ch.UpdatedAt = domain.ChargeCompleted, "in_9", instant.Add(time.Minute)
 		a.State.PlanChanged(ch.Price, "prod_1", ch.Quantity)
 		a.Touch(instant)
