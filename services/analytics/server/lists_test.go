@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -273,4 +274,49 @@ func TestCachedKeysKeepListsAnsweringWhileIdentityIsUnreachable(t *testing.T) {
 	if err := list("a-key-identity-never-verified"); status.Code(err) != codes.Unavailable {
 		t.Fatalf("an uncached key with identity down: %v, want Unavailable (not a hang past the deadline)", err)
 	}
+}
+
+// With the database gone, a list is refused at once (Internal or Unavailable, a 500 in the route's
+// family) instead of hanging to the deadline, and the same process answers again once the
+// database is back.
+func TestListsFailFastWhileTheDatabaseIsGoneAndRecoverWithoutARestart(t *testing.T) {
+	appID := uuid.NewString()
+	m := moduletest.Start(t, server.Module, moduletest.Options{
+		Postgres: true, Peers: map[string]grpc.ClientConnInterface{"identity": identityConn(t, appID)}, ServiceToken: serviceToken,
+	})
+	client := analyticsv1.NewAnalyticsServiceClient(m.Conn)
+	list := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ctx = metadata.AppendToOutgoingContext(ctx, authn.MDAPIKey, readKey, authn.MDAPIKeyType, "read", authn.MDClientID, appID)
+		stream, err := client.ListOneTimePayments(ctx, &analyticsv1.ListRangeRequest{From: "2026-03-01", To: "2026-03-31"})
+		if err == nil {
+			_, err = chunks(t, stream)
+		}
+		return err
+	}
+	if err := list(); err != nil {
+		t.Fatalf("with the database up: %v", err)
+	}
+	cfg := m.Process.Pool.Config().ConnConfig.Copy()
+	db := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	do := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := admin.Exec(context.Background(), sql, args...); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	do("alter database " + pgx.Identifier{db}.Sanitize() + " allow_connections false")
+	do("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1", db)
+	if code := status.Code(list()); code != codes.Internal && code != codes.Unavailable {
+		t.Fatalf("a list with the database gone: %v, want Internal or Unavailable before the deadline", code)
+	}
+	do("alter database " + pgx.Identifier{db}.Sanitize() + " allow_connections true")
+	testkit.Eventually(t, "lists answer again once the database is back", func() bool { return list() == nil })
 }
