@@ -242,3 +242,17 @@ func assertJSON(t *testing.T, got, want any) {
 		t.Errorf("body mismatch\n got: %s\nwant: %s", g, w)
 	}
 }
+
+// logLines parses a JSON log, one record a line.
+func logLines(t *testing.T, log []byte) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for line := range bytes.Lines(log) {
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		lines = append(lines, rec)
+	}
+	return lines
+}

@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +18,7 @@ type rpcSlotKey struct{}
 var (
 	httpRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "berth_http_requests_total",
-		Help: "HTTP requests the edge answered, by route and status code.",
+		Help: "HTTP requests the edge answered, by route and status code (\"aborted\": broken off after it started).",
 	}, []string{"route", "code"})
 	httpDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "berth_http_request_duration_seconds",
@@ -39,7 +38,12 @@ func routeLabel(rpc, path string) string {
 	}
 }
 
-func observeHTTP(route string, status int, start time.Time) {
+// codeAborted is the code label of a response the edge broke off (see abort): its status line
+// may have said 200, but the client never got a complete answer.
+const codeAborted = "aborted"
+
+// observeHTTP records one answered request; code is its status code as text, or codeAborted.
+func observeHTTP(route, code string, start time.Time) {
 	httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
-	httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	httpRequests.WithLabelValues(route, code).Inc()
 }

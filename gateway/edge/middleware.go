@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/berthhq/berth/gateway/login"
@@ -78,7 +79,9 @@ func checkMediaType(next http.Handler) http.Handler {
 
 // observe recovers panics into a 500 in the path's family and writes one access-log line per
 // request. The line names method, path, status, duration and request id only: headers and bodies
-// carry API keys, tokens and personal data.
+// carry API keys, tokens and personal data. A response broken off with abort (or a bare
+// http.ErrAbortHandler) is logged instead as one "http request aborted" warning, and the panic
+// goes on to net/http, which closes the connection.
 func observe(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -88,8 +91,25 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		r = r.WithContext(ctx)
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p) // net/http's own signal to abort the response; not ours to swallow
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+					// The handler broke the response off on purpose (a streamed list that went
+					// wrong after its first bytes): the client sees a broken connection, so this
+					// request is logged as aborted, at warn, instead of with an access line
+					// whose status would claim the 200 already sent, or a 500 never sent.
+					attrs := []slog.Attr{
+						slog.String("method", r.Method),
+						slog.String("path", r.URL.Path),
+						slog.Int("status_sent", rec.statusOr200()),
+						slog.Duration("duration", time.Since(start)),
+					}
+					var a aborted
+					if errors.As(err, &a) {
+						attrs = append(attrs, slog.String("reason", a.reason.Error()))
+					}
+					log.LogAttrs(ctx, slog.LevelWarn, "http request aborted", attrs...)
+					observeHTTP(routeLabel(*rpc, r.URL.Path), codeAborted, start)
+					// net/http stays silent only for the sentinel itself (it compares by identity).
+					panic(http.ErrAbortHandler)
 				}
 				log.ErrorContext(ctx, "panic serving request",
 					slog.String("panic", fmt.Sprint(p)),
@@ -98,7 +118,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 					writeFailure(rec, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})
 				}
 			}
-			observeHTTP(routeLabel(*rpc, r.URL.Path), rec.statusOr200(), start)
+			observeHTTP(routeLabel(*rpc, r.URL.Path), strconv.Itoa(rec.statusOr200()), start)
 			// The request id comes from ctx (pkg/logx adds it to every record), once.
 			log.LogAttrs(ctx, slog.LevelInfo, "http request",
 				slog.String("method", r.Method),
@@ -109,6 +129,19 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 	})
 }
+
+// abort ends the response by aborting the connection (http.ErrAbortHandler), telling observe why.
+// It is for a response that has started and cannot end well: ending it normally would hand the
+// client a body that looks complete. It never returns.
+func abort(reason error) {
+	panic(aborted{reason})
+}
+
+// aborted is abort's panic value: http.ErrAbortHandler with its reason.
+type aborted struct{ reason error }
+
+func (a aborted) Error() string   { return "response aborted: " + a.reason.Error() }
+func (a aborted) Unwrap() []error { return []error{http.ErrAbortHandler, a.reason} }
 
 // recorder remembers the status written, for the access log and so recovery knows whether an
 // error body can still be sent.

@@ -2,10 +2,13 @@ package edge
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/berthhq/berth/pkg/logx"
 )
@@ -83,14 +86,50 @@ func TestPanicAfterTheResponseStartedKeepsTheResponse(t *testing.T) {
 	}
 }
 
-func TestAbortHandlerPanicIsNotSwallowed(t *testing.T) {
-	h := withMiddleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		panic(http.ErrAbortHandler)
-	}), discard)
-	defer func() {
-		if p := recover(); p != http.ErrAbortHandler {
-			t.Errorf("recovered %v, want http.ErrAbortHandler re-raised", p)
-		}
-	}()
-	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v1/x", nil))
+// A response broken off on purpose reaches net/http as the bare http.ErrAbortHandler (the only
+// panic it closes the connection for without a stack dump) and is logged once, as a warning with
+// the request id and reason: never as an access line whose status claims an answer.
+func TestAnAbortedResponseReachesNetHTTPAsTheSentinelAndIsLoggedOnceAsAWarning(t *testing.T) {
+	tests := []struct {
+		name   string
+		panic  func()
+		reason any // nil: the log line has no reason
+	}{
+		{"abort with a reason", func() { abort(errors.New("list stream ended early")) }, "list stream ended early"},
+		{"a bare http.ErrAbortHandler", func() { panic(http.ErrAbortHandler) }, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &bytes.Buffer{}
+			h := withMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte(`{"partial":`))
+				tc.panic()
+			}), logx.New(logs, "info"))
+			req := httptest.NewRequest(http.MethodGet, "/v1/x", nil)
+			req.Header.Set("X-Request-Id", "abort-1")
+			aborted, served200 := testutil.ToFloat64(httpRequests.WithLabelValues("unmatched", codeAborted)), testutil.ToFloat64(httpRequests.WithLabelValues("unmatched", "200"))
+			func() {
+				defer func() {
+					if p := recover(); p != http.ErrAbortHandler {
+						t.Errorf("recovered %#v, want http.ErrAbortHandler itself", p)
+					}
+				}()
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}()
+			// Counted as aborted, not as the 200 its status line said.
+			if testutil.ToFloat64(httpRequests.WithLabelValues("unmatched", codeAborted)) != aborted+1 ||
+				testutil.ToFloat64(httpRequests.WithLabelValues("unmatched", "200")) != served200 {
+				t.Errorf("the aborted request was not counted as aborted (and only so)")
+			}
+			lines := logLines(t, logs.Bytes())
+			if len(lines) != 1 {
+				t.Fatalf("want one log line, got %d:\n%s", len(lines), logs)
+			}
+			l := lines[0]
+			if l["level"] != "WARN" || l["msg"] != "http request aborted" || l["request_id"] != "abort-1" || l["status_sent"] != 200.0 ||
+				l["reason"] != tc.reason || l["status"] != nil {
+				t.Fatalf("log line %v", l)
+			}
+		})
+	}
 }
