@@ -31,17 +31,24 @@ import (
 //
 // grpc-gateway forwards a stream with runtime.ForwardResponseStream, which writes what the
 // forward-response rewriter returns as raw bytes when it is an HttpBody, and flushes after each
-// message (its newline between messages is JSON whitespace). Two of its habits need care:
+// message (its newline between messages is JSON whitespace). The pieces:
 //
-//   - gRPC reports an error that ends a stream before its first message (a bad range, a wrong key)
-//     only on the first Recv, which the runtime makes after it has committed to streaming. The
-//     clients the edge registers therefore receive the first message before returning the stream
-//     (primed): such an error is returned by the call and rendered by errorHandler like a unary one.
-//   - After that, a failure can no longer become an error answer once bytes are out. The stream
-//     guard around the mux then aborts the connection (http.ErrAbortHandler), so a client sees a
-//     broken response rather than a truncated list that parses; a failure before the first byte
-//     is answered as a 500 in the route's family. A stream that ends before itemsLength items
-//     arrived is such a failure too.
+//   - prime: gRPC reports an error that ends a stream before its first message (a bad range, a
+//     wrong key) only on the first Recv, which the runtime makes after it has committed to
+//     streaming and answers in its own {"error":…} shape. The clients the edge registers
+//     therefore receive the first message before returning the stream: such an error is the
+//     call's, which the generated handler gives to runtime.HTTPError, so errorHandler answers it
+//     in the route's family with its status, exactly like a unary route's.
+//   - renderChunk (the rewriter, through envelope): the head chunk becomes the envelope's start
+//     and the data's kind and itemsLength; every chunk's items follow, comma-separated. It
+//     refuses a chunk before the head, a second head and items beyond itemsLength.
+//   - guardStreams (around the mux) holds the request's listGuard in the context, where the
+//     rewriter and the stream error handler (streamFailed) find it. When the mux returns it
+//     writes the list's end `]}}` only if the stream ended cleanly with exactly the items it
+//     announced. Otherwise, nothing written yet: a 500 in the family; bytes already out: abort
+//     (http.ErrAbortHandler), so the client sees a broken response, never a list that parses.
+//     Writing the end only after the stream's clean end (not with its last announced item)
+//     means a stream that then sends more, or fails, cannot leave a complete-looking body.
 
 // primed is a stream whose first message was received when it was opened.
 type primed[T any] struct {
@@ -97,6 +104,9 @@ type chunkFields struct{ head, items protoreflect.FieldDescriptor }
 var chunkTypes sync.Map // protoreflect.FullName -> chunkFields, or false for other messages
 
 // chunkOf reports whether m is a list chunk: a `head` of type ListHead and repeated message `items`.
+// The head's type, not only the field names, decides: the rewriter sees every response, and a
+// message that merely has fields called head and items must keep rendering as itself. A list in
+// another context reuses berth.analytics.v1.ListHead (or this check learns its head type).
 func chunkOf(m protoreflect.Message) (chunkFields, bool) {
 	md := m.Descriptor()
 	if v, ok := chunkTypes.Load(md.FullName()); ok {
@@ -118,7 +128,7 @@ func chunkOf(m protoreflect.Message) (chunkFields, bool) {
 // listGuard is one request's streamed list: how far it got and whether it failed.
 type listGuard struct {
 	announced, written int
-	opened, closed     bool
+	opened             bool  // the head was rendered: bytes of the list are (about to be) out
 	failed             error // set by the stream error handler
 	// buf holds the rendered chunk. The runtime writes a chunk out before it receives the next, so
 	// one buffer serves the whole list instead of a new one, grown from nothing, per chunk.
@@ -127,8 +137,11 @@ type listGuard struct {
 
 type listGuardKey struct{}
 
-// chunk renders one chunk of route r's list: the envelope's head with the first, the items, and
-// the envelope's end with the last item announced.
+// listEnd closes the items array, data and the envelope.
+const listEnd = "]}}"
+
+// chunk renders one chunk of route r's list: the envelope's head with the first, then the items.
+// The list's end is guardStreams' to write.
 func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields) (*httpbody.HttpBody, error) {
 	b := g.buf[:0]
 	if m.Has(f.head) {
@@ -162,10 +175,6 @@ func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields
 		}
 		g.written++
 	}
-	if g.written == g.announced && !g.closed {
-		b = append(b, "]}}"...)
-		g.closed = true
-	}
 	g.buf = b
 	return &httpbody.HttpBody{ContentType: "application/json", Data: b}, nil
 }
@@ -192,27 +201,35 @@ func streamFailed(ctx context.Context, err error) *status.Status {
 	return status.Convert(err)
 }
 
-// guardStreams gives each request a listGuard and ends a streamed list that went wrong: before
-// any byte, a 500 in the path's family; after, an aborted connection, logged once.
+// guardStreams gives each request a listGuard and ends its streamed list, if it has one: with
+// the list's end when the stream ended cleanly with every item it announced; before any byte
+// went out, with a 500 in the path's family (its cause logged at error, like any 500's); after,
+// with an aborted connection (abort, which observe logs once, at warn, with the reason).
 func guardStreams(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g := &listGuard{}
 		gw := &guardedWriter{ResponseWriter: w, guard: g}
 		next.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), listGuardKey{}, g)))
 		failed := g.failed
-		if failed == nil && g.opened && !g.closed {
-			failed = fmt.Errorf("list stream ended after %d of the %d items it announced", g.written, g.announced)
-		}
-		if failed == nil {
+		switch {
+		case failed == nil && !g.opened:
+			return // not a list
+		case failed == nil && g.written == g.announced:
+			// With no failure recorded, ForwardResponseStream returned at the stream's io.EOF,
+			// which gRPC reports only for a call that ended with status OK, so the list is
+			// complete; or because writing to the client failed, and then this goes nowhere.
+			_, _ = gw.Write([]byte(listEnd))
 			return
+		case failed == nil:
+			failed = errors.New("list stream ended early")
 		}
-		log.ErrorContext(r.Context(), "streamed list failed", slog.String("path", r.URL.Path), slog.String("error", failed.Error()),
-			slog.Int("items_written", g.written), slog.Int("items_announced", g.announced))
+		failed = fmt.Errorf("streamed list failed after %d of the %d items it announced: %w", g.written, g.announced, failed)
 		if !gw.wrote {
+			log.ErrorContext(r.Context(), "request failed", slog.String("path", r.URL.Path), slog.String("error", failed.Error()))
 			writeFailure(w, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})
 			return
 		}
-		panic(http.ErrAbortHandler) // the client must see a broken response, not a list that parses
+		abort(failed) // the client must see a broken response, not a list that parses
 	})
 }
 

@@ -173,8 +173,16 @@ func TestAListThatBreaksAfterItsFirstBytesAbortsTheResponse(t *testing.T) {
 			}
 			return status.Error(codes.Internal, "connection to the database lost")
 		}},
+		// The last announced item is out, but the stream's end is what makes the list complete.
+		{"a failure after the last item", func(s grpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
+			if err := sendSubscriptions(3, 2, 3)(s); err != nil {
+				return err
+			}
+			return status.Error(codes.Internal, "connection to the database lost")
+		}},
 		{"fewer items than announced", sendSubscriptions(3, 2, 5)},
 		{"more items than announced", sendSubscriptions(6, 2, 5)},
+		{"more items after the announced ones", sendSubscriptions(6, 5, 5)},
 		{"a second head", func(s grpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
 			if err := sendSubscriptions(1, 1, 2)(s); err != nil {
 				return err
