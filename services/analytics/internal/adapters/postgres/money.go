@@ -144,17 +144,14 @@ const tenantsInRange = `with hit as (
 
 var (
 	countTenants = fmt.Sprintf(tenantsInRange, "count(*)")
-	// The users come as parallel arrays, ordered by id: a tenant has few, and one row per tenant
-	// keeps the list a single streamed query.
-	listTenants = fmt.Sprintf(tenantsInRange, `t.id::text, t.as_of, t.pb, t.data,
-		array(select u.id::text from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id),
-		array(select u.as_of from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id),
-		array(select u.pb from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id),
-		array(select u.data from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
-			and not u.deleted and (u.pb is not null or u.data is not null) order by u.id)`) + ` order by hit.last_day desc, t.id desc`
+	// The users come as parallel arrays, ordered by id, gathered in one pass over the tenant's
+	// users: a tenant has few, and one row per tenant keeps the list a single streamed query.
+	listTenants = fmt.Sprintf(tenantsInRange, `t.id::text, t.as_of, t.pb, t.data, us.ids, us.as_ofs, us.pbs, us.datas`) + `
+	left join lateral (select array_agg(u.id::text order by u.id) as ids, array_agg(u.as_of order by u.id) as as_ofs,
+			array_agg(u.pb order by u.id) as pbs, array_agg(u.data order by u.id) as datas
+		from analytics_users u where u.app_id = t.app_id and u.tenant_ref = t.id
+			and not u.deleted and (u.pb is not null or u.data is not null)) us on true
+	order by hit.last_day desc, t.id desc`
 )
 
 // VisitTenants visits route 9's records from one snapshot.
