@@ -12,5 +12,6 @@
 // so the policy's faults are mapped like any handler's.
 //
 // Clients (Dial) resolve names through DNS and balance calls round-robin across every address, so
-// replicas of a service behind one DNS name share its load.
+// replicas of a service behind one DNS name share its load; a comma-separated list of addresses
+// names replicas that have no common DNS name (ListScheme).
 package grpcx

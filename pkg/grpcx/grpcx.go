@@ -190,20 +190,30 @@ func deadline(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.Unar
 const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
 // Dial opens a client connection inside the deployment, over TLS when t is set. It forwards the
-// request id and, when serviceToken is set, authenticates as a Berth service. A target without a scheme ("tenant:9090")
-// is resolved through DNS, so every replica behind the name gets calls; targets with a scheme
-// (passthrough:///, unix:) are used as given.
+// request id and, when serviceToken is set, authenticates as a Berth service. A target without a
+// scheme ("tenant:9090") is resolved through DNS, so every replica behind the name gets calls; a
+// scheme-less list ("10.0.0.1:9101,10.0.0.2:9101") names the replicas themselves (ListScheme);
+// targets with a scheme (passthrough:///, unix:) are used as given.
 func Dial(target, serviceToken string, t *TLS) (*grpc.ClientConn, error) {
+	target = resolvedTarget(target)
+	if rest, ok := strings.CutPrefix(target, ListScheme+":///"); ok {
+		if _, err := parseList(rest); err != nil {
+			return nil, err
+		}
+	}
 	opts := append(ClientOptions(serviceToken, t), grpc.WithDefaultServiceConfig(roundRobin))
-	return grpc.NewClient(dnsTarget(target), opts...)
+	return grpc.NewClient(target, opts...)
 }
 
-// dnsTarget prefixes dns:/// unless target starts with a scheme a resolver is registered for —
-// the same test grpc.NewClient applies, so "host:port" (which parses as scheme "host") still
-// counts as scheme-less.
-func dnsTarget(target string) string {
+// resolvedTarget prefixes dns:/// (or list:/// for a comma-separated list) unless target starts
+// with a scheme a resolver is registered for — the same test grpc.NewClient applies, so
+// "host:port" (which parses as scheme "host") still counts as scheme-less.
+func resolvedTarget(target string) string {
 	if scheme, _, ok := strings.Cut(target, ":"); ok && resolver.Get(scheme) != nil {
 		return target
+	}
+	if strings.Contains(target, ",") {
+		return ListScheme + ":///" + target
 	}
 	return "dns:///" + target
 }

@@ -133,17 +133,19 @@ func TestHealthWatchStreamsWithoutCredentials(t *testing.T) {
 	}
 }
 
-func TestDialResolvesSchemelessTargetsThroughDNS(t *testing.T) {
+func TestDialResolvesSchemelessTargetsThroughDNSAndListsAsReplicas(t *testing.T) {
 	for target, want := range map[string]string{
-		"tenant:9090":           "dns:///tenant:9090",
-		"127.0.0.1:9090":        "dns:///127.0.0.1:9090",
-		"[::1]:9090":            "dns:///[::1]:9090",
-		"dns:///identity:9090":  "dns:///identity:9090",
-		"passthrough:///bufnet": "passthrough:///bufnet",
-		"unix:///run/b.sock":    "unix:///run/b.sock",
+		"tenant:9090":             "dns:///tenant:9090",
+		"127.0.0.1:9090":          "dns:///127.0.0.1:9090",
+		"[::1]:9090":              "dns:///[::1]:9090",
+		"dns:///identity:9090":    "dns:///identity:9090",
+		"passthrough:///bufnet":   "passthrough:///bufnet",
+		"unix:///run/b.sock":      "unix:///run/b.sock",
+		"127.0.0.1:1,127.0.0.1:2": "list:///127.0.0.1:1,127.0.0.1:2",
+		"a:1,b:2,c:3":             "list:///a:1,b:2,c:3",
 	} {
-		if got := dnsTarget(target); got != want {
-			t.Errorf("dnsTarget(%q) = %q, want %q", target, got, want)
+		if got := resolvedTarget(target); got != want {
+			t.Errorf("resolvedTarget(%q) = %q, want %q", target, got, want)
 		}
 	}
 }
