@@ -40,6 +40,9 @@ const ShutdownGrace = 15 * time.Second
 //	BERTH_GRPC_ADDR      gRPC listen address (the module's DefaultAddr)
 //	BERTH_OPS_ADDR       /healthz, /readyz, /metrics (the gRPC port + 100 on the same host)
 //	BERTH_NATS_URL       NATS server (nats://127.0.0.1:4222)
+//	BERTH_EVENT_PREFIX   stream and subject prefix (events.DefaultPrefix), so deployments sharing
+//	                     one NATS server keep their events apart; every process of one deployment
+//	                     must use the same
 //	BERTH_ADMIN_TOKEN    token of provisioning calls ("" disables them)
 //	BERTH_SERVICE_TOKEN  token between Berth services
 //	BERTH_<NAME>_ADDR    where another module it calls is (required for each it calls)
@@ -100,7 +103,7 @@ func run(log *slog.Logger, m module.Module) error {
 	if err != nil {
 		return fmt.Errorf("JetStream: %w", err)
 	}
-	c.Bus = events.Bus{JS: js}
+	c.Bus = events.Bus{JS: js, Prefix: config.String("BERTH_EVENT_PREFIX", "")}
 	if err := c.Bus.EnsureStreams(ctx); err != nil {
 		return fmt.Errorf("ensure streams: %w", err)
 	}
