@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/stack/allinone"
+	"github.com/berthhq/berth/services/stack/procs"
 )
 
 // options are the command's flags; each has an environment default so `make bench-stack` can be
@@ -121,7 +122,7 @@ type row struct {
 }
 
 func run(ctx context.Context, o options, out io.Writer) (err error) {
-	root, err := repoRoot()
+	root, err := procs.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -132,11 +133,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	defer os.RemoveAll(dir)
 
 	fmt.Fprintln(out, "building the all-in-one binary and the baseline...")
-	berthBin, err := build(root, dir, "./services/stack/cmd/berth")
+	berthBin, err := procs.Build(root, dir, "./services/stack/cmd/berth")
 	if err != nil {
 		return err
 	}
-	baselineBin, err := build(root, dir, "./services/stack/benchstack/baseline")
+	baselineBin, err := procs.Build(root, dir, "./services/stack/benchstack/baseline")
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 	}
 
-	addrs, err := freeAddrs(2 + len(allinone.Modules))
+	addrs, err := procs.FreeAddrs(2 + len(allinone.Modules))
 	if err != nil {
 		return err
 	}
@@ -206,13 +207,13 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	for i, m := range allinone.Modules {
 		env[m.GRPCAddrVar()] = addrs[2+i]
 	}
-	berth, err := start("berth", berthBin, dir, env)
+	berth, err := procs.Start("berth", berthBin, dir, env)
 	if err != nil {
 		return err
 	}
-	defer berth.stop()
+	defer berth.Stop()
 	var d demo
-	err = berth.waitReady(2*time.Minute, func() error {
+	err = berth.WaitReady(2*time.Minute, 100*time.Millisecond, func() error {
 		b, err := os.ReadFile(filepath.Join(dir, "demo.json"))
 		if err != nil {
 			return err
@@ -220,7 +221,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err := json.Unmarshal(b, &d); err != nil {
 			return err // written but not complete yet
 		}
-		return httpOK(ctx, d.BaseURL+"/readyz")()
+		return procs.HTTPOK(ctx, d.BaseURL+"/readyz")()
 	})
 	if err != nil {
 		return err
@@ -229,7 +230,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return fmt.Errorf("demo.json names %q and %d users, want http://%s and the seeded users", d.BaseURL, len(d.UserIDs), addrs[0])
 	}
 
-	baseline, err := start("baseline", baselineBin, dir, map[string]string{
+	baseline, err := procs.Start("baseline", baselineBin, dir, map[string]string{
 		"BASELINE_ADDR":                  addrs[1],
 		"BASELINE_IDENTITY_DATABASE_URL": moduleURLs["identity"],
 		"BASELINE_TENANT_DATABASE_URL":   moduleURLs["tenant"],
@@ -239,9 +240,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer baseline.stop()
+	defer baseline.Stop()
 	baselineURL := "http://" + addrs[1]
-	if err := baseline.waitReady(30*time.Second, httpOK(ctx, baselineURL+"/healthz")); err != nil {
+	if err := baseline.WaitReady(30*time.Second, 100*time.Millisecond, procs.HTTPOK(ctx, baselineURL+"/healthz")); err != nil {
 		return err
 	}
 
@@ -252,7 +253,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 
 	var rows []row
 	first := true
-	measure := func(route, server string, p *process, o2 op) (row, error) {
+	measure := func(route, server string, p *procs.Process, o2 op) (row, error) {
 		if !first && o.settle > 0 {
 			select {
 			case <-time.After(o.settle):
@@ -264,7 +265,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if o.warmup > 0 {
 			drive(ctx, o.conns, o.warmup, o.maxRequests, o2)
 		}
-		cpu0, err := p.cpu()
+		cpu0, err := p.CPU()
 		if err != nil {
 			return row{}, err
 		}
@@ -273,7 +274,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			return row{}, err
 		}
 		ph := drive(ctx, o.conns, o.duration, o.maxRequests, o2)
-		cpu1, err := p.cpu()
+		cpu1, err := p.CPU()
 		if err != nil {
 			return row{}, err
 		}

@@ -45,21 +45,6 @@ func TestPercentileIsNearestRank(t *testing.T) {
 	}
 }
 
-func TestParseProcStatAddsUserAndSystemTime(t *testing.T) {
-	// A real line's shape; the command name holds a space and a parenthesis, which must not shift
-	// the fields. utime = 250 ticks, stime = 75 ticks: 3.25 s at 100 ticks a second.
-	line := "4242 (berth (x) y) S 1 4242 4242 0 -1 4194560 12345 0 0 0 250 75 0 0 20 0 12 0 98765 1234567 890 18446744073709551615\n"
-	got, err := parseProcStat([]byte(line))
-	if err != nil || got != 3250*time.Millisecond {
-		t.Fatalf("parseProcStat = %v, %v; want 3.25s", got, err)
-	}
-	for _, bad := range []string{"", "4242 berth S 1", "4242 (berth) S 1 2 3", "4242 (berth) S 1 4242 4242 0 -1 4194560 12345 0 0 0 x 75 0"} {
-		if _, err := parseProcStat([]byte(bad)); err == nil {
-			t.Errorf("parseProcStat(%q) accepted it", bad)
-		}
-	}
-}
-
 func TestFormatting(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{formatRatio(3900, 10000), "0.39"},

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/services/stack/allinone"
+	"github.com/berthhq/berth/services/stack/procs"
 )
 
 // Start-up and idle memory, measured before the load runs:
@@ -53,13 +52,13 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 	bins := map[string]string{}
 	names := []string{}
 	for _, m := range allinone.Modules {
-		bin, err := build(root, dir, "./services/"+m.Name+"/cmd/"+m.Name)
+		bin, err := procs.Build(root, dir, "./services/"+m.Name+"/cmd/"+m.Name)
 		if err != nil {
 			return err
 		}
 		bins[m.Name], names = bin, append(names, m.Name)
 	}
-	gatewayBin, err := build(root, dir, "./gateway/cmd/gateway")
+	gatewayBin, err := procs.Build(root, dir, "./gateway/cmd/gateway")
 	if err != nil {
 		return err
 	}
@@ -69,7 +68,7 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 	}
 	defer nats.Close()
 
-	addrs, err := freeAddrs(2*len(names) + 2)
+	addrs, err := procs.FreeAddrs(2*len(names) + 2)
 	if err != nil {
 		return err
 	}
@@ -95,10 +94,10 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 	for i, name := range names {
 		common[module.AddrVar(name)] = addrs[2*i]
 	}
-	var procs []*process
+	var started []*procs.Process
 	defer func() {
-		for _, p := range procs {
-			p.stop()
+		for _, p := range started {
+			p.Stop()
 		}
 	}()
 	ready := map[string]string{} // process -> its /readyz
@@ -112,37 +111,37 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 		for k, v := range common {
 			env[k] = v
 		}
-		p, err := start(name, bins[name], dir, env)
+		p, err := procs.Start(name, bins[name], dir, env)
 		if err != nil {
 			return err
 		}
-		procs = append(procs, p)
+		started = append(started, p)
 		ready[name] = "http://" + addrs[2*i+1] + ops.ReadyPath
 	}
 	env := map[string]string{"BERTH_HTTP_ADDR": addrs[len(addrs)-2], "BERTH_OPS_ADDR": addrs[len(addrs)-1]}
 	for k, v := range common {
 		env[k] = v
 	}
-	gw, err := start("gateway", gatewayBin, dir, env)
+	gw, err := procs.Start("gateway", gatewayBin, dir, env)
 	if err != nil {
 		return err
 	}
-	procs = append(procs, gw)
+	started = append(started, gw)
 	ready["gateway"] = "http://" + addrs[len(addrs)-1] + ops.ReadyPath
-	for _, p := range procs {
-		if err := p.waitReady(time.Minute, httpOK(ctx, ready[p.name])); err != nil {
+	for _, p := range started {
+		if err := p.WaitReady(time.Minute, 100*time.Millisecond, procs.HTTPOK(ctx, ready[p.Name])); err != nil {
 			return err
 		}
 	}
 	time.Sleep(idleFor)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  process\tidle RSS MiB\t")
-	for _, p := range procs {
-		rss, err := p.rss()
+	for _, p := range started {
+		rss, err := p.RSS()
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "  %s\t%.1f\t\n", p.name, float64(rss)/(1<<20))
+		fmt.Fprintf(tw, "  %s\t%.1f\t\n", p.Name, float64(rss)/(1<<20))
 	}
 	return tw.Flush()
 }
@@ -150,7 +149,7 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 // allInOneReady starts the all-in-one binary on its embedded defaults and returns how long it took
 // to answer /readyz with 200.
 func allInOneReady(ctx context.Context, bin, dir string, i int) (time.Duration, error) {
-	addrs, err := freeAddrs(1 + len(allinone.Modules))
+	addrs, err := procs.FreeAddrs(1 + len(allinone.Modules))
 	if err != nil {
 		return 0, err
 	}
@@ -159,41 +158,15 @@ func allInOneReady(ctx context.Context, bin, dir string, i int) (time.Duration, 
 		env[m.GRPCAddrVar()] = addrs[1+j]
 	}
 	began := time.Now()
-	p, err := start("all-in-one-"+strconv.Itoa(i), bin, dir, env)
+	p, err := procs.Start("all-in-one-"+strconv.Itoa(i), bin, dir, env)
 	if err != nil {
 		return 0, err
 	}
-	defer p.stop()
-	check := httpOK(ctx, "http://"+addrs[0]+ops.ReadyPath)
-	for {
-		if check() == nil {
-			return time.Since(began), nil
-		}
-		select {
-		case err := <-p.exited:
-			p.exited <- err
-			return 0, fmt.Errorf("all-in-one exited during start-up (%v); its log:\n%s", err, p.tail())
-		case <-time.After(readyPoll):
-		}
-		if time.Since(began) > time.Minute {
-			return 0, fmt.Errorf("all-in-one not ready within a minute; its log:\n%s", p.tail())
-		}
-	}
-}
-
-// rss is the process's resident set now, from /proc/<pid>/status.
-func (p *process) rss() (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
-	if err != nil {
+	defer p.Stop()
+	if err := p.WaitReady(time.Minute, readyPoll, procs.HTTPOK(ctx, "http://"+addrs[0]+ops.ReadyPath)); err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("%s: no VmRSS", p.name)
+	return time.Since(began), nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
