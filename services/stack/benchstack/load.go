@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -96,11 +95,3 @@ func drive(ctx context.Context, conns int, d time.Duration, maxRequests int, o o
 	sortDurations(all)
 	return phase{requests: len(all), failures: failures, firstFail: first, elapsed: elapsed, latencies: all}
 }
-
-// statusError is an answer outside 2xx.
-type statusError struct {
-	status int
-	body   string
-}
-
-func (e statusError) Error() string { return fmt.Sprintf("HTTP %d: %.200s", e.status, e.body) }
