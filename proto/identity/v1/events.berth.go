@@ -11,6 +11,8 @@ const (
 	EventAPIKeyChanged eventsv1.Type = "identity.apikey.changed"
 	// EventAppChanged is carried by [AppChanged].
 	EventAppChanged eventsv1.Type = "identity.app.changed"
+	// EventUserCreated is carried by [UserChanged].
+	EventUserCreated eventsv1.Type = "identity.user.created"
 	// EventUserDeleted is carried by [UserDeleted].
 	EventUserDeleted eventsv1.Type = "identity.user.deleted"
 	// EventUserFrozen is carried by [UserChanged].

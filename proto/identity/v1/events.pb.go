@@ -24,7 +24,8 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// UserChanged is the payload of berth.identity.user.updated, .frozen and .unfrozen.
+// UserChanged is the payload of berth.identity.user.created, .updated, .frozen and .unfrozen.
+// A created event carries the whole new user and no changed fields.
 type UserChanged struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	AppId  string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -388,13 +389,14 @@ var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x18identity/v1/events.proto\x12\x11berth.identity.v1\x1a\x15events/v1/event.proto\x1a\x1aidentity/v1/identity.proto\"\xfd\x01\n" +
+	"\x18identity/v1/events.proto\x12\x11berth.identity.v1\x1a\x15events/v1/event.proto\x1a\x1aidentity/v1/identity.proto\"\x94\x02\n" +
 	"\vUserChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x121\n" +
 	"\x04user\x18\x04 \x01(\v2\x1d.berth.identity.v1.TenantUserR\x04user\x12$\n" +
-	"\rchangedFields\x18\x05 \x03(\tR\rchangedFields:I\xd2\xf3\x18E\n" +
+	"\rchangedFields\x18\x05 \x03(\tR\rchangedFields:`\xd2\xf3\x18\\\n" +
+	"\x15identity.user.created\n" +
 	"\x15identity.user.updated\n" +
 	"\x14identity.user.frozen\n" +
 	"\x16identity.user.unfrozen\"\xa0\x01\n" +

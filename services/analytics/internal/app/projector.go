@@ -21,7 +21,7 @@ import (
 // durable consumer reads one context's stream, so each list feeds one consumer.
 var (
 	IdentityEvents = []eventsv1.Type{
-		identityv1.EventUserSignedIn, identityv1.EventUserUpdated, identityv1.EventUserFrozen,
+		identityv1.EventUserSignedIn, identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen,
 		identityv1.EventUserUnfrozen, identityv1.EventUserDeleted,
 	}
 	TenantEvents  = []eventsv1.Type{tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated}
@@ -56,7 +56,7 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 			return err
 		}
 		return p.signedIn(ctx, ev, &m, asOf)
-	case identityv1.EventUserUpdated, identityv1.EventUserFrozen, identityv1.EventUserUnfrozen:
+	case identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen, identityv1.EventUserUnfrozen:
 		var m identityv1.UserChanged
 		if err := decode(ev, &m); err != nil {
 			return err

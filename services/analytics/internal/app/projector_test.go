@@ -250,3 +250,23 @@ func TestMalformedEventsAreRefusedAndChangeNothing(t *testing.T) {
 		})
 	}
 }
+
+func TestAUserThatNeverSignedInIsListedWithItsTenantOnceCreated(t *testing.T) {
+	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	store := memory.New()
+	p := app.NewProjector(store)
+	apply(t, p, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"),
+		userChanged(t, identityv1.EventUserCreated, appID, userID, tenantID, t0, "Provisioned"))
+	var got []app.TenantRecord
+	day := t0.UTC().Truncate(24 * time.Hour)
+	err := store.VisitTenants(context.Background(), appID, day, day.Add(24*time.Hour), app.Visitor[app.TenantRecord]{
+		Count: func(int) error { return nil },
+		Each:  func(rec app.TenantRecord) error { got = append(got, rec); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Users) != 1 || got[0].Users[0].UserID != userID || got[0].Users[0].User.GetName() != "Provisioned" {
+		t.Fatalf("tenants = %+v, want Acme with its provisioned user", got)
+	}
+}

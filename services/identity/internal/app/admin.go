@@ -6,6 +6,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
@@ -125,10 +126,21 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (domain.User, erro
 	if err != nil {
 		return domain.User{}, err
 	}
-	if err := s.store.CreateUser(ctx, u); err != nil {
+	if err := s.createUser(ctx, u); err != nil {
 		return domain.User{}, err
 	}
 	return u, nil
+}
+
+// createUser stores a new user with its identity.user.created event, in one transaction: the
+// read models learn of every user, also one that never signs in or changes, and a process that
+// dies after the insert cannot leave a user they never hear of.
+func (s *Service) createUser(ctx context.Context, u domain.User) error {
+	evs, err := event(identityv1.EventUserCreated, u.AppID, convert.UserChanged(u, nil))
+	if err != nil {
+		return err
+	}
+	return s.store.CreateUser(ctx, u, evs...)
 }
 
 // CreateUserRole provisions a role of an app.

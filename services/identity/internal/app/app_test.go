@@ -352,6 +352,31 @@ func TestUpdateUserErrors(t *testing.T) {
 	}
 }
 
+func TestAProvisionedUserIsAnnouncedWithTheWholeUser(t *testing.T) {
+	f := newFixture(t)
+	f.drain(t)
+	u, err := f.svc.CreateUser(context.Background(), app.NewUser{AppID: f.app.ID, TenantID: f.user.TenantID, Email: "new@example.test", Name: "New"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := f.drain(t)
+	if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserCreated}) {
+		t.Fatalf("events = %v", types(evs))
+	}
+	var c identityv1.UserChanged
+	if err := evs[0].Decode(&c); err != nil || c.GetAppId() != f.app.ID || c.GetUserId() != u.ID || c.GetTenantRef() != f.user.TenantID ||
+		c.GetUser().GetName() != "New" || len(c.GetChangedFields()) != 0 {
+		t.Errorf("UserChanged (created) = %+v, %v", &c, err)
+	}
+	// A refused provisioning announces nothing.
+	if _, err := f.svc.CreateUser(context.Background(), app.NewUser{AppID: f.app.ID, Email: "NEW@example.test"}); err == nil {
+		t.Fatal("a second user with the same email was created")
+	}
+	if evs := f.drain(t); len(evs) != 0 {
+		t.Errorf("a refused create wrote %v", types(evs))
+	}
+}
+
 func TestCreateUserRejectsDuplicateEmailInTheApp(t *testing.T) {
 	f := newFixture(t)
 	_, err := f.svc.CreateUser(context.Background(), app.NewUser{AppID: f.app.ID, Email: "Ada@example.test"})

@@ -217,7 +217,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 		return "", fault.Internal(fmt.Errorf("create tenant: %w", err))
 	}
 	u.TenantID, u.PasswordHash = domain.CanonicalID(tenantID), hash
-	if err := s.store.CreateUser(ctx, u); err != nil {
+	if err := s.createUser(ctx, u); err != nil {
 		if errors.Is(err, domain.ErrEmailTaken) {
 			return "", errSignUp
 		}

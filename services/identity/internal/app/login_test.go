@@ -126,11 +126,15 @@ func TestSignUpCreatesTenantUserAndCode(t *testing.T) {
 		t.Errorf("redirect = %s", redirect)
 	}
 	evs := f.drain(t)
-	if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserSignedIn}) {
+	if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserCreated, identityv1.EventUserSignedIn}) {
 		t.Fatalf("events = %v", types(evs))
 	}
+	var c identityv1.UserChanged
+	if err := evs[0].Decode(&c); err != nil || c.GetUserId() != u.ID || c.GetTenantRef() != u.TenantID || !strings.EqualFold(c.GetUser().GetEmail(), "grace@example.test") {
+		t.Errorf("UserChanged (created) = %+v, %v", &c, err)
+	}
 	var p identityv1.UserSignedIn
-	if err := evs[0].Decode(&p); err != nil || p.GetUserId() != u.ID || p.GetTenantRef() != u.TenantID || p.GetIp() != clientIP || p.GetAt() != "2025-06-07T08:09:10Z" {
+	if err := evs[1].Decode(&p); err != nil || p.GetUserId() != u.ID || p.GetTenantRef() != u.TenantID || p.GetIp() != clientIP || p.GetAt() != "2025-06-07T08:09:10Z" {
 		t.Errorf("UserSignedIn = %+v, %v", &p, err)
 	}
 }

@@ -57,7 +57,7 @@ type OperatorKeys interface {
 
 // Users stores users; every lookup is scoped to one app.
 type Users interface {
-	CreateUser(ctx context.Context, u domain.User) error // the app must exist
+	CreateUser(ctx context.Context, u domain.User, evs ...events.Event) error // the app must exist; evs are written with the user
 	GetUser(ctx context.Context, appID, userID string) (domain.User, error)
 	// GetUserByEmail matches the email case-insensitively. A deleted user's address may be taken
 	// again by a new user; the live user wins, else the most recently changed deleted one.

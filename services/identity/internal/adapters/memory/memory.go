@@ -169,7 +169,7 @@ func (s *Store) emailUsed(appID, email, exceptID string) bool {
 }
 
 // CreateUser implements app.Users.
-func (s *Store) CreateUser(_ context.Context, u domain.User) error {
+func (s *Store) CreateUser(_ context.Context, u domain.User, evs ...events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.apps[u.AppID]; !ok {
@@ -179,6 +179,7 @@ func (s *Store) CreateUser(_ context.Context, u domain.User) error {
 		return domain.ErrEmailTaken
 	}
 	s.users[u.ID] = cloneUser(u)
+	s.outbox.Add(evs...)
 	return nil
 }
 

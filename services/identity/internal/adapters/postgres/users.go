@@ -71,12 +71,16 @@ func scanUser(row pgx.Row) (domain.User, error) {
 }
 
 // CreateUser implements app.Users.
-func (s *Store) CreateUser(ctx context.Context, u domain.User) error {
+func (s *Store) CreateUser(ctx context.Context, u domain.User, evs ...events.Event) error {
 	if !ids(u.AppID) {
 		return domain.NotFound("app")
 	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, insertUser, userFields(&u)...)
-	return translate(err, "app")
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, insertUser, userFields(&u)...); err != nil {
+			return translate(err, "app")
+		}
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
 }
 
 // GetUser implements app.Users.

@@ -102,7 +102,7 @@ func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event
 		payload = &identityv1.AppChanged{AppId: appID}
 	case identityv1.EventAPIKeyChanged:
 		payload = &identityv1.ApiKeyChanged{AppId: appID}
-	case identityv1.EventUserUpdated:
+	case identityv1.EventUserCreated, identityv1.EventUserUpdated:
 		payload = &identityv1.UserChanged{AppId: appID}
 	default:
 		t.Fatalf("mustEvent knows no payload for %s", eventType)
@@ -177,6 +177,29 @@ func testApps(t *testing.T, newStore Factory) {
 	t.Run("create needs an existing project", func(t *testing.T) {
 		s, _ := newStore(t)
 		wantNotFound(t, "CreateApp", s.CreateApp(ctx, newApp(uuid.NewString())))
+	})
+
+	t.Run("create stores the user and its events together", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		u := newUser(a.ID, "new@example.test")
+		ev := mustEvent(t, identityv1.EventUserCreated, a.ID)
+		if err := s.CreateUser(ctx, u, ev); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "created user", got, u)
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+	})
+
+	t.Run("a refused create writes no event", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		seedUser(t, s, newUser(a.ID, "taken@example.test"))
+		if err := s.CreateUser(ctx, newUser(a.ID, "TAKEN@example.test"), mustEvent(t, identityv1.EventUserCreated, a.ID)); !errors.Is(err, domain.ErrEmailTaken) {
+			t.Fatalf("CreateUser error = %v, want ErrEmailTaken", err)
+		}
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
 	})
 
 	t.Run("update stores the change and its events together", func(t *testing.T) {
