@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test fuzz lint proto proto-check tidy build bench bench-stack
+.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-stack
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -13,6 +13,12 @@ run:
 ## test: every module's tests with the race detector (Postgres suites included; see README "Tests").
 test:
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done
+
+## test-cluster: the production binaries as separate processes, several replicas per service, on
+## loopback against PostgreSQL and NATS; one replica of each service is killed mid-load and restarted
+## (README "Operations").
+test-cluster:
+	cd services/stack && BERTH_TEST_CLUSTER=1 go test -count=1 -timeout 15m -v -run '^TestAClusterOfReplicas' ./cluster/
 
 ## fuzz: the edge's request decoding and the login form, FUZZTIME each (`make test` runs their seed corpus only).
 FUZZTIME ?= 60s

@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// Phases of the run. The load runs throughout; balance is measured over the steady phase, before
+// any kill; each kill leaves its replica down for downFor under load before it starts again.
+const (
+	warmUp    = 3 * time.Second
+	steady    = 8 * time.Second
+	downFor   = time.Second
+	afterKill = 1500 * time.Millisecond
+	workers   = 6
+)
+
+// killed is when one replica was killed: from the signal until the process was gone.
+type killed struct {
+	replica    string
+	sent, gone time.Time
+}
+
+func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesReplica(t *testing.T) {
+	if os.Getenv("BERTH_TEST_CLUSTER") == "" {
+		t.Skip("the multi-process cluster test runs with make test-cluster (BERTH_TEST_CLUSTER=1)")
+	}
+	natsURL := os.Getenv("TEST_NATS_URL")
+	if natsURL == "" {
+		natsURL = "nats://127.0.0.1:4222"
+	}
+	if u, err := url.Parse(natsURL); err != nil {
+		t.Fatal(err)
+	} else if c, err := net.DialTimeout("tcp", u.Host, 2*time.Second); err != nil {
+		t.Fatalf("the cluster test needs a NATS server with JetStream (TEST_NATS_URL, else %s): %v", natsURL, err)
+	} else {
+		c.Close()
+	}
+	began := time.Now().UTC()
+	c := startCluster(t, natsURL)
+	t.Logf("cluster up: %d processes", c.processes())
+
+	l := newLoad(c.demo, c.lb.url())
+	ctx, stop := context.WithCancel(context.Background())
+	done := l.run(ctx, workers)
+	time.Sleep(warmUp)
+	before := c.counters(t)
+	time.Sleep(steady)
+	c.checkBalance(t, before, c.counters(t))
+
+	var kills []killed
+	for _, name := range order {
+		r := c.replicas[name][len(c.replicas[name])-1]
+		k := killed{replica: r.name, sent: time.Now()}
+		r.proc.Kill()
+		k.gone = time.Now()
+		kills = append(kills, k)
+		time.Sleep(downFor)
+		if err := r.start(context.Background(), c.dir); err != nil {
+			stop()
+			t.Fatalf("restart %s: %v", r.name, err)
+		}
+		t.Logf("%s killed, back and ready %s later", r.name, time.Since(k.gone).Round(time.Millisecond))
+		time.Sleep(afterKill)
+	}
+	stop()
+	done.Wait()
+
+	checkFailures(t, &l.rec, kills)
+	c.checkExactlyOnce(t, l, began)
+}
+
+func (c *cluster) processes() int {
+	n := 1 // the sandboxes
+	for _, rs := range c.replicas {
+		n += len(rs)
+	}
+	return n
+}
+
+// checkFailures fails the test for every failed call that was not in flight at a kill: one that
+// began before a replica was gone and ended after its kill was sent. Anything else (a call that
+// started once the replica was gone and still failed) means the cluster did not route around it.
+func checkFailures(t *testing.T, rec *recorder, kills []killed) {
+	t.Helper()
+	perOp := map[string][2]int{} // op -> calls, failed in flight
+	var stray []string
+	for _, c := range rec.calls {
+		n := perOp[c.op]
+		n[0]++
+		if c.err != nil {
+			inFlight := false
+			for _, k := range kills {
+				if !c.start.After(k.gone) && !c.end.Before(k.sent) {
+					inFlight = true
+				}
+			}
+			if inFlight {
+				n[1]++
+			} else {
+				stray = append(stray, fmt.Sprintf("%s at %s (%s): %v", c.op, c.start.Format("15:04:05.000"), c.end.Sub(c.start).Round(time.Millisecond), c.err))
+			}
+		}
+		perOp[c.op] = n
+	}
+	ops := make([]string, 0, len(perOp))
+	for op := range perOp {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var b strings.Builder
+	for _, op := range ops {
+		fmt.Fprintf(&b, "\n  %-18s %5d calls, %d failed in flight at a kill", op, perOp[op][0], perOp[op][1])
+	}
+	t.Logf("load: %d calls%s", len(rec.calls), b.String())
+	for _, k := range kills {
+		t.Logf("kill %s at %s", k.replica, k.sent.Format("15:04:05.000"))
+	}
+	if len(stray) > 0 {
+		t.Errorf("%d calls failed that were not in flight at a kill:\n  %s", len(stray), strings.Join(stray, "\n  "))
+	}
+	if len(rec.calls) < 100 {
+		t.Errorf("only %d calls: the load did not run", len(rec.calls))
+	}
+}
