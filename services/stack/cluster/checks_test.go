@@ -101,13 +101,15 @@ func (c *cluster) checkExactlyOnce(t *testing.T, l *load, began time.Time) {
 	t.Helper()
 	from, to := began.Format(time.DateOnly), time.Now().UTC().Format(time.DateOnly)
 	var last string
-	deadline := time.Now().Add(90 * time.Second)
+	start := time.Now()
+	deadline := start.Add(90 * time.Second)
 	for {
-		diff, err := c.compare(l, from, to)
+		summary, diff, err := c.compare(l, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff == "" {
+			t.Logf("read models agree with the services' databases %s after the load: %s", time.Since(start).Round(100*time.Millisecond), summary)
 			return
 		}
 		if time.Now().After(deadline) {
@@ -121,8 +123,8 @@ func (c *cluster) checkExactlyOnce(t *testing.T, l *load, began time.Time) {
 	}
 }
 
-// compare returns "" when everything agrees, or what does not.
-func (c *cluster) compare(l *load, from, to string) (string, error) {
+// compare returns what it compared and "" when everything agrees, or what does not.
+func (c *cluster) compare(l *load, from, to string) (summary, diff string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var problems []string
@@ -130,11 +132,11 @@ func (c *cluster) compare(l *load, from, to string) (string, error) {
 
 	users, err := column(ctx, c, "identity", `select id::text from users where app_id = $1`, appID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	tenants, err := column(ctx, c, "tenant", `select id::text from tenants where app_id = $1`, appID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if len(users) < l.users+len(c.demo.UserIDs) {
 		problems = append(problems, fmt.Sprintf("identity holds %d users, fewer than the %d seeded and signed up", len(users), l.users+len(c.demo.UserIDs)))
@@ -146,7 +148,7 @@ func (c *cluster) compare(l *load, from, to string) (string, error) {
 		} `json:"users"`
 	}
 	if err := c.list(ctx, "/v1/analytics/tenants", from, to, &tenantItems); err != nil {
-		return "", err
+		return "", "", err
 	}
 	seenUsers, seenTenants := map[string]int{}, map[string]int{}
 	for _, it := range tenantItems {
@@ -163,18 +165,18 @@ func (c *cluster) compare(l *load, from, to string) (string, error) {
 	rows, err := c.dbs["billing"].Query(ctx, `select tenant_id::text, count(*), sum(quantity) from checkout_sessions
 		where app_id = $1 and mode = 'payment' and status = 'completed' group by tenant_id`, appID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	for rows.Next() {
 		var id string
 		var u units
 		if err := rows.Scan(&id, &u.payments, &u.units); err != nil {
-			return "", err
+			return "", "", err
 		}
 		completed[id] = u
 	}
 	if err := rows.Err(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	var payments []struct {
 		ID    string  `json:"id"`
@@ -186,7 +188,7 @@ func (c *cluster) compare(l *load, from, to string) (string, error) {
 		} `json:"user"`
 	}
 	if err := c.list(ctx, "/v1/analytics/one-time-payments", from, to, &payments); err != nil {
-		return "", err
+		return "", "", err
 	}
 	projected, ids := map[string]units{}, map[string]bool{}
 	for _, p := range payments {
@@ -211,7 +213,7 @@ func (c *cluster) compare(l *load, from, to string) (string, error) {
 			PaidUnits string `json:"paidUnits"`
 		}
 		if err := c.get(ctx, "/v1/tenants/"+id, &tn); err != nil {
-			return "", err
+			return "", "", err
 		}
 		if tn.PaidUnits != strconv.Itoa(want.units) {
 			problems = append(problems, fmt.Sprintf("tenant %s: billing completed %d units, the tenant holds %s", id, want.units, tn.PaidUnits))
@@ -231,7 +233,14 @@ func (c *cluster) compare(l *load, from, to string) (string, error) {
 		problems = append(problems, "the load completed no payment")
 	}
 	sort.Strings(problems)
-	return strings.Join(problems, "\n"), nil
+	var total units
+	for _, u := range completed {
+		total.payments += u.payments
+		total.units += u.units
+	}
+	summary = fmt.Sprintf("%d users, %d tenants, %d completed payments for %d units (%d seen through by the load)",
+		len(users), len(tenants), total.payments, total.units, len(l.paid))
+	return summary, strings.Join(problems, "\n"), nil
 }
 
 // sameOnce compares the ids a service holds with how often a read model lists each.
