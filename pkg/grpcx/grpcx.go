@@ -31,6 +31,10 @@ type ServerOptions struct {
 	Health *health.Server
 	// TLS serves over TLS when set (it must hold a certificate); nil serves plaintext.
 	TLS *TLS
+	// Local, when set, gets the server's unary chain and the health service, so that callers in
+	// the process can reach the server's methods without the network (Local.Conn). Services
+	// register on it and on the server alike (a module's Process does both).
+	Local *Local
 }
 
 // NewServer returns a gRPC server with the standard chains and the health service registered.
@@ -48,18 +52,19 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	unary := chainUnary(
+		requestID,
+		recovery(log),
+		metrics,
+		accessLog(log),
+		Faults(log),
+		deadline,
+		checkText,
+		o.Policy.UnaryInterceptor(),
+	)
 	s := grpc.NewServer(
 		grpc.Creds(creds),
-		grpc.ChainUnaryInterceptor(
-			requestID,
-			recovery(log),
-			metrics,
-			accessLog(log),
-			Faults(log),
-			deadline,
-			checkText,
-			o.Policy.UnaryInterceptor(),
-		),
+		grpc.UnaryInterceptor(unary),
 		grpc.ChainStreamInterceptor(
 			streamRequestID,
 			streamRecovery(log),
@@ -75,6 +80,10 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 		hs = health.NewServer()
 	}
 	healthpb.RegisterHealthServer(s, hs)
+	if o.Local != nil {
+		o.Local.setChain(unary)
+		healthpb.RegisterHealthServer(o.Local, hs)
+	}
 	return s, nil
 }
 

@@ -59,6 +59,9 @@ type Common struct {
 	TLS *grpcx.TLS
 	// Mailer sends the process's email; nil lets a module that sends mail configure SMTP from Env.
 	Mailer mail.Sender
+	// Local, when set, also holds the module's unary methods for callers in the same process
+	// (grpcx.Local): the all-in-one's edge and modules then call it without the network.
+	Local *grpcx.Local
 }
 
 // Logger is c.Log, or the default logger when none is set.

@@ -39,6 +39,7 @@ type Process struct {
 	bus    events.Bus
 	health *health.Server
 	stats  *poolStats
+	local  *grpcx.Local
 
 	mu      sync.Mutex
 	running []*events.Consumer // nil until Run has started them all
@@ -51,11 +52,21 @@ func NewProcess(c Common, name string, policy authn.Policy) (*Process, error) {
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	// Under TLS, the service token alone no longer admits a call: the caller's certificate must too.
 	policy.ServiceCertificate = c.TLS != nil
-	srv, err := grpcx.NewServer(grpcx.ServerOptions{Log: c.Logger(), Policy: policy, Health: hs, TLS: c.TLS})
+	srv, err := grpcx.NewServer(grpcx.ServerOptions{Log: c.Logger(), Policy: policy, Health: hs, TLS: c.TLS, Local: c.Local})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Process{Name: name, Server: srv, bus: c.Bus, health: hs}, nil
+	return &Process{Name: name, Server: srv, bus: c.Bus, health: hs, local: c.Local}, nil
+}
+
+// RegisterService serves a service on the process's gRPC server and, when the process has one, on
+// its Local: a module registers its services on the Process, never on the server alone, so that
+// in-process callers find every method the network offers.
+func (p *Process) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	p.Server.RegisterService(desc, impl)
+	if p.local != nil {
+		p.local.RegisterService(desc, impl)
+	}
 }
 
 // UsePool makes pool the process's database: readiness pings it, /metrics reports its statistics

@@ -86,8 +86,8 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p.Server, app.NewService(store, cfg.Clock))
-	grpcadapter.RegisterAdmin(p.Server, app.NewRebuilder(store, cfg.Bus))
+	grpcadapter.Register(p, app.NewService(store, cfg.Clock))
+	grpcadapter.RegisterAdmin(p, app.NewRebuilder(store, cfg.Bus))
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {

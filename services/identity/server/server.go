@@ -198,7 +198,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p.Server, svc)
+	grpcadapter.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, log.With("component", "identity-relay"))
 	return p, nil
 }

@@ -100,6 +100,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.BaseURL = "http://" + edgeLn.Addr().String()
 	listeners := map[string]net.Listener{}
 	serviceConns, edgeConns := map[string]grpc.ClientConnInterface{}, map[string]grpc.ClientConnInterface{}
+	// Callers inside the process reach each module's unary methods in process, through the same
+	// interceptor chain; streams, and every call of a process outside (berthctl, internal teams),
+	// still use the listeners. Under TLS every call goes over it, so the certificate checks hold.
+	locals := map[string]*grpcx.Local{}
 	for _, m := range Modules {
 		addr, ok := cfg.GRPCAddrs[m.Name]
 		if !ok {
@@ -111,11 +115,19 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		s.Addrs[m.Name] = listeners[m.Name].Addr().String()
 		// Modules call each other with the service token; the edge forwards callers' credentials
 		// only, so no REST request ever runs as a Berth service.
-		if serviceConns[m.Name], err = s.dial(s.Addrs[m.Name], cfg.ServiceToken); err != nil {
+		service, err := s.dial(s.Addrs[m.Name], cfg.ServiceToken)
+		if err != nil {
 			return nil, err
 		}
-		if edgeConns[m.Name], err = s.dial(s.Addrs[m.Name], ""); err != nil {
+		edgeConn, err := s.dial(s.Addrs[m.Name], "")
+		if err != nil {
 			return nil, err
+		}
+		serviceConns[m.Name], edgeConns[m.Name] = service, edgeConn
+		if cfg.TLS == nil {
+			locals[m.Name] = grpcx.NewLocal()
+			serviceConns[m.Name] = locals[m.Name].Conn(service, cfg.ServiceToken)
+			edgeConns[m.Name] = locals[m.Name].Conn(edgeConn, "")
 		}
 	}
 
@@ -140,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	for _, m := range Modules {
 		c := common
-		c.DatabaseURL, c.Log = cfg.DatabaseURLs[m.Name], log.With("service", m.Name)
+		c.DatabaseURL, c.Log, c.Local = cfg.DatabaseURLs[m.Name], log.With("service", m.Name), locals[m.Name]
 		proc, err := m.Build(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Name, err)

@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p.Server, svc)
+	grpcadapter.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	p.Consumers = append(p.Consumers,

@@ -93,6 +93,6 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p.Server, svc)
+	grpcadapter.Register(p, svc)
 	return p, nil
 }
