@@ -96,13 +96,17 @@ var tenantColumns = []tenantColumn{
 var (
 	columnList   = joinColumns(func(c tenantColumn) string { return c.name })
 	insertTenant = fmt.Sprintf("INSERT INTO tenants (%s) VALUES (%s)", columnList, placeholders(len(tenantColumns)))
-	// ids are read as text so they come back in the canonical lower-case form the domain uses.
+	// The tenant and its addresses (at most one of each type) come in one statement, one row per
+	// address or a single row without one: one round trip and one snapshot, so a read never pairs
+	// a tenant with addresses of another moment. ids are read as text so they come back in the
+	// canonical lower-case form the domain uses.
 	selectTenant = "SELECT " + joinColumns(func(c tenantColumn) string {
 		if c.name == "id" || c.name == "app_id" {
-			return c.name + "::text"
+			return "t." + c.name + "::text"
 		}
-		return c.name
-	}) + " FROM tenants WHERE id = $1 AND app_id = $2"
+		return "t." + c.name
+	}) + `, a.id::text, a.type, a.name, a.city, a.country, a.line1, a.line2, a.postal_code, a.state, a.deleted
+		FROM tenants t LEFT JOIN tenant_addresses a ON a.tenant_id = t.id WHERE t.id = $1 AND t.app_id = $2`
 	// UPDATE binds every column but created_at, which never changes; id and app_id come first in
 	// tenantColumns, so they are $1 and $2 and serve as the WHERE clause.
 	updateTenant = func() string {
@@ -177,7 +181,7 @@ func (s *Store) GetTenant(ctx context.Context, appID, tenantID string) (domain.T
 // the other instead of overwriting each other.
 func (s *Store) UpdateTenant(ctx context.Context, appID, tenantID string, fn func(*domain.Tenant) ([]events.Event, error)) error {
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		t, err := load(ctx, tx, appID, tenantID, " FOR UPDATE")
+		t, err := load(ctx, tx, appID, tenantID, " FOR UPDATE OF t")
 		if err != nil {
 			return err
 		}
@@ -196,37 +200,47 @@ func (s *Store) UpdateTenant(ctx context.Context, appID, tenantID string, fn fun
 	})
 }
 
+// load reads the tenant with its addresses; lock is "" or a row lock on the tenant (" FOR UPDATE
+// OF t": the addresses' side of the join may be empty, so only the tenant row is locked).
 func load(ctx context.Context, q pgxx.Querier, appID, tenantID, lock string) (domain.Tenant, error) {
-	var t domain.Tenant
-	err := q.QueryRow(ctx, selectTenant+lock, tenantID, appID).Scan(values(&t, tenantColumns)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return domain.Tenant{}, domain.ErrNotFound
-	}
+	rows, err := q.Query(ctx, selectTenant+lock, tenantID, appID)
 	if err != nil {
 		return domain.Tenant{}, fmt.Errorf("select tenant: %w", err)
 	}
-	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
-	rows, err := q.Query(ctx, `SELECT id::text, type, name, city, country, line1, line2, postal_code, state, deleted
-		FROM tenant_addresses WHERE tenant_id = $1`, tenantID)
-	if err != nil {
-		return domain.Tenant{}, fmt.Errorf("select addresses: %w", err)
-	}
 	defer rows.Close()
-	for rows.Next() {
-		var a domain.Address
-		if err := rows.Scan(&a.ID, &a.Type, &a.Name, &a.City, &a.Country, &a.Line1, &a.Line2, &a.PostalCode, &a.State, &a.Deleted); err != nil {
-			return domain.Tenant{}, fmt.Errorf("scan address: %w", err)
+	var (
+		t     domain.Tenant
+		found bool
+		a     struct {
+			id, typ, name, city, country, line1, line2, postalCode, state *string
+			deleted                                                       *bool
 		}
-		switch a.Type {
+	)
+	dest := append(values(&t, tenantColumns), &a.id, &a.typ, &a.name, &a.city, &a.country, &a.line1, &a.line2, &a.postalCode, &a.state, &a.deleted)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return domain.Tenant{}, fmt.Errorf("scan tenant: %w", err)
+		}
+		found = true
+		if a.id == nil { // a tenant without addresses
+			continue
+		}
+		addr := &domain.Address{ID: *a.id, Type: *a.typ, Name: *a.name, City: *a.city, Country: *a.country, Line1: *a.line1,
+			Line2: *a.line2, PostalCode: *a.postalCode, State: *a.state, Deleted: *a.deleted}
+		switch addr.Type {
 		case domain.AddressShipping:
-			t.ShippingAddress = &a
+			t.ShippingAddress = addr
 		case domain.AddressBilling:
-			t.BillingAddress = &a
+			t.BillingAddress = addr
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return domain.Tenant{}, fmt.Errorf("read addresses: %w", err)
+		return domain.Tenant{}, fmt.Errorf("read tenant: %w", err)
 	}
+	if !found {
+		return domain.Tenant{}, domain.ErrNotFound
+	}
+	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
 	return t, nil
 }
 
