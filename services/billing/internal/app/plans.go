@@ -27,6 +27,19 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 	if err := req.Validate(); err != nil {
 		return err
 	}
+	err := s.changeSubscription(ctx, callerApp, tenantID, req)
+	if errors.Is(err, errPlanMoved) {
+		// A racing upgrade settled while this request priced its own against the old plan: decide
+		// again from the plan the tenant has now (the same request is then usually a no-op).
+		err = s.changeSubscription(ctx, callerApp, tenantID, req)
+	}
+	return err
+}
+
+// errPlanMoved says the account's plan changed between a request's read and its upgrade charge.
+var errPlanMoved = fault.Precondition("The subscription's plan changed while this change was prepared; send it again")
+
+func (s *Service) changeSubscription(ctx context.Context, callerApp, tenantID string, req domain.PlanRequest) error {
 	t, err := s.admitPspx(ctx, callerApp, TenantUser{TenantID: tenantID, BodyTenantID: req.TenantID, UserID: req.UserID, Test: req.Test})
 	if err != nil {
 		return err
@@ -98,8 +111,24 @@ func (s *Service) ChangeSubscription(ctx context.Context, callerApp, tenantID st
 		c = open
 	} else if err != nil {
 		return err
+	} else if err := s.samePlan(ctx, callerApp, t.tenant.ID, st); err != nil {
+		// No upgrade was open when this one was stored, so a racing one had settled: if it
+		// changed the plan, this charge was priced against the old one and must not be invoiced.
+		return errors.Join(err, s.settleCharge(ctx, c.ID, domain.ChargeFailed, "", "", nil))
 	}
 	return s.upgrade(ctx, t, c, sub, next.Currency)
+}
+
+// samePlan is nil when the tenant's account still has the plan st had, else errPlanMoved.
+func (s *Service) samePlan(ctx context.Context, appID, tenantID string, st domain.State) error {
+	acct, err := s.store.Account(ctx, appID, tenantID)
+	if err != nil {
+		return err
+	}
+	if acct.State.PspxPriceID != st.PspxPriceID || acct.State.SubscriptionQuantity != st.SubscriptionQuantity {
+		return errPlanMoved
+	}
+	return nil
 }
 
 // openUpgrade finds the subscription's open upgrade: found when it asks for what req asks for
