@@ -57,6 +57,13 @@ func TestAListTargetSpreadsCallsOverItsReplicasAndSkipsOneThatIsDown(t *testing.
 		_, err := client.Check(ctx, &healthpb.HealthCheckRequest{})
 		return err
 	}
+	// Round-robin uses a replica once its connection is up; both come up within moments.
+	testkit.Eventually(t, "both replicas are called", func() bool {
+		_ = check()
+		return a.calls.Load() > 0 && b.calls.Load() > 0
+	})
+	a.calls.Store(0)
+	b.calls.Store(0)
 	for range 40 {
 		if err := check(); err != nil {
 			t.Fatal(err)
