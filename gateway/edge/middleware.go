@@ -13,6 +13,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/reqid"
+	"github.com/berthhq/berth/pkg/tracing"
 )
 
 // maxBody is the request body limit. Bodies are small JSON documents; anything larger is refused
@@ -87,7 +88,8 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
 		rpc := new(string) // filled in once grpc-gateway resolves the route (requestIDMetadata)
-		ctx := context.WithValue(r.Context(), rpcSlotKey{}, rpc)
+		ctx, span := tracing.Edge(r)
+		ctx = context.WithValue(ctx, rpcSlotKey{}, rpc)
 		r = r.WithContext(ctx)
 		defer func() {
 			if p := recover(); p != nil {
@@ -108,6 +110,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 					}
 					log.LogAttrs(ctx, slog.LevelWarn, "http request aborted", attrs...)
 					observeHTTP(routeLabel(*rpc, r.URL.Path), codeAborted, start)
+					tracing.EndHTTP(span, r.Method, routeLabel(*rpc, r.URL.Path), http.StatusInternalServerError)
 					// net/http stays silent only for the sentinel itself (it compares by identity).
 					panic(http.ErrAbortHandler)
 				}
@@ -119,6 +122,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 				}
 			}
 			observeHTTP(routeLabel(*rpc, r.URL.Path), strconv.Itoa(rec.statusOr200()), start)
+			tracing.EndHTTP(span, r.Method, routeLabel(*rpc, r.URL.Path), rec.statusOr200())
 			// The request id comes from ctx (pkg/logx adds it to every record), once.
 			log.LogAttrs(ctx, slog.LevelInfo, "http request",
 				slog.String("method", r.Method),

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/berthhq/berth/pkg/tracing"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
@@ -103,6 +104,12 @@ func (b Bus) Publish(ctx context.Context, ev Event) error {
 		return fmt.Errorf("events: encode event %s: %w", ev.ID, err)
 	}
 	msg := &nats.Msg{Subject: b.Subject(ev.Type), Data: body}
+	for k, v := range ev.Trace {
+		if msg.Header == nil {
+			msg.Header = nats.Header{}
+		}
+		msg.Header.Set(k, v)
+	}
 	if _, err := b.JS.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.ID)); err != nil {
 		return fmt.Errorf("events: publish %s %s: %w", ev.Type, ev.ID, err)
 	}
@@ -162,6 +169,16 @@ func (b Bus) decodeMsg(msg jetstream.Msg) (Event, error) {
 	}
 	if msg.Subject() != b.Subject(ev.Type) {
 		return Event{}, fmt.Errorf("event type %q arrived on subject %q", ev.Type, msg.Subject())
+	}
+	if h := msg.Headers(); h != nil {
+		for _, k := range tracing.Fields() {
+			if v := h.Get(k); v != "" {
+				if ev.Trace == nil {
+					ev.Trace = tracing.Carrier{}
+				}
+				ev.Trace[k] = v
+			}
+		}
 	}
 	return ev, nil
 }

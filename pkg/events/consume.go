@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/berthhq/berth/pkg/tracing"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
@@ -214,7 +215,9 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 		ack(log, msg)
 		return
 	}
+	ctx, span := tracing.Consume(ctx, ev.Trace, cfg.Durable, string(ev.Type))
 	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
+	tracing.End(span, err)
 	if errors.Is(err, ErrMalformed) {
 		consumed.WithLabelValues(cfg.Durable, "malformed").Inc()
 		log.Error("events: acknowledging an event that can never apply", "err", err)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/pkg/tracing"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
@@ -22,6 +23,9 @@ type Event struct {
 	AppID  string          `json:"appId"`
 	Time   time.Time       `json:"time"`
 	Data   json.RawMessage `json:"data"` // protojson of the payload message
+	// Trace is the trace context the event was written in. It travels beside the envelope (the
+	// outbox's trace column, NATS message headers), never in it.
+	Trace tracing.Carrier `json:"-"`
 }
 
 // New builds an event with a fresh id. The id is a version 7 UUID, time-ordered, which keeps the

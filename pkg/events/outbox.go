@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/tracing"
 )
 
 //go:embed migrations/*.sql
@@ -57,13 +58,14 @@ func InsertOutbox(ctx context.Context, q pgxx.Querier, evs ...Event) error {
 	if _, err := q.Exec(ctx, `select pg_notify($1, '')`, outboxChannel); err != nil {
 		return fmt.Errorf("events: notify relays: %w", err)
 	}
+	trace := tracing.Inject(ctx) // nil (SQL null) when the writer is not traced
 	for _, ev := range evs {
 		if err := ev.validate(); err != nil {
 			return err
 		}
 		if _, err := q.Exec(ctx,
-			`insert into outbox (id, type, source, app_id, time, data) values ($1, $2, $3, $4, $5, $6)`,
-			ev.ID, ev.Type, ev.Source, ev.AppID, ev.Time, []byte(ev.Data)); err != nil {
+			`insert into outbox (id, type, source, app_id, time, data, trace) values ($1, $2, $3, $4, $5, $6, $7)`,
+			ev.ID, ev.Type, ev.Source, ev.AppID, ev.Time, []byte(ev.Data), trace); err != nil {
 			return fmt.Errorf("events: insert outbox %s: %w", ev.ID, err)
 		}
 	}
@@ -90,7 +92,7 @@ func (o pgOutbox) Pending(ctx context.Context, limit int) ([]Event, error) {
 	}
 	var evs []Event
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select id::text, type, source, app_id, time, data from outbox
+		rows, err := tx.Query(ctx, `select id::text, type, source, app_id, time, data, trace from outbox
 			where published_at is null order by seq limit $1 for update skip locked`, limit)
 		if err != nil {
 			return err
@@ -98,7 +100,7 @@ func (o pgOutbox) Pending(ctx context.Context, limit int) ([]Event, error) {
 		evs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
 			var ev Event
 			var data []byte
-			err := row.Scan(&ev.ID, &ev.Type, &ev.Source, &ev.AppID, &ev.Time, &data)
+			err := row.Scan(&ev.ID, &ev.Type, &ev.Source, &ev.AppID, &ev.Time, &data, &ev.Trace)
 			ev.Time = ev.Time.UTC()
 			ev.Data = data
 			return ev, err
@@ -204,10 +206,14 @@ type publishedEvent struct {
 
 // Add appends events. Memory stores call it while holding their own lock for the state change, so
 // the change and its events become visible together.
-func (o *MemoryOutbox) Add(evs ...Event) {
+func (o *MemoryOutbox) Add(ctx context.Context, evs ...Event) {
+	trace := tracing.Inject(ctx)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.pending = append(o.pending, evs...)
+	for _, ev := range evs {
+		ev.Trace = trace
+		o.pending = append(o.pending, ev)
+	}
 	signal(o.wakeChan())
 }
 

@@ -153,7 +153,7 @@ func TestMemoryOutbox(t *testing.T) {
 		o := &events.MemoryOutbox{}
 		return outboxUnderTest{
 			src: o,
-			add: func(_ *testing.T, evs ...events.Event) { o.Add(evs...) },
+			add: func(_ *testing.T, evs ...events.Event) { o.Add(context.Background(), evs...) },
 			publishAt: func(t *testing.T, at time.Time, ids ...string) {
 				t.Helper()
 				o.SetClock(func() time.Time { return at })

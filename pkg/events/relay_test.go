@@ -43,7 +43,7 @@ func TestFlushPublishesEveryPendingEventInOrder(t *testing.T) {
 	var want []string
 	for range 150 { // more than one batch
 		ev := newEvent(t, identityv1.EventUserUpdated, "u1")
-		out.Add(ev)
+		out.Add(context.Background(), ev)
 		want = append(want, ev.ID)
 	}
 	n, err := events.NewRelay("test", out, bus, nil).Flush(context.Background())
@@ -64,7 +64,7 @@ func TestFlushStopsAtAnEventItCannotPublish(t *testing.T) {
 	first, later := newEvent(t, identityv1.EventUserUpdated, "u1"), newEvent(t, identityv1.EventUserUpdated, "u3")
 	broken := newEvent(t, identityv1.EventUserUpdated, "u2")
 	broken.Type = "nowhere.thing" // MemoryOutbox.Add trusts its caller; Publish does not
-	out.Add(first, broken, later)
+	out.Add(context.Background(), first, broken, later)
 
 	n, err := events.NewRelay("test", out, bus, nil).Flush(context.Background())
 	if err == nil || n != 1 {
@@ -88,7 +88,7 @@ func TestRunPublishesWhenTheOutboxWakesItAndStopsOnCancel(t *testing.T) {
 	go func() { done <- relay.Run(ctx) }()
 
 	ev := newEvent(t, tenantv1.EventTenantCreated, "u1")
-	out.Add(ev)
+	out.Add(context.Background(), ev)
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 
 	cancel()
@@ -127,7 +127,7 @@ func TestRunPurgesEventsPublishedLongerAgoThanTheRetention(t *testing.T) {
 			now := time.Now()
 			for _, age := range tc.ages {
 				ev := newEvent(t, identityv1.EventUserUpdated, "u1")
-				out.Add(ev)
+				out.Add(context.Background(), ev)
 				out.SetClock(func() time.Time { return now.Add(-age) })
 				if err := out.MarkPublished(context.Background(), []string{ev.ID}); err != nil {
 					t.Fatal(err)
@@ -171,6 +171,6 @@ func TestRunKeepsPublishingWhenPurgeFails(t *testing.T) {
 	relay := events.NewRelay("test", purgeFails{out}, bus, nil)
 	runRelay(t, relay)
 	ev := newEvent(t, tenantv1.EventTenantCreated, "u1")
-	out.Add(ev) // purgeFails hides the outbox's wake-ups: the relay's poll finds it
+	out.Add(context.Background(), ev) // purgeFails hides the outbox's wake-ups: the relay's poll finds it
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 }

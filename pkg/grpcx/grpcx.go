@@ -9,6 +9,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/reqid"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -64,6 +65,8 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 	)
 	s := grpc.NewServer(
 		grpc.Creds(creds),
+		// The span continues the caller's trace from the call's metadata.
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.UnaryInterceptor(unary),
 		grpc.ChainStreamInterceptor(
 			streamRequestID,
@@ -233,6 +236,8 @@ func resolvedTarget(target string) string {
 func ClientOptions(serviceToken string, t *TLS) []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithTransportCredentials(t.clientCredentials(serviceToken != "")),
+		// Calls carry the caller's trace context in their metadata.
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithChainUnaryInterceptor(forwardRequestID, ServiceTokenInterceptor(serviceToken)),
 	}
 }

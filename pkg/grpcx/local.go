@@ -6,12 +6,15 @@ import (
 	"net"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/berthhq/berth/pkg/tracing"
 )
 
 // Local holds the unary methods a process serves, so that callers in the same process (the
@@ -102,7 +105,10 @@ func serveLocal(ctx context.Context, m localMethod, chain grpc.UnaryServerInterc
 	}
 	in, _ := metadata.FromOutgoingContext(ctx)
 	st := &localStream{method: method}
-	sctx := metadata.NewIncomingContext(valueless{ctx}, in.Copy())
+	span := tracing.InProcess(ctx, method)
+	defer span.End()
+	sctx := trace.ContextWithSpan(valueless{ctx}, span)
+	sctx = metadata.NewIncomingContext(sctx, in.Copy())
 	sctx = peer.NewContext(sctx, localPeer)
 	sctx = grpc.NewContextWithServerTransportStream(sctx, st)
 	argMsg, ok := args.(proto.Message)

@@ -4,8 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"sync"
 	"testing"
 
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -23,7 +27,14 @@ type seen struct {
 	outgoing    int // outgoing metadata keys the handler's context carries
 	gatewayHost string
 	callerValue bool // the caller's context value reached the handler
+	traceID     string
 }
+
+// tracer records spans for this package's tests; set once, as the global provider delegates once.
+var tracer = sync.OnceValue(func() trace.Tracer {
+	otel.SetTracerProvider(sdktrace.NewTracerProvider())
+	return otel.Tracer("grpcx-test")
+})
 
 // callerKey marks a value of the caller's context (as an open transaction would be).
 type callerKey struct{}
@@ -35,6 +46,7 @@ func unaryService(got *seen) *grpc.ServiceDesc {
 	handle := func(ctx context.Context, in *identityv1.UpdateUserRequest) (*identityv1.UpdateUserRequest, error) {
 		got.requestID = reqid.From(ctx)
 		got.callerValue = ctx.Value(callerKey{}) != nil
+		got.traceID = trace.SpanContextFromContext(ctx).TraceID().String()
 		md, _ := metadata.FromOutgoingContext(ctx)
 		got.outgoing = md.Len()
 		in2, _ := metadata.FromIncomingContext(ctx)
@@ -65,8 +77,10 @@ func unaryService(got *seen) *grpc.ServiceDesc {
 
 // TestAnInProcessCallAnswersWhatTheNetworkAnswers runs the same calls over the network and through
 // a Local and requires the same answer, status, header and trailer, the same interceptors (policy,
-// fault mapping, request id) and a request the caller still holds unchanged.
+// fault mapping, request id), the caller's trace continued, and a request the caller still holds
+// unchanged.
 func TestAnInProcessCallAnswersWhatTheNetworkAnswers(t *testing.T) {
+	tracer()
 	var got seen
 	local := NewLocal()
 	s, err := NewServer(ServerOptions{Log: slog.New(slog.DiscardHandler), Policy: authn.Policy{Tokens: userTokens{}}, Local: local})
@@ -77,11 +91,13 @@ func TestAnInProcessCallAnswersWhatTheNetworkAnswers(t *testing.T) {
 	s.RegisterService(desc, struct{}{})
 	local.RegisterService(desc, struct{}{})
 	s.RegisterService(streamService("berth.test.v1.Streamer", "Echo"), struct{}{})
-	network := grpctest.Serve(t, s, grpc.WithChainUnaryInterceptor(forwardRequestID))
+	network := grpctest.Serve(t, s, ClientOptions("", nil)...)
 	conns := map[string]grpc.ClientConnInterface{"network": network, "in process": local.Conn(network, "")}
 
 	bearer := func(token string) context.Context {
-		ctx := context.WithValue(reqid.With(context.Background(), "req-123"), callerKey{}, "tx")
+		ctx, span := tracer().Start(context.Background(), "caller")
+		span.End()
+		ctx = context.WithValue(reqid.With(ctx, "req-123"), callerKey{}, "tx")
 		return metadata.AppendToOutgoingContext(ctx, authn.MDAuthorization, "Bearer "+token, "x-forwarded-host", "edge.example")
 	}
 	cases := []struct {
@@ -100,6 +116,7 @@ func TestAnInProcessCallAnswersWhatTheNetworkAnswers(t *testing.T) {
 		reply            string
 		header, trailer  []string
 		requestID, host  string
+		traceID          string
 		outgoing         int
 		callerValue      bool
 		requestUnchanged bool
@@ -115,14 +132,15 @@ func TestAnInProcessCallAnswersWhatTheNetworkAnswers(t *testing.T) {
 				err := conn.Invoke(c.ctx, updateUser, req, &reply, grpc.Header(&header), grpc.Trailer(&trailer))
 				st, _ := status.FromError(err)
 				answers[name] = answer{code: st.Code(), msg: st.Message(), reply: reply.GetUserId(), header: header.Get("x-header"),
-					trailer: trailer.Get("x-trailer"), requestID: got.requestID, host: got.gatewayHost, outgoing: got.outgoing, callerValue: got.callerValue,
+					trailer: trailer.Get("x-trailer"), requestID: got.requestID, host: got.gatewayHost, outgoing: got.outgoing, callerValue: got.callerValue, traceID: got.traceID,
 					requestUnchanged: req.GetUserId() == c.userID}
 			}
 			net, in := answers["network"], answers["in process"]
 			if in.code != c.want || !reflect.DeepEqual(net, in) {
 				t.Fatalf("network %+v\nin process %+v\nwant code %v", net, in, c.want)
 			}
-			if c.want == codes.OK && (in.reply != "user-1" || in.requestID != "req-123" || in.host != "edge.example" || in.outgoing != 0 || in.callerValue || !in.requestUnchanged) {
+			if c.want == codes.OK && (in.reply != "user-1" || in.requestID != "req-123" || in.host != "edge.example" || in.outgoing != 0 || in.callerValue || !in.requestUnchanged ||
+				in.traceID != trace.SpanContextFromContext(c.ctx).TraceID().String()) {
 				t.Fatalf("in process %+v", in)
 			}
 		})

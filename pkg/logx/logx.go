@@ -1,5 +1,6 @@
 // Package logx builds the JSON slog logger every Berth process uses. Records logged with a context
-// carry that request's id, so one request can be followed across the edge and the services.
+// carry that request's id and, when the request is traced, its trace and span ids, so one request
+// can be followed across the edge and the services, and from a log line to its trace.
 package logx
 
 import (
@@ -7,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/berthhq/berth/pkg/reqid"
 )
@@ -24,22 +27,26 @@ func New(w io.Writer, level string) *slog.Logger {
 	default:
 		l = slog.LevelInfo
 	}
-	return slog.New(requestIDHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
+	return slog.New(contextHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
 }
 
-type requestIDHandler struct{ slog.Handler }
+// contextHandler adds what the context says about the request to each record.
+type contextHandler struct{ slog.Handler }
 
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := reqid.From(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(as)}
+func (h contextHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return contextHandler{h.Handler.WithAttrs(as)}
 }
 
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
+func (h contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{h.Handler.WithGroup(name)}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/tracing"
 )
 
 // ShutdownGrace is how long in-flight calls may take to finish after a stop signal.
@@ -60,6 +61,16 @@ func Main(m module.Module) {
 func run(log *slog.Logger, m module.Module) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
+	shutdownTracing, err := tracing.Setup(ctx, m.Name)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush the spans still buffered; a collector that is gone must not hold the exit up.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTracing(flushCtx)
+	}()
 
 	c := module.Common{
 		DatabaseURL:  config.String("BERTH_DATABASE_URL", ""),

@@ -40,6 +40,7 @@ import (
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/tracing"
 )
 
 // shutdownGrace bounds how long in-flight requests may finish after SIGINT/SIGTERM.
@@ -56,6 +57,16 @@ func main() {
 func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	shutdownTracing, err := tracing.Setup(ctx, "gateway")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush the spans still buffered; a collector that is gone must not hold the exit up.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTracing(flushCtx)
+	}()
 
 	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
 	if serviceToken == "" {

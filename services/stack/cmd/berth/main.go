@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/tracing"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -38,6 +39,16 @@ func main() {
 func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	shutdownTracing, err := tracing.Setup(ctx, "berth")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		// Flush the spans still buffered; a collector that is gone must not hold the exit up.
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdownTracing(flushCtx)
+	}()
 
 	cfg, err := allinone.FromEnv(ctx, log)
 	if err != nil {

@@ -58,14 +58,14 @@ func (s *Store) openUpgrade(subscriptionID string) (domain.Charge, bool) {
 }
 
 // SettleCharge applies fn to the charge and its account under the store's lock.
-func (s *Store) SettleCharge(_ context.Context, id string, fn func(*domain.Charge, *domain.Account) ([]events.Event, error)) (domain.Charge, domain.Account, error) {
+func (s *Store) SettleCharge(ctx context.Context, id string, fn func(*domain.Charge, *domain.Account) ([]events.Event, error)) (domain.Charge, domain.Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.charges[id]
 	if !ok {
 		return domain.Charge{}, domain.Account{}, domain.ErrChargeNotFound
 	}
-	a, err := s.withAccount(c.AppID, c.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&c, a) })
+	a, err := s.withAccount(ctx, c.AppID, c.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&c, a) })
 	if err != nil {
 		return domain.Charge{}, domain.Account{}, err
 	}

@@ -207,19 +207,19 @@ func (s *Store) accountOf(appID, tenantID string) domain.Account {
 }
 
 // Redeem applies fn to the promotion and the account under the store's lock, once per tenant.
-func (s *Store) Redeem(_ context.Context, r app.Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
+func (s *Store) Redeem(ctx context.Context, r app.Redemption, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.promotions, func(p domain.Promotion) bool { return p.AppID == r.AppID && p.Code == r.Code })
 	if i < 0 || s.redeemed[[2]string{s.promotions[i].ID, r.TenantID}] {
 		return domain.Account{}, domain.ErrUnknownCode
 	}
-	return s.applyPromotion(i, r.TenantID, fn, func() { s.redeemed[[2]string{s.promotions[i].ID, r.TenantID}] = true })
+	return s.applyPromotion(ctx, i, r.TenantID, fn, func() { s.redeemed[[2]string{s.promotions[i].ID, r.TenantID}] = true })
 }
 
 // GrantReferralReward applies fn to the promotion and the referrer's account under the store's
 // lock, once per referred tenant.
-func (s *Store) GrantReferralReward(_ context.Context, g app.ReferralGrant, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
+func (s *Store) GrantReferralReward(ctx context.Context, g app.ReferralGrant, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := slices.IndexFunc(s.promotions, func(p domain.Promotion) bool { return p.AppID == g.AppID && p.ID == g.PromotionID })
@@ -229,14 +229,14 @@ func (s *Store) GrantReferralReward(_ context.Context, g app.ReferralGrant, fn f
 	case s.rewarded[g.ReferredTenantID]:
 		return domain.Account{}, domain.ErrReferralRewarded
 	}
-	return s.applyPromotion(i, g.ReferrerTenantID, fn, func() { s.rewarded[g.ReferredTenantID] = true })
+	return s.applyPromotion(ctx, i, g.ReferrerTenantID, fn, func() { s.rewarded[g.ReferredTenantID] = true })
 }
 
 // applyPromotion runs fn on copies of promotion i and the tenant's account and, when it succeeds,
 // stores both, records the use and queues fn's events. The caller holds the store's lock.
-func (s *Store) applyPromotion(i int, tenantID string, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error), record func()) (domain.Account, error) {
+func (s *Store) applyPromotion(ctx context.Context, i int, tenantID string, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error), record func()) (domain.Account, error) {
 	p := s.promotions[i]
-	a, err := s.withAccount(p.AppID, tenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&p, a) })
+	a, err := s.withAccount(ctx, p.AppID, tenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&p, a) })
 	if err != nil {
 		return domain.Account{}, err
 	}
@@ -307,14 +307,14 @@ func (s *Store) Checkout(_ context.Context, id string) (domain.CheckoutSession, 
 }
 
 // SettleCheckout applies fn to the session and its account under the store's lock.
-func (s *Store) SettleCheckout(_ context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error) {
+func (s *Store) SettleCheckout(ctx context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs, ok := s.checkouts[id]
 	if !ok {
 		return domain.CheckoutSession{}, domain.Account{}, domain.ErrCheckoutNotFound
 	}
-	a, err := s.withAccount(cs.AppID, cs.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&cs, a) })
+	a, err := s.withAccount(ctx, cs.AppID, cs.TenantID, func(a *domain.Account) ([]events.Event, error) { return fn(&cs, a) })
 	if err != nil {
 		return domain.CheckoutSession{}, domain.Account{}, err
 	}
@@ -324,20 +324,20 @@ func (s *Store) SettleCheckout(_ context.Context, id string, fn func(*domain.Che
 
 // withAccount runs fn on a copy of the tenant's account and stores the copy and fn's events
 // when fn succeeds. The caller holds the store's lock.
-func (s *Store) withAccount(appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
+func (s *Store) withAccount(ctx context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
 	a := s.accountOf(appID, tenantID)
 	evs, err := fn(&a)
 	if err != nil {
 		return domain.Account{}, err
 	}
 	s.accounts[[2]string{a.AppID, a.TenantID}] = a
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return a, nil
 }
 
 // UpdateAccount changes a tenant's account under the store's lock.
-func (s *Store) UpdateAccount(_ context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
+func (s *Store) UpdateAccount(ctx context.Context, appID, tenantID string, fn func(*domain.Account) ([]events.Event, error)) (domain.Account, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.withAccount(appID, tenantID, fn)
+	return s.withAccount(ctx, appID, tenantID, fn)
 }

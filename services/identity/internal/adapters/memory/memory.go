@@ -106,7 +106,7 @@ func (s *Store) GetApp(_ context.Context, id string) (domain.App, error) {
 }
 
 // UpdateApp implements app.Apps.
-func (s *Store) UpdateApp(_ context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error) {
+func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.apps[id]
@@ -120,12 +120,12 @@ func (s *Store) UpdateApp(_ context.Context, id string, fn func(*domain.App) ([]
 	}
 	next.ID = cur.ID // the id is the key; fn cannot move the row
 	s.apps[id] = cloneApp(next)
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return next, nil
 }
 
 // CreateAPIKey implements app.APIKeys.
-func (s *Store) CreateAPIKey(_ context.Context, k domain.APIKey, evs ...events.Event) error {
+func (s *Store) CreateAPIKey(ctx context.Context, k domain.APIKey, evs ...events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.apps[k.AppID]; !ok {
@@ -133,7 +133,7 @@ func (s *Store) CreateAPIKey(_ context.Context, k domain.APIKey, evs ...events.E
 	}
 	k.Hash = bytes.Clone(k.Hash)
 	s.keys[k.ID] = k
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return nil
 }
 
@@ -169,7 +169,7 @@ func (s *Store) emailUsed(appID, email, exceptID string) bool {
 }
 
 // CreateUser implements app.Users.
-func (s *Store) CreateUser(_ context.Context, u domain.User, evs ...events.Event) error {
+func (s *Store) CreateUser(ctx context.Context, u domain.User, evs ...events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.apps[u.AppID]; !ok {
@@ -179,7 +179,7 @@ func (s *Store) CreateUser(_ context.Context, u domain.User, evs ...events.Event
 		return domain.ErrEmailTaken
 	}
 	s.users[u.ID] = cloneUser(u)
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return nil
 }
 
@@ -229,7 +229,7 @@ func preferred(a, b domain.User) bool {
 }
 
 // DeleteUser implements app.Users.
-func (s *Store) DeleteUser(_ context.Context, appID, userID string, now time.Time, fn func(domain.User, int) ([]events.Event, error)) (domain.User, error) {
+func (s *Store) DeleteUser(ctx context.Context, appID, userID string, now time.Time, fn func(domain.User, int) ([]events.Event, error)) (domain.User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.users[userID]
@@ -251,12 +251,12 @@ func (s *Store) DeleteUser(_ context.Context, appID, userID string, now time.Tim
 		return domain.User{}, err
 	}
 	s.users[userID] = cloneUser(next)
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return next, nil
 }
 
 // UpdateUser implements app.Users.
-func (s *Store) UpdateUser(_ context.Context, appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, error) {
+func (s *Store) UpdateUser(ctx context.Context, appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.users[userID]
@@ -273,7 +273,7 @@ func (s *Store) UpdateUser(_ context.Context, appID, userID string, fn func(*dom
 		return domain.User{}, domain.ErrEmailTaken
 	}
 	s.users[userID] = cloneUser(next)
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return next, nil
 }
 

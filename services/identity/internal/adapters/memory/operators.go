@@ -10,7 +10,7 @@ import (
 )
 
 // UpdateAPIKey implements app.APIKeys.
-func (s *Store) UpdateAPIKey(_ context.Context, id string, fn func(*domain.APIKey) ([]events.Event, error)) (domain.APIKey, error) {
+func (s *Store) UpdateAPIKey(ctx context.Context, id string, fn func(*domain.APIKey) ([]events.Event, error)) (domain.APIKey, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.keys[id]
@@ -26,7 +26,7 @@ func (s *Store) UpdateAPIKey(_ context.Context, id string, fn func(*domain.APIKe
 	// Only the descriptive fields may change: the id is the key, the app and hash are fixed.
 	cur.Name, cur.Description, cur.UpdatedAt = next.Name, next.Description, next.UpdatedAt
 	s.keys[id] = cur
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	out := cur
 	out.Hash = bytes.Clone(cur.Hash)
 	return out, nil

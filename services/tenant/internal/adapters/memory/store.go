@@ -21,14 +21,14 @@ func New(outbox *events.MemoryOutbox) *Store {
 }
 
 // CreateTenant stores t and its events.
-func (s *Store) CreateTenant(_ context.Context, t domain.Tenant, evs ...events.Event) error {
+func (s *Store) CreateTenant(ctx context.Context, t domain.Tenant, evs ...events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, taken := s.tenants[t.ID]; taken {
 		return domain.ErrExists
 	}
 	s.tenants[t.ID] = t.Clone()
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return nil
 }
 
@@ -45,7 +45,7 @@ func (s *Store) GetTenant(_ context.Context, appID, tenantID string) (domain.Ten
 
 // UpdateTenant runs fn on a copy under the store's lock; the copy and the events replace the
 // stored tenant only when fn succeeds.
-func (s *Store) UpdateTenant(_ context.Context, appID, tenantID string, fn func(*domain.Tenant) ([]events.Event, error)) error {
+func (s *Store) UpdateTenant(ctx context.Context, appID, tenantID string, fn func(*domain.Tenant) ([]events.Event, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, err := s.lookup(appID, tenantID)
@@ -58,7 +58,7 @@ func (s *Store) UpdateTenant(_ context.Context, appID, tenantID string, fn func(
 		return err
 	}
 	s.tenants[tenantID] = next.Clone()
-	s.outbox.Add(evs...)
+	s.outbox.Add(ctx, evs...)
 	return nil
 }
 

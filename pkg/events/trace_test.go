@@ -1,0 +1,102 @@
+package events_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// spans records every span of this test binary. The global provider is set once: tracers handed
+// out before it delegate to the first provider installed.
+var spans = sync.OnceValue(func() *tracetest.SpanRecorder {
+	rec := tracetest.NewSpanRecorder()
+	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	return rec
+})
+
+// TestAnEventContinuesTheTraceOfTheTransactionThatWroteIt follows the trace context from a traced
+// state change through the outbox (Postgres and memory), the relay, a NATS message's headers and
+// the consumer: the handler runs in a consumer span whose parent is the writer's span.
+func TestAnEventContinuesTheTraceOfTheTransactionThatWroteIt(t *testing.T) {
+	rec := spans()
+	for _, backend := range []string{"postgres", "memory"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			bus, _ := natstest.New(t)
+			handled := make(chan trace.SpanContext, 1)
+			c, err := bus.Consume(ctx, events.ConsumerConfig{
+				Durable: "traced", Types: []eventsv1.Type{identityv1.EventUserUpdated}, Inbox: events.NewMemoryInbox(),
+				Handler: func(ctx context.Context, _ events.Event) error {
+					handled <- trace.SpanContextFromContext(ctx)
+					return nil
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Stop()
+
+			ev := newEvent(t, identityv1.EventUserUpdated, "u1")
+			writeCtx, writer := otel.Tracer("test").Start(ctx, "state change")
+			var src events.OutboxSource
+			if backend == "postgres" {
+				pool := pgPool(t)
+				if err := pgxx.InTx(writeCtx, pool, func(ctx context.Context, tx pgx.Tx) error { return events.InsertOutbox(ctx, tx, ev) }); err != nil {
+					t.Fatal(err)
+				}
+				src = events.NewPGOutbox(pool)
+			} else {
+				mem := &events.MemoryOutbox{}
+				mem.Add(writeCtx, ev)
+				src = mem
+			}
+			writer.End()
+			if n, err := events.NewRelay("test", src, bus, nil).Flush(ctx); err != nil || n != 1 {
+				t.Fatalf("Flush = %d, %v", n, err)
+			}
+			got := <-handled
+			if got.TraceID() != writer.SpanContext().TraceID() {
+				t.Fatalf("the handler ran in trace %s, want the writer's %s", got.TraceID(), writer.SpanContext().TraceID())
+			}
+			var consumerSpan sdktrace.ReadOnlySpan
+			eventually(t, "the consumer span has ended", func() bool {
+				for _, s := range rec.Ended() {
+					if s.SpanContext().SpanID() == got.SpanID() {
+						consumerSpan = s
+						return true
+					}
+				}
+				return false
+			})
+			if consumerSpan.SpanKind() != trace.SpanKindConsumer || consumerSpan.Parent().SpanID() != writer.SpanContext().SpanID() ||
+				consumerSpan.Name() != "consume "+string(identityv1.EventUserUpdated) {
+				t.Fatalf("consumer span %q kind %v parent %s, want a consumer span under the writer's %s",
+					consumerSpan.Name(), consumerSpan.SpanKind(), consumerSpan.Parent().SpanID(), writer.SpanContext().SpanID())
+			}
+		})
+	}
+}
+
+// TestAnUntracedEventReachesTheConsumerWithoutATraceContext keeps an untraced event's row and message
+// free of trace headers: the consumer's span is a root.
+func TestAnUntracedEventReachesTheConsumerWithoutATraceContext(t *testing.T) {
+	spans()
+	mem := &events.MemoryOutbox{}
+	mem.Add(context.Background(), newEvent(t, identityv1.EventUserUpdated, "u1"))
+	evs, err := mem.Pending(context.Background(), 10)
+	if err != nil || len(evs) != 1 || evs[0].Trace != nil {
+		t.Fatalf("pending = %+v, %v; want one event without a trace", evs, err)
+	}
+}
