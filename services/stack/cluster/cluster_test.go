@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 )
 
@@ -79,6 +82,40 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 
 	checkFailures(t, &l.rec, kills)
 	c.checkExactlyOnce(t, l, began)
+	c.checkATraceCrossesProcesses(t)
+}
+
+// checkATraceCrossesProcesses looks, among the traces the processes exported, for a sign-up's:
+// one trace holding the edge's span, identity's and tenant's gRPC server spans and analytics'
+// span applying an event the sign-up wrote, each exported by its own process.
+func (c *cluster) checkATraceCrossesProcesses(t *testing.T) {
+	t.Helper()
+	var seen int
+	testkit.Eventually(t, "a trace spans the edge, identity, tenant and an analytics consumer", func() bool {
+		traces := c.spans.traces()
+		seen = len(traces)
+		for _, spans := range traces {
+			has := map[string]bool{}
+			for _, s := range spans {
+				switch {
+				case s.service == gateway && s.kind == tracepb.Span_SPAN_KIND_SERVER:
+					has["edge"] = true
+				case s.service == "identity" && s.kind == tracepb.Span_SPAN_KIND_SERVER:
+					has["identity"] = true
+				case s.service == "tenant" && s.kind == tracepb.Span_SPAN_KIND_SERVER:
+					has["tenant"] = true
+				case s.service == "analytics" && s.kind == tracepb.Span_SPAN_KIND_CONSUMER:
+					has["analytics"] = true
+				}
+			}
+			if len(has) == 4 {
+				t.Logf("trace %s crosses %d spans: the edge, identity, tenant and analytics applying its events", spans[0].traceID, len(spans))
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("%d traces exported by the cluster's processes", seen)
 }
 
 func (c *cluster) processes() int {

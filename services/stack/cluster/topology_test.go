@@ -60,6 +60,7 @@ type cluster struct {
 	lb       *balancer
 	demo     seed.Demo
 	dbs      map[string]*pgxpool.Pool // each service's database, for comparing read models with it
+	spans    *collector               // where every process exports its traces
 }
 
 // order is how the services start: the ones others call first, so readiness checks see them.
@@ -135,6 +136,10 @@ func startCluster(t *testing.T, natsURL string) *cluster {
 	}
 	t.Cleanup(lb.close)
 	c.lb = lb
+	if c.spans, err = newCollector(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.spans.close)
 
 	common := map[string]string{
 		"BERTH_NATS_URL": natsURL, "BERTH_EVENT_PREFIX": "cluster" + randomHex(4),
@@ -142,6 +147,8 @@ func startCluster(t *testing.T, natsURL string) *cluster {
 		"BERTH_API_KEY_PEPPER": randomHex(32), "BERTH_SECRET_KEY": randomHex(32), "BERTH_ISSUER": "berth-cluster",
 		"BERTH_PUBLIC_URL": lb.url(), "BERTH_PSPX_URL": "http://" + sandboxAddr + mount.PspxPath,
 		"BERTH_PSPY_URL": "http://" + sandboxAddr + mount.PspyPath, "BERTH_LOG_LEVEL": "info",
+		// Every process exports its spans to the test's collector, batched every 200 ms.
+		"OTEL_EXPORTER_OTLP_ENDPOINT": c.spans.url, "OTEL_BSP_SCHEDULE_DELAY": "200",
 	}
 	for _, m := range allinone.Modules {
 		common[module.AddrVar(m.Name)] = strings.Join(listen[m.Name], ",")
