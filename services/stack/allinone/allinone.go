@@ -62,6 +62,8 @@ type Stack struct {
 	Mailbox *mail.Mailbox
 	// Sandboxes are the provider sandboxes served on the edge's address, which billing calls.
 	Sandboxes *mount.Sandboxes
+	// DatabaseURLs are the modules' databases (Config.DatabaseURLs; memory stores where absent).
+	DatabaseURLs map[string]string
 
 	procs   []*module.Process
 	cancel  context.CancelFunc
@@ -81,7 +83,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		log = slog.Default()
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, Addrs: map[string]string{}, TLS: cfg.TLS, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
+	s := &Stack{cancel: cancel, Addrs: map[string]string{}, TLS: cfg.TLS, DatabaseURLs: cfg.DatabaseURLs, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
 	defer func() {
 		if err != nil {
 			s.Close()
