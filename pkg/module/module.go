@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/config"
@@ -26,6 +27,10 @@ type Module struct {
 	// Build makes the module's process from the shared settings. It opens (and migrates) the
 	// database when c.DatabaseURL is set, and picks memory stores otherwise.
 	Build func(ctx context.Context, c Common) (*Process, error)
+	// Migrate brings the module's database to the schema this build needs (forward-only, under
+	// an advisory lock); Build runs it too, and a deployment's migration step runs it alone
+	// (svcmain's "migrate" command) before the new version's processes start.
+	Migrate func(ctx context.Context, pool *pgxpool.Pool) error
 }
 
 // AddrVar is the variable that tells other processes where the module's gRPC server is

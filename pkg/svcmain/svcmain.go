@@ -28,6 +28,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/pkg/tracing"
 )
 
@@ -50,12 +51,40 @@ const ShutdownGrace = 15 * time.Second
 //	BERTH_LOG_LEVEL      debug, info, warn or error (info)
 //	BERTH_GRPC_TLS_CA, BERTH_GRPC_TLS_CERT, BERTH_GRPC_TLS_KEY
 //	                     serve and call gRPC over TLS, service calls with mutual TLS (grpcx.TLSFromEnv)
+//
+// With the argument "migrate" it only brings BERTH_DATABASE_URL's schema up to date and exits: a
+// deployment's migration step (the Kubernetes manifests' init container) runs it before the
+// version's processes start, so a schema change is applied once, ahead of every replica.
 func Main(m module.Module) {
 	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
+	run := run
+	if len(os.Args) > 1 && os.Args[1] == "migrate" {
+		run = migrate
+	}
 	if err := run(log, m); err != nil {
 		log.Error("service stopped", "error", err.Error())
 		os.Exit(1)
 	}
+}
+
+// migrate applies the module's migrations to BERTH_DATABASE_URL.
+func migrate(log *slog.Logger, m module.Module) error {
+	url := config.String("BERTH_DATABASE_URL", "")
+	if url == "" {
+		return errors.New("BERTH_DATABASE_URL is required")
+	}
+	if m.Migrate == nil {
+		return fmt.Errorf("%s has no database to migrate", m.Name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	pool, err := pgxx.OpenMigrated(ctx, url, m.Migrate)
+	if err != nil {
+		return err
+	}
+	pool.Close()
+	log.Info("database migrated")
+	return nil
 }
 
 func run(log *slog.Logger, m module.Module) error {

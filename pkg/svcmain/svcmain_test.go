@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 
@@ -15,7 +17,10 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func setup(t *testing.T) *slog.Logger {
 	t.Helper()
@@ -100,5 +105,36 @@ func TestOpsAddressSitsOneHundredPortsAboveGRPC(t *testing.T) {
 		if got := OpsAddr(in); got != want {
 			t.Errorf("OpsAddr(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestTheMigrateCommandBringsTheSchemaUpToDateAndStartsNothing(t *testing.T) {
+	log := setup(t)
+	url := pgtest.URL(t, "svcmain-migrate", func(context.Context, *pgxpool.Pool) error { return nil })
+	t.Setenv("BERTH_DATABASE_URL", url)
+	built := false
+	m := module.Module{Name: "probe",
+		Build: func(context.Context, module.Common) (*module.Process, error) { built = true; return nil, nil },
+		Migrate: func(ctx context.Context, pool *pgxpool.Pool) error {
+			_, err := pool.Exec(ctx, "create table if not exists probe_schema (id int)")
+			return err
+		}}
+	for range 2 { // a second run finds nothing to do
+		if err := migrate(log, m); err != nil || built {
+			t.Fatalf("migrate = %v, built %v", err, built)
+		}
+	}
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var n int
+	if err := pool.QueryRow(context.Background(), "select count(*) from probe_schema").Scan(&n); err != nil {
+		t.Fatalf("the migration's table: %v", err)
+	}
+	t.Setenv("BERTH_DATABASE_URL", "")
+	if err := migrate(log, m); err == nil {
+		t.Fatal("migrated without BERTH_DATABASE_URL")
 	}
 }

@@ -60,7 +60,7 @@ type Config struct {
 
 // Module is the billing context in the service template. It dials identity (credentials, users)
 // and tenant (which shows the billing state billing decides).
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9104", Build: build}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9104", Build: build, Migrate: postgres.Migrate}
 
 const name = "billing"
 

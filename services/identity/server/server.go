@@ -55,7 +55,7 @@ type Config struct {
 
 // Module is the identity context in the service template: cmd/identity and the all-in-one process
 // build it from the shared settings plus its own (see configFrom).
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9101", Build: build}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9101", Build: build, Migrate: postgres.Migrate}
 
 const name = "identity"
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,6 +105,9 @@ func TestKubernetesManifestsMatchTheAPISchemaAndKeepEveryDeploymentAvailable(t *
 				}
 			}
 		}
+		if name != "berth-gateway" {
+			checkMigrationStep(t, name, d.Spec.Template.Spec)
+		}
 		b, ok := budgets[name]
 		if !ok {
 			t.Errorf("no PodDisruptionBudget %s", name)
@@ -128,4 +132,32 @@ func secretOf(volumes []corev1.Volume, name string) string {
 		}
 	}
 	return ""
+}
+
+// checkMigrationStep requires a service's pods to migrate its database before its server starts:
+// an init container of the server's image running "migrate" with the server's database URL.
+func checkMigrationStep(t *testing.T, name string, pod corev1.PodSpec) {
+	t.Helper()
+	if len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+		t.Errorf("%s: want one server container and one migration init container", name)
+		return
+	}
+	init, server := pod.InitContainers[0], pod.Containers[0]
+	if init.Image != server.Image || !slices.Equal(init.Args, []string{"migrate"}) || len(init.Command) != 0 {
+		t.Errorf("%s: the init container runs %v %v of %s, want the server's image %s with the argument migrate", name, init.Command, init.Args, init.Image, server.Image)
+	}
+	dbOf := func(c corev1.Container) string {
+		for _, e := range c.Env {
+			if e.Name == "BERTH_DATABASE_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				return e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			}
+		}
+		return ""
+	}
+	if db := dbOf(init); db == "" || db != dbOf(server) {
+		t.Errorf("%s: the migration step's database %q is not the server's %q (from a Secret)", name, db, dbOf(server))
+	}
+	if init.Resources.Requests.Cpu().IsZero() || init.Resources.Requests.Memory().IsZero() {
+		t.Errorf("%s: the migration step has no CPU and memory requests", name)
+	}
 }

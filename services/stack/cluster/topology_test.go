@@ -176,6 +176,18 @@ func startCluster(t *testing.T, natsURL string) *cluster {
 			}
 		}
 	}
+	// The migration step runs first, as the Kubernetes manifests' init containers do; the
+	// replicas then find their schemas in place.
+	for _, name := range order[:len(order)-1] {
+		r := c.replicas[name][0]
+		p, err := procs.Start(name+"-migrate", r.bin, dir, map[string]string{"BERTH_DATABASE_URL": r.env["BERTH_DATABASE_URL"]}, "migrate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Wait(time.Minute); err != nil {
+			t.Fatalf("migration step: %v", err)
+		}
+	}
 	// Replicas of one service start together, as a rollout's would.
 	for _, name := range order {
 		errs := make(chan error, len(c.replicas[name]))

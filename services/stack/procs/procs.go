@@ -70,17 +70,17 @@ type Process struct {
 	exited chan error
 }
 
-// Start runs bin with env (the caller's own BERTH_* variables are not inherited, so a developer's
+// Start runs bin with args and env (the caller's own BERTH_* variables are not inherited, so a developer's
 // shell cannot change what is measured or tested) and its output in dir/<name>.log, appended to
 // when a process of that name ran before (a restart keeps both lives in one log).
-func Start(name, bin, dir string, env map[string]string) (*Process, error) {
+func Start(name, bin, dir string, env map[string]string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	cmd := exec.Command(bin)
+	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BERTH_") && !strings.HasPrefix(kv, "BASELINE_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -145,6 +145,21 @@ func (p *Process) Kill() {
 	_ = p.cmd.Process.Kill()
 	err := <-p.exited
 	p.exited <- err
+}
+
+// Wait waits up to timeout for a process that is meant to end by itself (a one-off command) and
+// returns how it ended; nil is a zero exit status.
+func (p *Process) Wait(timeout time.Duration) error {
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		if err != nil {
+			return fmt.Errorf("%s: %w; its log:\n%s", p.Name, err, p.Tail())
+		}
+		return nil
+	case <-time.After(timeout):
+		return fmt.Errorf("%s still running after %s; its log:\n%s", p.Name, timeout, p.Tail())
+	}
 }
 
 // Exited reports whether the process has ended.

@@ -44,7 +44,7 @@ type Config struct {
 }
 
 // Module is the webhook-ingest context in the service template. It dials billing.
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9105", Build: build}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9105", Build: build, Migrate: postgres.Migrate}
 
 const name = "webhook"
 
