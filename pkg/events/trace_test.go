@@ -14,6 +14,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	"github.com/berthhq/berth/pkg/tracing"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -22,7 +23,7 @@ import (
 // out before it delegate to the first provider installed.
 var spans = sync.OnceValue(func() *tracetest.SpanRecorder {
 	rec := tracetest.NewSpanRecorder()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	tracing.Use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
 	return rec
 })
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/reqid"
+	"github.com/berthhq/berth/pkg/tracing"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -63,11 +64,12 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 		checkText,
 		o.Policy.UnaryInterceptor(),
 	)
-	s := grpc.NewServer(
-		grpc.Creds(creds),
+	opts := []grpc.ServerOption{grpc.Creds(creds), grpc.UnaryInterceptor(unary)}
+	if tracing.On() {
 		// The span continues the caller's trace from the call's metadata.
-		grpc.StatsHandler(otelgrpc.NewServerHandler()),
-		grpc.UnaryInterceptor(unary),
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
+	}
+	s := grpc.NewServer(append(opts,
 		grpc.ChainStreamInterceptor(
 			streamRequestID,
 			streamRecovery(log),
@@ -77,7 +79,7 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 			streamCheckText,
 			o.Policy.StreamInterceptor(),
 		),
-	)
+	)...)
 	hs := o.Health
 	if hs == nil {
 		hs = health.NewServer()
@@ -92,10 +94,9 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 
 func withRequestID(ctx context.Context) context.Context {
 	id := ""
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(reqid.MetadataKey); len(v) > 0 {
-			id = v[0]
-		}
+	// One key, read without copying the call's metadata (FromIncomingContext copies it all).
+	if v := metadata.ValueFromIncomingContext(ctx, reqid.MetadataKey); len(v) > 0 {
+		id = v[0]
 	}
 	return reqid.With(ctx, reqid.Accept(id))
 }
@@ -166,8 +167,8 @@ func logAccess(ctx context.Context, log *slog.Logger, method string, start time.
 // with the service token. Those are logged at debug, so each request makes one info line: the
 // edge's for REST, this one for direct gRPC callers. The markers only choose a log level.
 func hop(ctx context.Context) bool {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return len(md.Get("x-forwarded-host")) > 0 || len(md.Get(authn.MDServiceToken)) > 0
+	return len(metadata.ValueFromIncomingContext(ctx, "x-forwarded-host")) > 0 ||
+		len(metadata.ValueFromIncomingContext(ctx, authn.MDServiceToken)) > 0
 }
 
 func accessLog(log *slog.Logger) grpc.UnaryServerInterceptor {
@@ -234,12 +235,15 @@ func resolvedTarget(target string) string {
 // admin clients). A connection that carries the service token presents the process's certificate
 // under TLS; t nil is plaintext.
 func ClientOptions(serviceToken string, t *TLS) []grpc.DialOption {
-	return []grpc.DialOption{
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(t.clientCredentials(serviceToken != "")),
-		// Calls carry the caller's trace context in their metadata.
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithChainUnaryInterceptor(forwardRequestID, ServiceTokenInterceptor(serviceToken)),
 	}
+	if tracing.On() {
+		// Calls carry the caller's trace context in their metadata.
+		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler()))
+	}
+	return opts
 }
 
 func forwardRequestID(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
+	"github.com/berthhq/berth/pkg/tracing"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -32,7 +33,7 @@ type seen struct {
 
 // tracer records spans for this package's tests; set once, as the global provider delegates once.
 var tracer = sync.OnceValue(func() trace.Tracer {
-	otel.SetTracerProvider(sdktrace.NewTracerProvider())
+	tracing.Use(sdktrace.NewTracerProvider())
 	return otel.Tracer("grpcx-test")
 })
 

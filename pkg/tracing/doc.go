@@ -1,9 +1,8 @@
 // Package tracing is Berth's OpenTelemetry set-up and the carriers that take a trace across
 // process boundaries. Every process calls Setup at start: with an OTLP endpoint in the standard
 // OTEL_* variables it exports spans over OTLP/HTTP; without one (or with OTEL_SDK_DISABLED=true)
-// nothing is recorded or exported, and the spans cost next to nothing. Either way the W3C trace
-// context propagates, so a trace started upstream continues through a process that exports
-// nothing itself.
+// the process neither records, exports nor propagates traces, and pays nothing for them per
+// request (a trace passing through such a process ends there).
 //
 // A trace crosses the REST edge (Edge starts the request's span from its traceparent header),
 // gRPC (otelgrpc's handlers, metadata), the outbox (the trace context of the transaction that

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -21,10 +22,23 @@ import (
 // tracerName is the instrumentation scope of Berth's own spans.
 const tracerName = "github.com/berthhq/berth"
 
-func init() {
-	// Propagation is on whatever Setup decides, and before it runs: tests that install their own
-	// provider rely on it too.
+// on is whether the process traces (Setup found an endpoint, or Use installed a provider). Off,
+// every function here returns at once, so an untraced process pays nothing per request.
+var on atomic.Bool
+
+// noSpan is what the functions return when tracing is off.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// On reports whether the process traces. gRPC servers and clients built while it is off carry no
+// trace instrumentation.
+func On() bool { return on.Load() }
+
+// Use makes tp the process's tracer provider and turns tracing on, with W3C trace context and
+// baggage propagation: what Setup does with its exporter, and what tests do with a recorder.
+func Use(tp trace.TracerProvider) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	otel.SetTracerProvider(tp)
+	on.Store(true)
 }
 
 // Enabled reports whether the environment asks for export: an OTLP endpoint is set and the SDK
@@ -59,7 +73,7 @@ func Setup(ctx context.Context, service string) (shutdown func(context.Context) 
 		}
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	otel.SetTracerProvider(tp)
+	Use(tp)
 	return tp.Shutdown, nil
 }
 
@@ -68,6 +82,9 @@ func tracer() trace.Tracer { return otel.Tracer(tracerName) }
 // Edge starts the server span of a REST request, continuing the trace its traceparent header
 // names. The route is known only once the request is routed: EndHTTP names it.
 func Edge(r *http.Request) (context.Context, trace.Span) {
+	if !On() {
+		return r.Context(), noSpan
+	}
 	ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 	return tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("http.request.method", r.Method)))
@@ -76,6 +93,10 @@ func Edge(r *http.Request) (context.Context, trace.Span) {
 // EndHTTP names span after route (the matched route, never the raw path, which holds ids),
 // records the answer's status and ends it; a 5xx marks the span failed.
 func EndHTTP(span trace.Span, method, route string, status int) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	span.SetName(method + " " + route)
 	span.SetAttributes(attribute.String("http.route", route), attribute.Int("http.response.status_code", status))
 	if status >= 500 {
@@ -90,7 +111,7 @@ type Carrier map[string]string
 
 // Inject returns ctx's trace context; nil when ctx carries none.
 func Inject(ctx context.Context) Carrier {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	if !On() || !trace.SpanContextFromContext(ctx).IsValid() {
 		return nil
 	}
 	c := propagation.MapCarrier{}
@@ -107,6 +128,9 @@ func Fields() []string { return otel.GetTextMapPropagator().Fields() }
 // Consume starts the span of applying one event, a child of the trace the event was written in
 // (c, nil when it carries none): the consumer's work and its own calls join that trace.
 func Consume(ctx context.Context, c Carrier, consumer, eventType string) (context.Context, trace.Span) {
+	if !On() {
+		return ctx, noSpan
+	}
 	if len(c) > 0 {
 		ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.MapCarrier(c))
 	}
@@ -128,6 +152,9 @@ func End(span trace.Span, err error) {
 // (grpcx.Local), a child of the caller's span; the caller puts it in the handler's context, which
 // carries none of the caller's values.
 func InProcess(caller context.Context, method string) trace.Span {
+	if !On() {
+		return noSpan
+	}
 	_, span := tracer().Start(caller, method, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.method", method)))
 	return span

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"testing"
 
-	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/pkg/tracing"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
@@ -23,8 +23,8 @@ type traceRecorder struct {
 }
 
 func (r *traceRecorder) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-func (r *traceRecorder) Shutdown(context.Context) error                 { return nil }
-func (r *traceRecorder) ForceFlush(context.Context) error               { return nil }
+func (r *traceRecorder) Shutdown(context.Context) error                  { return nil }
+func (r *traceRecorder) ForceFlush(context.Context) error                { return nil }
 func (r *traceRecorder) OnEnd(s sdktrace.ReadOnlySpan) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,7 +54,7 @@ func (r *traceRecorder) of(id trace.TraceID) []sdktrace.ReadOnlySpan {
 // recorder is the suite's one tracer provider: the global provider delegates to the first one set.
 var recorder = sync.OnceValue(func() *traceRecorder {
 	r := &traceRecorder{wanted: map[trace.TraceID]bool{}}
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r)))
+	tracing.Use(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(r)))
 	return r
 })
 
