@@ -90,16 +90,11 @@ func migrate(log *slog.Logger, m module.Module) error {
 func run(log *slog.Logger, m module.Module) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	shutdownTracing, err := tracing.Setup(ctx, m.Name)
+	stopTracing, err := tracing.Start(ctx, m.Name)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Flush the spans still buffered; a collector that is gone must not hold the exit up.
-		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = shutdownTracing(flushCtx)
-	}()
+	defer stopTracing()
 
 	c := module.Common{
 		DatabaseURL:  config.String("BERTH_DATABASE_URL", ""),

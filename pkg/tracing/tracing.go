@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -75,6 +76,20 @@ func Setup(ctx context.Context, service string) (shutdown func(context.Context) 
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	Use(tp)
 	return tp.Shutdown, nil
+}
+
+// Start is Setup for a process's main: stop flushes the spans still buffered, waiting at most
+// five seconds, so a collector that is gone cannot hold the exit up.
+func Start(ctx context.Context, service string) (stop func(), err error) {
+	shutdown, err := Setup(ctx, service)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = shutdown(flushCtx)
+	}, nil
 }
 
 func tracer() trace.Tracer { return otel.Tracer(tracerName) }

@@ -57,16 +57,11 @@ func main() {
 func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	shutdownTracing, err := tracing.Setup(ctx, "gateway")
+	stopTracing, err := tracing.Start(ctx, "gateway")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Flush the spans still buffered; a collector that is gone must not hold the exit up.
-		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = shutdownTracing(flushCtx)
-	}()
+	defer stopTracing()
 
 	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
 	if serviceToken == "" {

@@ -39,16 +39,11 @@ func main() {
 func run(log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	shutdownTracing, err := tracing.Setup(ctx, "berth")
+	stopTracing, err := tracing.Start(ctx, "berth")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		// Flush the spans still buffered; a collector that is gone must not hold the exit up.
-		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = shutdownTracing(flushCtx)
-	}()
+	defer stopTracing()
 
 	cfg, err := allinone.FromEnv(ctx, log)
 	if err != nil {
