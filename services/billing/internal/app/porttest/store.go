@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"ASubscriptionHasOneOpenUpgradeEvenUnderARace", oneOpenUpgrade},
 		{"SettleChargeStoresChargeAccountAndEventsTogether", settleChargeTogether},
 		{"UpdateAccountStoresAccountAndEventsOrNothing", updateAccount},
+		{"EventsCarryTheTraceOfTheirChange", eventsCarryTrace},
 	}
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {
@@ -234,6 +235,23 @@ func pending(t *testing.T, outbox events.OutboxSource) []string {
 		ids = append(ids, ev.ID)
 	}
 	return ids
+}
+
+func eventsCarryTrace(t *testing.T, s app.Store, outbox events.OutboxSource) {
+	appID := uuid.NewString()
+	want := map[string]string{}
+	for range 2 {
+		ev := newEvent(t, appID)
+		traced, traceparent := conformance.Traced(ctx)
+		must(s.UpdateAccount(traced, appID, uuid.NewString(), func(a *domain.Account) ([]events.Event, error) {
+			a.Touch(instant)
+			return []events.Event{ev}, nil
+		}))
+		want[ev.ID] = traceparent
+	}
+	if got := conformance.Traceparents(t, outbox); !reflect.DeepEqual(got, want) {
+		t.Fatalf("pending events' traceparents = %v, want %v", got, want)
+	}
 }
 
 func redeemStoresTogether(t *testing.T, s app.Store, outbox events.OutboxSource) {

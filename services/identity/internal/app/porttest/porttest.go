@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, newStore) })
 	s.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	s.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
+	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 }
 
 // t0 is a fixed instant at microsecond precision (what PostgreSQL keeps).
@@ -115,6 +116,40 @@ func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event
 }
 
 // pendingIDs lists the ids of the outbox's unpublished events.
+// testEventsCarryTrace makes each kind of change that writes events in a trace of its own; every
+// event must carry the trace of the change that wrote it.
+func testEventsCarryTrace(t *testing.T, newStore Factory) {
+	s, outbox := newStore(t)
+	a := seedApp(t, s)
+	want := map[string]string{}
+	traced := func(eventType eventsv1.Type) (context.Context, events.Event) {
+		ctx, traceparent := conformance.Traced(context.Background())
+		ev := mustEvent(t, eventType, a.ID)
+		want[ev.ID] = traceparent
+		return ctx, ev
+	}
+	u := newUser(a.ID, "traced@example.test")
+	ctx, ev := traced(identityv1.EventUserCreated)
+	if err := s.CreateUser(ctx, u, ev); err != nil {
+		t.Fatal(err)
+	}
+	ctx, ev = traced(identityv1.EventUserUpdated)
+	if _, err := s.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
+		x.Name = "Traced"
+		return []events.Event{ev}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, ev = traced(identityv1.EventAppChanged)
+	if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+		x.Name = "traced"
+		return []events.Event{ev}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantEqual(t, "pending events' traceparents", conformance.Traceparents(t, outbox), want)
+}
+
 func pendingIDs(t *testing.T, o events.OutboxSource) []string {
 	t.Helper()
 	evs, err := o.Pending(context.Background(), 1000)

@@ -44,6 +44,7 @@ func Run(t *testing.T, newRepo Factory, exempt ...Exempt) {
 		{"UnknownTenantIsNotFound", unknownIsNotFound},
 		{"UpdateCreatesAndChangesAddresses", updateAddresses},
 		{"UpdateStoresStateAndEventsTogether", updateStoresStateAndEvents},
+		{"EventsCarryTheTraceOfTheirChange", eventsCarryTrace},
 		{"FailedUpdateStoresNothing", failedUpdateStoresNothing},
 		{"UpdatePersistsEveryField", updatePersistsEveryField},
 		{"ConcurrentUpdatesDoNotLoseWrites", concurrentUpdates},
@@ -246,6 +247,28 @@ func updateStoresStateAndEvents(t *testing.T, repo app.Repository, outbox events
 	}
 	if got := pendingIDs(t, outbox); !reflect.DeepEqual(got, []string{ev.ID}) {
 		t.Fatalf("pending events = %v, want [%s]", got, ev.ID)
+	}
+}
+
+func eventsCarryTrace(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+	tn := newTenant(uuid.NewString())
+	created := event(t, tn, tenantv1.EventTenantCreated)
+	createCtx, createTrace := conformance.Traced(context.Background())
+	if err := repo.CreateTenant(createCtx, tn, created); err != nil {
+		t.Fatalf("CreateTenant: %v", err)
+	}
+	updated := event(t, tn, tenantv1.EventTenantUpdated)
+	updateCtx, updateTrace := conformance.Traced(context.Background())
+	err := repo.UpdateTenant(updateCtx, tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+		x.Name = "Traced"
+		return []events.Event{updated}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{created.ID: createTrace, updated.ID: updateTrace}
+	if got := conformance.Traceparents(t, outbox); !reflect.DeepEqual(got, want) {
+		t.Fatalf("pending events' traceparents = %v, want %v", got, want)
 	}
 }
 
