@@ -218,9 +218,10 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 	ctx, span := tracing.Consume(ctx, ev.Trace, cfg.Durable, string(ev.Type))
 	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
 	tracing.End(span, err)
+	// The lines about the outcome are logged with ctx: they name the trace the event continued.
 	if errors.Is(err, ErrMalformed) {
 		consumed.WithLabelValues(cfg.Durable, "malformed").Inc()
-		log.Error("events: acknowledging an event that can never apply", "err", err)
+		log.ErrorContext(ctx, "events: acknowledging an event that can never apply", "err", err)
 		ack(log, msg)
 		return
 	}
@@ -233,9 +234,9 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 		consumed.WithLabelValues(cfg.Durable, "failed").Inc()
 		attempt := deliveries(msg)
 		if attempt >= consumeMaxDeliver {
-			log.Error("events: handler failed on the last delivery; the event is given up", "attempt", attempt, "err", err)
+			log.ErrorContext(ctx, "events: handler failed on the last delivery; the event is given up", "attempt", attempt, "err", err)
 		} else {
-			log.Error("events: handler failed; the event will be redelivered", "attempt", attempt, "err", err)
+			log.ErrorContext(ctx, "events: handler failed; the event will be redelivered", "attempt", attempt, "err", err)
 		}
 		if err := msg.NakWithDelay(nakDelay(attempt)); err != nil {
 			log.Warn("events: nak failed; the event comes back after the ack wait", "err", err)
