@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,9 +60,9 @@ var recorder = sync.OnceValue(func() *traceRecorder {
 })
 
 // TestOneTraceSpansTheEdgeTheServiceAndTheConsumerOfItsEvent sends route 17 with a W3C
-// traceparent and finds, in that one trace, the edge's span, the tenant service's span and the
-// span of analytics applying the tenant.updated event the change wrote, each a descendant of the
-// caller's span.
+// traceparent and finds, in that one trace, the edge's span (a child of the caller's), the tenant
+// service's span under it, and under that the span of a consumer applying the tenant.updated
+// event the change wrote.
 func TestOneTraceSpansTheEdgeTheServiceAndTheConsumerOfItsEvent(t *testing.T) {
 	rec := recorder()
 	e := start(t, "postgres")
@@ -87,43 +88,50 @@ func TestOneTraceSpansTheEdgeTheServiceAndTheConsumerOfItsEvent(t *testing.T) {
 	for _, s := range spans {
 		byID[s.SpanContext().SpanID()] = s
 	}
-	// descends reports whether s's parents lead to the caller's span, and through which spans.
-	descends := func(s sdktrace.ReadOnlySpan) (bool, []string) {
-		var path []string
+	// chain is s's line of parents inside the trace, s first, up to the caller's span (ok) or to a
+	// parent the trace does not hold.
+	chain := func(s sdktrace.ReadOnlySpan) (ids []trace.SpanID, names []string, ok bool) {
 		for {
-			path = append(path, s.Name())
+			ids, names = append(ids, s.SpanContext().SpanID()), append(names, s.Name())
 			parent := s.Parent().SpanID()
 			if parent == callerSpan {
-				return true, path
+				return ids, names, true
 			}
-			next, ok := byID[parent]
-			if !ok {
-				return false, path
+			next, found := byID[parent]
+			if !found {
+				return ids, names, false
 			}
 			s = next
 		}
 	}
-	found := map[string]bool{}
+	var edge trace.SpanID
+	found := map[string]sdktrace.ReadOnlySpan{}
 	for _, s := range spans {
 		switch {
 		case s.SpanKind() == trace.SpanKindServer && s.Name() == "PUT /berth.tenant.v1.TenantService/UpdateTenant":
-			found["edge"] = true
+			found["edge"], edge = s, s.SpanContext().SpanID()
 		case s.SpanKind() == trace.SpanKindServer && s.Name() == "/berth.tenant.v1.TenantService/UpdateTenant":
-			found["service"] = true
+			found["service"] = s
 		case s.SpanKind() == trace.SpanKindConsumer && s.Name() == consume:
-			found["consumer"] = true
-		default:
-			continue
-		}
-		if ok, path := descends(s); !ok {
-			t.Errorf("span %q does not descend from the caller's span: %s", s.Name(), strings.Join(path, " <- "))
+			found["consumer"] = s
 		}
 	}
-	if !found["edge"] || !found["service"] || !found["consumer"] {
+	if found["edge"] == nil || found["service"] == nil || found["consumer"] == nil {
 		var names []string
 		for _, s := range spans {
 			names = append(names, s.SpanKind().String()+" "+s.Name())
 		}
 		t.Fatalf("trace holds %v, want the edge, the tenant service and the event's consumer", names)
+	}
+	// The edge's span continues the caller's; the service's and the consumer's lead back to it, the
+	// consumer's through the service's, in which the change and its event were written.
+	for _, what := range []string{"edge", "service", "consumer"} {
+		ids, names, ok := chain(found[what])
+		if !ok || !slices.Contains(ids, edge) {
+			t.Errorf("the %s's span does not descend from the edge's span and the caller's: %s", what, strings.Join(names, " <- "))
+		}
+		if what == "consumer" && !slices.Contains(ids, found["service"].SpanContext().SpanID()) {
+			t.Errorf("the consumer's span does not descend from the service's: %s", strings.Join(names, " <- "))
+		}
 	}
 }
