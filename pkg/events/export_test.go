@@ -1,6 +1,10 @@
 package events
 
-import "time"
+import (
+	"time"
+
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
+)
 
 // SetClock makes o record events as published at the times now returns, so tests can age them.
 func (o *MemoryOutbox) SetClock(now func() time.Time) {
@@ -32,3 +36,6 @@ func MemoryInboxLen(in Inbox) int {
 	defer m.mu.Unlock()
 	return len(m.done)
 }
+
+// ContextOf is the context, and so the stream, an event type belongs to.
+func ContextOf(t eventsv1.Type) (string, error) { return contextOf(t) }

@@ -34,79 +34,125 @@ var spans = sync.OnceValue(func() *tracetest.SpanRecorder {
 	return rec
 })
 
-// TestAnEventContinuesTheTraceOfTheTransactionThatWroteIt follows the trace context from a traced
-// state change through the outbox (Postgres and memory), the relay, a NATS message's headers and
-// the consumer: the handler runs in a consumer span whose parent is the writer's span.
+// TestAnEventContinuesTheTraceOfTheTransactionThatWroteIt follows the trace context from a state
+// change through the outbox (Postgres and memory), the relay, a NATS message's headers and the
+// consumer. A traced writer's traceparent is stored with the row, published as the message's
+// header, and the handler runs in a consumer span whose parent is the writer's span; an untraced
+// writer's row and message carry none, and the consumer's span is the root of a trace of its own.
 func TestAnEventContinuesTheTraceOfTheTransactionThatWroteIt(t *testing.T) {
 	rec := spans()
 	for _, backend := range []string{"postgres", "memory"} {
-		t.Run(backend, func(t *testing.T) {
-			ctx := context.Background()
-			bus, _ := natstest.New(t)
-			handled := make(chan trace.SpanContext, 1)
-			c, err := bus.Consume(ctx, events.ConsumerConfig{
-				Durable: "traced", Types: []eventsv1.Type{identityv1.EventUserUpdated}, Inbox: events.NewMemoryInbox(),
-				Handler: func(ctx context.Context, _ events.Event) error {
-					handled <- trace.SpanContextFromContext(ctx)
-					return nil
-				},
-			})
-			if err != nil {
-				t.Fatal(err)
+		for _, traced := range []bool{true, false} {
+			name := backend + "/untraced"
+			if traced {
+				name = backend + "/traced"
 			}
-			defer c.Stop()
-
-			ev := newEvent(t, identityv1.EventUserUpdated, "u1")
-			writeCtx, writer := otel.Tracer("test").Start(ctx, "state change")
-			var src events.OutboxSource
-			if backend == "postgres" {
-				pool := pgPool(t)
-				if err := pgxx.InTx(writeCtx, pool, func(ctx context.Context, tx pgx.Tx) error { return events.InsertOutbox(ctx, tx, ev) }); err != nil {
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				bus, _ := natstest.New(t)
+				handled := make(chan trace.SpanContext, 1)
+				c, err := bus.Consume(ctx, events.ConsumerConfig{
+					Durable: "traced", Types: []eventsv1.Type{identityv1.EventUserUpdated}, Inbox: events.NewMemoryInbox(),
+					Handler: func(ctx context.Context, _ events.Event) error {
+						handled <- trace.SpanContextFromContext(ctx)
+						return nil
+					},
+				})
+				if err != nil {
 					t.Fatal(err)
 				}
-				src = events.NewPGOutbox(pool)
-			} else {
-				mem := &events.MemoryOutbox{}
-				mem.Add(writeCtx, ev)
-				src = mem
-			}
-			writer.End()
-			if n, err := events.NewRelay("test", src, bus, nil).Flush(ctx); err != nil || n != 1 {
-				t.Fatalf("Flush = %d, %v", n, err)
-			}
-			got := <-handled
-			if got.TraceID() != writer.SpanContext().TraceID() {
-				t.Fatalf("the handler ran in trace %s, want the writer's %s", got.TraceID(), writer.SpanContext().TraceID())
-			}
-			var consumerSpan sdktrace.ReadOnlySpan
-			eventually(t, "the consumer span has ended", func() bool {
-				for _, s := range rec.Ended() {
-					if s.SpanContext().SpanID() == got.SpanID() {
-						consumerSpan = s
-						return true
-					}
+				defer c.Stop()
+
+				ev := newEvent(t, identityv1.EventUserUpdated, "u1")
+				writeCtx, wantParent := ctx, ""
+				var writer trace.Span
+				if traced {
+					writeCtx, writer = otel.Tracer("test").Start(ctx, "state change")
+					sc := writer.SpanContext()
+					wantParent = "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
 				}
-				return false
+				var src events.OutboxSource
+				if backend == "postgres" {
+					pool := pgPool(t)
+					if err := pgxx.InTx(writeCtx, pool, func(ctx context.Context, tx pgx.Tx) error { return events.InsertOutbox(ctx, tx, ev) }); err != nil {
+						t.Fatal(err)
+					}
+					var stored *string
+					if err := pool.QueryRow(ctx, `select trace->>'traceparent' from outbox where id = $1`, ev.ID).Scan(&stored); err != nil {
+						t.Fatal(err)
+					}
+					if got := deref(stored); got != wantParent {
+						t.Fatalf("outbox row's traceparent = %q, want %q", got, wantParent)
+					}
+					src = events.NewPGOutbox(pool)
+				} else {
+					mem := &events.MemoryOutbox{}
+					mem.Add(writeCtx, ev)
+					src = mem
+				}
+				if writer != nil {
+					writer.End()
+				}
+				if n, err := events.NewRelay("test", src, bus, nil).Flush(ctx); err != nil || n != 1 {
+					t.Fatalf("Flush = %d, %v", n, err)
+				}
+				if got := publishedHeader(t, bus, identityv1.EventUserUpdated, "traceparent"); got != wantParent {
+					t.Fatalf("message's traceparent header = %q, want %q", got, wantParent)
+				}
+
+				got := <-handled
+				var consumerSpan sdktrace.ReadOnlySpan
+				eventually(t, "the consumer span has ended", func() bool {
+					for _, s := range rec.Ended() {
+						if s.SpanContext().SpanID() == got.SpanID() {
+							consumerSpan = s
+							return true
+						}
+					}
+					return false
+				})
+				if consumerSpan.SpanKind() != trace.SpanKindConsumer || consumerSpan.Name() != "consume "+string(identityv1.EventUserUpdated) {
+					t.Fatalf("the handler ran in span %q of kind %v, want the consumer's span", consumerSpan.Name(), consumerSpan.SpanKind())
+				}
+				if !traced {
+					if consumerSpan.Parent().IsValid() {
+						t.Fatalf("the consumer span of an untraced event has parent %s", consumerSpan.Parent().SpanID())
+					}
+					return
+				}
+				if got.TraceID() != writer.SpanContext().TraceID() || consumerSpan.Parent().SpanID() != writer.SpanContext().SpanID() {
+					t.Fatalf("the consumer span is in trace %s under %s, want the writer's span %s of trace %s", got.TraceID(),
+						consumerSpan.Parent().SpanID(), writer.SpanContext().SpanID(), writer.SpanContext().TraceID())
+				}
 			})
-			if consumerSpan.SpanKind() != trace.SpanKindConsumer || consumerSpan.Parent().SpanID() != writer.SpanContext().SpanID() ||
-				consumerSpan.Name() != "consume "+string(identityv1.EventUserUpdated) {
-				t.Fatalf("consumer span %q kind %v parent %s, want a consumer span under the writer's %s",
-					consumerSpan.Name(), consumerSpan.SpanKind(), consumerSpan.Parent().SpanID(), writer.SpanContext().SpanID())
-			}
-		})
+		}
 	}
 }
 
-// TestAnUntracedEventReachesTheConsumerWithoutATraceContext keeps an untraced event's row and message
-// free of trace headers: the consumer's span is a root.
-func TestAnUntracedEventReachesTheConsumerWithoutATraceContext(t *testing.T) {
-	spans()
-	mem := &events.MemoryOutbox{}
-	mem.Add(context.Background(), newEvent(t, identityv1.EventUserUpdated, "u1"))
-	evs, err := mem.Pending(context.Background(), 10)
-	if err != nil || len(evs) != 1 || evs[0].Trace != nil {
-		t.Fatalf("pending = %+v, %v; want one event without a trace", evs, err)
+// publishedHeader is header of the last message published for typ.
+func publishedHeader(t *testing.T, bus events.Bus, typ eventsv1.Type, header string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := events.ContextOf(typ)
+	if err != nil {
+		t.Fatal(err)
 	}
+	s, err := bus.JS.Stream(ctx, bus.Stream(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := s.GetLastMsgForSubject(ctx, bus.Subject(typ))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.Header.Get(header)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // logLines is a log sink the consumer's goroutines may write to while the test reads it.
