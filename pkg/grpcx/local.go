@@ -103,12 +103,16 @@ func serveLocal(ctx context.Context, m localMethod, chain grpc.UnaryServerInterc
 	if err := ctx.Err(); err != nil {
 		return status.FromContextError(err).Err()
 	}
+	// FromOutgoingContext already returns a copy the callee may keep and change.
 	in, _ := metadata.FromOutgoingContext(ctx)
 	st := &localStream{method: method}
 	span := tracing.InProcess(ctx, method)
 	defer span.End()
-	sctx := trace.ContextWithSpan(valueless{ctx}, span)
-	sctx = metadata.NewIncomingContext(sctx, in.Copy())
+	var sctx context.Context = valueless{ctx}
+	if tracing.On() { // untraced, the handler's context has no span to carry
+		sctx = trace.ContextWithSpan(sctx, span)
+	}
+	sctx = metadata.NewIncomingContext(sctx, in)
 	sctx = peer.NewContext(sctx, localPeer)
 	sctx = grpc.NewContextWithServerTransportStream(sctx, st)
 	argMsg, ok := args.(proto.Message)
@@ -143,6 +147,12 @@ func serveLocal(ctx context.Context, m localMethod, chain grpc.UnaryServerInterc
 type valueless struct{ context.Context }
 
 func (valueless) Value(any) any { return nil }
+
+// AfterFunc lets a context derived from a valueless one (the deadline interceptor's, a store's
+// cancelable query) register for the caller's cancellation directly. Without it the context package
+// cannot see the cancelable parent behind Value, and starts a goroutine per derived context to
+// watch it.
+func (v valueless) AfterFunc(f func()) func() bool { return context.AfterFunc(v.Context, f) }
 
 // callerStatus is what a network caller would have received for err: the status it carries, the
 // context's code for a canceled or expired call, else Unknown.

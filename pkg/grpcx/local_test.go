@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -173,5 +175,36 @@ func TestAnInProcessConnSendsStreamsAndUnknownMethodsOverTheNetwork(t *testing.T
 	err = conn.Invoke(ctx, "/berth.test.v1.Nobody/Call", &identityv1.UpdateUserRequest{}, &identityv1.UpdateUserRequest{})
 	if status.Code(err) != codes.Unimplemented {
 		t.Fatalf("an unknown method: %v, want the network's Unimplemented", err)
+	}
+}
+
+// A handler's context has no values of the caller's, yet a context derived from it (the deadline
+// interceptor's, every store query's) must still end with the caller's, without a goroutine per
+// derived context watching the caller: that goroutine cost every in-process call a spawn and two
+// scheduler switches.
+func TestContextsDerivedFromAnInProcessCallFollowTheCallerWithoutWatcherGoroutines(t *testing.T) {
+	caller, cancel := context.WithCancel(context.WithValue(context.Background(), callerKey{}, "tx"))
+	defer cancel()
+	handlerCtx := valueless{caller}
+	if handlerCtx.Value(callerKey{}) != nil {
+		t.Fatal("the handler's context carries the caller's value")
+	}
+	before := runtime.NumGoroutine()
+	derived := make([]context.Context, 100)
+	for i := range derived {
+		ctx, stop := context.WithTimeout(handlerCtx, time.Hour)
+		defer stop()
+		derived[i] = ctx
+	}
+	if grew := runtime.NumGoroutine() - before; grew >= len(derived)/2 {
+		t.Fatalf("deriving %d contexts started %d goroutines", len(derived), grew)
+	}
+	cancel()
+	for i, ctx := range derived {
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("derived context %d did not end with the caller's", i)
+		}
 	}
 }
