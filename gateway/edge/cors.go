@@ -30,9 +30,6 @@ const (
 // corsRequestHeaders are the request headers a preflight may ask for, lower case.
 var corsRequestHeaders = map[string]bool{"content-type": true, "authorization": true}
 
-// originKey holds the request's Origin header in the request context, for the answer's check.
-type originKey struct{}
-
 // withCORS answers preflights itself (they reach no service: the route decides them alone) and
 // remembers the Origin of every other request so that its answer can carry it when the service
 // allowed it (corsHeaders).
@@ -43,9 +40,7 @@ func withCORS(res *resolver, next http.Handler) http.Handler {
 			answerPreflight(w, r, res)
 			return
 		}
-		if origin != "" {
-			r = r.WithContext(context.WithValue(r.Context(), originKey{}, origin))
-		}
+		exchangeOf(r.Context()).origin = origin
 		next.ServeHTTP(w, r)
 	})
 }
@@ -114,7 +109,7 @@ func headerSafe(v string) bool {
 // becomes a response header, and only when it repeats the request's own Origin: a service can
 // confirm an origin, never name one.
 func corsHeaders(ctx context.Context, w http.ResponseWriter) {
-	origin, _ := ctx.Value(originKey{}).(string)
+	origin := exchangeOf(ctx).origin
 	if origin == "" {
 		return
 	}

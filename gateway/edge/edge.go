@@ -92,7 +92,6 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		runtime.WithStreamErrorHandler(streamFailed),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithMetadata(requestIDMetadata),
 		runtime.WithOutgoingHeaderMatcher(dropHeader),
 		runtime.WithOutgoingTrailerMatcher(dropHeader),
 		// Neither X-HTTP-Method-Override nor a form-encoded POST may turn a request into another

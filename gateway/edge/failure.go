@@ -145,6 +145,7 @@ func writeFailure(w http.ResponseWriter, fam edgev1.Family, f failure) {
 // request id; the caller only ever sees the generic message.
 func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 	return func(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+		resolved(ctx)
 		f := failureOf(err)
 		if in := inputOf(r.Context()); in != nil && !in.invoked {
 			// The runtime refused the request while building it (body, query, path parameters):

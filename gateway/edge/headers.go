@@ -1,15 +1,6 @@
 package edge
 
-import (
-	"context"
-	"net/http"
-	"net/textproto"
-
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/grpc/metadata"
-
-	"github.com/berthhq/berth/pkg/reqid"
-)
+import "net/textproto"
 
 // forwardedHeaders are the client headers that reach the services, by canonical HTTP name, with the
 // gRPC metadata key they travel as. The list is closed on purpose: services trust internal metadata
@@ -29,19 +20,6 @@ var forwardedHeaders = map[string]string{
 func incomingHeader(key string) (string, bool) {
 	md, ok := forwardedHeaders[textproto.CanonicalMIMEHeaderKey(key)]
 	return md, ok
-}
-
-// requestIDMetadata forwards the request id the middleware accepted or minted — not the raw client
-// header, which may have been replaced for being unsafe to log.
-func requestIDMetadata(ctx context.Context, r *http.Request) metadata.MD {
-	// The runtime calls this once it has resolved the RPC: tell the access log and metrics which.
-	if slot, ok := r.Context().Value(rpcSlotKey{}).(*string); ok {
-		*slot, _ = runtime.RPCMethod(ctx)
-	}
-	if id := reqid.From(r.Context()); id != "" {
-		return metadata.Pairs(reqid.MetadataKey, id)
-	}
-	return nil
 }
 
 // dropHeader is the outgoing header and trailer matcher: no service metadata becomes an HTTP header

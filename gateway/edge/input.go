@@ -22,11 +22,9 @@ import (
 
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/text"
 )
-
-// inputKey carries, in the request context, the request's *input.
-type inputKey struct{}
 
 // input is what the edge learned about a request's bytes before grpc-gateway forwarded it. The
 // runtime builds the proto request in generated code the edge cannot enter; these facts let the
@@ -42,9 +40,12 @@ type input struct {
 	invoked bool
 }
 
+// inputOf is the request's input, or nil for a context that did not pass the middleware.
 func inputOf(ctx context.Context) *input {
-	in, _ := ctx.Value(inputKey{}).(*input)
-	return in
+	if ex, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
+		return &ex.input
+	}
+	return nil
 }
 
 func badInput(field, message string) *failure {
@@ -57,11 +58,11 @@ func badInput(field, message string) *failure {
 // backend connection (checkedConn) or the error handler. An unmatched path answers 404 as before.
 func checkInput(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		in := &input{refused: headerProblem(r.Header)}
+		in := &exchangeOf(r.Context()).input
+		in.refused = headerProblem(r.Header)
 		if in.refused == nil {
 			in.refused = queryProblem(r.URL.RawQuery)
 		}
-		r = r.WithContext(context.WithValue(r.Context(), inputKey{}, in))
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = &trackedBody{ReadCloser: r.Body, in: in}
 		}
@@ -135,7 +136,16 @@ func (c checkedConn) Invoke(ctx context.Context, method string, args, reply any,
 	if err := admitMessage(method, args); err != nil {
 		return err
 	}
-	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	return c.ClientConnInterface.Invoke(withRequestIDMetadata(ctx), method, args, reply, opts...)
+}
+
+// withRequestIDMetadata forwards the request id the middleware accepted or minted — not the raw
+// client header, which may have been replaced for being unsafe to log.
+func withRequestIDMetadata(ctx context.Context) context.Context {
+	if id := reqid.From(ctx); id != "" {
+		return metadata.AppendToOutgoingContext(ctx, reqid.MetadataKey, id)
+	}
+	return ctx
 }
 
 // NewStream opens a streaming call (the long lists) under the same rules: the call is checked
@@ -144,7 +154,7 @@ func (c checkedConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	if err := admitCall(ctx); err != nil {
 		return nil, err
 	}
-	cs, err := c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+	cs, err := c.ClientConnInterface.NewStream(withRequestIDMetadata(ctx), desc, method, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -164,24 +174,19 @@ func (s checkedStream) SendMsg(m any) error {
 	return s.ClientStream.SendMsg(m)
 }
 
-// admitCall marks the request's call as made (errors from here on are the call's, not the
+// admitCall records the resolved RPC, marks the request's call as made (errors from here on are the call's, not the
 // runtime's) and refuses it for what the edge already found wrong in the request or finds in the
 // metadata it forwards.
+//
+// The metadata itself needs no check: grpc-gateway forwards only header values gRPC can carry
+// (printable ASCII) and drops the rest, which is why headerProblem refuses a credential header
+// with another byte before it could silently disappear.
 func admitCall(ctx context.Context) error {
+	resolved(ctx)
 	if in := inputOf(ctx); in != nil {
 		in.invoked = true
 		if in.refused != nil {
 			return refusal(in.refused.validation, in.refused.message)
-		}
-	}
-	if md, ok := metadata.FromOutgoingContext(ctx); ok {
-		for key, values := range md {
-			for _, v := range values {
-				if !printableASCII(v) {
-					name := headerName(key)
-					return refusal(name, name+" must be printable ASCII")
-				}
-			}
 		}
 	}
 	return nil

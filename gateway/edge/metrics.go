@@ -9,9 +9,6 @@ import (
 	"github.com/berthhq/berth/gateway/login"
 )
 
-// rpcSlotKey carries, in the request context, where the resolved RPC's name is written.
-type rpcSlotKey struct{}
-
 // HTTP metrics per route, on the process's default Prometheus registry. The route label is the
 // resolved RPC's full method name, "login" for the hosted page, or "unmatched": never the raw
 // path, which holds ids and would make the label set unbounded.

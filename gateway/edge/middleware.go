@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/tracing"
@@ -38,12 +40,46 @@ func limitBody(next http.Handler) http.Handler {
 
 // withRequestID accepts the caller's X-Request-Id when it is safe to log, mints one otherwise, and
 // puts it on the response and in the request context (from where it is forwarded to the services).
+// The request's exchange enters the context here too, so the request is copied once for both.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := reqid.Accept(r.Header.Get(reqid.Header))
 		w.Header().Set(reqid.Header, id)
-		next.ServeHTTP(w, r.WithContext(reqid.With(r.Context(), id)))
+		ctx := context.WithValue(reqid.With(r.Context(), id), exchangeKey{}, &exchange{})
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// exchange is what the edge's middleware and the mux's hooks learn about one request and tell each
+// other: the resolved RPC, the input check's findings, the Origin to confirm, the streamed list's
+// guard. One value in the request context holds it all, so the request is not copied and the
+// context not extended once per middleware.
+type exchange struct {
+	rpc    string // the resolved RPC's full name, once a backend call or the error handler saw it
+	input  input
+	origin string // the request's Origin header, on a request that is not a preflight
+	guard  listGuard
+	rec    recorder
+	gw     guardedWriter
+}
+
+type exchangeKey struct{}
+
+// exchangeOf is the request's exchange; a context that did not pass withRequestID (a handler
+// tested without the middleware) gets a throwaway one, so a hook never has to check.
+func exchangeOf(ctx context.Context) *exchange {
+	if ex, ok := ctx.Value(exchangeKey{}).(*exchange); ok {
+		return ex
+	}
+	return &exchange{}
+}
+
+// resolved records the RPC that the runtime resolved for the request, for the access log and the
+// metrics.
+func resolved(ctx context.Context) {
+	if method, ok := runtime.RPCMethod(ctx); ok {
+		exchangeOf(ctx).rpc = method
+	}
 }
 
 // acceptedMediaType reports whether a request body of this Content-Type may be decoded as JSON.
@@ -86,11 +122,14 @@ func checkMediaType(next http.Handler) http.Handler {
 func observe(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &recorder{ResponseWriter: w}
-		rpc := new(string) // filled in once grpc-gateway resolves the route (requestIDMetadata)
+		ex := exchangeOf(r.Context())
+		ex.rec = recorder{ResponseWriter: w}
+		rec := &ex.rec
+		rpc := &ex.rpc // filled in once grpc-gateway resolves the route (resolved)
 		ctx, span := tracing.Edge(r)
-		ctx = context.WithValue(ctx, rpcSlotKey{}, rpc)
-		r = r.WithContext(ctx)
+		if ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {

@@ -135,8 +135,6 @@ type listGuard struct {
 	buf []byte
 }
 
-type listGuardKey struct{}
-
 // listEnd closes the items array, data and the envelope.
 const listEnd = "]}}"
 
@@ -181,10 +179,11 @@ func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields
 
 // renderChunk is rewriteSuccess for a list chunk.
 func renderChunk(ctx context.Context, r *edgev1.Route, m protoreflect.Message, f chunkFields) (proto.Message, error) {
-	g, ok := ctx.Value(listGuardKey{}).(*listGuard)
+	ex, ok := ctx.Value(exchangeKey{}).(*exchange)
 	if !ok {
 		return nil, errors.New("edge: a list stream outside the stream guard")
 	}
+	g := &ex.guard
 	if r.GetFamily() != edgev1.Family_FAMILY_V1 {
 		return nil, errors.New("edge: lists stream in the /v1 family only")
 	}
@@ -195,7 +194,7 @@ func renderChunk(ctx context.Context, r *edgev1.Route, m protoreflect.Message, f
 // (its opening errors are the open call's, see prime): it records the failure for guardStreams,
 // which decides how the answer ends.
 func streamFailed(ctx context.Context, err error) *status.Status {
-	if g, ok := ctx.Value(listGuardKey{}).(*listGuard); ok && g.failed == nil {
+	if g := &exchangeOf(ctx).guard; g.failed == nil {
 		g.failed = err
 	}
 	return status.Convert(err)
@@ -207,9 +206,11 @@ func streamFailed(ctx context.Context, err error) *status.Status {
 // with an aborted connection (abort, which observe logs once, at warn, with the reason).
 func guardStreams(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g := &listGuard{}
-		gw := &guardedWriter{ResponseWriter: w, guard: g}
-		next.ServeHTTP(gw, r.WithContext(context.WithValue(r.Context(), listGuardKey{}, g)))
+		ex := exchangeOf(r.Context())
+		g := &ex.guard
+		ex.gw = guardedWriter{ResponseWriter: w, guard: g}
+		gw := &ex.gw
+		next.ServeHTTP(gw, r)
 		failed := g.failed
 		switch {
 		case failed == nil && !g.opened:
