@@ -14,7 +14,8 @@ import (
 	"github.com/berthhq/berth/pkg/reqid"
 )
 
-// New returns a JSON logger at level ("debug", "info", "warn", "error"; default info).
+// New returns a JSON logger at level ("debug", "info", "warn", "error"; default info). Given an
+// Output, it flushes the Output's queue with every record at warn or above.
 func New(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	switch strings.ToLower(level) {
@@ -27,11 +28,16 @@ func New(w io.Writer, level string) *slog.Logger {
 	default:
 		l = slog.LevelInfo
 	}
-	return slog.New(contextHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
+	out, _ := w.(*Output)
+	return slog.New(contextHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}), out})
 }
 
-// contextHandler adds what the context says about the request to each record.
-type contextHandler struct{ slog.Handler }
+// contextHandler adds what the context says about the request to each record, and writes a
+// batching Output's queue out with any record at warn or above.
+type contextHandler struct {
+	slog.Handler
+	out *Output // nil when the logger writes straight through
+}
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := reqid.From(ctx); id != "" {
@@ -40,13 +46,19 @@ func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
-	return h.Handler.Handle(ctx, r)
+	err := h.Handler.Handle(ctx, r)
+	if h.out != nil && r.Level >= slog.LevelWarn {
+		if ferr := h.out.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	return err
 }
 
 func (h contextHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return contextHandler{h.Handler.WithAttrs(as)}
+	return contextHandler{h.Handler.WithAttrs(as), h.out}
 }
 
 func (h contextHandler) WithGroup(name string) slog.Handler {
-	return contextHandler{h.Handler.WithGroup(name)}
+	return contextHandler{h.Handler.WithGroup(name), h.out}
 }

@@ -56,15 +56,17 @@ const ShutdownGrace = 15 * time.Second
 // deployment's migration step (the Kubernetes manifests' init container) runs it before the
 // version's processes start, so a schema change is applied once, ahead of every replica.
 func Main(m module.Module) {
-	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
+	out := logx.NewOutput(os.Stderr)
+	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
 	run := run
 	if len(os.Args) > 1 && os.Args[1] == "migrate" {
 		run = migrate
 	}
 	if err := run(log, m); err != nil {
-		log.Error("service stopped", "error", err.Error())
+		log.Error("service stopped", "error", err.Error()) // an error flushes the output
 		os.Exit(1)
 	}
+	_ = out.Flush()
 }
 
 // migrate applies the module's migrations to BERTH_DATABASE_URL.

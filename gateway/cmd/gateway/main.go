@@ -47,11 +47,13 @@ import (
 const shutdownGrace = 15 * time.Second
 
 func main() {
-	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info"))
+	out := logx.NewOutput(os.Stderr)
+	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
 	if err := run(log); err != nil {
-		log.Error("gateway stopped", slog.String("error", err.Error()))
+		log.Error("gateway stopped", slog.String("error", err.Error())) // an error flushes the output
 		os.Exit(1)
 	}
+	_ = out.Flush()
 }
 
 func run(log *slog.Logger) error {

@@ -29,11 +29,13 @@ import (
 )
 
 func main() {
-	log := logx.New(os.Stderr, config.String("BERTH_LOG_LEVEL", "info"))
+	out := logx.NewOutput(os.Stderr)
+	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
 	if err := run(log); err != nil {
-		log.Error("berth stopped", "error", err)
+		log.Error("berth stopped", "error", err) // an error flushes the output
 		os.Exit(1)
 	}
+	_ = out.Flush()
 }
 
 func run(log *slog.Logger) error {
