@@ -17,6 +17,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/heap"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/tracing"
@@ -29,6 +30,7 @@ import (
 )
 
 func main() {
+	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
 	out := logx.NewOutput(os.Stderr)
 	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
 	if err := run(log); err != nil {
