@@ -108,7 +108,8 @@ func serveLocal(ctx context.Context, m localMethod, chain grpc.UnaryServerInterc
 	st := &localStream{method: method}
 	span := tracing.InProcess(ctx, method)
 	defer span.End()
-	var sctx context.Context = valueless{ctx}
+	sctx, release := detached(ctx)
+	defer release()
 	if tracing.On() { // untraced, the handler's context has no span to carry
 		sctx = trace.ContextWithSpan(sctx, span)
 	}
@@ -142,17 +143,25 @@ func serveLocal(ctx context.Context, m localMethod, chain grpc.UnaryServerInterc
 	return nil
 }
 
-// valueless is a context with the deadline and cancellation of the one it holds and no values: a
-// network call's server context starts from nothing the caller's context carried.
-type valueless struct{ context.Context }
-
-func (valueless) Value(any) any { return nil }
-
-// AfterFunc lets a context derived from a valueless one (the deadline interceptor's, a store's
-// cancelable query) register for the caller's cancellation directly. Without it the context package
-// cannot see the cancelable parent behind Value, and starts a goroutine per derived context to
-// watch it.
-func (v valueless) AfterFunc(f func()) func() bool { return context.AfterFunc(v.Context, f) }
+// detached is a new context with the caller's deadline and cancellation and none of its values, as
+// a network call's server context starts from nothing the caller's context carried. release ends
+// it once the call is over.
+//
+// It is a context of its own rather than a wrapper hiding the caller's values: behind such a
+// wrapper the context package cannot find a cancelable parent, so every context derived from the
+// handler's (the deadline interceptor's, a store's query) would start a goroutine to watch the
+// caller, and wake it when it ends — a spawn and two scheduler switches per call, which showed as
+// most of the scheduling delay of the read path.
+func detached(caller context.Context) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+	if deadline, ok := caller.Deadline(); ok {
+		var cancelDeadline context.CancelFunc
+		ctx, cancelDeadline = context.WithDeadline(ctx, deadline)
+		return ctx, func() { stop(); cancelDeadline(); cancel(context.Canceled) }
+	}
+	return ctx, func() { stop(); cancel(context.Canceled) }
+}
 
 // callerStatus is what a network caller would have received for err: the status it carries, the
 // context's code for a canceled or expired call, else Unknown.

@@ -2,6 +2,7 @@ package grpcx
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"reflect"
 	"runtime"
@@ -178,23 +179,25 @@ func TestAnInProcessConnSendsStreamsAndUnknownMethodsOverTheNetwork(t *testing.T
 	}
 }
 
-// A handler's context has no values of the caller's, yet a context derived from it (the deadline
-// interceptor's, every store query's) must still end with the caller's, without a goroutine per
-// derived context watching the caller: that goroutine cost every in-process call a spawn and two
-// scheduler switches.
+// A handler's context has no values of the caller's, yet a context derived from it the way the
+// chain does (values first, then the deadline interceptor's timeout, then a store's query) must
+// still end with the caller's, without a goroutine per derived context watching the caller: that
+// goroutine cost every in-process call a spawn and two scheduler switches.
 func TestContextsDerivedFromAnInProcessCallFollowTheCallerWithoutWatcherGoroutines(t *testing.T) {
 	caller, cancel := context.WithCancel(context.WithValue(context.Background(), callerKey{}, "tx"))
 	defer cancel()
-	handlerCtx := valueless{caller}
+	handlerCtx, release := detached(caller)
+	defer release()
 	if handlerCtx.Value(callerKey{}) != nil {
 		t.Fatal("the handler's context carries the caller's value")
 	}
 	before := runtime.NumGoroutine()
 	derived := make([]context.Context, 100)
 	for i := range derived {
-		ctx, stop := context.WithTimeout(handlerCtx, time.Hour)
+		ctx, stop := context.WithTimeout(reqid.With(handlerCtx, "r"), time.Hour)
 		defer stop()
-		derived[i] = ctx
+		derived[i], stop = context.WithCancel(ctx)
+		defer stop()
 	}
 	if grew := runtime.NumGoroutine() - before; grew >= len(derived)/2 {
 		t.Fatalf("deriving %d contexts started %d goroutines", len(derived), grew)
@@ -206,5 +209,25 @@ func TestContextsDerivedFromAnInProcessCallFollowTheCallerWithoutWatcherGoroutin
 		case <-time.After(5 * time.Second):
 			t.Fatalf("derived context %d did not end with the caller's", i)
 		}
+	}
+	if !errors.Is(context.Cause(handlerCtx), context.Canceled) {
+		t.Fatalf("the handler's context ended with %v, want the caller's cause", context.Cause(handlerCtx))
+	}
+}
+
+func TestAnInProcessCallKeepsTheCallersDeadline(t *testing.T) {
+	deadline := time.Now().Add(time.Hour)
+	caller, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	ctx, release := detached(caller)
+	if got, ok := ctx.Deadline(); !ok || !got.Equal(deadline) {
+		t.Fatalf("deadline = %v, %v; want the caller's %v", got, ok, deadline)
+	}
+	release()
+	if ctx.Err() == nil {
+		t.Fatal("the handler's context outlived its call")
+	}
+	if caller.Err() != nil {
+		t.Fatal("ending the call ended the caller's context")
 	}
 }
