@@ -95,3 +95,72 @@ func drive(ctx context.Context, conns int, d time.Duration, maxRequests int, o o
 	sortDurations(all)
 	return phase{requests: len(all), failures: failures, firstFail: first, elapsed: elapsed, latencies: all}
 }
+
+// pace sends o at rate requests per second for d (open loop), over conns workers, and measures
+// each request from the moment it was due rather than from when a worker got to it: a server that
+// falls behind is charged the queueing it causes, which a closed loop (drive) would hide by simply
+// sending less. Requests still due when d ends are not sent.
+func pace(ctx context.Context, conns int, d time.Duration, rate float64, o op) phase {
+	if rate <= 0 {
+		return phase{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	due := make(chan time.Time, conns*64)
+	start := time.Now()
+	go func() {
+		defer close(due)
+		interval := time.Duration(float64(time.Second) / rate)
+		next := start
+		for ctx.Err() == nil {
+			// Hand out every request due by now, then sleep briefly: the schedule, not the
+			// sleep's precision, decides when each request was due.
+			for now := time.Now(); !next.After(now); next = next.Add(interval) {
+				select {
+				case due <- next:
+				case <-ctx.Done():
+					return
+				}
+			}
+			time.Sleep(min(interval, time.Millisecond))
+		}
+	}()
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		all      []time.Duration
+		failures int
+		first    string
+	)
+	for w := range conns {
+		wg.Go(func() {
+			var lat []time.Duration
+			var fails int
+			var firstErr string
+			for at := range due {
+				if ctx.Err() != nil {
+					break
+				}
+				err := o(context.WithoutCancel(ctx), w)
+				lat = append(lat, time.Since(at))
+				if err != nil {
+					fails++
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+				}
+			}
+			mu.Lock()
+			all = append(all, lat...)
+			failures += fails
+			if first == "" {
+				first = firstErr
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	sortDurations(all)
+	return phase{requests: len(all), failures: failures, firstFail: first, elapsed: elapsed, latencies: all}
+}

@@ -39,6 +39,7 @@ type options struct {
 	timeout      time.Duration
 	pprof        bool
 	processes    bool
+	rounds       int
 }
 
 func parseOptions(args []string, getenv func(string) string) (options, error) {
@@ -63,7 +64,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 		return def
 	}
 	fs.IntVar(&o.conns, "conns", envInt("BENCH_CONNS", 32), "connections (one worker each) per server `(BENCH_CONNS)`")
-	fs.DurationVar(&o.duration, "duration", envDur("BENCH_DURATION", 10*time.Second), "measured time per route and server (BENCH_DURATION)")
+	fs.DurationVar(&o.duration, "duration", envDur("BENCH_DURATION", 6*time.Second), "measured time per route and server (BENCH_DURATION)")
 	fs.DurationVar(&o.warmup, "warmup", envDur("BENCH_WARMUP", 2*time.Second), "unmeasured load before each measurement (BENCH_WARMUP)")
 	fs.DurationVar(&o.settle, "settle", envDur("BENCH_SETTLE", 11*time.Second), "idle time between measurements, so PostgreSQL publishes every count of the last one (BENCH_SETTLE)")
 	fs.IntVar(&o.maxRequests, "max-requests", envInt("BENCH_MAX_REQUESTS", 2_000_000), "at most this many requests per measurement (BENCH_MAX_REQUESTS)")
@@ -71,12 +72,13 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1) (BENCH_ROUTES)")
 	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
 	fs.BoolVar(&o.processes, "processes", getenv("BENCH_PROCESSES") != "false", "first measure the all-in-one's start-up and each production process's idle memory (BENCH_PROCESSES=false skips it)")
+	fs.IntVar(&o.rounds, "rounds", envInt("BENCH_ROUNDS", 5), "baseline and berth measured this many times in turn per read route; the ratio is the median of the rounds' (BENCH_ROUNDS)")
 	fs.DurationVar(&o.timeout, "timeout", envDur("BENCH_TIMEOUT", 15*time.Minute), "bound on the whole run (BENCH_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.conns < 1 || o.duration <= 0 || o.warmup < 0 || o.settle < 0 || o.maxRequests < 1 || o.maxErrorRate < 0 {
-		return o, errors.New("-conns, -duration and -max-requests must be positive; -warmup, -settle and -max-error-rate not negative")
+	if o.conns < 1 || o.rounds < 1 || o.duration <= 0 || o.warmup < 0 || o.settle < 0 || o.maxRequests < 1 || o.maxErrorRate < 0 {
+		return o, errors.New("-conns, -rounds, -duration and -max-requests must be positive; -warmup, -settle and -max-error-rate not negative")
 	}
 	for _, r := range strings.Split(o.routes, ",") {
 		if _, ok := routeNames[r]; !ok {
@@ -119,6 +121,23 @@ type row struct {
 	xacts         map[string]int64 // per database, during the measurement
 	ratio         string
 	note          string
+}
+
+// add folds another measurement of the same route and server into r: requests, time, latencies,
+// CPU and transactions add up, so the row's rates and percentiles are those of all its rounds.
+func (r *row) add(x row) {
+	r.p.requests += x.p.requests
+	r.p.failures += x.p.failures
+	if r.p.firstFail == "" {
+		r.p.firstFail = x.p.firstFail
+	}
+	r.p.elapsed += x.p.elapsed
+	r.p.latencies = append(r.p.latencies, x.p.latencies...)
+	sortDurations(r.p.latencies)
+	r.cpu += x.cpu
+	for db, n := range x.xacts {
+		r.xacts[db] += n
+	}
 }
 
 func run(ctx context.Context, o options, out io.Writer) (err error) {
@@ -253,7 +272,8 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 
 	var rows []row
 	first := true
-	measure := func(route, server string, p *procs.Process, o2 op) (row, error) {
+	// measure runs load (a closed loop, or a paced one) for the warm-up, then for the measurement.
+	measure := func(route, server string, p *procs.Process, load func(time.Duration) phase) (row, error) {
 		if !first && o.settle > 0 {
 			select {
 			case <-time.After(o.settle):
@@ -263,7 +283,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 		first = false
 		if o.warmup > 0 {
-			drive(ctx, o.conns, o.warmup, o.maxRequests, o2)
+			load(o.warmup)
 		}
 		cpu0, err := p.CPU()
 		if err != nil {
@@ -273,7 +293,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return row{}, err
 		}
-		ph := drive(ctx, o.conns, o.duration, o.maxRequests, o2)
+		ph := load(o.duration)
 		cpu1, err := p.CPU()
 		if err != nil {
 			return row{}, err
@@ -306,21 +326,62 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			}
 			berthOp = refreshOp(client, d.BaseURL, d, tokens)
 		}
-		var base row
-		if baseOp != nil {
-			if base, err = measure(name, "baseline", baseline, baseOp); err != nil {
+		closed := func(x op) func(time.Duration) phase {
+			return func(d time.Duration) phase { return drive(ctx, o.conns, d, o.maxRequests, x) }
+		}
+		if baseOp == nil {
+			b, err := measure(name, "berth", berth, closed(berthOp))
+			if err != nil {
 				return err
 			}
-			base.ratio = "1.00"
-		} else {
-			base = row{route: name, server: "baseline", ratio: "n/a", note: "no baseline: the refresh grant has no direct equivalent here"}
+			b.ratio = "n/a"
+			rows = append(rows, row{route: name, server: "baseline", ratio: "n/a", note: "no baseline: the refresh grant has no direct equivalent here"}, b)
+			continue
 		}
-		b, err := measure(name, "berth", berth, berthOp)
-		if err != nil {
-			return err
+		// Baseline and berth in turn, round after round, so that a drift of the machine's speed
+		// during the run (a 2-core virtual machine's swings by a fifth) falls on both alike; each
+		// round's ratio compares two neighbouring measurements, and the median of them is the
+		// route's ratio.
+		var base, b row
+		ratios := make([]float64, 0, o.rounds)
+		for i := range o.rounds {
+			rb, err := measure(name, "baseline", baseline, closed(baseOp))
+			if err != nil {
+				return err
+			}
+			rs, err := measure(name, "berth", berth, closed(berthOp))
+			if err != nil {
+				return err
+			}
+			ratios = append(ratios, rs.p.rps()/rb.p.rps())
+			if i == 0 {
+				base, b = rb, rs
+			} else {
+				base.add(rb)
+				b.add(rs)
+			}
 		}
-		b.ratio = formatRatio(b.p.rps(), base.p.rps())
+		base.ratio = "1.00"
+		b.ratio = strconv.FormatFloat(median(ratios), 'f', 2, 64)
+		b.note = "ratio: median of the rounds' " + formatRatios(ratios)
 		rows = append(rows, base, b)
+		// The latency a client sees when Berth runs at half the rate it just peaked at (the
+		// read routes' goal is a p99 of at most 10 ms there), and the baseline's at the same
+		// rate, which shows what the machine itself adds to the tail.
+		half := b.p.rps() / 2
+		for _, sv := range []struct {
+			name string
+			p    *procs.Process
+			op   op
+		}{{"baseline", baseline, baseOp}, {"berth", berth, berthOp}} {
+			h, err := measure(name, sv.name+" at ½ peak", sv.p, func(d time.Duration) phase { return pace(ctx, o.conns, d, half, sv.op) })
+			if err != nil {
+				return err
+			}
+			h.ratio = "-"
+			h.note = fmt.Sprintf("paced at %.0f req/s, half of berth's peak; latency counted from when each request was due", half)
+			rows = append(rows, h)
+		}
 	}
 
 	report(out, rows)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -57,6 +58,9 @@ func TestFormatting(t *testing.T) {
 		{perRequest(300_000, 100_000, 2), "3.00"},
 		{perRequest(5, 0, 2), "n/a"},
 		{byDatabase(map[string]int64{"bench_ab_tenant": 100, "bench_ab_identity": 300}, 100), "identity 3.00, tenant 1.00"},
+		{formatRatios([]float64{0.814, 0.7, 1}), "0.81, 0.70, 1.00"},
+		{strconv.FormatFloat(median([]float64{0.9, 0.7, 0.8}), 'f', 2, 64), "0.80"},
+		{strconv.FormatFloat(median([]float64{0.9, 0.7, 0.8, 0.6}), 'f', 2, 64), "0.75"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
@@ -82,7 +86,7 @@ func TestDriveStopsAtTheRequestBoundAndCountsFailures(t *testing.T) {
 
 func TestOptionsDefaultToTheDocumentedRunAndTakeTheEnvironment(t *testing.T) {
 	o, err := parseOptions(nil, func(string) string { return "" })
-	if err != nil || o.conns != 32 || o.duration != 10*time.Second || o.warmup != 2*time.Second || o.routes != "users,tenants,tokens" {
+	if err != nil || o.conns != 32 || o.duration != 6*time.Second || o.rounds != 5 || o.warmup != 2*time.Second || o.routes != "users,tenants,tokens" {
 		t.Fatalf("defaults = %+v, %v", o, err)
 	}
 	env := map[string]string{"BENCH_CONNS": "4", "BENCH_DURATION": "2s"}
@@ -92,5 +96,34 @@ func TestOptionsDefaultToTheDocumentedRunAndTakeTheEnvironment(t *testing.T) {
 	}
 	if _, err := parseOptions([]string{"-routes", "users,billing"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "billing") {
 		t.Fatalf("an unknown route was accepted: %v", err)
+	}
+}
+
+func TestPaceSendsAtTheRateAndChargesQueueingToTheRequest(t *testing.T) {
+	var calls atomic.Int64
+	p := pace(context.Background(), 2, time.Second, 200, func(context.Context, int) error {
+		calls.Add(1)
+		return nil
+	})
+	if p.requests < 150 || p.requests > 210 || p.failures != 0 {
+		t.Fatalf("200/s for 1 s sent %d requests (%d failed)", p.requests, p.failures)
+	}
+	// One worker taking 10 ms per request at 200/s falls behind by half a second within the
+	// second: the latencies must show that wait, not the 10 ms each request took once started.
+	slow := pace(context.Background(), 1, time.Second, 200, func(context.Context, int) error {
+		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if got := percentile(slow.latencies, 99); got < 200*time.Millisecond {
+		t.Fatalf("p99 of an overloaded server = %v, want the queueing (hundreds of ms) counted", got)
+	}
+}
+
+func TestRowsOfSeveralRoundsAddUp(t *testing.T) {
+	r := row{p: phase{requests: 100, elapsed: time.Second, latencies: []time.Duration{1, 3}}, cpu: 10, xacts: map[string]int64{"a": 100}}
+	r.add(row{p: phase{requests: 300, failures: 1, firstFail: "x", elapsed: time.Second, latencies: []time.Duration{2}}, cpu: 30, xacts: map[string]int64{"a": 300, "b": 5}})
+	if r.p.requests != 400 || r.p.failures != 1 || r.p.firstFail != "x" || r.p.rps() != 200 || r.cpu != 40 ||
+		r.xacts["a"] != 400 || r.xacts["b"] != 5 || len(r.p.latencies) != 3 || r.p.latencies[1] != 2 {
+		t.Fatalf("added row = %+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -42,4 +43,27 @@ func perRequest(total float64, requests int, decimals int) string {
 		return "n/a"
 	}
 	return strconv.FormatFloat(total/float64(requests), 'f', decimals, 64)
+}
+
+// median of values (the mean of the middle two for an even count); 0 for none.
+func median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	v := append([]float64(nil), values...)
+	sort.Float64s(v)
+	mid := len(v) / 2
+	if len(v)%2 == 0 {
+		return (v[mid-1] + v[mid]) / 2
+	}
+	return v[mid]
+}
+
+// formatRatios lists per-round ratios ("0.81, 0.77, 0.84").
+func formatRatios(values []float64) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strings.Join(parts, ", ")
 }
