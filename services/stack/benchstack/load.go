@@ -54,46 +54,14 @@ func newClient(conns int) *http.Client {
 func drive(ctx context.Context, conns int, d time.Duration, maxRequests int, o op) phase {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var (
-		sent     atomic.Int64
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		all      []time.Duration
-		failures int
-		first    string
-	)
-	start := time.Now()
-	for w := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lat := make([]time.Duration, 0, 4096)
-			var fails int
-			var firstErr string
-			for ctx.Err() == nil && sent.Add(1) <= int64(maxRequests) {
-				t0 := time.Now()
-				err := o(context.WithoutCancel(ctx), w)
-				lat = append(lat, time.Since(t0))
-				if err != nil {
-					fails++
-					if firstErr == "" {
-						firstErr = err.Error()
-					}
-				}
-			}
-			mu.Lock()
-			all = append(all, lat...)
-			failures += fails
-			if first == "" {
-				first = firstErr
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	sortDurations(all)
-	return phase{requests: len(all), failures: failures, firstFail: first, elapsed: elapsed, latencies: all}
+	var sent atomic.Int64
+	return runWorkers(conns, func(w int, l *workerLog) {
+		for ctx.Err() == nil && sent.Add(1) <= int64(maxRequests) {
+			t0 := time.Now()
+			err := o(context.WithoutCancel(ctx), w)
+			l.record(time.Since(t0), err)
+		}
+	})
 }
 
 // pace sends o at rate requests per second for d (open loop), over conns workers, and measures
@@ -125,42 +93,57 @@ func pace(ctx context.Context, conns int, d time.Duration, rate float64, o op) p
 			time.Sleep(min(interval, time.Millisecond))
 		}
 	}()
+	return runWorkers(conns, func(w int, l *workerLog) {
+		for at := range due {
+			if ctx.Err() != nil {
+				break
+			}
+			err := o(context.WithoutCancel(ctx), w)
+			l.record(time.Since(at), err)
+		}
+	})
+}
+
+// workerLog is what one worker saw: its latencies, failures and first failure.
+type workerLog struct {
+	latencies []time.Duration
+	failures  int
+	firstFail string
+}
+
+func (l *workerLog) record(latency time.Duration, err error) {
+	l.latencies = append(l.latencies, latency)
+	if err != nil {
+		l.failures++
+		if l.firstFail == "" {
+			l.firstFail = err.Error()
+		}
+	}
+}
+
+// runWorkers starts conns workers, each with its own log, and returns the phase they made together.
+func runWorkers(conns int, work func(w int, l *workerLog)) phase {
 	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		all      []time.Duration
-		failures int
-		first    string
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		all workerLog
 	)
+	start := time.Now()
 	for w := range conns {
 		wg.Go(func() {
-			var lat []time.Duration
-			var fails int
-			var firstErr string
-			for at := range due {
-				if ctx.Err() != nil {
-					break
-				}
-				err := o(context.WithoutCancel(ctx), w)
-				lat = append(lat, time.Since(at))
-				if err != nil {
-					fails++
-					if firstErr == "" {
-						firstErr = err.Error()
-					}
-				}
-			}
+			l := workerLog{latencies: make([]time.Duration, 0, 4096)}
+			work(w, &l)
 			mu.Lock()
-			all = append(all, lat...)
-			failures += fails
-			if first == "" {
-				first = firstErr
+			defer mu.Unlock()
+			all.latencies = append(all.latencies, l.latencies...)
+			all.failures += l.failures
+			if all.firstFail == "" {
+				all.firstFail = l.firstFail
 			}
-			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	sortDurations(all)
-	return phase{requests: len(all), failures: failures, firstFail: first, elapsed: elapsed, latencies: all}
+	sortDurations(all.latencies)
+	return phase{requests: len(all.latencies), failures: all.failures, firstFail: all.firstFail, elapsed: elapsed, latencies: all.latencies}
 }

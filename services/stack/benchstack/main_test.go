@@ -127,3 +127,13 @@ func TestRowsOfSeveralRoundsAddUp(t *testing.T) {
 		t.Fatalf("added row = %+v", r)
 	}
 }
+
+func TestDriveTimesEachRequestFromItsSendingToItsAnswer(t *testing.T) {
+	p := drive(context.Background(), 2, time.Minute, 10, func(context.Context, int) error {
+		time.Sleep(2 * time.Millisecond)
+		return nil
+	})
+	if p.requests != 10 || p.latencies[0] < 2*time.Millisecond {
+		t.Fatalf("%d requests, fastest %v; want 10, each at least the 2 ms it took", p.requests, p.latencies[0])
+	}
+}
