@@ -154,7 +154,13 @@ func serveLocal(ctx context.Context, m localMethod, chain grpc.UnaryServerInterc
 // most of the scheduling delay of the read path.
 func detached(caller context.Context) (ctx context.Context, release func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	stop := context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+	stop := context.AfterFunc(caller, func() {
+		// An expired caller is left to the copy of its deadline below, which expires at the same
+		// instant: canceling here could win the race and turn DeadlineExceeded into Canceled.
+		if !errors.Is(caller.Err(), context.DeadlineExceeded) {
+			cancel(context.Cause(caller))
+		}
+	})
 	if deadline, ok := caller.Deadline(); ok {
 		var cancelDeadline context.CancelFunc
 		ctx, cancelDeadline = context.WithDeadline(ctx, deadline)

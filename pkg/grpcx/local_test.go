@@ -231,3 +231,16 @@ func TestAnInProcessCallKeepsTheCallersDeadline(t *testing.T) {
 		t.Fatal("ending the call ended the caller's context")
 	}
 }
+
+func TestAnInProcessCallPastTheCallersDeadlineEndsWithDeadlineExceeded(t *testing.T) {
+	for range 50 {
+		caller, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		ctx, release := detached(caller)
+		<-ctx.Done()
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("the handler's context ended with %v, want DeadlineExceeded like its caller's", ctx.Err())
+		}
+		release()
+		cancel()
+	}
+}
