@@ -174,11 +174,11 @@ func (s checkedStream) SendMsg(m any) error {
 	return s.ClientStream.SendMsg(m)
 }
 
-// admitCall records the resolved RPC, marks the request's call as made (errors from here on are the call's, not the
-// runtime's) and refuses it for what the edge already found wrong in the request or finds in the
-// metadata it forwards.
+// admitCall records the resolved RPC, marks the request's call as made (errors from here on are
+// the call's, not the runtime's) and refuses it for what the edge already found wrong in the
+// request.
 //
-// The metadata itself needs no check: grpc-gateway forwards only header values gRPC can carry
+// The forwarded metadata needs no check of its own: grpc-gateway forwards only header values gRPC can carry
 // (printable ASCII) and drops the rest, which is why headerProblem refuses a credential header
 // with another byte before it could silently disappear.
 func admitCall(ctx context.Context) error {

@@ -12,27 +12,13 @@ const (
 	Limit = 512 << 20
 )
 
-// Policy is what a process runs with.
-type Policy struct {
-	GCPercent int   // negative: collection off
-	Limit     int64 // bytes; math.MaxInt64 means none
-}
-
-// Configure applies GCPercent unless GOGC is set, and Limit unless GOMEMLIMIT is set, and returns
-// the policy in force.
-func Configure(getenv func(string) string) Policy {
+// Configure applies GCPercent unless GOGC is set, and Limit unless GOMEMLIMIT is set; a variable
+// that is set was already applied by the runtime at start-up.
+func Configure(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
 	}
 	if getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(Limit)
 	}
-	return Current()
-}
-
-// Current reads the policy in force without changing it.
-func Current() Policy {
-	pct := debug.SetGCPercent(100)
-	debug.SetGCPercent(pct)
-	return Policy{GCPercent: pct, Limit: debug.SetMemoryLimit(-1)}
 }
