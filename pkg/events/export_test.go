@@ -39,3 +39,8 @@ func MemoryInboxLen(in Inbox) int {
 
 // ContextOf is the context, and so the stream, an event type belongs to.
 func ContextOf(t eventsv1.Type) (string, error) { return contextOf(t) }
+
+// NextWait is Run's wait after a pass (see nextWait).
+func NextWait(prev time.Duration, n int, err error, wakes bool) time.Duration {
+	return nextWait(prev, n, err, wakes)
+}

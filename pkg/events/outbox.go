@@ -114,7 +114,8 @@ func (o pgOutbox) Pending(ctx context.Context, limit int) ([]Event, error) {
 }
 
 // Wakeups listens for the notifications InsertOutbox sends, on a connection of its own, until ctx
-// ends. A lost connection is re-established after a second; meanwhile the relay's polling covers.
+// ends, and also signals each time it starts listening. A lost connection is re-established after a
+// second; the signal on listening again covers the commits made in between.
 func (o pgOutbox) Wakeups(ctx context.Context) <-chan struct{} {
 	wake := make(chan struct{}, 1)
 	go func() {
@@ -141,6 +142,9 @@ func (o pgOutbox) listen(ctx context.Context, wake chan<- struct{}) error {
 	if _, err := pc.Exec(ctx, "listen "+outboxChannel); err != nil {
 		return err
 	}
+	// Commits made while no connection listened notified no one: one pass now finds their events,
+	// so the relay's idle poll never has to.
+	signal(wake)
 	for {
 		if _, err := pc.WaitForNotification(ctx); err != nil {
 			return err

@@ -298,6 +298,13 @@ func TestPGOutboxWakesRelaysWhenTheWritingTransactionCommitsNotBefore(t *testing
 			t.Fatal("no wake-up after committed outbox writes")
 		}
 	}
+	// The listener also signals once it listens, and an earlier commit's notification may still be
+	// on its way: let both arrive and drop them, so only the transaction below can wake.
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-wake:
+	default:
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

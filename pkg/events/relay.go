@@ -10,10 +10,15 @@ import (
 const (
 	// relayBatch is how many events one Pending call returns.
 	relayBatch = 100
-	// relayPoll is how long Run waits for a Notify before looking again: it bounds the delay of an
-	// event whose commit did not Notify this process (another replica wrote it, or it was written
-	// before a restart).
+	// relayPoll is how long Run waits before looking again when its source cannot wake it, or has
+	// just had events: it bounds the delay of an event nothing announced.
 	relayPoll = 200 * time.Millisecond
+	// relayIdlePoll caps the wait while a source that wakes the relay (a Waker) stays empty. Every
+	// commit with events wakes the relays of all replicas, and so does a listener that has just
+	// (re)connected, so the poll only guards against a wake-up lost some other way (a connection that
+	// died without an error); doubling it while idle saves the five services' idle transactions
+	// (25 a second at relayPoll) at the cost of that rare event's delay.
+	relayIdlePoll = 5 * time.Second
 	// relayMaxBackoff caps the wait after consecutive errors (NATS or Postgres down).
 	relayMaxBackoff = 5 * time.Second
 	// relayPurgeEvery is how often Run purges published events: often enough that the outbox stays
@@ -99,9 +104,9 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 }
 
 // Run flushes until ctx ends, then returns nil. Between passes it waits for the source's wake-up
-// (see Waker) or relayPoll;
-// after an error it logs and waits longer each time, up to relayMaxBackoff. It also purges the
-// events published longer ago than the retention, when it starts and then every relayPurgeEvery.
+// (see Waker) or a poll interval (see nextWait); after an error it logs and waits longer each time,
+// up to relayMaxBackoff. It also purges the events published longer ago than the retention, when it
+// starts and then every relayPurgeEvery.
 func (r *Relay) Run(ctx context.Context) error {
 	wait := relayPoll
 	var wakeups <-chan struct{} // nil (never ready) unless the source signals
@@ -115,18 +120,17 @@ func (r *Relay) Run(ctx context.Context) error {
 			nextPurge = now.Add(relayPurgeEvery)
 		}
 		wake := wakeups
-		if _, err := r.Flush(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			wait = min(wait*2, relayMaxBackoff)
+		n, err := r.Flush(ctx)
+		if err != nil && ctx.Err() != nil {
+			return nil
+		}
+		wait = nextWait(wait, n, err, wakeups != nil)
+		if err != nil {
 			// While backing off, commits must not turn retries into a busy loop against a broken
 			// dependency, so only the timer ends the wait.
 			wake = nil
 			relayErrors.WithLabelValues(r.name).Inc()
 			r.log.Error("events relay: flush failed", "err", err, "retry_in", wait)
-		} else {
-			wait = relayPoll
 		}
 		timer := time.NewTimer(wait)
 		select {
@@ -137,6 +141,22 @@ func (r *Relay) Run(ctx context.Context) error {
 			timer.Stop()
 		case <-timer.C:
 		}
+	}
+}
+
+// nextWait is how long Run waits for a wake-up after a pass that waited prev before it, published
+// n events and ended with err. A failed pass doubles the wait up to relayMaxBackoff. A pass that
+// found nothing, on a source that wakes the relay, doubles it up to relayIdlePoll: the wake-ups
+// carry the work, and an idle service stops costing a transaction every relayPoll. Any other pass
+// polls again after relayPoll.
+func nextWait(prev time.Duration, n int, err error, wakes bool) time.Duration {
+	switch {
+	case err != nil:
+		return min(prev*2, relayMaxBackoff)
+	case n == 0 && wakes:
+		return min(prev*2, relayIdlePoll)
+	default:
+		return relayPoll
 	}
 }
 

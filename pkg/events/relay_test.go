@@ -174,3 +174,45 @@ func TestRunKeepsPublishingWhenPurgeFails(t *testing.T) {
 	out.Add(context.Background(), ev) // purgeFails hides the outbox's wake-ups: the relay's poll finds it
 	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
 }
+
+func TestRelayWaitGrowsOnlyWhileAWakingSourceIsEmptyOrAPassFails(t *testing.T) {
+	failed := errors.New("nats down")
+	for _, tc := range []struct {
+		name  string
+		prev  time.Duration
+		n     int
+		err   error
+		wakes bool
+		want  time.Duration
+	}{
+		{"idle waking source doubles the poll", 200 * time.Millisecond, 0, nil, true, 400 * time.Millisecond},
+		{"idle waking source stops at the idle cap", 4 * time.Second, 0, nil, true, 5 * time.Second},
+		{"events published: poll soon again", 5 * time.Second, 3, nil, true, 200 * time.Millisecond},
+		{"source without wake-ups keeps polling", 200 * time.Millisecond, 0, nil, false, 200 * time.Millisecond},
+		{"failure backs off", 400 * time.Millisecond, 0, failed, true, 800 * time.Millisecond},
+		{"failure backs off to its cap", 4 * time.Second, 1, failed, false, 5 * time.Second},
+		{"success after failures polls again", 5 * time.Second, 0, nil, false, 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := events.NextWait(tc.prev, tc.n, tc.err, tc.wakes); got != tc.want {
+				t.Fatalf("NextWait(%s, %d, %v, %t) = %s, want %s", tc.prev, tc.n, tc.err, tc.wakes, got, tc.want)
+			}
+		})
+	}
+}
+
+// silentWaker claims to wake its relay but never does, as a listener whose connection died
+// without an error.
+type silentWaker struct{ *events.MemoryOutbox }
+
+func (silentWaker) Wakeups(context.Context) <-chan struct{} { return make(chan struct{}) }
+
+func TestAnIdleRelayStillFindsEventsWhoseWakeUpWasLost(t *testing.T) {
+	bus, _ := natstest.New(t)
+	out := &events.MemoryOutbox{}
+	runRelay(t, events.NewRelay("test", silentWaker{out}, bus, nil))
+	time.Sleep(time.Second) // long enough for the idle poll to have grown past relayPoll
+	ev := newEvent(t, tenantv1.EventTenantCreated, "u1")
+	out.Add(context.Background(), ev)
+	eventually(t, "the event is in the stream", func() bool { return slices.Contains(storedIDs(t, bus, bus.Stream("tenant")), ev.ID) })
+}
