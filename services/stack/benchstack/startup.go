@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"text/tabwriter"
@@ -25,13 +26,18 @@ import (
 //     seeded): the time from exec to its first 200 on /readyz, three starts;
 //   - every production binary (each module's cmd and the gateway) as its own process against the
 //     run's PostgreSQL server (databases of its own) and a NATS server listening on loopback:
-//     each one's resident set (VmRSS) once all are ready and have idled for idleFor.
+//     each one's resident set (VmRSS) once all are ready and have idled for idleFor, then the CPU
+//     each spends and the transactions its database counts while nobody calls them, over idleSpan.
 //
 // readyPoll bounds the error of the ready time; idleFor lets start-up work (migrations, stream
-// set-up, the first relay and consumer polls) finish before memory is read.
+// set-up, the first relay and consumer polls) finish before memory is read. idleSpan is long against
+// the background work's periods (polls of up to a few seconds) and against how late PostgreSQL may
+// publish a session's transaction counts (up to 10 s for an idle session), so the rate of both is
+// read over a window twice that long.
 const (
 	readyPoll = 5 * time.Millisecond
 	idleFor   = 3 * time.Second
+	idleSpan  = 20 * time.Second
 )
 
 // measureProcesses prints the start-up figures. serverURL is the PostgreSQL server, admin its
@@ -134,14 +140,41 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 		}
 	}
 	time.Sleep(idleFor)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  process\tidle RSS MiB\t")
+	rss := map[string]int64{}
+	cpu0 := map[string]time.Duration{}
 	for _, p := range started {
-		rss, err := p.RSS()
+		if rss[p.Name], err = p.RSS(); err != nil {
+			return err
+		}
+		if cpu0[p.Name], err = p.CPU(); err != nil {
+			return err
+		}
+	}
+	x0, err := dbs.transactions(ctx)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-time.After(idleSpan):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	x1, err := dbs.transactions(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  process\tidle RSS MiB\tidle CPU %% of a core\tidle xact/s\t\n")
+	for _, p := range started {
+		cpu1, err := p.CPU()
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "  %s\t%.1f\t\n", p.Name, float64(rss)/(1<<20))
+		xacts := "-" // the gateway has no database
+		if db := base + "_" + p.Name; slices.Contains(dbs.names, db) {
+			xacts = fmt.Sprintf("%.1f", float64(x1[db]-x0[db])/idleSpan.Seconds())
+		}
+		fmt.Fprintf(tw, "  %s\t%.1f\t%.2f\t%s\t\n", p.Name, float64(rss[p.Name])/(1<<20), 100*float64(cpu1-cpu0[p.Name])/float64(idleSpan), xacts)
 	}
 	return tw.Flush()
 }
