@@ -156,11 +156,10 @@ func newResolver(ctx context.Context) (*resolver, error) {
 		runtime.WithDisablePathLengthFallback(),
 	)
 	for _, be := range backends {
-		if be.register == nil {
-			continue
-		}
-		if err := be.register(ctx, mux, noCalls{}); err != nil {
-			return nil, err
+		for _, svc := range be.services {
+			if err := svc.register(ctx, mux, noCalls{}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &resolver{mux: mux}, nil

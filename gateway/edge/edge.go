@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -20,35 +19,52 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// backend registers the HTTP-bound gRPC services of one module on the mux. Registration goes
-// through generated clients over real connections (never Register...HandlerServer), so every call
-// passes the services' interceptors exactly as a direct gRPC caller's would.
+// backend is one module's HTTP routes. Registration goes through generated clients over real
+// connections (never Register...HandlerServer), so every call passes the services' interceptors
+// exactly as a direct gRPC caller's would.
 type backend struct {
-	module   string // the module's name (module.Module.Name): its connection in New's map
-	register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
+	module   string    // the module's name (module.Module.Name): its connection in New's map
+	services []service // its HTTP-bound gRPC services
 	// raw mounts routes the edge serves by hand over the module's connection (the webhooks),
 	// which the route resolver does not need.
-	raw func(*runtime.ServeMux, grpc.ClientConnInterface, *slog.Logger) error
+	raw func(pathHandler, grpc.ClientConnInterface, *slog.Logger) error
+}
+
+// service is one HTTP-bound gRPC service: its full name, whose google.api.http bindings are its
+// routes (the dispatcher reads them, dispatch.go), and the generated registration of those routes.
+type service struct {
+	name     string
+	register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
 }
 
 // backends is the edge's routing table, one row per module with HTTP routes: adding a bounded
 // context with REST routes adds its row here.
 var backends = []backend{
-	{module: "identity", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-		return errors.Join(
-			identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc)),
-			identityv1.RegisterOperatorServiceHandlerClient(ctx, mux, identityv1.NewOperatorServiceClient(cc)),
-			identityv1.RegisterTokenServiceHandlerClient(ctx, mux, identityv1.NewTokenServiceClient(cc)),
-		)
+	{module: "identity", services: []service{
+		{identityv1.IdentityService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc))
+		}},
+		{identityv1.OperatorService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return identityv1.RegisterOperatorServiceHandlerClient(ctx, mux, identityv1.NewOperatorServiceClient(cc))
+		}},
+		{identityv1.TokenService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return identityv1.RegisterTokenServiceHandlerClient(ctx, mux, identityv1.NewTokenServiceClient(cc))
+		}},
 	}},
-	{module: "tenant", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-		return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
+	{module: "tenant", services: []service{
+		{tenantv1.TenantService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
+		}},
 	}},
-	{module: "analytics", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-		return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, primedAnalytics{analyticsv1.NewAnalyticsServiceClient(cc)})
+	{module: "analytics", services: []service{
+		{analyticsv1.AnalyticsService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, primedAnalytics{analyticsv1.NewAnalyticsServiceClient(cc)})
+		}},
 	}},
-	{module: "billing", register: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-		return billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(cc))
+	{module: "billing", services: []service{
+		{billingv1.BillingService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+			return billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(cc))
+		}},
 	}},
 	{module: "webhook", raw: mountWebhooks},
 }
@@ -84,7 +100,65 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if log == nil {
 		return nil, fmt.Errorf("edge: a logger is required")
 	}
-	mux := runtime.NewServeMux(
+	d := newDispatcher(func() *runtime.ServeMux { return newMux(log) })
+	for _, be := range backends {
+		cc := conns[be.module]
+		if cc == nil {
+			return nil, fmt.Errorf("edge: no connection to the %s module", be.module)
+		}
+		// Every forwarded call passes the text rule before it is marshalled (input.go).
+		for _, svc := range be.services {
+			if err := d.register(ctx, svc, checkedConn{cc}); err != nil {
+				return nil, fmt.Errorf("edge: register %s: %w", be.module, err)
+			}
+		}
+		// Raw routes carry a provider's bytes, which the text rule must not judge.
+		if be.raw != nil {
+			if err := be.raw(d, cc, log); err != nil {
+				return nil, fmt.Errorf("edge: mount %s: %w", be.module, err)
+			}
+		}
+	}
+	if o.login == nil {
+		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
+	}
+	page := login.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		if err := d.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			page.ServeHTTP(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
+		}
+	}
+	if o.payment == nil {
+		return nil, fmt.Errorf("edge: the payment pages need a connection to %s (WithPayment)", PaymentModule)
+	}
+	pages := pay.New(billingv1.NewPaymentPageServiceClient(checkedConn{o.payment}), log)
+	for path, serve := range map[string]http.HandlerFunc{pay.Path: pages.Open, pay.ReturnPath: pages.Return} {
+		if err := d.HandlePath(http.MethodGet, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			serve(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register GET %s: %w", path, err)
+		}
+	}
+	// The document of this surface, generated from the same protos (proto/openapi).
+	if err := d.HandlePath(http.MethodGet, OpenAPIPath, func(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi.Document)
+	}); err != nil {
+		return nil, fmt.Errorf("edge: register GET %s: %w", OpenAPIPath, err)
+	}
+	res, err := newResolver(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("edge: route resolver: %w", err)
+	}
+	return withMiddleware(withCORS(res, guardStreams(log, d)), log), nil
+}
+
+// newMux is the grpc-gateway mux every route of the edge is served by, with the edge's envelopes,
+// error handling and header rules.
+func newMux(log *slog.Logger) *runtime.ServeMux {
+	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 		runtime.WithForwardResponseRewriter(rewriteSuccess),
 		runtime.WithForwardResponseOption(successStatus),
@@ -99,58 +173,6 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		runtime.WithDisableHTTPMethodOverride(),
 		runtime.WithDisablePathLengthFallback(),
 	)
-	for _, be := range backends {
-		cc := conns[be.module]
-		if cc == nil {
-			return nil, fmt.Errorf("edge: no connection to the %s module", be.module)
-		}
-		// Every forwarded call passes the text rule before it is marshalled (input.go).
-		if be.register != nil {
-			if err := be.register(ctx, mux, checkedConn{cc}); err != nil {
-				return nil, fmt.Errorf("edge: register %s: %w", be.module, err)
-			}
-		}
-		// Raw routes carry a provider's bytes, which the text rule must not judge.
-		if be.raw != nil {
-			if err := be.raw(mux, cc, log); err != nil {
-				return nil, fmt.Errorf("edge: mount %s: %w", be.module, err)
-			}
-		}
-	}
-	if o.login == nil {
-		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
-	}
-	page := login.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		if err := mux.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-			page.ServeHTTP(w, r)
-		}); err != nil {
-			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
-		}
-	}
-	if o.payment == nil {
-		return nil, fmt.Errorf("edge: the payment pages need a connection to %s (WithPayment)", PaymentModule)
-	}
-	pages := pay.New(billingv1.NewPaymentPageServiceClient(checkedConn{o.payment}), log)
-	for path, serve := range map[string]http.HandlerFunc{pay.Path: pages.Open, pay.ReturnPath: pages.Return} {
-		if err := mux.HandlePath(http.MethodGet, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-			serve(w, r)
-		}); err != nil {
-			return nil, fmt.Errorf("edge: register GET %s: %w", path, err)
-		}
-	}
-	// The document of this surface, generated from the same protos (proto/openapi).
-	if err := mux.HandlePath(http.MethodGet, OpenAPIPath, func(w http.ResponseWriter, _ *http.Request, _ map[string]string) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(openapi.Document)
-	}); err != nil {
-		return nil, fmt.Errorf("edge: register GET %s: %w", OpenAPIPath, err)
-	}
-	res, err := newResolver(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("edge: route resolver: %w", err)
-	}
-	return withMiddleware(withCORS(res, guardStreams(log, mux)), log), nil
 }
 
 // Option adjusts the edge.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -28,7 +27,7 @@ const (
 )
 
 // mountWebhooks registers routes 3 and 4 on mux over the webhook module's connection.
-func mountWebhooks(mux *runtime.ServeMux, cc grpc.ClientConnInterface, log *slog.Logger) error {
+func mountWebhooks(mux pathHandler, cc grpc.ClientConnInterface, log *slog.Logger) error {
 	client := webhookv1.NewWebhookIngestServiceClient(cc)
 	for path, send := range map[string]func(context.Context, *webhookv1.Delivery, ...grpc.CallOption) (*webhookv1.Receipt, error){
 		PspxWebhookPath: client.ReceivePspx,

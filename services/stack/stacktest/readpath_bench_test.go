@@ -1,0 +1,90 @@
+package stacktest_test
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/berthhq/berth/services/stack/stacktest"
+)
+
+// BenchmarkReadPathInProcess is route 14 (GET /v1/users/:userId with a read key) through the whole
+// all-in-one stack on memory stores, a real HTTP client and server on loopback included, against a
+// baseline server that checks the key with a constant-time compare, looks the same user up in a map
+// and writes the same envelope with encoding/json. Without a database and with one process, what it
+// measures is what Berth's own layers (edge middleware, gateway, in-process gRPC and its
+// interceptors, the use case, rendering) add per request; allocs/op is exact, so it also guards
+// against allocation regressions that `make bench-stack`'s noisy machine figures would hide.
+func BenchmarkReadPathInProcess(b *testing.B) {
+	env := stacktest.Start(b, "bench", "http://127.0.0.1:1/callback")
+	path := "/v1/users/" + env.App.UserIDs[0]
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	get := func(b *testing.B, base string) []byte {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("X-API-KEY", env.App.ReadKey)
+		req.Header.Set("X-API-KEY-TYPE", "read")
+		req.Header.Set("X-CLIENT-ID", env.App.AppID)
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		if err != nil || res.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s: %d %s %v", path, res.StatusCode, body, err)
+		}
+		return body
+	}
+
+	var answer struct {
+		Message string         `json:"message"`
+		Data    map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(get(b, env.Stack.BaseURL), &answer); err != nil || answer.Data["id"] != env.App.UserIDs[0] {
+		b.Fatalf("berth answered %+v, %v; want the seeded user", answer, err)
+	}
+	users := map[string]map[string]any{env.App.UserIDs[0]: answer.Data}
+	key := []byte(env.App.ReadKey)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/users/{userId}", func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-API-KEY")), key) != 1 || r.Header.Get("X-CLIENT-ID") != env.App.AppID {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		u, ok := users[r.PathValue("userId")]
+		if !ok {
+			http.Error(w, "not found", http.StatusBadRequest)
+			return
+		}
+		body, err := json.Marshal(struct {
+			Success bool           `json:"success"`
+			Message string         `json:"message"`
+			Error   any            `json:"error"`
+			Data    map[string]any `json:"data"`
+		}{true, answer.Message, nil, u})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
+	baseline := httptest.NewServer(mux)
+	defer baseline.Close()
+
+	for _, sv := range []struct{ name, url string }{{"baseline", baseline.URL}, {"berth", env.Stack.BaseURL}} {
+		b.Run(sv.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				get(b, sv.url)
+			}
+		})
+	}
+}
