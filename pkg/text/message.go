@@ -2,6 +2,7 @@ package text
 
 import (
 	"fmt"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -20,7 +21,7 @@ func Message(m proto.Message) error {
 	if m == nil {
 		return nil
 	}
-	path, problem := walk(m.ProtoReflect(), "")
+	path, problem := walk(m.ProtoReflect())
 	if problem == "" {
 		return nil
 	}
@@ -28,14 +29,27 @@ func Message(m proto.Message) error {
 }
 
 // RuleOf is the rule of a string field: MultiLine when it declares (berth.edge.v1.multi_line).
+// Every request message is checked on every call, and reading an option is a reflective lookup,
+// so each field's rule is read once and remembered.
 func RuleOf(fd protoreflect.FieldDescriptor) Rule {
-	if opts := fd.Options(); opts != nil && proto.GetExtension(opts, edgev1.E_MultiLine).(bool) {
-		return MultiLine
+	if r, ok := rules.Load(fd); ok {
+		return r.(Rule)
 	}
-	return SingleLine
+	r := SingleLine
+	if opts := fd.Options(); opts != nil && proto.GetExtension(opts, edgev1.E_MultiLine).(bool) {
+		r = MultiLine
+	}
+	rules.Store(fd, r)
+	return r
 }
 
-func walk(m protoreflect.Message, prefix string) (path, problem string) {
+// rules holds RuleOf's answers by field descriptor; descriptors live as long as the program.
+var rules sync.Map
+
+// walk returns the path of m's first bad string relative to m ("email", "users[2].email"), and what
+// is wrong with it. Paths are built only for the bad string, on the way back out, so a message
+// that passes (every request's case) costs no allocation.
+func walk(m protoreflect.Message) (path, problem string) {
 	if !m.IsValid() {
 		return "", ""
 	}
@@ -45,51 +59,56 @@ func walk(m protoreflect.Message, prefix string) (path, problem string) {
 		if !isText(fd) || !m.Has(fd) {
 			continue
 		}
-		name := prefix + string(fd.Name())
 		v := m.Get(fd)
 		switch {
 		case fd.IsMap():
-			path, problem = walkMap(fd, v.Map(), name)
+			path, problem = walkMap(fd, v.Map())
 		case fd.IsList():
 			l := v.List()
 			for j := range l.Len() {
-				if path, problem = walkValue(fd, l.Get(j), fmt.Sprintf("%s[%d]", name, j)); problem != "" {
+				if path, problem = walkValue(fd, l.Get(j)); problem != "" {
+					path = fmt.Sprintf("[%d]", j) + path
 					break
 				}
 			}
 		default:
-			path, problem = walkValue(fd, v, name)
+			path, problem = walkValue(fd, v)
 		}
 		if problem != "" {
-			return path, problem
+			return string(fd.Name()) + path, problem
 		}
 	}
 	return "", ""
 }
 
-func walkMap(fd protoreflect.FieldDescriptor, m protoreflect.Map, name string) (path, problem string) {
+// walkMap returns the bad string's path below the map field (`["k"]`, `["k"].line1`), "" when the
+// key itself is bad: printing it would repeat the bad bytes.
+func walkMap(fd protoreflect.FieldDescriptor, m protoreflect.Map) (path, problem string) {
 	m.Range(func(k protoreflect.MapKey, v protoreflect.Value) bool {
 		if fd.MapKey().Kind() == protoreflect.StringKind {
 			if problem = SingleLine.Problem(k.String()); problem != "" {
-				path = name // the key itself is bad: printing it would repeat the bad bytes
+				path = ""
 				return false
 			}
 		}
-		elem := fmt.Sprintf("%s[%q]", name, k.String())
-		path, problem = walkValue(fd.MapValue(), v, elem)
+		if path, problem = walkValue(fd.MapValue(), v); problem != "" {
+			path = fmt.Sprintf("[%q]", k.String()) + path
+		}
 		return problem == ""
 	})
 	return path, problem
 }
 
-func walkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value, name string) (path, problem string) {
+// walkValue returns the bad string's path below a value of field fd: "" for the value itself,
+// ".line1" inside a message.
+func walkValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) (path, problem string) {
 	switch fd.Kind() {
 	case protoreflect.StringKind:
-		if p := RuleOf(fd).Problem(v.String()); p != "" {
-			return name, p
-		}
+		return "", RuleOf(fd).Problem(v.String())
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return walk(v.Message(), name+".")
+		if path, problem = walk(v.Message()); problem != "" {
+			return "." + path, problem
+		}
 	}
 	return "", ""
 }
