@@ -247,7 +247,9 @@ func ClientOptions(serviceToken string, t *TLS) []grpc.DialOption {
 }
 
 func forwardRequestID(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	if id := reqid.From(ctx); id != "" {
+	// A caller that put the id in the call's metadata itself (the edge does, for connections that
+	// are not Berth's) is not sent a second copy: the service gets exactly one.
+	if id := reqid.From(ctx); id != "" && len(metadata.ValueFromOutgoingContext(ctx, reqid.MetadataKey)) == 0 {
 		ctx = metadata.AppendToOutgoingContext(ctx, reqid.MetadataKey, id)
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)

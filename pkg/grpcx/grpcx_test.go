@@ -58,6 +58,24 @@ func TestRequestIDComesFromMetadataOrIsMinted(t *testing.T) {
 	}
 }
 
+func TestACallCarriesTheRequestIDOnceWhetherOrNotItsCallerAddedIt(t *testing.T) {
+	ctx := reqid.With(context.Background(), "req-1")
+	for name, ctx := range map[string]context.Context{
+		"from the context":             ctx,
+		"already in the call metadata": metadata.AppendToOutgoingContext(ctx, reqid.MetadataKey, "req-1"),
+	} {
+		var got []string
+		_ = forwardRequestID(ctx, "/m", nil, nil, nil, func(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
+			md, _ := metadata.FromOutgoingContext(ctx)
+			got = md.Get(reqid.MetadataKey)
+			return nil
+		})
+		if len(got) != 1 || got[0] != "req-1" {
+			t.Errorf("%s: sent request ids %v, want [req-1]", name, got)
+		}
+	}
+}
+
 func TestServiceTokenIsSentOnlyWhenConfigured(t *testing.T) {
 	for token, want := range map[string]int{"svc-token": 1, "": 0} {
 		var got []string
