@@ -11,20 +11,19 @@ import (
 	"github.com/berthhq/berth/services/stack/stacktest"
 )
 
-// BenchmarkReadPathInProcess is route 14 (GET /v1/users/:userId with a read key) through the whole
-// all-in-one stack on memory stores, a real HTTP client and server on loopback included, against a
-// baseline server that checks the key with a constant-time compare, looks the same user up in a map
-// and writes the same envelope with encoding/json. Without a database and with one process, what it
+// BenchmarkReadPathInProcess is routes 14 (GET /v1/users/:userId) and 5 (GET /v1/tenants/:tenantId)
+// with a read key through the whole all-in-one stack on memory stores, a real HTTP client and server
+// on loopback included, against a baseline server that checks the key with a constant-time compare,
+// looks the same answer's data up in a map and writes the same envelope with encoding/json. Without a database and with one process, what it
 // measures is what Berth's own layers (edge middleware, gateway, in-process gRPC and its
 // interceptors, the use case, rendering) add per request; allocs/op is exact, so it also guards
 // against allocation regressions that `make bench-stack`'s noisy machine figures would hide.
 func BenchmarkReadPathInProcess(b *testing.B) {
 	env := stacktest.Start(b, "bench", "http://127.0.0.1:1/callback")
-	path := "/v1/users/" + env.App.UserIDs[0]
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
-	get := func(b *testing.B, base string) []byte {
-		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	get := func(b *testing.B, url string) []byte {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -38,27 +37,34 @@ func BenchmarkReadPathInProcess(b *testing.B) {
 		defer res.Body.Close()
 		body, err := io.ReadAll(res.Body)
 		if err != nil || res.StatusCode != http.StatusOK {
-			b.Fatalf("GET %s: %d %s %v", path, res.StatusCode, body, err)
+			b.Fatalf("GET %s: %d %s %v", url, res.StatusCode, body, err)
 		}
 		return body
 	}
 
-	var answer struct {
+	type answer struct {
 		Message string         `json:"message"`
 		Data    map[string]any `json:"data"`
 	}
-	if err := json.Unmarshal(get(b, env.Stack.BaseURL), &answer); err != nil || answer.Data["id"] != env.App.UserIDs[0] {
-		b.Fatalf("berth answered %+v, %v; want the seeded user", answer, err)
+	routes := []struct{ name, path, id string }{
+		{"route14", "/v1/users/", env.App.UserIDs[0]},
+		{"route5", "/v1/tenants/", env.App.TenantID},
 	}
-	users := map[string]map[string]any{env.App.UserIDs[0]: answer.Data}
+	answers := map[string]answer{} // by path
+	for _, rt := range routes {
+		var a answer
+		if err := json.Unmarshal(get(b, env.Stack.BaseURL+rt.path+rt.id), &a); err != nil || a.Data["id"] != rt.id {
+			b.Fatalf("berth answered %+v, %v; want the seeded %s", a, err, rt.id)
+		}
+		answers[rt.path+rt.id] = a
+	}
 	key := []byte(env.App.ReadKey)
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/users/{userId}", func(w http.ResponseWriter, r *http.Request) {
+	serve := func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("X-API-KEY")), key) != 1 || r.Header.Get("X-CLIENT-ID") != env.App.AppID {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		u, ok := users[r.PathValue("userId")]
+		a, ok := answers[r.URL.Path]
 		if !ok {
 			http.Error(w, "not found", http.StatusBadRequest)
 			return
@@ -68,23 +74,28 @@ func BenchmarkReadPathInProcess(b *testing.B) {
 			Message string         `json:"message"`
 			Error   any            `json:"error"`
 			Data    map[string]any `json:"data"`
-		}{true, answer.Message, nil, u})
+		}{true, a.Message, nil, a.Data})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
-	})
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/users/{userId}", serve)
+	mux.HandleFunc("GET /v1/tenants/{tenantId}", serve)
 	baseline := httptest.NewServer(mux)
 	defer baseline.Close()
 
-	for _, sv := range []struct{ name, url string }{{"baseline", baseline.URL}, {"berth", env.Stack.BaseURL}} {
-		b.Run(sv.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				get(b, sv.url)
-			}
-		})
+	for _, rt := range routes {
+		for _, sv := range []struct{ name, url string }{{"baseline", baseline.URL}, {"berth", env.Stack.BaseURL}} {
+			b.Run(rt.name+"/"+sv.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					get(b, sv.url+rt.path+rt.id)
+				}
+			})
+		}
 	}
 }
