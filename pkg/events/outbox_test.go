@@ -276,6 +276,19 @@ func TestInsertOutboxRejectsInvalidEvents(t *testing.T) {
 	}
 }
 
+// Commits made while no connection listened notified no one, so a listener that starts (or
+// reconnects) wakes its relay once by itself, and the relay's idle poll never has to find them.
+func TestPGOutboxWakesItsRelayOnceItListensWithoutAnyCommit(t *testing.T) {
+	pool := pgPool(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	select {
+	case <-events.NewPGOutbox(pool).(events.Waker).Wakeups(ctx):
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up after the listener started")
+	}
+}
+
 func TestPGOutboxWakesRelaysWhenTheWritingTransactionCommitsNotBefore(t *testing.T) {
 	pool := pgPool(t)
 	ctx, cancel := context.WithCancel(context.Background())
