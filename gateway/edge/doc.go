@@ -7,6 +7,8 @@
 // services, which receive the caller's credentials as gRPC metadata.
 //
 // Files: edge.go builds the handler (backend registration table, mux options, health endpoint);
+// dispatch.go hands each request to the mux of the one service its path can reach, or to the mux
+// of all routes;
 // envelope.go renders successes; failure.go renders errors in both families; headers.go decides
 // which headers cross the edge; input.go holds the text rule at the edge (query and header checks,
 // the checked backend connections) and decode.go the body decoder whose errors name the field;
