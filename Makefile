@@ -8,7 +8,7 @@ GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
-	go run ./services/stack/cmd/berth
+	go run ./cmd/berth
 
 ## test: every module's tests with the race detector (Postgres suites included; see README "Tests").
 test:
@@ -18,7 +18,7 @@ test:
 ## loopback against PostgreSQL and NATS; one replica of each service is killed mid-load and restarted
 ## (README "Operations").
 test-cluster:
-	cd services/stack && BERTH_TEST_CLUSTER=1 go test -count=1 -timeout 15m -v -run '^TestAClusterOfReplicas' ./cluster/
+	cd tests && BERTH_TEST_CLUSTER=1 go test -count=1 -timeout 15m -v -run '^TestAClusterOfReplicas' ./cluster/
 
 ## fuzz: the edge's request decoding and the login form, FUZZTIME each (`make test` runs their seed corpus only).
 FUZZTIME ?= 60s
@@ -30,10 +30,11 @@ fuzz:
 build:
 	@set -e; for m in $(MODULES); do (cd $$m && go build ./...); done
 
-## lint: gofmt and go vet over every module.
+## lint: gofmt and go vet over every module, and no build output or binary tracked in git.
 lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+	cd tests && go test -count=1 -run '^(TestTheRepositoryTracksNoBuildOutputs|TestBuildOutputsAreRecognised)$$' ./architecture/
 
 ## proto: regenerate the committed Go code from proto/ (needs protoc; plugins are pinned in proto/go.mod).
 proto:
@@ -49,9 +50,9 @@ tidy:
 
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:
-	@set -eo pipefail; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./... | { grep -v 'no test files' || true; }); done | tee /dev/stderr | go run ./pkg/benchratio
+	@set -eo pipefail; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./... | { grep -v 'no test files' || true; }); done | tee /dev/stderr | go run ./tools/benchratio
 
 ## bench-stack: the whole stack's read path on PostgreSQL against a net/http + pgx baseline, both as
 ## separate processes, over loopback (README "Performance"); flags go in BENCH_STACK_FLAGS.
 bench-stack:
-	go run ./services/stack/benchstack $(BENCH_STACK_FLAGS)
+	go run ./tools/benchstack $(BENCH_STACK_FLAGS)

@@ -1,0 +1,138 @@
+// Command berth runs the whole of Berth in one process on embedded defaults (`make run`): every
+// service, the REST edge, embedded NATS JetStream and memory stores (Postgres when
+// BERTH_DATABASE_URL is set), with a seeded demo app.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/berthhq/berth/cmd/berth/allinone"
+	"github.com/berthhq/berth/cmd/berth/seed"
+	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/heap"
+	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/tracing"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+	"google.golang.org/grpc"
+)
+
+func main() {
+	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	out := logx.NewOutput(os.Stderr)
+	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
+	if err := run(log); err != nil {
+		log.Error("berth stopped", "error", err) // an error flushes the output
+		os.Exit(1)
+	}
+	_ = out.Flush()
+}
+
+func run(log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stopTracing, err := tracing.Start(ctx, "berth")
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+
+	cfg, err := allinone.FromEnv(ctx, log)
+	if err != nil {
+		return err
+	}
+	s, err := allinone.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	demo, err := seedDemo(ctx, s, cfg.AdminToken)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(config.String("BERTH_DEMO_DIR", ".berth"), "demo.json")
+	if err := writeJSON(path, demo); err != nil {
+		return err
+	}
+	fmt.Printf("\nBerth is running at %s (gRPC: %s; readiness %s%s, metrics %s%s)\n", s.BaseURL, grpcAddrs(s), s.BaseURL, ops.ReadyPath, s.BaseURL, ops.MetricsPath)
+	fmt.Printf("Demo app %s; facts written to %s. Try:\n\n", demo.AppID, path)
+	for _, c := range demo.Curls() {
+		fmt.Println("  " + c)
+	}
+	fmt.Printf("\nSign up as an end user: open %s\nthen exchange the code and call the API as that user:\n\n", demo.LoginURL())
+	for _, c := range demo.TokenCurls() {
+		fmt.Println("  " + c)
+	}
+	fmt.Printf("\nPay: start a checkout (the first app is on pspx, the second on pspy), then open the answer's\nnextAction.url with &state=%s appended; pay with card 4242 4242 4242 4242 on pspx or choose\n\"paid\" on pspy, and read the tenant again:\n\n", seed.DemoState)
+	for _, c := range demo.CheckoutCurls() {
+		fmt.Println("  " + c)
+	}
+	fmt.Printf("\nThe provider sandboxes: %s and %s; move their clock with\n  curl -s -X POST -d '{\"seconds\":2678400}' %s/_sandbox/clock/advance\n", demo.Sandbox.Pspx, demo.Sandbox.Pspy, s.BaseURL)
+	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
+	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
+	<-ctx.Done()
+	log.Info("shutting down")
+	return nil
+}
+
+func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.Demo, error) {
+	dial := func(addr string) (*grpc.ClientConn, error) {
+		return grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken)))...)
+	}
+	ic, err := dial(s.Addr("identity"))
+	if err != nil {
+		return seed.Demo{}, err
+	}
+	defer ic.Close()
+	tc, err := dial(s.Addr("tenant"))
+	if err != nil {
+		return seed.Demo{}, err
+	}
+	defer tc.Close()
+	bc, err := dial(s.Addr("billing"))
+	if err != nil {
+		return seed.Demo{}, err
+	}
+	defer bc.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
+		Billing: billingv1.NewBillingAdminServiceClient(bc)}, seed.Options{
+		BaseURL: s.BaseURL, RedirectURI: config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath),
+		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL},
+	})
+}
+
+// grpcAddrs lists where each module serves gRPC, in module order.
+func grpcAddrs(s *allinone.Stack) string {
+	parts := make([]string, len(allinone.Modules))
+	for i, m := range allinone.Modules {
+		parts[i] = m.Name + " " + s.Addr(m.Name)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	// 0600: the file holds the demo's API keys.
+	return os.WriteFile(path, append(b, '\n'), 0o600)
+}

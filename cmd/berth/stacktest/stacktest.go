@@ -1,0 +1,141 @@
+// Package stacktest starts the whole stack for tests that drive it from outside: the contract tests
+// (REST edge, memory and Postgres), the hosted login page driven in Chromium, the published web
+// client SDK run in Node. It runs the all-in-one process on free ports with every module of
+// allinone.Modules, and provisions one app through the admin APIs, exactly as an operator would.
+package stacktest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/cmd/berth/allinone"
+	"github.com/berthhq/berth/cmd/berth/seed"
+	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+)
+
+// Env is a running stack and the app provisioned on it.
+type Env struct {
+	Stack        *allinone.Stack
+	App          seed.Demo
+	Admin        seed.Admin // the admin APIs, authenticated with AdminToken
+	AdminToken   string
+	ServiceToken string
+}
+
+// Options say how to start the stack.
+type Options struct {
+	Issuer      string // `iss` of the tokens the stack issues
+	RedirectURI string // the provisioned app's only redirect URI
+	// Postgres gives every module of allinone.Modules a fresh database of its own (pgtest); false
+	// runs them on memory stores.
+	Postgres bool
+	// TLS runs the modules' gRPC over TLS (grpcx.TLS from a CA's files, e.g. pkg/testkit/tlstest);
+	// nil is plaintext.
+	TLS *grpcx.TLS
+	// Log receives every process's log; nil discards it.
+	Log *slog.Logger
+}
+
+// Start brings up the stack with tokens issued as issuer and provisions an app (with keys, a
+// tenant and users) whose only redirect URI is redirectURI, on memory stores.
+func Start(t testing.TB, issuer, redirectURI string) Env {
+	t.Helper()
+	return StartWith(t, Options{Issuer: issuer, RedirectURI: redirectURI})
+}
+
+// StartWith starts the stack as o says. Every address is a free port, every secret random, the
+// event streams prefixed per stack; TEST_NATS_URL selects an external JetStream server. The stack
+// stops when the test ends.
+func StartWith(t testing.TB, o Options) Env {
+	t.Helper()
+	ctx := context.Background()
+	cfg := allinone.Config{
+		HTTPAddr:  "127.0.0.1:0",
+		GRPCAddrs: map[string]string{},
+		Env: config.Overlay(func(string) string { return "" }, map[string]string{
+			"BERTH_ISSUER":         o.Issuer,
+			"BERTH_API_KEY_PEPPER": RandomHex(16),
+			"BERTH_SECRET_KEY":     RandomHex(32),
+		}),
+		NATSURL:      os.Getenv("TEST_NATS_URL"),
+		EventPrefix:  "stack" + RandomHex(4),
+		AdminToken:   RandomHex(16),
+		ServiceToken: RandomHex(16),
+		// A provider minute of webhook retries lasts 6 ms: a refused delivery comes again
+		// within the test.
+		SandboxTimeScale: 0.0001,
+		Log:              o.Log,
+		TLS:              o.TLS,
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	}
+	for _, m := range allinone.Modules {
+		cfg.GRPCAddrs[m.Name] = "127.0.0.1:0"
+	}
+	if o.Postgres {
+		// pgtest clones a template per name; the modules migrate their fresh database themselves.
+		noMigrations := func(context.Context, *pgxpool.Pool) error { return nil }
+		cfg.DatabaseURLs = map[string]string{}
+		for _, m := range allinone.Modules {
+			cfg.DatabaseURLs[m.Name] = pgtest.URL(t, "stack-"+m.Name, noMigrations)
+		}
+	}
+	s, err := allinone.Start(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start stack: %v", err)
+	}
+	t.Cleanup(s.Close)
+
+	dial := func(addr string) *grpc.ClientConn {
+		c, err := grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(cfg.AdminToken)))...)
+		if err != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	env := Env{Stack: s, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Admin: seed.Admin{
+		Identity: identityv1.NewIdentityAdminServiceClient(dial(s.Addr("identity"))),
+		Tenant:   tenantv1.NewTenantAdminServiceClient(dial(s.Addr("tenant"))),
+		Billing:  billingv1.NewBillingAdminServiceClient(dial(s.Addr("billing"))),
+	}}
+	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if env.App, err = seed.Run(seedCtx, env.Admin, seed.Options{BaseURL: s.BaseURL, RedirectURI: o.RedirectURI,
+		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}); err != nil {
+		t.Fatalf("provision app: %v", err)
+	}
+	return env
+}
+
+// RandomHex returns n random bytes as hex, for unique emails, states and prefixes.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Unavailable ends a test whose external tool (a browser, Node) is missing: a skip on a developer
+// machine, a failure under CI=true, where a silently skipped end-to-end test would hide breakage.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}

@@ -1,0 +1,455 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/berthhq/berth/cmd/berth/allinone"
+	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	"github.com/berthhq/berth/pkg/testkit/procs"
+)
+
+// options are the command's flags; each has an environment default so `make bench-stack` can be
+// tuned without editing the Makefile.
+type options struct {
+	conns        int
+	duration     time.Duration
+	warmup       time.Duration
+	settle       time.Duration
+	maxRequests  int
+	maxErrorRate float64
+	routes       string
+	timeout      time.Duration
+	pprof        bool
+	processes    bool
+	rounds       int
+}
+
+func parseOptions(args []string, getenv func(string) string) (options, error) {
+	fs := flag.NewFlagSet("benchstack", flag.ContinueOnError)
+	var o options
+	envInt := func(name string, def int) int {
+		if n, err := strconv.Atoi(getenv(name)); err == nil {
+			return n
+		}
+		return def
+	}
+	envDur := func(name string, def time.Duration) time.Duration {
+		if d, err := time.ParseDuration(getenv(name)); err == nil {
+			return d
+		}
+		return def
+	}
+	envStr := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.IntVar(&o.conns, "conns", envInt("BENCH_CONNS", 32), "connections (one worker each) per server `(BENCH_CONNS)`")
+	fs.DurationVar(&o.duration, "duration", envDur("BENCH_DURATION", 6*time.Second), "measured time per route and server (BENCH_DURATION)")
+	fs.DurationVar(&o.warmup, "warmup", envDur("BENCH_WARMUP", 2*time.Second), "unmeasured load before each measurement (BENCH_WARMUP)")
+	fs.DurationVar(&o.settle, "settle", envDur("BENCH_SETTLE", 11*time.Second), "idle time between measurements, so PostgreSQL publishes every count of the last one (BENCH_SETTLE)")
+	fs.IntVar(&o.maxRequests, "max-requests", envInt("BENCH_MAX_REQUESTS", 2_000_000), "at most this many requests per measurement (BENCH_MAX_REQUESTS)")
+	fs.Float64Var(&o.maxErrorRate, "max-error-rate", 0.001, "fail the run when more answers than this fraction fail")
+	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1) (BENCH_ROUTES)")
+	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
+	fs.BoolVar(&o.processes, "processes", getenv("BENCH_PROCESSES") != "false", "first measure the all-in-one's start-up and each production process's idle memory (BENCH_PROCESSES=false skips it)")
+	fs.IntVar(&o.rounds, "rounds", envInt("BENCH_ROUNDS", 5), "baseline and berth measured this many times in turn per read route; the ratio is the median of the rounds' (BENCH_ROUNDS)")
+	fs.DurationVar(&o.timeout, "timeout", envDur("BENCH_TIMEOUT", 15*time.Minute), "bound on the whole run (BENCH_TIMEOUT)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.conns < 1 || o.rounds < 1 || o.duration <= 0 || o.warmup < 0 || o.settle < 0 || o.maxRequests < 1 || o.maxErrorRate < 0 {
+		return o, errors.New("-conns, -rounds, -duration and -max-requests must be positive; -warmup, -settle and -max-error-rate not negative")
+	}
+	for _, r := range strings.Split(o.routes, ",") {
+		if _, ok := routeNames[r]; !ok {
+			return o, fmt.Errorf("unknown route %q (want users, tenants, tokens)", r)
+		}
+	}
+	return o, nil
+}
+
+var routeNames = map[string]string{
+	"users":   "14 GET /v1/users/:userId",
+	"tenants": "5 GET /v1/tenants/:tenantId",
+	"tokens":  "1 POST /api/v1/tokens (refresh)",
+}
+
+func main() {
+	o, err := parseOptions(os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchstack:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	if err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchstack:", err)
+		os.Exit(1)
+	}
+}
+
+// row is one line of the report.
+type row struct {
+	route, server string
+	p             phase
+	cpu           time.Duration
+	xacts         map[string]int64 // per database, during the measurement
+	ratio         string
+	note          string
+}
+
+// add folds another measurement of the same route and server into r: requests, time, latencies,
+// CPU and transactions add up, so the row's rates and percentiles are those of all its rounds.
+func (r *row) add(x row) {
+	r.p.requests += x.p.requests
+	r.p.failures += x.p.failures
+	if r.p.firstFail == "" {
+		r.p.firstFail = x.p.firstFail
+	}
+	r.p.elapsed += x.p.elapsed
+	r.p.latencies = append(r.p.latencies, x.p.latencies...)
+	sortDurations(r.p.latencies)
+	r.cpu += x.cpu
+	for db, n := range x.xacts {
+		r.xacts[db] += n
+	}
+}
+
+func run(ctx context.Context, o options, out io.Writer) (err error) {
+	root, err := procs.RepoRoot()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "berth-benchstack-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	fmt.Fprintln(out, "building the all-in-one binary and the baseline...")
+	berthBin, err := procs.Build(root, dir, "./cmd/berth")
+	if err != nil {
+		return err
+	}
+	baselineBin, err := procs.Build(root, dir, "./tools/benchstack/baseline")
+	if err != nil {
+		return err
+	}
+
+	serverURL, stopServer, err := pgtest.FindServer(ctx)
+	if err != nil {
+		return err
+	}
+	if stopServer != nil {
+		defer stopServer()
+	}
+	admin, version, err := openAdmin(ctx, serverURL)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+
+	// Fresh databases for this run: the stack creates <base>_<module> for every module; they are
+	// dropped at the end whatever happens (after the servers stopped).
+	base := "bench_" + randomHex(6)
+	berthDatabaseURL, err := withDatabase(serverURL, base)
+	if err != nil {
+		return err
+	}
+	dbs := databases{admin: admin}
+	moduleURLs := map[string]string{}
+	for _, m := range allinone.Modules {
+		u, err := module.DatabaseName(berthDatabaseURL, m.Name)
+		if err != nil {
+			return err
+		}
+		moduleURLs[m.Name] = u
+		dbs.names = append(dbs.names, base+"_"+m.Name)
+	}
+	defer func() {
+		dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if derr := dbs.drop(dropCtx); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+
+	if o.processes {
+		if err := measureProcesses(ctx, root, dir, berthBin, serverURL, admin, out); err != nil {
+			return err
+		}
+	}
+
+	addrs, err := procs.FreeAddrs(2 + len(allinone.Modules))
+	if err != nil {
+		return err
+	}
+	env := map[string]string{
+		"BERTH_HTTP_ADDR":      addrs[0],
+		"BERTH_DATABASE_URL":   berthDatabaseURL,
+		"BERTH_API_KEY_PEPPER": randomHex(32),
+		"BERTH_SECRET_KEY":     randomHex(32),
+		"BERTH_DEMO_DIR":       dir,
+		"BERTH_NATS_URL":       "", // the embedded JetStream server: the whole stack is one process
+		// The production default: one access-log line per request is part of what a request costs.
+		"BERTH_LOG_LEVEL": "info",
+	}
+	if o.pprof {
+		env[ops.PprofVar] = "true"
+		fmt.Fprintf(out, "profiler: http://%s/debug/pprof/ (e.g. go tool pprof http://%s/debug/pprof/profile?seconds=8)\n", addrs[0], addrs[0])
+	}
+	for i, m := range allinone.Modules {
+		env[m.GRPCAddrVar()] = addrs[2+i]
+	}
+	berth, err := procs.Start("berth", berthBin, dir, env)
+	if err != nil {
+		return err
+	}
+	defer berth.Stop()
+	var d demo
+	err = berth.WaitReady(2*time.Minute, 100*time.Millisecond, func() error {
+		b, err := os.ReadFile(filepath.Join(dir, "demo.json"))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			return err // written but not complete yet
+		}
+		return procs.HTTPOK(ctx, d.BaseURL+"/readyz")()
+	})
+	if err != nil {
+		return err
+	}
+	if d.BaseURL != "http://"+addrs[0] || len(d.UserIDs) == 0 {
+		return fmt.Errorf("demo.json names %q and %d users, want http://%s and the seeded users", d.BaseURL, len(d.UserIDs), addrs[0])
+	}
+
+	baseline, err := procs.Start("baseline", baselineBin, dir, map[string]string{
+		"BASELINE_ADDR":                  addrs[1],
+		"BASELINE_IDENTITY_DATABASE_URL": moduleURLs["identity"],
+		"BASELINE_TENANT_DATABASE_URL":   moduleURLs["tenant"],
+		"BASELINE_APP_ID":                d.AppID,
+		"BASELINE_READ_KEY":              d.ReadKey,
+	})
+	if err != nil {
+		return err
+	}
+	defer baseline.Stop()
+	baselineURL := "http://" + addrs[1]
+	if err := baseline.WaitReady(30*time.Second, 100*time.Millisecond, procs.HTTPOK(ctx, baselineURL+"/healthz")); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(out, "PostgreSQL %s, databases %s_*; %d connections, %s per route and server after %s warm-up; loopback\n",
+		version, base, o.conns, o.duration, o.warmup)
+	client := newClient(o.conns)
+	defer client.CloseIdleConnections()
+
+	var rows []row
+	first := true
+	// measure runs load (a closed loop, or a paced one) for the warm-up, then for the measurement.
+	measure := func(route, server string, p *procs.Process, load func(time.Duration) phase) (row, error) {
+		if !first && o.settle > 0 {
+			select {
+			case <-time.After(o.settle):
+			case <-ctx.Done():
+				return row{}, ctx.Err()
+			}
+		}
+		first = false
+		if o.warmup > 0 {
+			load(o.warmup)
+		}
+		cpu0, err := p.CPU()
+		if err != nil {
+			return row{}, err
+		}
+		x0, err := dbs.transactions(ctx)
+		if err != nil {
+			return row{}, err
+		}
+		ph := load(o.duration)
+		cpu1, err := p.CPU()
+		if err != nil {
+			return row{}, err
+		}
+		x1, err := dbs.transactions(ctx)
+		if err != nil {
+			return row{}, err
+		}
+		xacts := map[string]int64{}
+		for db, n := range x1 {
+			xacts[db] = n - x0[db]
+		}
+		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts}, ctx.Err()
+	}
+
+	for _, r := range strings.Split(o.routes, ",") {
+		name := routeNames[r]
+		var berthOp, baseOp op
+		switch r {
+		case "users":
+			path := "/v1/users/" + d.UserIDs[0]
+			berthOp, baseOp = getOp(client, d.BaseURL, path, d), getOp(client, baselineURL, path, d)
+		case "tenants":
+			path := "/v1/tenants/" + d.TenantID
+			berthOp, baseOp = getOp(client, d.BaseURL, path, d), getOp(client, baselineURL, path, d)
+		case "tokens":
+			tokens, err := signInTokens(ctx, client, d, o.conns, "bench."+randomHex(4)+"@example.com", "correct horse battery staple")
+			if err != nil {
+				return fmt.Errorf("route 1 set-up: %w", err)
+			}
+			berthOp = refreshOp(client, d.BaseURL, d, tokens)
+		}
+		closed := func(x op) func(time.Duration) phase {
+			return func(d time.Duration) phase { return drive(ctx, o.conns, d, o.maxRequests, x) }
+		}
+		if baseOp == nil {
+			b, err := measure(name, "berth", berth, closed(berthOp))
+			if err != nil {
+				return err
+			}
+			b.ratio = "n/a"
+			rows = append(rows, row{route: name, server: "baseline", ratio: "n/a", note: "no baseline: the refresh grant has no direct equivalent here"}, b)
+			continue
+		}
+		// Baseline and berth in turn, round after round, so that a drift of the machine's speed
+		// during the run (a 2-core virtual machine's swings by a fifth) falls on both alike; each
+		// round's ratio compares two neighbouring measurements, and the median of them is the
+		// route's ratio.
+		var base, b row
+		ratios := make([]float64, 0, o.rounds)
+		for i := range o.rounds {
+			rb, err := measure(name, "baseline", baseline, closed(baseOp))
+			if err != nil {
+				return err
+			}
+			rs, err := measure(name, "berth", berth, closed(berthOp))
+			if err != nil {
+				return err
+			}
+			ratios = append(ratios, rs.p.rps()/rb.p.rps())
+			if i == 0 {
+				base, b = rb, rs
+			} else {
+				base.add(rb)
+				b.add(rs)
+			}
+		}
+		base.ratio = "1.00"
+		b.ratio = strconv.FormatFloat(median(ratios), 'f', 2, 64)
+		b.note = "ratio: median of the rounds' " + formatRatios(ratios)
+		rows = append(rows, base, b)
+		// The latency a client sees when Berth runs at half the rate it just peaked at (the
+		// read routes' goal is a p99 of at most 10 ms there), and the baseline's at the same
+		// rate, which shows what the machine itself adds to the tail.
+		half := b.p.rps() / 2
+		for _, sv := range []struct {
+			name string
+			p    *procs.Process
+			op   op
+		}{{"baseline", baseline, baseOp}, {"berth", berth, berthOp}} {
+			h, err := measure(name, sv.name+" at ½ peak", sv.p, func(d time.Duration) phase { return pace(ctx, o.conns, d, half, sv.op) })
+			if err != nil {
+				return err
+			}
+			h.ratio = "-"
+			h.note = fmt.Sprintf("paced at %.0f req/s, half of berth's peak; latency counted from when each request was due", half)
+			rows = append(rows, h)
+		}
+	}
+
+	report(out, rows)
+	var failed []string
+	for _, r := range rows {
+		if r.p.requests > 0 && float64(r.p.failures) > o.maxErrorRate*float64(r.p.requests) {
+			failed = append(failed, fmt.Sprintf("%s on %s: %d of %d requests failed, first: %s", r.route, r.server, r.p.failures, r.p.requests, r.p.firstFail))
+		}
+	}
+	if len(failed) > 0 {
+		return errors.New(strings.Join(failed, "\n"))
+	}
+	return nil
+}
+
+// report prints the table: one line per route and server.
+func report(out io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "route\tserver\trequests\tfailed\treq/s\tp50\tp99\tCPU µs/req\txact/req\tratio\t")
+	for _, r := range rows {
+		if r.p.requests == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\t-\t-\t-\t%s\t\n", r.route, r.server, r.ratio)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t\n", r.route, r.server, r.p.requests, r.p.failures, r.p.rps(),
+			formatLatency(percentile(r.p.latencies, 50)), formatLatency(percentile(r.p.latencies, 99)),
+			perRequest(float64(r.cpu)/float64(time.Microsecond), r.p.requests, 0), perRequest(float64(total(r.xacts)), r.p.requests, 2), r.ratio)
+	}
+	_ = tw.Flush()
+	for _, r := range rows {
+		if r.note != "" {
+			fmt.Fprintf(out, "%s, %s: %s\n", r.route, r.server, r.note)
+		}
+	}
+	for _, r := range rows {
+		if r.p.requests > 0 {
+			fmt.Fprintf(out, "xact/req by database, %s on %s: %s\n", r.route, r.server, byDatabase(r.xacts, r.p.requests))
+		}
+	}
+	fmt.Fprintln(out, "ratio: req/s over the baseline's in this run. CPU: the server process only (not PostgreSQL, not the load generator).")
+	fmt.Fprintln(out, "xact/req: transactions in the run's databases during the measurement (background work included) per request.")
+}
+
+func total(xacts map[string]int64) int64 {
+	var n int64
+	for _, x := range xacts {
+		n += x
+	}
+	return n
+}
+
+// byDatabase renders transactions per request of each database, in name order, for finding which
+// service a route's transactions go to.
+func byDatabase(xacts map[string]int64, requests int) string {
+	names := make([]string, 0, len(xacts))
+	for db := range xacts {
+		names = append(names, db)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, db := range names {
+		parts[i] = db[strings.LastIndexByte(db, '_')+1:] + " " + perRequest(float64(xacts[db]), requests, 2)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/berthhq/berth/pkg/testkit/webflow"
+)
+
+// demo is what the all-in-one writes to demo.json: the seeded app, its keys, tenant and users.
+type demo struct {
+	BaseURL     string   `json:"baseUrl"`
+	RedirectURI string   `json:"redirectUri"`
+	AppID       string   `json:"appId"`
+	ReadKey     string   `json:"readKey"`
+	TenantID    string   `json:"tenantId"`
+	UserIDs     []string `json:"userIds"`
+}
+
+// getOp sends GET base+path with the demo app's read key, reading the whole body so the connection
+// is reused.
+func getOp(client *http.Client, base, path string, d demo) op {
+	return func(ctx context.Context, _ int) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("X-API-KEY", d.ReadKey)
+		req.Header.Set("X-API-KEY-TYPE", "read")
+		req.Header.Set("X-CLIENT-ID", d.AppID)
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if res.StatusCode/100 != 2 {
+			b, _ := io.ReadAll(res.Body)
+			return webflow.StatusError{Status: res.StatusCode, Body: string(b)}
+		}
+		_, err = io.Copy(io.Discard, res.Body)
+		return err
+	}
+}
+
+// refreshOp is route 1's refresh grant. Each worker keeps rotating its own token family: every
+// answer's refresh token is the next request's, as a client keeping a session alive does. A worker
+// whose chain broke (a failed answer) has no valid token left and fails from then on.
+func refreshOp(client *http.Client, base string, d demo, tokens []string) op {
+	return func(ctx context.Context, w int) error {
+		if tokens[w] == "" {
+			return fmt.Errorf("worker %d lost its refresh token family", w)
+		}
+		next, err := refresh(ctx, client, base, d, tokens[w])
+		tokens[w] = next
+		return err
+	}
+}
+
+func refresh(ctx context.Context, client *http.Client, base string, d demo, token string) (string, error) {
+	t, err := webflow.Exchange(ctx, client, base, map[string]string{"client_id": d.AppID, "grant_type": "refresh_token", "refresh_token": token})
+	return t.Refresh, err
+}
+
+// signInTokens obtains n refresh tokens of separate families for one end user, the way an app's
+// users get theirs: the hosted page (GET for the CSRF cookie, POST the form) signs the user up
+// once and in n-1 more times, each redirect's authorization code is exchanged at route 1.
+func signInTokens(ctx context.Context, client *http.Client, d demo, n int, email, password string) ([]string, error) {
+	tokens := make([]string, n)
+	for i := range n {
+		nonce := fmt.Sprintf("bench-%d", i)
+		code, err := webflow.Login(ctx, client, webflow.App{BaseURL: d.BaseURL, AppID: d.AppID, RedirectURI: d.RedirectURI}, i == 0, email, password, nonce, nil)
+		if err != nil {
+			return nil, fmt.Errorf("sign-in %d: %w", i+1, err)
+		}
+		t, err := webflow.Exchange(ctx, client, d.BaseURL, map[string]string{"client_id": d.AppID, "grant_type": "authorization_code",
+			"code": code, "redirect_uri": d.RedirectURI, "nonce": nonce})
+		if err != nil {
+			return nil, fmt.Errorf("code exchange %d: %w", i+1, err)
+		}
+		tokens[i] = t.Refresh
+	}
+	return tokens, nil
+}
