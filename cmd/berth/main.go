@@ -31,16 +31,21 @@ import (
 
 func main() {
 	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	settings, err := config.Parse(config.OS, allinone.Settings())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "berth: refusing to start, its settings are wrong:\n%v\n", err)
+		os.Exit(2)
+	}
 	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
-	if err := run(log); err != nil {
+	log := logx.New(out, settings.String(logx.LevelSetting.Name))
+	if err := run(log, settings); err != nil {
 		log.Error("berth stopped", "error", err) // an error flushes the output
 		os.Exit(1)
 	}
 	_ = out.Flush()
 }
 
-func run(log *slog.Logger) error {
+func run(log *slog.Logger, settings config.Values) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopTracing, err := tracing.Start(ctx, "berth")
@@ -49,7 +54,7 @@ func run(log *slog.Logger) error {
 	}
 	defer stopTracing()
 
-	cfg, err := allinone.FromEnv(ctx, log)
+	cfg, err := allinone.FromSettings(ctx, settings, log)
 	if err != nil {
 		return err
 	}
@@ -59,11 +64,11 @@ func run(log *slog.Logger) error {
 	}
 	defer s.Close()
 
-	demo, err := seedDemo(ctx, s, cfg.AdminToken)
+	demo, err := seedDemo(ctx, s, cfg.AdminToken, settings.String("BERTH_DEMO_REDIRECT_URI"))
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(config.String("BERTH_DEMO_DIR", ".berth"), "demo.json")
+	path := filepath.Join(settings.String("BERTH_DEMO_DIR"), "demo.json")
 	if err := writeJSON(path, demo); err != nil {
 		return err
 	}
@@ -88,7 +93,11 @@ func run(log *slog.Logger) error {
 	return nil
 }
 
-func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.Demo, error) {
+// seedDemo provisions the demo apps; redirectURI "" is the run's own callback page.
+func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI string) (seed.Demo, error) {
+	if redirectURI == "" {
+		redirectURI = s.BaseURL + allinone.DevCallbackPath
+	}
 	dial := func(addr string) (*grpc.ClientConn, error) {
 		return grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken)))...)
 	}
@@ -111,7 +120,7 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken string) (seed.D
 	defer cancel()
 	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
 		Billing: billingv1.NewBillingAdminServiceClient(bc)}, seed.Options{
-		BaseURL: s.BaseURL, RedirectURI: config.String("BERTH_DEMO_REDIRECT_URI", s.BaseURL+allinone.DevCallbackPath),
+		BaseURL: s.BaseURL, RedirectURI: redirectURI,
 		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL},
 	})
 }

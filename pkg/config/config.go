@@ -10,6 +10,7 @@ package config
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -47,6 +48,15 @@ func (e Env) Bytes(name string) ([]byte, error) {
 	if v == "" {
 		return nil, nil
 	}
+	b, err := decodeKey(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return b, nil
+}
+
+// decodeKey decodes hex or standard/URL base64, padded or not.
+func decodeKey(v string) ([]byte, error) {
 	if b, err := hex.DecodeString(v); err == nil {
 		return b, nil
 	}
@@ -55,7 +65,7 @@ func (e Env) Bytes(name string) ([]byte, error) {
 			return b, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: neither hex nor base64", name)
+	return nil, errors.New("neither hex nor base64")
 }
 
 // String reads the process environment (OS.String).

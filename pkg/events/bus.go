@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/tracing"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
@@ -27,6 +28,16 @@ const duplicateWindow = 2 * time.Minute
 // validToken is what a prefix or durable name may hold: no subject separators or wildcards, and
 // nothing a stream or consumer name refuses.
 var validToken = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// PrefixSetting declares the variable that sets Bus.Prefix.
+var PrefixSetting = config.Setting{Name: "BERTH_EVENT_PREFIX", Kind: config.Text, Default: DefaultPrefix,
+	Check: func(s string) error {
+		if !validToken.MatchString(s) {
+			return errors.New("must be letters, digits, - and _ only (it names streams and subjects)")
+		}
+		return nil
+	},
+	Doc: "stream and subject prefix, so deployments sharing one NATS server keep their events apart; every process of one deployment uses the same"}
 
 // Bus is Berth's JetStream topology. Stream and subject names share Prefix so that tests sharing one
 // NATS server cannot collide.

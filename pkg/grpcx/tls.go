@@ -32,6 +32,13 @@ type TLS struct {
 	cert *tls.Certificate // nil for a client-only process (berthctl)
 }
 
+// TLSSettings declare the three TLS variables TLSFromEnv reads.
+var TLSSettings = []config.Setting{
+	{Name: EnvTLSCA, Kind: config.Text, Doc: "PEM file of the CA that signs every Berth process's certificate: gRPC between processes goes over TLS, service calls with mutual TLS (unset: plaintext on a private network)"},
+	{Name: EnvTLSCert, Kind: config.Text, Doc: "PEM file of this process's certificate, served and presented on service calls (with " + EnvTLSKey + ")"},
+	{Name: EnvTLSKey, Kind: config.Text, Secret: true, Doc: "PEM file of the certificate's private key"},
+}
+
 // TLSFromEnv reads the TLS settings: none set is plaintext (nil); the CA alone makes a client
 // that verifies servers; the CA with a certificate and key makes a process that can also serve
 // and call as a service. Any other combination, or a file that does not load, is an error, so a

@@ -11,8 +11,13 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/reqid"
 )
+
+// LevelSetting is the least severe level a process logs.
+var LevelSetting = config.Setting{Name: "BERTH_LOG_LEVEL", Kind: config.Choice, Default: "info",
+	Choices: []string{"debug", "info", "warn", "error"}, Doc: "the least severe log level written"}
 
 // New returns a JSON logger at level ("debug", "info", "warn", "error"; default info). Given an
 // Output, it flushes the Output's queue with every record at warn or above.

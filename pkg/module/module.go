@@ -31,7 +31,29 @@ type Module struct {
 	// an advisory lock); Build runs it too, and a deployment's migration step runs it alone
 	// (svcmain's "migrate" command) before the new version's processes start.
 	Migrate func(ctx context.Context, pool *pgxpool.Pool) error
+	// Settings are the module's own environment variables: the host parses them with its own
+	// before anything starts and hands the values to Build (Common.Settings); the configuration
+	// reference is generated from them.
+	Settings []config.Setting
+	// Peers are the modules Build dials (Common.Dial): a production process needs each one's
+	// address (AddrVar) and refuses to start without it.
+	Peers []string
 }
+
+// PeerSettings declares the address variable of each module m calls.
+func (m Module) PeerSettings() []config.Setting {
+	var s []config.Setting
+	for _, p := range m.Peers {
+		s = append(s, config.Setting{Name: AddrVar(p), Kind: config.Addr, Required: true,
+			Doc: fmt.Sprintf("host:port of the %s service's gRPC server, which %s calls", p, m.Name)})
+	}
+	return s
+}
+
+// PublicURLSetting is the REST edge's public base URL, which the modules that put links in pages,
+// mails and provider calls read.
+var PublicURLSetting = config.Setting{Name: "BERTH_PUBLIC_URL", Kind: config.URL,
+	Doc: "the REST edge's public base URL (https://…), as browsers and providers reach it"}
 
 // AddrVar is the variable that tells other processes where the module's gRPC server is
 // (BERTH_IDENTITY_ADDR for identity).
@@ -54,9 +76,9 @@ type Common struct {
 	ServiceToken string // calls between Berth services
 	Log          *slog.Logger
 	Clock        func() time.Time // nil = time.Now
-	// Env holds the module's own settings (config.OS in production; the all-in-one lays its
-	// generated defaults over it).
-	Env config.Env
+	// Settings are the module's own settings (Module.Settings), parsed and checked by the host:
+	// the environment in production, with the all-in-one's generated defaults laid over it there.
+	Settings config.Values
 	// Dial reaches another module's gRPC server by name; its calls carry the service token.
 	Dial func(name string) (grpc.ClientConnInterface, error)
 	// TLS is the deployment's gRPC transport security (nil: plaintext). The process serves with

@@ -31,10 +31,14 @@ const readyTimeout = 3 * time.Second
 // every deployment.
 const PprofVar = "BERTH_PPROF"
 
-// Mount adds the three endpoints to mux (and the profiler when PprofVar says so); ready reports why
+// PprofSetting declares PprofVar.
+var PprofSetting = config.Setting{Name: PprofVar, Kind: config.Flag, Default: "false",
+	Doc: "serve the Go profiler at /debug/pprof/ on the ops address (for a measuring session, not for every deployment)"}
+
+// Mount adds the three endpoints to mux (and the profiler when profiler is true); ready reports why
 // the process is not ready, or nil.
-func Mount(mux *http.ServeMux, ready func(ctx context.Context) error) {
-	if config.String(PprofVar, "") == "true" {
+func Mount(mux *http.ServeMux, ready func(ctx context.Context) error, profiler bool) {
+	if profiler {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
@@ -56,9 +60,9 @@ func Mount(mux *http.ServeMux, ready func(ctx context.Context) error) {
 }
 
 // Handler is a mux with only the three endpoints.
-func Handler(ready func(ctx context.Context) error) http.Handler {
+func Handler(ready func(ctx context.Context) error, profiler bool) http.Handler {
 	mux := http.NewServeMux()
-	Mount(mux, ready)
+	Mount(mux, ready, profiler)
 	return mux
 }
 

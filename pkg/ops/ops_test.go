@@ -12,7 +12,7 @@ import (
 
 func TestEndpointsAnswerLivenessReadinessAndMetrics(t *testing.T) {
 	var notReady error
-	srv := httptest.NewServer(Handler(func(context.Context) error { return notReady }))
+	srv := httptest.NewServer(Handler(func(context.Context) error { return notReady }, false))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -40,17 +40,16 @@ func TestEndpointsAnswerLivenessReadinessAndMetrics(t *testing.T) {
 }
 
 func TestTheProfilerIsServedOnlyWhenTurnedOn(t *testing.T) {
-	for _, on := range []string{"", "true"} {
-		t.Setenv(PprofVar, on)
-		srv := httptest.NewServer(Handler(func(context.Context) error { return nil }))
+	for _, on := range []bool{false, true} {
+		srv := httptest.NewServer(Handler(func(context.Context) error { return nil }, on))
 		res, err := http.Get(srv.URL + "/debug/pprof/")
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Body.Close()
 		srv.Close()
-		if want := map[string]int{"": http.StatusNotFound, "true": http.StatusOK}[on]; res.StatusCode != want {
-			t.Errorf("%s=%q: /debug/pprof/ = %d, want %d", PprofVar, on, res.StatusCode, want)
+		if want := map[bool]int{false: http.StatusNotFound, true: http.StatusOK}[on]; res.StatusCode != want {
+			t.Errorf("profiler %v: /debug/pprof/ = %d, want %d", on, res.StatusCode, want)
 		}
 	}
 }

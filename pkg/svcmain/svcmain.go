@@ -6,13 +6,13 @@ package svcmain
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -36,35 +36,50 @@ import (
 // ShutdownGrace is how long in-flight calls may take to finish after a stop signal.
 const ShutdownGrace = 15 * time.Second
 
-// Main runs the module until SIGINT or SIGTERM and exits non-zero on failure. Settings every
-// module reads:
-//
-//	BERTH_DATABASE_URL   the module's PostgreSQL database (required)
-//	BERTH_GRPC_ADDR      gRPC listen address (the module's DefaultAddr)
-//	BERTH_OPS_ADDR       /healthz, /readyz, /metrics (the gRPC port + 100 on the same host)
-//	BERTH_NATS_URL       NATS server (nats://127.0.0.1:4222)
-//	BERTH_EVENT_PREFIX   stream and subject prefix (events.DefaultPrefix), so deployments sharing
-//	                     one NATS server keep their events apart; every process of one deployment
-//	                     must use the same
-//	BERTH_ADMIN_TOKEN    token of provisioning calls ("" disables them)
-//	BERTH_SERVICE_TOKEN  token between Berth services
-//	BERTH_<NAME>_ADDR    where another module it calls is (required for each it calls)
-//	BERTH_LOG_LEVEL      debug, info, warn or error (info)
-//	BERTH_GRPC_TLS_CA, BERTH_GRPC_TLS_CERT, BERTH_GRPC_TLS_KEY
-//	                     serve and call gRPC over TLS, service calls with mutual TLS (grpcx.TLSFromEnv)
+// Settings are what every service process reads besides its module's own (docs/configuration.md
+// is generated from them, ModuleSettings and the modules' declarations).
+var Settings = append([]config.Setting{
+	{Name: "BERTH_DATABASE_URL", Kind: config.URL, Required: true, Secret: true,
+		Doc: "the module's own PostgreSQL database (postgres://…); its password stays out of logs"},
+	{Name: "BERTH_NATS_URL", Kind: config.URL, Default: "nats://127.0.0.1:4222", Doc: "the NATS JetStream server"},
+	events.PrefixSetting,
+	{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset disables them"},
+	{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token Berth's processes present to each other; REST callers never carry it"},
+	logx.LevelSetting,
+	ops.PprofSetting,
+}, grpcx.TLSSettings...)
+
+// ModuleSettings are the addresses a module's process serves on and the addresses of the modules
+// it calls.
+func ModuleSettings(m module.Module) []config.Setting {
+	return append([]config.Setting{
+		{Name: "BERTH_GRPC_ADDR", Kind: config.Addr, Default: m.DefaultAddr, Doc: "where the process serves gRPC"},
+		{Name: "BERTH_OPS_ADDR", Kind: config.Addr, Default: OpsAddr(m.DefaultAddr),
+			Doc: "where it serves /healthz, /readyz and /metrics (by default the gRPC port plus 100 on the same host)"},
+	}, m.PeerSettings()...)
+}
+
+// Main runs the module until SIGINT or SIGTERM and exits non-zero on failure. It parses every
+// setting (Settings, ModuleSettings, the module's own) first and refuses to start, naming each bad
+// or missing variable, before anything else happens.
 //
 // With the argument "migrate" it only brings BERTH_DATABASE_URL's schema up to date and exits: a
 // deployment's migration step (the Kubernetes manifests' init container) runs it before the
 // version's processes start, so a schema change is applied once, ahead of every replica.
 func Main(m module.Module) {
 	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	settings, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: refusing to start, its settings are wrong:\n%v\n", m.Name, err)
+		os.Exit(2)
+	}
 	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
+	log := logx.New(out, settings.String(logx.LevelSetting.Name)).With("service", m.Name)
 	run := run
 	if len(os.Args) > 1 && os.Args[1] == "migrate" {
 		run = migrate
 	}
-	if err := run(log, m); err != nil {
+	if err := run(log, m, settings); err != nil {
 		log.Error("service stopped", "error", err.Error()) // an error flushes the output
 		os.Exit(1)
 	}
@@ -72,11 +87,8 @@ func Main(m module.Module) {
 }
 
 // migrate applies the module's migrations to BERTH_DATABASE_URL.
-func migrate(log *slog.Logger, m module.Module) error {
-	url := config.String("BERTH_DATABASE_URL", "")
-	if url == "" {
-		return errors.New("BERTH_DATABASE_URL is required")
-	}
+func migrate(log *slog.Logger, m module.Module, settings config.Values) error {
+	url := settings.String("BERTH_DATABASE_URL")
 	if m.Migrate == nil {
 		return fmt.Errorf("%s has no database to migrate", m.Name)
 	}
@@ -91,7 +103,7 @@ func migrate(log *slog.Logger, m module.Module) error {
 	return nil
 }
 
-func run(log *slog.Logger, m module.Module) error {
+func run(log *slog.Logger, m module.Module, settings config.Values) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	stopTracing, err := tracing.Start(ctx, m.Name)
@@ -101,16 +113,13 @@ func run(log *slog.Logger, m module.Module) error {
 	defer stopTracing()
 
 	c := module.Common{
-		DatabaseURL:  config.String("BERTH_DATABASE_URL", ""),
-		AdminToken:   config.String("BERTH_ADMIN_TOKEN", ""),
-		ServiceToken: config.String("BERTH_SERVICE_TOKEN", ""),
+		DatabaseURL:  settings.String("BERTH_DATABASE_URL"),
+		AdminToken:   settings.String("BERTH_ADMIN_TOKEN"),
+		ServiceToken: settings.String("BERTH_SERVICE_TOKEN"),
 		Log:          log,
-		Env:          config.OS,
+		Settings:     settings,
 	}
-	if c.DatabaseURL == "" {
-		return errors.New("BERTH_DATABASE_URL is required")
-	}
-	tlsCfg, err := grpcx.TLSFromEnv(config.OS)
+	tlsCfg, err := grpcx.TLSFromEnv(settings.Env())
 	if err != nil {
 		return err
 	}
@@ -122,10 +131,10 @@ func run(log *slog.Logger, m module.Module) error {
 		}
 	}()
 	c.Dial = func(name string) (grpc.ClientConnInterface, error) {
-		addr := config.String(module.AddrVar(name), "")
-		if addr == "" {
-			return nil, fmt.Errorf("%s is required: %s calls the %s service", module.AddrVar(name), m.Name, name)
+		if !slices.Contains(m.Peers, name) {
+			return nil, fmt.Errorf("%s calls the %s service, which its Module.Peers does not name", m.Name, name)
 		}
+		addr := settings.String(module.AddrVar(name))
 		conn, err := grpcx.Dial(addr, c.ServiceToken, c.TLS)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", module.AddrVar(name), err)
@@ -133,7 +142,7 @@ func run(log *slog.Logger, m module.Module) error {
 		conns = append(conns, conn)
 		return conn, nil
 	}
-	nc, err := natsx.Connect(config.String("BERTH_NATS_URL", "nats://127.0.0.1:4222"))
+	nc, err := natsx.Connect(settings.String("BERTH_NATS_URL"))
 	if err != nil {
 		return fmt.Errorf("connect to NATS: %w", err)
 	}
@@ -142,7 +151,7 @@ func run(log *slog.Logger, m module.Module) error {
 	if err != nil {
 		return fmt.Errorf("JetStream: %w", err)
 	}
-	c.Bus = events.Bus{JS: js, Prefix: config.String("BERTH_EVENT_PREFIX", "")}
+	c.Bus = events.Bus{JS: js, Prefix: settings.String(events.PrefixSetting.Name)}
 	if err := c.Bus.EnsureStreams(ctx); err != nil {
 		return fmt.Errorf("ensure streams: %w", err)
 	}
@@ -153,17 +162,20 @@ func run(log *slog.Logger, m module.Module) error {
 	}
 	defer proc.Close()
 
-	addr := config.String("BERTH_GRPC_ADDR", m.DefaultAddr)
+	addr := settings.String("BERTH_GRPC_ADDR")
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	opsAddr := config.String("BERTH_OPS_ADDR", OpsAddr(lis.Addr().String()))
+	opsAddr := OpsAddr(lis.Addr().String())
+	if settings.Given("BERTH_OPS_ADDR") {
+		opsAddr = settings.String("BERTH_OPS_ADDR")
+	}
 	opsLis, err := net.Listen("tcp", opsAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (ops): %w", opsAddr, err)
 	}
-	opsSrv := &http.Server{Handler: ops.Handler(proc.Ready), ReadHeaderTimeout: 5 * time.Second}
+	opsSrv := &http.Server{Handler: ops.Handler(proc.Ready, settings.Bool(ops.PprofVar)), ReadHeaderTimeout: 5 * time.Second}
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = opsSrv.Serve(opsLis) })
 	defer func() {

@@ -14,6 +14,7 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
@@ -37,9 +38,18 @@ func setup(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(io.Discard, nil))
 }
 
+// start parses m's settings from the test's environment, as Main does, and runs it.
+func start(log *slog.Logger, m module.Module) error {
+	settings, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings)
+	if err != nil {
+		return err
+	}
+	return run(log, m, settings)
+}
+
 // consumingModule builds a process with one durable consumer and hands its bus to the test.
 func consumingModule(buses chan<- events.Bus) module.Module {
-	return module.Module{Name: "probe", DefaultAddr: "127.0.0.1:0", Build: func(_ context.Context, c module.Common) (*module.Process, error) {
+	return module.Module{Name: "probe", DefaultAddr: "127.0.0.1:0", Peers: []string{"peer"}, Build: func(_ context.Context, c module.Common) (*module.Process, error) {
 		if _, err := c.Dial("peer"); err != nil {
 			return nil, err
 		}
@@ -61,7 +71,7 @@ func TestProcessStopsWithAnErrorWhenItsConsumerIsLost(t *testing.T) {
 	t.Setenv("BERTH_PEER_ADDR", "127.0.0.1:1")
 	buses := make(chan events.Bus, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(log, consumingModule(buses)) }()
+	go func() { done <- start(log, consumingModule(buses)) }()
 	bus := <-buses
 	ctx := context.Background()
 	// Delete the durable under the running process (retrying until Run has created it); the
@@ -84,7 +94,7 @@ func TestProcessStopsWithAnErrorWhenItsConsumerIsLost(t *testing.T) {
 
 func TestProcessRefusesToStartWithoutAPeerAddressItNeeds(t *testing.T) {
 	log := setup(t)
-	err := run(log, consumingModule(make(chan events.Bus, 1)))
+	err := start(log, consumingModule(make(chan events.Bus, 1)))
 	if err == nil || !strings.Contains(err.Error(), "BERTH_PEER_ADDR is required") {
 		t.Fatalf("run = %v", err)
 	}
@@ -95,7 +105,7 @@ func TestProcessRefusesToStartWithoutADatabase(t *testing.T) {
 	t.Setenv("BERTH_DATABASE_URL", "")
 	built := false
 	m := module.Module{Name: "probe", Build: func(context.Context, module.Common) (*module.Process, error) { built = true; return nil, nil }}
-	if err := run(log, m); err == nil || built {
+	if err := start(log, m); err == nil || built {
 		t.Fatalf("started without BERTH_DATABASE_URL: err = %v", err)
 	}
 }
@@ -119,8 +129,12 @@ func TestTheMigrateCommandBringsTheSchemaUpToDateAndStartsNothing(t *testing.T) 
 			_, err := pool.Exec(ctx, "create table if not exists probe_schema (id int)")
 			return err
 		}}
+	settings, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 2 { // a second run finds nothing to do
-		if err := migrate(log, m); err != nil || built {
+		if err := migrate(log, m, settings); err != nil || built {
 			t.Fatalf("migrate = %v, built %v", err, built)
 		}
 	}
@@ -134,7 +148,7 @@ func TestTheMigrateCommandBringsTheSchemaUpToDateAndStartsNothing(t *testing.T) 
 		t.Fatalf("the migration's table: %v", err)
 	}
 	t.Setenv("BERTH_DATABASE_URL", "")
-	if err := migrate(log, m); err == nil {
-		t.Fatal("migrated without BERTH_DATABASE_URL")
+	if _, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings); err == nil {
+		t.Fatal("the settings parse without BERTH_DATABASE_URL")
 	}
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/berthhq/berth/services/sandbox/mount"
 )
 
-// Config is the all-in-one configuration (see FromEnv for the variables).
+// Config is the all-in-one configuration (FromSettings makes it from the environment).
 type Config struct {
 	HTTPAddr string // REST edge; "127.0.0.1:0" picks a free port
 	// GRPCAddrs is where each module serves gRPC (for berthctl and internal callers), by module
@@ -49,7 +49,11 @@ type Config struct {
 	// SandboxTimeScale multiplies the waits of the sandboxes' webhook retry schedules (0 means
 	// 1): tests shrink a provider's minutes to milliseconds.
 	SandboxTimeScale float64
-	Log              *slog.Logger
+	// Profiler serves the Go profiler at /debug/pprof/ on the edge's address (BERTH_PPROF).
+	Profiler bool
+	// Settings are the all-in-one's own parsed settings (FromSettings), for its main.
+	Settings config.Values
+	Log      *slog.Logger
 }
 
 // Stack is a running all-in-one process.
@@ -137,14 +141,20 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if env == nil {
 		env = config.OS
 	}
-	publicURL := config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL}).String("BERTH_PUBLIC_URL", s.BaseURL)
+	settings, err := moduleSettings(env, s.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	public, err := config.Parse(config.Overlay(env, map[string]string{module.PublicURLSetting.Name: s.BaseURL}), []config.Setting{module.PublicURLSetting})
+	if err != nil {
+		return nil, err
+	}
+	publicURL := public.String(module.PublicURLSetting.Name)
 	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
 	// loopback address, which works whatever proxy stands in front of the public one.
 	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
 	common := module.Common{
 		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox, TLS: cfg.TLS,
-		Env: config.Overlay(env, map[string]string{"BERTH_PUBLIC_URL": s.BaseURL,
-			"BERTH_PSPX_URL": s.BaseURL + mount.PspxPath, "BERTH_PSPY_URL": s.BaseURL + mount.PspyPath}),
 		Dial: func(name string) (grpc.ClientConnInterface, error) {
 			if conn, ok := serviceConns[name]; ok {
 				return conn, nil
@@ -154,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	for _, m := range Modules {
 		c := common
-		c.DatabaseURL, c.Log, c.Local = cfg.DatabaseURLs[m.Name], log.With("service", m.Name), locals[m.Name]
+		c.DatabaseURL, c.Log, c.Local, c.Settings = cfg.DatabaseURLs[m.Name], log.With("service", m.Name), locals[m.Name], settings[m.Name]
 		proc, err := m.Build(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -175,10 +185,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("edge: %w", err)
 	}
 	mux := http.NewServeMux()
-	ops.Mount(mux, s.Ready)
+	ops.Mount(mux, s.Ready, cfg.Profiler)
 	s.Sandboxes.Register(mux)
 	mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.http = edge.NewServer(mux)
 	s.serving.Go(func() {
 		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("edge stopped", "error", err)

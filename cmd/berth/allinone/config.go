@@ -10,10 +10,15 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/services/sandbox/mount"
 	"github.com/jackc/pgx/v5"
 )
@@ -22,66 +27,80 @@ import (
 // so that the SDK works against it unchanged. A production deployment sets its own BERTH_ISSUER.
 const DefaultIssuer = "f0af4569-4d5d-4c20-af95-5a80c74e30a6"
 
-// FromEnv reads the all-in-one configuration:
-//
-//	BERTH_HTTP_ADDR            REST edge address (127.0.0.1:8080)
-//	BERTH_<NAME>_GRPC_ADDR     where module <name> serves gRPC (its DefaultAddr: identity
-//	                           127.0.0.1:9101, tenant 127.0.0.1:9102, analytics 127.0.0.1:9103)
-//	BERTH_DATABASE_URL         Postgres server; each module gets its own database on it
-//	                           (<db>_identity, <db>_tenant, ..., created when missing).
-//	                           Unset: memory stores.
-//	BERTH_TRUSTED_PROXIES      reverse proxies (addresses, CIDRs) whose X-Forwarded-For is believed
-//	BERTH_NATS_URL             external NATS JetStream; unset: embedded server
-//	BERTH_ADMIN_TOKEN          provisioning token; unset: random per run
-//	BERTH_SERVICE_TOKEN        service-to-service token; unset: random per run
-//	BERTH_SANDBOX_TIME_SCALE   factor on the sandboxes' webhook retry schedules (default 1)
-//	BERTH_GRPC_TLS_CA, BERTH_GRPC_TLS_CERT, BERTH_GRPC_TLS_KEY
-//	                           gRPC over TLS between the modules, from the edge and the demo seed
-//	                           (grpcx.TLSFromEnv); unset: plaintext on loopback
-//
-// plus the modules' own settings, with these all-in-one defaults: BERTH_ISSUER DefaultIssuer,
-// BERTH_PUBLIC_URL the edge's address, BERTH_API_KEY_PEPPER and BERTH_SECRET_KEY random per run.
-//
-// Secrets left unset are generated per run, which is only sound with memory stores: with a
-// database they must survive restarts, so FromEnv refuses to invent them.
-func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
-	cfg := Config{
-		HTTPAddr:     config.String("BERTH_HTTP_ADDR", "127.0.0.1:8080"),
-		GRPCAddrs:    map[string]string{},
-		NATSURL:      config.String("BERTH_NATS_URL", ""),
-		AdminToken:   config.String("BERTH_ADMIN_TOKEN", ""),
-		ServiceToken: config.String("BERTH_SERVICE_TOKEN", ""),
-		Log:          log,
+// Settings are the all-in-one process's own; the modules' settings (Module.Settings) come on top,
+// with generated defaults (see FromEnv).
+func Settings() []config.Setting {
+	s := []config.Setting{
+		edge.HTTPAddrSetting,
+		{Name: "BERTH_DATABASE_URL", Kind: config.URL, Secret: true,
+			Doc: "PostgreSQL server: each module gets its own database on it (<db>_identity, <db>_tenant, …, created when missing); unset: memory stores"},
+		{Name: "BERTH_NATS_URL", Kind: config.URL, Doc: "an external NATS JetStream server; unset: an embedded one"},
+		events.PrefixSetting,
+		{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset: random per run, printed"},
+		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token the modules present to each other; unset: random per run"},
+		edge.TrustedProxiesSetting,
+		mount.TimeScaleSetting,
+		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: ".berth", Doc: "folder demo.json is written to"},
+		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
+		logx.LevelSetting,
+		ops.PprofSetting,
 	}
 	for _, m := range Modules {
-		cfg.GRPCAddrs[m.Name] = config.String(m.GRPCAddrVar(), m.DefaultAddr)
+		s = append(s, config.Setting{Name: m.GRPCAddrVar(), Kind: config.Addr, Default: m.DefaultAddr,
+			Doc: "where the " + m.Name + " module serves gRPC, for berthctl and internal callers"})
 	}
+	return append(s, grpcx.TLSSettings...)
+}
+
+// FromSettings makes the all-in-one configuration from its parsed Settings and checks every
+// module's settings from the environment, with
+// these all-in-one defaults: BERTH_ISSUER DefaultIssuer, BERTH_PUBLIC_URL the edge's address,
+// BERTH_PSPX_URL and BERTH_PSPY_URL the sandboxes on it, and on memory stores BERTH_API_KEY_PEPPER
+// and BERTH_SECRET_KEY random per run. Secrets left unset are generated only on memory stores: with
+// a database they must survive restarts, so the modules then require them. Nothing is created or
+// started before every setting has passed.
+func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Config, error) {
 	var err error
-	if cfg.SandboxTimeScale, err = mount.ParseTimeScale(config.String("BERTH_SANDBOX_TIME_SCALE", "")); err != nil {
-		return cfg, err
+	cfg := Config{
+		HTTPAddr:         own.String(edge.HTTPAddrSetting.Name),
+		GRPCAddrs:        map[string]string{},
+		NATSURL:          own.String("BERTH_NATS_URL"),
+		EventPrefix:      own.String(events.PrefixSetting.Name),
+		AdminToken:       own.String("BERTH_ADMIN_TOKEN"),
+		ServiceToken:     own.String("BERTH_SERVICE_TOKEN"),
+		SandboxTimeScale: own.Float(mount.TimeScaleSetting.Name),
+		Profiler:         own.Bool(ops.PprofVar),
+		Settings:         own,
+		Log:              log,
 	}
-	if cfg.TrustedProxies, err = login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", "")); err != nil {
-		return cfg, fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
+	for _, m := range Modules {
+		cfg.GRPCAddrs[m.Name] = own.String(m.GRPCAddrVar())
 	}
-	if cfg.TLS, err = grpcx.TLSFromEnv(config.OS); err != nil {
+	if cfg.TrustedProxies, err = login.ParseProxies(own.String(edge.TrustedProxiesSetting.Name)); err != nil {
+		return cfg, fmt.Errorf("%s: %w", edge.TrustedProxiesSetting.Name, err)
+	}
+	if cfg.TLS, err = grpcx.TLSFromEnv(own.Env()); err != nil {
 		return cfg, err
 	}
 	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer}
-	if base := config.String("BERTH_DATABASE_URL", ""); base != "" {
-		if config.String("BERTH_API_KEY_PEPPER", "") == "" || config.String("BERTH_SECRET_KEY", "") == "" {
-			return cfg, errors.New("BERTH_DATABASE_URL needs BERTH_API_KEY_PEPPER and BERTH_SECRET_KEY (keys must outlive the process)")
-		}
+	base := own.String("BERTH_DATABASE_URL")
+	if base == "" {
+		defaults["BERTH_API_KEY_PEPPER"] = randomHex(32)
+		defaults[sealbox.KeySetting.Name] = randomHex(32)
+	}
+	cfg.Env = config.Overlay(config.OS, defaults)
+	// The edge's address stands in for the public URL it will have once it listens.
+	if _, err := moduleSettings(cfg.Env, "http://"+cfg.HTTPAddr); err != nil {
+		return cfg, err
+	}
+	if base != "" {
 		cfg.DatabaseURLs = map[string]string{}
 		for _, m := range Modules {
 			if cfg.DatabaseURLs[m.Name], err = ServiceDatabase(ctx, base, m.Name); err != nil {
 				return cfg, err
 			}
 		}
-	} else {
-		defaults["BERTH_API_KEY_PEPPER"] = randomHex(32)
-		defaults["BERTH_SECRET_KEY"] = randomHex(32)
 	}
-	cfg.Env = config.Overlay(config.OS, defaults)
 	if cfg.AdminToken == "" {
 		cfg.AdminToken = randomHex(24)
 	}
@@ -89,6 +108,23 @@ func FromEnv(ctx context.Context, log *slog.Logger) (Config, error) {
 		cfg.ServiceToken = randomHex(24)
 	}
 	return cfg, nil
+}
+
+// moduleSettings parses every module's settings from env, with the all-in-one's own defaults for
+// the URLs that follow from the edge's address (baseURL): the public URL and the sandboxes.
+func moduleSettings(env config.Env, baseURL string) (map[string]config.Values, error) {
+	env = config.Overlay(env, map[string]string{module.PublicURLSetting.Name: baseURL,
+		"BERTH_PSPX_URL": baseURL + mount.PspxPath, "BERTH_PSPY_URL": baseURL + mount.PspyPath})
+	values := map[string]config.Values{}
+	var problems []error
+	for _, m := range Modules {
+		v, err := config.Parse(env, m.Settings)
+		if err != nil {
+			problems = append(problems, err)
+		}
+		values[m.Name] = v
+	}
+	return values, errors.Join(problems...)
 }
 
 // ServiceDatabase returns the URL of module's own database on base's server (module.DatabaseName),

@@ -1,27 +1,11 @@
 // Command gateway runs Berth's REST edge (and the hosted login page) as its own process in front of
-// the services named in the edge's backend table.
-//
-// Environment:
-//
-//	BERTH_HTTP_ADDR        listen address (default 127.0.0.1:8080)
-//	BERTH_OPS_ADDR         /healthz, /readyz (every backend's gRPC health SERVING), /metrics
-//	                       (default 127.0.0.1:8180)
-//	BERTH_<NAME>_ADDR      host:port of each backend module's gRPC server (required), e.g.
-//	                       BERTH_IDENTITY_ADDR, BERTH_TENANT_ADDR, BERTH_ANALYTICS_ADDR
-//	BERTH_SERVICE_TOKEN    service-to-service token (required): the login page calls identity's
-//	                       LoginService, which only Berth services may call; the forwarded REST
-//	                       calls never carry it
-//	BERTH_TRUSTED_PROXIES  reverse proxies whose X-Forwarded-For the login page believes
-//	BERTH_GRPC_TLS_CA      call the backends over TLS, verifying them against this CA; with
-//	BERTH_GRPC_TLS_CERT    BERTH_GRPC_TLS_CERT and _KEY the login and payment pages' service calls
-//	BERTH_GRPC_TLS_KEY     present this certificate (mutual TLS); see grpcx.TLSFromEnv
-//
-// Without the TLS settings the gRPC connections are plaintext (a private network).
+// the services named in the edge's backend table. Its settings are edge.Settings
+// (docs/configuration.md); without the TLS settings the gRPC connections are plaintext (a private
+// network).
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -49,16 +33,21 @@ const shutdownGrace = 15 * time.Second
 
 func main() {
 	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	settings, err := config.Parse(config.OS, edge.Settings())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: refusing to start, its settings are wrong:\n%v\n", err)
+		os.Exit(2)
+	}
 	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
-	if err := run(log); err != nil {
+	log := logx.New(out, settings.String(logx.LevelSetting.Name))
+	if err := run(log, settings); err != nil {
 		log.Error("gateway stopped", slog.String("error", err.Error())) // an error flushes the output
 		os.Exit(1)
 	}
 	_ = out.Flush()
 }
 
-func run(log *slog.Logger) error {
+func run(log *slog.Logger, settings config.Values) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopTracing, err := tracing.Start(ctx, "gateway")
@@ -67,11 +56,8 @@ func run(log *slog.Logger) error {
 	}
 	defer stopTracing()
 
-	serviceToken := config.String("BERTH_SERVICE_TOKEN", "")
-	if serviceToken == "" {
-		return errors.New("BERTH_SERVICE_TOKEN is required (the login and payment pages call service-only services)")
-	}
-	tlsCfg, err := grpcx.TLSFromEnv(config.OS)
+	serviceToken := settings.String("BERTH_SERVICE_TOKEN")
+	tlsCfg, err := grpcx.TLSFromEnv(settings.Env())
 	if err != nil {
 		return err
 	}
@@ -81,7 +67,7 @@ func run(log *slog.Logger) error {
 		return fmt.Errorf("with %s the gateway needs %s and %s: its login and payment pages make service calls", grpcx.EnvTLSCA, grpcx.EnvTLSCert, grpcx.EnvTLSKey)
 	}
 	dial := func(name, serviceToken string) (*grpc.ClientConn, error) {
-		return dialModule(name, serviceToken, tlsCfg)
+		return dialModule(settings, name, serviceToken, tlsCfg)
 	}
 	conns := map[string]grpc.ClientConnInterface{}
 	var health []healthpb.HealthClient
@@ -105,25 +91,19 @@ func run(log *slog.Logger) error {
 	}
 	defer func() { _ = paymentConn.Close() }()
 
-	proxies, err := login.ParseProxies(config.String("BERTH_TRUSTED_PROXIES", ""))
+	proxies, err := login.ParseProxies(settings.String(edge.TrustedProxiesSetting.Name))
 	if err != nil {
-		return fmt.Errorf("BERTH_TRUSTED_PROXIES: %w", err)
+		return fmt.Errorf("%s: %w", edge.TrustedProxiesSetting.Name, err)
 	}
 	handler, err := edge.New(ctx, conns, log, edge.WithLogin(loginConn), edge.WithPayment(paymentConn), edge.WithTrustedProxies(proxies))
 	if err != nil {
 		return err
 	}
-	addr := config.String("BERTH_HTTP_ADDR", "127.0.0.1:8080")
-	srv := &http.Server{
-		Addr:              addr,
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
-	opsAddr := config.String("BERTH_OPS_ADDR", "127.0.0.1:8180")
-	opsSrv := &http.Server{Addr: opsAddr, Handler: ops.Handler(backendsServing(health)), ReadHeaderTimeout: 5 * time.Second}
+	addr := settings.String(edge.HTTPAddrSetting.Name)
+	srv := edge.NewServer(handler)
+	srv.Addr = addr
+	opsAddr := settings.String("BERTH_OPS_ADDR")
+	opsSrv := &http.Server{Addr: opsAddr, Handler: ops.Handler(backendsServing(health), settings.Bool(ops.PprofVar)), ReadHeaderTimeout: 5 * time.Second}
 
 	served := make(chan error, 2)
 	go func() { served <- srv.ListenAndServe() }()
@@ -164,12 +144,9 @@ func backendsServing(clients []healthpb.HealthClient) func(ctx context.Context) 
 
 // dialModule opens a lazy client connection to module name's gRPC address (BERTH_<NAME>_ADDR); it
 // does not wait for the service, so the edge can start before its backends.
-func dialModule(name, serviceToken string, tlsCfg *grpcx.TLS) (*grpc.ClientConn, error) {
+func dialModule(settings config.Values, name, serviceToken string, tlsCfg *grpcx.TLS) (*grpc.ClientConn, error) {
 	env := module.AddrVar(name)
-	target := config.String(env, "")
-	if target == "" {
-		return nil, fmt.Errorf("%s is required (host:port of the %s service's gRPC server)", env, name)
-	}
+	target := settings.String(env)
 	cc, err := grpcx.Dial(target, serviceToken, tlsCfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%q: %w", env, target, err)

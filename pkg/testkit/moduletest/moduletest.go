@@ -47,10 +47,14 @@ type Running struct {
 func Start(t testing.TB, m module.Module, o Options) Running {
 	t.Helper()
 	bus, _ := natstest.New(t)
+	settings, err := config.Parse(func(name string) string { return o.Env[name] }, m.Settings)
+	if err != nil {
+		t.Fatalf("%s's settings: %v", m.Name, err)
+	}
 	c := module.Common{
 		Bus: bus, AdminToken: o.AdminToken, ServiceToken: o.ServiceToken, Clock: o.Clock,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Env: config.Overlay(func(string) string { return "" }, o.Env),
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Settings: settings,
 		Dial: func(name string) (grpc.ClientConnInterface, error) {
 			if conn, ok := o.Peers[name]; ok {
 				return conn, nil

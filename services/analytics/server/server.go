@@ -38,7 +38,7 @@ type Config struct {
 
 // Module is the analytics context in the service template. It dials the identity module, which
 // verifies API keys.
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9103", Build: build, Migrate: postgres.Migrate}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9103", Build: build, Migrate: postgres.Migrate, Peers: []string{"identity"}}
 
 const name = "analytics"
 

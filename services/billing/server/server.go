@@ -3,13 +3,7 @@
 // default), wires the use cases to identity (users, credentials) and tenant (the billing state it
 // shows), builds the gRPC server with the shared access policy, runs the outbox relay and
 // consumes its own first-payment events to grant referral rewards.
-//
-// Settings, besides those of every module (pkg/svcmain):
-//
-//	BERTH_SECRET_KEY   32-byte AES-GCM key sealing provider secrets at rest (hex or base64; required)
-//	BERTH_PUBLIC_URL   the REST edge's public base URL: payment pages and pspy webhook URLs (required)
-//	BERTH_PSPX_URL     pspx's API base URL (required; the all-in-one points it at its sandbox)
-//	BERTH_PSPY_URL     pspy's API base URL (required; likewise)
+// Its settings are declared in Module (docs/configuration.md).
 package server
 
 import (
@@ -23,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
@@ -60,15 +55,25 @@ type Config struct {
 
 // Module is the billing context in the service template. It dials identity (credentials, users)
 // and tenant (which shows the billing state billing decides).
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9104", Build: build, Migrate: postgres.Migrate}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9104", Build: build, Migrate: postgres.Migrate,
+	Settings: []config.Setting{
+		sealbox.KeySetting,
+		publicURL,
+		{Name: "BERTH_PSPX_URL", Kind: config.URL, Required: true, Doc: "pspx's API base URL (the all-in-one points it at its sandbox)"},
+		{Name: "BERTH_PSPY_URL", Kind: config.URL, Required: true, Doc: "pspy's API base URL (likewise)"},
+	},
+	Peers: []string{"identity", "tenant"}}
+
+// publicURL is required here: payment pages and pspy's webhook URLs are built from it.
+var publicURL = func() config.Setting {
+	s := module.PublicURLSetting
+	s.Required, s.Doc = true, "the REST edge's public base URL: payment pages and pspy's webhook URLs"
+	return s
+}()
 
 const name = "billing"
 
 func build(ctx context.Context, c module.Common) (*module.Process, error) {
-	secret, err := c.Env.Bytes("BERTH_SECRET_KEY")
-	if err != nil {
-		return nil, err
-	}
 	identityConn, err := c.Dial("identity")
 	if err != nil {
 		return nil, err
@@ -77,12 +82,9 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Common: c, SecretKey: secret, Identity: identityConn, Tenant: tenantConn, PublicURL: c.Env.String("BERTH_PUBLIC_URL", ""),
-		Pspx: pspx.Config{BaseURL: c.Env.String("BERTH_PSPX_URL", "")}, Pspy: pspy.Config{BaseURL: c.Env.String("BERTH_PSPY_URL", "")}}
-	if cfg.Pspx.BaseURL == "" || cfg.Pspy.BaseURL == "" {
-		return nil, errors.New("billing: BERTH_PSPX_URL and BERTH_PSPY_URL are required")
-	}
-	return New(ctx, cfg)
+	return New(ctx, Config{Common: c, SecretKey: c.Settings.Bytes(sealbox.KeySetting.Name), Identity: identityConn, Tenant: tenantConn,
+		PublicURL: c.Settings.String(publicURL.Name),
+		Pspx:      pspx.Config{BaseURL: c.Settings.String("BERTH_PSPX_URL")}, Pspy: pspy.Config{BaseURL: c.Settings.String("BERTH_PSPY_URL")}})
 }
 
 // New opens the store (migrating Postgres) and builds the process: the gRPC server and the outbox

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
@@ -54,74 +53,62 @@ type Config struct {
 }
 
 // Module is the identity context in the service template: cmd/identity and the all-in-one process
-// build it from the shared settings plus its own (see configFrom).
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9101", Build: build, Migrate: postgres.Migrate}
+// build it from the shared settings plus its own. It dials tenant (sign-up creates the user's
+// tenant).
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9101", Build: build, Migrate: postgres.Migrate,
+	Settings: settings, Peers: []string{"tenant"}}
 
 const name = "identity"
 
-// build reads identity's own settings from c.Env:
-//
-//	BERTH_API_KEY_PEPPER   HMAC pepper of API-key hashes (hex or base64; required)
-//	BERTH_SECRET_KEY       32-byte AES-GCM key sealing private keys at rest (hex or base64; required)
-//	BERTH_ISSUER           `iss` of issued tokens ("berth")
-//	BERTH_PUBLIC_URL       the REST edge's public base URL, for discovery and invite links
-//	BERTH_SMTP_ADDR        SMTP server host:port for referral invites, unless c.Mailer is set
-//	                       (unset: invites unavailable); BERTH_SMTP_FROM, _USER, _PASSWORD
-//	BERTH_PASSWORD_HASH_CONCURRENCY  password hashes allowed at once (app.DefaultHashConcurrency)
-//
-// and dials the tenant module (sign-up creates the user's tenant).
+// settings are identity's own.
+var settings = []config.Setting{
+	{Name: "BERTH_API_KEY_PEPPER", Kind: config.Key, Required: true, Secret: true,
+		Doc: "HMAC pepper of the stored API-key hashes; changing it invalidates every API key"},
+	sealbox.KeySetting,
+	{Name: "BERTH_ISSUER", Kind: config.Text, Default: app.DefaultIssuer, Doc: "`iss` of issued tokens, which clients check"},
+	withDoc(module.PublicURLSetting, "the REST edge's public base URL, for the discovery document and links in mails"),
+	{Name: "BERTH_SMTP_ADDR", Kind: config.Addr, Doc: "SMTP server (host:port) for referral invites; unset: invites answer unavailable"},
+	{Name: "BERTH_SMTP_FROM", Kind: config.Text, Doc: "sender address of the mails"},
+	{Name: "BERTH_SMTP_USER", Kind: config.Text, Doc: "SMTP user (PLAIN auth over TLS)"},
+	{Name: "BERTH_SMTP_PASSWORD", Kind: config.Text, Secret: true, Doc: "SMTP password"},
+	{Name: "BERTH_PASSWORD_HASH_CONCURRENCY", Kind: config.Count,
+		Doc: "password hashes run at once; unset: a 256 MiB budget over argon2id's 19 MiB memory cost (13)"},
+}
+
+// withDoc is s with the module's own words for it.
+func withDoc(s config.Setting, doc string) config.Setting {
+	s.Doc = doc
+	return s
+}
+
 func build(ctx context.Context, c module.Common) (*module.Process, error) {
-	pepper, err := c.Env.Bytes("BERTH_API_KEY_PEPPER")
-	if err != nil {
-		return nil, err
-	}
-	secret, err := c.Env.Bytes("BERTH_SECRET_KEY")
-	if err != nil {
-		return nil, err
-	}
 	tenant, err := c.Dial("tenant")
 	if err != nil {
 		return nil, err
 	}
 	mailer := c.Mailer
 	if mailer == nil {
-		if mailer, err = smtpMailer(c.Env, c.Logger()); err != nil {
+		if mailer, err = smtpMailer(c.Settings, c.Logger()); err != nil {
 			return nil, err
 		}
 	}
-	hashes, err := positiveInt(c.Env, "BERTH_PASSWORD_HASH_CONCURRENCY")
-	if err != nil {
-		return nil, err
-	}
 	return New(ctx, Config{
-		Common: c, Pepper: pepper, SecretKey: secret, Tenant: tenant, Mailer: mailer,
-		Issuer: c.Env.String("BERTH_ISSUER", ""), PublicURL: c.Env.String("BERTH_PUBLIC_URL", ""),
-		HashConcurrency: hashes,
+		Common: c, Pepper: c.Settings.Bytes("BERTH_API_KEY_PEPPER"), SecretKey: c.Settings.Bytes(sealbox.KeySetting.Name),
+		Tenant: tenant, Mailer: mailer,
+		Issuer: c.Settings.String("BERTH_ISSUER"), PublicURL: c.Settings.String(module.PublicURLSetting.Name),
+		HashConcurrency: c.Settings.Int("BERTH_PASSWORD_HASH_CONCURRENCY"),
 	})
-}
-
-// positiveInt reads a positive integer setting; unset is 0 (the default applies).
-func positiveInt(env config.Env, name string) (int, error) {
-	v := env.String(name, "")
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%s must be a positive integer", name)
-	}
-	return n, nil
 }
 
 // smtpMailer builds the sender of referral invites. Without an address the service runs without
 // mail, and invites answer Unavailable.
-func smtpMailer(env config.Env, log *slog.Logger) (mail.Sender, error) {
-	addr := env.String("BERTH_SMTP_ADDR", "")
+func smtpMailer(settings config.Values, log *slog.Logger) (mail.Sender, error) {
+	addr := settings.String("BERTH_SMTP_ADDR")
 	if addr == "" {
 		log.Warn("BERTH_SMTP_ADDR is not set: referral invites are unavailable")
 		return nil, nil
 	}
-	s, err := mail.NewSMTP(addr, env.String("BERTH_SMTP_FROM", ""), env.String("BERTH_SMTP_USER", ""), env.String("BERTH_SMTP_PASSWORD", ""))
+	s, err := mail.NewSMTP(addr, settings.String("BERTH_SMTP_FROM"), settings.String("BERTH_SMTP_USER"), settings.String("BERTH_SMTP_PASSWORD"))
 	if err != nil {
 		return nil, fmt.Errorf("smtp: %w", err)
 	}

@@ -1,13 +1,11 @@
 package mount
 
 import (
-	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/services/sandbox/clock"
 	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/pspx"
@@ -30,18 +28,16 @@ type Options struct {
 	TimeScale float64
 }
 
-// ParseTimeScale reads a time scale as BERTH_SANDBOX_TIME_SCALE gives it: "" is 1, anything else
-// a positive finite number.
-func ParseTimeScale(v string) (float64, error) {
-	if v == "" {
-		return 1, nil
-	}
-	scale, err := strconv.ParseFloat(v, 64)
-	if err != nil || !(scale > 0) || math.IsInf(scale, 0) { // !(scale > 0) refuses NaN too
-		return 0, fmt.Errorf("BERTH_SANDBOX_TIME_SCALE must be a positive number, not %q", v)
-	}
-	return scale, nil
+// Settings are the sandbox process's (cmd/sandbox); the all-in-one reads TimeScaleSetting too.
+var Settings = []config.Setting{
+	{Name: "BERTH_SANDBOX_ADDR", Kind: config.Addr, Default: "127.0.0.1:8090", Doc: "where the sandboxes listen"},
+	{Name: "BERTH_SANDBOX_PUBLIC_URL", Kind: config.URL, Doc: "the URL browsers reach the sandboxes at (unset: http://<listen address>)"},
+	TimeScaleSetting,
 }
+
+// TimeScaleSetting multiplies the waits of the sandboxes' webhook retry schedules (Options.TimeScale).
+var TimeScaleSetting = config.Setting{Name: "BERTH_SANDBOX_TIME_SCALE", Kind: config.Factor, Default: "1",
+	Doc: "factor on the sandboxes' webhook retry schedules: 0.0001 makes pspx's one-minute first retry come after 6 ms"}
 
 // Sandboxes are both providers on one clock, delivering their webhooks through one queue.
 type Sandboxes struct {

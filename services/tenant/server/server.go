@@ -41,7 +41,7 @@ type Config struct {
 
 // Module is the tenant context in the service template. It dials the identity module, which
 // verifies API keys and tokens and lists a tenant's users.
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9102", Build: build, Migrate: postgres.Migrate}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9102", Build: build, Migrate: postgres.Migrate, Peers: []string{"identity"}}
 
 const name = "tenant"
 

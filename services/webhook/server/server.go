@@ -2,11 +2,7 @@
 // all-in-one process: it picks the store (Postgres, or memory for the embedded development
 // default), wires the use cases to billing (which names connections and applies provider calls)
 // and builds the gRPC server with the shared access policy.
-//
-// Settings, besides those of every module (pkg/svcmain):
-//
-//	BERTH_PUBLIC_URL   the REST edge's public base URL; its host tells this deployment's provider
-//	                   objects from another's (required)
+// Its settings are declared in Module (docs/configuration.md).
 package server
 
 import (
@@ -21,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/services/webhook/internal/adapters/billing"
@@ -44,7 +41,15 @@ type Config struct {
 }
 
 // Module is the webhook-ingest context in the service template. It dials billing.
-var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9105", Build: build, Migrate: postgres.Migrate}
+var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9105", Build: build, Migrate: postgres.Migrate,
+	Settings: []config.Setting{publicURL}, Peers: []string{"billing"}}
+
+// publicURL is required here: its host tells this deployment's provider objects from another's.
+var publicURL = func() config.Setting {
+	s := module.PublicURLSetting
+	s.Required, s.Doc = true, "the REST edge's public base URL; its host tells this deployment's provider objects from another's"
+	return s
+}()
 
 const name = "webhook"
 
@@ -53,7 +58,7 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, Config{Common: c, Billing: conn, PublicURL: c.Env.String("BERTH_PUBLIC_URL", "")})
+	return New(ctx, Config{Common: c, Billing: conn, PublicURL: c.Settings.String(publicURL.Name)})
 }
 
 // New opens the store (migrating Postgres) and builds the process.

@@ -1,15 +1,11 @@
 // Command sandbox serves the provider sandboxes alone, for people integrating against Berth and for
-// the compose deployment:
-//
-//	BERTH_SANDBOX_ADDR        listen address (default 127.0.0.1:8090)
-//	BERTH_SANDBOX_PUBLIC_URL  the URL browsers reach it at (default http://<listen address>)
-//	BERTH_SANDBOX_TIME_SCALE  factor on the webhook retry schedules (default 1; 0.0001 makes
-//	                          pspx's one-minute first retry come after 6 ms)
+// the compose deployment; its settings are mount.Settings (docs/configuration.md).
 package main
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -18,28 +14,34 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/services/sandbox/mount"
 )
 
 func main() {
+	settings, err := config.Parse(config.OS, mount.Settings)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox: refusing to start, its settings are wrong:\n%v\n", err)
+		os.Exit(2)
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if err := run(log); err != nil {
+	if err := run(log, settings); err != nil {
 		log.Error("sandbox stopped", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger) error {
-	addr := env("BERTH_SANDBOX_ADDR", "127.0.0.1:8090")
-	scale, err := mount.ParseTimeScale(os.Getenv("BERTH_SANDBOX_TIME_SCALE"))
+func run(log *slog.Logger, settings config.Values) error {
+	scale := settings.Float(mount.TimeScaleSetting.Name)
+	ln, err := net.Listen("tcp", settings.String("BERTH_SANDBOX_ADDR"))
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
+	public := settings.String("BERTH_SANDBOX_PUBLIC_URL")
+	if public == "" {
+		public = "http://" + ln.Addr().String()
 	}
-	sb := mount.NewWithOptions(env("BERTH_SANDBOX_PUBLIC_URL", "http://"+ln.Addr().String()), log, mount.Options{TimeScale: scale})
+	sb := mount.NewWithOptions(public, log, mount.Options{TimeScale: scale})
 	defer sb.Close()
 	mux := http.NewServeMux()
 	sb.Register(mux)
@@ -59,11 +61,4 @@ func run(log *slog.Logger) error {
 		return err
 	}
 	return nil
-}
-
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -1,0 +1,59 @@
+package edge
+
+import (
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/ops"
+)
+
+// TrustedProxiesSetting names the reverse proxies whose X-Forwarded-For the login page believes.
+var TrustedProxiesSetting = config.Setting{Name: "BERTH_TRUSTED_PROXIES", Kind: config.Text,
+	Check: func(s string) error { _, err := login.ParseProxies(s); return err },
+	Doc:   "reverse proxies (addresses and CIDRs, comma-separated) whose X-Forwarded-For the login page believes for the end user's address"}
+
+// HTTPAddrSetting is where the edge listens.
+var HTTPAddrSetting = config.Setting{Name: "BERTH_HTTP_ADDR", Kind: config.Addr, Default: "127.0.0.1:8080", Doc: "where the REST edge listens"}
+
+// Settings are everything the gateway process reads: its addresses, the service token its pages
+// need, the proxies it trusts, where each backend module is, the log level, the profiler and gRPC
+// TLS.
+func Settings() []config.Setting {
+	s := []config.Setting{
+		HTTPAddrSetting,
+		{Name: "BERTH_OPS_ADDR", Kind: config.Addr, Default: "127.0.0.1:8180", Doc: "where it serves /healthz, /readyz and /metrics"},
+		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Required: true, Secret: true,
+			Doc: "token of the login and payment pages' calls, which only Berth services may make; forwarded REST calls never carry it"},
+		TrustedProxiesSetting,
+	}
+	backends := Modules()
+	for _, m := range []string{LoginModule, PaymentModule} {
+		if !slices.Contains(backends, m) {
+			backends = append(backends, m)
+		}
+	}
+	for _, m := range backends {
+		s = append(s, config.Setting{Name: module.AddrVar(m), Kind: config.Addr, Required: true,
+			Doc: "host:port of the " + m + " service's gRPC server"})
+	}
+	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
+}
+
+// NewServer is the HTTP server the edge runs in, whichever process hosts it: bounded header, body
+// and idle times, so a slow or idle client cannot hold a connection open for ever, with room for a
+// long analytics list to stream.
+func NewServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+}
