@@ -19,7 +19,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/billing"
-	grpcadapter "github.com/berthhq/berth/services/tenant/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p, svc)
+	grpcapi.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	p.Consumers = append(p.Consumers,
