@@ -23,8 +23,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/heap"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
@@ -57,7 +57,7 @@ const ShutdownGrace = 15 * time.Second
 // deployment's migration step (the Kubernetes manifests' init container) runs it before the
 // version's processes start, so a schema change is applied once, ahead of every replica.
 func Main(m module.Module) {
-	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
 	out := logx.NewOutput(os.Stderr)
 	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info")).With("service", m.Name)
 	run := run

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/heap"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/tracing"
@@ -30,7 +30,7 @@ import (
 )
 
 func main() {
-	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
 	out := logx.NewOutput(os.Stderr)
 	log := logx.New(out, config.String("BERTH_LOG_LEVEL", "info"))
 	if err := run(log); err != nil {

@@ -1,4 +1,4 @@
-package heap
+package gcpolicy
 
 import "runtime/debug"
 

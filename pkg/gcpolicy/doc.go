@@ -1,5 +1,5 @@
-// Package heap sets the garbage collector's policy of every Berth process (each service, the edge,
-// the all-in-one), so that a process trades some of its ample memory for CPU.
+// Package gcpolicy sets the garbage collector's policy of every Berth process (each service, the
+// edge, the all-in-one), so that a process trades some of its ample memory for CPU.
 //
 // Go's default (GOGC=100) collects whenever the heap has doubled since the last collection. A Berth
 // process lives on a small heap (20–30 MiB resident when idle) and allocates a few kilobytes per
@@ -13,4 +13,4 @@
 // The standard variables win: GOGC or GOMEMLIMIT set in the environment leave the runtime's own
 // reading of them untouched (GOGC=100 restores Go's default; GOMEMLIMIT should be set to a little
 // under a container's memory limit).
-package heap
+package gcpolicy
