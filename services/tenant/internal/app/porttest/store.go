@@ -24,18 +24,18 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// Factory returns a fresh, empty repository and the outbox its writes feed.
-type Factory func(t *testing.T) (app.Repository, events.OutboxSource)
+// Factory returns a fresh, empty store and the outbox its writes feed.
+type Factory func(t *testing.T) (app.Store, events.OutboxSource)
 
 // Exempt declares a case the adapter under test cannot honour, and why.
 type Exempt = conformance.Exempt
 
-// Run runs the app.Repository conformance suite against repositories made by newRepo, skipping the
+// Run runs the app.Store conformance suite against stores made by newStore, skipping the
 // cases exempt names.
-func Run(t *testing.T, newRepo Factory, exempt ...Exempt) {
+func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, repo app.Repository, outbox events.OutboxSource)
+		run  func(t *testing.T, store app.Store, outbox events.OutboxSource)
 	}{
 		{"CreateThenGetReturnsEveryField", createThenGet},
 		{"CreateStoresItsEventsWithTheTenant", createStoresEvents},
@@ -53,8 +53,8 @@ func Run(t *testing.T, newRepo Factory, exempt ...Exempt) {
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {
 		s.Run(tc.name, func(t *testing.T) {
-			repo, outbox := newRepo(t)
-			tc.run(t, repo, outbox)
+			store, outbox := newStore(t)
+			tc.run(t, store, outbox)
 		})
 	}
 }
@@ -100,16 +100,16 @@ func event(t *testing.T, tn domain.Tenant, eventType eventsv1.Type) events.Event
 	return ev
 }
 
-func mustCreate(t *testing.T, repo app.Repository, tn domain.Tenant, evs ...events.Event) {
+func mustCreate(t *testing.T, store app.Store, tn domain.Tenant, evs ...events.Event) {
 	t.Helper()
-	if err := repo.CreateTenant(context.Background(), tn, evs...); err != nil {
+	if err := store.CreateTenant(context.Background(), tn, evs...); err != nil {
 		t.Fatalf("CreateTenant: %v", err)
 	}
 }
 
-func mustGet(t *testing.T, repo app.Repository, appID, tenantID string) domain.Tenant {
+func mustGet(t *testing.T, store app.Store, appID, tenantID string) domain.Tenant {
 	t.Helper()
-	got, err := repo.GetTenant(context.Background(), appID, tenantID)
+	got, err := store.GetTenant(context.Background(), appID, tenantID)
 	if err != nil {
 		t.Fatalf("GetTenant: %v", err)
 	}
@@ -129,33 +129,33 @@ func pendingIDs(t *testing.T, outbox events.OutboxSource) []string {
 	return ids
 }
 
-func createThenGet(t *testing.T, repo app.Repository, _ events.OutboxSource) {
+func createThenGet(t *testing.T, store app.Store, _ events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
-	if got := mustGet(t, repo, tn.AppID, tn.ID); !reflect.DeepEqual(got, tn) {
+	mustCreate(t, store, tn)
+	if got := mustGet(t, store, tn.AppID, tn.ID); !reflect.DeepEqual(got, tn) {
 		t.Fatalf("read back:\n got %+v\nwant %+v", got, tn)
 	}
 }
 
-func createStoresEvents(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func createStoresEvents(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
 	ev := event(t, tn, tenantv1.EventTenantCreated)
-	mustCreate(t, repo, tn, ev)
+	mustCreate(t, store, tn, ev)
 	if got := pendingIDs(t, outbox); !reflect.DeepEqual(got, []string{ev.ID}) {
 		t.Fatalf("pending events = %v, want [%s]", got, ev.ID)
 	}
 }
 
-func createRefusesTakenID(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func createRefusesTakenID(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
+	mustCreate(t, store, tn)
 	again := tn
 	again.Name = "Other"
-	err := repo.CreateTenant(context.Background(), again, event(t, again, tenantv1.EventTenantCreated))
+	err := store.CreateTenant(context.Background(), again, event(t, again, tenantv1.EventTenantCreated))
 	if !errors.Is(err, domain.ErrExists) {
 		t.Fatalf("second create = %v, want domain.ErrExists", err)
 	}
-	if got := mustGet(t, repo, tn.AppID, tn.ID); got.Name != "Acme" {
+	if got := mustGet(t, store, tn.AppID, tn.ID); got.Name != "Acme" {
 		t.Fatalf("name = %q after a refused create", got.Name)
 	}
 	if got := pendingIDs(t, outbox); len(got) != 0 {
@@ -163,15 +163,15 @@ func createRefusesTakenID(t *testing.T, repo app.Repository, outbox events.Outbo
 	}
 }
 
-func scopedToApp(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func scopedToApp(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
+	mustCreate(t, store, tn)
 	other := uuid.NewString()
-	if _, err := repo.GetTenant(context.Background(), other, tn.ID); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := store.GetTenant(context.Background(), other, tn.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("GetTenant from another app = %v, want domain.ErrNotFound", err)
 	}
 	called := false
-	err := repo.UpdateTenant(context.Background(), other, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+	err := store.UpdateTenant(context.Background(), other, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		called = true
 		x.Name = "hijacked"
 		return []events.Event{event(t, *x, tenantv1.EventTenantUpdated)}, nil
@@ -179,7 +179,7 @@ func scopedToApp(t *testing.T, repo app.Repository, outbox events.OutboxSource) 
 	if !errors.Is(err, domain.ErrNotFound) || called {
 		t.Fatalf("UpdateTenant from another app = %v (fn called: %v), want domain.ErrNotFound without calling fn", err, called)
 	}
-	if got := mustGet(t, repo, tn.AppID, tn.ID); got.Name != "Acme" {
+	if got := mustGet(t, store, tn.AppID, tn.ID); got.Name != "Acme" {
 		t.Fatalf("name = %q after another app's update", got.Name)
 	}
 	if got := pendingIDs(t, outbox); len(got) != 0 {
@@ -187,11 +187,11 @@ func scopedToApp(t *testing.T, repo app.Repository, outbox events.OutboxSource) 
 	}
 }
 
-func unknownIsNotFound(t *testing.T, repo app.Repository, _ events.OutboxSource) {
-	if _, err := repo.GetTenant(context.Background(), uuid.NewString(), uuid.NewString()); !errors.Is(err, domain.ErrNotFound) {
+func unknownIsNotFound(t *testing.T, store app.Store, _ events.OutboxSource) {
+	if _, err := store.GetTenant(context.Background(), uuid.NewString(), uuid.NewString()); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("GetTenant = %v, want domain.ErrNotFound", err)
 	}
-	err := repo.UpdateTenant(context.Background(), uuid.NewString(), uuid.NewString(), func(*domain.Tenant) ([]events.Event, error) {
+	err := store.UpdateTenant(context.Background(), uuid.NewString(), uuid.NewString(), func(*domain.Tenant) ([]events.Event, error) {
 		return nil, nil
 	})
 	if !errors.Is(err, domain.ErrNotFound) {
@@ -199,29 +199,29 @@ func unknownIsNotFound(t *testing.T, repo app.Repository, _ events.OutboxSource)
 	}
 }
 
-func updateAddresses(t *testing.T, repo app.Repository, _ events.OutboxSource) {
+func updateAddresses(t *testing.T, store app.Store, _ events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
 	tn.ShippingAddress = nil
-	mustCreate(t, repo, tn)
-	if got := mustGet(t, repo, tn.AppID, tn.ID); got.ShippingAddress != nil || got.BillingAddress != nil {
+	mustCreate(t, store, tn)
+	if got := mustGet(t, store, tn.AppID, tn.ID); got.ShippingAddress != nil || got.BillingAddress != nil {
 		t.Fatalf("new tenant has addresses %+v / %+v", got.ShippingAddress, got.BillingAddress)
 	}
 	billing := &domain.Address{ID: uuid.NewString(), Type: domain.AddressBilling, City: "Paris", Country: "FR"}
-	update(t, repo, tn, func(x *domain.Tenant) { x.BillingAddress = billing })
-	got := mustGet(t, repo, tn.AppID, tn.ID)
+	update(t, store, tn, func(x *domain.Tenant) { x.BillingAddress = billing })
+	got := mustGet(t, store, tn.AppID, tn.ID)
 	if got.BillingAddress == nil || *got.BillingAddress != *billing || got.ShippingAddress != nil {
 		t.Fatalf("addresses after creating billing: %+v / %+v", got.ShippingAddress, got.BillingAddress)
 	}
-	update(t, repo, tn, func(x *domain.Tenant) { x.BillingAddress.City = "Lyon" })
-	got = mustGet(t, repo, tn.AppID, tn.ID)
+	update(t, store, tn, func(x *domain.Tenant) { x.BillingAddress.City = "Lyon" })
+	got = mustGet(t, store, tn.AppID, tn.ID)
 	if got.BillingAddress.ID != billing.ID || got.BillingAddress.City != "Lyon" || got.BillingAddress.Country != "FR" {
 		t.Fatalf("billing address after change: %+v", got.BillingAddress)
 	}
 }
 
-func update(t *testing.T, repo app.Repository, tn domain.Tenant, change func(*domain.Tenant)) {
+func update(t *testing.T, store app.Store, tn domain.Tenant, change func(*domain.Tenant)) {
 	t.Helper()
-	err := repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+	err := store.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		change(x)
 		return nil, nil
 	})
@@ -230,11 +230,11 @@ func update(t *testing.T, repo app.Repository, tn domain.Tenant, change func(*do
 	}
 }
 
-func updateStoresStateAndEvents(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func updateStoresStateAndEvents(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
+	mustCreate(t, store, tn)
 	var ev events.Event
-	err := repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+	err := store.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		x.Name = "Renamed"
 		ev = event(t, *x, tenantv1.EventTenantUpdated)
 		return []events.Event{ev}, nil
@@ -242,7 +242,7 @@ func updateStoresStateAndEvents(t *testing.T, repo app.Repository, outbox events
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustGet(t, repo, tn.AppID, tn.ID); got.Name != "Renamed" {
+	if got := mustGet(t, store, tn.AppID, tn.ID); got.Name != "Renamed" {
 		t.Fatalf("name = %q", got.Name)
 	}
 	if got := pendingIDs(t, outbox); !reflect.DeepEqual(got, []string{ev.ID}) {
@@ -250,16 +250,16 @@ func updateStoresStateAndEvents(t *testing.T, repo app.Repository, outbox events
 	}
 }
 
-func eventsCarryTrace(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func eventsCarryTrace(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
 	created := event(t, tn, tenantv1.EventTenantCreated)
 	createCtx, createTrace := conformance.Traced(context.Background())
-	if err := repo.CreateTenant(createCtx, tn, created); err != nil {
+	if err := store.CreateTenant(createCtx, tn, created); err != nil {
 		t.Fatalf("CreateTenant: %v", err)
 	}
 	updated := event(t, tn, tenantv1.EventTenantUpdated)
 	updateCtx, updateTrace := conformance.Traced(context.Background())
-	err := repo.UpdateTenant(updateCtx, tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+	err := store.UpdateTenant(updateCtx, tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		x.Name = "Traced"
 		return []events.Event{updated}, nil
 	})
@@ -272,11 +272,11 @@ func eventsCarryTrace(t *testing.T, repo app.Repository, outbox events.OutboxSou
 	}
 }
 
-func failedUpdateStoresNothing(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func failedUpdateStoresNothing(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
+	mustCreate(t, store, tn)
 	boom := errors.New("boom")
-	err := repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+	err := store.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 		x.Name = "Renamed"
 		x.ShippingAddress.City = "Bremen"
 		x.BillingAddress = &domain.Address{ID: uuid.NewString(), Type: domain.AddressBilling, City: "Paris"}
@@ -285,7 +285,7 @@ func failedUpdateStoresNothing(t *testing.T, repo app.Repository, outbox events.
 	if !errors.Is(err, boom) {
 		t.Fatalf("UpdateTenant = %v, want the update function's error", err)
 	}
-	if got := mustGet(t, repo, tn.AppID, tn.ID); !reflect.DeepEqual(got, tn) {
+	if got := mustGet(t, store, tn.AppID, tn.ID); !reflect.DeepEqual(got, tn) {
 		t.Fatalf("failed update changed the tenant:\n got %+v\nwant %+v", got, tn)
 	}
 	if got := pendingIDs(t, outbox); len(got) != 0 {
@@ -293,11 +293,11 @@ func failedUpdateStoresNothing(t *testing.T, repo app.Repository, outbox events.
 	}
 }
 
-func updatePersistsEveryField(t *testing.T, repo app.Repository, _ events.OutboxSource) {
+func updatePersistsEveryField(t *testing.T, store app.Store, _ events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
+	mustCreate(t, store, tn)
 	want := tn.Clone()
-	update(t, repo, tn, func(x *domain.Tenant) {
+	update(t, store, tn, func(x *domain.Tenant) {
 		// Billing events will use the same UpdateTenant, so every field must survive it.
 		*x = domain.Tenant{
 			ID: x.ID, AppID: x.AppID, Name: "B", Description: "d2", PspxOneTimePaymentValidThru: "2027-01-01",
@@ -317,21 +317,21 @@ func updatePersistsEveryField(t *testing.T, repo app.Repository, _ events.Outbox
 		}
 		want = x.Clone()
 	})
-	if got := mustGet(t, repo, tn.AppID, tn.ID); !reflect.DeepEqual(got, want) {
+	if got := mustGet(t, store, tn.AppID, tn.ID); !reflect.DeepEqual(got, want) {
 		t.Fatalf("read back:\n got %+v\nwant %+v", got, want)
 	}
 }
 
-func concurrentUpdates(t *testing.T, repo app.Repository, outbox events.OutboxSource) {
+func concurrentUpdates(t *testing.T, store app.Store, outbox events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
 	tn.Billing.PaymentFailedCount = 0
-	mustCreate(t, repo, tn)
+	mustCreate(t, store, tn)
 	const writers = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for range writers {
 		wg.Go(func() {
-			errs <- repo.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
+			errs <- store.UpdateTenant(context.Background(), tn.AppID, tn.ID, func(x *domain.Tenant) ([]events.Event, error) {
 				x.Billing.PaymentFailedCount++
 				ev, err := events.New(app.Source, tenantv1.EventTenantUpdated, x.AppID, &tenantv1.TenantChanged{TenantId: x.ID})
 				return []events.Event{ev}, err
@@ -345,7 +345,7 @@ func concurrentUpdates(t *testing.T, repo app.Repository, outbox events.OutboxSo
 			t.Fatalf("UpdateTenant: %v", err)
 		}
 	}
-	if got := mustGet(t, repo, tn.AppID, tn.ID).Billing.PaymentFailedCount; got != writers {
+	if got := mustGet(t, store, tn.AppID, tn.ID).Billing.PaymentFailedCount; got != writers {
 		t.Fatalf("count = %d after %d concurrent increments", got, writers)
 	}
 	if got := pendingIDs(t, outbox); len(got) != writers {
@@ -353,13 +353,13 @@ func concurrentUpdates(t *testing.T, repo app.Repository, outbox events.OutboxSo
 	}
 }
 
-func returnedTenantsAreCopies(t *testing.T, repo app.Repository, _ events.OutboxSource) {
+func returnedTenantsAreCopies(t *testing.T, store app.Store, _ events.OutboxSource) {
 	tn := newTenant(uuid.NewString())
-	mustCreate(t, repo, tn)
-	got := mustGet(t, repo, tn.AppID, tn.ID)
+	mustCreate(t, store, tn)
+	got := mustGet(t, store, tn.AppID, tn.ID)
 	got.Name = "changed"
 	got.ShippingAddress.City = "changed"
-	again := mustGet(t, repo, tn.AppID, tn.ID)
+	again := mustGet(t, store, tn.AppID, tn.ID)
 	if again.Name != "Acme" || again.ShippingAddress.City != "Hamburg" {
 		t.Fatalf("changing a returned tenant changed the stored one: %+v", again)
 	}
