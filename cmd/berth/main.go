@@ -18,8 +18,8 @@ import (
 	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/heap"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/tracing"
@@ -30,7 +30,7 @@ import (
 )
 
 func main() {
-	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
 	settings, err := config.Parse(config.OS, allinone.Settings())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "berth: refusing to start, its settings are wrong:\n%v\n", err)

@@ -23,8 +23,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/heap"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
@@ -67,7 +67,7 @@ func ModuleSettings(m module.Module) []config.Setting {
 // deployment's migration step (the Kubernetes manifests' init container) runs it before the
 // version's processes start, so a schema change is applied once, ahead of every replica.
 func Main(m module.Module) {
-	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
 	settings, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: refusing to start, its settings are wrong:\n%v\n", m.Name, err)

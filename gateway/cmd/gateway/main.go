@@ -20,8 +20,8 @@ import (
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/heap"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
@@ -32,7 +32,7 @@ import (
 const shutdownGrace = 15 * time.Second
 
 func main() {
-	heap.Configure(os.Getenv) // the garbage collector's policy (pkg/heap), unless GOGC/GOMEMLIMIT say otherwise
+	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
 	settings, err := config.Parse(config.OS, edge.Settings())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gateway: refusing to start, its settings are wrong:\n%v\n", err)

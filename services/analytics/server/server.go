@@ -18,7 +18,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/billing"
-	grpcadapter "github.com/berthhq/berth/services/analytics/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
@@ -86,8 +86,8 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p, app.NewService(store, cfg.Clock))
-	grpcadapter.RegisterAdmin(p, app.NewRebuilder(store, cfg.Bus))
+	grpcapi.Register(p, app.NewService(store, cfg.Clock))
+	grpcapi.RegisterAdmin(p, app.NewRebuilder(store, cfg.Bus))
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {

@@ -22,7 +22,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/pkg/sealbox"
-	grpcadapter "github.com/berthhq/berth/services/billing/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/billing/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/billing/internal/adapters/identity"
 	"github.com/berthhq/berth/services/billing/internal/adapters/memory"
 	"github.com/berthhq/berth/services/billing/internal/adapters/postgres"
@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p, svc)
+	grpcapi.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {

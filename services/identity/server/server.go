@@ -20,7 +20,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/pkg/sealbox"
-	grpcadapter "github.com/berthhq/berth/services/identity/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/identity/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/adapters/postgres"
 	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
@@ -185,7 +185,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p, svc)
+	grpcapi.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, log.With("component", "identity-relay"))
 	return p, nil
 }

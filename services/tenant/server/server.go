@@ -19,7 +19,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/billing"
-	grpcadapter "github.com/berthhq/berth/services/tenant/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/tenant/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/identity"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/memory"
 	"github.com/berthhq/berth/services/tenant/internal/adapters/postgres"
@@ -64,24 +64,24 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		cfg.Log = slog.Default()
 	}
 	var (
-		repo   app.Repository
+		store  app.Store
 		outbox events.OutboxSource
 		inbox  events.Inbox // kept with the store, so a consumed event commits with its effect
 		pool   *pgxpool.Pool
 	)
 	if cfg.DatabaseURL == "" {
 		mem := &events.MemoryOutbox{}
-		repo, outbox, inbox = memory.New(mem), mem, events.NewMemoryInbox()
+		store, outbox, inbox = memory.New(mem), mem, events.NewMemoryInbox()
 	} else {
 		var err error
 		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("tenant: database: %w", err)
 		}
-		repo, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
+		store, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	}
 
 	creds := authn.NewRemote(cfg.Identity)
-	svc := app.New(repo, identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)), app.Options{
+	svc := app.New(store, identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)), app.Options{
 		Clock: cfg.Clock,
 		NewID: uuid.NewString,
 	})
@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p, svc)
+	grpcapi.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	p.Consumers = append(p.Consumers,

@@ -21,7 +21,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/services/webhook/internal/adapters/billing"
-	grpcadapter "github.com/berthhq/berth/services/webhook/internal/adapters/grpc"
+	"github.com/berthhq/berth/services/webhook/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/webhook/internal/adapters/memory"
 	"github.com/berthhq/berth/services/webhook/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/webhook/internal/app"
@@ -98,6 +98,6 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcadapter.Register(p, svc)
+	grpcapi.Register(p, svc)
 	return p, nil
 }

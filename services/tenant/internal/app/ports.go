@@ -10,9 +10,9 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-// Repository stores tenants. Every write commits the tenant and its events atomically: either
+// Store keeps tenants. Every write commits the tenant and its events atomically: either
 // both are stored (and the events later relayed) or neither is.
-type Repository interface {
+type Store interface {
 	// CreateTenant stores a new tenant; domain.ErrExists when its id is taken.
 	CreateTenant(ctx context.Context, t domain.Tenant, evs ...events.Event) error
 	// GetTenant returns the tenant of that app; domain.ErrNotFound when it is absent or another

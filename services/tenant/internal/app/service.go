@@ -22,7 +22,7 @@ const Source = "tenant"
 
 // Service runs the use cases.
 type Service struct {
-	repo  Repository
+	store Store
 	users UserDirectory
 	clock func() time.Time
 	newID func() string
@@ -35,11 +35,11 @@ type Options struct {
 }
 
 // New returns a Service over its ports.
-func New(repo Repository, users UserDirectory, o Options) *Service {
+func New(store Store, users UserDirectory, o Options) *Service {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	return &Service{repo: repo, users: users, clock: o.Clock, newID: o.NewID}
+	return &Service{store: store, users: users, clock: o.Clock, newID: o.NewID}
 }
 
 // TenantView is a tenant as route 5 shows it: with the users identity lists for it.
@@ -58,7 +58,7 @@ func (s *Service) GetTenant(ctx context.Context, appID, tenantID string) (Tenant
 	if err != nil {
 		return TenantView{}, err
 	}
-	t, err := s.repo.GetTenant(ctx, appID, id)
+	t, err := s.store.GetTenant(ctx, appID, id)
 	if err != nil {
 		return TenantView{}, err
 	}
@@ -79,7 +79,7 @@ func (s *Service) GetTenantRef(ctx context.Context, appID, tenantID string) (dom
 	if appID, err = canonicalApp(appID); err != nil {
 		return domain.Tenant{}, err
 	}
-	t, err := s.repo.GetTenant(ctx, appID, id)
+	t, err := s.store.GetTenant(ctx, appID, id)
 	if err != nil {
 		return domain.Tenant{}, err
 	}
@@ -174,7 +174,7 @@ func (s *Service) ApplyBillingState(ctx context.Context, appID, tenantID string,
 // with a tenant.tenant.updated event naming them. A change that changes nothing stores nothing
 // and publishes no event.
 func (s *Service) update(ctx context.Context, appID, tenantID string, change func(*domain.Tenant) []string) error {
-	return s.repo.UpdateTenant(ctx, appID, tenantID, func(t *domain.Tenant) ([]events.Event, error) {
+	return s.store.UpdateTenant(ctx, appID, tenantID, func(t *domain.Tenant) ([]events.Event, error) {
 		changed := change(t)
 		if len(changed) == 0 {
 			return nil, nil
@@ -199,7 +199,7 @@ func (s *Service) CreateTenant(ctx context.Context, n domain.NewTenant) (domain.
 	if err != nil {
 		return domain.Tenant{}, err
 	}
-	if err := s.repo.CreateTenant(ctx, t, ev); err != nil {
+	if err := s.store.CreateTenant(ctx, t, ev); err != nil {
 		return domain.Tenant{}, err
 	}
 	return t, nil

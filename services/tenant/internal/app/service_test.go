@@ -35,7 +35,7 @@ func (d *directory) TenantUsers(_ context.Context, _, tenantID string) ([]*ident
 
 type fixture struct {
 	svc    *app.Service
-	repo   app.Repository
+	store  app.Store
 	outbox *events.MemoryOutbox
 	now    time.Time
 }
@@ -43,8 +43,8 @@ type fixture struct {
 func newFixture(t *testing.T, dir app.UserDirectory) *fixture {
 	t.Helper()
 	f := &fixture{outbox: &events.MemoryOutbox{}, now: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
-	f.repo = memory.New(f.outbox)
-	f.svc = app.New(f.repo, dir, app.Options{
+	f.store = memory.New(f.outbox)
+	f.svc = app.New(f.store, dir, app.Options{
 		Clock: func() time.Time { return f.now },
 		NewID: uuid.NewString,
 	})
@@ -329,7 +329,7 @@ func TestUserDeleted(t *testing.T) {
 			f := newFixture(t, &directory{})
 			created := f.create(t, appID)
 			if tc.setup != nil {
-				err := f.repo.UpdateTenant(ctx, appID, created.ID, func(tn *domain.Tenant) ([]events.Event, error) {
+				err := f.store.UpdateTenant(ctx, appID, created.ID, func(tn *domain.Tenant) ([]events.Event, error) {
 					tc.setup(tn)
 					return nil, nil
 				})
@@ -337,7 +337,7 @@ func TestUserDeleted(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, err := f.repo.GetTenant(ctx, appID, created.ID)
+			before, err := f.store.GetTenant(ctx, appID, created.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -358,7 +358,7 @@ func TestUserDeleted(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			after, err := f.repo.GetTenant(ctx, appID, created.ID)
+			after, err := f.store.GetTenant(ctx, appID, created.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

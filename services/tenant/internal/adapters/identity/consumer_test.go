@@ -30,9 +30,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // store is one of the tenant service's stores with the outbox its writes feed and the inbox that
 // belongs with it.
 type store struct {
-	repo   app.Repository
-	outbox events.OutboxSource
-	inbox  events.Inbox
+	tenants app.Store
+	outbox  events.OutboxSource
+	inbox   events.Inbox
 }
 
 var stores = []struct {
@@ -41,16 +41,16 @@ var stores = []struct {
 }{
 	{"memory", func(*testing.T) store {
 		outbox := &events.MemoryOutbox{}
-		return store{repo: memory.New(outbox), outbox: outbox, inbox: events.NewMemoryInbox()}
+		return store{tenants: memory.New(outbox), outbox: outbox, inbox: events.NewMemoryInbox()}
 	}},
 	{"postgres", func(t *testing.T) store {
 		pool := pgtest.New(t, "tenant-consumer", postgres.Migrate)
-		return store{repo: postgres.New(pool), outbox: events.NewPGOutbox(pool), inbox: events.NewPGInbox(pool)}
+		return store{tenants: postgres.New(pool), outbox: events.NewPGOutbox(pool), inbox: events.NewPGInbox(pool)}
 	}},
 }
 
 // seed stores a tenant of appID; subscribed gives it a pspx subscription, as billing would have.
-func seed(t *testing.T, repo app.Repository, appID string, subscribed bool) domain.Tenant {
+func seed(t *testing.T, tenants app.Store, appID string, subscribed bool) domain.Tenant {
 	t.Helper()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tn, err := domain.Create(domain.NewTenant{ID: uuid.NewString(), AppID: appID, Name: "Acme"}, now, uuid.NewString)
@@ -60,7 +60,7 @@ func seed(t *testing.T, repo app.Repository, appID string, subscribed bool) doma
 	if subscribed {
 		tn.Billing.PspxSubscriptionID = "sub_1"
 	}
-	if err := repo.CreateTenant(context.Background(), tn); err != nil {
+	if err := tenants.CreateTenant(context.Background(), tn); err != nil {
 		t.Fatal(err)
 	}
 	return tn
@@ -97,9 +97,9 @@ func redeliver(t *testing.T, bus events.Bus, ev events.Event) {
 	}
 }
 
-func get(t *testing.T, repo app.Repository, tn domain.Tenant) domain.Tenant {
+func get(t *testing.T, tenants app.Store, tn domain.Tenant) domain.Tenant {
 	t.Helper()
-	got, err := repo.GetTenant(context.Background(), tn.AppID, tn.ID)
+	got, err := tenants.GetTenant(context.Background(), tn.AppID, tn.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			defer cancel()
 			s := st.open(t)
 			bus, _ := natstest.New(t)
-			svc := app.New(s.repo, nil, app.Options{NewID: uuid.NewString})
+			svc := app.New(s.tenants, nil, app.Options{NewID: uuid.NewString})
 			consumer, err := identity.ConsumeUserEvents(ctx, bus, s.inbox, svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				t.Fatal(err)
@@ -146,9 +146,9 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			defer consumer.Stop()
 
 			appID := uuid.NewString()
-			subscribed := seed(t, s.repo, appID, true)
-			shared := seed(t, s.repo, appID, true)
-			marker := seed(t, s.repo, appID, false)
+			subscribed := seed(t, s.tenants, appID, true)
+			shared := seed(t, s.tenants, appID, true)
+			marker := seed(t, s.tenants, appID, false)
 			last := userDeleted(t, appID, subscribed.ID, 0)
 
 			publish(t, bus, last)
@@ -163,7 +163,7 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			publish(t, bus, userDeleted(t, appID, marker.ID, 0))
 			const published = 9
 
-			testkit.Eventually(t, "the marker's tenant is retired", func() bool { return get(t, s.repo, marker).Deleted })
+			testkit.Eventually(t, "the marker's tenant is retired", func() bool { return get(t, s.tenants, marker).Deleted })
 			cons, err := bus.JS.Consumer(ctx, bus.Stream("identity"), identity.Durable)
 			if err != nil {
 				t.Fatal(err)
@@ -173,10 +173,10 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 				return err == nil && info.AckFloor.Stream == published && info.NumAckPending == 0 && info.NumRedelivered == 0
 			})
 
-			if got := get(t, s.repo, subscribed); !got.Deleted || !got.Billing.PspxSubscriptionCancelAtPeriodEnd {
+			if got := get(t, s.tenants, subscribed); !got.Deleted || !got.Billing.PspxSubscriptionCancelAtPeriodEnd {
 				t.Fatalf("the last user's tenant = %+v, want deleted and cancelling at period end", got)
 			}
-			if got := get(t, s.repo, shared); got.Deleted || got.Billing.PspxSubscriptionCancelAtPeriodEnd {
+			if got := get(t, s.tenants, shared); got.Deleted || got.Billing.PspxSubscriptionCancelAtPeriodEnd {
 				t.Fatalf("a tenant with users left = %+v, want it untouched", got)
 			}
 			byTenant := updates(t, s.outbox)

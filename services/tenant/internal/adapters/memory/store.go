@@ -8,7 +8,7 @@ import (
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 )
 
-// Store implements app.Repository.
+// Store implements app.Store.
 type Store struct {
 	mu      sync.Mutex
 	tenants map[string]domain.Tenant // by tenant id

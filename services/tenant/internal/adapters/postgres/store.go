@@ -38,7 +38,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// Store implements app.Repository.
+// Store implements app.Store.
 type Store struct {
 	pool *pgxpool.Pool
 }

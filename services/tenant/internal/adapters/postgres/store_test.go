@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func TestStoreConformsToThePorts(t *testing.T) {
-	porttest.Run(t, func(t *testing.T) (app.Repository, events.OutboxSource) {
+	porttest.Run(t, func(t *testing.T) (app.Store, events.OutboxSource) {
 		pool := pgtest.New(t, "tenant", postgres.Migrate)
 		return postgres.New(pool), events.NewPGOutbox(pool)
 	})

@@ -1,0 +1,32 @@
+package grpcapi
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/services/analytics/internal/app"
+
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
+)
+
+// Admin implements analyticsv1.AnalyticsAdminServiceServer; the access policy admits only the
+// admin token to it (the route option of each method).
+type Admin struct {
+	analyticsv1.UnimplementedAnalyticsAdminServiceServer
+	rebuilder *app.Rebuilder
+}
+
+// RegisterAdmin serves AnalyticsAdminService of r on s.
+func RegisterAdmin(s grpc.ServiceRegistrar, r *app.Rebuilder) {
+	analyticsv1.RegisterAnalyticsAdminServiceServer(s, &Admin{rebuilder: r})
+}
+
+// RebuildReadModels empties the read models and replays the events into them.
+func (a *Admin) RebuildReadModels(ctx context.Context, _ *analyticsv1.RebuildReadModelsRequest) (*analyticsv1.RebuildReadModelsResult, error) {
+	stats, err := a.rebuilder.Rebuild(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &analyticsv1.RebuildReadModelsResult{Applied: int32(stats.Applied), Malformed: int32(stats.Malformed)}, nil
+}

@@ -1,0 +1,91 @@
+package grpcapi
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/services/analytics/internal/app"
+	"github.com/berthhq/berth/services/analytics/internal/convert"
+
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
+)
+
+// chunkItems is how many items one stream message carries: large enough that per-message costs
+// (framing, the edge's flush) vanish, small enough that a message stays far below gRPC's 4 MiB
+// limit with the largest items (tenants with their users).
+const chunkItems = 128
+
+// ListSubscriptions is route 6.
+func (s *Server) ListSubscriptions(req *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
+	return streamList(stream, req, "analyticsSubscription", s.svc.ListSubscriptions, convert.Subscription,
+		func(c *analyticsv1.SubscriptionChunk, h *analyticsv1.ListHead, items []*analyticsv1.Subscription) {
+			c.Head, c.Items = h, items
+		})
+}
+
+// ListOneTimePayments is route 7.
+func (s *Server) ListOneTimePayments(req *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.OneTimePaymentChunk]) error {
+	return streamList(stream, req, "analyticsOneTimePayment", s.svc.ListOneTimePayments, convert.OneTimePayment,
+		func(c *analyticsv1.OneTimePaymentChunk, h *analyticsv1.ListHead, items []*analyticsv1.OneTimePayment) {
+			c.Head, c.Items = h, items
+		})
+}
+
+// ListTenants is route 9.
+func (s *Server) ListTenants(req *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.TenantChunk]) error {
+	return streamList(stream, req, "analyticsTenant", s.svc.ListTenants, convert.TenantItem,
+		func(c *analyticsv1.TenantChunk, h *analyticsv1.ListHead, items []*analyticsv1.TenantItem) {
+			c.Head, c.Items = h, items
+		})
+}
+
+// list is a use case answering a streamed list: the caller's app, the range, and the visitor.
+type list[R any] func(ctx context.Context, appID, from, to string, v app.Visitor[R]) error
+
+// streamList answers a list for the caller's app as chunks of type C: the head (kind and count) in
+// the first, then chunkItems items per message, converted one by one, so neither the records nor
+// the items of the whole list are ever held. fill sets a chunk's head and items.
+func streamList[R, I, C any](stream grpc.ServerStreamingServer[C], req *analyticsv1.ListRangeRequest, kind string,
+	uc list[R], item func(R) I, fill func(c *C, h *analyticsv1.ListHead, items []I)) error {
+	appID, err := authn.CallerApp(stream.Context())
+	if err != nil {
+		return err
+	}
+	var (
+		head    *analyticsv1.ListHead
+		items   = make([]I, 0, chunkItems)
+		pending bool // the head has not been sent yet
+	)
+	send := func() error {
+		var c C
+		fill(&c, head, items)
+		head, pending = nil, false
+		if err := stream.Send(&c); err != nil {
+			return err
+		}
+		items = items[:0] // Send has marshalled the message: the slice may be reused
+		return nil
+	}
+	err = uc(stream.Context(), appID, req.GetFrom(), req.GetTo(), app.Visitor[R]{
+		Count: func(n int) error {
+			head, pending = &analyticsv1.ListHead{Kind: kind, ItemsLength: int32(n)}, true
+			return nil
+		},
+		Each: func(rec R) error {
+			items = append(items, item(rec))
+			if len(items) == chunkItems {
+				return send()
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if pending || len(items) > 0 {
+		return send()
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package grpcapi
+
+import (
+	"context"
+	"time"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/convert"
+)
+
+// AdminServer implements the operators' provisioning API.
+type AdminServer struct {
+	identityv1.UnimplementedIdentityAdminServiceServer
+	svc *app.Service
+}
+
+// CreateProject provisions a project.
+func (s *AdminServer) CreateProject(ctx context.Context, req *identityv1.CreateProjectRequest) (*identityv1.Project, error) {
+	p, err := s.svc.CreateProject(ctx, req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return convert.Project(p), nil
+}
+
+// CreateApp provisions an app with a new key pair.
+func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRequest) (*identityv1.App, error) {
+	a, err := s.svc.CreateApp(ctx, app.NewApp{
+		ProjectID: req.GetProjectId(), Name: req.GetName(), RedirectURIs: req.GetRedirectUris(),
+		AccessTokenTTL:  time.Duration(req.GetAccessTokenTtlSeconds()) * time.Second,
+		RefreshTokenTTL: time.Duration(req.GetRefreshTokenTtlSeconds()) * time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// SetAppEnabled enables or disables an app.
+func (s *AdminServer) SetAppEnabled(ctx context.Context, req *identityv1.SetAppEnabledRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppEnabled(ctx, req.GetAppId(), req.GetEnabled())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// RotateAppKey replaces an app's key pair.
+func (s *AdminServer) RotateAppKey(ctx context.Context, req *identityv1.RotateAppKeyRequest) (*identityv1.App, error) {
+	a, err := s.svc.RotateAppKey(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// CreateApiKey mints an API key; the response is the only place the full key ever appears.
+func (s *AdminServer) CreateApiKey(ctx context.Context, req *identityv1.CreateApiKeyRequest) (*identityv1.CreatedApiKey, error) {
+	k, full, err := s.svc.CreateAPIKey(ctx, req.GetAppId(), req.GetType(), req.GetName(), req.GetDescription())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.CreatedApiKey{Key: convert.APIKey(k), Secret: full, AppId: k.AppID}, nil
+}
+
+// CreateUser provisions a user.
+func (s *AdminServer) CreateUser(ctx context.Context, req *identityv1.CreateUserRequest) (*identityv1.User, error) {
+	u, err := s.svc.CreateUser(ctx, app.NewUser{
+		AppID: req.GetAppId(), TenantID: req.GetTenantId(), Email: req.GetEmail(), Name: req.GetName(),
+		GivenName: req.GetGivenName(), FamilyName: req.GetFamilyName(), Language: req.GetLanguage(),
+		EmailVerified: req.GetEmailVerified(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return convert.User(u), nil
+}
+
+// CreateUserRole provisions a role.
+func (s *AdminServer) CreateUserRole(ctx context.Context, req *identityv1.CreateUserRoleRequest) (*identityv1.UserRole, error) {
+	r, err := s.svc.CreateUserRole(ctx, req.GetAppId(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return convert.UserRole(r), nil
+}
+
+// AddProjectMember makes someone an operator of a project.
+func (s *AdminServer) AddProjectMember(ctx context.Context, req *identityv1.AddProjectMemberRequest) (*identityv1.ProjectMember, error) {
+	m, err := s.svc.AddProjectMember(ctx, req.GetProjectId(), req.GetEmail(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return convert.ProjectMember(m), nil
+}
+
+// IssueOperatorToken issues route 2's Bearer token to a project member.
+func (s *AdminServer) IssueOperatorToken(ctx context.Context, req *identityv1.IssueOperatorTokenRequest) (*identityv1.OperatorToken, error) {
+	raw, exp, err := s.svc.IssueOperatorToken(ctx, req.GetMemberId(), time.Duration(req.GetTtlSeconds())*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.OperatorToken{Token: raw, ExpiresAt: convert.Timestamp(exp)}, nil
+}
+
+// AddAppOrigin allows one more browser origin for an app.
+func (s *AdminServer) AddAppOrigin(ctx context.Context, req *identityv1.AppOriginRequest) (*identityv1.AppOrigins, error) {
+	a, err := s.svc.AddAppOrigin(ctx, req.GetAppId(), req.GetOrigin())
+	if err != nil {
+		return nil, err
+	}
+	return convert.AppOrigins(a), nil
+}
+
+// RemoveAppOrigin takes back an origin an operator added.
+func (s *AdminServer) RemoveAppOrigin(ctx context.Context, req *identityv1.AppOriginRequest) (*identityv1.AppOrigins, error) {
+	a, err := s.svc.RemoveAppOrigin(ctx, req.GetAppId(), req.GetOrigin())
+	if err != nil {
+		return nil, err
+	}
+	return convert.AppOrigins(a), nil
+}
+
+// ListAppOrigins lists an app's allowed browser origins.
+func (s *AdminServer) ListAppOrigins(ctx context.Context, req *identityv1.ListAppOriginsRequest) (*identityv1.AppOrigins, error) {
+	a, err := s.svc.GetApp(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return convert.AppOrigins(a), nil
+}

@@ -1,0 +1,104 @@
+package grpcapi
+
+import (
+	"context"
+	"strconv"
+
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/app"
+)
+
+// kindTokens is the kind of route 1's collection.
+const kindTokens = "tokens"
+
+// TokenServer implements the public token exchange, discovery and JWKS.
+type TokenServer struct {
+	identityv1.UnimplementedTokenServiceServer
+	svc *app.Service
+}
+
+// ExchangeToken is route 1.
+func (s *TokenServer) ExchangeToken(ctx context.Context, req *identityv1.ExchangeTokenRequest) (*identityv1.TokenList, error) {
+	t, err := s.svc.ExchangeToken(ctx, app.TokenRequest{
+		ClientID: req.GetClientId(), GrantType: req.GetGrantType(), RedirectURI: req.GetRedirectUri(),
+		Code: req.GetCode(), Nonce: req.GetNonce(), Scope: req.GetScope(), RefreshToken: req.GetRefreshToken(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	item := &identityv1.Token{
+		AccessToken: t.AccessToken, IdToken: t.IDToken, RefreshToken: t.RefreshToken, TokenType: "Bearer",
+		// expiresIn is the access token's expiry as Unix milliseconds, as text (what the SDKs read).
+		ExpiresIn:   strconv.FormatInt(t.ExpiresAt.UnixMilli(), 10),
+		RedirectUri: t.RedirectURI,
+	}
+	return &identityv1.TokenList{Kind: kindTokens, TotalItems: 1, ItemsLength: 1, Items: []*identityv1.Token{item}}, nil
+}
+
+// GetOpenIDConfiguration serves an app's discovery document.
+func (s *TokenServer) GetOpenIDConfiguration(ctx context.Context, req *identityv1.GetOpenIDConfigurationRequest) (*identityv1.OpenIDConfiguration, error) {
+	d, err := s.svc.OpenIDConfiguration(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.OpenIDConfiguration{
+		Issuer: d.Issuer, AuthorizationEndpoint: d.AuthorizationEndpoint, TokenEndpoint: d.TokenEndpoint,
+		JwksUri: d.JWKSURI, ResponseTypesSupported: d.ResponseTypes, SubjectTypesSupported: d.SubjectTypes,
+		IdTokenSigningAlgValuesSupported: d.SigningAlgs, GrantTypesSupported: d.GrantTypes,
+		ScopesSupported: d.Scopes, ClaimsSupported: d.Claims,
+	}, nil
+}
+
+// GetJWKS serves an app's current signing key.
+func (s *TokenServer) GetJWKS(ctx context.Context, req *identityv1.GetJWKSRequest) (*identityv1.JWKS, error) {
+	k, err := s.svc.JWKS(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.JWKS{Keys: []*identityv1.JWK{{Kty: k.Kty, Use: k.Use, Alg: k.Alg, Kid: k.Kid, N: k.N, E: k.E}}}, nil
+}
+
+// LoginServer backs the edge's hosted login page.
+type LoginServer struct {
+	identityv1.UnimplementedLoginServiceServer
+	svc *app.Service
+}
+
+// DescribeLogin checks an authorization request before the page shows its form.
+func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.LoginContext, error) {
+	a, err := s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name}, nil
+}
+
+// SignUp creates the user and its tenant, then signs in.
+func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest) (*identityv1.LoginRedirect, error) {
+	url, err := s.svc.SignUp(ctx, app.SignUpInput{
+		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(),
+		Name: req.GetName(), ClientIP: req.GetClientIp(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginRedirect{Url: url}, nil
+}
+
+// SignIn checks the password and issues an authorization code.
+func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest) (*identityv1.LoginRedirect, error) {
+	url, err := s.svc.SignIn(ctx, app.SignInInput{
+		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: req.GetClientIp(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginRedirect{Url: url}, nil
+}
+
+func loginParams(p *identityv1.LoginParams) app.LoginParams {
+	return app.LoginParams{
+		ClientID: p.GetClientId(), RedirectURI: p.GetRedirectUri(), State: p.GetState(), Nonce: p.GetNonce(), Scope: p.GetScope(),
+		Referral: p.GetReferral(),
+	}
+}
