@@ -10,13 +10,13 @@ GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 run:
 	go run ./cmd/berth
 
-## test: every module's tests with the race detector (Postgres suites included; see README "Tests").
+## test: every module's tests with the race detector (Postgres suites included; see CONTRIBUTING.md).
 test:
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test $(GO_TEST_FLAGS) ./...); done
 
 ## test-cluster: the production binaries as separate processes, several replicas per service, on
 ## loopback against PostgreSQL and NATS; one replica of each service is killed mid-load and restarted
-## (README "Operations").
+## (docs/operations.md).
 test-cluster:
 	cd tests && BERTH_TEST_CLUSTER=1 go test -count=1 -timeout 15m -v -run '^TestAClusterOfReplicas' ./cluster/
 
@@ -53,6 +53,6 @@ bench:
 	@set -eo pipefail; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./... | { grep -v 'no test files' || true; }); done | tee /dev/stderr | go run ./tools/benchratio
 
 ## bench-stack: the whole stack's read path on PostgreSQL against a net/http + pgx baseline, both as
-## separate processes, over loopback (README "Performance"); flags go in BENCH_STACK_FLAGS.
+## separate processes, over loopback (docs/performance.md); flags go in BENCH_STACK_FLAGS.
 bench-stack:
 	go run ./tools/benchstack $(BENCH_STACK_FLAGS)

@@ -17,8 +17,9 @@ import (
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 )
 
-// CORS answers, fixed by decisions.md: the methods the routes use and the only two headers a
-// page may send. API-key headers are never allowed, so a browser can never send an API key.
+// CORS answers, fixed by the published interface's decisions (docs/api.md): the methods the
+// routes use and the only two headers a page may send. API-key headers are never allowed, so a
+// browser can never send an API key.
 const (
 	corsAllowMethods = "GET, POST, PUT, DELETE"
 	corsAllowHeaders = "Content-Type, Authorization"

@@ -13,5 +13,5 @@
 // which headers cross the edge; input.go holds the text rule at the edge (query and header checks,
 // the checked backend connections) and decode.go the body decoder whose errors name the field;
 // middleware.go holds request id, body limit, media type, panic
-// recovery and access log. The behaviour notes for operators are in the gateway module's doc.go.
+// recovery and access log. What the edge answers, route by route, is documented in docs/api.md.
 package edge

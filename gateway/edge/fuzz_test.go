@@ -65,7 +65,7 @@ func FuzzEdgeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, target, apiKey, auth, contentType string, body []byte) {
 		req := parseLikeNetHTTP(method, target, apiKey, auth, contentType, body)
 		if req == nil {
-			return // net/http answers this itself (see README, "Bad bytes")
+			return // net/http answers this itself (see docs/api.md, "Bad bytes")
 		}
 		rec := httptest.NewRecorder()
 		done := make(chan struct{})

@@ -25,14 +25,14 @@ import (
 	_ "github.com/berthhq/berth/proto/webhook/v1"
 )
 
-// implementedRoutes are the route numbers of interface.md (all of them); extraRoutes are the
-// (method, path) pairs decisions.md adds beyond the spec's table.
+// implementedRoutes are the route numbers of the published interface (all of them); extraRoutes
+// are the (method, path) pairs its decisions add beyond its table (docs/api.md lists them all).
 var (
 	implementedRoutes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}
 	extraRoutes       = []string{
-		"POST /v1/users/:userId",                            // route 18's POST alias (decisions.md, Routes)
-		"GET /v1/analytics/sign-ins",                        // route 8 where the published client calls it (decisions.md)
-		"GET /v1/users/me",                                  // documented extra routes (decisions.md, Routes)
+		"POST /v1/users/:userId",                            // route 18's POST alias (the interface's decisions)
+		"GET /v1/analytics/sign-ins",                        // route 8 where the published client calls it
+		"GET /v1/users/me",                                  // documented extra routes (the interface's decisions)
 		"GET /v1/tenants/me",                                //
 		"DELETE /v1/users/:userId",                          //
 		"GET /apps/:appId/.well-known/openid-configuration", // OpenID discovery per app (issue: tokens)

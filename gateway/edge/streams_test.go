@@ -158,7 +158,7 @@ var listRoutes = []listRoute{
 
 var readKey = map[string]string{"X-API-KEY": "k", "X-API-KEY-TYPE": "read", "X-CLIENT-ID": "app"}
 
-// Field lists transcribed from interface.md ("Tenant", "Address", "User", "Analytics items") in
+// Field lists transcribed from the published interface ("Tenant", "Address", "User", "Analytics items") in
 // its order, each with its documented JSON type ("documented types that look odd" included). A
 // type naming another shape is that object; "?" allows null, "[]" is an array of it.
 const (

@@ -61,14 +61,14 @@ func TestCatalogImportsEveryPackageDeclaringEvents(t *testing.T) {
 	}
 }
 
-// TestREADMEEventsTableMatchesTheCatalog keeps the README's Events table true: every declared type
-// with its payload message, and nothing else.
-func TestREADMEEventsTableMatchesTheCatalog(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestTheEventsPageTableMatchesTheCatalog keeps the catalog table of docs/events.md true: every
+// declared type with its payload message, and nothing else.
+func TestTheEventsPageTableMatchesTheCatalog(t *testing.T) {
+	page, err := os.ReadFile(eventsPage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := eventsTable(t, string(readme))
+	table := eventsTable(t, string(page))
 	want := map[string]string{}
 	for _, typ := range events.Types() {
 		want[events.Bus{}.Subject(typ)] = string(events.Payload(typ).FullName())
@@ -78,25 +78,28 @@ func TestREADMEEventsTableMatchesTheCatalog(t *testing.T) {
 	}
 	for _, subject := range slices.Sorted(maps.Keys(want)) {
 		if got, ok := table[subject]; !ok {
-			t.Errorf("README lacks the row `%s` | `%s`", subject, want[subject])
+			t.Errorf("%s lacks the row `%s` | `%s`", eventsPage, subject, want[subject])
 		} else if got != want[subject] {
-			t.Errorf("README gives `%s` the payload `%s`, the declaration `%s`", subject, got, want[subject])
+			t.Errorf("%s gives `%s` the payload `%s`, the declaration `%s`", eventsPage, subject, got, want[subject])
 		}
 	}
 	for _, subject := range slices.Sorted(maps.Keys(table)) {
 		if _, ok := want[subject]; !ok {
-			t.Errorf("README lists `%s`, which no payload message declares", subject)
+			t.Errorf("%s lists `%s`, which no payload message declares", eventsPage, subject)
 		}
 	}
 }
 
-// eventsTable returns the subject → payload rows of the table in README's "## Events" section, one
-// subject per row, cells in backquotes.
-func eventsTable(t *testing.T, readme string) map[string]string {
+// eventsPage is the documentation page that holds the event catalog.
+const eventsPage = "../../docs/events.md"
+
+// eventsTable returns the subject → payload rows of the table in the page's "## Catalog" section,
+// one subject per row, cells in backquotes.
+func eventsTable(t *testing.T, page string) map[string]string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Events\n")
+	_, section, ok := strings.Cut(page, "\n## Catalog\n")
 	if !ok {
-		t.Fatal(`README has no "## Events" section`)
+		t.Fatalf(`%s has no "## Catalog" section`, eventsPage)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	rows := map[string]string{}
@@ -119,7 +122,7 @@ func eventsTable(t *testing.T, readme string) map[string]string {
 		rows[subject] = payload
 	}
 	if len(rows) == 0 {
-		t.Fatal("README's Events section has no table rows")
+		t.Fatalf("the Catalog section of %s has no table rows", eventsPage)
 	}
 	return rows
 }

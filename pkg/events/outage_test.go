@@ -20,8 +20,8 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-// natsOutage is how long the server is down; BERTH_FAULT_NATS_OUTAGE sets it (the README's
-// figures use 30s), the default keeps make test short.
+// natsOutage is how long the server is down; BERTH_FAULT_NATS_OUTAGE sets it (the fault table's
+// figures in docs/operations.md use 30s), the default keeps make test short.
 func natsOutage(t *testing.T) time.Duration {
 	if v := os.Getenv("BERTH_FAULT_NATS_OUTAGE"); v != "" {
 		d, err := time.ParseDuration(v)

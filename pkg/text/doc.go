@@ -1,8 +1,7 @@
-// Package text holds Berth's one rule for text input (shared/spec/decisions.md, "Abuse and bad
-// bytes"): every string a caller sends must be valid UTF-8 without NUL or any other control
-// character. Only fields whose value is meant to span lines (declared with the proto field option
-// (berth.edge.v1.multi_line), or chosen by a domain for the same field) may also hold tab, line
-// feed and carriage return.
+// Package text holds Berth's one rule for text input (docs/api.md, "Bad bytes"): every string a
+// caller sends must be valid UTF-8 without NUL or any other control character. Only fields whose
+// value is meant to span lines (declared with the proto field option (berth.edge.v1.multi_line),
+// or chosen by a domain for the same field) may also hold tab, line feed and carriage return.
 //
 // Why at all: invalid UTF-8 cannot be put into a proto string (marshalling fails), NUL cannot be
 // stored by PostgreSQL, and other control characters forge lines in logs, mails and CSV exports or

@@ -213,7 +213,7 @@ func exchangeCode(t *testing.T, env stacktest.Env, code, redirectURI, state, non
 	if tok.RedirectURI != redirectURI {
 		t.Errorf("redirectUri = %q, want %q", tok.RedirectURI, redirectURI)
 	}
-	// expiresIn is the access token's expiry as Unix milliseconds, as text (decisions.md).
+	// expiresIn is the access token's expiry as Unix milliseconds, as text (docs/behaviour.md, "Token route").
 	if ms, err := strconv.ParseInt(tok.ExpiresIn, 10, 64); err != nil || ms <= time.Now().UnixMilli() {
 		t.Errorf("expiresIn = %q, want a future Unix time in milliseconds", tok.ExpiresIn)
 	}

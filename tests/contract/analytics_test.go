@@ -19,7 +19,7 @@ import (
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 )
 
-// Item shapes transcribed from interface.md ("Analytics items").
+// Item shapes transcribed from the published interface ("Analytics items").
 var (
 	analyticsTenantFields = func() map[string]string {
 		m := map[string]string{}

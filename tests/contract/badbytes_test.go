@@ -20,7 +20,7 @@ import (
 // parserText are fragments of parser, driver and runtime errors that must never reach a caller.
 var parserText = []string{"proto:", "unexpected EOF", "http: ", "invalid character", "json:", "grpc:", "rpc error", "SQLSTATE", "invalid byte sequence", "invalid URL escape"}
 
-// Bad bytes (decisions.md, "Abuse and bad bytes") on both stores: each is a 400 in its family
+// Bad bytes (docs/api.md, "Bad bytes") on both stores: each is a 400 in its family
 // naming the field, never a 500 (Postgres refuses NUL; gRPC cannot marshal invalid UTF-8), and no
 // answer carries parser text.
 func TestBadBytesAreA400InTheFamilyNamingTheField(t *testing.T) {
@@ -119,7 +119,7 @@ func (e *env) nulSignIn(t *testing.T) {
 
 // malformedEscape documents what Go's net/http does with /v1/users/%zz: it refuses the request
 // line itself, before any handler, with a plain-text 400 and closes the connection. The edge
-// cannot answer it in the family's envelope (README, "Bad bytes"); this test holds the part that
+// cannot answer it in the family's envelope (docs/api.md, "Bad bytes"); this test holds the part that
 // matters: a 400, never a 500 or a hang.
 func (e *env) malformedEscape(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.stack.BaseURL, "http://"))

@@ -20,7 +20,7 @@ const (
 	orNull = "|null"
 )
 
-// Field sets transcribed from interface.md ("Resources and fields").
+// Field sets transcribed from the published interface ("Resources and fields").
 var (
 	userFields = map[string]string{
 		"kind": str, "id": str, "appId": str, "language": str, "salutation": str, "salutationOther": str,

@@ -7,7 +7,7 @@
 // Package berth.events.v1 lets a payload message declare, next to its fields, the event types it
 // carries. The declaration is the event catalog: proto/gen.sh turns it into typed constants beside
 // the payloads, pkg/events derives the JetStream streams from it and refuses an event whose payload
-// is not the declared message, and the README's Events table is tested against it.
+// is not the declared message, and the catalog table of docs/events.md is tested against it.
 
 package eventsv1
 
