@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-stack
+.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-stack docs
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -35,6 +35,10 @@ lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
 	cd tests && go test -count=1 -run '^(TestTheRepositoryTracksNoBuildOutputs|TestBuildOutputsAreRecognised)$$' ./architecture/
+
+## docs: regenerate docs/configuration.md's tables from the settings declarations (a test checks them).
+docs:
+	cd tests && BERTH_WRITE_DOCS=1 go test -count=1 -run '^TestTheConfigurationReferenceIsGeneratedFromTheDeclarations$$' ./manifests/
 
 ## proto: regenerate the committed Go code from proto/ (needs protoc; plugins are pinned in proto/go.mod).
 proto:

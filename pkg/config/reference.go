@@ -13,17 +13,21 @@ type Section struct {
 	Settings []Setting
 }
 
-// WriteReference renders the configuration reference (docs/configuration.md) from the
-// declarations: one table per section, in the given order.
-func WriteReference(w io.Writer, intro string, sections []Section) error {
+// WriteReference renders the settings tables of the configuration reference
+// (docs/configuration.md) from the declarations: one table per section, in the given order.
+func WriteReference(w io.Writer, sections []Section) error {
 	var b strings.Builder
-	b.WriteString("# Configuration\n\n")
-	b.WriteString("<!-- Generated from the settings declarations by `make docs`; a test fails when it differs. -->\n\n")
-	b.WriteString(strings.TrimSpace(intro) + "\n")
-	for _, s := range sections {
-		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
+	for i, s := range sections {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "## %s\n\n", s.Title)
 		if s.Intro != "" {
 			b.WriteString(strings.TrimSpace(s.Intro) + "\n\n")
+		}
+		if len(s.Settings) == 0 {
+			b.WriteString("None of its own.\n")
+			continue
 		}
 		b.WriteString("| variable | default | required | secret | accepts | what for |\n")
 		b.WriteString("|---|---|---|---|---|---|\n")

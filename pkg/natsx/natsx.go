@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -99,6 +101,18 @@ func (e *Embedded) Close() {
 	if e.removeDir != "" {
 		_ = os.RemoveAll(e.removeDir)
 	}
+}
+
+// CheckServers is the rule of a NATS URL setting: one server URL, or several separated by commas
+// (the members of a cluster), each absolute.
+func CheckServers(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return errors.New("must be NATS server URLs (nats://host:port), separated by commas")
+		}
+	}
+	return nil
 }
 
 // Connect dials an external NATS server. The first connection attempt is bounded so a wrong URL fails

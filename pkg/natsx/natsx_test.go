@@ -94,3 +94,17 @@ func TestConnectReportsUnreachableServer(t *testing.T) {
 		t.Fatal("Connect to a closed port succeeded")
 	}
 }
+
+func TestServerURLSettingsAcceptOneURLOrACommaSeparatedCluster(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"nats://127.0.0.1:4222":                  true,
+		"nats://a:4222, nats://b:4222,tls://c:1": true,
+		"127.0.0.1:4222":                         false,
+		"nats://a:4222,,nats://b:4222":           false,
+		"nats://":                                false,
+	} {
+		if err := natsx.CheckServers(v); (err == nil) != ok {
+			t.Errorf("CheckServers(%q) = %v, want ok %v", v, err, ok)
+		}
+	}
+}

@@ -41,7 +41,8 @@ const ShutdownGrace = 15 * time.Second
 var Settings = append([]config.Setting{
 	{Name: "BERTH_DATABASE_URL", Kind: config.URL, Required: true, Secret: true,
 		Doc: "the module's own PostgreSQL database (postgres://…); its password stays out of logs"},
-	{Name: "BERTH_NATS_URL", Kind: config.URL, Default: "nats://127.0.0.1:4222", Doc: "the NATS JetStream server"},
+	{Name: "BERTH_NATS_URL", Kind: config.Text, Default: "nats://127.0.0.1:4222", Check: natsx.CheckServers,
+		Doc: "the NATS JetStream server (several URLs, comma-separated, for a cluster)"},
 	events.PrefixSetting,
 	{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset disables them"},
 	{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token Berth's processes present to each other; REST callers never carry it"},

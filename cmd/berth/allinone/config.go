@@ -17,6 +17,7 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
+	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/services/sandbox/mount"
@@ -34,7 +35,7 @@ func Settings() []config.Setting {
 		edge.HTTPAddrSetting,
 		{Name: "BERTH_DATABASE_URL", Kind: config.URL, Secret: true,
 			Doc: "PostgreSQL server: each module gets its own database on it (<db>_identity, <db>_tenant, …, created when missing); unset: memory stores"},
-		{Name: "BERTH_NATS_URL", Kind: config.URL, Doc: "an external NATS JetStream server; unset: an embedded one"},
+		{Name: "BERTH_NATS_URL", Kind: config.Text, Check: natsx.CheckServers, Doc: "an external NATS JetStream server; unset: an embedded one"},
 		events.PrefixSetting,
 		{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset: random per run, printed"},
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token the modules present to each other; unset: random per run"},
