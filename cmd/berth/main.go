@@ -9,20 +9,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/pkg/config"
-	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/host"
 	"github.com/berthhq/berth/pkg/ops"
-	"github.com/berthhq/berth/pkg/tracing"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -30,30 +26,10 @@ import (
 )
 
 func main() {
-	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
-	settings, err := config.Parse(config.OS, allinone.Settings())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "berth: refusing to start, its settings are wrong:\n%v\n", err)
-		os.Exit(2)
-	}
-	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, settings.String(logx.LevelSetting.Name))
-	if err := run(log, settings); err != nil {
-		log.Error("berth stopped", "error", err) // an error flushes the output
-		os.Exit(1)
-	}
-	_ = out.Flush()
+	host.Main("berth", [][]config.Setting{allinone.Settings()}, run)
 }
 
-func run(log *slog.Logger, settings config.Values) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	stopTracing, err := tracing.Start(ctx, "berth")
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-
+func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	cfg, err := allinone.FromSettings(ctx, settings, log)
 	if err != nil {
 		return err
@@ -88,9 +64,9 @@ func run(log *slog.Logger, settings config.Values) error {
 	fmt.Printf("\nThe provider sandboxes: %s and %s; move their clock with\n  curl -s -X POST -d '{\"seconds\":2678400}' %s/_sandbox/clock/advance\n", demo.Sandbox.Pspx, demo.Sandbox.Pspy, s.BaseURL)
 	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
 	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
-	<-ctx.Done()
+	err = s.Wait(ctx)
 	log.Info("shutting down")
-	return nil
+	return err
 }
 
 // seedDemo provisions the demo apps; redirectURI "" is the run's own callback page.

@@ -1,13 +1,17 @@
 package edge
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"slices"
-	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/host"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
@@ -45,15 +49,25 @@ func Settings() []config.Setting {
 	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
 }
 
-// NewServer is the HTTP server the edge runs in, whichever process hosts it: bounded header, body
-// and idle times, so a slow or idle client cannot hold a connection open for ever, with room for a
-// long analytics list to stream.
-func NewServer(handler http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
+// FromDialer builds the edge over the connections dial gives: one without the service token to
+// every module of Modules, and service connections for the login and payment pages. The gateway
+// and the all-in-one both serve it through pkg/host.
+func FromDialer(ctx context.Context, dial host.Dialer, log *slog.Logger, opts ...Option) (http.Handler, error) {
+	conns := map[string]grpc.ClientConnInterface{}
+	for _, name := range Modules() {
+		conn, err := dial(name, false)
+		if err != nil {
+			return nil, err
+		}
+		conns[name] = conn
 	}
+	login, err := dial(LoginModule, true)
+	if err != nil {
+		return nil, err
+	}
+	payment, err := dial(PaymentModule, true)
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, conns, log, append(opts, WithLogin(login), WithPayment(payment))...)
 }

@@ -1,7 +1,7 @@
-// Package svcmain is the shared body of every service's production binary: environment, logger,
-// NATS JetStream, the module's process, gRPC serving, the ops endpoints and graceful shutdown. A
-// service's main is one line, svcmain.Main(server.Module), so every process starts and stops the
-// same way.
+// Package svcmain is the body of every context's production binary: a host (pkg/host) running the
+// one module, with the modules it calls at their addresses and the ops endpoints on a listener of
+// their own. A service's main is one line, svcmain.Main(server.Module), so every process starts and
+// stops the same way.
 package svcmain
 
 import (
@@ -9,38 +9,32 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
-	"sync"
-	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
-	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/host"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/pgxx"
-	"github.com/berthhq/berth/pkg/tracing"
 )
 
-// ShutdownGrace is how long in-flight calls may take to finish after a stop signal.
-const ShutdownGrace = 15 * time.Second
+// DatabaseURLSetting is the module's own database.
+var DatabaseURLSetting = config.Setting{Name: "BERTH_DATABASE_URL", Kind: config.URL, Required: true, Secret: true,
+	Doc: "the module's own PostgreSQL database (postgres://…); its password stays out of logs"}
 
 // Settings are what every service process reads besides its module's own (docs/configuration.md
 // is generated from them, ModuleSettings and the modules' declarations).
 var Settings = append([]config.Setting{
-	{Name: "BERTH_DATABASE_URL", Kind: config.URL, Required: true, Secret: true,
-		Doc: "the module's own PostgreSQL database (postgres://…); its password stays out of logs"},
+	DatabaseURLSetting,
 	{Name: "BERTH_NATS_URL", Kind: config.Text, Default: "nats://127.0.0.1:4222", Check: natsx.CheckServers,
 		Doc: "the NATS JetStream server (several URLs, comma-separated, for a cluster)"},
 	events.PrefixSetting,
@@ -62,40 +56,34 @@ func ModuleSettings(m module.Module) []config.Setting {
 
 // Main runs the module until SIGINT or SIGTERM and exits non-zero on failure. It parses every
 // setting (Settings, ModuleSettings, the module's own) first and refuses to start, naming each bad
-// or missing variable, before anything else happens.
+// or missing variable, before anything else happens (host.Main).
 //
 // With the argument "migrate" it only brings BERTH_DATABASE_URL's schema up to date and exits: a
 // deployment's migration step (the Kubernetes manifests' init container) runs it before the
 // version's processes start, so a schema change is applied once, ahead of every replica.
 func Main(m module.Module) {
-	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
-	settings, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "%s: refusing to start, its settings are wrong:\n%v\n", m.Name, err)
-		os.Exit(2)
-	}
-	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, settings.String(logx.LevelSetting.Name)).With("service", m.Name)
-	run := run
 	if len(os.Args) > 1 && os.Args[1] == "migrate" {
-		run = migrate
+		host.Main(m.Name, [][]config.Setting{MigrateSettings}, func(_ context.Context, log *slog.Logger, settings config.Values) error {
+			return migrate(log.With("service", m.Name), m, settings)
+		})
+		return
 	}
-	if err := run(log, m, settings); err != nil {
-		log.Error("service stopped", "error", err.Error()) // an error flushes the output
-		os.Exit(1)
-	}
-	_ = out.Flush()
+	host.Main(m.Name, [][]config.Setting{Settings, ModuleSettings(m), m.Settings}, func(ctx context.Context, log *slog.Logger, settings config.Values) error {
+		return run(ctx, log.With("service", m.Name), m, settings)
+	})
 }
+
+// MigrateSettings are all the migration step reads: it touches nothing but the database.
+var MigrateSettings = []config.Setting{DatabaseURLSetting, logx.LevelSetting}
 
 // migrate applies the module's migrations to BERTH_DATABASE_URL.
 func migrate(log *slog.Logger, m module.Module, settings config.Values) error {
-	url := settings.String("BERTH_DATABASE_URL")
 	if m.Migrate == nil {
 		return fmt.Errorf("%s has no database to migrate", m.Name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	pool, err := pgxx.OpenMigrated(ctx, url, m.Migrate)
+	pool, err := pgxx.OpenMigrated(ctx, settings.String("BERTH_DATABASE_URL"), m.Migrate)
 	if err != nil {
 		return err
 	}
@@ -104,119 +92,58 @@ func migrate(log *slog.Logger, m module.Module, settings config.Values) error {
 	return nil
 }
 
-func run(log *slog.Logger, m module.Module, settings config.Values) error {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-	stopTracing, err := tracing.Start(ctx, m.Name)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-
-	c := module.Common{
-		DatabaseURL:  settings.String("BERTH_DATABASE_URL"),
-		AdminToken:   settings.String("BERTH_ADMIN_TOKEN"),
-		ServiceToken: settings.String("BERTH_SERVICE_TOKEN"),
-		Log:          log,
-		Settings:     settings,
-	}
+// run serves the module as its own process: the modules it calls are reached at their addresses
+// (BERTH_<NAME>_ADDR), the ops endpoints on a listener of their own.
+func run(ctx context.Context, log *slog.Logger, m module.Module, settings config.Values) error {
 	tlsCfg, err := grpcx.TLSFromEnv(settings.Env())
 	if err != nil {
 		return err
 	}
-	c.TLS = tlsCfg
+	bus, closeBus, err := host.ConnectBus(ctx, settings.String("BERTH_NATS_URL"), settings.String(events.PrefixSetting.Name))
+	if err != nil {
+		return err
+	}
+	defer closeBus()
+	serviceToken := settings.String("BERTH_SERVICE_TOKEN")
 	var conns []*grpc.ClientConn
 	defer func() {
 		for _, conn := range conns {
 			_ = conn.Close()
 		}
 	}()
-	c.Dial = func(name string) (grpc.ClientConnInterface, error) {
+	remote := func(name string, service bool) (grpc.ClientConnInterface, error) {
 		if !slices.Contains(m.Peers, name) {
 			return nil, fmt.Errorf("%s calls the %s service, which its Module.Peers does not name", m.Name, name)
 		}
-		addr := settings.String(module.AddrVar(name))
-		conn, err := grpcx.Dial(addr, c.ServiceToken, c.TLS)
+		token := ""
+		if service {
+			token = serviceToken
+		}
+		conn, err := grpcx.Dial(settings.String(module.AddrVar(name)), token, tlsCfg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", module.AddrVar(name), err)
 		}
 		conns = append(conns, conn)
 		return conn, nil
 	}
-	nc, err := natsx.Connect(settings.String("BERTH_NATS_URL"))
-	if err != nil {
-		return fmt.Errorf("connect to NATS: %w", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("JetStream: %w", err)
-	}
-	c.Bus = events.Bus{JS: js, Prefix: settings.String(events.PrefixSetting.Name)}
-	if err := c.Bus.EnsureStreams(ctx); err != nil {
-		return fmt.Errorf("ensure streams: %w", err)
-	}
-
-	proc, err := m.Build(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer proc.Close()
-
-	addr := settings.String("BERTH_GRPC_ADDR")
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	opsAddr := OpsAddr(lis.Addr().String())
+	grpcAddr := settings.String("BERTH_GRPC_ADDR")
+	opsAddr := OpsAddr(grpcAddr)
 	if settings.Given("BERTH_OPS_ADDR") {
 		opsAddr = settings.String("BERTH_OPS_ADDR")
 	}
-	opsLis, err := net.Listen("tcp", opsAddr)
+	h, err := host.Start(ctx, []module.Module{m}, host.Options{
+		Log: log, Bus: bus, TLS: tlsCfg, Remote: remote, OpsAddr: opsAddr, Profiler: settings.Bool(ops.PprofVar),
+		Settings:     map[string]config.Values{m.Name: settings},
+		DatabaseURLs: map[string]string{m.Name: settings.String("BERTH_DATABASE_URL")},
+		GRPCAddrs:    map[string]string{m.Name: grpcAddr},
+		AdminToken:   settings.String("BERTH_ADMIN_TOKEN"), ServiceToken: serviceToken,
+	})
 	if err != nil {
-		return fmt.Errorf("listen on %s (ops): %w", opsAddr, err)
+		return err
 	}
-	opsSrv := &http.Server{Handler: ops.Handler(proc.Ready, settings.Bool(ops.PprofVar)), ReadHeaderTimeout: 5 * time.Second}
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = opsSrv.Serve(opsLis) })
-	defer func() {
-		_ = opsSrv.Close()
-		wg.Wait()
-	}()
-
-	runErr := make(chan error, 1)
-	go func() { runErr <- proc.Run(ctx) }()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- proc.GRPC().Serve(lis) }()
-	log.Info("listening", "addr", lis.Addr().String(), "ops_addr", opsLis.Addr().String())
-
-	runDone := false
-	select {
-	case <-ctx.Done():
-	case err = <-serveErr:
-		err = fmt.Errorf("serve: %w", err)
-	case err = <-runErr:
-		runDone = true
-		if err != nil {
-			err = fmt.Errorf("background work: %w", err)
-		}
-	}
-	cancel()
-	// GracefulStop lets in-flight calls finish. Run returns once relays and consumers have finished
-	// what they hold, so the database is still open for them; an event cut short is not
-	// acknowledged and comes back to another replica, and outbox rows a late call commits wait for
-	// the next relay.
-	drained := make(chan struct{})
-	go func() { proc.GRPC().GracefulStop(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(ShutdownGrace):
-		proc.GRPC().Stop()
-	}
-	if !runDone {
-		<-runErr
-	}
-	log.Info("stopped")
+	defer h.Close()
+	err = h.Wait(ctx)
+	log.Info("stopping")
 	return err
 }
 

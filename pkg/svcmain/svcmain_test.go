@@ -44,7 +44,7 @@ func start(log *slog.Logger, m module.Module) error {
 	if err != nil {
 		return err
 	}
-	return run(log, m, settings)
+	return run(context.Background(), log, m, settings)
 }
 
 // consumingModule builds a process with one durable consumer and hands its bus to the test.
@@ -129,7 +129,7 @@ func TestTheMigrateCommandBringsTheSchemaUpToDateAndStartsNothing(t *testing.T) 
 			_, err := pool.Exec(ctx, "create table if not exists probe_schema (id int)")
 			return err
 		}}
-	settings, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings)
+	settings, err := config.Parse(config.OS, MigrateSettings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestTheMigrateCommandBringsTheSchemaUpToDateAndStartsNothing(t *testing.T) 
 		t.Fatalf("the migration's table: %v", err)
 	}
 	t.Setenv("BERTH_DATABASE_URL", "")
-	if _, err := config.Parse(config.OS, Settings, ModuleSettings(m), m.Settings); err == nil {
-		t.Fatal("the settings parse without BERTH_DATABASE_URL")
+	if _, err := config.Parse(config.OS, MigrateSettings); err == nil {
+		t.Fatal("the migration's settings parse without BERTH_DATABASE_URL")
 	}
 }

@@ -2,26 +2,19 @@ package allinone
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"sync"
-	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/host"
 	"github.com/berthhq/berth/pkg/mail"
 	"github.com/berthhq/berth/pkg/module"
-	"github.com/berthhq/berth/pkg/natsx"
-	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/services/sandbox/mount"
 )
 
@@ -56,7 +49,8 @@ type Config struct {
 	Log      *slog.Logger
 }
 
-// Stack is a running all-in-one process.
+// Stack is a running all-in-one process: a host (pkg/host) with every module, the edge, the
+// sandboxes and the development pages, on embedded NATS unless told otherwise.
 type Stack struct {
 	BaseURL string            // http://<edge address>
 	Addrs   map[string]string // module name -> gRPC address it serves on
@@ -69,12 +63,8 @@ type Stack struct {
 	// DatabaseURLs are the modules' databases (Config.DatabaseURLs; memory stores where absent).
 	DatabaseURLs map[string]string
 
-	procs   []*module.Process
-	cancel  context.CancelFunc
-	work    sync.WaitGroup // the modules' Run
-	serving sync.WaitGroup // gRPC and HTTP servers
-	closers []func()       // connections, listeners and NATS, closed last, in reverse order
-	http    *http.Server
+	host     *host.Host
+	closeBus func()
 }
 
 // Addr is the gRPC address of the named module.
@@ -86,196 +76,79 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	s := &Stack{cancel: cancel, Addrs: map[string]string{}, TLS: cfg.TLS, DatabaseURLs: cfg.DatabaseURLs, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
+	s := &Stack{TLS: cfg.TLS, DatabaseURLs: cfg.DatabaseURLs, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
 	defer func() {
 		if err != nil {
 			s.Close()
 		}
 	}()
-	if s.Bus, err = s.connectBus(ctx, cfg); err != nil {
+	if s.Bus, s.closeBus, err = host.ConnectBus(ctx, cfg.NATSURL, cfg.EventPrefix); err != nil {
 		return nil, err
 	}
-
-	// Listen first, so every module can be handed connections to the others before any starts:
-	// identity calls tenant (sign-up creates the tenant) and tenant calls identity (users, keys).
-	edgeLn, err := s.listen(cfg.HTTPAddr)
+	// The edge listens first: the modules' settings (their public URL, the sandboxes' URLs) follow
+	// from its address.
+	edgeLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	s.BaseURL = "http://" + edgeLn.Addr().String()
-	listeners := map[string]net.Listener{}
-	serviceConns, edgeConns := map[string]grpc.ClientConnInterface{}, map[string]grpc.ClientConnInterface{}
-	// Callers inside the process reach each module's unary methods in process, through the same
-	// interceptor chain; streams, and every call of a process outside (berthctl, internal teams),
-	// still use the listeners. Under TLS every call goes over it, so the certificate checks hold.
-	locals := map[string]*grpcx.Local{}
-	for _, m := range Modules {
-		addr, ok := cfg.GRPCAddrs[m.Name]
-		if !ok {
-			addr = m.DefaultAddr
-		}
-		if listeners[m.Name], err = s.listen(addr); err != nil {
-			return nil, err
-		}
-		s.Addrs[m.Name] = listeners[m.Name].Addr().String()
-		// Modules call each other with the service token; the edge forwards callers' credentials
-		// only, so no REST request ever runs as a Berth service.
-		service, err := s.dial(s.Addrs[m.Name], cfg.ServiceToken)
-		if err != nil {
-			return nil, err
-		}
-		edgeConn, err := s.dial(s.Addrs[m.Name], "")
-		if err != nil {
-			return nil, err
-		}
-		serviceConns[m.Name], edgeConns[m.Name] = service, edgeConn
-		if cfg.TLS == nil {
-			locals[m.Name] = grpcx.NewLocal()
-			serviceConns[m.Name] = locals[m.Name].Conn(service, cfg.ServiceToken)
-			edgeConns[m.Name] = locals[m.Name].Conn(edgeConn, "")
-		}
-	}
-
 	env := cfg.Env
 	if env == nil {
 		env = config.OS
 	}
 	settings, err := moduleSettings(env, s.BaseURL)
 	if err != nil {
+		_ = edgeLn.Close()
 		return nil, err
 	}
 	public, err := config.Parse(config.Overlay(env, map[string]string{module.PublicURLSetting.Name: s.BaseURL}), []config.Setting{module.PublicURLSetting})
 	if err != nil {
+		_ = edgeLn.Close()
 		return nil, err
 	}
 	publicURL := public.String(module.PublicURLSetting.Name)
 	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
 	// loopback address, which works whatever proxy stands in front of the public one.
 	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
-	common := module.Common{
-		Bus: s.Bus, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Mailer: s.Mailbox, TLS: cfg.TLS,
-		Dial: func(name string) (grpc.ClientConnInterface, error) {
-			if conn, ok := serviceConns[name]; ok {
-				return conn, nil
+	s.host, err = host.Start(ctx, Modules, host.Options{
+		Log: log, Bus: s.Bus, Settings: settings, DatabaseURLs: cfg.DatabaseURLs, GRPCAddrs: cfg.GRPCAddrs,
+		AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, TLS: cfg.TLS, Mailer: s.Mailbox,
+		InProcess: true, Profiler: cfg.Profiler, HTTPListener: edgeLn,
+		// The sandboxes' webhook deliveries stop before the services they call.
+		BeforeDrain: s.Sandboxes.Close,
+		HTTP: func(ctx context.Context, dial host.Dialer, mountOps func(*http.ServeMux)) (http.Handler, error) {
+			handler, err := edge.FromDialer(ctx, dial, log.With("service", "edge"), edge.WithTrustedProxies(cfg.TrustedProxies))
+			if err != nil {
+				return nil, err
 			}
-			return nil, fmt.Errorf("no module %q in the all-in-one process", name)
+			mux := http.NewServeMux()
+			mountOps(mux)
+			s.Sandboxes.Register(mux)
+			mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
+			return mux, nil
 		},
-	}
-	for _, m := range Modules {
-		c := common
-		c.DatabaseURL, c.Log, c.Local, c.Settings = cfg.DatabaseURLs[m.Name], log.With("service", m.Name), locals[m.Name], settings[m.Name]
-		proc, err := m.Build(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
-		s.procs = append(s.procs, proc)
-		s.serving.Go(func() { _ = proc.GRPC().Serve(listeners[m.Name]) })
-		s.work.Go(func() {
-			if err := proc.Run(runCtx); err != nil {
-				log.Error("background work stopped", "service", m.Name, "error", err)
-			}
-		})
-	}
-
-	handler, err := edge.New(runCtx, edgeConns, log.With("service", "edge"),
-		edge.WithLogin(serviceConns[edge.LoginModule]), edge.WithPayment(serviceConns[edge.PaymentModule]),
-		edge.WithTrustedProxies(cfg.TrustedProxies))
-	if err != nil {
-		return nil, fmt.Errorf("edge: %w", err)
-	}
-	mux := http.NewServeMux()
-	ops.Mount(mux, s.Ready, cfg.Profiler)
-	s.Sandboxes.Register(mux)
-	mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
-	s.http = edge.NewServer(mux)
-	s.serving.Go(func() {
-		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("edge stopped", "error", err)
-		}
 	})
-	return s, nil
-}
-
-// Ready reports the first module that is not ready, or nil (the all-in-one's /readyz).
-func (s *Stack) Ready(ctx context.Context) error {
-	for _, p := range s.procs {
-		if err := p.Ready(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Stack) connectBus(ctx context.Context, cfg Config) (events.Bus, error) {
-	var js jetstream.JetStream
-	var err error
-	if cfg.NATSURL != "" {
-		nc, cerr := natsx.Connect(cfg.NATSURL)
-		if cerr != nil {
-			return events.Bus{}, fmt.Errorf("nats: %w", cerr)
-		}
-		s.closers = append(s.closers, nc.Close)
-		js, err = jetstream.New(nc)
-	} else {
-		emb, serr := natsx.StartEmbedded("", "")
-		if serr != nil {
-			return events.Bus{}, fmt.Errorf("embedded nats: %w", serr)
-		}
-		s.closers = append(s.closers, emb.Close)
-		js, err = jetstream.New(emb.Conn)
-	}
-	if err != nil {
-		return events.Bus{}, fmt.Errorf("jetstream: %w", err)
-	}
-	bus := events.Bus{JS: js, Prefix: cfg.EventPrefix}
-	if err := bus.EnsureStreams(ctx); err != nil {
-		return events.Bus{}, fmt.Errorf("streams: %w", err)
-	}
-	return bus, nil
-}
-
-func (s *Stack) listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", addr, err)
-	}
-	s.closers = append(s.closers, func() { _ = ln.Close() })
-	return ln, nil
-}
-
-func (s *Stack) dial(addr, serviceToken string) (*grpc.ClientConn, error) {
-	conn, err := grpcx.Dial(addr, serviceToken, s.TLS)
 	if err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = conn.Close() })
-	return conn, nil
+	s.Addrs = s.host.Addrs
+	return s, nil
 }
 
-// Close stops the edge first (no new requests), drains the gRPC servers, waits for every module's
-// background work (relays, consumers) to finish what it holds, and only then closes the modules'
-// databases, the connections and NATS: closing those first would cut off work still in flight.
+// Wait returns when ctx ends or a module's background work fails (host.Host.Wait).
+func (s *Stack) Wait(ctx context.Context) error { return s.host.Wait(ctx) }
+
+// Ready reports the first module that is not ready, or nil (the all-in-one's /readyz).
+func (s *Stack) Ready(ctx context.Context) error { return s.host.Ready(ctx) }
+
+// Close stops the host (edge, sandboxes, modules, in that order) and then NATS.
 func (s *Stack) Close() {
-	if s.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = s.http.Shutdown(ctx)
-		cancel()
-	}
-	// The sandboxes' webhook deliveries stop before the services they call.
-	if s.Sandboxes != nil {
+	if s.host != nil {
+		s.host.Close()
+	} else if s.Sandboxes != nil {
 		s.Sandboxes.Close()
 	}
-	for _, p := range s.procs {
-		p.GRPC().GracefulStop()
+	if s.closeBus != nil {
+		s.closeBus()
 	}
-	s.cancel()
-	s.work.Wait()
-	for _, p := range s.procs {
-		p.Close()
-	}
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		s.closers[i]()
-	}
-	s.serving.Wait()
 }

@@ -8,11 +8,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
+	"sync"
 
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -20,43 +18,19 @@ import (
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
-	"github.com/berthhq/berth/pkg/gcpolicy"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/host"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
-	"github.com/berthhq/berth/pkg/tracing"
 )
 
-// shutdownGrace bounds how long in-flight requests may finish after SIGINT/SIGTERM.
-const shutdownGrace = 15 * time.Second
-
 func main() {
-	gcpolicy.Configure(os.Getenv) // the garbage collector's policy (pkg/gcpolicy), unless GOGC/GOMEMLIMIT say otherwise
-	settings, err := config.Parse(config.OS, edge.Settings())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "gateway: refusing to start, its settings are wrong:\n%v\n", err)
-		os.Exit(2)
-	}
-	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, settings.String(logx.LevelSetting.Name))
-	if err := run(log, settings); err != nil {
-		log.Error("gateway stopped", slog.String("error", err.Error())) // an error flushes the output
-		os.Exit(1)
-	}
-	_ = out.Flush()
+	host.Main("gateway", [][]config.Setting{edge.Settings()}, run)
 }
 
-func run(log *slog.Logger, settings config.Values) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	stopTracing, err := tracing.Start(ctx, "gateway")
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-
-	serviceToken := settings.String("BERTH_SERVICE_TOKEN")
+// run serves the edge in front of the services at their addresses (BERTH_<NAME>_ADDR), with the
+// ops endpoints on a listener of their own.
+func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	tlsCfg, err := grpcx.TLSFromEnv(settings.Env())
 	if err != nil {
 		return err
@@ -66,90 +40,90 @@ func run(log *slog.Logger, settings config.Values) error {
 		// payment pages make.
 		return fmt.Errorf("with %s the gateway needs %s and %s: its login and payment pages make service calls", grpcx.EnvTLSCA, grpcx.EnvTLSCert, grpcx.EnvTLSKey)
 	}
-	dial := func(name, serviceToken string) (*grpc.ClientConn, error) {
-		return dialModule(settings, name, serviceToken, tlsCfg)
-	}
-	conns := map[string]grpc.ClientConnInterface{}
-	var health []healthpb.HealthClient
-	for _, name := range edge.Modules() {
-		conn, err := dial(name, "")
-		if err != nil {
-			return err
-		}
-		defer func() { _ = conn.Close() }()
-		conns[name] = conn
-		health = append(health, healthpb.NewHealthClient(conn))
-	}
-	loginConn, err := dial(edge.LoginModule, serviceToken)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = loginConn.Close() }()
-	paymentConn, err := dial(edge.PaymentModule, serviceToken)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = paymentConn.Close() }()
-
 	proxies, err := login.ParseProxies(settings.String(edge.TrustedProxiesSetting.Name))
 	if err != nil {
 		return fmt.Errorf("%s: %w", edge.TrustedProxiesSetting.Name, err)
 	}
-	handler, err := edge.New(ctx, conns, log, edge.WithLogin(loginConn), edge.WithPayment(paymentConn), edge.WithTrustedProxies(proxies))
+	backends := newBackends(settings, tlsCfg)
+	defer backends.close()
+	lis, err := net.Listen("tcp", settings.String(edge.HTTPAddrSetting.Name))
 	if err != nil {
 		return err
 	}
-	addr := settings.String(edge.HTTPAddrSetting.Name)
-	srv := edge.NewServer(handler)
-	srv.Addr = addr
-	opsAddr := settings.String("BERTH_OPS_ADDR")
-	opsSrv := &http.Server{Addr: opsAddr, Handler: ops.Handler(backendsServing(health), settings.Bool(ops.PprofVar)), ReadHeaderTimeout: 5 * time.Second}
-
-	served := make(chan error, 2)
-	go func() { served <- srv.ListenAndServe() }()
-	go func() { served <- opsSrv.ListenAndServe() }()
-	log.Info("gateway listening", slog.String("addr", addr), slog.String("ops_addr", opsAddr))
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	h, err := host.Start(ctx, nil, host.Options{
+		Log: log, TLS: tlsCfg, Remote: backends.dial, Ready: backends.serving,
+		OpsAddr: settings.String("BERTH_OPS_ADDR"), Profiler: settings.Bool(ops.PprofVar),
+		HTTPListener: lis,
+		HTTP: func(ctx context.Context, dial host.Dialer, _ func(*http.ServeMux)) (http.Handler, error) {
+			return edge.FromDialer(ctx, dial, log, edge.WithTrustedProxies(proxies))
+		},
+	})
+	if err != nil {
+		_ = lis.Close()
+		return err
 	}
+	defer h.Close()
+	err = h.Wait(ctx)
 	log.Info("gateway shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	_ = opsSrv.Close()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	return err
+}
+
+// backends are the gateway's lazy connections to the services, one per module and credential:
+// they do not wait for the services, so the edge can start before its backends.
+type backends struct {
+	settings config.Values
+	tls      *grpcx.TLS
+	mu       sync.Mutex                  // readiness probes dial while the edge is built
+	conns    map[string]*grpc.ClientConn // by module name, and name+"/service" with the service token
+}
+
+func newBackends(settings config.Values, tlsCfg *grpcx.TLS) *backends {
+	return &backends{settings: settings, tls: tlsCfg, conns: map[string]*grpc.ClientConn{}}
+}
+
+func (b *backends) dial(name string, service bool) (grpc.ClientConnInterface, error) {
+	key, token := name, ""
+	if service {
+		key, token = name+"/service", b.settings.String("BERTH_SERVICE_TOKEN")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if conn, ok := b.conns[key]; ok {
+		return conn, nil
+	}
+	env := module.AddrVar(name)
+	target := b.settings.String(env)
+	conn, err := grpcx.Dial(target, token, b.tls)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%q: %w", env, target, err)
+	}
+	b.conns[key] = conn
+	return conn, nil
+}
+
+// serving is the gateway's readiness: every backend answers its gRPC health check with SERVING
+// (which each service keeps in step with its own readiness).
+func (b *backends) serving(ctx context.Context) error {
+	for _, name := range edge.Modules() {
+		conn, err := b.dial(name, false)
+		if err != nil {
+			return err
+		}
+		res, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return fmt.Errorf("%s: %s", name, res.GetStatus())
+		}
 	}
 	return nil
 }
 
-// backendsServing is the gateway's readiness: every backend answers its gRPC health check with
-// SERVING (which each service keeps in step with its own readiness).
-func backendsServing(clients []healthpb.HealthClient) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		for i, c := range clients {
-			res, err := c.Check(ctx, &healthpb.HealthCheckRequest{})
-			if err != nil {
-				return fmt.Errorf("%s: %w", edge.Modules()[i], err)
-			}
-			if res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-				return fmt.Errorf("%s: %s", edge.Modules()[i], res.GetStatus())
-			}
-		}
-		return nil
+func (b *backends) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, conn := range b.conns {
+		_ = conn.Close()
 	}
-}
-
-// dialModule opens a lazy client connection to module name's gRPC address (BERTH_<NAME>_ADDR); it
-// does not wait for the service, so the edge can start before its backends.
-func dialModule(settings config.Values, name, serviceToken string, tlsCfg *grpcx.TLS) (*grpc.ClientConn, error) {
-	env := module.AddrVar(name)
-	target := settings.String(env)
-	cc, err := grpcx.Dial(target, serviceToken, tlsCfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s=%q: %w", env, target, err)
-	}
-	return cc, nil
 }

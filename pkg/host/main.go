@@ -1,0 +1,86 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/gcpolicy"
+	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/natsx"
+	"github.com/berthhq/berth/pkg/tracing"
+)
+
+// Main runs the process kind name: the garbage collector's policy (pkg/gcpolicy, unless GOGC or
+// GOMEMLIMIT say otherwise), then every declared setting parsed from the environment — a bad or
+// missing one stops the process with exit code 2 and one line per variable, before anything
+// happens —, the logger at BERTH_LOG_LEVEL (which decls must declare: logx.LevelSetting), tracing
+// under name, and run with a context that ends on SIGINT or SIGTERM. A failing run exits 1.
+func Main(name string, decls [][]config.Setting, run func(ctx context.Context, log *slog.Logger, settings config.Values) error) {
+	gcpolicy.Configure(os.Getenv)
+	settings, err := config.Parse(config.OS, decls...)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: refusing to start, its settings are wrong:\n%v\n", name, err)
+		os.Exit(2)
+	}
+	out := logx.NewOutput(os.Stderr)
+	log := logx.New(out, settings.String(logx.LevelSetting.Name))
+	if err := runTraced(name, log, settings, run); err != nil {
+		log.Error(name+" stopped", "error", err.Error()) // an error flushes the output
+		os.Exit(1)
+	}
+	_ = out.Flush()
+}
+
+func runTraced(name string, log *slog.Logger, settings config.Values, run func(context.Context, *slog.Logger, config.Values) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stopTracing, err := tracing.Start(ctx, name)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	return run(ctx, log, settings)
+}
+
+// ConnectBus connects to the NATS JetStream server at url ("" starts an embedded one, as the
+// all-in-one does) and makes sure the streams exist. close ends the connection (and the embedded
+// server).
+func ConnectBus(ctx context.Context, url, prefix string) (_ events.Bus, close func(), err error) {
+	var js jetstream.JetStream
+	if url != "" {
+		nc, err := natsx.Connect(url)
+		if err != nil {
+			return events.Bus{}, nil, fmt.Errorf("connect to NATS: %w", err)
+		}
+		close = nc.Close
+		js, err = jetstream.New(nc)
+		if err != nil {
+			close()
+			return events.Bus{}, nil, fmt.Errorf("JetStream: %w", err)
+		}
+	} else {
+		emb, err := natsx.StartEmbedded("", "")
+		if err != nil {
+			return events.Bus{}, nil, fmt.Errorf("embedded NATS: %w", err)
+		}
+		close = emb.Close
+		if js, err = jetstream.New(emb.Conn); err != nil {
+			close()
+			return events.Bus{}, nil, fmt.Errorf("JetStream: %w", err)
+		}
+	}
+	bus := events.Bus{JS: js, Prefix: prefix}
+	if err := bus.EnsureStreams(ctx); err != nil {
+		close()
+		return events.Bus{}, nil, fmt.Errorf("ensure streams: %w", err)
+	}
+	return bus, close, nil
+}
