@@ -43,8 +43,8 @@ func Settings() []config.Setting {
 		}
 	}
 	for _, m := range backends {
-		s = append(s, config.Setting{Name: module.AddrVar(m), Kind: config.Addr, Required: true,
-			Doc: "host:port of the " + m + " service's gRPC server"})
+		s = append(s, config.Setting{Name: module.AddrVar(m), Kind: config.Text, Required: true, Check: grpcx.CheckTarget,
+			Doc: "where the " + m + " service's gRPC servers are: host:port (resolved through DNS) or its replicas' host:port separated by commas"})
 	}
 	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
 }

@@ -2,7 +2,9 @@ package grpcx
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -216,6 +218,25 @@ func Dial(target, serviceToken string, t *TLS) (*grpc.ClientConn, error) {
 	}
 	opts := append(ClientOptions(serviceToken, t), grpc.WithDefaultServiceConfig(roundRobin))
 	return grpc.NewClient(target, opts...)
+}
+
+// CheckTarget is the rule of an address setting Dial takes: host:port (resolved through DNS), a
+// comma-separated list of host:port (the replicas themselves), or a target with a scheme gRPC
+// resolves (dns:///name:port, unix:path).
+func CheckTarget(target string) error {
+	resolved := resolvedTarget(target)
+	if rest, ok := strings.CutPrefix(resolved, ListScheme+":///"); ok {
+		if _, err := parseList(rest); err != nil {
+			return errors.New("must be host:port, or several separated by commas")
+		}
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(resolved, "dns:///"); ok && resolved != target {
+		if _, port, err := net.SplitHostPort(rest); err != nil || port == "" {
+			return errors.New("must be host:port, or several separated by commas, or a gRPC target with a scheme")
+		}
+	}
+	return nil
 }
 
 // resolvedTarget prefixes dns:/// (or list:/// for a comma-separated list) unless target starts

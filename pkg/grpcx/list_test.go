@@ -103,3 +103,19 @@ func TestAListTargetWithAnEntryThatIsNotHostPortIsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestAddressSettingsAcceptWhatDialResolves(t *testing.T) {
+	for target, ok := range map[string]bool{
+		"tenant:9102":                     true,
+		"127.0.0.1:44389,127.0.0.1:45745": true,
+		"dns:///tenant.berth.svc:9102":    true,
+		"passthrough:///127.0.0.1:1":      true,
+		"tenant":                          false,
+		"127.0.0.1:1,tenant":              false,
+		"127.0.0.1:1,,127.0.0.1:2":        false,
+	} {
+		if err := CheckTarget(target); (err == nil) != ok {
+			t.Errorf("CheckTarget(%q) = %v, want ok %v", target, err, ok)
+		}
+	}
+}

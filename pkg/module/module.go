@@ -44,8 +44,8 @@ type Module struct {
 func (m Module) PeerSettings() []config.Setting {
 	var s []config.Setting
 	for _, p := range m.Peers {
-		s = append(s, config.Setting{Name: AddrVar(p), Kind: config.Addr, Required: true,
-			Doc: fmt.Sprintf("host:port of the %s service's gRPC server, which %s calls", p, m.Name)})
+		s = append(s, config.Setting{Name: AddrVar(p), Kind: config.Text, Required: true, Check: grpcx.CheckTarget,
+			Doc: fmt.Sprintf("where the %s service's gRPC servers are, which %s calls: host:port (resolved through DNS) or its replicas' host:port separated by commas", p, m.Name)})
 	}
 	return s
 }
