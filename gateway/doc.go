@@ -11,7 +11,9 @@
 //     BERTH_<NAME>_ADDR, serves the handler on BERTH_HTTP_ADDR and the ops endpoints on
 //     BERTH_OPS_ADDR (docs/configuration.md).
 //   - login is the hosted login page, pay the hosted payment and return pages, webpage the security
-//     headers those pages share; pbjson renders proto messages as protojson would, faster.
+//     headers those pages share; apidocs the API reference at /docs/api, rendered once from the
+//     OpenAPI document the edge serves at /openapi.json; pbjson renders proto messages as protojson
+//     would, faster.
 //
 // # How a request is served
 //

@@ -21,6 +21,7 @@ require (
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000
+	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
@@ -48,7 +49,6 @@ require (
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/containerd/errdefs v1.0.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/log v0.1.0 // indirect

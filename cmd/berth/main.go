@@ -15,6 +15,8 @@ import (
 
 	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/cmd/berth/seed"
+	"github.com/berthhq/berth/gateway/apidocs"
+	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/host"
@@ -49,6 +51,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 		return err
 	}
 	fmt.Printf("\nBerth is running at %s (gRPC: %s; readiness %s%s, metrics %s%s)\n", s.BaseURL, grpcAddrs(s), s.BaseURL, ops.ReadyPath, s.BaseURL, ops.MetricsPath)
+	fmt.Printf("API reference: %s%s (the OpenAPI document: %s%s)\n", s.BaseURL, apidocs.Path, s.BaseURL, edge.OpenAPIPath)
 	fmt.Printf("Demo app %s; facts written to %s. Try:\n\n", demo.AppID, path)
 	for _, c := range demo.Curls() {
 		fmt.Println("  " + c)

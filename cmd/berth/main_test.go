@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,9 @@ import (
 )
 
 // TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC is `make run` as a new user meets it: the real
-// binary starts on embedded defaults, writes demo.json, and every curl command it prints answers
-// with a /v1 success; SIGINT (Ctrl-C) then stops it with exit status 0.
+// binary starts on embedded defaults, writes demo.json, the API reference it links opens, and
+// every curl command it prints answers with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
+// status 0.
 func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -48,6 +50,7 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	// Read stdout until the curl block is complete (the line after it says how to provision more).
 	var mu sync.Mutex
 	var curls []string
+	var reference string // the API reference's URL, from its line near the top
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -57,6 +60,9 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 			mu.Lock()
 			if strings.HasPrefix(line, "curl ") && !strings.Contains(line, "<ACCESS_TOKEN>") && !strings.Contains(line, "<CODE>") {
 				curls = append(curls, line)
+			}
+			if rest, ok := strings.CutPrefix(line, "API reference: "); ok {
+				reference, _, _ = strings.Cut(rest, " ")
 			}
 			mu.Unlock()
 			if strings.HasPrefix(line, "Provision more with") && !done {
@@ -87,7 +93,17 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 
 	mu.Lock()
 	printed := append([]string(nil), curls...)
+	referenceURL := reference
 	mu.Unlock()
+	// The printed API reference opens as a page.
+	if res, err := http.Get(referenceURL); err != nil {
+		t.Errorf("the printed API reference %q: %v", referenceURL, err)
+	} else {
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("the printed API reference %s answers %d %q", referenceURL, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
 	if len(printed) < 8 {
 		t.Fatalf("want the 8 demo curls and the analytics one, got %d: %q", len(printed), printed)
 	}

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/berthhq/berth/gateway/apidocs"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
@@ -69,8 +71,15 @@ var backends = []backend{
 	{module: "webhook", raw: mountWebhooks},
 }
 
-// OpenAPIPath serves the OpenAPI document of the REST surface.
+// OpenAPIPath serves the OpenAPI document of the REST surface; apidocs.Path serves the reference
+// rendered from it.
 const OpenAPIPath = "/openapi.json"
+
+// apiReference is the page of apidocs.Path. The document is embedded, so the page is the same for
+// every edge the process builds (tests build many): it is rendered once.
+var apiReference = sync.OnceValues(func() (*apidocs.Page, error) {
+	return apidocs.Render(openapi.Document, OpenAPIPath)
+})
 
 // LoginModule is the module behind the hosted login page (identity's LoginService).
 const LoginModule = "identity"
@@ -147,6 +156,18 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		_, _ = w.Write(openapi.Document)
 	}); err != nil {
 		return nil, fmt.Errorf("edge: register GET %s: %w", OpenAPIPath, err)
+	}
+	// The reference people read in a browser, rendered from that same document.
+	docs, err := apiReference()
+	if err != nil {
+		return nil, fmt.Errorf("edge: %w", err)
+	}
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		if err := d.HandlePath(method, apidocs.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			docs.ServeHTTP(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register %s %s: %w", method, apidocs.Path, err)
+		}
 	}
 	res, err := newResolver(ctx)
 	if err != nil {

@@ -3,8 +3,11 @@ package edge
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/gateway/apidocs"
 )
 
 // The edge serves the OpenAPI document, and it names every HTTP route the protos bind, with the
@@ -53,4 +56,36 @@ func colonToBraces(p string) string {
 		}
 	}
 	return strings.Join(parts, "/")
+}
+
+// People read the REST API at /docs/api, rendered from the document above. The page answers GET
+// and HEAD; any other method is a wrong method like on every other path of the edge, /openapi.json
+// included: a 405 in the path's family (the older one, as the path is not under /api).
+func TestTheAPIReferenceIsServedNextToTheDocument(t *testing.T) {
+	h := newHarness(t)
+	get := h.do(t, http.MethodGet, apidocs.Path, "", nil)
+	if get.Code != http.StatusOK || get.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET %s: %d %q", apidocs.Path, get.Code, get.Header().Get("Content-Type"))
+	}
+	if !strings.HasPrefix(get.Header().Get("Content-Security-Policy"), "default-src 'none';") || get.Header().Get("X-Request-Id") == "" {
+		t.Errorf("GET %s headers: %v", apidocs.Path, get.Header())
+	}
+	if !strings.Contains(get.Body.String(), `<article id="TenantService_GetTenant" class="op">`) ||
+		!strings.Contains(get.Body.String(), `<a href="`+OpenAPIPath+`">`) {
+		t.Errorf("GET %s does not show the document's operations", apidocs.Path)
+	}
+
+	head := h.do(t, http.MethodHead, apidocs.Path, "", nil)
+	if head.Code != http.StatusOK || head.Body.Len() != 0 || head.Header().Get("Content-Length") != strconv.Itoa(get.Body.Len()) {
+		t.Errorf("HEAD %s: %d, %d bytes of body, Content-Length %q (GET has %d)", apidocs.Path, head.Code, head.Body.Len(),
+			head.Header().Get("Content-Length"), get.Body.Len())
+	}
+
+	for _, path := range []string{apidocs.Path, OpenAPIPath} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
+			t.Run(method+" "+path, func(t *testing.T) {
+				wantV1Failure(t, h.do(t, method, path, "", nil), http.StatusMethodNotAllowed, "Method Not Allowed")
+			})
+		}
+	}
 }

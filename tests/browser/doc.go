@@ -9,6 +9,10 @@
 // The page uses fetch() rather than the published SDK because the SDK comes from npm as a Node
 // package (see package sdk) that a page cannot load without a bundler.
 //
+// A third opens the API reference (/docs/api) as a person reading it would: its contents must lead
+// to the operations, and the page must load nothing from another origin and break no rule of its
+// Content-Security-Policy (reported by the page's securitypolicyviolation events and the console).
+//
 // The test needs Chromium at /usr/bin/chromium. When it is missing and the test runs as root, it
 // installs it with apt-get; otherwise it skips, or fails under CI=true.
 package browser

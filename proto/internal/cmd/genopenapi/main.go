@@ -59,6 +59,7 @@ func build(files *protoregistry.Files) (obj, error) {
 		return true
 	})
 	sort.Slice(methods, func(i, j int) bool { return methods[i].FullName() < methods[j].FullName() })
+	ids := map[string]bool{}
 	for _, md := range methods {
 		bindings := edgev1.HTTPBindings(md)
 		if len(bindings) == 0 {
@@ -68,7 +69,7 @@ func build(files *protoregistry.Files) (obj, error) {
 		if r.GetFamily() == edgev1.Family_FAMILY_UNSPECIFIED {
 			return nil, fmt.Errorf("%s is HTTP-bound but declares no envelope family", md.FullName())
 		}
-		for _, b := range bindings {
+		for i, b := range bindings {
 			if b.Method == "" {
 				return nil, fmt.Errorf("%s has a binding without a method", md.FullName())
 			}
@@ -77,7 +78,12 @@ func build(files *protoregistry.Files) (obj, error) {
 				item = obj{}
 				paths[openapiPath(b.Path)] = item
 			}
-			item[strings.ToLower(b.Method)] = g.operation(md, r, b.Rule, b.Path)
+			id := operationID(md, i)
+			if ids[id] {
+				return nil, fmt.Errorf("%s: operation id %s is taken", md.FullName(), id)
+			}
+			ids[id] = true
+			item[strings.ToLower(b.Method)] = g.operation(md, r, b.Rule, b.Path, id)
 		}
 	}
 	return obj{
@@ -96,6 +102,18 @@ func build(files *protoregistry.Files) (obj, error) {
 	}, nil
 }
 
+// operationID names a method's operation on its i-th binding. OpenAPI requires operation ids to be
+// unique, and they are the anchors of the reference page (/docs/api) and the names SDK generators
+// give methods, so an additional binding is numbered from 2, as grpc-gateway's
+// protoc-gen-openapiv2 does: IdentityService_UpdateUser (PUT), IdentityService_UpdateUser2 (POST).
+func operationID(md protoreflect.MethodDescriptor, i int) string {
+	id := string(md.Parent().Name()) + "_" + string(md.Name())
+	if i > 0 {
+		id += strconv.Itoa(i + 1)
+	}
+	return id
+}
+
 // openapiPath writes a path template as OpenAPI does: {name=pattern} becomes {name}.
 func openapiPath(p string) string { return pathParam.ReplaceAllString(p, "{$1}") }
 
@@ -104,7 +122,7 @@ type gen struct {
 }
 
 // operation is one method on one binding.
-func (g *gen) operation(md protoreflect.MethodDescriptor, r *edgev1.Route, b *annotations.HttpRule, path string) obj {
+func (g *gen) operation(md protoreflect.MethodDescriptor, r *edgev1.Route, b *annotations.HttpRule, path, id string) obj {
 	in := md.Input()
 	bound := map[string]bool{}
 	var params []any
@@ -112,7 +130,7 @@ func (g *gen) operation(md protoreflect.MethodDescriptor, r *edgev1.Route, b *an
 		bound[m[1]] = true
 		params = append(params, obj{"name": m[1], "in": "path", "required": true, "schema": obj{"type": "string"}})
 	}
-	op := obj{"operationId": string(md.Parent().Name()) + "_" + string(md.Name()), "tags": []any{string(md.Parent().FullName())}}
+	op := obj{"operationId": id, "tags": []any{string(md.Parent().FullName())}}
 	switch body := b.GetBody(); body {
 	case "":
 	case "*":
