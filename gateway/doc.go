@@ -42,7 +42,11 @@
 // with 429 and an unavailable backend with 503, both with Retry-After when known.
 //
 // Unknown paths answer 404 and wrong methods 405 in the path's family; in /api/v1 shape with code
-// [E4000] and message "Not Found" / "Method Not Allowed".
+// [E4000] and message "Not Found" / "Method Not Allowed". A path with an empty ("//"), "." or ".."
+// segment (dots escaped as %2e too; a trailing slash is allowed) answers 400 in the path's family
+// whatever the method, with validation "path" and the message `path: must not contain empty, "."
+// or ".." segments`, its body drained and never forwarded or redirected: cleaned, it would name
+// another resource than the one sent (edge.Front keeps a host's http.ServeMux from redirecting it).
 //
 // # Requests
 //

@@ -13,5 +13,6 @@
 // which headers cross the edge; input.go holds the text rule at the edge (query and header checks,
 // the checked backend connections) and decode.go the body decoder whose errors name the field;
 // middleware.go holds request id, body limit, media type, panic
-// recovery and access log. The behaviour notes for operators are in the gateway module's doc.go.
+// recovery and access log; paths.go the canonical-path rule (and Front, for a host whose own
+// http.ServeMux stands in front of the edge). The behaviour notes for operators are in the gateway module's doc.go.
 package edge

@@ -178,7 +178,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ops.Mount(mux, s.Ready)
 	s.Sandboxes.Register(mux)
 	mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// The edge's rule for paths no route can take holds in front of the mux too.
+	s.http = &http.Server{Handler: edge.Front(mux, handler), ReadHeaderTimeout: 10 * time.Second}
 	s.serving.Go(func() {
 		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("edge stopped", "error", err)
