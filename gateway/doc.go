@@ -61,8 +61,13 @@
 // input is held to pkg/text's rule before it is marshalled: path ids, query parameters (ignored
 // ones too), body strings (with the fields' multi-line option) and the forwarded headers
 // (printable ASCII); a violation is 400 in the route's family naming the field. Go's net/http
-// refuses a malformed request line (an escape like /v1/users/%zz, a space or control byte) with
-// its own plain-text 400 before any handler runs; the edge cannot answer those.
+// refuses a request it cannot parse before any handler runs; the edge's listener (edge.Listener)
+// answers those refusals in the family of the path as sent instead of Go's plain text: a
+// malformed escape in the path (/v1/users/%zz) with validation "path" and `path: not a valid path
+// (malformed escape)`, a header with a control byte "header", a missing or malformed Host "Host",
+// any other malformed request line "request"; the connection then closes after reading what the
+// client still sends for a moment, so a body in flight does not reset it. Go keeps its own 431
+// (headers too large), 501 (unknown transfer encoding) and 505 (unknown HTTP version).
 //
 // # Headers
 //

@@ -14,5 +14,6 @@
 // the checked backend connections) and decode.go the body decoder whose errors name the field;
 // middleware.go holds request id, body limit, media type, panic
 // recovery and access log; paths.go the canonical-path rule (and Front, for a host whose own
-// http.ServeMux stands in front of the edge). The behaviour notes for operators are in the gateway module's doc.go.
+// http.ServeMux stands in front of the edge); refusals.go the listener that answers, in the
+// path's family, the requests Go's HTTP server refuses before any handler. The behaviour notes for operators are in the gateway module's doc.go.
 package edge

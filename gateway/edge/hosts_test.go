@@ -17,7 +17,7 @@ import (
 
 // The tests in this file go through a real HTTP server and raw TCP, because what they protect
 // happens outside any handler the recorder-based tests reach: the path cleaning of a host's
-// http.ServeMux.
+// http.ServeMux and the refusals of Go's HTTP server itself.
 
 // edgeHosts are the two ways the edge is served: alone (the gateway binary) and behind a host's
 // own http.ServeMux that serves other paths too (the all-in-one process: ops endpoints,
@@ -29,10 +29,12 @@ func edgeHosts(h *harness) map[string]http.Handler {
 	return map[string]http.Handler{"gateway": h.handler, "all-in-one": Front(mux, h.handler)}
 }
 
-// serveEdge serves handler as both hosts do and returns its address.
+// serveEdge serves handler as both hosts do, on the edge's listener, and returns its address.
 func serveEdge(t *testing.T, handler http.Handler) string {
 	t.Helper()
-	srv := httptest.NewServer(handler)
+	srv := httptest.NewUnstartedServer(handler)
+	srv.Listener = Listener(srv.Listener, discard)
+	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv.Listener.Addr().String()
 }
@@ -178,5 +180,55 @@ func TestCanonicalPathsStillReachTheirRoutesAndTheHostsOwnPaths(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRequestsGoParsesNotAnswer400InThePathsFamilyOnBothHosts(t *testing.T) {
+	const (
+		escape  = "path: not a valid path (malformed escape)"
+		header  = "header: not a valid header name or value"
+		host    = "Host: missing or malformed"
+		request = "request: not a valid HTTP request"
+	)
+	tests := []struct {
+		name              string
+		line              string
+		headers           []string
+		body              string
+		noHost            bool
+		fam               edgev1.Family
+		message, validity string
+	}{
+		{"malformed escape, with a body", "PUT /v1/tenants/%zz HTTP/1.1", nil, bigBody, false, edgev1.Family_FAMILY_V1, escape, "path"},
+		{"malformed escape", "GET /v1/users/%zz HTTP/1.1", nil, "", false, edgev1.Family_FAMILY_V1, escape, "path"},
+		{"truncated escape", "DELETE /v1/users/a% HTTP/1.1", nil, "", false, edgev1.Family_FAMILY_V1, escape, "path"},
+		{"malformed escape under /api", "POST /api/v1/tokens/%zz HTTP/1.1", nil, bigBody, false, edgev1.Family_FAMILY_API, escape, "path"},
+		{"malformed escape in the absolute form", "GET http://edge/api/v1/%zz HTTP/1.1", nil, "", false, edgev1.Family_FAMILY_API, escape, "path"},
+		{"control byte in a header", "GET /api/v1/analytics/sign-ins HTTP/1.1", []string{"X-Note: a\x01b"}, "", false, edgev1.Family_FAMILY_API, header, "header"},
+		{"no Host", "GET /v1/tenants/t1 HTTP/1.1", nil, "", true, edgev1.Family_FAMILY_V1, host, "Host"},
+		{"space in the target", "GET /v1/tenants/a b HTTP/1.1", nil, "", false, edgev1.Family_FAMILY_V1, request, "request"},
+	}
+	h := newHarness(t)
+	for hostName, handler := range edgeHosts(h) {
+		addr := serveEdge(t, handler)
+		t.Run(hostName, func(t *testing.T) {
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					res, raw := dialRaw(t, addr).send(tt.line, tt.headers, tt.body, tt.noHost)
+					wantFamilyFailure(t, res, raw, tt.fam, tt.message, tt.validity)
+				})
+			}
+			t.Run("second request of a kept-alive connection", func(t *testing.T) {
+				c := dialRaw(t, addr)
+				if res, raw := c.send("GET "+OpenAPIPath+" HTTP/1.1", nil, "", false); res.StatusCode != http.StatusOK {
+					t.Fatalf("first request: %d %.200s", res.StatusCode, raw)
+				}
+				res, raw := c.send("GET /api/v1/%zz HTTP/1.1", nil, "", false)
+				wantFamilyFailure(t, res, raw, edgev1.Family_FAMILY_API, escape, "path")
+			})
+		})
+	}
+	if calls := len(h.identity.received()) + len(h.tenant.received()) + len(h.analytics.received()); calls != 0 {
+		t.Errorf("backends received %d calls: want none", calls)
 	}
 }

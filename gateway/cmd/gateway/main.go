@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -125,8 +126,13 @@ func run(log *slog.Logger) error {
 	opsAddr := config.String("BERTH_OPS_ADDR", "127.0.0.1:8180")
 	opsSrv := &http.Server{Addr: opsAddr, Handler: ops.Handler(backendsServing(health)), ReadHeaderTimeout: 5 * time.Second}
 
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
 	served := make(chan error, 2)
-	go func() { served <- srv.ListenAndServe() }()
+	// The edge's listener answers requests Go's server refuses before any handler in their family.
+	go func() { served <- srv.Serve(edge.Listener(ln, log)) }()
 	go func() { served <- opsSrv.ListenAndServe() }()
 	log.Info("gateway listening", slog.String("addr", addr), slog.String("ops_addr", opsAddr))
 

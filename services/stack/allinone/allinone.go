@@ -178,10 +178,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	ops.Mount(mux, s.Ready)
 	s.Sandboxes.Register(mux)
 	mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
-	// The edge's rule for paths no route can take holds in front of the mux too.
+	// The edge's rules for paths and requests no route can take hold in front of the mux too.
 	s.http = &http.Server{Handler: edge.Front(mux, handler), ReadHeaderTimeout: 10 * time.Second}
 	s.serving.Go(func() {
-		if err := s.http.Serve(edgeLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(edge.Listener(edgeLn, log.With("service", "edge"))); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("edge stopped", "error", err)
 		}
 	})

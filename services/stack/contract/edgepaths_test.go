@@ -16,7 +16,7 @@ import (
 
 // TestPathsNoRouteCanTakeAnswerInTheFamilyThroughTheAllInOne sends, over raw TCP to the
 // all-in-one process (whose own ServeMux serves ops, sandboxes and dev pages in front of the
-// edge), paths with dot or empty segments, with the demo app's
+// edge), paths with dot or empty segments and paths with malformed escapes, with the demo app's
 // write key: each answers 400 in the family of its path, never a redirect or Go's plain text, and
 // the tenant the first PUT names stays as it was.
 func TestPathsNoRouteCanTakeAnswerInTheFamilyThroughTheAllInOne(t *testing.T) {
@@ -25,7 +25,8 @@ func TestPathsNoRouteCanTakeAnswerInTheFamilyThroughTheAllInOne(t *testing.T) {
 	key := []string{"X-API-KEY: " + s.App.WriteKey, "X-API-KEY-TYPE: write", "X-CLIENT-ID: " + s.App.AppID}
 	rename := `{"name":"Renamed through a dot segment"}`
 	const (
-		dots = `path: must not contain empty, "." or ".." segments`
+		dots   = `path: must not contain empty, "." or ".." segments`
+		escape = "path: not a valid path (malformed escape)"
 	)
 	tests := []struct {
 		line       string
@@ -40,6 +41,8 @@ func TestPathsNoRouteCanTakeAnswerInTheFamilyThroughTheAllInOne(t *testing.T) {
 		{"GET /v1/tenants/abc/../def HTTP/1.1", "", false, dots, "path"},
 		{"POST /api/v1/tokens/.. HTTP/1.1", `{}`, true, dots, "path"},
 		{"GET /_sandbox/pspx/../healthz HTTP/1.1", "", false, dots, "path"}, // the host's own paths too
+		{"PUT /v1/tenants/%zz HTTP/1.1", rename, false, escape, "path"},
+		{"GET /api/v1/tokens/%zz HTTP/1.1", "", true, escape, "path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
