@@ -15,7 +15,7 @@ import (
 
 const webhookUsage = `
 webhook commands (-webhook host:port): the provider calls routes 3 and 4 stored
-  webhook-events  [-connection ID] [-outcome received|applied|ignored|failed] [-provider pspx|pspy]
+  webhook-events  [-connection ID] [-outcome received|applied|ignored|rejected|failed] [-provider pspx|pspy]
                   [-since RFC3339] [-until RFC3339] [-limit 1..1000]   (newest first; until exclusive)
   webhook-replay  -id ID | -connection ID -since RFC3339 -until RFC3339
                   (applies the calls again, oldest first; an applied one changes nothing)
@@ -30,7 +30,7 @@ func runWebhook(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 	var (
 		id         = fs.String("id", "", "stored call id")
 		connection = fs.String("connection", "", "connection id")
-		outcome    = fs.String("outcome", "", "received, applied, ignored or failed")
+		outcome    = fs.String("outcome", "", "received, applied, ignored, rejected or failed")
 		provider   = fs.String("provider", "", "pspx or pspy")
 		since      = fs.String("since", "", "received at or after (RFC 3339)")
 		until      = fs.String("until", "", "received before (RFC 3339)")
@@ -64,9 +64,9 @@ func runWebhook(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 		return c.ReplayEvents(ctx, &webhookv1.ReplayEventsRequest{Id: *id, ConnectionId: *connection, Since: *since, Until: *until})
 	}
 	switch *outcome {
-	case "", "received", "applied", "ignored", "failed":
+	case "", "received", "applied", "ignored", "rejected", "failed":
 	default:
-		return nil, errors.New("-outcome must be received, applied, ignored or failed")
+		return nil, errors.New("-outcome must be received, applied, ignored, rejected or failed")
 	}
 	if *provider != "" && *provider != "pspx" && *provider != "pspy" {
 		return nil, errors.New("-provider must be pspx or pspy")

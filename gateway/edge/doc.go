@@ -13,5 +13,7 @@
 // which headers cross the edge; input.go holds the text rule at the edge (query and header checks,
 // the checked backend connections) and decode.go the body decoder whose errors name the field;
 // middleware.go holds request id, body limit, media type, panic
-// recovery and access log. What the edge answers, route by route, is documented in docs/api.md.
+// recovery and access log; paths.go the canonical-path rule (and Front, for a host whose own
+// http.ServeMux stands in front of the edge); refusals.go the listener that answers, in the
+// path's family, the requests Go's HTTP server refuses before any handler. What the edge answers, route by route, is documented in docs/api.md.
 package edge

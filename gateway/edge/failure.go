@@ -134,11 +134,15 @@ func writeFailure(w http.ResponseWriter, fam edgev1.Family, f failure) {
 	w.Header().Del("Trailer")
 	w.Header().Del("Transfer-Encoding")
 	login.SetRetryAfter(w.Header(), f.retryAfter)
+	writeJSON(w, f.status, render(fam, f))
+}
+
+// render is f's body in family fam.
+func render(fam edgev1.Family, f failure) any {
 	if fam == edgev1.Family_FAMILY_API {
-		writeJSON(w, f.status, renderAPI(f))
-		return
+		return renderAPI(f)
 	}
-	writeJSON(w, f.status, renderV1(f))
+	return renderV1(f)
 }
 
 // errorHandler renders every error of a resolved or attempted RPC. 5xx causes are logged with the

@@ -23,10 +23,11 @@ import (
 const maxBody = 1 << 20
 
 // withMiddleware wraps the mux, outermost first: body limit, request id (so every answer, errors
-// and panics included, carries it), panic recovery with the access log, media-type check, input
-// tracking (input.go: query text rule, body failures for the error handler).
+// and panics included, carries it), panic recovery with the access log, the canonical-path rule
+// (paths.go), media-type check, input tracking (input.go: query text rule, body failures for the
+// error handler).
 func withMiddleware(next http.Handler, log *slog.Logger) http.Handler {
-	return limitBody(withRequestID(observe(log, checkMediaType(checkInput(next)))))
+	return limitBody(withRequestID(observe(log, checkPath(checkMediaType(checkInput(next))))))
 }
 
 // limitBody caps the body. The limit is hit while grpc-gateway decodes the body, so the resulting

@@ -117,10 +117,9 @@ func (e *env) nulSignIn(t *testing.T) {
 	}
 }
 
-// malformedEscape documents what Go's net/http does with /v1/users/%zz: it refuses the request
-// line itself, before any handler, with a plain-text 400 and closes the connection. The edge
-// cannot answer it in the family's envelope (docs/api.md, "Bad bytes"); this test holds the part that
-// matters: a 400, never a 500 or a hang.
+// malformedEscape holds /v1/users/%zz, a request line Go's net/http refuses before any handler, to
+// a 400 in the /v1 envelope naming the path: the edge's listener answers Go's refusal in the
+// family of the path as sent (docs/api.md), never Go's plain text, a 500 or a hang.
 func (e *env) malformedEscape(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.stack.BaseURL, "http://"))
 	if err != nil {
@@ -135,7 +134,8 @@ func (e *env) malformedEscape(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusBadRequest {
-		t.Fatalf("status = %d, want 400", res.StatusCode)
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(body), `"path"`) {
+		t.Fatalf("status = %d %q %s, want 400 in the /v1 envelope naming the path", res.StatusCode, res.Header.Get("Content-Type"), body)
 	}
 }

@@ -113,7 +113,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	s.host, err = host.Start(ctx, Modules, host.Options{
 		Log: log, Bus: s.Bus, Settings: settings, DatabaseURLs: cfg.DatabaseURLs, GRPCAddrs: cfg.GRPCAddrs,
 		AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, TLS: cfg.TLS, Mailer: s.Mailbox,
-		InProcess: true, Profiler: cfg.Profiler, HTTPListener: edgeLn,
+		InProcess: true, Profiler: cfg.Profiler,
+		// The edge's listener answers the requests Go's server refuses before any handler in their
+		// family.
+		HTTPListener: edge.Listener(edgeLn, log.With("service", "edge")),
 		// The sandboxes' webhook deliveries stop before the services they call.
 		BeforeDrain: s.Sandboxes.Close,
 		HTTP: func(ctx context.Context, dial host.Dialer, mountOps func(*http.ServeMux)) (http.Handler, error) {
@@ -125,7 +128,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 			mountOps(mux)
 			s.Sandboxes.Register(mux)
 			mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
-			return mux, nil
+			// The edge's rules for paths no route can take hold in front of this mux too: it
+			// would otherwise redirect a path with a "." or ".." segment to its cleaned form.
+			return edge.Front(mux, handler), nil
 		},
 	})
 	if err != nil {

@@ -53,7 +53,9 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	h, err := host.Start(ctx, nil, host.Options{
 		Log: log, TLS: tlsCfg, Remote: backends.dial, Ready: backends.serving,
 		OpsAddr: settings.String("BERTH_OPS_ADDR"), Profiler: settings.Bool(ops.PprofVar),
-		HTTPListener: lis,
+		// The edge's listener answers the requests Go's server refuses before any handler in their
+		// family.
+		HTTPListener: edge.Listener(lis, log),
 		HTTP: func(ctx context.Context, dial host.Dialer, _ func(*http.ServeMux)) (http.Handler, error) {
 			return edge.FromDialer(ctx, dial, log, edge.WithTrustedProxies(proxies))
 		},

@@ -328,7 +328,13 @@ type AppliedEvent struct {
 	// status is a pspy payment's status when it is not paid ("" otherwise).
 	Status string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
 	// effect names what changed ("" when nothing did), for the ingest record and logs.
-	Effect        string `protobuf:"bytes,3,opt,name=effect,proto3" json:"effect,omitempty"`
+	Effect string `protobuf:"bytes,3,opt,name=effect,proto3" json:"effect,omitempty"`
+	// rejected says why billing refuses the call for good ("" otherwise): the provider answers
+	// that the object it names does not exist for the connection's key, or that the key may not
+	// see it, or the call names no object billing could ever act on. Delivering it again changes
+	// nothing, so the ingest records it as rejected and answers 200. A failure that may pass (the
+	// provider or the database unreachable, a provider 5xx or 429) is an error instead.
+	Rejected      string `protobuf:"bytes,4,opt,name=rejected,proto3" json:"rejected,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -380,6 +386,13 @@ func (x *AppliedEvent) GetStatus() string {
 func (x *AppliedEvent) GetEffect() string {
 	if x != nil {
 		return x.Effect
+	}
+	return ""
+}
+
+func (x *AppliedEvent) GetRejected() string {
+	if x != nil {
+		return x.Rejected
 	}
 	return ""
 }
@@ -3008,11 +3021,12 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x06object\x18\x05 \x01(\fR\x06objectJ\x04\b\x03\x10\x04\"[\n" +
 	"\x17ApplyPspyPaymentRequest\x12\"\n" +
 	"\fconnectionId\x18\x01 \x01(\tR\fconnectionId\x12\x1c\n" +
-	"\tpaymentId\x18\x02 \x01(\tR\tpaymentId\"X\n" +
+	"\tpaymentId\x18\x02 \x01(\tR\tpaymentId\"t\n" +
 	"\fAppliedEvent\x12\x18\n" +
 	"\aignored\x18\x01 \x01(\bR\aignored\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x16\n" +
-	"\x06effect\x18\x03 \x01(\tR\x06effect\"-\n" +
+	"\x06effect\x18\x03 \x01(\tR\x06effect\x12\x1a\n" +
+	"\brejected\x18\x04 \x01(\tR\brejected\"-\n" +
 	"\x15ListPromotionsRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"\xbf\x02\n" +
 	"\tPromotion\x12\x0e\n" +

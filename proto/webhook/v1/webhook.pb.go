@@ -187,8 +187,8 @@ func (x *Receipt) GetStatus() string {
 
 type ListEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// connectionId, outcome ("received", "applied", "failed", "ignored") and provider narrow the
-	// list; since and until (RFC 3339) bound the receipt time, until exclusive.
+	// connectionId, outcome ("received", "applied", "failed", "ignored", "rejected") and provider
+	// narrow the list; since and until (RFC 3339) bound the receipt time, until exclusive.
 	ConnectionId string `protobuf:"bytes,1,opt,name=connectionId,proto3" json:"connectionId,omitempty"`
 	Outcome      string `protobuf:"bytes,2,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	Provider     string `protobuf:"bytes,3,opt,name=provider,proto3" json:"provider,omitempty"`
@@ -520,10 +520,11 @@ func (x *ReplayEventsRequest) GetUntil() string {
 }
 
 type ReplayResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Replayed      int32                  `protobuf:"varint,1,opt,name=replayed,proto3" json:"replayed,omitempty"`
-	Applied       int32                  `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
-	Failed        int32                  `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Replayed int32                  `protobuf:"varint,1,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// applied counts the calls that did not fail: applied, ignored or rejected.
+	Applied       int32 `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
+	Failed        int32 `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -303,11 +303,12 @@ func (s *Service) oneTimeValidThru(ctx context.Context, appID string, paidAt tim
 
 // providerFault answers a provider's error: what the provider blamed on the request is the
 // caller's 400 with the provider's user-facing message; anything else is Berth's 500, its cause
-// logged, never shown.
+// logged, never shown. Either keeps the provider's error as its cause, which the callers' message
+// never shows, so a provider event's effect can still tell a refusal for good (rejected).
 func providerFault(err error, what string) error {
 	var pe *ProviderError
 	if errors.As(err, &pe) && pe.CallerFault() {
-		return fault.Invalid(pe.Param, "%s", pe.UserMessage)
+		return fault.Invalid(pe.Param, "%s", pe.UserMessage).Wrap(err)
 	}
 	return fault.Internal(fmt.Errorf("%s: %w", what, err))
 }

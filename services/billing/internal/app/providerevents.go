@@ -58,11 +58,38 @@ func (s *Service) ResolvePspxCustomer(ctx context.Context, customerID string, li
 }
 
 // Applied says what a provider call did: Ignored when it names nothing of Berth's, Status a pspy
-// payment's status when not paid, Effect what changed ("" when nothing did).
+// payment's status when not paid, Effect what changed ("" when nothing did), Rejected why it is
+// refused for good ("" unless it is).
 type Applied struct {
-	Ignored bool
-	Status  string
-	Effect  string
+	Ignored  bool
+	Status   string
+	Effect   string
+	Rejected string
+}
+
+// A provider delivers an event again until it is answered 2xx, for days, and may then disable
+// the endpoint. So an effect's failure says whether delivering again can help: an error may pass
+// (the provider or the database unreachable, a provider 5xx or 429, Berth's key refused with 401,
+// a request the provider refused for its content) and is answered 500; a refusal for good is
+// Applied.Rejected, which the ingest records and answers 200. A refusal for good is the provider
+// refusing, on any call the effect makes, the object itself (ProviderError.RefusesObject: it does
+// not exist for the connection's key, or the key may not see it), or an event that names no
+// object at all. One refusal is not for good: a connection's key that belongs to another account
+// (an operator's mistake, corrected with a rotation) sees none of the connection's objects, so
+// a pspx refusal counts only once the key is seen to know the event's customer (pspxRefusal).
+
+// refusalOf is the provider's refusal of an object in err's chain, nil when there is none.
+func refusalOf(err error) *ProviderError {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.RefusesObject() {
+		return pe
+	}
+	return nil
+}
+
+// rejection is the answer to a refusal for good.
+func rejection(pe *ProviderError) Applied {
+	return Applied{Rejected: fmt.Sprintf("the provider refuses the object for good: %d %s %s", pe.Status, pe.Code, pe.UserMessage)}
 }
 
 // pspxObject is what billing reads of an event's data.object to find its own record.
@@ -73,9 +100,49 @@ type pspxObject struct {
 
 // ApplyPspxEvent applies a verified pspx event of the connection.
 func (s *Service) ApplyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (Applied, error) {
+	a, err := s.applyPspxEvent(ctx, connectionID, live, typ, object)
+	if pe := refusalOf(err); pe != nil {
+		return s.pspxRefusal(ctx, connectionID, live, object, pe, err)
+	}
+	return a, err
+}
+
+// pspxRefusal decides whether the provider's refusal of an event's object is for good: it is
+// when the connection's key sees the event's customer, which Berth created on the connection
+// (the webhook ingest found the connection by it). A key that does not see it belongs to
+// another account: the event fails (500) and the provider's next delivery after the operator's
+// rotation applies it.
+func (s *Service) pspxRefusal(ctx context.Context, connectionID string, live bool, object []byte, pe *ProviderError, cause error) (Applied, error) {
+	var obj struct {
+		ID       string `json:"id"`
+		Object   string `json:"object"`
+		Customer string `json:"customer"`
+	}
+	_ = json.Unmarshal(object, &obj) // the effect parsed it already
+	customer := obj.Customer
+	if obj.Object == "customer" {
+		customer = obj.ID
+	}
+	if customer == "" {
+		return rejection(pe), nil
+	}
+	_, key, err := s.connectionKey(ctx, connectionID, !live)
+	if err != nil {
+		return Applied{}, err
+	}
+	if _, err := s.pspx.Customer(ctx, key, customer); err != nil {
+		if refusalOf(err) != nil {
+			return Applied{}, fault.Internal(fmt.Errorf("the key of connection %s does not see its customer %s (a key of another account?): %w", connectionID, customer, cause))
+		}
+		return Applied{}, providerFault(err, "fetch pspx customer")
+	}
+	return rejection(pe), nil
+}
+
+func (s *Service) applyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (Applied, error) {
 	var obj pspxObject
 	if err := json.Unmarshal(object, &obj); err != nil || obj.ID == "" {
-		return Applied{}, fault.InvalidField("data.object", "is not a provider object")
+		return Applied{Rejected: "data.object is not a provider object"}, nil
 	}
 	conn, key, err := s.connectionKey(ctx, connectionID, !live)
 	if err != nil {

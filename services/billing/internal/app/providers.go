@@ -38,6 +38,12 @@ func (e *ProviderError) CallerFault() bool {
 	return e.Status >= 400 && e.Status < 500 && e.Status != 401 && e.Status != 403 && e.Status != 429
 }
 
+// RefusesObject reports whether the provider refused the object itself: it does not exist for
+// the key's account (404), or the key may not see it (403). Asking again gets the same answer.
+func (e *ProviderError) RefusesObject() bool {
+	return e.Status == 404 || e.Status == 403
+}
+
 // ---- pspx ----------------------------------------------------------------------------------
 
 // Pspx is the first provider's REST API, the subset Berth uses.

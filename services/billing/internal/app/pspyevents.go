@@ -20,8 +20,18 @@ import (
 // ApplyPspyPayment fetches a pspy payment with the connection's key and applies it: Berth's
 // checkout of it settles; a recurring payment of a subscription of a customer Berth created on
 // the connection renews the tenant's paid access or counts in its payment-failure lifecycle. An
-// unknown connection, or a payment of nothing Berth created, is ignored.
+// unknown connection, or a payment of nothing Berth created (one that neither key finds), is
+// ignored; a payment the key may not see, or a subscription the provider refuses once the key
+// found its payment (so the key is the account's), is rejected for good.
 func (s *Service) ApplyPspyPayment(ctx context.Context, connectionID, paymentID string) (Applied, error) {
+	a, err := s.applyPspyPayment(ctx, connectionID, paymentID)
+	if pe := refusalOf(err); pe != nil {
+		return rejection(pe), nil
+	}
+	return a, err
+}
+
+func (s *Service) applyPspyPayment(ctx context.Context, connectionID, paymentID string) (Applied, error) {
 	connectionID = canonical(connectionID)
 	if !isUUID(connectionID) || !strings.HasPrefix(paymentID, "tr_") || len(paymentID) > 64 {
 		return Applied{Ignored: true}, nil

@@ -45,11 +45,13 @@ type Connection struct {
 	Secrets []string
 }
 
-// Applied is billing's answer to a call.
+// Applied is billing's answer to a call. Rejected is why billing refuses it for good ("" unless
+// it does); a failure that may pass is an error instead.
 type Applied struct {
-	Ignored bool
-	Status  string
-	Effect  string
+	Ignored  bool
+	Status   string
+	Effect   string
+	Rejected string
 }
 
 // Finish applies an attempt to a stored call: the rule both stores keep.

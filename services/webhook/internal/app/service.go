@@ -110,8 +110,11 @@ func (s *Service) ReceivePspy(ctx context.Context, d Delivery) (Receipt, error) 
 }
 
 // apply hands a stored call to billing and records the attempt. A failure answers 500 so the
-// provider delivers the call again; the record keeps the cause for operators. object is a pspx
-// call's data.object when the caller has just parsed e.Body; nil parses it here.
+// provider delivers the call again; the record keeps the cause for operators. A call billing
+// refuses for good is recorded as rejected, with billing's reason, and answered 200
+// ({received:true}): delivering it again could never apply it, and a provider that gets 500s for
+// days disables the endpoint, losing the calls that would apply. object is a pspx call's
+// data.object when the caller has just parsed e.Body; nil parses it here.
 func (s *Service) apply(ctx context.Context, e domain.Event, object []byte) (Receipt, error) {
 	var (
 		a   Applied
@@ -133,6 +136,9 @@ func (s *Service) apply(ctx context.Context, e domain.Event, object []byte) (Rec
 	switch {
 	case err != nil:
 		at = Attempt{Outcome: domain.OutcomeFailed, Error: errorText(err), At: at.At}
+	case a.Rejected != "":
+		at = Attempt{Outcome: domain.OutcomeRejected, Error: clip(a.Rejected, 1000), At: at.At}
+		a = Applied{} // the answer is {received:true}, whatever else billing said
 	case a.Ignored:
 		at.Outcome = domain.OutcomeIgnored
 	}
@@ -140,9 +146,9 @@ func (s *Service) apply(ctx context.Context, e domain.Event, object []byte) (Rec
 		return Receipt{}, errors.Join(ferr, err)
 	}
 	if err != nil {
-		// The cause is kept as text only: a status billing answered (a provider's refusal of
-		// the refetch is a 400 there) must not become this route's answer, which is 500 so the
-		// provider delivers again.
+		// The cause is kept as text only: a status billing answered (a 400 there, for a
+		// request the provider refused for its content) must not become this route's answer,
+		// which is 500 so the provider delivers again.
 		return Receipt{}, fault.Internal(fmt.Errorf("%w: %s %s: %v", errApply, e.Provider, e.ProviderEventID, err))
 	}
 	return Receipt{Ignored: a.Ignored, Status: a.Status}, nil
@@ -173,9 +179,9 @@ func (s *Service) ListEvents(ctx context.Context, f domain.Filter) ([]domain.Eve
 		return nil, fault.InvalidField("limit", "must be between 1 and 1000")
 	}
 	switch f.Outcome {
-	case "", domain.OutcomeReceived, domain.OutcomeApplied, domain.OutcomeIgnored, domain.OutcomeFailed:
+	case "", domain.OutcomeReceived, domain.OutcomeApplied, domain.OutcomeIgnored, domain.OutcomeRejected, domain.OutcomeFailed:
 	default:
-		return nil, fault.InvalidField("outcome", "must be received, applied, ignored or failed")
+		return nil, fault.InvalidField("outcome", "must be received, applied, ignored, rejected or failed")
 	}
 	if f.Provider != "" && f.Provider != domain.Pspx && f.Provider != domain.Pspy {
 		return nil, fault.InvalidField("provider", "must be pspx or pspy")
@@ -183,7 +189,8 @@ func (s *Service) ListEvents(ctx context.Context, f domain.Filter) ([]domain.Eve
 	return s.store.Events(ctx, f)
 }
 
-// Replayed counts what a replay did.
+// Replayed counts what a replay did: Applied counts the calls that did not fail (applied, ignored
+// or rejected).
 type Replayed struct{ Replayed, Applied, Failed int }
 
 // ReplayEvents hands stored calls to billing again: the one with id, or every call of the

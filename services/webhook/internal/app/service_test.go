@@ -27,12 +27,15 @@ const secret = "whsec_test"
 var now = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 
 // fakeBilling knows one customer and counts the calls it applies; fail makes the next applies fail.
+// verdict, when set, is its answer to every call instead.
 type fakeBilling struct {
 	mu      sync.Mutex
 	applied int
 	fail    int
 	ignore  bool
 	status  string
+	verdict func() (app.Applied, error)
+	asked   int
 }
 
 func (f *fakeBilling) ResolvePspxCustomer(_ context.Context, customerID string, _ bool) (app.Connection, error) {
@@ -45,11 +48,15 @@ func (f *fakeBilling) ResolvePspxCustomer(_ context.Context, customerID string, 
 func (f *fakeBilling) apply() (app.Applied, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.asked++
+	if f.verdict != nil {
+		return f.verdict()
+	}
 	if f.fail > 0 {
 		f.fail--
-		// What billing answers when the provider refuses its refetch: a status that must not
-		// become route 3's answer.
-		return app.Applied{}, status.Error(codes.InvalidArgument, "No such invoice: 'in_1'")
+		// What billing answers when the provider refused a request for its content: a status
+		// that must not become route 3's answer.
+		return app.Applied{}, status.Error(codes.InvalidArgument, "Invalid description")
 	}
 	f.applied++
 	return app.Applied{Ignored: f.ignore, Status: f.status, Effect: "x"}, nil
@@ -175,5 +182,95 @@ func TestReplayAppliesARangeOldestFirstAndValidatesItsArguments(t *testing.T) {
 		if _, err := svc.ListEvents(ctx, f); !fault.Is(err, fault.KindInvalid) {
 			t.Fatalf("ListEvents(%+v) = %v", f, err)
 		}
+	}
+}
+
+func TestBillingsVerdictDecidesTheStoredOutcomeAndTheAnswerOnBothRoutes(t *testing.T) {
+	const reason = "the provider refuses the object for good: 404 resource_missing No such invoice: 'in_1'"
+	answers := func(a app.Applied, err error) func() (app.Applied, error) {
+		return func() (app.Applied, error) { return a, err }
+	}
+	tests := []struct {
+		name        string
+		verdict     func() (app.Applied, error)
+		outcome     string
+		lastError   string // "" none, "*" any
+		answer500   bool
+		wantReceipt app.Receipt
+	}{
+		{"applied", answers(app.Applied{Effect: "subscription.renewed"}, nil), domain.OutcomeApplied, "", false, app.Receipt{}},
+		{"names nothing of Berth's", answers(app.Applied{Ignored: true}, nil), domain.OutcomeIgnored, "", false, app.Receipt{Ignored: true}},
+		{"refused for good: recorded as rejected with billing's reason, answered 200",
+			answers(app.Applied{Rejected: reason}, nil), domain.OutcomeRejected, reason, false, app.Receipt{}},
+		{"billing or the provider unavailable: failed, answered 500",
+			answers(app.Applied{}, status.Error(codes.Unavailable, "billing unavailable")), domain.OutcomeFailed, "*", true, app.Receipt{}},
+		{"billing failing: failed, answered 500",
+			answers(app.Applied{}, status.Error(codes.Internal, "Internal Server Error")), domain.OutcomeFailed, "*", true, app.Receipt{}},
+		{"a status billing answered is no refusal for good: failed, answered 500",
+			answers(app.Applied{}, status.Error(codes.InvalidArgument, "Invalid description")), domain.OutcomeFailed, "*", true, app.Receipt{}},
+	}
+	routes := map[string]func(*app.Service) (app.Receipt, error){
+		"route 3 (pspx)": func(svc *app.Service) (app.Receipt, error) {
+			return svc.ReceivePspx(context.Background(), signed(event("evt_verdict", "berth.test")))
+		},
+		"route 4 (pspy)": func(svc *app.Service) (app.Receipt, error) {
+			return svc.ReceivePspy(context.Background(), app.Delivery{Body: []byte("id=tr_1"), ContentType: "application/x-www-form-urlencoded",
+				PaymentProviderUUID: "6f1c2a5e-1b7d-4c53-9d2e-8a4b3c2d1e0f"})
+		},
+	}
+	for route, receive := range routes {
+		for _, tt := range tests {
+			t.Run(route+": "+tt.name, func(t *testing.T) {
+				svc, billing, store := newService()
+				billing.verdict = tt.verdict
+				r, err := receive(svc)
+				if tt.answer500 {
+					if !fault.Is(err, fault.KindInternal) || grpcx.StatusOf(err).Code() != codes.Internal {
+						t.Fatalf("answered %+v, %v; want an internal fault (500)", r, err)
+					}
+				} else if err != nil || r != tt.wantReceipt {
+					t.Fatalf("answered %+v, %v; want %+v (200)", r, err, tt.wantReceipt)
+				}
+				list, _ := store.Events(context.Background(), domain.Filter{Limit: 10})
+				if len(list) != 1 || list[0].Outcome != tt.outcome || list[0].Attempts != 1 {
+					t.Fatalf("stored %+v; want one call, %s after one attempt", list, tt.outcome)
+				}
+				if got := list[0].LastError; (tt.lastError == "*" && got == "") || (tt.lastError != "*" && got != tt.lastError) {
+					t.Errorf("lastError = %q, want %q", got, tt.lastError)
+				}
+				if byOutcome, err := svc.ListEvents(context.Background(), domain.Filter{Outcome: tt.outcome}); err != nil || len(byOutcome) != 1 {
+					t.Errorf("ListEvents by outcome %s: %d, %v", tt.outcome, len(byOutcome), err)
+				}
+			})
+		}
+	}
+}
+
+func TestARejectedCallIsAskedAgainOnRedeliveryAndReplayAndAppliesOnceBillingCan(t *testing.T) {
+	svc, billing, store := newService()
+	ctx := context.Background()
+	rejected := true
+	billing.verdict = func() (app.Applied, error) {
+		if rejected {
+			return app.Applied{Rejected: "the provider refuses the object for good: 403 permission_denied"}, nil
+		}
+		return app.Applied{Effect: "subscription.renewed"}, nil
+	}
+	for range 2 { // the first delivery, then one the provider sends again anyway
+		if r, err := svc.ReceivePspx(ctx, signed(event("evt_rej", "berth.test"))); err != nil || r != (app.Receipt{}) {
+			t.Fatalf("answered %+v, %v; want 200 {received:true}", r, err)
+		}
+	}
+	list, _ := store.Events(ctx, domain.Filter{Limit: 10})
+	if billing.asked != 2 || len(list) != 1 || list[0].Outcome != domain.OutcomeRejected || list[0].Attempts != 2 || !list[0].AppliedAt.IsZero() {
+		t.Fatalf("billing asked %d times; stored %+v", billing.asked, list)
+	}
+	// An operator fixed what made the provider refuse it (the connection's key) and replays it.
+	rejected = false
+	if r, err := svc.ReplayEvents(ctx, list[0].ID, domain.Filter{}); err != nil || r.Applied != 1 || r.Failed != 0 {
+		t.Fatalf("replay: %+v, %v", r, err)
+	}
+	if got, _ := store.Event(ctx, list[0].ID); got.Outcome != domain.OutcomeApplied || got.Attempts != 3 || got.LastError != "" {
+		t.Fatalf("after the replay: %+v", got)
 	}
 }

@@ -17,12 +17,15 @@ const MaxBody = 1 << 20
 
 // Outcomes of a received call. A call is stored as received before anything is applied; applying
 // it ends in applied (billing applied it or had nothing to do), ignored (it names nothing of
-// Berth's) or failed (billing could not apply it yet: the provider retries, an operator may
-// replay).
+// Berth's), rejected (billing refuses it for good: the provider says the object it names does not
+// exist for the connection's key or that the key may not see it, so no delivery can ever apply
+// it; answered 200 so the provider stops) or failed (billing could not apply it yet: the provider
+// retries, an operator may replay).
 const (
 	OutcomeReceived = "received"
 	OutcomeApplied  = "applied"
 	OutcomeIgnored  = "ignored"
+	OutcomeRejected = "rejected"
 	OutcomeFailed   = "failed"
 )
 

@@ -37,5 +37,5 @@ func applied(a app.Applied, err error) (*billingv1.AppliedEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &billingv1.AppliedEvent{Ignored: a.Ignored, Status: a.Status, Effect: a.Effect}, nil
+	return &billingv1.AppliedEvent{Ignored: a.Ignored, Status: a.Status, Effect: a.Effect, Rejected: a.Rejected}, nil
 }

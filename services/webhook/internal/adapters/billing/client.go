@@ -30,7 +30,8 @@ func (b *Billing) ResolvePspxCustomer(ctx context.Context, customerID string, li
 }
 
 // ApplyPspxEvent asks billing to apply a verified pspx event. Any failure is the call's 500: the
-// provider delivers it again.
+// provider delivers it again; billing says a refusal for good in its answer (rejected), never as
+// a status.
 func (b *Billing) ApplyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (app.Applied, error) {
 	return applied(b.client.ApplyPspxEvent(ctx, &billingv1.ApplyPspxEventRequest{ConnectionId: connectionID, Livemode: live,
 		Type: typ, Object: object}))
@@ -45,5 +46,5 @@ func applied(a *billingv1.AppliedEvent, err error) (app.Applied, error) {
 	if err != nil {
 		return app.Applied{}, err
 	}
-	return app.Applied{Ignored: a.GetIgnored(), Status: a.GetStatus(), Effect: a.GetEffect()}, nil
+	return app.Applied{Ignored: a.GetIgnored(), Status: a.GetStatus(), Effect: a.GetEffect(), Rejected: a.GetRejected()}, nil
 }

@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"ADedupeKeyIsRecordedOnceEvenUnderARace", dedupeUnderRace},
 		{"CallsWithoutADedupeKeyAreAllKept", noDedupeKey},
 		{"FinishCountsAttemptsAndKeepsTheLatestOutcome", finish},
+		{"ARejectedCallKeepsItsReasonUnappliedAndIsListedByOutcome", rejected},
 		{"EventsFilterNewestFirst", listFilters},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
@@ -128,6 +129,21 @@ func finish(t *testing.T, s app.Store) {
 	}
 	if _, err := s.Finish(ctx, uuid.NewString(), app.Attempt{Outcome: domain.OutcomeApplied, At: instant}); !errors.Is(err, domain.ErrEventNotFound) {
 		t.Fatalf("Finish of an unknown call: %v", err)
+	}
+}
+
+func rejected(t *testing.T, s app.Store) {
+	e, _, err := s.Record(ctx, call(domain.Pspx, "evt_rejected", instant))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const reason = "the provider refuses the object for good: 404 resource_missing"
+	got, err := s.Finish(ctx, e.ID, app.Attempt{Outcome: domain.OutcomeRejected, Error: reason, At: instant.Add(time.Second)})
+	if err != nil || got.Outcome != domain.OutcomeRejected || got.LastError != reason || got.Attempts != 1 || !got.AppliedAt.IsZero() {
+		t.Fatalf("after a rejection: %+v, %v", got, err)
+	}
+	if list, err := s.Events(ctx, domain.Filter{Outcome: domain.OutcomeRejected, Limit: 10}); err != nil || len(list) != 1 || list[0].ID != e.ID {
+		t.Fatalf("listed by outcome: %+v, %v", list, err)
 	}
 }
 
