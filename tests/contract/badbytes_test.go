@@ -135,7 +135,7 @@ func (e *env) malformedEscape(t *testing.T) {
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(body), `"path"`) {
+	if res.StatusCode != http.StatusBadRequest || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") || !strings.Contains(string(body), `"error":"path: not a valid path`) {
 		t.Fatalf("status = %d %q %s, want 400 in the /v1 envelope naming the path", res.StatusCode, res.Header.Get("Content-Type"), body)
 	}
 }
