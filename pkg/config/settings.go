@@ -135,7 +135,46 @@ func Parse(env Env, decls ...[]Setting) (Values, error) {
 			v.raw[s.Name] = raw
 		}
 	}
-	return v, errors.Join(problems...)
+	if len(problems) > 0 {
+		return v, &InvalidError{Problems: problems}
+	}
+	return v, nil
+}
+
+// InvalidError is the refusal of a process's settings: one problem per variable. A process that
+// finds settings wrong after Parse (the all-in-one checks its modules' settings once it knows its
+// own) returns one too, so its host answers both the same way.
+type InvalidError struct {
+	Problems []error
+}
+
+func (e *InvalidError) Error() string { return errors.Join(e.Problems...).Error() }
+
+// Join merges refusals into one, each problem once (two modules of one process may declare the
+// same setting); nil when there are none.
+func Join(errs ...error) error {
+	var all []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		var inv *InvalidError
+		if err == nil {
+			continue
+		}
+		problems := []error{err}
+		if errors.As(err, &inv) {
+			problems = inv.Problems
+		}
+		for _, p := range problems {
+			if !seen[p.Error()] {
+				seen[p.Error()] = true
+				all = append(all, p)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return &InvalidError{Problems: all}
 }
 
 // check validates a set value against the setting's kind and its own rule.

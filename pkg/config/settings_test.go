@@ -127,3 +127,18 @@ func TestASettingTwoModulesDeclareIsParsedOnceAndRequiredIfEitherRequiresIt(t *t
 		t.Fatal("conflicting kinds accepted")
 	}
 }
+
+func TestJoinedRefusalsNameEachProblemOnceAndStayRefusals(t *testing.T) {
+	decl := []Setting{{Name: "BERTH_K", Kind: Key, Size: 32, Secret: true}}
+	env := envMap(map[string]string{"BERTH_K": "abc"})
+	_, first := Parse(env, decl)
+	_, second := Parse(env, decl) // a second module declaring the same setting
+	err := Join(first, nil, second, errors.New("BERTH_OTHER is wrong"))
+	var inv *InvalidError
+	if !errors.As(err, &inv) || len(inv.Problems) != 2 {
+		t.Fatalf("Join = %#v, want a refusal with two problems", err)
+	}
+	if Join(nil, nil) != nil {
+		t.Fatal("Join of nothing is not nil")
+	}
+}

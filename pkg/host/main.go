@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -32,7 +33,11 @@ func Main(name string, decls [][]config.Setting, run func(ctx context.Context, l
 	}
 	out := logx.NewOutput(os.Stderr)
 	log := logx.New(out, settings.String(logx.LevelSetting.Name))
-	if err := runTraced(name, log, settings, run); err != nil {
+	if err := runTraced(name, log, settings, run); errors.As(err, new(*config.InvalidError)) {
+		_ = out.Flush()
+		fmt.Fprintf(os.Stderr, "%s: refusing to start, its settings are wrong:\n%v\n", name, err)
+		os.Exit(2)
+	} else if err != nil {
 		log.Error(name+" stopped", "error", err.Error()) // an error flushes the output
 		os.Exit(1)
 	}

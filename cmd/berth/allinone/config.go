@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -120,12 +119,10 @@ func moduleSettings(env config.Env, baseURL string) (map[string]config.Values, e
 	var problems []error
 	for _, m := range Modules {
 		v, err := config.Parse(env, m.Settings)
-		if err != nil {
-			problems = append(problems, err)
-		}
+		problems = append(problems, err)
 		values[m.Name] = v
 	}
-	return values, errors.Join(problems...)
+	return values, config.Join(problems...)
 }
 
 // ServiceDatabase returns the URL of module's own database on base's server (module.DatabaseName),
