@@ -48,9 +48,15 @@ proto:
 proto-check: proto
 	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated proto code is out of date:"; git status --porcelain -- proto; git --no-pager diff --stat -- proto; exit 1; fi
 
-## tidy: go mod tidy in every module (each go.mod carries replace lines for its siblings).
+## tidy: go mod tidy in every module on its own (GOWORK=off). Outside the workspace a module finds
+## its siblings only through replace lines, one for every sibling in its module graph; tidy derives
+## them from go.work: it adds one for every sibling, tidies, and drops those the graph does not hold.
 tidy:
-	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done
+	@set -e; for m in $(MODULES); do (cd $$m && up=$$(echo $$m | sed 's|[^/][^/]*|..|g') && \
+	  for w in $(MODULES); do [ $$w = $$m ] || go mod edit -replace=$$(sed -n 's/^module //p' $$up/$$w/go.mod)=$$up/$$w; done && \
+	  GOWORK=off go mod tidy && graph=$$(GOWORK=off go list -m all) && \
+	  for w in $(MODULES); do p=$$(sed -n 's/^module //p' $$up/$$w/go.mod); \
+	    grep -qx "$$p v[^ ]* => $$up/$$w" <<<"$$graph" || go mod edit -dropreplace=$$p; done); done
 
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:

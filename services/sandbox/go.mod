@@ -4,4 +4,7 @@ go 1.26.0
 
 require github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 
-replace github.com/berthhq/berth/pkg => ../../pkg
+replace (
+	github.com/berthhq/berth/pkg => ../../pkg
+	github.com/berthhq/berth/proto => ../../proto
+)
