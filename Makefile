@@ -50,13 +50,15 @@ proto-check: proto
 
 ## tidy: go mod tidy in every module on its own (GOWORK=off). Outside the workspace a module finds
 ## its siblings only through replace lines, one for every sibling in its module graph; tidy derives
-## them from go.work: it adds one for every sibling, tidies, and drops those the graph does not hold.
+## them from go.work: it writes one for every sibling, tidies, and drops those the graph does not hold.
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && up=$$(echo $$m | sed 's|[^/][^/]*|..|g') && \
-	  for w in $(MODULES); do [ $$w = $$m ] || go mod edit -replace=$$(sed -n 's/^module //p' $$up/$$w/go.mod)=$$up/$$w; done && \
+	  modpath() { sed -n 's/^module //p' $$up/$$1/go.mod; } && \
+	  for w in $(MODULES); do go mod edit -dropreplace=$$(modpath $$w); done && \
+	  block=$$(echo 'replace ('; for w in $(MODULES); do [ $$w = $$m ] || echo "	$$(modpath $$w) => $$up/$$w"; done; echo ')') && \
+	  awk -v block="$$block" '{print} /^go [0-9]/ {print ""; print block}' go.mod >go.mod.tmp && mv go.mod.tmp go.mod && \
 	  GOWORK=off go mod tidy && graph=$$(GOWORK=off go list -m all) && \
-	  for w in $(MODULES); do p=$$(sed -n 's/^module //p' $$up/$$w/go.mod); \
-	    grep -qx "$$p v[^ ]* => $$up/$$w" <<<"$$graph" || go mod edit -dropreplace=$$p; done); done
+	  for w in $(MODULES); do grep -qx "$$(modpath $$w) v[^ ]* => $$up/$$w" <<<"$$graph" || go mod edit -dropreplace=$$(modpath $$w); done); done
 
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:
