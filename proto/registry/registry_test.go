@@ -149,17 +149,17 @@ func TestCheckFileRefusesServicesAndEventsOutsideEveryContext(t *testing.T) {
 	}
 }
 
-// syntheticFile is a file of package berth.probe.v1, which no context declares, with a plain
+// syntheticFile is a file of package berth.unlisted.v1, which no context declares, with a plain
 // message and, as asked, a service or an event payload.
 func syntheticFile(t *testing.T, service, event bool) protoreflect.FileDescriptor {
 	t.Helper()
 	msgOpts := &descriptorpb.MessageOptions{}
 	if event {
-		proto.SetExtension(msgOpts, eventsv1.E_Event, &eventsv1.Event{Types: []string{"probe.thing.changed"}})
+		proto.SetExtension(msgOpts, eventsv1.E_Event, &eventsv1.Event{Types: []string{"unlisted.thing.changed"}})
 	}
 	fdp := &descriptorpb.FileDescriptorProto{
-		Name:       proto.String("probe/v1/probe.proto"),
-		Package:    proto.String("berth.probe.v1"),
+		Name:       proto.String("unlisted/v1/unlisted.proto"),
+		Package:    proto.String("berth.unlisted.v1"),
 		Syntax:     proto.String("proto3"),
 		Dependency: []string{eventsv1.File_events_v1_event_proto.Path()},
 		MessageType: []*descriptorpb.DescriptorProto{
@@ -167,8 +167,8 @@ func syntheticFile(t *testing.T, service, event bool) protoreflect.FileDescripto
 		},
 	}
 	if service {
-		fdp.Service = []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("ProbeService"), Method: []*descriptorpb.MethodDescriptorProto{
-			{Name: proto.String("Get"), InputType: proto.String(".berth.probe.v1.Thing"), OutputType: proto.String(".berth.probe.v1.Thing")},
+		fdp.Service = []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("ThingService"), Method: []*descriptorpb.MethodDescriptorProto{
+			{Name: proto.String("Get"), InputType: proto.String(".berth.unlisted.v1.Thing"), OutputType: proto.String(".berth.unlisted.v1.Thing")},
 		}}}
 	}
 	fd, err := protodesc.NewFile(fdp, protoregistry.GlobalFiles)
