@@ -48,9 +48,17 @@ proto:
 proto-check: proto
 	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated proto code is out of date:"; git status --porcelain -- proto; git --no-pager diff --stat -- proto; exit 1; fi
 
-## tidy: go mod tidy in every module (each go.mod carries replace lines for its siblings).
+## tidy: go mod tidy in every module on its own (GOWORK=off). Outside the workspace a module finds
+## its siblings only through replace lines, one for every sibling in its module graph; tidy derives
+## them from go.work: it writes one for every sibling, tidies, and drops those the graph does not hold.
 tidy:
-	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done
+	@set -e; for m in $(MODULES); do (cd $$m && up=$$(echo $$m | sed 's|[^/][^/]*|..|g') && \
+	  modpath() { sed -n 's/^module //p' $$up/$$1/go.mod; } && \
+	  for w in $(MODULES); do go mod edit -dropreplace=$$(modpath $$w); done && \
+	  block=$$(echo 'replace ('; for w in $(MODULES); do [ $$w = $$m ] || echo "	$$(modpath $$w) => $$up/$$w"; done; echo ')') && \
+	  awk -v block="$$block" '{print} /^go [0-9]/ {print ""; print block}' go.mod >go.mod.tmp && mv go.mod.tmp go.mod && \
+	  GOWORK=off go mod tidy && graph=$$(GOWORK=off go list -m all) && \
+	  for w in $(MODULES); do grep -qx "$$(modpath $$w) v[^ ]* => $$up/$$w" <<<"$$graph" || go mod edit -dropreplace=$$(modpath $$w); done); done
 
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:

@@ -6,7 +6,8 @@
 //
 //   - edge builds the http.Handler: grpc-gateway muxes whose routes come from the protos'
 //     google.api.http bindings, registered through generated clients over real connections (one
-//     row per module in its backends table), wrapped in the HTTP middleware every request passes.
+//     row per context of proto/registry with HTTP-bound services), wrapped in the HTTP middleware
+//     every request passes.
 //   - cmd/gateway runs it as a process: it dials every module of edge.Modules() by its
 //     BERTH_<NAME>_ADDR, serves the handler on BERTH_HTTP_ADDR and the ops endpoints on
 //     BERTH_OPS_ADDR (docs/configuration.md).

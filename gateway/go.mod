@@ -5,8 +5,6 @@ go 1.26.0
 replace (
 	github.com/berthhq/berth/pkg => ../pkg
 	github.com/berthhq/berth/proto => ../proto
-	github.com/berthhq/berth/services/identity => ../services/identity
-	github.com/berthhq/berth/services/tenant => ../services/tenant
 )
 
 require (

@@ -158,7 +158,7 @@ func newResolver(ctx context.Context) (*resolver, error) {
 	)
 	for _, be := range backends {
 		for _, svc := range be.services {
-			if err := svc.register(ctx, mux, noCalls{}); err != nil {
+			if err := svc.Register(ctx, mux, noCalls{}); err != nil {
 				return nil, err
 			}
 		}

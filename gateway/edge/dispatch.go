@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+	"github.com/berthhq/berth/proto/registry"
 )
 
 // dispatcher serves every route of the edge, and hands each request to a grpc-gateway mux that
@@ -48,20 +49,20 @@ func newDispatcher(newMux func() *runtime.ServeMux) *dispatcher {
 
 // register adds a service's routes to the mux of all routes and to a mux of its own, whose
 // patterns it reads from the service's google.api.http bindings.
-func (d *dispatcher) register(ctx context.Context, svc service, cc grpc.ClientConnInterface) error {
-	desc, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc.name))
+func (d *dispatcher) register(ctx context.Context, svc registry.Service, cc grpc.ClientConnInterface) error {
+	desc, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc.Name))
 	if err != nil {
-		return fmt.Errorf("service %s: %w", svc.name, err)
+		return fmt.Errorf("service %s: %w", svc.Name, err)
 	}
 	sd, ok := desc.(protoreflect.ServiceDescriptor)
 	if !ok {
-		return fmt.Errorf("%s is not a service", svc.name)
+		return fmt.Errorf("%s is not a service", svc.Name)
 	}
 	shard := d.newMux()
-	if err := svc.register(ctx, d.all, cc); err != nil {
+	if err := svc.Register(ctx, d.all, cc); err != nil {
 		return err
 	}
-	if err := svc.register(ctx, shard, cc); err != nil {
+	if err := svc.Register(ctx, shard, cc); err != nil {
 		return err
 	}
 	d.shards = append(d.shards, shard)

@@ -84,8 +84,8 @@ func probeDispatcher(t *testing.T) *dispatcher {
 				t.Fatal(err)
 			}
 		}
-		if be.raw != nil {
-			if err := be.raw(probePaths{d, page}, noCalls{}, nil); err != nil {
+		for _, m := range be.raw {
+			if err := m(probePaths{d, page}, noCalls{}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -141,7 +141,7 @@ func TestDispatchedRequestsReachWhatTheMuxOfAllRoutesWouldReach(t *testing.T) {
 	files := protoregistry.GlobalFiles
 	for _, be := range backends {
 		for _, svc := range be.services {
-			desc, err := files.FindDescriptorByName(protoreflect.FullName(svc.name))
+			desc, err := files.FindDescriptorByName(protoreflect.FullName(svc.Name))
 			if err != nil {
 				t.Fatal(err)
 			}

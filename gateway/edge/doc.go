@@ -6,7 +6,8 @@
 // grpc-gateway resolved, never guessed from the path; authentication and business rules stay in the
 // services, which receive the caller's credentials as gRPC metadata.
 //
-// Files: edge.go builds the handler (backend registration table, mux options, health endpoint);
+// Files: edge.go builds the handler (the routing table derived from proto/registry with its two
+// exceptions, mux options, pages);
 // dispatch.go hands each request to the mux of the one service its path can reach, or to the mux
 // of all routes;
 // envelope.go renders successes; failure.go renders errors in both families; headers.go decides

@@ -18,57 +18,65 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/proto/openapi"
-	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+	"github.com/berthhq/berth/proto/registry"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // backend is one module's HTTP routes. Registration goes through generated clients over real
 // connections (never Register...HandlerServer), so every call passes the services' interceptors
 // exactly as a direct gRPC caller's would.
 type backend struct {
-	module   string    // the module's name (module.Module.Name): its connection in New's map
-	services []service // its HTTP-bound gRPC services
+	module   string             // the module's name (module.Module.Name): its connection in New's map
+	services []registry.Service // its HTTP-bound gRPC services the generated handlers serve
 	// raw mounts routes the edge serves by hand over the module's connection (the webhooks),
 	// which the route resolver does not need.
-	raw func(pathHandler, grpc.ClientConnInterface, *slog.Logger) error
+	raw []mount
 }
 
-// service is one HTTP-bound gRPC service: its full name, whose google.api.http bindings are its
-// routes (the dispatcher reads them, dispatch.go), and the generated registration of those routes.
-type service struct {
-	name     string
-	register func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error
+// mount serves a service's routes by hand on the edge's paths over the module's connection.
+type mount func(pathHandler, grpc.ClientConnInterface, *slog.Logger) error
+
+// backends is the edge's routing table, derived from proto/registry: one row per context with
+// HTTP-bound services, in the registry's order, each service served through its generated
+// registration unless it is one of the two exceptions below. Adding a context with REST routes
+// adds nothing here.
+var backends = backendsOf(registry.Contexts)
+
+// servedByHand are the HTTP-bound services whose routes the edge mounts itself instead of through
+// the generated handlers: the webhook ingest's routes 3 and 4 take the provider's raw bytes, which
+// a generated handler would decode and re-encode (webhooks.go).
+var servedByHand = map[string]mount{
+	webhookv1.WebhookIngestService_ServiceDesc.ServiceName: mountWebhooks,
 }
 
-// backends is the edge's routing table, one row per module with HTTP routes: adding a bounded
-// context with REST routes adds its row here.
-var backends = []backend{
-	{module: "identity", services: []service{
-		{identityv1.IdentityService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return identityv1.RegisterIdentityServiceHandlerClient(ctx, mux, identityv1.NewIdentityServiceClient(cc))
-		}},
-		{identityv1.OperatorService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return identityv1.RegisterOperatorServiceHandlerClient(ctx, mux, identityv1.NewOperatorServiceClient(cc))
-		}},
-		{identityv1.TokenService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return identityv1.RegisterTokenServiceHandlerClient(ctx, mux, identityv1.NewTokenServiceClient(cc))
-		}},
-	}},
-	{module: "tenant", services: []service{
-		{tenantv1.TenantService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return tenantv1.RegisterTenantServiceHandlerClient(ctx, mux, tenantv1.NewTenantServiceClient(cc))
-		}},
-	}},
-	{module: "analytics", services: []service{
-		{analyticsv1.AnalyticsService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, primedAnalytics{analyticsv1.NewAnalyticsServiceClient(cc)})
-		}},
-	}},
-	{module: "billing", services: []service{
-		{billingv1.BillingService_ServiceDesc.ServiceName, func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
-			return billingv1.RegisterBillingServiceHandlerClient(ctx, mux, billingv1.NewBillingServiceClient(cc))
-		}},
-	}},
-	{module: "webhook", raw: mountWebhooks},
+// ownClients are the HTTP-bound services whose generated handlers the edge gives a client of its
+// own: analytics', whose streamed lists are primed before the first chunk is written (streams.go).
+var ownClients = map[string]func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error{
+	analyticsv1.AnalyticsService_ServiceDesc.ServiceName: func(ctx context.Context, mux *runtime.ServeMux, cc grpc.ClientConnInterface) error {
+		return analyticsv1.RegisterAnalyticsServiceHandlerClient(ctx, mux, primedAnalytics{analyticsv1.NewAnalyticsServiceClient(cc)})
+	},
+}
+
+// backendsOf makes the routing table of contexts: a context without HTTP-bound services has no row.
+func backendsOf(contexts []registry.Context) []backend {
+	var table []backend
+	for _, c := range contexts {
+		be := backend{module: c.Name}
+		for _, svc := range c.HTTP {
+			if m, ok := servedByHand[svc.Name]; ok {
+				be.raw = append(be.raw, m)
+				continue
+			}
+			if register, ok := ownClients[svc.Name]; ok {
+				svc.Register = register
+			}
+			be.services = append(be.services, svc)
+		}
+		if len(be.services) > 0 || len(be.raw) > 0 {
+			table = append(table, be)
+		}
+	}
+	return table
 }
 
 // OpenAPIPath serves the OpenAPI document of the REST surface; apidocs.Path serves the reference
@@ -87,7 +95,7 @@ const LoginModule = "identity"
 // PaymentModule is the module behind the hosted payment pages (billing's PaymentPageService).
 const PaymentModule = "billing"
 
-// Modules lists the modules the edge forwards to, in table order.
+// Modules lists the modules the edge forwards to, in the routing table's order (proto/registry's).
 func Modules() []string {
 	names := make([]string, len(backends))
 	for i, b := range backends {
@@ -122,8 +130,8 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			}
 		}
 		// Raw routes carry a provider's bytes, which the text rule must not judge.
-		if be.raw != nil {
-			if err := be.raw(d, cc, log); err != nil {
+		for _, m := range be.raw {
+			if err := m(d, cc, log); err != nil {
 				return nil, fmt.Errorf("edge: mount %s: %w", be.module, err)
 			}
 		}

@@ -110,7 +110,8 @@ func startBackend(t testing.TB, register func(*grpc.Server)) (*fakeBackend, *grp
 	return f, grpctest.Serve(t, srv)
 }
 
-// harness drives the real edge handler against fake identity, tenant, analytics and billing backends.
+// harness drives the real edge handler against fake identity, tenant, analytics, billing and
+// webhook backends.
 type harness struct {
 	handler   http.Handler
 	identity  *fakeBackend
@@ -140,9 +141,16 @@ func newHarness(t testing.TB) *harness {
 	})
 	webhooks := &fakeWebhooks{}
 	_, wcc := startBackend(t, func(s *grpc.Server) { webhookv1.RegisterWebhookIngestServiceServer(s, webhooks) })
+	conns := map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc, "billing": bcc, "webhook": wcc}
+	// Every other module the edge forwards to (a context added since) gets a backend that serves
+	// nothing: its routes answer Unimplemented.
+	for _, m := range Modules() {
+		if conns[m] == nil {
+			_, conns[m] = startBackend(t, func(*grpc.Server) {})
+		}
+	}
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), map[string]grpc.ClientConnInterface{"identity": icc, "tenant": tcc, "analytics": acc, "billing": bcc, "webhook": wcc},
-		logx.New(logs, "info"), WithLogin(icc), WithPayment(bcc))
+	h, err := New(t.Context(), conns, logx.New(logs, "info"), WithLogin(icc), WithPayment(bcc))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}

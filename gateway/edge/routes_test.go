@@ -12,63 +12,75 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/berthhq/berth/pkg/route"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
-
-	// The generated packages register their files in protoregistry.GlobalFiles.
-	_ "github.com/berthhq/berth/proto/analytics/v1"
-	_ "github.com/berthhq/berth/proto/billing/v1"
-	_ "github.com/berthhq/berth/proto/identity/v1"
-	_ "github.com/berthhq/berth/proto/tenant/v1"
-	_ "github.com/berthhq/berth/proto/webhook/v1"
+	"github.com/berthhq/berth/proto/registry"
 )
 
-// implementedRoutes are the route numbers of the published interface (all of them); extraRoutes
-// are the (method, path) pairs its decisions add beyond its table (docs/api.md lists them all).
-var (
-	implementedRoutes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}
-	extraRoutes       = []string{
-		"POST /v1/users/:userId",                            // route 18's POST alias (the interface's decisions)
-		"GET /v1/analytics/sign-ins",                        // route 8 where the published client calls it
-		"GET /v1/users/me",                                  // documented extra routes (the interface's decisions)
-		"GET /v1/tenants/me",                                //
-		"DELETE /v1/users/:userId",                          //
-		"GET /apps/:appId/.well-known/openid-configuration", // OpenID discovery per app (issue: tokens)
-		"GET /apps/:appId/.well-known/jwks.json",            // the app's signing key as a JWKS
+// implementedRoutes are the route numbers of the published interface the edge serves (all of
+// them). The routes beyond its table are documented in docs/api.md, which is the list
+// TestTheAPIPageListsEveryRoute holds the protos to.
+var implementedRoutes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24}
+
+// TestTheAPIPageListsEveryRoute checks that the routes the protos bind are the routes
+// docs/api.md's route table documents: a route added to a proto (a new context's too) is
+// documented there, and the page names no route that is not served.
+func TestTheAPIPageListsEveryRoute(t *testing.T) {
+	var documented []string
+	for _, row := range readAPIPageRoutes(t) {
+		documented = append(documented, row.routes...)
 	}
-)
+	got := httpRoutes(t)
+	for _, r := range got {
+		if !slices.Contains(documented, r) {
+			t.Errorf("%s is bound by a proto but not in %s's route table", r, apiPage)
+		}
+	}
+	for _, r := range documented {
+		if !slices.Contains(got, r) {
+			t.Errorf("%s lists %s, which no proto binds", apiPage, r)
+		}
+	}
+}
 
-// TestRouteTableMatchesSpec checks that every HTTP-bound RPC declares its envelope family and that
-// the set of HTTP routes equals the spec's table for the implemented routes.
+// TestRouteTableMatchesSpec checks that every route of the spec's table that the edge implements
+// is bound by the protos, and that docs/api.md's numbered rows are the spec's routes under the
+// spec's numbers.
 func TestRouteTableMatchesSpec(t *testing.T) {
 	specRoutes := readSpecRoutes(t)
-
-	want := slices.Clone(extraRoutes)
+	got := httpRoutes(t)
+	numbered := map[int]apiPageRow{}
+	for _, row := range readAPIPageRoutes(t) {
+		if row.number != 0 {
+			numbered[row.number] = row
+		}
+	}
 	for _, n := range implementedRoutes {
 		r, ok := specRoutes[n]
 		if !ok {
 			t.Fatalf("route %d is not in the spec's route table", n)
 		}
-		want = append(want, r)
+		if !slices.Contains(got, r) {
+			t.Errorf("route %d, %s, is bound by no proto", n, r)
+		}
+		if row, ok := numbered[n]; !ok || row.routes[0] != r {
+			t.Errorf("%s's row %d is %q, want the spec's %s first", apiPage, n, row.routes, r)
+		}
+		delete(numbered, n)
 	}
-
-	got := httpRoutes(t)
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Errorf("HTTP routes in the proto registry differ from the spec\n got: %q\nwant: %q", got, want)
+	for n, row := range numbered {
+		t.Errorf("%s numbers %q as route %d, which is not an implemented route of the spec", apiPage, row.routes, n)
 	}
 }
 
-// httpRoutes walks the registry for methods with a google.api.http rule (additional bindings
+// httpRoutes walks every context's files (proto/registry) for methods with a google.api.http rule (additional bindings
 // included) and returns them as "METHOD /path/:param". A method without a family, or one whose
 // access policy is service-only or admin, fails the test.
 func httpRoutes(t *testing.T) []string {
 	t.Helper()
 	var routes []string
-	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+	registry.Files().RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		for i := range fd.Services().Len() {
 			sd := fd.Services().Get(i)
 			for j := range sd.Methods().Len() {
@@ -154,6 +166,74 @@ func readSpecRoutes(t *testing.T) map[int]string {
 		t.Fatalf("no routes found in %s: has its format changed?", path)
 	}
 	return routes
+}
+
+// apiPage is the documentation page whose "## Routes" table lists every route the edge serves.
+const apiPage = "../../docs/api.md"
+
+// apiPageRow is one row of the page's route table: its number in the spec (0 for "–", a route
+// beyond the spec's table) and its routes as "METHOD /path/:param", the main one first.
+type apiPageRow struct {
+	number int
+	routes []string
+}
+
+// apiRouteCell matches the backquoted parts of a route cell: "`GET /v1/users/:userId`", an
+// alias path "`/v1/analytics/sign-ins`" under the method before it, or an alias method
+// "`POST`" on the path before it.
+var apiRouteCell = regexp.MustCompile("`([A-Z]+)? ?(/[^`?]*)?[^`]*`")
+
+// readAPIPageRoutes parses the route table of docs/api.md's "## Routes" section.
+func readAPIPageRoutes(t *testing.T) []apiPageRow {
+	t.Helper()
+	page, err := os.ReadFile(apiPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(page), "\n## Routes\n")
+	if !ok {
+		t.Fatalf(`%s has no "## Routes" section`, apiPage)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows []apiPageRow
+	for line := range strings.Lines(section) {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if !strings.HasPrefix(strings.TrimSpace(line), "|") || len(cells) < 2 {
+			continue
+		}
+		num := strings.TrimSpace(cells[0])
+		if num == "#" || strings.Trim(num, "-") == "" {
+			continue // the header and its underline
+		}
+		row := apiPageRow{}
+		if num != "–" {
+			if row.number, err = strconv.Atoi(num); err != nil {
+				t.Fatalf("%s: route row %q is numbered neither by a number nor by –", apiPage, line)
+			}
+		}
+		var method, path string
+		for _, m := range apiRouteCell.FindAllStringSubmatch(cells[1], -1) {
+			switch {
+			case m[1] != "" && m[2] != "": // a route
+				method, path = m[1], m[2]
+			case m[1] != "" && path != "": // an alias method on the same path
+				method = m[1]
+			case m[2] != "" && method != "": // an alias path under the same method
+				path = m[2]
+			default:
+				t.Fatalf("%s: cannot read %q in route row %q", apiPage, m[0], line)
+			}
+			row.routes = append(row.routes, method+" "+path)
+		}
+		if len(row.routes) == 0 {
+			t.Fatalf("%s: route row %q names no route", apiPage, line)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		t.Fatalf("the Routes section of %s has no table rows", apiPage)
+	}
+	return rows
 }
 
 // specFile finds interface.md: $BERTH_SPEC_DIR, else shared/spec/interface.md beside an ancestor of

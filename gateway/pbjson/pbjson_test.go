@@ -19,10 +19,7 @@ import (
 	"github.com/berthhq/berth/gateway/pbjson"
 
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
-	_ "github.com/berthhq/berth/proto/billing/v1"
-	_ "github.com/berthhq/berth/proto/identity/v1"
-	_ "github.com/berthhq/berth/proto/tenant/v1"
-	_ "github.com/berthhq/berth/proto/webhook/v1"
+	_ "github.com/berthhq/berth/proto/registry" // every context's messages
 )
 
 var reference = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}

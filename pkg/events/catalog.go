@@ -6,16 +6,9 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
-
-	// The packages whose messages declare events. Imported here, not left to each program, because
-	// the catalog decides which streams EnsureStreams creates: a process must see every context's
-	// events, also those of packages it never uses itself.
-	_ "github.com/berthhq/berth/proto/billing/v1"
-	_ "github.com/berthhq/berth/proto/identity/v1"
-	_ "github.com/berthhq/berth/proto/tenant/v1"
+	"github.com/berthhq/berth/proto/registry"
 )
 
 // catalog is the event catalog as the payload messages declare it (option berth.events.v1.event).
@@ -25,11 +18,13 @@ type catalog struct {
 	contexts []string        // sorted, each once
 }
 
-// loadCatalog reads the catalog from the proto registry once, on first use, when every package's
-// descriptors are registered. A declaration that eventsv1.Declarations refuses cannot have been
+// loadCatalog reads the catalog once, on first use, from the files of every context in
+// proto/registry, not from the packages the program happens to import: the catalog decides which
+// streams EnsureStreams creates, so a process must see every context's events, also those of
+// packages it never uses itself. A declaration that eventsv1.Declarations refuses cannot have been
 // generated (make proto fails on it), so meeting one here is a broken build and panics.
 var loadCatalog = sync.OnceValue(func() catalog {
-	decls, err := eventsv1.Declarations(protoregistry.GlobalFiles)
+	decls, err := eventsv1.Declarations(registry.Files())
 	if err != nil {
 		panic(fmt.Sprintf("events: the event catalog is inconsistent: %v", err))
 	}

@@ -2,10 +2,10 @@
 // that react to it, without losing one or applying one twice:
 //
 //   - Event is the envelope; its payload is the protojson of a message from proto/<context>/v1.
-//   - The catalog (Types, Payload, Contexts) is what those messages declare with the option
-//     berth.events.v1.event: New accepts only a declared type with its declared payload, and each
-//     context of the catalog gets its own stream. The generated Event* constants (e.g.
-//     identityv1.EventUserUpdated) spell the types.
+//   - The catalog (Types, Payload, Contexts) is what the messages of every context in
+//     proto/registry declare with the option berth.events.v1.event: New accepts only a declared
+//     type with its declared payload, and each context of the catalog gets its own stream. The
+//     generated Event* constants (e.g. identityv1.EventUserUpdated) spell the types.
 //   - InsertOutbox writes events in the same Postgres transaction as the state change (MemoryOutbox
 //     does the same for memory stores), so an event exists exactly when its change committed.
 //   - Relay publishes pending outbox events to JetStream with Nats-Msg-Id = event id, so a

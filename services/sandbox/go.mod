@@ -2,6 +2,9 @@ module github.com/berthhq/berth/services/sandbox
 
 go 1.26.0
 
-require github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
+replace (
+	github.com/berthhq/berth/pkg => ../../pkg
+	github.com/berthhq/berth/proto => ../../proto
+)
 
-replace github.com/berthhq/berth/pkg => ../../pkg
+require github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000

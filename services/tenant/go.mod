@@ -3,10 +3,8 @@ module github.com/berthhq/berth/services/tenant
 go 1.26.0
 
 replace (
-	github.com/berthhq/berth/gateway => ../../gateway
 	github.com/berthhq/berth/pkg => ../../pkg
 	github.com/berthhq/berth/proto => ../../proto
-	github.com/berthhq/berth/services/identity => ../../services/identity
 )
 
 require (

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,10 +30,50 @@ import (
 // gateway is the edge's name among the replicas; the services go by their module names.
 const gateway = "gateway"
 
-// replicaCounts is the deployment under test: every service but analytics twice (analytics runs
-// once, as its read model's single writer would in a small deployment; its kill shows that events
-// wait for it in JetStream).
-var replicaCounts = map[string]int{"identity": 2, "tenant": 2, "billing": 2, "analytics": 1, "webhook": 2, gateway: 2}
+// The deployment under test derives from the module list: every module of allinone.Modules and
+// the edge, each twice, except those named in singleReplica.
+var (
+	// order is how the processes start: the modules in startOrder's order, then the edges.
+	order = append(startOrder(allinone.Modules), gateway)
+	// replicaCounts is how many processes of each run.
+	replicaCounts = replicaCountsOf(order)
+)
+
+// singleReplica are the modules the test runs once: analytics, as its read model's single writer
+// would in a small deployment; its kill shows that events wait for it in JetStream.
+var singleReplica = []string{"analytics"}
+
+// startOrder is the modules' names, the ones others call (Module.Peers) first, so that readiness
+// checks see them: each step takes the first module of the list whose peers have all started, or,
+// when the remaining modules call one another (identity and tenant do), the first remaining.
+func startOrder(modules []module.Module) []string {
+	var started []string
+	remaining := slices.Clone(modules)
+	for len(remaining) > 0 {
+		next := 0
+		for i, m := range remaining {
+			if !slices.ContainsFunc(m.Peers, func(p string) bool { return !slices.Contains(started, p) }) {
+				next = i
+				break
+			}
+		}
+		started = append(started, remaining[next].Name)
+		remaining = slices.Delete(remaining, next, next+1)
+	}
+	return started
+}
+
+// replicaCountsOf gives each of names two replicas, one if it is in singleReplica.
+func replicaCountsOf(names []string) map[string]int {
+	counts := make(map[string]int, len(names))
+	for _, name := range names {
+		counts[name] = 2
+		if slices.Contains(singleReplica, name) {
+			counts[name] = 1
+		}
+	}
+	return counts
+}
 
 // replica is one process of the cluster, restartable with the same binary, addresses and
 // environment.
@@ -62,9 +103,6 @@ type cluster struct {
 	dbs      map[string]*pgxpool.Pool // each service's database, for comparing read models with it
 	spans    *collector               // where every process exports its traces
 }
-
-// order is how the services start: the ones others call first, so readiness checks see them.
-var order = []string{"identity", "tenant", "billing", "analytics", "webhook", gateway}
 
 // startCluster builds the binaries and starts every replica, the sandboxes and the balancer, then
 // provisions the demo apps through the admin API.

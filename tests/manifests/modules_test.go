@@ -15,10 +15,11 @@ import (
 
 	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/gateway/edge"
+	"github.com/berthhq/berth/proto/registry"
 )
 
-// The module list is the one source of truth; these tests fail when a bounded context is added to
-// it but forgotten behind the edge, in a production binary or in deploy/.
+// The module list and proto/registry are the two sources of truth; these tests fail when a bounded
+// context is added to one but not the other, or forgotten in a production binary or in deploy/.
 
 func TestEveryEdgeBackendIsAModule(t *testing.T) {
 	var names []string
@@ -28,6 +29,23 @@ func TestEveryEdgeBackendIsAModule(t *testing.T) {
 	for _, b := range edge.Modules() {
 		if !slices.Contains(names, b) {
 			t.Errorf("the edge forwards to %q, which is not in allinone.Modules", b)
+		}
+	}
+}
+
+// TestEveryModuleHasItsProtosInTheRegistry ties the two lists a context is added to: the module
+// list (what runs) and proto/registry (what the edge, the event catalog and the generators read).
+func TestEveryModuleHasItsProtosInTheRegistry(t *testing.T) {
+	var names []string
+	for _, m := range allinone.Modules {
+		names = append(names, m.Name)
+		if !slices.Contains(registry.Names(), m.Name) {
+			t.Errorf("module %s has no entry in proto/registry's Contexts", m.Name)
+		}
+	}
+	for _, c := range registry.Names() {
+		if !slices.Contains(names, c) {
+			t.Errorf("proto/registry lists the context %q, which is not in allinone.Modules", c)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Command gateway runs Berth's REST edge (and the hosted login page) as its own process in front of
-// the services named in the edge's backend table. Its settings are edge.Settings
-// (docs/configuration.md); without the TLS settings the gRPC connections are plaintext (a private
-// network).
+// the services of the edge's routing table (edge.Modules, derived from proto/registry). Its
+// settings are edge.Settings (docs/configuration.md); without the TLS settings the gRPC connections
+// are plaintext (a private network).
 package main
 
 import (

@@ -14,14 +14,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	// Every generated package, so that the registry holds every .proto file gen.sh passes.
-	_ "github.com/berthhq/berth/proto/analytics/v1"
-	_ "github.com/berthhq/berth/proto/billing/v1"
-	_ "github.com/berthhq/berth/proto/edge/v1"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
-	_ "github.com/berthhq/berth/proto/identity/v1"
-	_ "github.com/berthhq/berth/proto/tenant/v1"
-	_ "github.com/berthhq/berth/proto/webhook/v1"
+	"github.com/berthhq/berth/proto/registry"
 )
 
 // outName is the file written into each package that declares events.
@@ -42,11 +36,15 @@ func main() {
 // which is the protoc root (paths=source_relative puts generated code beside its .proto).
 func run(protoFiles []string) error {
 	for _, f := range protoFiles {
-		if _, err := protoregistry.GlobalFiles.FindFileByPath(path.Clean(f)); err != nil {
-			return fmt.Errorf("%s is not in the proto registry: import its Go package in genevents", f)
+		fd, err := protoregistry.GlobalFiles.FindFileByPath(path.Clean(f))
+		if err != nil {
+			return fmt.Errorf("%s is not linked: add its Go package to proto/registry's Contexts", f)
+		}
+		if err := registry.CheckFile(fd); err != nil {
+			return err
 		}
 	}
-	decls, err := eventsv1.Declarations(protoregistry.GlobalFiles)
+	decls, err := eventsv1.Declarations(registry.Files())
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
 // Command genopenapi writes the OpenAPI 3 document of Berth's REST surface (openapi/berth.json)
-// from the compiled protos: every HTTP-bound RPC's paths, parameters and body from its
+// from the compiled protos of every context in proto/registry: every HTTP-bound RPC's paths, parameters and body from its
 // google.api.http rule; its credentials, success status and envelope family from its
 // berth.edge.v1.route option; the field names and JSON types as protojson renders them with the
 // edge's options (proto names, every field present). gen.sh runs it, so the document cannot drift

@@ -14,16 +14,12 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	_ "github.com/berthhq/berth/proto/analytics/v1"
-	_ "github.com/berthhq/berth/proto/billing/v1"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
-	_ "github.com/berthhq/berth/proto/identity/v1"
-	_ "github.com/berthhq/berth/proto/tenant/v1"
-	_ "github.com/berthhq/berth/proto/webhook/v1"
+	"github.com/berthhq/berth/proto/registry"
 )
 
 func main() {
-	doc, err := build(protoregistry.GlobalFiles)
+	doc, err := build(registry.Files())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genopenapi:", err)
 		os.Exit(1)
