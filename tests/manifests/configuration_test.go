@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
@@ -136,20 +134,9 @@ func checkEnvironment(t *testing.T, where, process string, env map[string]string
 }
 
 func TestComposeGivesEveryProcessTheSettingsItNeedsAndNoOthers(t *testing.T) {
-	var compose struct {
-		Services map[string]struct {
-			Environment map[string]string `yaml:"environment"`
-		} `yaml:"services"`
-	}
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(raw, &compose); err != nil {
-		t.Fatal(err)
-	}
+	compose := composeServices(t)
 	checked := 0
-	for name, svc := range compose.Services {
+	for name, svc := range compose {
 		if name == "postgres" || name == "nats" {
 			continue
 		}

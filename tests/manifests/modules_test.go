@@ -87,24 +87,13 @@ func TestKubernetesManifestsDeployEveryModule(t *testing.T) {
 }
 
 func TestComposeRunsEveryModuleOnItsOwnDatabase(t *testing.T) {
-	var compose struct {
-		Services map[string]struct {
-			Environment map[string]string `yaml:"environment"`
-		} `yaml:"services"`
-	}
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(raw, &compose); err != nil {
-		t.Fatal(err)
-	}
+	compose := composeServices(t)
 	initSQL, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "postgres-init.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range allinone.Modules {
-		svc, ok := compose.Services[m.Name]
+		svc, ok := compose[m.Name]
 		if !ok {
 			t.Errorf("docker-compose.yml has no service %q", m.Name)
 			continue
@@ -115,7 +104,7 @@ func TestComposeRunsEveryModuleOnItsOwnDatabase(t *testing.T) {
 		if !bytes.Contains(initSQL, []byte("CREATE DATABASE berth_"+m.Name+";")) {
 			t.Errorf("deploy/postgres-init.sql does not create berth_%s", m.Name)
 		}
-		if slices.Contains(edge.Modules(), m.Name) && compose.Services["gateway"].Environment[m.AddrVar()] == "" {
+		if slices.Contains(edge.Modules(), m.Name) && compose["gateway"].Environment[m.AddrVar()] == "" {
 			t.Errorf("the compose gateway does not set %s", m.AddrVar())
 		}
 	}
@@ -178,4 +167,24 @@ func envOf(t *testing.T, docs []map[string]any, kind, name string) map[string]st
 		env[kv["name"].(string)] = v
 	}
 	return env
+}
+
+// composeServices is docker-compose.yml's services with their environments (anchors merged).
+func composeServices(t *testing.T) map[string]struct {
+	Environment map[string]string `yaml:"environment"`
+} {
+	t.Helper()
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &compose); err != nil {
+		t.Fatal(err)
+	}
+	return compose.Services
 }
