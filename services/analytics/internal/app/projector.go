@@ -44,21 +44,23 @@ type Projector struct {
 // NewProjector returns a projector writing to store.
 func NewProjector(store Store) *Projector { return &Projector{store: store} }
 
-// Apply applies one event. Applying an event again changes nothing: sign-ins are keyed by event id
-// and snapshots never move back in time. Errors wrap ErrMalformed when the event is unusable.
-func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
+// Apply applies one event with its decoded payload (the consumers and the rebuild hand it over
+// through events.Handle, which also settles an event whose payload does not decode). Applying an
+// event again changes nothing: sign-ins are keyed by event id and snapshots never move back in
+// time. Errors wrap ErrMalformed when the event is unusable.
+func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Message) error {
 	// Snapshot order is decided by event time, kept to the microsecond like every stored time.
 	asOf := ev.Time.UTC().Truncate(time.Microsecond)
 	switch ev.Type {
 	case identityv1.EventUserSignedIn:
-		var m identityv1.UserSignedIn
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*identityv1.UserSignedIn](ev, payload)
+		if err != nil {
 			return err
 		}
-		return p.signedIn(ctx, ev, &m, asOf)
+		return p.signedIn(ctx, ev, m, asOf)
 	case identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen, identityv1.EventUserUnfrozen:
-		var m identityv1.UserChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*identityv1.UserChanged](ev, payload)
+		if err != nil {
 			return err
 		}
 		if m.GetUser() == nil {
@@ -70,8 +72,8 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 		}
 		return p.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
 	case identityv1.EventUserDeleted:
-		var m identityv1.UserDeleted
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*identityv1.UserDeleted](ev, payload)
+		if err != nil {
 			return err
 		}
 		appID, userID, tenantRef, err := userIDs(ev, m.GetAppId(), m.GetUserId(), m.GetTenantRef())
@@ -80,8 +82,8 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 		}
 		return p.store.MarkUserDeleted(ctx, appID, userID, tenantRef, asOf)
 	case tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated:
-		var m tenantv1.TenantChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*tenantv1.TenantChanged](ev, payload)
+		if err != nil {
 			return err
 		}
 		if m.GetTenant() == nil {
@@ -97,19 +99,19 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 		}
 		return p.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
 	case billingv1.EventPaymentOneTime:
-		var m billingv1.MoneyChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*billingv1.MoneyChanged](ev, payload)
+		if err != nil {
 			return err
 		}
-		return p.oneTime(ctx, ev, &m)
+		return p.oneTime(ctx, ev, m)
 	case billingv1.EventSubscriptionStarted, billingv1.EventSubscriptionRenewed, billingv1.EventSubscriptionChanged,
 		billingv1.EventSubscriptionCancelled, billingv1.EventSubscriptionEnded, billingv1.EventPaymentFailed,
 		billingv1.EventTenantFrozen, billingv1.EventTenantUnfrozen:
-		var m billingv1.MoneyChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*billingv1.MoneyChanged](ev, payload)
+		if err != nil {
 			return err
 		}
-		return p.subscription(ctx, ev, &m)
+		return p.subscription(ctx, ev, m)
 	}
 	return malformed(ev, "is not a type analytics applies")
 }
@@ -264,11 +266,14 @@ func canonicalID(ev events.Event, field, s string) (string, error) {
 	return id.String(), nil
 }
 
-func decode(ev events.Event, into proto.Message) error {
-	if err := ev.Decode(into); err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+// payloadOf is the payload as the message its type declares. events.Handle decodes exactly that
+// message, so another one is an event handed over some other way, which cannot apply.
+func payloadOf[T proto.Message](ev events.Event, payload proto.Message) (T, error) {
+	m, ok := payload.(T)
+	if !ok {
+		return m, malformed(ev, fmt.Sprintf("carries a %T payload", payload))
 	}
-	return nil
+	return m, nil
 }
 
 func malformed(ev events.Event, reason string) error {

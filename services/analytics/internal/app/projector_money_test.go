@@ -153,7 +153,7 @@ func TestMalformedMoneyEventsAreRefused(t *testing.T) {
 				ev = event(t, tc.typ, appID, t0, tc.m)
 			}
 			store := memory.New()
-			if err := app.NewProjector(store).Apply(context.Background(), ev); !errors.Is(err, app.ErrMalformed) {
+			if err := events.Handle(app.NewProjector(store).Apply)(context.Background(), ev); !errors.Is(err, app.ErrMalformed) {
 				t.Fatalf("Apply = %v, want ErrMalformed", err)
 			}
 			if n := len(oneTimesOf(t, store, appID)) + len(subscriptionsOf(t, store, appID, t0.Add(-time.Hour), t0.Add(time.Hour))); n != 0 {

@@ -59,7 +59,7 @@ func tenantChanged(t *testing.T, eventType eventsv1.Type, appID, tenantID string
 func apply(t *testing.T, p *app.Projector, evs ...events.Event) {
 	t.Helper()
 	for _, ev := range evs {
-		if err := p.Apply(context.Background(), ev); err != nil {
+		if err := events.Handle(p.Apply)(context.Background(), ev); err != nil {
 			t.Fatalf("Apply %s: %v", ev.Type, err)
 		}
 	}
@@ -240,7 +240,7 @@ func TestMalformedEventsAreRefusedAndChangeNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
-			err := app.NewProjector(store).Apply(context.Background(), tc.ev(t))
+			err := events.Handle(app.NewProjector(store).Apply)(context.Background(), tc.ev(t))
 			if !errors.Is(err, app.ErrMalformed) {
 				t.Fatalf("Apply = %v, want ErrMalformed", err)
 			}

@@ -36,5 +36,5 @@ func (r *Rebuilder) Rebuild(ctx context.Context) (events.ReplayStats, error) {
 	if err := r.store.Reset(ctx); err != nil {
 		return events.ReplayStats{}, fmt.Errorf("empty the read models: %w", err)
 	}
-	return r.log.Replay(ctx, slices.Concat(IdentityEvents, TenantEvents, BillingEvents), r.projector.Apply)
+	return r.log.Replay(ctx, slices.Concat(IdentityEvents, TenantEvents, BillingEvents), events.Handle(r.projector.Apply))
 }

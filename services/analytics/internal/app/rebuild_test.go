@@ -62,7 +62,7 @@ func TestARebuildFromTheEventsYieldsTheSameAnswersAsTheConsumers(t *testing.T) {
 	consumed := memory.New()
 	p := app.NewProjector(consumed)
 	for _, ev := range log.evs {
-		_ = p.Apply(context.Background(), ev) // the malformed one is refused, as a consumer would
+		_ = events.Handle(p.Apply)(context.Background(), ev) // the malformed one is refused, as a consumer would
 	}
 	want := answers(t, consumed, appID)
 

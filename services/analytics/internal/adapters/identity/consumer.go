@@ -17,5 +17,5 @@ const Durable = "analytics-identity"
 // malformed event is logged and acknowledged (see events.ErrMalformed); other failures bring the
 // event back.
 func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (*events.Consumer, error) {
-	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.IdentityEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.IdentityEvents, Inbox: inbox, Handler: events.Handle(p.Apply), Log: log})
 }

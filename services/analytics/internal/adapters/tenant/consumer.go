@@ -13,5 +13,5 @@ const Durable = "analytics-tenant"
 
 // Consume feeds the tenant context's events to the projector until ctx ends or it is stopped.
 func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (*events.Consumer, error) {
-	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.TenantEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.TenantEvents, Inbox: inbox, Handler: events.Handle(p.Apply), Log: log})
 }
