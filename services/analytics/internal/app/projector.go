@@ -36,19 +36,11 @@ var (
 // redelivering it (see events.ErrMalformed).
 var ErrMalformed = events.ErrMalformed
 
-// Projector applies events to the read models.
-type Projector struct {
-	store Store
-}
-
-// NewProjector returns a projector writing to store.
-func NewProjector(store Store) *Projector { return &Projector{store: store} }
-
 // Apply applies one event with its decoded payload (the consumers and the rebuild hand it over
 // through events.Handle, which also settles an event whose payload does not decode). Applying an
 // event again changes nothing: sign-ins are keyed by event id and snapshots never move back in
 // time. Errors wrap ErrMalformed when the event is unusable.
-func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Message) error {
+func (s *Service) Apply(ctx context.Context, ev events.Event, payload proto.Message) error {
 	// Snapshot order is decided by event time, kept to the microsecond like every stored time.
 	asOf := ev.Time.UTC().Truncate(time.Microsecond)
 	switch ev.Type {
@@ -57,7 +49,7 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Me
 		if err != nil {
 			return err
 		}
-		return p.signedIn(ctx, ev, m, asOf)
+		return s.signedIn(ctx, ev, m, asOf)
 	case identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen, identityv1.EventUserUnfrozen:
 		m, err := payloadOf[*identityv1.UserChanged](ev, payload)
 		if err != nil {
@@ -70,7 +62,7 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Me
 		if err != nil {
 			return err
 		}
-		return p.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
+		return s.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
 	case identityv1.EventUserDeleted:
 		m, err := payloadOf[*identityv1.UserDeleted](ev, payload)
 		if err != nil {
@@ -80,7 +72,7 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Me
 		if err != nil {
 			return err
 		}
-		return p.store.MarkUserDeleted(ctx, appID, userID, tenantRef, asOf)
+		return s.store.MarkUserDeleted(ctx, appID, userID, tenantRef, asOf)
 	case tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated:
 		m, err := payloadOf[*tenantv1.TenantChanged](ev, payload)
 		if err != nil {
@@ -97,13 +89,13 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Me
 		if err != nil {
 			return err
 		}
-		return p.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
+		return s.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
 	case billingv1.EventPaymentOneTime:
 		m, err := payloadOf[*billingv1.MoneyChanged](ev, payload)
 		if err != nil {
 			return err
 		}
-		return p.oneTime(ctx, ev, m)
+		return s.oneTime(ctx, ev, m)
 	case billingv1.EventSubscriptionStarted, billingv1.EventSubscriptionRenewed, billingv1.EventSubscriptionChanged,
 		billingv1.EventSubscriptionCancelled, billingv1.EventSubscriptionEnded, billingv1.EventPaymentFailed,
 		billingv1.EventTenantFrozen, billingv1.EventTenantUnfrozen:
@@ -111,18 +103,18 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event, payload proto.Me
 		if err != nil {
 			return err
 		}
-		return p.subscription(ctx, ev, m)
+		return s.subscription(ctx, ev, m)
 	}
 	return malformed(ev, "is not a type analytics applies")
 }
 
 // oneTime records a payment for units.
-func (p *Projector) oneTime(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+func (s *Service) oneTime(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
 	ids, err := moneyIDs(ev, m)
 	if err != nil {
 		return err
 	}
-	return p.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
+	return s.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
 		ID: ids.event, AppID: ids.app, TenantID: ids.tenant, UserID: ids.user, PaymentID: m.GetPaymentId(),
 		PriceID: m.GetPriceId(), CustomerID: m.GetCustomerId(), Test: m.GetTest(),
 		Units: m.GetUnits(), UnitsBefore: m.GetUnitsBefore(), At: ids.at,
@@ -132,7 +124,7 @@ func (p *Projector) oneTime(ctx context.Context, ev events.Event, m *billingv1.M
 // subscription applies what a money event says about the subscription it names. Every such event
 // carries the tenant's state after the change; one that names no subscription (a failure or a
 // freeze of a tenant paying by units) has nothing for route 6.
-func (p *Projector) subscription(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+func (s *Service) subscription(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
 	if m.GetSubscriptionId() == "" {
 		return nil
 	}
@@ -159,7 +151,7 @@ func (p *Projector) subscription(ctx context.Context, ev events.Event, m *billin
 		}
 		c.Payment = &domain.SubscriptionPayment{Key: key, At: ids.at}
 	}
-	return p.store.ApplySubscription(ctx, c)
+	return s.store.ApplySubscription(ctx, c)
 }
 
 // moneyRefs are a money event's ids in canonical form and the time it recorded.
@@ -207,7 +199,7 @@ func eventTime(ev events.Event, field, s string) (time.Time, error) {
 }
 
 // signedIn records the sign-in and refreshes the user's snapshot from the state it carries.
-func (p *Projector) signedIn(ctx context.Context, ev events.Event, m *identityv1.UserSignedIn, asOf time.Time) error {
+func (s *Service) signedIn(ctx context.Context, ev events.Event, m *identityv1.UserSignedIn, asOf time.Time) error {
 	appID, userID, tenantRef, err := userIDs(ev, m.GetAppId(), m.GetUserId(), m.GetTenantRef())
 	if err != nil {
 		return err
@@ -223,13 +215,13 @@ func (p *Projector) signedIn(ctx context.Context, ev events.Event, m *identityv1
 		}
 	}
 	signIn := domain.SignIn{ID: id, AppID: appID, UserID: userID, TenantRef: tenantRef, At: at, IP: m.GetIp()}
-	if err := p.store.RecordSignIn(ctx, signIn); err != nil {
+	if err := s.store.RecordSignIn(ctx, signIn); err != nil {
 		return fmt.Errorf("record sign-in %s: %w", ev.ID, err)
 	}
 	if m.GetUser() == nil {
 		return nil // the sign-in is what counts; the snapshot stays as the last event that carried one left it
 	}
-	return p.store.PutUser(ctx, UserSnapshot{
+	return s.store.PutUser(ctx, UserSnapshot{
 		AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser(),
 	})
 }
