@@ -81,10 +81,16 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 
 	creds := authn.NewRemote(cfg.Identity)
-	svc := app.New(store, identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)), app.Options{
-		Clock: cfg.Clock,
-		NewID: uuid.NewString,
+	svc, err := app.New(app.Config{
+		Store: store, Users: identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)),
+		Clock: cfg.Clock, NewID: uuid.NewString,
 	})
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	p, err := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
 	if err != nil {
 		if pool != nil {

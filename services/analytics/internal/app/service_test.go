@@ -15,6 +15,15 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
+func TestNewRequiresAStoreAndRebuildAnEventLog(t *testing.T) {
+	if _, err := app.New(app.Config{}); err == nil {
+		t.Error("no store: want error")
+	}
+	if _, err := service(t, app.Config{Store: memory.New()}).Rebuild(context.Background()); err == nil {
+		t.Error("a rebuild without an event log: want error")
+	}
+}
+
 func TestListSignInsCoversWholeUTCDaysAndAgesEachItem(t *testing.T) {
 	store := memory.New()
 	var now time.Time
