@@ -17,7 +17,7 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// IdentityEvents and TenantEvents are the types the projector applies, per publishing context: a
+// IdentityEvents, TenantEvents and BillingEvents are the types Apply applies, per publishing context: a
 // durable consumer reads one context's stream, so each list feeds one consumer.
 var (
 	IdentityEvents = []eventsv1.Type{
