@@ -17,8 +17,8 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// IdentityEvents, TenantEvents and BillingEvents are the types Apply applies, per publishing context: a
-// durable consumer reads one context's stream, so each list feeds one consumer.
+// IdentityEvents, TenantEvents and BillingEvents are the types Apply applies, per publishing
+// context: a durable consumer reads one context's stream, so each list feeds one consumer.
 var (
 	IdentityEvents = []eventsv1.Type{
 		identityv1.EventUserSignedIn, identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen,
