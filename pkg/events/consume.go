@@ -37,7 +37,8 @@ const (
 )
 
 // Handler applies one event. Returning an error makes the event come back later, unless it wraps
-// ErrMalformed.
+// ErrMalformed. Consumers build theirs with Handle, which decodes the payload and applies the one
+// rule for an event whose payload does not decode.
 type Handler func(ctx context.Context, ev Event) error
 
 // ErrMalformed marks an event that can never be applied (its payload lacks or garbles what the
@@ -219,6 +220,13 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
 	tracing.End(span, err)
 	// The lines about the outcome are logged with ctx: they name the trace the event continued.
+	if errors.Is(err, ErrUndecodable) {
+		// The one rule for a payload that does not decode (see Handle).
+		consumed.WithLabelValues(cfg.Durable, "undecodable").Inc()
+		log.ErrorContext(ctx, "events: acknowledging an event whose payload does not decode", "err", err)
+		ack(log, msg)
+		return
+	}
 	if errors.Is(err, ErrMalformed) {
 		consumed.WithLabelValues(cfg.Durable, "malformed").Inc()
 		log.ErrorContext(ctx, "events: acknowledging an event that can never apply", "err", err)

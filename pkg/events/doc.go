@@ -13,7 +13,9 @@
 //     duplicate window.
 //   - Bus.Consume runs a durable consumer that applies each event through an Inbox, which records
 //     the event id in the same transaction as the consumer's effect, so a redelivered message is
-//     acknowledged without being applied again.
+//     acknowledged without being applied again. Every consumer's handler is built with Handle,
+//     which decodes the payload its type declares and applies one rule to an event whose payload
+//     does not decode: logged at error level, counted, and acknowledged, never redelivered.
 //   - Both tables stay bounded: Relay.Run deletes events published longer ago than its retention
 //     (a day by default, Relay.SetRetention) and Bus.Consume deletes its inbox's records after a
 //     week, far beyond the minutes in which JetStream may redeliver a message.

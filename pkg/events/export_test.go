@@ -3,6 +3,8 @@ package events
 import (
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
@@ -43,4 +45,9 @@ func ContextOf(t eventsv1.Type) (string, error) { return contextOf(t) }
 // NextWait is Run's wait after a pass (see nextWait).
 func NextWait(prev time.Duration, n int, err error, wakes bool) time.Duration {
 	return nextWait(prev, n, err, wakes)
+}
+
+// Consumed is the berth_events_consumed_total counter of one consumer and outcome.
+func Consumed(consumer, outcome string) float64 {
+	return testutil.ToFloat64(consumed.WithLabelValues(consumer, outcome))
 }

@@ -24,7 +24,7 @@ var (
 	}, []string{"relay"})
 	consumed = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "berth_events_consumed_total",
-		Help: "Events handled by durable consumers, by outcome: applied, duplicate (inbox hit), failed (redelivered later), malformed (acknowledged, never applicable), skipped (another type).",
+		Help: "Events handled by durable consumers, by outcome: applied, duplicate (inbox hit), failed (redelivered later), undecodable (payload does not decode; acknowledged), malformed (acknowledged, never applicable), skipped (another type).",
 	}, []string{"consumer", "outcome"})
 )
 

@@ -1,7 +1,3 @@
-// Package server is the analytics service's composition root, used by cmd/analytics and by the
-// all-in-one process: it picks the store (Postgres, or memory for the embedded development
-// default), builds the gRPC server with the shared access policy, and in Run feeds identity's,
-// tenant's and billing's events into the read models.
 package server
 
 import (
@@ -74,7 +70,13 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		}
 		store, inbox = postgres.New(pool), events.NewPGInbox(pool)
 	}
-	projector := app.NewProjector(store)
+	svc, err := app.New(app.Config{Store: store, Events: cfg.Bus, Clock: cfg.Clock})
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	creds := authn.NewRemote(cfg.Identity)
 	p, err := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
 	if err != nil {
@@ -86,12 +88,12 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if pool != nil {
 		p.UsePool(pool)
 	}
-	grpcapi.Register(p, app.NewService(store, cfg.Clock))
-	grpcapi.RegisterAdmin(p, app.NewRebuilder(store, cfg.Bus))
+	grpcapi.Register(p, svc)
+	grpcapi.RegisterAdmin(p, svc)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
-	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Service, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
-			return consume(ctx, cfg.Bus, inbox, projector, cfg.Log)
+			return consume(ctx, cfg.Bus, inbox, svc, cfg.Log)
 		})
 	}
 	return p, nil

@@ -1,9 +1,3 @@
-// Package server is the billing service's composition root, used by cmd/billing and by the
-// all-in-one process: it picks the store (Postgres, or memory for the embedded development
-// default), wires the use cases to identity (users, credentials) and tenant (the billing state it
-// shows), builds the gRPC server with the shared access policy, runs the outbox relay and
-// consumes its own first-payment events to grant referral rewards.
-// Its settings are declared in Module (docs/configuration.md).
 package server
 
 import (
@@ -117,12 +111,21 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 
 	creds := authn.NewRemote(cfg.Identity)
-	svc, err := app.New(store,
-		identity.NewUsers(identityv1.NewIdentityInternalServiceClient(cfg.Identity)),
-		tenant.NewTenants(tenantv1.NewTenantInternalServiceClient(cfg.Tenant)),
-		pspx.New(cfg.Pspx), pspy.New(cfg.Pspy),
-		app.Options{Box: box, Clock: cfg.Clock, NewID: uuid.NewString, PublicURL: cfg.PublicURL})
+	svc, err := app.New(app.Config{
+		Store:     store,
+		Users:     identity.NewUsers(identityv1.NewIdentityInternalServiceClient(cfg.Identity)),
+		Tenants:   tenant.NewTenants(tenantv1.NewTenantInternalServiceClient(cfg.Tenant)),
+		Pspx:      pspx.New(cfg.Pspx),
+		Pspy:      pspy.New(cfg.Pspy),
+		Box:       box,
+		Clock:     cfg.Clock,
+		NewID:     uuid.NewString,
+		PublicURL: cfg.PublicURL,
+	})
 	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
 		return nil, err
 	}
 	p, err := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))

@@ -1,7 +1,3 @@
-// Package server is the tenant service's composition root, used by cmd/tenant and by the
-// all-in-one process: it picks the store (Postgres, or memory for the embedded development
-// default), wires the use cases to the identity service, builds the gRPC server with the shared
-// access policy, and runs the outbox relay and the consumer of identity's events.
 package server
 
 import (
@@ -81,10 +77,16 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 
 	creds := authn.NewRemote(cfg.Identity)
-	svc := app.New(store, identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)), app.Options{
-		Clock: cfg.Clock,
-		NewID: uuid.NewString,
+	svc, err := app.New(app.Config{
+		Store: store, Users: identity.NewDirectory(identityv1.NewIdentityInternalServiceClient(cfg.Identity)),
+		Clock: cfg.Clock, NewID: uuid.NewString,
 	})
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	p, err := module.NewProcess(cfg.Common, name, creds.Policy(cfg.AdminToken, cfg.ServiceToken))
 	if err != nil {
 		if pool != nil {

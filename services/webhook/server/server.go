@@ -1,8 +1,3 @@
-// Package server is the webhook-ingest service's composition root, used by cmd/webhook and by the
-// all-in-one process: it picks the store (Postgres, or memory for the embedded development
-// default), wires the use cases to billing (which names connections and applies provider calls)
-// and builds the gRPC server with the shared access policy.
-// Its settings are declared in Module (docs/configuration.md).
 package server
 
 import (
@@ -85,7 +80,14 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		}
 		store = postgres.New(pool)
 	}
-	svc := app.New(store, billing.New(billingv1.NewProviderEventServiceClient(cfg.Billing)), public.Host, cfg.Clock, uuid.NewString)
+	svc, err := app.New(app.Config{Store: store, Billing: billing.New(billingv1.NewProviderEventServiceClient(cfg.Billing)),
+		Host: public.Host, Clock: cfg.Clock, NewID: uuid.NewString})
+	if err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
 	// Routes 3 and 4 are public (the signature or the provider fetch authenticates them); the
 	// operators' calls need the admin token. No API keys or tenant tokens are accepted here.
 	p, err := module.NewProcess(cfg.Common, name, authn.Policy{AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})

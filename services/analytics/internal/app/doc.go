@@ -1,8 +1,9 @@
 // Package app holds the analytics context's use cases and the port they need.
 //
-// Analytics owns no data of its own: it builds read models from other contexts' events. The
-// Projector applies identity's and tenant's events to a Store (sign-ins, and the latest snapshot
-// of each user and tenant); the Service answers route 8 from that store. Snapshots are other
+// Analytics owns no data of its own: it builds read models from other contexts' events. One
+// Service, built by New from a Config, applies identity's, tenant's and billing's events to a
+// Store (sign-ins, the latest snapshot of each user and tenant, subscriptions and payments),
+// rebuilds that store from the event log, and answers routes 6 to 9 from it. Snapshots are other
 // contexts' published messages kept as they arrived, so the port speaks those messages rather than
 // copies of them.
 //

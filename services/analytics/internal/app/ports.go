@@ -35,50 +35,75 @@ type SignInRecord struct {
 	Tenant *TenantSnapshot // nil when the user has no tenant or the tenant is not known yet
 }
 
-// Store keeps the analytics read models. Ids are canonical lower-case UUIDs; times are UTC with
+// The read models' storage ports, one per model: sign-ins, user snapshots, tenant snapshots,
+// subscriptions and one-time payments. Ids are canonical lower-case UUIDs; times are UTC with
 // microsecond precision. Writes made with a ctx that carries a transaction (the events inbox's)
 // join it, so an event's effects and its inbox record commit together.
 //
 // Snapshots only move forward: a snapshot whose AsOf is before the stored one's is ignored, since
 // events of different types may be applied out of order (redeliveries, replays) and a stale
 // snapshot must never hide a newer one. A snapshot as new as the stored one replaces it.
-type Store interface {
+//
+// The lists of routes 6, 7 and 9 can be long, so they are visited rather than returned: each
+// reads one consistent snapshot of the store, hands v the number of records first, then each
+// record in order, and stops at the first error v returns. Ranges are [from, to).
+
+// SignIns keeps the sign-ins of route 8.
+type SignIns interface {
 	// RecordSignIn stores a sign-in; one whose id is stored already is left as it is.
 	RecordSignIn(ctx context.Context, s domain.SignIn) error
+	// ListSignIns returns the app's sign-ins with from <= At < to, newest first (ties by id,
+	// descending), each with the current snapshot of its user and of that user's current tenant.
+	ListSignIns(ctx context.Context, appID string, from, to time.Time) ([]SignInRecord, error)
+}
+
+// UserSnapshots keeps the latest state of each user.
+type UserSnapshots interface {
 	// PutUser stores u unless the stored snapshot is newer. A user marked deleted stays deleted.
 	PutUser(ctx context.Context, u UserSnapshot) error
 	// MarkUserDeleted marks the user deleted, keeping the data of its snapshot. Without a snapshot
 	// it stores one with no user data (tenantRef as given), so an older event arriving later cannot
 	// bring the user back.
 	MarkUserDeleted(ctx context.Context, appID, userID, tenantRef string, at time.Time) error
+}
+
+// TenantSnapshots keeps the latest state of each tenant and the days it changed (route 9).
+type TenantSnapshots interface {
 	// PutTenant stores t unless the stored snapshot is newer, and records the UTC day of t.AsOf as
 	// a day the tenant changed (route 9), even when the snapshot itself is older than the stored one.
 	PutTenant(ctx context.Context, t TenantSnapshot) error
-	// ListSignIns returns the app's sign-ins with from <= At < to, newest first (ties by id,
-	// descending), each with the current snapshot of its user and of that user's current tenant.
-	ListSignIns(ctx context.Context, appID string, from, to time.Time) ([]SignInRecord, error)
-
-	// ApplySubscription stores the change of one subscription (domain.Subscription.Apply over the
-	// stored state, under a lock on it) and records its payment, if any, once per key.
-	ApplySubscription(ctx context.Context, c domain.SubscriptionChange) error
-	// RecordOneTimePayment stores a payment; one whose id is stored already is left as it is.
-	RecordOneTimePayment(ctx context.Context, p domain.OneTimePayment) error
-
-	// The lists of routes 6, 7 and 9 can be long, so they are visited rather than returned: each
-	// reads one consistent snapshot of the store, hands v the number of records first, then each
-	// record in order, and stops at the first error v returns. Ranges are [from, to).
-
-	// VisitSubscriptions visits the app's subscriptions with a payment in the range, ordered by
-	// their latest payment in it, newest first (ties by item id, descending).
-	VisitSubscriptions(ctx context.Context, appID string, from, to time.Time, v Visitor[SubscriptionRecord]) error
-	// VisitOneTimePayments visits the app's one-time payments in the range, newest first (ties by
-	// id, descending).
-	VisitOneTimePayments(ctx context.Context, appID string, from, to time.Time, v Visitor[OneTimePaymentRecord]) error
 	// VisitTenants visits the app's tenants changed on a day in the range, ordered by their latest
 	// such day, newest first (ties by id, descending), each with its users that are not deleted
 	// (ordered by id).
 	VisitTenants(ctx context.Context, appID string, from, to time.Time, v Visitor[TenantRecord]) error
+}
 
+// Subscriptions keeps each subscription's state and its payments (route 6).
+type Subscriptions interface {
+	// ApplySubscription stores the change of one subscription (domain.Subscription.Apply over the
+	// stored state, under a lock on it) and records its payment, if any, once per key.
+	ApplySubscription(ctx context.Context, c domain.SubscriptionChange) error
+	// VisitSubscriptions visits the app's subscriptions with a payment in the range, ordered by
+	// their latest payment in it, newest first (ties by item id, descending).
+	VisitSubscriptions(ctx context.Context, appID string, from, to time.Time, v Visitor[SubscriptionRecord]) error
+}
+
+// OneTimePayments keeps the payments for units (route 7).
+type OneTimePayments interface {
+	// RecordOneTimePayment stores a payment; one whose id is stored already is left as it is.
+	RecordOneTimePayment(ctx context.Context, p domain.OneTimePayment) error
+	// VisitOneTimePayments visits the app's one-time payments in the range, newest first (ties by
+	// id, descending).
+	VisitOneTimePayments(ctx context.Context, appID string, from, to time.Time, v Visitor[OneTimePaymentRecord]) error
+}
+
+// Store is every read model the analytics use cases keep, over one database (or one lock).
+type Store interface {
+	SignIns
+	UserSnapshots
+	TenantSnapshots
+	Subscriptions
+	OneTimePayments
 	// Reset empties every read model, for a rebuild from the events.
 	Reset(ctx context.Context) error
 }

@@ -17,8 +17,8 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// IdentityEvents and TenantEvents are the types the projector applies, per publishing context: a
-// durable consumer reads one context's stream, so each list feeds one consumer.
+// IdentityEvents, TenantEvents and BillingEvents are the types Apply applies, per publishing
+// context: a durable consumer reads one context's stream, so each list feeds one consumer.
 var (
 	IdentityEvents = []eventsv1.Type{
 		identityv1.EventUserSignedIn, identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen,
@@ -36,29 +36,23 @@ var (
 // redelivering it (see events.ErrMalformed).
 var ErrMalformed = events.ErrMalformed
 
-// Projector applies events to the read models.
-type Projector struct {
-	store Store
-}
-
-// NewProjector returns a projector writing to store.
-func NewProjector(store Store) *Projector { return &Projector{store: store} }
-
-// Apply applies one event. Applying an event again changes nothing: sign-ins are keyed by event id
-// and snapshots never move back in time. Errors wrap ErrMalformed when the event is unusable.
-func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
+// Apply applies one event with its decoded payload (the consumers and the rebuild hand it over
+// through events.Handle, which also settles an event whose payload does not decode). Applying an
+// event again changes nothing: sign-ins are keyed by event id and snapshots never move back in
+// time. Errors wrap ErrMalformed when the event is unusable.
+func (s *Service) Apply(ctx context.Context, ev events.Event, payload proto.Message) error {
 	// Snapshot order is decided by event time, kept to the microsecond like every stored time.
 	asOf := ev.Time.UTC().Truncate(time.Microsecond)
 	switch ev.Type {
 	case identityv1.EventUserSignedIn:
-		var m identityv1.UserSignedIn
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*identityv1.UserSignedIn](ev, payload)
+		if err != nil {
 			return err
 		}
-		return p.signedIn(ctx, ev, &m, asOf)
+		return s.signedIn(ctx, ev, m, asOf)
 	case identityv1.EventUserCreated, identityv1.EventUserUpdated, identityv1.EventUserFrozen, identityv1.EventUserUnfrozen:
-		var m identityv1.UserChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*identityv1.UserChanged](ev, payload)
+		if err != nil {
 			return err
 		}
 		if m.GetUser() == nil {
@@ -68,20 +62,20 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 		if err != nil {
 			return err
 		}
-		return p.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
+		return s.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
 	case identityv1.EventUserDeleted:
-		var m identityv1.UserDeleted
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*identityv1.UserDeleted](ev, payload)
+		if err != nil {
 			return err
 		}
 		appID, userID, tenantRef, err := userIDs(ev, m.GetAppId(), m.GetUserId(), m.GetTenantRef())
 		if err != nil {
 			return err
 		}
-		return p.store.MarkUserDeleted(ctx, appID, userID, tenantRef, asOf)
+		return s.store.MarkUserDeleted(ctx, appID, userID, tenantRef, asOf)
 	case tenantv1.EventTenantCreated, tenantv1.EventTenantUpdated:
-		var m tenantv1.TenantChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*tenantv1.TenantChanged](ev, payload)
+		if err != nil {
 			return err
 		}
 		if m.GetTenant() == nil {
@@ -95,32 +89,32 @@ func (p *Projector) Apply(ctx context.Context, ev events.Event) error {
 		if err != nil {
 			return err
 		}
-		return p.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
+		return s.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
 	case billingv1.EventPaymentOneTime:
-		var m billingv1.MoneyChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*billingv1.MoneyChanged](ev, payload)
+		if err != nil {
 			return err
 		}
-		return p.oneTime(ctx, ev, &m)
+		return s.oneTime(ctx, ev, m)
 	case billingv1.EventSubscriptionStarted, billingv1.EventSubscriptionRenewed, billingv1.EventSubscriptionChanged,
 		billingv1.EventSubscriptionCancelled, billingv1.EventSubscriptionEnded, billingv1.EventPaymentFailed,
 		billingv1.EventTenantFrozen, billingv1.EventTenantUnfrozen:
-		var m billingv1.MoneyChanged
-		if err := decode(ev, &m); err != nil {
+		m, err := payloadOf[*billingv1.MoneyChanged](ev, payload)
+		if err != nil {
 			return err
 		}
-		return p.subscription(ctx, ev, &m)
+		return s.subscription(ctx, ev, m)
 	}
 	return malformed(ev, "is not a type analytics applies")
 }
 
 // oneTime records a payment for units.
-func (p *Projector) oneTime(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+func (s *Service) oneTime(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
 	ids, err := moneyIDs(ev, m)
 	if err != nil {
 		return err
 	}
-	return p.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
+	return s.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
 		ID: ids.event, AppID: ids.app, TenantID: ids.tenant, UserID: ids.user, PaymentID: m.GetPaymentId(),
 		PriceID: m.GetPriceId(), CustomerID: m.GetCustomerId(), Test: m.GetTest(),
 		Units: m.GetUnits(), UnitsBefore: m.GetUnitsBefore(), At: ids.at,
@@ -130,7 +124,7 @@ func (p *Projector) oneTime(ctx context.Context, ev events.Event, m *billingv1.M
 // subscription applies what a money event says about the subscription it names. Every such event
 // carries the tenant's state after the change; one that names no subscription (a failure or a
 // freeze of a tenant paying by units) has nothing for route 6.
-func (p *Projector) subscription(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+func (s *Service) subscription(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
 	if m.GetSubscriptionId() == "" {
 		return nil
 	}
@@ -157,7 +151,7 @@ func (p *Projector) subscription(ctx context.Context, ev events.Event, m *billin
 		}
 		c.Payment = &domain.SubscriptionPayment{Key: key, At: ids.at}
 	}
-	return p.store.ApplySubscription(ctx, c)
+	return s.store.ApplySubscription(ctx, c)
 }
 
 // moneyRefs are a money event's ids in canonical form and the time it recorded.
@@ -205,7 +199,7 @@ func eventTime(ev events.Event, field, s string) (time.Time, error) {
 }
 
 // signedIn records the sign-in and refreshes the user's snapshot from the state it carries.
-func (p *Projector) signedIn(ctx context.Context, ev events.Event, m *identityv1.UserSignedIn, asOf time.Time) error {
+func (s *Service) signedIn(ctx context.Context, ev events.Event, m *identityv1.UserSignedIn, asOf time.Time) error {
 	appID, userID, tenantRef, err := userIDs(ev, m.GetAppId(), m.GetUserId(), m.GetTenantRef())
 	if err != nil {
 		return err
@@ -221,13 +215,13 @@ func (p *Projector) signedIn(ctx context.Context, ev events.Event, m *identityv1
 		}
 	}
 	signIn := domain.SignIn{ID: id, AppID: appID, UserID: userID, TenantRef: tenantRef, At: at, IP: m.GetIp()}
-	if err := p.store.RecordSignIn(ctx, signIn); err != nil {
+	if err := s.store.RecordSignIn(ctx, signIn); err != nil {
 		return fmt.Errorf("record sign-in %s: %w", ev.ID, err)
 	}
 	if m.GetUser() == nil {
 		return nil // the sign-in is what counts; the snapshot stays as the last event that carried one left it
 	}
-	return p.store.PutUser(ctx, UserSnapshot{
+	return s.store.PutUser(ctx, UserSnapshot{
 		AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser(),
 	})
 }
@@ -264,11 +258,14 @@ func canonicalID(ev events.Event, field, s string) (string, error) {
 	return id.String(), nil
 }
 
-func decode(ev events.Event, into proto.Message) error {
-	if err := ev.Decode(into); err != nil {
-		return fmt.Errorf("%w: %w", ErrMalformed, err)
+// payloadOf is the payload as the message its type declares. events.Handle decodes exactly that
+// message, so another one is an event handed over some other way, which cannot apply.
+func payloadOf[T proto.Message](ev events.Event, payload proto.Message) (T, error) {
+	m, ok := payload.(T)
+	if !ok {
+		return m, malformed(ev, fmt.Sprintf("carries a %T payload", payload))
 	}
-	return nil
+	return m, nil
 }
 
 func malformed(ev events.Event, reason string) error {

@@ -68,9 +68,9 @@ func TestMoneyEventsBuildASubscriptionsLifeAndItsPayments(t *testing.T) {
 		SubscriptionId: "sub_1", PriceId: "price_m", PaymentFailedCount: 1, Test: true,
 	})
 	store := memory.New()
-	p := app.NewProjector(store)
+	svc := service(t, app.Config{Store: store})
 	// Delivered out of order and twice each: the outcome is the in-order one.
-	apply(t, p, ended, renewed, failed, started, started, renewed, failed, ended)
+	apply(t, svc, ended, renewed, failed, started, started, renewed, failed, ended)
 
 	all := subscriptionsOf(t, store, appID, t0.Add(-month), t0.Add(4*month))
 	if len(all) != 1 {
@@ -109,7 +109,7 @@ func TestAOneTimePaymentIsRecordedOnceWithItsUnitsAndPayer(t *testing.T) {
 		PriceId: "price_units", Units: 5, UnitsBefore: 10, PaymentId: "cs_9", UserId: userID,
 	})
 	store := memory.New()
-	apply(t, app.NewProjector(store), ev, ev)
+	apply(t, service(t, app.Config{Store: store}), ev, ev)
 	got := oneTimesOf(t, store, appID)
 	if len(got) != 1 {
 		t.Fatalf("recorded %d payments for one event delivered twice", len(got))
@@ -124,7 +124,7 @@ func TestAOneTimePaymentIsRecordedOnceWithItsUnitsAndPayer(t *testing.T) {
 func TestMoneyEventsThatNameNoSubscriptionLeaveTheSubscriptionsAlone(t *testing.T) {
 	appID, tenantID := uuid.NewString(), uuid.NewString()
 	store := memory.New()
-	apply(t, app.NewProjector(store),
+	apply(t, service(t, app.Config{Store: store}),
 		money(t, billingv1.EventPaymentFailed, appID, tenantID, 2, t0, &billingv1.MoneyChanged{PaymentFailedCount: 1}),
 		money(t, billingv1.EventTenantFrozen, appID, tenantID, 3, t0, &billingv1.MoneyChanged{PaymentFailedCount: 3}))
 	if got := subscriptionsOf(t, store, appID, t0.Add(-time.Hour), t0.Add(time.Hour)); len(got) != 0 {
@@ -153,7 +153,7 @@ func TestMalformedMoneyEventsAreRefused(t *testing.T) {
 				ev = event(t, tc.typ, appID, t0, tc.m)
 			}
 			store := memory.New()
-			if err := app.NewProjector(store).Apply(context.Background(), ev); !errors.Is(err, app.ErrMalformed) {
+			if err := events.Handle(service(t, app.Config{Store: store}).Apply)(context.Background(), ev); !errors.Is(err, app.ErrMalformed) {
 				t.Fatalf("Apply = %v, want ErrMalformed", err)
 			}
 			if n := len(oneTimesOf(t, store, appID)) + len(subscriptionsOf(t, store, appID, t0.Add(-time.Hour), t0.Add(time.Hour))); n != 0 {

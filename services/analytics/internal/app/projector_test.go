@@ -56,10 +56,20 @@ func tenantChanged(t *testing.T, eventType eventsv1.Type, appID, tenantID string
 	})
 }
 
-func apply(t *testing.T, p *app.Projector, evs ...events.Event) {
+// service is the use cases as the server builds them from c.
+func service(t *testing.T, c app.Config) *app.Service {
+	t.Helper()
+	svc, err := app.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func apply(t *testing.T, svc *app.Service, evs ...events.Event) {
 	t.Helper()
 	for _, ev := range evs {
-		if err := p.Apply(context.Background(), ev); err != nil {
+		if err := events.Handle(svc.Apply)(context.Background(), ev); err != nil {
 			t.Fatalf("Apply %s: %v", ev.Type, err)
 		}
 	}
@@ -76,11 +86,11 @@ func listAll(t *testing.T, s app.Store, appID string) []app.SignInRecord {
 
 func TestSignedInRecordsTheSignInAndRefreshesTheUser(t *testing.T) {
 	store := memory.New()
-	p := app.NewProjector(store)
+	svc := service(t, app.Config{Store: store})
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	at := t0.Add(123456789 * time.Nanosecond)
 	ev := signedIn(t, appID, userID, tenantID, at, "Ada")
-	apply(t, p, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0.Add(-time.Hour), "Acme"), ev)
+	apply(t, svc, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0.Add(-time.Hour), "Acme"), ev)
 
 	recs := listAll(t, store, appID)
 	if len(recs) != 1 {
@@ -103,7 +113,7 @@ func TestSignedInRecordsTheSignInAndRefreshesTheUser(t *testing.T) {
 func TestSignedInWithoutAtUsesTheEventTime(t *testing.T) {
 	store := memory.New()
 	appID, userID := uuid.NewString(), uuid.NewString()
-	apply(t, app.NewProjector(store), event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID}))
+	apply(t, service(t, app.Config{Store: store}), event(t, identityv1.EventUserSignedIn, appID, t0, &identityv1.UserSignedIn{AppId: appID, UserId: userID}))
 	recs := listAll(t, store, appID)
 	if len(recs) != 1 || !recs[0].SignIn.At.Equal(t0) {
 		t.Fatalf("listed %+v, want one sign-in at %v", recs, t0)
@@ -138,12 +148,12 @@ func TestApplyingTheSameEventTwiceChangesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
-			p := app.NewProjector(store)
-			apply(t, p, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"), signedIn(t, appID, userID, tenantID, t0, "Ada"))
+			svc := service(t, app.Config{Store: store})
+			apply(t, svc, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"), signedIn(t, appID, userID, tenantID, t0, "Ada"))
 			ev := tc.ev(t)
-			apply(t, p, ev)
+			apply(t, svc, ev)
 			once := listAll(t, store, appID)
-			apply(t, p, ev)
+			apply(t, svc, ev)
 			if twice := listAll(t, store, appID); !reflect.DeepEqual(once, twice) {
 				t.Fatalf("applying %s again changed the projection:\nonce  %+v\ntwice %+v", ev.Type, once, twice)
 			}
@@ -154,10 +164,10 @@ func TestApplyingTheSameEventTwiceChangesNothing(t *testing.T) {
 func TestOlderSnapshotDoesNotOverwriteANewerOne(t *testing.T) {
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	store := memory.New()
-	p := app.NewProjector(store)
+	svc := service(t, app.Config{Store: store})
 	// Identity and tenant events travel on separate streams and redeliveries reorder them: the newer
 	// state may arrive first.
-	apply(t, p,
+	apply(t, svc,
 		signedIn(t, appID, userID, tenantID, t0.Add(2*time.Hour), "newest"),
 		userChanged(t, identityv1.EventUserUpdated, appID, userID, "", t0.Add(time.Hour), "older update"),
 		signedIn(t, appID, userID, "", t0, "oldest sign-in"),
@@ -181,8 +191,8 @@ func TestOlderSnapshotDoesNotOverwriteANewerOne(t *testing.T) {
 func TestUserLifecycleEventsRefreshTheSnapshot(t *testing.T) {
 	appID, userID := uuid.NewString(), uuid.NewString()
 	store := memory.New()
-	p := app.NewProjector(store)
-	apply(t, p, signedIn(t, appID, userID, "", t0, "Ada"))
+	svc := service(t, app.Config{Store: store})
+	apply(t, svc, signedIn(t, appID, userID, "", t0, "Ada"))
 	steps := []struct {
 		ev          events.Event
 		wantName    string
@@ -195,7 +205,7 @@ func TestUserLifecycleEventsRefreshTheSnapshot(t *testing.T) {
 		{event(t, identityv1.EventUserDeleted, appID, t0.Add(4*time.Minute), &identityv1.UserDeleted{AppId: appID, UserId: userID}), "Ada L", false, true},
 	}
 	for _, step := range steps {
-		apply(t, p, step.ev)
+		apply(t, svc, step.ev)
 		u := listAll(t, store, appID)[0].User
 		if u.User.GetName() != step.wantName || u.User.GetFreezed() != step.wantFrozen || u.Deleted != step.wantDeleted {
 			t.Fatalf("after %s: name %q frozen %v deleted %v, want %q %v %v", step.ev.Type,
@@ -240,7 +250,7 @@ func TestMalformedEventsAreRefusedAndChangeNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			store := memory.New()
-			err := app.NewProjector(store).Apply(context.Background(), tc.ev(t))
+			err := events.Handle(service(t, app.Config{Store: store}).Apply)(context.Background(), tc.ev(t))
 			if !errors.Is(err, app.ErrMalformed) {
 				t.Fatalf("Apply = %v, want ErrMalformed", err)
 			}
@@ -254,8 +264,8 @@ func TestMalformedEventsAreRefusedAndChangeNothing(t *testing.T) {
 func TestAUserThatNeverSignedInIsListedWithItsTenantOnceCreated(t *testing.T) {
 	appID, userID, tenantID := uuid.NewString(), uuid.NewString(), uuid.NewString()
 	store := memory.New()
-	p := app.NewProjector(store)
-	apply(t, p, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"),
+	svc := service(t, app.Config{Store: store})
+	apply(t, svc, tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"),
 		userChanged(t, identityv1.EventUserCreated, appID, userID, tenantID, t0, "Provisioned"))
 	var got []app.TenantRecord
 	day := t0.UTC().Truncate(24 * time.Hour)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -16,25 +17,16 @@ type EventLog interface {
 	Replay(ctx context.Context, types []eventsv1.Type, fn events.Handler) (events.ReplayStats, error)
 }
 
-// Rebuilder rebuilds the read models from the event log.
-type Rebuilder struct {
-	store     Store
-	log       EventLog
-	projector *Projector
-}
-
-// NewRebuilder returns a Rebuilder of store's read models from log's events.
-func NewRebuilder(store Store, log EventLog) *Rebuilder {
-	return &Rebuilder{store: store, log: log, projector: NewProjector(store)}
-}
-
 // Rebuild empties the read models, then replays every stored event of the types the consumers
 // apply. Since the projection is idempotent and snapshots only move forward, the durable consumers
 // may keep applying new events meanwhile: whichever applies an event first, the outcome is the
 // same, and the answers afterwards equal those of the store the consumers had built.
-func (r *Rebuilder) Rebuild(ctx context.Context) (events.ReplayStats, error) {
-	if err := r.store.Reset(ctx); err != nil {
+func (s *Service) Rebuild(ctx context.Context) (events.ReplayStats, error) {
+	if s.events == nil {
+		return events.ReplayStats{}, errors.New("analytics: no event log to rebuild from")
+	}
+	if err := s.store.Reset(ctx); err != nil {
 		return events.ReplayStats{}, fmt.Errorf("empty the read models: %w", err)
 	}
-	return r.log.Replay(ctx, slices.Concat(IdentityEvents, TenantEvents, BillingEvents), r.projector.Apply)
+	return s.events.Replay(ctx, slices.Concat(IdentityEvents, TenantEvents, BillingEvents), events.Handle(s.Apply))
 }

@@ -60,16 +60,16 @@ func TestARebuildFromTheEventsYieldsTheSameAnswersAsTheConsumers(t *testing.T) {
 		event(t, identityv1.EventUserUpdated, appID, t0, &identityv1.UserChanged{AppId: appID, UserId: userID}), // malformed: no user
 	}}
 	consumed := memory.New()
-	p := app.NewProjector(consumed)
+	svc := service(t, app.Config{Store: consumed})
 	for _, ev := range log.evs {
-		_ = p.Apply(context.Background(), ev) // the malformed one is refused, as a consumer would
+		_ = events.Handle(svc.Apply)(context.Background(), ev) // the malformed one is refused, as a consumer would
 	}
 	want := answers(t, consumed, appID)
 
 	// The store being rebuilt holds stale data that no event supports: the rebuild drops it.
 	rebuilt := memory.New()
-	apply(t, app.NewProjector(rebuilt), signedIn(t, appID, uuid.NewString(), "", t0, "Ghost"))
-	stats, err := app.NewRebuilder(rebuilt, log).Rebuild(context.Background())
+	apply(t, service(t, app.Config{Store: rebuilt}), signedIn(t, appID, uuid.NewString(), "", t0, "Ghost"))
+	stats, err := service(t, app.Config{Store: rebuilt, Events: log}).Rebuild(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -9,18 +10,35 @@ import (
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 )
 
-// Service answers the analytics lists.
-type Service struct {
-	store Store
-	clock func() time.Time
+// Config holds what the use cases depend on.
+type Config struct {
+	// Store keeps the read models the events build and the lists read; required.
+	Store Store
+	// Events is the event log a rebuild replays; nil makes Rebuild fail.
+	Events EventLog
+	// Clock ages the listed sign-ins; time.Now when nil.
+	Clock func() time.Time
 }
 
-// NewService returns a Service reading store; clock is time.Now when nil.
-func NewService(store Store, clock func() time.Time) *Service {
+// Service runs the analytics use cases: it applies other contexts' events to the read models
+// (Apply), rebuilds them from the event log (Rebuild) and answers the lists of routes 6 to 9. It
+// is safe for concurrent use.
+type Service struct {
+	store  Store
+	events EventLog
+	clock  func() time.Time
+}
+
+// New checks the configuration and returns the use cases.
+func New(c Config) (*Service, error) {
+	if c.Store == nil {
+		return nil, errors.New("analytics: store is required")
+	}
+	clock := c.Clock
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{store: store, clock: clock}
+	return &Service{store: c.Store, events: c.Events, clock: clock}, nil
 }
 
 // SignInItem is a sign-in as route 8 lists it.

@@ -15,9 +15,19 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
+func TestNewRequiresAStoreAndRebuildAnEventLog(t *testing.T) {
+	if _, err := app.New(app.Config{}); err == nil {
+		t.Error("no store: want error")
+	}
+	if _, err := service(t, app.Config{Store: memory.New()}).Rebuild(context.Background()); err == nil {
+		t.Error("a rebuild without an event log: want error")
+	}
+}
+
 func TestListSignInsCoversWholeUTCDaysAndAgesEachItem(t *testing.T) {
 	store := memory.New()
-	p := app.NewProjector(store)
+	var now time.Time
+	svc := service(t, app.Config{Store: store, Clock: func() time.Time { return now }})
 	appID, userID := uuid.NewString(), uuid.NewString()
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
@@ -30,10 +40,9 @@ func TestListSignInsCoversWholeUTCDaysAndAgesEachItem(t *testing.T) {
 	firstInstant := signedIn(t, appID, userID, "", at("2026-03-04T00:00:00Z"), "b")
 	lastDay := signedIn(t, appID, userID, "", at("2026-03-09T23:59:59Z"), "c")
 	afterTo := signedIn(t, appID, userID, "", at("2026-03-10T00:00:00Z"), "d")
-	apply(t, p, beforeFrom, firstInstant, lastDay, afterTo)
+	apply(t, svc, beforeFrom, firstInstant, lastDay, afterTo)
 
-	now := at("2026-03-10T08:00:00Z")
-	svc := app.NewService(store, func() time.Time { return now })
+	now = at("2026-03-10T08:00:00Z")
 	items, err := svc.ListSignIns(context.Background(), appID, "2026-03-04", "2026-03-09")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +72,7 @@ func TestListSignInsCoversWholeUTCDaysAndAgesEachItem(t *testing.T) {
 }
 
 func TestListSignInsRefusesAnInvalidRange(t *testing.T) {
-	svc := app.NewService(memory.New(), nil)
+	svc := service(t, app.Config{Store: memory.New()})
 	_, err := svc.ListSignIns(context.Background(), uuid.NewString(), "2026-03-05", "2026-03-04")
 	if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != "from" {
 		t.Fatalf("err = %v, want an Invalid fault on from", err)
@@ -71,7 +80,7 @@ func TestListSignInsRefusesAnInvalidRange(t *testing.T) {
 }
 
 func TestListSignInsOfAnAppThatIsNotAUUIDIsEmpty(t *testing.T) {
-	items, err := app.NewService(memory.New(), nil).ListSignIns(context.Background(), "not-an-app", "2026-03-04", "2026-03-04")
+	items, err := service(t, app.Config{Store: memory.New()}).ListSignIns(context.Background(), "not-an-app", "2026-03-04", "2026-03-04")
 	if err != nil || len(items) != 0 {
 		t.Fatalf("ListSignIns = %v, %v; want an empty list", items, err)
 	}
@@ -82,8 +91,8 @@ func TestStreamedListsValidateTheRangeFirstAndCoverWholeUTCDays(t *testing.T) {
 	appID, tenantID := uuid.NewString(), uuid.NewString()
 	store := memory.New()
 	lastInstant := time.Date(2026, 3, 4, 23, 59, 59, 999999000, time.UTC)
-	apply(t, app.NewProjector(store), money(t, billingv1.EventPaymentOneTime, appID, tenantID, 1, lastInstant, &billingv1.MoneyChanged{Units: 1}))
-	svc := app.NewService(store, nil)
+	apply(t, service(t, app.Config{Store: store}), money(t, billingv1.EventPaymentOneTime, appID, tenantID, 1, lastInstant, &billingv1.MoneyChanged{Units: 1}))
+	svc := service(t, app.Config{Store: store})
 	count := func(from, to string) (int, error) {
 		n, seen := -1, 0
 		err := svc.ListOneTimePayments(context.Background(), appID, from, to, app.Visitor[app.OneTimePaymentRecord]{

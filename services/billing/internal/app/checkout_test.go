@@ -49,7 +49,7 @@ func TestTheReturnPageHandsOverAChangeTheWebhookSettledFirst(t *testing.T) {
 	store := memory.New(&events.MemoryOutbox{})
 	tenants := &slowTenants{entered: make(chan struct{}), release: make(chan struct{})}
 	py := &fakePspy{payments: map[string]app.PspyPayment{}}
-	svc, err := app.New(store, nil, tenants, nil, py, app.Options{Box: box, Clock: func() time.Time { return now },
+	svc, err := app.New(app.Config{Store: store, Tenants: tenants, Pspy: py, Box: box, Clock: func() time.Time { return now },
 		NewID: uuid.NewString, PublicURL: "https://berth.example"})
 	if err != nil {
 		t.Fatal(err)

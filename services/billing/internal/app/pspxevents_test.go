@@ -77,7 +77,7 @@ func newPspxFixture(t *testing.T) pspxFixture {
 		appID: uuid.NewString(), tenant: uuid.NewString(),
 		now: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC), paidUntil: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
 	f.store = memory.New(f.outbox)
-	if f.svc, err = app.New(f.store, nil, fakeTenants{}, f.px, nil, app.Options{Box: box, Clock: func() time.Time { return f.now },
+	if f.svc, err = app.New(app.Config{Store: f.store, Tenants: fakeTenants{}, Pspx: f.px, Box: box, Clock: func() time.Time { return f.now },
 		NewID: uuid.NewString, PublicURL: "https://berth.example"}); err != nil {
 		t.Fatal(err)
 	}

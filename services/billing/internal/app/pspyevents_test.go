@@ -148,7 +148,7 @@ func TestRecurringPspyPaymentsRenewOrFailOnce(t *testing.T) {
 				"sub_1": {ID: "sub_1", CustomerID: "cst_1", Status: "active", Interval: "1 month", StartDate: "2026-04-10"},
 				"sub_2": {ID: "sub_2", CustomerID: "cst_elsewhere", Status: "active", Interval: "1 month", StartDate: "2026-04-10"},
 			}}
-			svc, err := app.New(store, nil, fakeTenants{}, nil, py, app.Options{Box: box, Clock: func() time.Time { return now },
+			svc, err := app.New(app.Config{Store: store, Tenants: fakeTenants{}, Pspy: py, Box: box, Clock: func() time.Time { return now },
 				NewID: uuid.NewString, PublicURL: "https://berth.example"})
 			if err != nil {
 				t.Fatal(err)

@@ -78,7 +78,7 @@ func refusalService(t *testing.T, px app.Pspx, py app.Pspy) (*app.Service, domai
 		t.Fatal(err)
 	}
 	store := memory.New(&events.MemoryOutbox{})
-	svc, err := app.New(store, nil, fakeTenants{}, px, py, app.Options{Box: box, NewID: uuid.NewString, PublicURL: "https://berth.example",
+	svc, err := app.New(app.Config{Store: store, Tenants: fakeTenants{}, Pspx: px, Pspy: py, Box: box, NewID: uuid.NewString, PublicURL: "https://berth.example",
 		Clock: func() time.Time { return time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)

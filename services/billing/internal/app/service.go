@@ -20,7 +20,7 @@ import (
 // beside their payloads in proto/billing/v1/events.proto (billingv1.Event*).
 const Source = "billing"
 
-// Service runs the billing use cases.
+// Service runs the billing use cases. It is safe for concurrent use.
 type Service struct {
 	store     Store
 	users     Users
@@ -35,25 +35,46 @@ type Service struct {
 	host      string // its host, the metadata that tells this deployment's provider objects apart
 }
 
-// Options are the collaborators of a Service besides its ports.
-type Options struct {
-	Box       *sealbox.Box     // seals provider secrets; required
-	Clock     func() time.Time // time.Now when nil
-	NewID     func() string    // mints UUIDs; required
-	PublicURL string           // the REST edge's public base URL (payment pages, pspy webhooks)
+// Config holds what the use cases depend on.
+type Config struct {
+	// Store keeps billing's data; required.
+	Store Store
+	// Users, Tenants, Pspx and Pspy are the other contexts and the providers, as the use cases
+	// that call them need them.
+	Users   Users
+	Tenants Tenants
+	Pspx    Pspx
+	Pspy    Pspy
+	// Box seals provider secrets; required.
+	Box *sealbox.Box
+	// Clock is time.Now when nil.
+	Clock func() time.Time
+	// NewID mints UUIDs; required.
+	NewID func() string
+	// PublicURL is the REST edge's public base URL (payment pages, pspy webhooks), absolute http(s).
+	PublicURL string
 }
 
-// New returns a Service over its ports.
-func New(store Store, users Users, tenants Tenants, pspx Pspx, pspy Pspy, o Options) (*Service, error) {
-	if o.Clock == nil {
-		o.Clock = time.Now
+// New checks the configuration and returns the use cases.
+func New(c Config) (*Service, error) {
+	switch {
+	case c.Store == nil:
+		return nil, errors.New("billing: store is required")
+	case c.Box == nil:
+		return nil, errors.New("billing: the secrets' sealing box is required")
+	case c.NewID == nil:
+		return nil, errors.New("billing: an id generator is required")
 	}
-	u, err := url.Parse(strings.TrimRight(o.PublicURL, "/"))
+	clock := c.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	u, err := url.Parse(strings.TrimRight(c.PublicURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("billing: the public URL %q is not an absolute http(s) URL", o.PublicURL)
+		return nil, fmt.Errorf("billing: the public URL %q is not an absolute http(s) URL", c.PublicURL)
 	}
-	return &Service{store: store, users: users, tenants: tenants, pspx: pspx, pspy: pspy, prices: newPriceCache(o.Clock),
-		box: o.Box, clock: o.Clock, newID: o.NewID, publicURL: u.String(), host: u.Host}, nil
+	return &Service{store: c.Store, users: c.Users, tenants: c.Tenants, pspx: c.Pspx, pspy: c.Pspy, prices: newPriceCache(clock),
+		box: c.Box, clock: clock, newID: c.NewID, publicURL: u.String(), host: u.Host}, nil
 }
 
 func (s *Service) now() time.Time { return s.clock().UTC() }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -20,7 +21,19 @@ import (
 // beside their payload in proto/tenant/v1/events.proto (tenantv1.Event*).
 const Source = "tenant"
 
-// Service runs the use cases.
+// Config holds what the use cases depend on.
+type Config struct {
+	// Store keeps tenants; required.
+	Store Store
+	// Users lists a tenant's users for the tenant reads (identity's directory).
+	Users UserDirectory
+	// Clock is time.Now when nil.
+	Clock func() time.Time
+	// NewID mints tenant and address ids (UUIDv4); required.
+	NewID func() string
+}
+
+// Service runs the tenant use cases. It is safe for concurrent use.
 type Service struct {
 	store Store
 	users UserDirectory
@@ -28,18 +41,19 @@ type Service struct {
 	newID func() string
 }
 
-// Options are the collaborators of a Service besides its ports.
-type Options struct {
-	Clock func() time.Time // time.Now when nil
-	NewID func() string    // mints tenant and address ids (UUIDv4); required
-}
-
-// New returns a Service over its ports.
-func New(store Store, users UserDirectory, o Options) *Service {
-	if o.Clock == nil {
-		o.Clock = time.Now
+// New checks the configuration and returns the use cases.
+func New(c Config) (*Service, error) {
+	switch {
+	case c.Store == nil:
+		return nil, errors.New("tenant: store is required")
+	case c.NewID == nil:
+		return nil, errors.New("tenant: an id generator is required")
 	}
-	return &Service{store: store, users: users, clock: o.Clock, newID: o.NewID}
+	clock := c.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Service{store: c.Store, users: c.Users, clock: clock, newID: c.NewID}, nil
 }
 
 // TenantView is a tenant as route 5 shows it: with the users identity lists for it.

@@ -44,11 +44,24 @@ func newFixture(t *testing.T, dir app.UserDirectory) *fixture {
 	t.Helper()
 	f := &fixture{outbox: &events.MemoryOutbox{}, now: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
 	f.store = memory.New(f.outbox)
-	f.svc = app.New(f.store, dir, app.Options{
-		Clock: func() time.Time { return f.now },
-		NewID: uuid.NewString,
-	})
+	svc, err := app.New(app.Config{Store: f.store, Users: dir, Clock: func() time.Time { return f.now }, NewID: uuid.NewString})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc = svc
 	return f
+}
+
+func TestNewRequiresStoreAndIDs(t *testing.T) {
+	store := memory.New(&events.MemoryOutbox{})
+	for name, c := range map[string]app.Config{
+		"no store": {NewID: uuid.NewString},
+		"no ids":   {Store: store},
+	} {
+		if _, err := app.New(c); err == nil {
+			t.Errorf("%s: want error", name)
+		}
+	}
 }
 
 func (f *fixture) create(t *testing.T, appID string) domain.Tenant {

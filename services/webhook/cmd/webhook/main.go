@@ -1,5 +1,3 @@
-// Command webhook runs the webhook-ingest service as its own process; its settings are those of
-// every module (pkg/svcmain) plus the ones its server package documents.
 package main
 
 import (

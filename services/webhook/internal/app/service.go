@@ -13,7 +13,22 @@ import (
 	"github.com/berthhq/berth/services/webhook/internal/domain"
 )
 
-// Service runs the ingest use cases.
+// Config holds what the use cases depend on.
+type Config struct {
+	// Store keeps every received provider call; required.
+	Store Store
+	// Billing applies the calls' effects; required.
+	Billing Billing
+	// Host is the REST edge's public host: billing tags the provider objects it creates with it,
+	// and a call about an object of another deployment is not ours. Required.
+	Host string
+	// Clock is time.Now when nil.
+	Clock func() time.Time
+	// NewID mints the stored calls' ids (UUIDv4); required.
+	NewID func() string
+}
+
+// Service runs the ingest use cases. It is safe for concurrent use.
 type Service struct {
 	store   Store
 	billing Billing
@@ -22,13 +37,23 @@ type Service struct {
 	host    string // this deployment's public host: provider objects of other deployments are not ours
 }
 
-// New returns a Service. host is the REST edge's public host (billing tags the provider objects
-// it creates with it); clock is time.Now when nil.
-func New(store Store, billing Billing, host string, clock func() time.Time, newID func() string) *Service {
+// New checks the configuration and returns the use cases.
+func New(c Config) (*Service, error) {
+	switch {
+	case c.Store == nil:
+		return nil, errors.New("webhook: store is required")
+	case c.Billing == nil:
+		return nil, errors.New("webhook: billing is required")
+	case c.Host == "":
+		return nil, errors.New("webhook: the public host is required")
+	case c.NewID == nil:
+		return nil, errors.New("webhook: an id generator is required")
+	}
+	clock := c.Clock
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Service{store: store, billing: billing, clock: clock, newID: newID, host: host}
+	return &Service{store: c.Store, billing: c.Billing, clock: clock, newID: c.NewID, host: c.Host}, nil
 }
 
 // Delivery is a provider call as the edge received it.

@@ -70,9 +70,28 @@ func (f *fakeBilling) ApplyPspyPayment(context.Context, string, string) (app.App
 	return f.apply()
 }
 
-func newService() (*app.Service, *fakeBilling, *memory.Store) {
+func newService(t *testing.T) (*app.Service, *fakeBilling, *memory.Store) {
+	t.Helper()
 	b, s := &fakeBilling{}, memory.New()
-	return app.New(s, b, "berth.test", func() time.Time { return now }, uuid.NewString), b, s
+	svc, err := app.New(app.Config{Store: s, Billing: b, Host: "berth.test", Clock: func() time.Time { return now }, NewID: uuid.NewString})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, b, s
+}
+
+func TestNewRequiresStoreBillingHostAndIDs(t *testing.T) {
+	store, billing := memory.New(), &fakeBilling{}
+	for name, c := range map[string]app.Config{
+		"no store":   {Billing: billing, Host: "berth.test", NewID: uuid.NewString},
+		"no billing": {Store: store, Host: "berth.test", NewID: uuid.NewString},
+		"no host":    {Store: store, Billing: billing, NewID: uuid.NewString},
+		"no ids":     {Store: store, Billing: billing, Host: "berth.test"},
+	} {
+		if _, err := app.New(c); err == nil {
+			t.Errorf("%s: want error", name)
+		}
+	}
 }
 
 func signed(body string) app.Delivery {
@@ -86,7 +105,7 @@ func event(id, host string) string {
 }
 
 func TestAFailedEffectAnswers500AndItsRedeliveryAppliesOnce(t *testing.T) {
-	svc, billing, store := newService()
+	svc, billing, store := newService(t)
 	ctx := context.Background()
 	billing.fail = 1
 	if _, err := svc.ReceivePspx(ctx, signed(event("evt_1", "berth.test"))); !fault.Is(err, fault.KindInternal) || grpcx.StatusOf(err).Code() != codes.Internal {
@@ -118,7 +137,7 @@ func TestRoute3RefusalsStoreNothingAndCallNoEffect(t *testing.T) {
 		{"too large", app.Delivery{Body: make([]byte, domain.MaxBody+1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			svc, billing, store := newService()
+			svc, billing, store := newService(t)
 			if _, err := svc.ReceivePspx(context.Background(), tc.d); !errors.Is(err, domain.ErrNotAnEvent) {
 				t.Fatalf("err = %v, want ErrNotAnEvent", err)
 			}
@@ -127,7 +146,7 @@ func TestRoute3RefusalsStoreNothingAndCallNoEffect(t *testing.T) {
 			}
 		})
 	}
-	svc, billing, _ := newService()
+	svc, billing, _ := newService(t)
 	r, err := svc.ReceivePspx(context.Background(), app.Delivery{Body: []byte(event("evt_3", "elsewhere.example"))})
 	if err != nil || !r.WrongHost || r.Host != "elsewhere.example" || billing.applied != 0 {
 		t.Fatalf("another deployment's object: %+v, %v, applied %d", r, err, billing.applied)
@@ -135,7 +154,7 @@ func TestRoute3RefusalsStoreNothingAndCallNoEffect(t *testing.T) {
 }
 
 func TestRoute4StoresEachCallAndAnswersBillingsVerdict(t *testing.T) {
-	svc, billing, store := newService()
+	svc, billing, store := newService(t)
 	ctx := context.Background()
 	conn := uuid.NewString()
 	call := app.Delivery{Body: []byte("id=tr_1"), ContentType: "application/x-www-form-urlencoded", PaymentProviderUUID: conn}
@@ -159,7 +178,7 @@ func TestRoute4StoresEachCallAndAnswersBillingsVerdict(t *testing.T) {
 }
 
 func TestReplayAppliesARangeOldestFirstAndValidatesItsArguments(t *testing.T) {
-	svc, billing, store := newService()
+	svc, billing, store := newService(t)
 	ctx := context.Background()
 	billing.fail = 2
 	for _, id := range []string{"evt_a", "evt_b"} {
@@ -221,7 +240,7 @@ func TestBillingsVerdictDecidesTheStoredOutcomeAndTheAnswerOnBothRoutes(t *testi
 	for route, receive := range routes {
 		for _, tt := range tests {
 			t.Run(route+": "+tt.name, func(t *testing.T) {
-				svc, billing, store := newService()
+				svc, billing, store := newService(t)
 				billing.verdict = tt.verdict
 				r, err := receive(svc)
 				if tt.answer500 {
@@ -247,7 +266,7 @@ func TestBillingsVerdictDecidesTheStoredOutcomeAndTheAnswerOnBothRoutes(t *testi
 }
 
 func TestARejectedCallIsAskedAgainOnRedeliveryAndReplayAndAppliesOnceBillingCan(t *testing.T) {
-	svc, billing, store := newService()
+	svc, billing, store := newService(t)
 	ctx := context.Background()
 	rejected := true
 	billing.verdict = func() (app.Applied, error) {

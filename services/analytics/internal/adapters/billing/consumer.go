@@ -11,7 +11,7 @@ import (
 // Durable is the analytics service's durable consumer of billing events (see identity.Durable).
 const Durable = "analytics-billing"
 
-// Consume feeds billing's money events to the projector until ctx ends or it is stopped.
-func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (*events.Consumer, error) {
-	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.BillingEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+// Consume feeds billing's money events to the read models until ctx ends or it is stopped.
+func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.Service, log *slog.Logger) (*events.Consumer, error) {
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.BillingEvents, Inbox: inbox, Handler: events.Handle(svc.Apply), Log: log})
 }

@@ -14,17 +14,17 @@ import (
 // admin token to it (the route option of each method).
 type Admin struct {
 	analyticsv1.UnimplementedAnalyticsAdminServiceServer
-	rebuilder *app.Rebuilder
+	svc *app.Service
 }
 
-// RegisterAdmin serves AnalyticsAdminService of r on s.
-func RegisterAdmin(s grpc.ServiceRegistrar, r *app.Rebuilder) {
-	analyticsv1.RegisterAnalyticsAdminServiceServer(s, &Admin{rebuilder: r})
+// RegisterAdmin serves AnalyticsAdminService of svc on s.
+func RegisterAdmin(s grpc.ServiceRegistrar, svc *app.Service) {
+	analyticsv1.RegisterAnalyticsAdminServiceServer(s, &Admin{svc: svc})
 }
 
 // RebuildReadModels empties the read models and replays the events into them.
 func (a *Admin) RebuildReadModels(ctx context.Context, _ *analyticsv1.RebuildReadModelsRequest) (*analyticsv1.RebuildReadModelsResult, error) {
-	stats, err := a.rebuilder.Rebuild(ctx)
+	stats, err := a.svc.Rebuild(ctx)
 	if err != nil {
 		return nil, err
 	}

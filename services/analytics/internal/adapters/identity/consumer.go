@@ -13,9 +13,9 @@ import (
 // acknowledged.
 const Durable = "analytics-identity"
 
-// Consume feeds identity's user events to the projector until ctx ends or it is stopped. A
+// Consume feeds identity's user events to the read models until ctx ends or it is stopped. A
 // malformed event is logged and acknowledged (see events.ErrMalformed); other failures bring the
 // event back.
-func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (*events.Consumer, error) {
-	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.IdentityEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.Service, log *slog.Logger) (*events.Consumer, error) {
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.IdentityEvents, Inbox: inbox, Handler: events.Handle(svc.Apply), Log: log})
 }

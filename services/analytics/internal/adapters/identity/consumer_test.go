@@ -50,9 +50,13 @@ func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 	defer cancel()
 	bus, _ := natstest.New(t)
 	store := memory.New()
-	inbox, projector := events.NewMemoryInbox(), app.NewProjector(store)
-	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Projector, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume} {
-		consumer, err := consume(ctx, bus, inbox, projector, quiet)
+	inbox := events.NewMemoryInbox()
+	svc, err := app.New(app.Config{Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Service, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume} {
+		consumer, err := consume(ctx, bus, inbox, svc, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 // Durable is the analytics service's durable consumer of tenant events (see identity.Durable).
 const Durable = "analytics-tenant"
 
-// Consume feeds the tenant context's events to the projector until ctx ends or it is stopped.
-func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, p *app.Projector, log *slog.Logger) (*events.Consumer, error) {
-	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.TenantEvents, Inbox: inbox, Handler: p.Apply, Log: log})
+// Consume feeds the tenant context's events to the read models until ctx ends or it is stopped.
+func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.Service, log *slog.Logger) (*events.Consumer, error) {
+	return bus.Consume(ctx, events.ConsumerConfig{Durable: Durable, Types: app.TenantEvents, Inbox: inbox, Handler: events.Handle(svc.Apply), Log: log})
 }

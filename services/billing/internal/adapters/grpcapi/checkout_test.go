@@ -105,7 +105,7 @@ func TestRoute10sCredentialNamesThePayerOfItsMoneyEvents(t *testing.T) {
 			outbox := &events.MemoryOutbox{}
 			store := memory.New(outbox)
 			py := &checkoutPspy{payments: map[string]app.PspyPayment{}}
-			svc, err := app.New(store, nil, liveTenants{}, nil, py, app.Options{Box: box, Clock: func() time.Time { return now },
+			svc, err := app.New(app.Config{Store: store, Tenants: liveTenants{}, Pspy: py, Box: box, Clock: func() time.Time { return now },
 				NewID: uuid.NewString, PublicURL: "https://berth.example"})
 			if err != nil {
 				t.Fatal(err)

@@ -28,7 +28,7 @@ func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.S
 		Durable: Durable,
 		Types:   []eventsv1.Type{billingv1.EventTenantFirstPaid},
 		Inbox:   inbox,
-		Handler: h.apply,
+		Handler: events.Handle(h.apply),
 		Log:     log,
 	})
 }
@@ -38,14 +38,10 @@ type handler struct {
 	log *slog.Logger
 }
 
-// apply grants one event's reward. An event that can never apply is acknowledged and logged (by
-// Consume); any other failure (identity or the database unreachable) returns, so the event comes
-// back later.
-func (h handler) apply(ctx context.Context, ev events.Event) error {
-	var p billingv1.TenantFirstPaid
-	if err := ev.Decode(&p); err != nil {
-		return fmt.Errorf("%w: %v", events.ErrMalformed, err)
-	}
+// apply grants one event's reward. An event that can never apply (one naming an invalid tenant,
+// and by events.Handle one whose payload does not decode) is acknowledged and logged by Consume;
+// any other failure (identity or the database unreachable) returns, so the event comes back later.
+func (h handler) apply(ctx context.Context, ev events.Event, p *billingv1.TenantFirstPaid) error {
 	granted, err := h.svc.GrantReferralReward(ctx, p.GetAppId(), p.GetTenantId())
 	if fault.Is(err, fault.KindInvalid) {
 		return fmt.Errorf("%w: %v", events.ErrMalformed, err)

@@ -15,6 +15,13 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/domain"
 )
 
+// chargeCases are the Charges port's cases.
+var chargeCases = []testCase{
+	{"ChargesRoundTripEveryField", chargesRoundTrip},
+	{"ASubscriptionHasOneOpenUpgradeEvenUnderARace", oneOpenUpgrade},
+	{"SettleChargeStoresChargeAccountAndEventsTogether", settleChargeTogether},
+}
+
 func upgradeCharge(conn domain.Connection, tenantID, subscriptionID string) domain.Charge {
 	return domain.Charge{
 		ID: uuid.NewString(), AppID: conn.AppID, TenantID: tenantID, ConnectionID: conn.ID, Test: true, Kind: domain.ChargeUpgrade,
@@ -149,39 +156,6 @@ func settleChargeTogether(t *testing.T, s app.Store, outbox events.OutboxSource)
 	}
 	if _, _, err := s.SettleCharge(ctx, uuid.NewString(), nil); !errors.Is(err, domain.ErrChargeNotFound) {
 		t.Fatalf("unknown charge: %v", err)
-	}
-}
-
-func updateAccount(t *testing.T, s app.Store, outbox events.OutboxSource) {
-	appID, tenantID := uuid.NewString(), uuid.NewString()
-	ev := newEvent(t, appID)
-	acct := must(s.UpdateAccount(ctx, appID, tenantID, func(a *domain.Account) ([]events.Event, error) {
-		a.State.CancelsAtPeriodEnd(instant)
-		a.Touch(instant)
-		return []events.Event{ev}, nil
-	}))
-	if acct.Revision != 1 || !acct.State.PspxSubscriptionCancelAtPeriodEnd {
-		t.Fatalf("account %+v", acct)
-	}
-	if got := must(s.Account(ctx, appID, tenantID)); !reflect.DeepEqual(got, acct) {
-		t.Fatalf("stored account:\n got %+v\nwant %+v", got, acct)
-	}
-	if ids := pending(t, outbox); len(ids) != 1 || ids[0] != ev.ID {
-		t.Fatalf("outbox %v, want [%s]", ids, ev.ID)
-	}
-	boom := errors.New("boom")
-	if _, err := s.UpdateAccount(ctx, appID, tenantID, func(a *domain.Account) ([]events.Event, error) {
-		a.State.PaymentMethodsDeleted()
-		a.Touch(instant)
-		return []events.Event{newEvent(t, appID)}, boom
-	}); !errors.Is(err, boom) {
-		t.Fatalf("err %v", err)
-	}
-	if got := must(s.Account(ctx, appID, tenantID)); got.Revision != 1 {
-		t.Fatalf("a failed update stored the account: %+v", got)
-	}
-	if ids := pending(t, outbox); len(ids) != 1 {
-		t.Fatalf("a failed update stored events: %v", ids)
 	}
 }
 

@@ -31,7 +31,7 @@ func ConsumeTenantState(ctx context.Context, bus events.Bus, inbox events.Inbox,
 		Durable: Durable,
 		Types:   []eventsv1.Type{billingv1.EventTenantChanged},
 		Inbox:   inbox,
-		Handler: h.apply,
+		Handler: events.Handle(h.apply),
 		Log:     log,
 	})
 }
@@ -41,15 +41,10 @@ type stateEvents struct {
 	log *slog.Logger
 }
 
-// apply handles one event; one that can never apply (undecodable, no such tenant) is logged and
-// acknowledged, any other failure returns so the event comes back.
-func (h stateEvents) apply(ctx context.Context, ev events.Event) error {
-	var p billingv1.TenantBillingChanged
-	if err := ev.Decode(&p); err != nil {
-		h.log.ErrorContext(ctx, "tenant: dropping a billing event whose payload does not decode",
-			"event_id", ev.ID, "event_type", ev.Type, "error", err.Error())
-		return nil
-	}
+// apply handles one event; one that can never apply (no such tenant, and by events.Handle one
+// whose payload does not decode) is logged and acknowledged, any other failure returns so the event
+// comes back.
+func (h stateEvents) apply(ctx context.Context, ev events.Event, p *billingv1.TenantBillingChanged) error {
 	err := h.svc.ApplyBillingState(ctx, p.GetAppId(), p.GetTenantId(), p.GetRevision(),
 		convert.Billing(p.GetState()), p.GetState().GetPspxOneTimePaymentValidThru())
 	if errors.Is(err, domain.ErrNotFound) || fault.Is(err, fault.KindInvalid) {

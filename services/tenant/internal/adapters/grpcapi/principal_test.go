@@ -32,7 +32,7 @@ func (v tokensOf) VerifyAccessToken(_ context.Context, raw string) (authn.Princi
 // a token to its own tenant even within the right app (its option names tenantId as the token's
 // scope, which the policy enforces before the handler runs).
 func TestTenantTokenReachesOnlyItsOwnTenant(t *testing.T) {
-	svc := app.New(memory.New(&events.MemoryOutbox{}), nil, app.Options{NewID: uuid.NewString})
+	svc := memoryService(t)
 	appID := uuid.NewString()
 	own, err := svc.CreateTenant(context.Background(), domain.NewTenant{AppID: appID, Name: "Own"})
 	if err != nil {
@@ -72,9 +72,19 @@ func TestTenantTokenReachesOnlyItsOwnTenant(t *testing.T) {
 }
 
 func TestHandlersRefuseCallsWithoutPrincipal(t *testing.T) {
-	srv := &Server{svc: app.New(memory.New(&events.MemoryOutbox{}), nil, app.Options{NewID: uuid.NewString})}
+	srv := &Server{svc: memoryService(t)}
 	_, err := srv.GetTenant(context.Background(), &tenantv1.GetTenantRequest{TenantId: uuid.NewString()})
 	if got := grpcx.StatusOf(err).Code(); got != codes.Unauthenticated {
 		t.Fatalf("code = %v, want Unauthenticated", got)
 	}
+}
+
+// memoryService is the use cases on a memory store, without a user directory.
+func memoryService(t *testing.T) *app.Service {
+	t.Helper()
+	svc, err := app.New(app.Config{Store: memory.New(&events.MemoryOutbox{}), NewID: uuid.NewString})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }

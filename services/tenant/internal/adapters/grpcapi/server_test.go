@@ -133,7 +133,10 @@ func newHarness(t *testing.T, identityToken string) *harness {
 	identityClient := identityv1.NewIdentityInternalServiceClient(identityConn)
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := app.New(memory.New(&events.MemoryOutbox{}), identity.NewDirectory(identityClient), app.Options{NewID: uuid.NewString})
+	svc, err := app.New(app.Config{Store: memory.New(&events.MemoryOutbox{}), Users: identity.NewDirectory(identityClient), NewID: uuid.NewString})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := grpcx.NewServer(grpcx.ServerOptions{Log: log, Policy: authn.Policy{
 		Keys:         authn.NewRemoteVerifier(identityClient),
 		Tokens:       authn.NewRemoteTokenVerifier(identityClient),

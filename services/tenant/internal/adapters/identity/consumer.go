@@ -3,10 +3,10 @@ package identity
 import (
 	"context"
 	"errors"
-	"github.com/berthhq/berth/pkg/fault"
 	"log/slog"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/tenant/internal/app"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 
@@ -32,7 +32,7 @@ func ConsumeUserEvents(ctx context.Context, bus events.Bus, inbox events.Inbox, 
 		Durable: Durable,
 		Types:   []eventsv1.Type{identityv1.EventUserDeleted},
 		Inbox:   inbox,
-		Handler: h.apply,
+		Handler: events.Handle(h.apply),
 		Log:     log,
 	})
 }
@@ -42,17 +42,11 @@ type userEvents struct {
 	log *slog.Logger
 }
 
-// apply handles one event. An event that can never apply (a payload that does not decode, a tenant
-// this service does not hold, a malformed tenant id) is logged and acknowledged, since redelivering
-// it cannot help; every other failure (the database unreachable) returns the error so the event
-// comes back.
-func (h userEvents) apply(ctx context.Context, ev events.Event) error {
-	var p identityv1.UserDeleted
-	if err := ev.Decode(&p); err != nil {
-		h.log.ErrorContext(ctx, "tenant: dropping an identity event whose payload does not decode",
-			"event_id", ev.ID, "event_type", ev.Type, "error", err.Error())
-		return nil
-	}
+// apply handles one event. An event that can never apply (a tenant this service does not hold, a
+// malformed tenant id) is logged and acknowledged, since redelivering it cannot help, and so is one
+// whose payload does not decode (events.Handle); every other failure (the database unreachable)
+// returns the error so the event comes back.
+func (h userEvents) apply(ctx context.Context, ev events.Event, p *identityv1.UserDeleted) error {
 	err := h.svc.UserDeleted(ctx, p.GetAppId(), p.GetTenantRef(), p.GetTenantUsersLeft())
 	if errors.Is(err, domain.ErrNotFound) || fault.Is(err, fault.KindInvalid) {
 		h.log.WarnContext(ctx, "tenant: user.deleted names no tenant of its app; nothing to retire",

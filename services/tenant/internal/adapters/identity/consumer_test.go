@@ -138,7 +138,10 @@ func TestUserDeletedRetiresTheLastUsersTenantOnce(t *testing.T) {
 			defer cancel()
 			s := st.open(t)
 			bus, _ := natstest.New(t)
-			svc := app.New(s.tenants, nil, app.Options{NewID: uuid.NewString})
+			svc, err := app.New(app.Config{Store: s.tenants, NewID: uuid.NewString})
+			if err != nil {
+				t.Fatal(err)
+			}
 			consumer, err := identity.ConsumeUserEvents(ctx, bus, s.inbox, svc, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				t.Fatal(err)

@@ -90,7 +90,11 @@ func BenchmarkPspxIngest(b *testing.B) {
 	}
 
 	env := &ingestBench{billing: newBenchBilling(), pool: pool, prefix: randomToken(10)}
-	env.svc = app.New(postgres.New(pool), env.billing, benchHost, nil, uuid.NewString)
+	svc, err := app.New(app.Config{Store: postgres.New(pool), Billing: env.billing, Host: benchHost, NewID: uuid.NewString})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env.svc = svc
 
 	b.Run("baseline", func(b *testing.B) {
 		if pgbench == "" {

@@ -14,51 +14,11 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/domain"
 )
 
-// connectionFor stores a connection of a new app, which customers and sessions refer to.
-func connectionFor(t *testing.T, s app.Store) domain.Connection {
-	t.Helper()
-	c := domain.Connection{ID: uuid.NewString(), AppID: uuid.NewString(), Provider: domain.Pspx, TestKey: []byte{1}, CreatedAt: instant, UpdatedAt: instant}
-	if err := s.CreateConnection(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func customersOnePerTenantAndMode(t *testing.T, s app.Store, _ events.OutboxSource) {
-	conn := connectionFor(t, s)
-	tenantID := uuid.NewString()
-	if _, err := s.Customer(ctx, conn.ID, tenantID, true); !errors.Is(err, domain.ErrCustomerNotFound) {
-		t.Fatalf("no customer yet: %v", err)
-	}
-	// Racing checkouts each made a provider customer; the store keeps the first.
-	var wg sync.WaitGroup
-	got := make([]domain.Customer, 4)
-	for i := range got {
-		wg.Go(func() {
-			got[i] = must(s.SaveCustomer(ctx, domain.Customer{ID: "cus_" + uuid.NewString()[:8], ConnectionID: conn.ID,
-				AppID: conn.AppID, TenantID: tenantID, Test: true, CreatedAt: instant}))
-		})
-	}
-	wg.Wait()
-	for _, c := range got[1:] {
-		if c != got[0] {
-			t.Fatalf("racing saves kept different customers: %+v vs %+v", c, got[0])
-		}
-	}
-	if c := must(s.Customer(ctx, conn.ID, tenantID, true)); c != got[0] {
-		t.Fatalf("read back %+v, want %+v", c, got[0])
-	}
-	live := must(s.SaveCustomer(ctx, domain.Customer{ID: "cus_live", ConnectionID: conn.ID, AppID: conn.AppID, TenantID: tenantID, CreatedAt: instant}))
-	if live.ID != "cus_live" || live.Test {
-		t.Fatalf("live mode has its own customer: %+v", live)
-	}
-	// A provider event names the customer by the provider's id.
-	if c := must(s.CustomerByProviderID(ctx, got[0].ID)); c != got[0] {
-		t.Fatalf("by provider id %+v, want %+v", c, got[0])
-	}
-	if _, err := s.CustomerByProviderID(ctx, "cus_unknown"); !errors.Is(err, domain.ErrCustomerNotFound) {
-		t.Fatalf("unknown provider id: %v", err)
-	}
+// checkoutCases are the Checkouts port's cases.
+var checkoutCases = []testCase{
+	{"CheckoutSessionsRoundTripEveryField", checkoutsRoundTrip},
+	{"SettleStoresSessionAccountAndEventsTogether", settleStoresSessionAccountAndEventsTogether},
+	{"ConcurrentSettlesOfASessionApplyItOnce", concurrentSettlesApplyOnce},
 }
 
 func checkoutSession(conn domain.Connection) domain.CheckoutSession {
@@ -159,11 +119,4 @@ func concurrentSettlesApplyOnce(t *testing.T, s app.Store, _ events.OutboxSource
 	if a := must(s.Account(ctx, cs.AppID, cs.TenantID)); a.Revision != 1 || a.State.PaidUnits != 3 {
 		t.Fatalf("account after 8 concurrent settles: revision %d, paid units %d; want 1 and 3", a.Revision, a.State.PaidUnits)
 	}
-}
-
-func must2[A, B any](a A, b B, err error) (A, B) {
-	if err != nil {
-		panic(storeFailure{err})
-	}
-	return a, b
 }

@@ -1,0 +1,5 @@
+// Package invite renders the referral invite email (route 23) in the languages Berth supports. The
+// HTML part goes through html/template, so names chosen by users and apps are escaped; the text
+// part is plain text, where nothing needs escaping. The inviter's name is user-chosen: it stays
+// out of the subject and the link and appears in the body only as quoted data.
+package invite
