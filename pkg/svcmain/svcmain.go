@@ -214,7 +214,11 @@ func run(log *slog.Logger, m module.Module, settings config.Values) error {
 		proc.GRPC().Stop()
 	}
 	if !runDone {
-		<-runErr
+		// Stopping was already decided and err says why; the background work's own failure while it
+		// stops is worth a line in the log, not a different exit.
+		if rerr := <-runErr; rerr != nil {
+			log.Warn("background work failed while stopping", "err", rerr)
+		}
 	}
 	log.Info("stopped")
 	return err
