@@ -21,7 +21,7 @@ var migrationFiles embed.FS
 
 // Migrations creates the outbox and inbox tables. Each service applies it next to its own set:
 // pgxx.Migrate(ctx, pool, "events", events.Migrations).
-var Migrations fs.FS = mustSub(migrationFiles, "migrations")
+var Migrations = mustSub(migrationFiles, "migrations")
 
 func mustSub(fsys fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(fsys, dir)

@@ -171,10 +171,10 @@ func catalogScoped(t *testing.T, s app.Store, _ events.OutboxSource) {
 	}
 }
 
-func promotion(appID, code string, max int32) domain.Promotion {
+func promotion(appID, code string, maxRedemptions int32) domain.Promotion {
 	return domain.Promotion{ID: uuid.NewString(), AppID: appID, Code: code, Name: "Welcome", Description: "ten days",
 		FreeUnits: 2, FreeDays: 10, ValidFrom: instant, ValidUntil: instant.AddDate(1, 0, 0),
-		MaxRedemptions: max, Active: true, CreatedAt: instant}
+		MaxRedemptions: maxRedemptions, Active: true, CreatedAt: instant}
 }
 
 func promotionCodesUnique(t *testing.T, s app.Store, _ events.OutboxSource) {
@@ -228,7 +228,7 @@ func newEvent(t *testing.T, appID string) events.Event {
 	return ev
 }
 
-func pending(t *testing.T, outbox events.OutboxSource) []string {
+func pending(_ *testing.T, outbox events.OutboxSource) []string {
 	evs := must(outbox.Pending(ctx, 1000))
 	var ids []string
 	for _, ev := range evs {
