@@ -30,10 +30,25 @@ fuzz:
 build:
 	@set -e; for m in $(MODULES); do (cd $$m && go build ./...); done
 
-## lint: gofmt and go vet over every module, and no build output or binary tracked in git.
+## lint: gofmt, go vet and golangci-lint (.golangci.yml) over every module, buf lint and buf breaking
+## over proto/ (proto/buf.yaml), and no build output or binary tracked in git (CONTRIBUTING.md#linting).
+# golangci-lint and buf are pinned as tools in tools/lint/go.mod, a module outside go.work so that
+# their dependencies never change the versions the workspace builds with; `go tool -n` builds each
+# once into Go's build cache and prints its path.
+LINT_TOOL = cd tools/lint && GOWORK=off go tool -n
+# buf breaking compares proto/ with this commit: by default the one before HEAD, which any clone with
+# history has (CI's fresh clone of main included); on a branch, BUF_AGAINST=main checks all it changed.
+BUF_AGAINST ?= HEAD~1
+# The compared commit may predate proto/buf.yaml, so its layout is given here: proto/ is the module,
+# proto/third_party (google/api) the one it imports.
+BUF_AGAINST_CONFIG := {"version":"v2","modules":[{"path":"proto","excludes":["proto/third_party"]},{"path":"proto/third_party"}]}
 lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+	@echo "golangci-lint run $(MODULES:%=./%/...)"; gl=$$($(LINT_TOOL) golangci-lint) && $$gl run $(MODULES:%=./%/...)
+	@git rev-parse -q --verify '$(BUF_AGAINST)^{commit}' >/dev/null || { echo "buf breaking needs the commit $(BUF_AGAINST): a clone with history, or set BUF_AGAINST"; exit 1; }
+	@echo "buf lint proto; buf breaking proto against $(BUF_AGAINST)"; buf=$$($(LINT_TOOL) buf) && $$buf lint proto && \
+		$$buf breaking proto --against '.git#ref=$(BUF_AGAINST)' --against-config '$(BUF_AGAINST_CONFIG)'
 	cd tests && go test -count=1 -run '^(TestTheRepositoryTracksNoBuildOutputs|TestBuildOutputsAreRecognised)$$' ./architecture/
 
 ## docs: regenerate docs/configuration.md's tables from the settings declarations (a test checks them).
@@ -48,9 +63,9 @@ proto:
 proto-check: proto
 	@if [ -n "$$(git status --porcelain -- proto)" ]; then echo "generated proto code is out of date:"; git status --porcelain -- proto; git --no-pager diff --stat -- proto; exit 1; fi
 
-## tidy: go mod tidy in every module (each go.mod carries replace lines for its siblings).
+## tidy: go mod tidy in every module (each go.mod carries replace lines for its siblings) and in tools/lint.
 tidy:
-	@set -e; for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy); done
+	@set -e; for m in $(MODULES) tools/lint; do (cd $$m && GOWORK=off go mod tidy); done
 
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:
