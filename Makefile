@@ -36,8 +36,9 @@ build:
 # their dependencies never change the versions the workspace builds with; `go tool -n` builds each
 # once into Go's build cache and prints its path.
 LINT_TOOL = cd tools/lint && GOWORK=off go tool -n
-# buf breaking compares proto/ with this commit: by default the one before HEAD, which any clone with
-# history has (CI's fresh clone of main included); on a branch, BUF_AGAINST=main checks all it changed.
+# buf breaking compares proto/ with where HEAD and BUF_AGAINST meet (git merge-base): by default the
+# commit before HEAD, which any clone with history has (CI's fresh clone of main included); on a
+# branch, BUF_AGAINST=main checks everything the branch changed since it left main.
 BUF_AGAINST ?= HEAD~1
 # The compared commit may predate proto/buf.yaml, so its layout is given here: proto/ is the module,
 # proto/third_party (google/api) the one it imports.
@@ -46,9 +47,9 @@ lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
 	@echo "golangci-lint run $(MODULES:%=./%/...)"; gl=$$($(LINT_TOOL) golangci-lint) && $$gl run $(MODULES:%=./%/...)
-	@git rev-parse -q --verify '$(BUF_AGAINST)^{commit}' >/dev/null || { echo "buf breaking needs the commit $(BUF_AGAINST): a clone with history, or set BUF_AGAINST"; exit 1; }
-	@echo "buf lint proto; buf breaking proto against $(BUF_AGAINST)"; buf=$$($(LINT_TOOL) buf) && $$buf lint proto && \
-		$$buf breaking proto --against '.git#ref=$(BUF_AGAINST)' --against-config '$(BUF_AGAINST_CONFIG)'
+	@base=$$(git merge-base HEAD '$(BUF_AGAINST)') || { echo "buf breaking needs the commit $(BUF_AGAINST): a clone with history, or set BUF_AGAINST"; exit 1; }; \
+	echo "buf lint proto; buf breaking proto against $(BUF_AGAINST) ($$base)"; buf=$$($(LINT_TOOL) buf) && $$buf lint proto && \
+		$$buf breaking proto --against ".git#ref=$$base" --against-config '$(BUF_AGAINST_CONFIG)'
 	cd tests && go test -count=1 -run '^(TestTheRepositoryTracksNoBuildOutputs|TestBuildOutputsAreRecognised)$$' ./architecture/
 
 ## docs: regenerate docs/configuration.md's tables from the settings declarations (a test checks them).
