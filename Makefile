@@ -30,10 +30,26 @@ fuzz:
 build:
 	@set -e; for m in $(MODULES); do (cd $$m && go build ./...); done
 
-## lint: gofmt and go vet over every module, and no build output or binary tracked in git.
+## lint: gofmt, go vet and golangci-lint (.golangci.yml) over every module, buf lint and buf breaking
+## over proto/ (proto/buf.yaml), and no build output or binary tracked in git (CONTRIBUTING.md#linting).
+# golangci-lint and buf are pinned as tools in tools/lint/go.mod, a module outside go.work so that
+# their dependencies never change the versions the workspace builds with; `go tool -n` builds each
+# once into Go's build cache and prints its path.
+LINT_TOOL = cd tools/lint && GOWORK=off go tool -n
+# buf breaking compares proto/ with where HEAD and BUF_AGAINST meet (git merge-base): by default the
+# commit before HEAD, which any clone with history has (CI's fresh clone of main included); on a
+# branch, BUF_AGAINST=main checks everything the branch changed since it left main.
+BUF_AGAINST ?= HEAD~1
+# The compared commit may predate proto/buf.yaml, so its layout is given here: proto/ is the module,
+# proto/third_party (google/api) the one it imports.
+BUF_AGAINST_CONFIG := {"version":"v2","modules":[{"path":"proto","excludes":["proto/third_party"]},{"path":"proto/third_party"}]}
 lint:
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+	@echo "golangci-lint run $(MODULES:%=./%/...)"; gl=$$($(LINT_TOOL) golangci-lint) && $$gl run $(MODULES:%=./%/...)
+	@base=$$(git merge-base HEAD '$(BUF_AGAINST)') || { echo "buf breaking needs the commit $(BUF_AGAINST): a clone with history, or set BUF_AGAINST"; exit 1; }; \
+	echo "buf lint proto; buf breaking proto against $(BUF_AGAINST) ($$base)"; buf=$$($(LINT_TOOL) buf) && $$buf lint proto && \
+		$$buf breaking proto --against ".git#ref=$$base" --against-config '$(BUF_AGAINST_CONFIG)'
 	cd tests && go test -count=1 -run '^(TestTheRepositoryTracksNoBuildOutputs|TestBuildOutputsAreRecognised)$$' ./architecture/
 
 ## docs: regenerate docs/configuration.md's tables from the settings declarations (a test checks them).
@@ -51,6 +67,7 @@ proto-check: proto
 ## tidy: go mod tidy in every module on its own (GOWORK=off). Outside the workspace a module finds
 ## its siblings only through replace lines, one for every sibling in its module graph; tidy derives
 ## them from go.work: it writes one for every sibling, tidies, and drops those the graph does not hold.
+## tools/lint (the pinned linters, outside go.work) is tidied on its own.
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && up=$$(echo $$m | sed 's|[^/][^/]*|..|g') && \
 	  modpath() { sed -n 's/^module //p' $$up/$$1/go.mod; } && \
@@ -59,6 +76,7 @@ tidy:
 	  awk -v block="$$block" '{print} /^go [0-9]/ {print ""; print block}' go.mod >go.mod.tmp && mv go.mod.tmp go.mod && \
 	  GOWORK=off go mod tidy && graph=$$(GOWORK=off go list -m all) && \
 	  for w in $(MODULES); do grep -qx "$$(modpath $$w) v[^ ]* => $$up/$$w" <<<"$$graph" || go mod edit -dropreplace=$$(modpath $$w); done); done
+	cd tools/lint && GOWORK=off go mod tidy
 
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:

@@ -84,17 +84,17 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI st
 	if err != nil {
 		return seed.Demo{}, err
 	}
-	defer ic.Close()
+	defer func() { _ = ic.Close() }()
 	tc, err := dial(s.Addr("tenant"))
 	if err != nil {
 		return seed.Demo{}, err
 	}
-	defer tc.Close()
+	defer func() { _ = tc.Close() }()
 	bc, err := dial(s.Addr("billing"))
 	if err != nil {
 		return seed.Demo{}, err
 	}
-	defer bc.Close()
+	defer func() { _ = bc.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),

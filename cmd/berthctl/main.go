@@ -61,7 +61,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
 func run(args []string, out io.Writer) error {
 	global := flag.NewFlagSet("berthctl", flag.ContinueOnError)
-	global.Usage = func() { fmt.Fprint(global.Output(), usage) }
+	global.Usage = func() { _, _ = fmt.Fprint(global.Output(), usage) } // stderr: a failed write has nowhere to go
 	identityAddr := global.String("identity", config.String("BERTH_IDENTITY_GRPC_ADDR", "127.0.0.1:9101"), "identity gRPC address")
 	tenantAddr := global.String("tenant", config.String("BERTH_TENANT_GRPC_ADDR", "127.0.0.1:9102"), "tenant gRPC address")
 	billingAddr := global.String("billing", config.String("BERTH_BILLING_GRPC_ADDR", "127.0.0.1:9104"), "billing gRPC address")
@@ -107,7 +107,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		subCtx := ctx
 		if sub.timeout != 0 {
 			var cancelSub context.CancelFunc
@@ -149,14 +149,14 @@ func run(args []string, out io.Writer) error {
 		if derr != nil {
 			return derr
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		res, err = tenantv1.NewTenantAdminServiceClient(conn).CreateTenant(ctx, &tenantv1.CreateTenantRequest{AppId: *app, Name: *name, Description: *description})
 	default:
 		conn, derr := dial(*identityAddr)
 		if derr != nil {
 			return derr
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		c := identityv1.NewIdentityAdminServiceClient(conn)
 		switch cmd {
 		case "project-create":

@@ -75,7 +75,7 @@ func probeDispatcher(t *testing.T) *dispatcher {
 			runtime.WithDisablePathLengthFallback(),
 		)
 	})
-	page := func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+	page := func(_ http.ResponseWriter, r *http.Request, _ map[string]string) {
 		r.Context().Value(outcomeSlot{}).(*outcomeSlot).rpc = "page " + r.URL.Path
 	}
 	for _, be := range backends {

@@ -44,7 +44,7 @@ func (l lister) head(itemsLength, from, to int) error {
 // items sends a chunk without head holding fixture items from..to-1.
 func (l lister) items(from, to int) error { return l.send(nil, from, to) }
 
-func (f *fakeLists) run(kind string, ctx context.Context, send func(*analyticsv1.ListHead, int, int) error) error {
+func (f *fakeLists) run(ctx context.Context, kind string, send func(*analyticsv1.ListHead, int, int) error) error {
 	if f.list == nil {
 		return status.Error(codes.Unimplemented, "no list programmed")
 	}
@@ -52,19 +52,19 @@ func (f *fakeLists) run(kind string, ctx context.Context, send func(*analyticsv1
 }
 
 func (f *fakeLists) ListSubscriptions(_ *analyticsv1.ListRangeRequest, s grpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
-	return f.run("analyticsSubscription", s.Context(), func(head *analyticsv1.ListHead, from, to int) error {
+	return f.run(s.Context(), "analyticsSubscription", func(head *analyticsv1.ListHead, from, to int) error {
 		return s.Send(&analyticsv1.SubscriptionChunk{Head: head, Items: fixtures(from, to, subscription)})
 	})
 }
 
 func (f *fakeLists) ListOneTimePayments(_ *analyticsv1.ListRangeRequest, s grpc.ServerStreamingServer[analyticsv1.OneTimePaymentChunk]) error {
-	return f.run("analyticsOneTimePayment", s.Context(), func(head *analyticsv1.ListHead, from, to int) error {
+	return f.run(s.Context(), "analyticsOneTimePayment", func(head *analyticsv1.ListHead, from, to int) error {
 		return s.Send(&analyticsv1.OneTimePaymentChunk{Head: head, Items: fixtures(from, to, oneTimePayment)})
 	})
 }
 
 func (f *fakeLists) ListTenants(_ *analyticsv1.ListRangeRequest, s grpc.ServerStreamingServer[analyticsv1.TenantChunk]) error {
-	return f.run("analyticsTenant", s.Context(), func(head *analyticsv1.ListHead, from, to int) error {
+	return f.run(s.Context(), "analyticsTenant", func(head *analyticsv1.ListHead, from, to int) error {
 		return s.Send(&analyticsv1.TenantChunk{Head: head, Items: fixtures(from, to, tenantItem)})
 	})
 }

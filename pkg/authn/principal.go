@@ -8,12 +8,13 @@ import (
 // Kind says how a caller authenticated.
 type Kind int
 
+// The kinds of caller, each with the credential it authenticated with.
 const (
-	KindAPIKey Kind = iota + 1
-	KindTenantToken
-	KindAdmin
-	KindService
-	KindOperator // a platform operator (project member) with an operator JWT; UserID is the member id
+	KindAPIKey      Kind = iota + 1 // an app's API key; KeyType says whether read or write
+	KindTenantToken                 // a tenant access token issued to one of the app's users
+	KindAdmin                       // the deployment's admin token
+	KindService                     // the service token another Berth process calls with
+	KindOperator                    // a platform operator (project member) with an operator JWT; UserID is the member id
 )
 
 // Principal is the authenticated caller, available to handlers through FromContext.

@@ -73,7 +73,12 @@ func TestEventsWrittenWhileNATSIsDownAreDeliveredOnceWhenItReturns(t *testing.T)
 	runCtx, stopRelay := context.WithCancel(ctx)
 	relayDone := make(chan error, 1)
 	go func() { relayDone <- events.NewRelay("outage", events.NewPGOutbox(pool), bus, quiet).Run(runCtx) }()
-	defer func() { stopRelay(); <-relayDone }()
+	defer func() {
+		stopRelay()
+		if err := <-relayDone; err != nil {
+			t.Errorf("the relay ended with %v, want nil once its context ends", err)
+		}
+	}()
 
 	applied := func() (n, distinct int) {
 		if err := pool.QueryRow(ctx, "select count(*), count(distinct event_id) from effect").Scan(&n, &distinct); err != nil {

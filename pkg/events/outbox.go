@@ -21,7 +21,7 @@ var migrationFiles embed.FS
 
 // Migrations creates the outbox and inbox tables. Each service applies it next to its own set:
 // pgxx.Migrate(ctx, pool, "events", events.Migrations).
-var Migrations fs.FS = mustSub(migrationFiles, "migrations")
+var Migrations = mustSub(migrationFiles, "migrations")
 
 func mustSub(fsys fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(fsys, dir)
@@ -138,7 +138,8 @@ func (o pgOutbox) listen(ctx context.Context, wake chan<- struct{}) error {
 	}
 	// The connection will hold LISTEN: it must never go back to the pool's other users.
 	pc := conn.Hijack()
-	defer pc.Close(context.Background())
+	// Closing ends the LISTEN with the connection, which nobody else uses: an error there loses nothing.
+	defer func() { _ = pc.Close(context.Background()) }()
 	if _, err := pc.Exec(ctx, "listen "+outboxChannel); err != nil {
 		return err
 	}

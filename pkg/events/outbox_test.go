@@ -149,7 +149,7 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 }
 
 func TestMemoryOutbox(t *testing.T) {
-	runOutboxSuite(t, func(t *testing.T) outboxUnderTest {
+	runOutboxSuite(t, func(*testing.T) outboxUnderTest {
 		o := &events.MemoryOutbox{}
 		return outboxUnderTest{
 			src: o,

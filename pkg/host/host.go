@@ -281,6 +281,11 @@ func (h *Host) close() {
 	}
 	h.cancel()
 	h.work.Wait()
+	// Nobody waits any more: a module whose background work failed while stopping is worth a line,
+	// not a silent drop.
+	for len(h.failed) > 0 {
+		h.opts.Log.Warn("background work failed while stopping", "error", (<-h.failed).Error())
+	}
 	for _, p := range h.procs {
 		p.Close()
 	}

@@ -83,7 +83,7 @@ func (s *SMTP) deliver(ctx context.Context, rcpt string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // after QUIT below, or on a failure already returned
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(defaultTimeout)
@@ -101,7 +101,7 @@ func (s *SMTP) deliver(ctx context.Context, rcpt string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // what matters is that QUIT was answered, checked below
 	if ok, _ := c.Extension("STARTTLS"); ok {
 		if err := c.StartTLS(&tls.Config{ServerName: s.host, RootCAs: s.roots, MinVersion: tls.VersionTLS12}); err != nil {
 			return err

@@ -41,9 +41,12 @@ func running(t *testing.T) (*module.Process, *pgxpool.Pool, events.Bus) {
 			Handler: func(context.Context, events.Event) error { return nil }})
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		_ = p.Run(ctx) // a test that cares how Run ends (a lost consumer) asks the process itself
+	}()
+	t.Cleanup(func() { cancel(); <-stopped })
 	return p, pool, bus
 }
 

@@ -21,11 +21,11 @@ type Box struct {
 	aead cipher.AEAD
 }
 
-// New returns a Box for a 32-byte key.
 // KeySetting declares the deployment's sealing key, which the modules that keep secrets at rest read.
 var KeySetting = config.Setting{Name: "BERTH_SECRET_KEY", Kind: config.Key, Size: KeySize, Required: true, Secret: true,
 	Doc: "AES-256-GCM key sealing the secrets a module keeps at rest (signing keys, provider secrets); it must outlive every process"}
 
+// New returns a Box for a 32-byte key.
 func New(key []byte) (*Box, error) {
 	if len(key) != KeySize {
 		return nil, fmt.Errorf("sealbox: key must be %d bytes, got %d", KeySize, len(key))

@@ -60,7 +60,7 @@ func (e *env) postWebhook(t *testing.T, path, contentType, signature, body strin
 // pspxSignature signs body as pspx does at time at.
 func pspxSignature(secret string, at time.Time, body string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "%d.%s", at.Unix(), body)
+	mac.Write(fmt.Appendf(nil, "%d.%s", at.Unix(), body))
 	return fmt.Sprintf("t=%d,v1=%s", at.Unix(), hex.EncodeToString(mac.Sum(nil)))
 }
 

@@ -149,7 +149,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // a leftover temporary folder is no reason to fail the run
 
 	fmt.Fprintln(out, "building the all-in-one binary and the baseline...")
 	berthBin, err := procs.Build(root, dir, "./cmd/berth")

@@ -34,7 +34,7 @@ func getOp(client *http.Client, base, path string, d demo) op {
 		if err != nil {
 			return err
 		}
-		defer res.Body.Close()
+		defer func() { _ = res.Body.Close() }()
 		if res.StatusCode/100 != 2 {
 			b, _ := io.ReadAll(res.Body)
 			return webflow.StatusError{Status: res.StatusCode, Body: string(b)}

@@ -141,7 +141,7 @@ func ServiceDatabase(ctx context.Context, base, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("connect to %s: %w", u.Redacted(), err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }() // a maintenance connection: nothing is pending on it
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", db).Scan(&exists); err != nil {
 		return "", err

@@ -43,7 +43,7 @@ func (d dashboard) post(ctx context.Context, path string, form url.Values, out a
 	if err != nil {
 		return fmt.Errorf("pspx %s: %w", path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to the end below; nothing is lost if closing fails
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, out) != nil {
 		return fmt.Errorf("pspx %s: status %d: %s", path, resp.StatusCode, body)

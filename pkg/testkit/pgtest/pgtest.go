@@ -234,7 +234,7 @@ func templateName(name string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("hash test binary: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // only read
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err != nil {
 			return "", fmt.Errorf("hash test binary: %w", err)

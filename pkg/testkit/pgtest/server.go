@@ -182,7 +182,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // it only found a port
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -198,7 +198,7 @@ func containerProviderHealthy(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer provider.Close()
+	defer func() { _ = provider.Close() }()
 	return provider.Health(ctx)
 }
 

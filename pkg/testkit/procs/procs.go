@@ -79,7 +79,7 @@ func Start(name, bin, dir string, env map[string]string, args ...string) (*Proce
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // the child writes the log through its own copy of the file
 	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BERTH_") && !strings.HasPrefix(kv, "BASELINE_") {
@@ -193,7 +193,7 @@ func HTTPOK(ctx context.Context, url string) func() error {
 		if err != nil {
 			return err
 		}
-		res.Body.Close()
+		_ = res.Body.Close()
 		if res.StatusCode != http.StatusOK {
 			return fmt.Errorf("%s: HTTP %d", url, res.StatusCode)
 		}

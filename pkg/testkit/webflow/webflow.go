@@ -46,7 +46,7 @@ func Login(ctx context.Context, client *http.Client, app App, signUp bool, email
 		return "", err
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	var csrf *http.Cookie
 	for _, c := range res.Cookies() {
 		if c.Name == "berth_login_csrf" {
@@ -72,7 +72,7 @@ func Login(ctx context.Context, client *http.Client, app App, signUp bool, email
 		return "", err
 	}
 	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	_ = res.Body.Close()
 	if res.StatusCode != http.StatusSeeOther {
 		return "", StatusError{res.StatusCode, string(body)}
 	}
@@ -116,7 +116,7 @@ func Exchange(ctx context.Context, client *http.Client, base string, body map[st
 	if err != nil {
 		return Tokens{}, err
 	}
-	defer res.Body.Close()
+	defer func() { _ = res.Body.Close() }()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		return Tokens{}, err

@@ -1,3 +1,6 @@
+// Package edgev1 is the generated code of berth.edge.v1 (route.proto, text.proto), the options that
+// declare how the REST edge renders each RPC and who may call it, and HTTPBindings, which reads an
+// RPC's google.api.http bindings.
 package edgev1
 
 import (

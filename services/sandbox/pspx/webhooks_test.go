@@ -438,9 +438,9 @@ func TestARenewalIsFinalizedOnlyOnceItsReceiversHaveEditedAndAnsweredInvoiceCrea
 	}
 	idle(t, q)
 	types := rc.types()
-	created, updated, finalized := slices.Index(types, "invoice.created"), slices.Index(types, "invoice.updated"), slices.Index(types, "invoice.finalized")
+	updated, finalized := slices.Index(types, "invoice.updated"), slices.Index(types, "invoice.finalized")
 	// The first invoice.created/finalized are the subscription's first invoice; look at the renewal's.
-	created = slices.Index(types[finalized+1:], "invoice.created") + finalized + 1
+	created := slices.Index(types[finalized+1:], "invoice.created") + finalized + 1
 	finalized = slices.Index(types[created:], "invoice.finalized") + created
 	if updated < 0 || updated < created || finalized < updated {
 		t.Fatalf("events in order %v", types)

@@ -122,9 +122,9 @@ type Plan struct {
 // Amount is what one period of the plan costs, in minor units.
 func (p Plan) Amount() int64 { return p.UnitAmount * p.Quantity }
 
-// Upgrades reports whether next costs more per period than old: an upgrade is invoiced and paid
-// before it applies, anything else takes effect at the end of the paid period.
-func (old Plan) Upgrades(next Plan) bool { return next.Amount() > old.Amount() }
+// Upgrades reports whether next costs more per period than p, the plan in force: an upgrade is
+// invoiced and paid before it applies, anything else takes effect at the end of the paid period.
+func (p Plan) Upgrades(next Plan) bool { return next.Amount() > p.Amount() }
 
 // UpgradeCharge is what an upgrade from old to next costs for the rest of the period that runs
 // from start to end, at now: the difference of the two plans' amounts for the time left, rounded

@@ -7,7 +7,9 @@ import (
 
 func TestARecurringPaymentPaysUntilTheSubscriptionsNextChargeDate(t *testing.T) {
 	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
-	at := func(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, time.UTC) }
+	at := func(y int, m time.Month, d, h, minute int) time.Time {
+		return time.Date(y, m, d, h, minute, 0, 0, time.UTC)
+	}
 	for _, c := range []struct {
 		name      string
 		start     time.Time

@@ -76,7 +76,7 @@ type fakeTenants struct {
 	fail  error
 }
 
-func (f *fakeTenants) CreateTenant(_ context.Context, appID, name string) (string, error) {
+func (f *fakeTenants) CreateTenant(_ context.Context, _, name string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail != nil {

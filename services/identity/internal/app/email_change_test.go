@@ -22,14 +22,14 @@ func TestEmailChangesAreLimitedPerUserPerDay(t *testing.T) {
 	change := func(email string) error {
 		return f.svc.UpdateUser(ctx, f.app.ID, f.user.ID, domain.UserPatch{Email: &email})
 	}
-	max := app.DefaultLoginLimits.EmailChanges
+	changes := app.DefaultLoginLimits.EmailChanges
 	wantStatus(t, "taken address", change("taken@example.test"), codes.InvalidArgument)
-	for i := range max - 1 {
+	for i := range changes - 1 {
 		if err := change(fmt.Sprintf("ada%d@example.test", i)); err != nil {
 			t.Fatalf("change %d: %v", i, err)
 		}
 	}
-	current := fmt.Sprintf("ADA%d@example.test", max-2) // the same address in other case
+	current := fmt.Sprintf("ADA%d@example.test", changes-2) // the same address in other case
 	if err := change(current); err != nil {
 		t.Fatalf("re-sending the current email: %v", err)
 	}

@@ -183,11 +183,11 @@ func (h *countingHasher) Burn(pw string) { h.do(func() { h.real.Burn(pw) }) }
 // hashes at once than the bound; the excess is told "busy" (ResourceExhausted, a second's
 // retry-after) after the short wait, not queued behind the others.
 func TestPasswordHashingRunsUnderItsConcurrencyBound(t *testing.T) {
-	real, err := password.NewHasher(cheapPasswords)
+	argon, err := password.NewHasher(cheapPasswords)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &countingHasher{real: real}
+	h := &countingHasher{real: argon}
 	const bound, wait = 3, 20 * time.Millisecond
 	f := newFixture(t, func(c *app.Config) { c.Hasher, c.HashConcurrency, c.HashWait = h, bound, wait })
 	f.signUp(t, "grace@example.test")

@@ -402,8 +402,8 @@ type limit struct {
 	refusal func(window time.Duration) error
 }
 
-func newLimit(key string, max int, window time.Duration, now time.Time, refusal func(time.Duration) error) limit {
-	return limit{AttemptLimit: AttemptLimit{Key: key, Max: max, Since: now.Add(-window)}, window: window, refusal: refusal}
+func newLimit(key string, maxAttempts int, window time.Duration, now time.Time, refusal func(time.Duration) error) limit {
+	return limit{AttemptLimit: AttemptLimit{Key: key, Max: maxAttempts, Since: now.Add(-window)}, window: window, refusal: refusal}
 }
 
 func signInLimits(l LoginLimits, now time.Time, k signInKeys) []limit {

@@ -101,7 +101,7 @@ func New(c Config) (*Service, error) {
 	if !limits.valid() {
 		return nil, errors.New("identity: attempt limits must be positive")
 	}
-	var hasher PasswordHasher = c.Hasher
+	hasher := c.Hasher
 	if hasher == nil {
 		h, err := password.NewHasher(c.Passwords)
 		if err != nil {

@@ -81,7 +81,7 @@ func TestVerifyAccessToken(t *testing.T) {
 			forged := strings.Replace(string(payload), grace(f).ID, f.user.ID, 1)
 			return parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(forged)) + "." + parts[2]
 		}, codes.Unauthenticated},
-		{"unknown app in aud", func(_ *testing.T, _ *fixture, tok app.Tokens) string {
+		{"unknown app in aud", func(*testing.T, *fixture, app.Tokens) string {
 			c := jwt.MapClaims{"aud": "6b7a1f0e-0000-4000-8000-000000000000", "exp": time.Now().Add(time.Hour).Unix()}
 			raw, _ := jwt.NewWithClaims(jwt.SigningMethodNone, c).SignedString(jwt.UnsafeAllowNoneSignatureType)
 			return raw

@@ -152,7 +152,7 @@ func receive(c webhookv1.WebhookIngestServiceClient, body string) (*webhookv1.Re
 	defer cancel()
 	now := time.Now().Unix()
 	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "%d.%s", now, body)
+	mac.Write(fmt.Appendf(nil, "%d.%s", now, body))
 	return c.ReceivePspx(ctx, &webhookv1.Delivery{Body: []byte(body), ContentType: "application/json", Host: "berth.test",
 		Signature: fmt.Sprintf("t=%d,v1=%s", now, hex.EncodeToString(mac.Sum(nil)))}, grpc.WaitForReady(true)) // the process may still be starting
 }

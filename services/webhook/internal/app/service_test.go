@@ -96,7 +96,7 @@ func TestNewRequiresStoreBillingHostAndIDs(t *testing.T) {
 
 func signed(body string) app.Delivery {
 	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "%d.%s", now.Unix(), body)
+	mac.Write(fmt.Appendf(nil, "%d.%s", now.Unix(), body))
 	return app.Delivery{Body: []byte(body), ContentType: "application/json", Signature: fmt.Sprintf("t=%d,v1=%s", now.Unix(), hex.EncodeToString(mac.Sum(nil)))}
 }
 

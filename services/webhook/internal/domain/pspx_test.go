@@ -12,7 +12,7 @@ import (
 
 func sign(secret string, t int64, body string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "%d.%s", t, body)
+	mac.Write(fmt.Appendf(nil, "%d.%s", t, body))
 	return hex.EncodeToString(mac.Sum(nil))
 }
 

@@ -2,7 +2,6 @@ package identity_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -21,7 +20,6 @@ import (
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/analytics/internal/app"
-	"github.com/berthhq/berth/services/analytics/internal/domain"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -37,13 +35,6 @@ func newEvent(t *testing.T, source string, eventType eventsv1.Type, appID string
 	}
 	return ev
 }
-
-// failingStore is a store whose writes fail, as a database that is down does.
-type failingStore struct{ app.Store }
-
-var errDown = errors.New("database down")
-
-func (failingStore) RecordSignIn(context.Context, domain.SignIn) error { return errDown }
 
 func TestConsumersApplyBothContextsAndAcknowledgeMalformedEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -93,7 +93,7 @@ func (c *Client) once(ctx context.Context, r Request) (Response, error) {
 	if err != nil {
 		return Response{}, fmt.Errorf("%s %s: %w", r.Method, r.Path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // the answer is read below; closing it loses nothing
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
 		return Response{}, fmt.Errorf("%s %s: reading the answer: %w", r.Method, r.Path, err)

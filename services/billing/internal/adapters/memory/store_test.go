@@ -10,7 +10,7 @@ import (
 )
 
 func TestStoreConformsToThePorts(t *testing.T) {
-	porttest.Run(t, func(t *testing.T) (app.Store, events.OutboxSource) {
+	porttest.Run(t, func(*testing.T) (app.Store, events.OutboxSource) {
 		outbox := &events.MemoryOutbox{}
 		return memory.New(outbox), outbox
 	})

@@ -153,6 +153,7 @@ func decodeInvoice(body []byte, err error) (app.PspxInvoice, error) {
 
 // ---- customers ----
 
+// CreateCustomer creates a customer with the input's email, name and metadata.
 func (c *Client) CreateCustomer(ctx context.Context, key, idem string, in app.PspxCustomerInput) (app.PspxCustomer, error) {
 	f := newForm()
 	f.opt("email", in.Email)
@@ -161,6 +162,7 @@ func (c *Client) CreateCustomer(ctx context.Context, key, idem string, in app.Ps
 	return decode[customerWire, app.PspxCustomer](c.post(ctx, key, idem, "/v1/customers", f))
 }
 
+// Customer reads the customer id.
 func (c *Client) Customer(ctx context.Context, key, id string) (app.PspxCustomer, error) {
 	p, err := path("/v1/customers/%s", id)
 	if err != nil {
@@ -169,6 +171,7 @@ func (c *Client) Customer(ctx context.Context, key, id string) (app.PspxCustomer
 	return decode[customerWire, app.PspxCustomer](c.get(ctx, key, p, nil))
 }
 
+// SetDefaultPaymentMethod sets the customer's default payment method for invoices; "" clears it.
 func (c *Client) SetDefaultPaymentMethod(ctx context.Context, key, idem, customerID, paymentMethodID string) (app.PspxCustomer, error) {
 	p, err := path("/v1/customers/%s", customerID)
 	if err != nil {
@@ -210,6 +213,7 @@ func (c *Client) PaymentMethods(ctx context.Context, key, customerID string) ([]
 	}
 }
 
+// DetachPaymentMethod detaches the payment method id from its customer.
 func (c *Client) DetachPaymentMethod(ctx context.Context, key, idem, id string) error {
 	p, err := path("/v1/payment_methods/%s/detach", id)
 	if err != nil {
@@ -221,6 +225,7 @@ func (c *Client) DetachPaymentMethod(ctx context.Context, key, idem, id string) 
 
 // ---- catalog ----
 
+// Price reads the price id.
 func (c *Client) Price(ctx context.Context, key, id string) (app.PspxPrice, error) {
 	p, err := path("/v1/prices/%s", id)
 	if err != nil {
@@ -229,6 +234,7 @@ func (c *Client) Price(ctx context.Context, key, id string) (app.PspxPrice, erro
 	return decode[priceWire, app.PspxPrice](c.get(ctx, key, p, nil))
 }
 
+// TaxRate reads the tax rate id.
 func (c *Client) TaxRate(ctx context.Context, key, id string) (app.PspxTaxRate, error) {
 	p, err := path("/v1/tax_rates/%s", id)
 	if err != nil {
@@ -237,12 +243,14 @@ func (c *Client) TaxRate(ctx context.Context, key, id string) (app.PspxTaxRate, 
 	return decode[taxRateWire, app.PspxTaxRate](c.get(ctx, key, p, nil))
 }
 
+// CreateProduct creates a product of that name and returns its id.
 func (c *Client) CreateProduct(ctx context.Context, key, idem, name string) (string, error) {
 	f := newForm()
 	f.set("name", name)
 	return idOf("product")(c.post(ctx, key, idem, "/v1/products", f))
 }
 
+// CreatePrice creates a price of the product: recurring when the input has an Interval, one-time otherwise.
 func (c *Client) CreatePrice(ctx context.Context, key, idem string, in app.PspxPriceInput) (app.PspxPrice, error) {
 	f := newForm()
 	f.set("product", in.Product)
@@ -255,6 +263,7 @@ func (c *Client) CreatePrice(ctx context.Context, key, idem string, in app.PspxP
 	return decode[priceWire, app.PspxPrice](c.post(ctx, key, idem, "/v1/prices", f))
 }
 
+// CreateTaxRate creates a tax rate.
 func (c *Client) CreateTaxRate(ctx context.Context, key, idem string, in app.PspxTaxRateInput) (app.PspxTaxRate, error) {
 	f := newForm()
 	f.set("display_name", in.DisplayName)
@@ -299,6 +308,8 @@ func (c *Client) CreateCheckoutSession(ctx context.Context, key, idem string, in
 	return decode[sessionWire, app.PspxCheckoutSession](c.post(ctx, key, idem, "/v1/checkout/sessions", f))
 }
 
+// CheckoutSession reads the checkout session id with its subscription, payment intent and setup
+// intent expanded.
 func (c *Client) CheckoutSession(ctx context.Context, key, id string) (app.PspxCheckoutSession, error) {
 	p, err := path("/v1/checkout/sessions/%s", id)
 	if err != nil {
@@ -310,6 +321,7 @@ func (c *Client) CheckoutSession(ctx context.Context, key, id string) (app.PspxC
 
 // ---- subscriptions ----
 
+// Subscription reads the subscription id.
 func (c *Client) Subscription(ctx context.Context, key, id string) (app.PspxSubscription, error) {
 	p, err := path("/v1/subscriptions/%s", id)
 	if err != nil {
@@ -318,6 +330,7 @@ func (c *Client) Subscription(ctx context.Context, key, id string) (app.PspxSubs
 	return decode[subscriptionWire, app.PspxSubscription](c.get(ctx, key, p, nil))
 }
 
+// CreateSubscription subscribes the customer to one price.
 func (c *Client) CreateSubscription(ctx context.Context, key, idem string, in app.PspxSubscriptionInput) (app.PspxSubscription, error) {
 	f := newForm()
 	f.set("customer", in.Customer)
@@ -356,6 +369,8 @@ func (c *Client) UpdateSubscription(ctx context.Context, key, idem, id string, i
 
 // ---- invoices ----
 
+// CreateInvoiceItem adds a pending item to the customer's next invoice (or to the input's Invoice):
+// a price times a quantity, or an amount in a currency.
 func (c *Client) CreateInvoiceItem(ctx context.Context, key, idem string, in app.PspxInvoiceItemInput) error {
 	f := newForm()
 	f.set("customer", in.Customer)
@@ -374,6 +389,7 @@ func (c *Client) CreateInvoiceItem(ctx context.Context, key, idem string, in app
 	return err
 }
 
+// CreateInvoice creates a draft invoice for the customer.
 func (c *Client) CreateInvoice(ctx context.Context, key, idem string, in app.PspxInvoiceInput) (app.PspxInvoice, error) {
 	f := newForm()
 	f.set("customer", in.Customer)
@@ -392,20 +408,24 @@ func (c *Client) invoiceAction(ctx context.Context, key, idem, id, action string
 	return decodeInvoice(c.post(ctx, key, idem, p, f))
 }
 
+// FinalizeInvoice finalizes the draft invoice id.
 func (c *Client) FinalizeInvoice(ctx context.Context, key, idem, id string) (app.PspxInvoice, error) {
 	return c.invoiceAction(ctx, key, idem, id, "finalize", newForm())
 }
 
+// PayInvoice pays the invoice id, with paymentMethodID or, when "", the customer's default.
 func (c *Client) PayInvoice(ctx context.Context, key, idem, id, paymentMethodID string) (app.PspxInvoice, error) {
 	f := newForm()
 	f.opt("payment_method", paymentMethodID)
 	return c.invoiceAction(ctx, key, idem, id, "pay", f)
 }
 
+// VoidInvoice voids the invoice id.
 func (c *Client) VoidInvoice(ctx context.Context, key, idem, id string) (app.PspxInvoice, error) {
 	return c.invoiceAction(ctx, key, idem, id, "void", newForm())
 }
 
+// UpdateInvoiceLine sets the description of one line of a draft invoice.
 func (c *Client) UpdateInvoiceLine(ctx context.Context, key, idem, invoiceID, lineID, description string) error {
 	p, err := path("/v1/invoices/%s/lines/%s", invoiceID, lineID)
 	if err != nil {
@@ -417,6 +437,7 @@ func (c *Client) UpdateInvoiceLine(ctx context.Context, key, idem, invoiceID, li
 	return err
 }
 
+// Invoice reads the invoice id.
 func (c *Client) Invoice(ctx context.Context, key, id string) (app.PspxInvoice, error) {
 	p, err := path("/v1/invoices/%s", id)
 	if err != nil {
@@ -425,6 +446,7 @@ func (c *Client) Invoice(ctx context.Context, key, id string) (app.PspxInvoice, 
 	return decodeInvoice(c.get(ctx, key, p, nil))
 }
 
+// ListInvoices reads one page of invoices, the customer's when the query names one.
 func (c *Client) ListInvoices(ctx context.Context, key string, q app.PspxInvoiceQuery) (app.PspxInvoicePage, error) {
 	v := url.Values{}
 	if q.Customer != "" {

@@ -320,7 +320,7 @@ func TestMandatesFollowsTheListsNextLinks(t *testing.T) {
 	}
 
 	for _, next := range []string{"https://api.pspy.example/v2/customers/cst_1/mandates?limit=250", "https://api.pspy.example/v2/customers/cst_1/mandates?from=mdt_2"} {
-		looping, _ := cannedClient(t, func(r *http.Request) (int, string) {
+		looping, _ := cannedClient(t, func(*http.Request) (int, string) {
 			return 200, page([]string{"mdt_2"}, next)
 		})
 		if _, err := looping.Mandates(ctx, key, "cst_1"); err == nil {

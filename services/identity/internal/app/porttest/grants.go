@@ -422,8 +422,8 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 
 func testAttempts(t *testing.T, newStore Factory) {
 	ctx := context.Background()
-	limit := func(key string, max int, since time.Time) app.AttemptLimit {
-		return app.AttemptLimit{Key: key, Max: max, Since: since}
+	limit := func(key string, maxAttempts int, since time.Time) app.AttemptLimit {
+		return app.AttemptLimit{Key: key, Max: maxAttempts, Since: since}
 	}
 	reserve := func(s app.Store, at time.Time, limits ...app.AttemptLimit) (string, int) {
 		t.Helper()
@@ -503,7 +503,7 @@ func testAttempts(t *testing.T, newStore Factory) {
 	// overlapping one of 15) let exactly 10 through, and the loser count is exact too.
 	t.Run("concurrent reservations never pass a limit", func(t *testing.T) {
 		s, _ := newStore(t)
-		const parallel, max = 24, 10
+		const parallel, allowed = 24, 10
 		var (
 			wg             sync.WaitGroup
 			passed, failed atomic.Int32
@@ -514,7 +514,7 @@ func testAttempts(t *testing.T, newStore Factory) {
 			go func() {
 				defer wg.Done()
 				<-start
-				limits := []app.AttemptLimit{limit("pair:x", max, t0), limit("email:x", 15, t0), limit(fmt.Sprintf("ip:%d", i%3), 30, t0)}
+				limits := []app.AttemptLimit{limit("pair:x", allowed, t0), limit("email:x", 15, t0), limit(fmt.Sprintf("ip:%d", i%3), 30, t0)}
 				reached, err := s.ReserveAttempt(ctx, uuid.NewString(), t0, limits...)
 				switch {
 				case err != nil:
@@ -528,7 +528,7 @@ func testAttempts(t *testing.T, newStore Factory) {
 		}
 		close(start)
 		wg.Wait()
-		wantEqual(t, "reservations passed", int(passed.Load()), max)
-		wantEqual(t, "reservations refused", int(failed.Load()), parallel-max)
+		wantEqual(t, "reservations passed", int(passed.Load()), allowed)
+		wantEqual(t, "reservations refused", int(failed.Load()), parallel-allowed)
 	})
 }
