@@ -56,19 +56,19 @@ func runTraced(name string, log *slog.Logger, settings config.Values, run func(c
 }
 
 // ConnectBus connects to the NATS JetStream server at url ("" starts an embedded one, as the
-// all-in-one does) and makes sure the streams exist. close ends the connection (and the embedded
+// all-in-one does) and makes sure the streams exist. closeBus ends the connection (and the embedded
 // server).
-func ConnectBus(ctx context.Context, url, prefix string) (_ events.Bus, close func(), err error) {
+func ConnectBus(ctx context.Context, url, prefix string) (_ events.Bus, closeBus func(), err error) {
 	var js jetstream.JetStream
 	if url != "" {
 		nc, err := natsx.Connect(url)
 		if err != nil {
 			return events.Bus{}, nil, fmt.Errorf("connect to NATS: %w", err)
 		}
-		close = nc.Close
+		closeBus = nc.Close
 		js, err = jetstream.New(nc)
 		if err != nil {
-			close()
+			closeBus()
 			return events.Bus{}, nil, fmt.Errorf("JetStream: %w", err)
 		}
 	} else {
@@ -76,16 +76,16 @@ func ConnectBus(ctx context.Context, url, prefix string) (_ events.Bus, close fu
 		if err != nil {
 			return events.Bus{}, nil, fmt.Errorf("embedded NATS: %w", err)
 		}
-		close = emb.Close
+		closeBus = emb.Close
 		if js, err = jetstream.New(emb.Conn); err != nil {
-			close()
+			closeBus()
 			return events.Bus{}, nil, fmt.Errorf("JetStream: %w", err)
 		}
 	}
 	bus := events.Bus{JS: js, Prefix: prefix}
 	if err := bus.EnsureStreams(ctx); err != nil {
-		close()
+		closeBus()
 		return events.Bus{}, nil, fmt.Errorf("ensure streams: %w", err)
 	}
-	return bus, close, nil
+	return bus, closeBus, nil
 }

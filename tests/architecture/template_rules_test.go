@@ -168,8 +168,8 @@ func remove(path string) func(*testing.T, string) {
 	}
 }
 
-// replace replaces old, which must be there, with new in the file at path.
-func replace(path, old, new string) func(*testing.T, string) {
+// replace replaces old, which must be there, with replacement in the file at path.
+func replace(path, old, replacement string) func(*testing.T, string) {
 	return func(t *testing.T, dir string) {
 		t.Helper()
 		full := filepath.Join(dir, filepath.FromSlash(path))
@@ -180,7 +180,7 @@ func replace(path, old, new string) func(*testing.T, string) {
 		if !strings.Contains(string(src), old) {
 			t.Fatalf("%s holds no %q to replace", path, old)
 		}
-		if err := os.WriteFile(full, []byte(strings.Replace(string(src), old, new, 1)), 0o644); err != nil {
+		if err := os.WriteFile(full, []byte(strings.Replace(string(src), old, replacement, 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

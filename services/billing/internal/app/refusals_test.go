@@ -59,13 +59,13 @@ func (f failingPspy) Subscription(context.Context, string, string, string) (app.
 }
 
 var (
-	notFound     = &app.ProviderError{Status: 404, Code: "resource_missing", UserMessage: "No such object: 'in_1'"}
-	forbidden    = &app.ProviderError{Status: 403, Code: "permission_denied"}
-	serverError  = &app.ProviderError{Status: 500, Code: "api_error"}
-	rateLimited  = &app.ProviderError{Status: 429, Code: "rate_limit"}
-	badRequest   = &app.ProviderError{Status: 400, Code: "invalid_request_error"}
-	unauthorized = &app.ProviderError{Status: 401, Code: "invalid_api_key"}
-	unreachable  = errors.New("pspx: dial tcp: connection refused")
+	notFound       = &app.ProviderError{Status: 404, Code: "resource_missing", UserMessage: "No such object: 'in_1'"}
+	forbidden      = &app.ProviderError{Status: 403, Code: "permission_denied"}
+	serverError    = &app.ProviderError{Status: 500, Code: "api_error"}
+	rateLimited    = &app.ProviderError{Status: 429, Code: "rate_limit"}
+	badRequest     = &app.ProviderError{Status: 400, Code: "invalid_request_error"}
+	unauthorized   = &app.ProviderError{Status: 401, Code: "invalid_api_key"}
+	errUnreachable = errors.New("pspx: dial tcp: connection refused")
 )
 
 // refusalService is billing with a pspx and a pspy connection of one app, each with a customer
@@ -139,10 +139,10 @@ func TestAProviderEventWhoseObjectTheProviderRefusesIsRejectedForGoodAndOtherFai
 		{name: "pspx invoice missing for a key that does not see the event's customer either (another account's key): an operator can fix it",
 			provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: notFound, customer: notFound, want: failed},
 		{name: "pspx invoice missing, and the provider unreachable while billing looks for the customer",
-			provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: notFound, customer: unreachable, want: failed},
+			provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: notFound, customer: errUnreachable, want: failed},
 		{name: "pspx provider failing (5xx)", provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: serverError, want: failed},
 		{name: "pspx provider limiting (429)", provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: rateLimited, want: failed},
-		{name: "pspx provider unreachable", provider: "pspx", typ: "customer.subscription.deleted", object: subscription, pspxErr: unreachable, want: failed},
+		{name: "pspx provider unreachable", provider: "pspx", typ: "customer.subscription.deleted", object: subscription, pspxErr: errUnreachable, want: failed},
 		{name: "pspx key refused (401): an operator can fix it", provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: unauthorized, want: failed},
 		{name: "pspx request refused for its content (400)", provider: "pspx", typ: "invoice.paid", object: invoice, pspxErr: badRequest, want: failed},
 		{name: "pspx event of a type with no effect", provider: "pspx", typ: "price.created", object: `{"id":"price_1"}`, want: succeeded},
@@ -152,7 +152,7 @@ func TestAProviderEventWhoseObjectTheProviderRefusesIsRejectedForGoodAndOtherFai
 		{name: "pspy recurring payment whose subscription the key may not see", provider: "pspy", payment: "tr_known", pspyErrs: [2]error{nil, forbidden}, want: rejected},
 		{name: "pspy payment neither key finds is not Berth's, as before", provider: "pspy", payment: "tr_other", pspyErrs: [2]error{notFound, nil}, want: ignored},
 		{name: "pspy provider failing (5xx)", provider: "pspy", payment: "tr_other", pspyErrs: [2]error{serverError, nil}, want: failed},
-		{name: "pspy provider unreachable while fetching the subscription", provider: "pspy", payment: "tr_known", pspyErrs: [2]error{nil, unreachable}, want: failed},
+		{name: "pspy provider unreachable while fetching the subscription", provider: "pspy", payment: "tr_known", pspyErrs: [2]error{nil, errUnreachable}, want: failed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

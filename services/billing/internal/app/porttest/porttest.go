@@ -94,7 +94,7 @@ func newEvent(t *testing.T, appID string) events.Event {
 	return ev
 }
 
-func pending(t *testing.T, outbox events.OutboxSource) []string {
+func pending(_ *testing.T, outbox events.OutboxSource) []string {
 	evs := must(outbox.Pending(ctx, 1000))
 	var ids []string
 	for _, ev := range evs {

@@ -27,10 +27,10 @@ var promotionCases = []testCase{
 	{"ConcurrentRewardsForOneReferredTenantApplyOnce", concurrentReferralRewardsApplyOnce},
 }
 
-func promotion(appID, code string, max int32) domain.Promotion {
+func promotion(appID, code string, most int32) domain.Promotion {
 	return domain.Promotion{ID: uuid.NewString(), AppID: appID, Code: code, Name: "Welcome", Description: "ten days",
 		FreeUnits: 2, FreeDays: 10, ValidFrom: instant, ValidUntil: instant.AddDate(1, 0, 0),
-		MaxRedemptions: max, Active: true, CreatedAt: instant}
+		MaxRedemptions: most, Active: true, CreatedAt: instant}
 }
 
 func promotionCodesUnique(t *testing.T, s app.Store, _ events.OutboxSource) {
