@@ -196,7 +196,7 @@ func Start(ctx context.Context, modules []module.Module, o Options) (_ *Host, er
 				h.fail(fmt.Errorf("edge: serve: %w", err))
 			}
 		})
-		o.Log.Info("edge listening", "addr", lis.Addr().String())
+		o.Log.Info("http listening", "addr", lis.Addr().String())
 	}
 	return h, nil
 }

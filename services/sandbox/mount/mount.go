@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/services/sandbox/clock"
 	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/pspx"
@@ -33,6 +34,7 @@ var Settings = []config.Setting{
 	{Name: "BERTH_SANDBOX_ADDR", Kind: config.Addr, Default: "127.0.0.1:8090", Doc: "where the sandboxes listen"},
 	{Name: "BERTH_SANDBOX_PUBLIC_URL", Kind: config.URL, Doc: "the URL browsers reach the sandboxes at (unset: http://<listen address>)"},
 	TimeScaleSetting,
+	logx.LevelSetting,
 }
 
 // TimeScaleSetting multiplies the waits of the sandboxes' webhook retry schedules (Options.TimeScale).
