@@ -187,13 +187,13 @@ func Start(ctx context.Context, modules []module.Module, o Options) (_ *Host, er
 	if o.HTTP != nil {
 		handler, err := o.HTTP(runCtx, dial, mountOps)
 		if err != nil {
-			return nil, fmt.Errorf("edge: %w", err)
+			return nil, fmt.Errorf("http handler: %w", err)
 		}
 		h.http = NewHTTPServer(handler)
 		lis := o.HTTPListener
 		h.serving.Go(func() {
 			if err := h.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				h.fail(fmt.Errorf("edge: serve: %w", err))
+				h.fail(fmt.Errorf("http: serve: %w", err))
 			}
 		})
 		o.Log.Info("http listening", "addr", lis.Addr().String())
