@@ -36,17 +36,23 @@ func Settings() []config.Setting {
 			Doc: "token of the login and payment pages' calls, which only Berth services may make; forwarded REST calls never carry it"},
 		TrustedProxiesSetting,
 	}
+	for _, m := range Backends() {
+		s = append(s, config.Setting{Name: module.AddrVar(m), Kind: config.Text, Required: true, Check: grpcx.CheckTarget,
+			Doc: "where the " + m + " service's gRPC servers are: host:port (resolved through DNS) or its replicas' host:port separated by commas"})
+	}
+	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
+}
+
+// Backends are the modules the edge calls: those it forwards to (Modules) and those behind its
+// login and payment pages.
+func Backends() []string {
 	backends := Modules()
 	for _, m := range []string{LoginModule, PaymentModule} {
 		if !slices.Contains(backends, m) {
 			backends = append(backends, m)
 		}
 	}
-	for _, m := range backends {
-		s = append(s, config.Setting{Name: module.AddrVar(m), Kind: config.Text, Required: true, Check: grpcx.CheckTarget,
-			Doc: "where the " + m + " service's gRPC servers are: host:port (resolved through DNS) or its replicas' host:port separated by commas"})
-	}
-	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
+	return backends
 }
 
 // FromDialer builds the edge over the connections dial gives: one without the service token to

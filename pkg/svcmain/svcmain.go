@@ -10,11 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"slices"
 	"strconv"
 	"time"
-
-	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
@@ -105,34 +102,15 @@ func run(ctx context.Context, log *slog.Logger, m module.Module, settings config
 	}
 	defer closeBus()
 	serviceToken := settings.String("BERTH_SERVICE_TOKEN")
-	var conns []*grpc.ClientConn
-	defer func() {
-		for _, conn := range conns {
-			_ = conn.Close()
-		}
-	}()
-	remote := func(name string, service bool) (grpc.ClientConnInterface, error) {
-		if !slices.Contains(m.Peers, name) {
-			return nil, fmt.Errorf("%s calls the %s service, which its Module.Peers does not name", m.Name, name)
-		}
-		token := ""
-		if service {
-			token = serviceToken
-		}
-		conn, err := grpcx.Dial(settings.String(module.AddrVar(name)), token, tlsCfg)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", module.AddrVar(name), err)
-		}
-		conns = append(conns, conn)
-		return conn, nil
-	}
+	remotes := host.NewRemotes(m.Name, m.Peers, settings, serviceToken, tlsCfg)
+	defer remotes.Close()
 	grpcAddr := settings.String("BERTH_GRPC_ADDR")
 	opsAddr := OpsAddr(grpcAddr)
 	if settings.Given("BERTH_OPS_ADDR") {
 		opsAddr = settings.String("BERTH_OPS_ADDR")
 	}
 	h, err := host.Start(ctx, []module.Module{m}, host.Options{
-		Log: log, Bus: bus, TLS: tlsCfg, Remote: remote, OpsAddr: opsAddr, Profiler: settings.Bool(ops.PprofVar),
+		Log: log, Bus: bus, TLS: tlsCfg, Remote: remotes.Dial, OpsAddr: opsAddr, Profiler: settings.Bool(ops.PprofVar),
 		Settings:     map[string]config.Values{m.Name: settings},
 		DatabaseURLs: map[string]string{m.Name: settings.String("BERTH_DATABASE_URL")},
 		GRPCAddrs:    map[string]string{m.Name: grpcAddr},
