@@ -58,15 +58,20 @@ func promotionCodesUnique(t *testing.T, s app.Store, _ events.OutboxSource) {
 	}
 }
 
-// redeemWith redeems code for a new tenant with fn applying the promotion as the use case does.
+// redeemWith redeems code for tenantID, applying the promotion as the use case does.
 func redeemWith(s app.Store, appID, code, tenantID string, ev events.Event) (domain.Account, error) {
-	return s.Redeem(ctx, app.Redemption{AppID: appID, Code: code, TenantID: tenantID, UserID: uuid.NewString()},
-		func(p *domain.Promotion, a *domain.Account) ([]events.Event, error) {
-			if err := p.Redeem(a, instant); err != nil {
-				return nil, err
-			}
-			return []events.Event{ev}, nil
-		})
+	return s.Redeem(ctx, app.Redemption{AppID: appID, Code: code, TenantID: tenantID, UserID: uuid.NewString()}, applying(ev, nil))
+}
+
+// applying applies a promotion to an account as the use cases do, emitting ev, then fails with
+// fail (nil: it succeeds).
+func applying(ev events.Event, fail error) func(*domain.Promotion, *domain.Account) ([]events.Event, error) {
+	return func(p *domain.Promotion, a *domain.Account) ([]events.Event, error) {
+		if err := p.Redeem(a, instant); err != nil {
+			return nil, err
+		}
+		return []events.Event{ev}, fail
+	}
 }
 
 func redeemStoresTogether(t *testing.T, s app.Store, outbox events.OutboxSource) {
@@ -169,17 +174,12 @@ func concurrentLastUse(t *testing.T, s app.Store, _ events.OutboxSource) {
 	}
 }
 
-// grantWith grants the reward of referredTenantID to referrerTenantID with fn applying the
-// promotion as the use case does, or failing with fail.
+// grantWith grants the reward of referredTenantID to referrerTenantID, applying the promotion as
+// the use case does, or failing with fail.
 func grantWith(s app.Store, appID, promotionID, referredTenantID, referrerTenantID string, ev events.Event, fail error) (domain.Account, error) {
 	g := app.ReferralGrant{AppID: appID, PromotionID: promotionID, ReferredTenantID: referredTenantID,
 		ReferrerTenantID: referrerTenantID, ReferrerUserID: uuid.NewString(), At: instant}
-	return s.GrantReferralReward(ctx, g, func(p *domain.Promotion, a *domain.Account) ([]events.Event, error) {
-		if err := p.Redeem(a, instant); err != nil {
-			return nil, err
-		}
-		return []events.Event{ev}, fail
-	})
+	return s.GrantReferralReward(ctx, g, applying(ev, fail))
 }
 
 func referralRewardOncePerReferredTenant(t *testing.T, s app.Store, outbox events.OutboxSource) {
