@@ -2,7 +2,8 @@ package edge
 
 import (
 	"context"
-	"log/slog"
+	"fmt"
+	"net"
 	"net/http"
 	"slices"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/host"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
@@ -25,21 +25,28 @@ var TrustedProxiesSetting = config.Setting{Name: "BERTH_TRUSTED_PROXIES", Kind: 
 // HTTPAddrSetting is where the edge listens.
 var HTTPAddrSetting = config.Setting{Name: "BERTH_HTTP_ADDR", Kind: config.Addr, Default: "127.0.0.1:8080", Doc: "where the REST edge listens"}
 
+// Module is the REST edge as a module of a host (pkg/host): its routes, the hosted login and
+// payment pages and the API reference, at "/" on the host's HTTP listener, in front of the modules
+// of Modules (reached with its callers' credentials only) and those behind its pages (with the
+// service token). The gateway process runs it alone; the all-in-one beside every other module.
+var Module = module.Module{
+	Name:     "edge",
+	Settings: []config.Setting{TrustedProxiesSetting},
+	Peers:    Backends(),
+	Web:      site,
+}
+
 // Settings are everything the gateway process reads: its addresses, the service token its pages
-// need, the proxies it trusts, where each backend module is, the log level, the profiler and gRPC
-// TLS.
+// need, the edge module's own settings, where each backend module is, the log level, the profiler
+// and gRPC TLS.
 func Settings() []config.Setting {
 	s := []config.Setting{
 		HTTPAddrSetting,
 		{Name: "BERTH_OPS_ADDR", Kind: config.Addr, Default: "127.0.0.1:8180", Doc: "where it serves /healthz, /readyz and /metrics"},
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Required: true, Secret: true,
 			Doc: "token of the login and payment pages' calls, which only Berth services may make; forwarded REST calls never carry it"},
-		TrustedProxiesSetting,
 	}
-	for _, m := range Backends() {
-		s = append(s, config.Setting{Name: module.AddrVar(m), Kind: config.Text, Required: true, Check: grpcx.CheckTarget,
-			Doc: "where the " + m + " service's gRPC servers are: host:port (resolved through DNS) or its replicas' host:port separated by commas"})
-	}
+	s = append(append(s, Module.Settings...), Module.PeerSettings()...)
 	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
 }
 
@@ -55,25 +62,36 @@ func Backends() []string {
 	return backends
 }
 
-// FromDialer builds the edge over the connections dial gives: one without the service token to
-// every module of Modules, and service connections for the login and payment pages. The gateway
-// and the all-in-one both serve it through pkg/host.
-func FromDialer(ctx context.Context, dial host.Dialer, log *slog.Logger, opts ...Option) (http.Handler, error) {
+// site builds the edge over c's connections and claims every path of the host's HTTP listener that
+// no other site claims; it also answers, in its envelope families, the paths a ServeMux would
+// redirect and the requests Go's server refuses.
+func site(ctx context.Context, c module.Common) (*module.Site, error) {
+	proxies, err := login.ParseProxies(c.Settings.String(TrustedProxiesSetting.Name))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", TrustedProxiesSetting.Name, err)
+	}
 	conns := map[string]grpc.ClientConnInterface{}
 	for _, name := range Modules() {
-		conn, err := dial(name, false)
-		if err != nil {
+		if conns[name], err = c.Forward(name); err != nil {
 			return nil, err
 		}
-		conns[name] = conn
 	}
-	login, err := dial(LoginModule, true)
+	loginConn, err := c.Dial(LoginModule)
 	if err != nil {
 		return nil, err
 	}
-	payment, err := dial(PaymentModule, true)
+	payment, err := c.Dial(PaymentModule)
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, conns, log, append(opts, WithLogin(login), WithPayment(payment))...)
+	log := c.Logger()
+	handler, err := New(ctx, conns, log, WithTrustedProxies(proxies), WithLogin(loginConn), WithPayment(payment))
+	if err != nil {
+		return nil, err
+	}
+	return &module.Site{
+		Register: func(mux *http.ServeMux) { mux.Handle("/", handler) },
+		Front:    func(site http.Handler) http.Handler { return Front(site, handler) },
+		Listener: func(l net.Listener) net.Listener { return Listener(l, log) },
+	}, nil
 }

@@ -47,32 +47,21 @@ type Options struct {
 	// every caller outside the process, still use the listeners. It is ignored under TLS, so the
 	// certificate checks hold for every call.
 	InProcess bool
-	// HTTP, when set, serves on HTTPListener the handler it builds. Its dial reaches any module by
-	// name, in this process or through Remote: without the service token (service false) for
-	// what the edge forwards, which carries its callers' credentials only, or with it for the
-	// hosted pages' service calls. mountOps adds the ops endpoints to a mux when they have no
-	// listener of their own (OpsAddr "").
-	HTTP         func(ctx context.Context, dial Dialer, mountOps func(*http.ServeMux)) (http.Handler, error)
+	// HTTPListener is where the modules' sites (Module.Web) are served, with the ops endpoints
+	// when they have no listener of their own (OpsAddr ""); nil when no module serves HTTP.
 	HTTPListener net.Listener
 	// OpsAddr serves /healthz, /readyz and /metrics on a listener of their own; "" leaves them to
-	// the HTTP handler (mountOps).
+	// the HTTP listener.
 	OpsAddr string
-	// Ready, when set, replaces the modules' readiness (the gateway reports its backends').
-	Ready func(ctx context.Context) error
 	// Profiler serves the Go profiler with the ops endpoints.
 	Profiler bool
-	// BeforeDrain runs once the HTTP server has stopped and before the gRPC servers drain (the
-	// all-in-one stops its sandboxes' webhook deliveries there, before the services they call).
-	BeforeDrain func()
 }
-
-// Dialer reaches a module by name, with the service token when service is true.
-type Dialer func(name string, service bool) (grpc.ClientConnInterface, error)
 
 // conns are gRPC connections by module name.
 type conns map[string]grpc.ClientConnInterface
 
-// Host is a running process: its modules, their servers and background work, and the HTTP edge.
+// Host is a running process: its modules, their gRPC servers and background work, and their
+// sites on one HTTP server.
 type Host struct {
 	Addrs map[string]string // module name -> the gRPC address it serves on
 
@@ -83,15 +72,16 @@ type Host struct {
 	work    sync.WaitGroup // the modules' Run
 	serving sync.WaitGroup // gRPC and HTTP servers
 	closers []func()       // connections and listeners, closed last, in reverse order
+	sites   []*module.Site
 	http    *http.Server
 	ops     *http.Server
 	once    sync.Once
 }
 
-// Start listens for every module, builds each from the options, serves it, runs its background
-// work, and serves the HTTP handler and the ops endpoints. It returns once everything accepts
-// connections; Close stops it all in order. A module's Build may dial any module of the list (they
-// all listen before the first is built) or, through Remote, any other.
+// Start listens for every module that serves gRPC, builds each module from the options, serves
+// it, runs its background work, and serves the modules' sites and the ops endpoints. It returns
+// once everything accepts connections; Close stops it all in order. A module may dial any module
+// of the list (they all listen before the first is built) or, through Remote, any other.
 func Start(ctx context.Context, modules []module.Module, o Options) (_ *Host, err error) {
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -103,26 +93,85 @@ func Start(ctx context.Context, modules []module.Module, o Options) (_ *Host, er
 			h.Close()
 		}
 	}()
+	listeners, dial, locals, err := h.listenAll(modules)
+	if err != nil {
+		return nil, err
+	}
+	common := module.Common{Bus: o.Bus, AdminToken: o.AdminToken, ServiceToken: o.ServiceToken, Mailer: o.Mailer, TLS: o.TLS}
+	if o.HTTPListener != nil {
+		// The host owns the listener from here: a start that fails closes it.
+		h.closers = append(h.closers, func() { _ = o.HTTPListener.Close() })
+		common.BaseURL = "http://" + o.HTTPListener.Addr().String()
+	}
+	for _, m := range modules {
+		c := common
+		c.DatabaseURL, c.Log, c.Local, c.Settings = o.DatabaseURLs[m.Name], o.Log.With("service", m.Name), locals[m.Name], o.Settings[m.Name]
+		c.Dial = func(name string) (grpc.ClientConnInterface, error) { return dial(name, true) }
+		c.Forward = func(name string) (grpc.ClientConnInterface, error) { return dial(name, false) }
+		if m.Build != nil {
+			if err := h.serve(ctx, runCtx, m, c, listeners[m.Name]); err != nil {
+				return nil, err
+			}
+		}
+		if m.Web != nil {
+			if o.HTTPListener == nil {
+				return nil, fmt.Errorf("%s serves HTTP, but the process has no HTTP listener", m.Name)
+			}
+			site, err := m.Web(runCtx, c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", m.Name, err)
+			}
+			h.sites = append(h.sites, site)
+		}
+	}
+
+	mountOps := func(mux *http.ServeMux) { ops.Mount(mux, h.Ready, o.Profiler) }
+	if o.OpsAddr != "" {
+		lis, err := h.listen(o.OpsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("ops: %w", err)
+		}
+		h.ops = &http.Server{Handler: ops.Handler(h.Ready, o.Profiler), ReadHeaderTimeout: 5 * time.Second}
+		h.serving.Go(func() { _ = h.ops.Serve(lis) })
+		o.Log.Info("ops listening", "addr", lis.Addr().String())
+		mountOps = func(*http.ServeMux) {}
+	}
+	if o.HTTPListener != nil {
+		h.serveHTTP(mountOps)
+	}
+	return h, nil
+}
+
+// listenAll listens for every module that serves gRPC and connects to each, with and without the
+// service token (through its Local when InProcess). dial reaches a module by name: one of these,
+// or one elsewhere through Remote.
+func (h *Host) listenAll(modules []module.Module) (map[string]net.Listener, func(name string, service bool) (grpc.ClientConnInterface, error), map[string]*grpcx.Local, error) {
+	o := h.opts
 	inProcess := o.InProcess && o.TLS == nil
 	listeners := map[string]net.Listener{}
 	serviceConns, edgeConns := conns{}, conns{}
 	locals := map[string]*grpcx.Local{}
 	for _, m := range modules {
+		if m.Build == nil {
+			continue
+		}
 		addr, ok := o.GRPCAddrs[m.Name]
 		if !ok {
 			addr = m.DefaultAddr
 		}
-		if listeners[m.Name], err = h.listen(addr); err != nil {
-			return nil, err
+		lis, err := h.listen(addr)
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		h.Addrs[m.Name] = listeners[m.Name].Addr().String()
+		listeners[m.Name] = lis
+		h.Addrs[m.Name] = lis.Addr().String()
 		// Modules call each other with the service token; the edge forwards callers' credentials
 		// only, so no REST request ever runs as a Berth service.
 		if serviceConns[m.Name], err = h.dial(h.Addrs[m.Name], o.ServiceToken); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if edgeConns[m.Name], err = h.dial(h.Addrs[m.Name], ""); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if inProcess {
 			locals[m.Name] = grpcx.NewLocal()
@@ -143,62 +192,72 @@ func Start(ctx context.Context, modules []module.Module, o Options) (_ *Host, er
 		}
 		return o.Remote(name, service)
 	}
+	return listeners, dial, locals, nil
+}
 
-	common := module.Common{Bus: o.Bus, AdminToken: o.AdminToken, ServiceToken: o.ServiceToken, Mailer: o.Mailer, TLS: o.TLS}
-	for _, m := range modules {
-		c := common
-		c.DatabaseURL, c.Log, c.Local, c.Settings = o.DatabaseURLs[m.Name], o.Log.With("service", m.Name), locals[m.Name], o.Settings[m.Name]
-		c.Dial = func(name string) (grpc.ClientConnInterface, error) { return dial(name, true) }
-		proc, err := m.Build(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
-		h.procs = append(h.procs, proc)
-		lis := listeners[m.Name]
-		h.serving.Go(func() {
-			if err := proc.GRPC().Serve(lis); err != nil {
-				h.fail(fmt.Errorf("%s: serve: %w", m.Name, err))
-			}
-		})
-		h.work.Go(func() {
-			if err := proc.Run(runCtx); err != nil {
-				h.fail(fmt.Errorf("%s: background work: %w", m.Name, err))
-			}
-		})
-		o.Log.Info("listening", "service", m.Name, "addr", h.Addrs[m.Name])
+// serve builds module m's process, serves its gRPC on lis and runs its background work until
+// runCtx ends.
+func (h *Host) serve(ctx, runCtx context.Context, m module.Module, c module.Common, lis net.Listener) error {
+	proc, err := m.Build(ctx, c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", m.Name, err)
 	}
+	h.procs = append(h.procs, proc)
+	h.serving.Go(func() {
+		if err := proc.GRPC().Serve(lis); err != nil {
+			h.fail(fmt.Errorf("%s: serve: %w", m.Name, err))
+		}
+	})
+	h.work.Go(func() {
+		if err := proc.Run(runCtx); err != nil {
+			h.fail(fmt.Errorf("%s: background work: %w", m.Name, err))
+		}
+	})
+	h.opts.Log.Info("listening", "service", m.Name, "addr", h.Addrs[m.Name])
+	return nil
+}
 
-	ready := o.Ready
-	if ready == nil {
-		ready = h.Ready
-	}
-	mountOps := func(mux *http.ServeMux) { ops.Mount(mux, ready, o.Profiler) }
-	if o.OpsAddr != "" {
-		lis, err := h.listen(o.OpsAddr)
-		if err != nil {
-			return nil, fmt.Errorf("ops: %w", err)
+// serveHTTP serves the ops endpoints (through mountOps) and the modules' sites on the HTTP
+// listener: each site registers its paths, then each wraps the whole handler and the listener as
+// it asks.
+func (h *Host) serveHTTP(mountOps func(*http.ServeMux)) {
+	mux := http.NewServeMux()
+	mountOps(mux)
+	var handler http.Handler = mux
+	lis := h.opts.HTTPListener
+	for _, s := range h.sites {
+		if s.Register != nil {
+			s.Register(mux)
 		}
-		h.ops = &http.Server{Handler: ops.Handler(ready, o.Profiler), ReadHeaderTimeout: 5 * time.Second}
-		h.serving.Go(func() { _ = h.ops.Serve(lis) })
-		o.Log.Info("ops listening", "addr", lis.Addr().String())
-		mountOps = func(*http.ServeMux) {}
 	}
+	for _, s := range h.sites {
+		if s.Front != nil {
+			handler = s.Front(handler)
+		}
+		if s.Listener != nil {
+			lis = s.Listener(lis)
+		}
+	}
+	h.http = NewHTTPServer(handler)
+	h.serving.Go(func() {
+		if err := h.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			h.fail(fmt.Errorf("http: serve: %w", err))
+		}
+	})
+	h.opts.Log.Info("http listening", "addr", lis.Addr().String())
+}
 
-	if o.HTTP != nil {
-		handler, err := o.HTTP(runCtx, dial, mountOps)
-		if err != nil {
-			return nil, fmt.Errorf("http handler: %w", err)
-		}
-		h.http = NewHTTPServer(handler)
-		lis := o.HTTPListener
-		h.serving.Go(func() {
-			if err := h.http.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				h.fail(fmt.Errorf("http: serve: %w", err))
-			}
-		})
-		o.Log.Info("http listening", "addr", lis.Addr().String())
+// Run runs modules until ctx ends or one of them fails (Start, Wait), then stops them (Close): the
+// body of every production process.
+func Run(ctx context.Context, modules []module.Module, o Options) error {
+	h, err := Start(ctx, modules, o)
+	if err != nil {
+		return err
 	}
-	return h, nil
+	defer h.Close()
+	err = h.Wait(ctx)
+	h.opts.Log.Info("stopping")
+	return err
 }
 
 // NewHTTPServer is the server every Berth process serves HTTP with: bounded header, body and idle
@@ -244,7 +303,7 @@ func (h *Host) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the HTTP server first (no new requests), then whatever BeforeDrain stops, drains the
+// Close stops the HTTP server first (no new requests), then the sites' background work, drains the
 // gRPC servers (in-flight calls finish, for at most ShutdownGrace), waits for every module's
 // background work (relays, consumers) to finish what it holds, and only then closes the modules'
 // databases and the connections: closing those first would cut off work still in flight. An event
@@ -260,8 +319,10 @@ func (h *Host) close() {
 		_ = h.http.Shutdown(ctx)
 		cancel()
 	}
-	if h.opts.BeforeDrain != nil {
-		h.opts.BeforeDrain()
+	for i := len(h.sites) - 1; i >= 0; i-- {
+		if stop := h.sites[i].Stop; stop != nil {
+			stop()
+		}
 	}
 	drained := make(chan struct{})
 	go func() {

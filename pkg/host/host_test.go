@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,65 +117,106 @@ func TestModulesOfOneHostDialEachOtherWhateverTheirOrderAndOthersThroughRemote(t
 	}
 }
 
-func TestTheOpsEndpointsServeOnTheirListenerOrInsideTheHTTPHandler(t *testing.T) {
+// site is a web module that records what the host did with its site, in order.
+func site(r *recorder, name string) module.Module {
+	return module.Module{Name: name, Web: func(_ context.Context, c module.Common) (*module.Site, error) {
+		if _, err := c.Forward("only"); err != nil {
+			return nil, err
+		}
+		if _, err := c.Dial("missing"); err == nil {
+			return nil, errors.New("a module neither here nor Remote was dialled")
+		}
+		r.note(name + " base " + c.BaseURL)
+		return &module.Site{
+			Register: func(mux *http.ServeMux) {
+				mux.HandleFunc("/"+name, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+			},
+			Front: func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+					w.Header().Add("X-Front", name)
+					next.ServeHTTP(w, req)
+				})
+			},
+			Listener: func(l net.Listener) net.Listener { r.note(name + " wraps the listener"); return l },
+			Stop:     func() { r.note(name + " stopped") },
+		}, nil
+	}}
+}
+
+func TestSitesShareTheHTTPListenerWithTheOpsEndpointsAndStopAfterItClosesInReverseOrder(t *testing.T) {
 	r := &recorder{settings: map[string]string{}}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Start(context.Background(), []module.Module{probe(r, "only")}, host.Options{
+	base := "http://" + lis.Addr().String()
+	h, err := host.Start(context.Background(), []module.Module{probe(r, "only"), site(r, "a"), site(r, "b")}, host.Options{
 		Log: quiet(), Settings: map[string]config.Values{"only": settingsOf(t, "")}, HTTPListener: lis,
-		HTTP: func(_ context.Context, dial host.Dialer, mountOps func(*http.ServeMux)) (http.Handler, error) {
-			if _, err := dial("only", false); err != nil {
-				return nil, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/a", "/b"} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusTeapot {
+			t.Errorf("%s answered %d, want the site's 418", path, res.StatusCode)
+		}
+		// The later site wraps the earlier one's front: it sees the request first.
+		if got := res.Header.Values("X-Front"); !slices.Equal(got, []string{"b", "a"}) {
+			t.Errorf("%s passed the fronts %v, want [b a]", path, got)
+		}
+	}
+	if code := get(t, base+ops.HealthPath); code != http.StatusOK {
+		t.Errorf("%s on the HTTP listener = %d", ops.HealthPath, code)
+	}
+	h.Close()
+	if _, err := http.Get(base + "/a"); err == nil {
+		t.Error("the HTTP server still answers after Close")
+	}
+	want := []string{"a base " + base, "b base " + base, "a wraps the listener", "b wraps the listener", "b stopped", "a stopped"}
+	if !slices.Equal(r.dialed, want) {
+		t.Errorf("the host did %q, want %q", r.dialed, want)
+	}
+}
+
+func TestAModuleWithASiteNeedsAnHTTPListener(t *testing.T) {
+	r := &recorder{settings: map[string]string{}}
+	_, err := host.Start(context.Background(), []module.Module{probe(r, "only"), site(r, "a")}, host.Options{
+		Log: quiet(), Settings: map[string]config.Values{"only": settingsOf(t, "")},
+	})
+	if err == nil || !strings.Contains(err.Error(), "a serves HTTP") {
+		t.Fatalf("Start = %v, want the site's module named for lacking an HTTP listener", err)
+	}
+}
+
+// The edge's process runs no gRPC module: its readiness is its own, so one service that is down
+// does not take every edge replica out of its load balancer.
+func TestAProcessOfSitesAloneIsReadyWhateverTheModulesItCallsSay(t *testing.T) {
+	r := &recorder{settings: map[string]string{}}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable := errors.New("unreachable")
+	h, err := host.Start(context.Background(), []module.Module{site(r, "edge")}, host.Options{
+		Log: quiet(), HTTPListener: lis,
+		Remote: func(name string, _ bool) (grpc.ClientConnInterface, error) {
+			if name == "only" {
+				return grpc.ClientConnInterface(nil), nil
 			}
-			if _, err := dial("missing", false); err == nil {
-				return nil, errors.New("a module neither here nor Remote was dialled")
-			}
-			mux := http.NewServeMux()
-			mountOps(mux)
-			mux.HandleFunc("/hello", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
-			return mux, nil
+			return nil, unreachable
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + lis.Addr().String()
-	if code := get(t, base+"/hello"); code != http.StatusTeapot {
-		t.Errorf("the HTTP handler answered %d", code)
-	}
-	if code := get(t, base+ops.HealthPath); code != http.StatusOK {
-		t.Errorf("%s on the HTTP handler = %d", ops.HealthPath, code)
-	}
-	h.Close()
-	if _, err := http.Get(base + "/hello"); err == nil {
-		t.Error("the HTTP server still answers after Close")
-	}
-}
-
-func TestReadinessIsTheModulesUnlessTheProcessSaysOtherwise(t *testing.T) {
-	r := &recorder{settings: map[string]string{}}
-	notReady := errors.New("backends down")
-	opsLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := opsLis.Addr().String()
-	_ = opsLis.Close()
-	h, err := host.Start(context.Background(), []module.Module{probe(r, "only")}, host.Options{
-		Log: quiet(), Settings: map[string]config.Values{"only": settingsOf(t, "")}, OpsAddr: addr,
-		Ready: func(context.Context) error { return notReady },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer h.Close()
-	if code := get(t, "http://"+addr+ops.ReadyPath); code != http.StatusServiceUnavailable {
-		t.Errorf("%s = %d with a failing Ready, want 503", ops.ReadyPath, code)
-	}
-	if err := h.Ready(context.Background()); err != nil {
-		t.Errorf("the modules' own readiness: %v", err)
+	if code := get(t, "http://"+lis.Addr().String()+ops.ReadyPath); code != http.StatusOK {
+		t.Errorf("%s = %d, want 200", ops.ReadyPath, code)
 	}
 }
 

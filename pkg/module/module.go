@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -35,9 +37,30 @@ type Module struct {
 	// before anything starts and hands the values to Build (Common.Settings); the configuration
 	// reference is generated from them.
 	Settings []config.Setting
-	// Peers are the modules Build dials (Common.Dial): a production process needs each one's
-	// address (AddrVar) and refuses to start without it.
+	// Peers are the modules Build and Web dial (Common.Dial, Common.Forward): a production process
+	// needs each one's address (AddrVar) and refuses to start without it.
 	Peers []string
+	// Web, when set, is what the module serves over HTTP on its host's HTTP listener: the REST edge,
+	// the provider sandboxes, the all-in-one's development pages. A module has Build (a gRPC server
+	// and background work), Web, or both; one with Web only has no gRPC listener.
+	Web func(ctx context.Context, c Common) (*Site, error)
+}
+
+// Site is a module's part of its host's HTTP server.
+type Site struct {
+	// Register adds the module's paths to the host's mux. The host registers its ops endpoints
+	// first, then each module's site in the module list's order; a site at "/" (the edge) takes
+	// every path no other claims.
+	Register func(mux *http.ServeMux)
+	// Front, when set, wraps the whole handler: the edge answers, in its envelope families, the
+	// paths a ServeMux would redirect instead of routing.
+	Front func(site http.Handler) http.Handler
+	// Listener, when set, wraps the HTTP listener: the edge answers, in its families, the requests
+	// Go's server refuses before any handler sees them.
+	Listener func(net.Listener) net.Listener
+	// Stop ends the site's background work once the HTTP server takes no more requests and before
+	// the gRPC servers drain (the sandboxes' webhook deliveries, which call the services).
+	Stop func()
 }
 
 // PeerSettings declares the address variable of each module m calls.
@@ -81,6 +104,12 @@ type Common struct {
 	Settings config.Values
 	// Dial reaches another module's gRPC server by name; its calls carry the service token.
 	Dial func(name string) (grpc.ClientConnInterface, error)
+	// Forward reaches another module's gRPC server by name without the service token: what the
+	// edge forwards carries its callers' credentials only, so no REST request runs as a service.
+	Forward func(name string) (grpc.ClientConnInterface, error)
+	// BaseURL is where the host's HTTP listener is reached (http://host:port), for a site whose
+	// pages link to themselves; "" when the process serves no HTTP.
+	BaseURL string
 	// TLS is the deployment's gRPC transport security (nil: plaintext). The process serves with
 	// it and requires service calls to present a certificate its CA signed.
 	TLS *grpcx.TLS

@@ -109,20 +109,13 @@ func run(ctx context.Context, log *slog.Logger, m module.Module, settings config
 	if settings.Given("BERTH_OPS_ADDR") {
 		opsAddr = settings.String("BERTH_OPS_ADDR")
 	}
-	h, err := host.Start(ctx, []module.Module{m}, host.Options{
+	return host.Run(ctx, []module.Module{m}, host.Options{
 		Log: log, Bus: bus, TLS: tlsCfg, Remote: remotes.Dial, OpsAddr: opsAddr, Profiler: settings.Bool(ops.PprofVar),
 		Settings:     map[string]config.Values{m.Name: settings},
 		DatabaseURLs: map[string]string{m.Name: settings.String("BERTH_DATABASE_URL")},
 		GRPCAddrs:    map[string]string{m.Name: grpcAddr},
 		AdminToken:   settings.String("BERTH_ADMIN_TOKEN"), ServiceToken: serviceToken,
 	})
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	err = h.Wait(ctx)
-	log.Info("stopping")
-	return err
 }
 
 // OpsAddr is the default ops address next to a gRPC address: the same host, the port plus 100

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/netip"
+	"slices"
 
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
@@ -27,15 +26,14 @@ type Config struct {
 	// DatabaseURLs is each module's own PostgreSQL database, by module name; a module missing here
 	// runs on memory stores.
 	DatabaseURLs map[string]string
-	// Env holds the modules' own settings (identity's pepper, secret key, issuer, ...). The edge's
-	// public URL, BERTH_PUBLIC_URL, defaults to the address the edge listens on.
-	Env config.Env
-	// TrustedProxies are the reverse proxies whose X-Forwarded-For the login page believes.
-	TrustedProxies []netip.Prefix
-	NATSURL        string // "" = embedded JetStream server
-	EventPrefix    string // stream/subject prefix; "" = "berth"
-	AdminToken     string
-	ServiceToken   string
+	// Env holds the modules' own settings (identity's pepper, secret key, issuer, the edge's trusted
+	// proxies, ...). The edge's public URL, BERTH_PUBLIC_URL, defaults to the address the edge
+	// listens on.
+	Env          config.Env
+	NATSURL      string // "" = embedded JetStream server
+	EventPrefix  string // stream/subject prefix; "" = "berth"
+	AdminToken   string
+	ServiceToken string
 	// TLS carries the gRPC between the modules and from the edge over TLS, service calls with
 	// mutual TLS; nil is plaintext (the default of make run).
 	TLS *grpcx.TLS
@@ -49,8 +47,8 @@ type Config struct {
 	Log      *slog.Logger
 }
 
-// Stack is a running all-in-one process: a host (pkg/host) with every module, the edge, the
-// sandboxes and the development pages, on embedded NATS unless told otherwise.
+// Stack is a running all-in-one process: a host (pkg/host) with every module of Modules, the
+// development pages, the sandboxes and the edge (Sites), on embedded NATS unless told otherwise.
 type Stack struct {
 	BaseURL string            // http://<edge address>
 	Addrs   map[string]string // module name -> gRPC address it serves on
@@ -110,28 +108,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
 	// loopback address, which works whatever proxy stands in front of the public one.
 	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
-	s.host, err = host.Start(ctx, Modules, host.Options{
+	s.host, err = host.Start(ctx, append(slices.Clone(Modules), Sites(publicURL, s.Mailbox, s.Sandboxes)...), host.Options{
 		Log: log, Bus: s.Bus, Settings: settings, DatabaseURLs: cfg.DatabaseURLs, GRPCAddrs: cfg.GRPCAddrs,
 		AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, TLS: cfg.TLS, Mailer: s.Mailbox,
-		InProcess: true, Profiler: cfg.Profiler,
-		// The edge's listener answers the requests Go's server refuses before any handler in their
-		// family.
-		HTTPListener: edge.Listener(edgeLn, log.With("service", "edge")),
-		// The sandboxes' webhook deliveries stop before the services they call.
-		BeforeDrain: s.Sandboxes.Close,
-		HTTP: func(ctx context.Context, dial host.Dialer, mountOps func(*http.ServeMux)) (http.Handler, error) {
-			handler, err := edge.FromDialer(ctx, dial, log.With("service", "edge"), edge.WithTrustedProxies(cfg.TrustedProxies))
-			if err != nil {
-				return nil, err
-			}
-			mux := http.NewServeMux()
-			mountOps(mux)
-			s.Sandboxes.Register(mux)
-			mux.Handle("/", devPages(publicURL, s.Mailbox, handler))
-			// The edge's rules for paths no route can take hold in front of this mux too: it
-			// would otherwise redirect a path with a "." or ".." segment to its cleaned form.
-			return edge.Front(mux, handler), nil
-		},
+		InProcess: true, Profiler: cfg.Profiler, HTTPListener: edgeLn,
 	})
 	if err != nil {
 		return nil, err
@@ -140,17 +120,27 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	return s, nil
 }
 
+// Sites are the all-in-one's modules that serve HTTP only, beside Modules: the development pages
+// (at base, with mailbox's messages), the provider sandboxes sb, and the edge, which takes every
+// other path.
+func Sites(base string, mailbox *mail.Mailbox, sb *mount.Sandboxes) []module.Module {
+	return []module.Module{devPages(base, mailbox), sb.Module(), edge.Module}
+}
+
 // Wait returns when ctx ends or a module's background work fails (host.Host.Wait).
 func (s *Stack) Wait(ctx context.Context) error { return s.host.Wait(ctx) }
 
 // Ready reports the first module that is not ready, or nil (the all-in-one's /readyz).
 func (s *Stack) Ready(ctx context.Context) error { return s.host.Ready(ctx) }
 
-// Close stops the host (edge, sandboxes, modules, in that order) and then NATS.
+// Close stops the host (the HTTP listener, the sandboxes' deliveries, the modules, in that order)
+// and then NATS. The sandboxes stop here too when the host never started (closing them twice is
+// harmless).
 func (s *Stack) Close() {
 	if s.host != nil {
 		s.host.Close()
-	} else if s.Sandboxes != nil {
+	}
+	if s.Sandboxes != nil {
 		s.Sandboxes.Close()
 	}
 	if s.closeBus != nil {

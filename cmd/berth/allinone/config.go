@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/berthhq/berth/gateway/edge"
-	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
@@ -38,7 +38,6 @@ func Settings() []config.Setting {
 		events.PrefixSetting,
 		{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset: random per run, printed"},
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token the modules present to each other; unset: random per run"},
-		edge.TrustedProxiesSetting,
 		mount.TimeScaleSetting,
 		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: ".berth", Doc: "folder demo.json is written to"},
 		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
@@ -76,9 +75,6 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 	for _, m := range Modules {
 		cfg.GRPCAddrs[m.Name] = own.String(m.GRPCAddrVar())
 	}
-	if cfg.TrustedProxies, err = login.ParseProxies(own.String(edge.TrustedProxiesSetting.Name)); err != nil {
-		return cfg, fmt.Errorf("%s: %w", edge.TrustedProxiesSetting.Name, err)
-	}
 	if cfg.TLS, err = grpcx.TLSFromEnv(own.Env()); err != nil {
 		return cfg, err
 	}
@@ -110,14 +106,15 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 	return cfg, nil
 }
 
-// moduleSettings parses every module's settings from env, with the all-in-one's own defaults for
-// the URLs that follow from the edge's address (baseURL): the public URL and the sandboxes.
+// moduleSettings parses the settings of every module of Modules and of the edge from env, with the
+// all-in-one's own defaults for the URLs that follow from the edge's address (baseURL): the public
+// URL and the sandboxes.
 func moduleSettings(env config.Env, baseURL string) (map[string]config.Values, error) {
 	env = config.Overlay(env, map[string]string{module.PublicURLSetting.Name: baseURL,
 		"BERTH_PSPX_URL": baseURL + mount.PspxPath, "BERTH_PSPY_URL": baseURL + mount.PspyPath})
 	values := map[string]config.Values{}
 	var problems []error
-	for _, m := range Modules {
+	for _, m := range append(slices.Clone(Modules), edge.Module) {
 		v, err := config.Parse(env, m.Settings)
 		problems = append(problems, err)
 		values[m.Name] = v

@@ -1,10 +1,12 @@
 package allinone
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 
 	"github.com/berthhq/berth/pkg/mail"
+	"github.com/berthhq/berth/pkg/module"
 )
 
 // DevCallbackPath is the demo app's redirect URI in the all-in-one run: after signing in on the
@@ -30,25 +32,26 @@ pre{background:#f4f4f4;padding:1rem;white-space:pre-wrap;word-break:break-all}</
 // mailbox, and each send is logged).
 const DevMailboxPath = "/dev/mailbox"
 
-// devPages serves the all-in-one's development pages and passes everything else to next.
-func devPages(base string, mailbox *mail.Mailbox, next http.Handler) http.Handler {
-	inbox := mailbox.Handler()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == DevMailboxPath:
-			inbox.ServeHTTP(w, r)
-			return
-		case r.URL.Path != DevCallbackPath || r.Method != http.MethodGet:
-			next.ServeHTTP(w, r)
-			return
-		}
-		q := r.URL.Query()
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		_ = devCallbackPage.Execute(w, map[string]string{
-			"Code": q.Get("code"), "State": q.Get("state"), "ClientID": q.Get("client_id"),
-			"Nonce": q.Get("nonce"), "RedirectURI": base + DevCallbackPath, "Base": base,
-		})
+// devPages is the module of the all-in-one's development pages: the demo app's callback page and
+// the mailbox, at base.
+func devPages(base string, mailbox *mail.Mailbox) module.Module {
+	return module.Module{Name: "devpages", Web: func(context.Context, module.Common) (*module.Site, error) {
+		return &module.Site{Register: func(mux *http.ServeMux) {
+			mux.Handle(DevMailboxPath, mailbox.Handler())
+			mux.HandleFunc("GET "+DevCallbackPath, func(w http.ResponseWriter, r *http.Request) { callback(w, r, base) })
+		}}, nil
+	}}
+}
+
+// callback shows the authorization code the hosted login page redirected with, and the command
+// that exchanges it.
+func callback(w http.ResponseWriter, r *http.Request, base string) {
+	q := r.URL.Query()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	_ = devCallbackPage.Execute(w, map[string]string{
+		"Code": q.Get("code"), "State": q.Get("state"), "ClientID": q.Get("client_id"),
+		"Nonce": q.Get("nonce"), "RedirectURI": base + DevCallbackPath, "Base": base,
 	})
 }

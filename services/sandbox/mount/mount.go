@@ -1,12 +1,14 @@
 package mount
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/logx"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/services/sandbox/clock"
 	"github.com/berthhq/berth/services/sandbox/delivery"
 	"github.com/berthhq/berth/services/sandbox/pspx"
@@ -70,6 +72,16 @@ func NewWithOptions(baseURL string, log *slog.Logger, o Options) *Sandboxes {
 
 // Close stops the webhook deliveries, cancelling attempts in flight, and waits for them.
 func (s *Sandboxes) Close() { s.Deliveries.Close() }
+
+// Module serves the sandboxes as a module of a host (pkg/host): their paths on the host's HTTP
+// listener, and their webhook deliveries stopped once that listener takes no more requests, before
+// the services the deliveries call stop. The sandboxes are built beforehand (NewWithOptions), for
+// the URL browsers reach them at, which may not be the listener's.
+func (s *Sandboxes) Module() module.Module {
+	return module.Module{Name: "sandbox", Web: func(context.Context, module.Common) (*module.Site, error) {
+		return &module.Site{Register: s.Register, Stop: s.Close}, nil
+	}}
+}
 
 // Register mounts the sandboxes and their controls (clock, faults, deliveries log) on mux.
 func (s *Sandboxes) Register(mux *http.ServeMux) {

@@ -1,17 +1,18 @@
 // Command sandbox serves the provider sandboxes alone, for people integrating against Berth and for
-// the compose deployment. It is a host (pkg/host) like every Berth process: its settings are
-// mount.Settings (docs/configuration.md), parsed before anything starts, and it
-// serves /healthz, /readyz and /metrics beside the sandboxes.
+// the compose deployment. It is a host (pkg/host) like every Berth process, running the sandbox
+// module: its settings are mount.Settings (docs/configuration.md), parsed before anything starts,
+// and it serves /healthz, /readyz and /metrics beside the sandboxes.
 package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/host"
+	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/services/sandbox/mount"
 )
 
@@ -23,30 +24,14 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	scale := settings.Float(mount.TimeScaleSetting.Name)
 	ln, err := net.Listen("tcp", settings.String("BERTH_SANDBOX_ADDR"))
 	if err != nil {
-		return err
+		return fmt.Errorf("BERTH_SANDBOX_ADDR: %w", err)
 	}
 	public := settings.String("BERTH_SANDBOX_PUBLIC_URL")
 	if public == "" {
 		public = "http://" + ln.Addr().String()
 	}
 	sb := mount.NewWithOptions(public, log, mount.Options{TimeScale: scale})
-	h, err := host.Start(ctx, nil, host.Options{
-		Log: log, HTTPListener: ln,
-		// The webhook deliveries stop once the HTTP server no longer takes requests.
-		BeforeDrain: sb.Close,
-		HTTP: func(_ context.Context, _ host.Dialer, mountOps func(*http.ServeMux)) (http.Handler, error) {
-			mux := http.NewServeMux()
-			mountOps(mux)
-			sb.Register(mux)
-			return mux, nil
-		},
-	})
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
-	defer h.Close()
-	log.Info("sandboxes listening", "pspx", sb.PspxURL, "pspy", sb.PspyURL, "clock", "POST "+mount.ClockPath,
+	log.Info("sandboxes", "pspx", sb.PspxURL, "pspy", sb.PspyURL, "clock", "POST "+mount.ClockPath,
 		"faults", mount.FaultsPath, "deliveries", mount.DeliveriesPath, "timeScale", scale)
-	return h.Wait(ctx)
+	return host.Run(ctx, []module.Module{sb.Module()}, host.Options{Log: log, HTTPListener: ln})
 }
