@@ -134,3 +134,32 @@ func trackedFiles(t *testing.T, root string) []trackedFile {
 	}
 	return files
 }
+
+// outsidePaths are the ways a file would reach outside the repository's checkout: the folder the
+// published interface document sits in beside it, or a parent of the checkout's root.
+var outsidePaths = []string{"shared/spec", "../shared", "BERTH_SPEC_DIR"}
+
+// TestNothingInTheRepositoryPointsOutsideIt keeps every test, script and page working from a
+// clone alone: a file that reads or links the published interface document beside the checkout
+// works only on machines that happen to hold it there.
+func TestNothingInTheRepositoryPointsOutsideIt(t *testing.T) {
+	root := repoRoot(t)
+	self := filepath.Join("tests", "architecture", "repository_test.go")
+	for _, f := range trackedFiles(t, root) {
+		if f.path == self || strings.HasPrefix(f.path, "docs/history/") {
+			continue
+		}
+		content, err := os.ReadFile(filepath.Join(root, f.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.Valid(content) {
+			continue
+		}
+		for _, p := range outsidePaths {
+			if bytes.Contains(content, []byte(p)) {
+				t.Errorf("%s mentions %q: a clone must hold everything its tests and pages need", f.path, p)
+			}
+		}
+	}
+}
