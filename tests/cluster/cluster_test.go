@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"sort"
@@ -13,8 +15,10 @@ import (
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	"github.com/berthhq/berth/pkg/testkit/procs"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -83,6 +87,43 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 	checkFailures(t, &l.rec, kills)
 	c.checkExactlyOnce(t, l, began)
 	c.checkATraceCrossesProcesses(t)
+	c.checkTheEdgeServesTheOthersWithAServiceDown(t, l)
+}
+
+// checkTheEdgeServesTheOthersWithAServiceDown stops every billing replica and holds the edges to
+// their own readiness: each stays ready, identity's and tenant's routes answer as before, and a
+// billing route answers 500 in its family's envelope, so a load balancer keeps every edge and only
+// billing's routes fail. It runs last: billing stays down.
+func (c *cluster) checkTheEdgeServesTheOthersWithAServiceDown(t *testing.T, l *load) {
+	t.Helper()
+	for _, r := range c.replicas["billing"] {
+		r.proc.Kill()
+	}
+	ctx := context.Background()
+	readKey := map[string]string{"X-API-KEY": c.demo.ReadKey, "X-API-KEY-TYPE": "read", "X-CLIENT-ID": c.demo.AppID}
+	// A balanced gRPC connection needs a moment to see that none of its addresses answers.
+	testkit.Eventually(t, "a billing route answers 500 once billing is down", func() bool {
+		status, _, _, err := l.send(ctx, l.client, http.MethodGet, l.base+"/v1/apps/"+c.demo.AppID+"/promotions", readKey, "")
+		return err == nil && status == http.StatusInternalServerError
+	})
+	status, body, _, err := l.send(ctx, l.client, http.MethodGet, l.base+"/v1/apps/"+c.demo.AppID+"/promotions", readKey, "")
+	var envelope struct {
+		Success *bool  `json:"success"`
+		Error   string `json:"error"`
+	}
+	if err != nil || json.Unmarshal([]byte(body), &envelope) != nil || envelope.Success == nil || *envelope.Success || envelope.Error == "" {
+		t.Errorf("route 12 with billing down answered %d %q (%v), want a 500 in the /v1 envelope", status, body, err)
+	}
+	for _, r := range c.replicas[gateway] {
+		if err := procs.HTTPOK(ctx, "http://"+r.ops+ops.ReadyPath)(); err != nil {
+			t.Errorf("%s's readiness with billing down: %v, want 200: a load balancer would take it out", r.name, err)
+		}
+	}
+	for _, path := range []string{"/v1/users/" + c.demo.UserIDs[0], "/v1/tenants/" + c.demo.TenantID} {
+		if err := l.getData(ctx, path, readKey, nil); err != nil {
+			t.Errorf("GET %s with billing down: %v, want identity's and tenant's routes served", path, err)
+		}
+	}
 }
 
 // checkATraceCrossesProcesses looks, among the traces the processes exported, for a sign-up's:
