@@ -134,3 +134,29 @@ func readMigrations(fsys fs.FS) ([]migration, error) {
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	return out, nil
 }
+
+// Set is one component's migrations, for a database that holds several (a service's own and the
+// shared "events" set).
+type Set struct {
+	Component string
+	Files     fs.FS
+	Dir       string // the folder of Files the NNNN_description.sql files are in; "" is its root
+}
+
+// MigrateSets applies each set in order (Migrate), naming the component of a failure.
+func MigrateSets(ctx context.Context, pool *pgxpool.Pool, sets ...Set) error {
+	for _, s := range sets {
+		files := s.Files
+		if s.Dir != "" {
+			sub, err := fs.Sub(s.Files, s.Dir)
+			if err != nil {
+				return fmt.Errorf("%s migrations: %w", s.Component, err)
+			}
+			files = sub
+		}
+		if err := Migrate(ctx, pool, s.Component, files); err != nil {
+			return fmt.Errorf("%s migrations: %w", s.Component, err)
+		}
+	}
+	return nil
+}

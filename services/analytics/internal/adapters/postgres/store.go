@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -28,17 +27,8 @@ const Component = "analytics"
 
 // Migrate applies the analytics tables' migrations and the shared events tables.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
-		return fmt.Errorf("analytics migrations: %w", err)
-	}
-	if err := pgxx.Migrate(ctx, pool, "events", events.Migrations); err != nil {
-		return fmt.Errorf("events migrations: %w", err)
-	}
-	return nil
+	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
+		pgxx.Set{Component: "events", Files: events.Migrations})
 }
 
 // Store implements app.Store.

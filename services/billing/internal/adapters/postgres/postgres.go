@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"embed"
-	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -21,17 +19,8 @@ const Component = "billing"
 
 // Migrate applies billing's migrations and the shared outbox tables.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
-		return fmt.Errorf("billing migrations: %w", err)
-	}
-	if err := pgxx.Migrate(ctx, pool, "events", events.Migrations); err != nil {
-		return fmt.Errorf("events migrations: %w", err)
-	}
-	return nil
+	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
+		pgxx.Set{Component: "events", Files: events.Migrations})
 }
 
 // Store implements app.Store: every storage port over one database, so a write that spans two

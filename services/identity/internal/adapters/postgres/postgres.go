@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,14 +25,8 @@ const Component = "identity"
 
 // Migrate applies the identity schema and the shared outbox/inbox schema to pool's database.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
-		return err
-	}
-	return pgxx.Migrate(ctx, pool, "events", events.Migrations)
+	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
+		pgxx.Set{Component: "events", Files: events.Migrations})
 }
 
 // Store implements app.Store.

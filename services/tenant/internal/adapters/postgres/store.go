@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -25,17 +24,8 @@ const Component = "tenant"
 
 // Migrate applies the tenant tables' migrations and the shared outbox tables.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
-		return fmt.Errorf("tenant migrations: %w", err)
-	}
-	if err := pgxx.Migrate(ctx, pool, "events", events.Migrations); err != nil {
-		return fmt.Errorf("events migrations: %w", err)
-	}
-	return nil
+	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
+		pgxx.Set{Component: "events", Files: events.Migrations})
 }
 
 // Store implements app.Store.

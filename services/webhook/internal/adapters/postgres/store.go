@@ -5,7 +5,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strconv"
 	"strings"
 	"time"
@@ -27,14 +26,7 @@ const Component = "webhook"
 
 // Migrate applies the webhook migrations.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	if err := pgxx.Migrate(ctx, pool, Component, sub); err != nil {
-		return fmt.Errorf("webhook migrations: %w", err)
-	}
-	return nil
+	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"})
 }
 
 // Store implements app.Store on PostgreSQL.
