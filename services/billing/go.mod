@@ -5,13 +5,11 @@ go 1.26.0
 replace (
 	github.com/berthhq/berth/pkg => ../../pkg
 	github.com/berthhq/berth/proto => ../../proto
-	github.com/berthhq/berth/services/sandbox => ../../services/sandbox
 )
 
 require (
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
-	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	google.golang.org/grpc v1.85.0

@@ -71,9 +71,10 @@ func TestNoServiceImportsAnotherServicesPackages(t *testing.T) {
 			case f.composer:
 				// The all-in-one process, the system tests and the tools compose every module;
 				// that is their job.
-			case other == "sandbox" && f.test:
-				// The provider fakes are test fixtures: a service's tests may drive its provider
-				// clients against them. Production code never links them (the test below).
+			case other == "sandbox" && f.test && f.service != "sandbox":
+				// The provider fakes are test fixtures, but importing them would make the module
+				// require the sandbox module for its tests alone (modules_test.go).
+				t.Errorf("%s imports %s: a service's tests drive the provider sandboxes as a process, over HTTP (pkg/testkit/sandboxproc)", f.path, imp)
 			case f.service == "":
 				t.Errorf("%s imports %s: shared packages and the gateway must not depend on a service", f.path, imp)
 			case other != f.service:

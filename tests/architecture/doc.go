@@ -5,5 +5,6 @@
 // (app.New(app.Config) (*app.Service, error)), storage ports of one aggregate each, and consumers
 // that read events through events.Handle (template_test.go). They read the sources, so a new
 // service is checked as soon as its folder exists, and the module list must name every folder.
-// The repository itself tracks no build outputs.
+// No module of go.work requires a sibling module for its tests alone (modules_test.go), and the
+// repository itself tracks no build outputs.
 package architecture

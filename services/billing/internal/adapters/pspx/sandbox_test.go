@@ -2,6 +2,7 @@ package pspx_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,35 +14,63 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/pkg/testkit/sandboxproc"
 	"github.com/berthhq/berth/services/billing/internal/adapters/pspx"
 	"github.com/berthhq/berth/services/billing/internal/app"
-	"github.com/berthhq/berth/services/sandbox/clock"
-	sandbox "github.com/berthhq/berth/services/sandbox/pspx"
 )
 
-// world is the client against a sandbox, with the sandbox's clock and a test-mode key.
+// The client is tested against the pspx sandbox of a sandbox process shared by the package's
+// tests (pkg/testkit/sandboxproc), each in a test-mode account of its own.
+func TestMain(m *testing.M) { sandboxproc.Main(m) }
+
+// world is the client against the sandbox, with a test-mode key of the test's own.
 type world struct {
-	t     *testing.T
-	ctx   context.Context
-	c     *pspx.Client
-	sb    *sandbox.Server
-	clock *clock.Clock
-	url   string
-	key   string
-	n     int // idempotency keys handed out
+	t   *testing.T
+	ctx context.Context
+	c   *pspx.Client
+	sb  *sandboxproc.Sandbox
+	key string
+	n   int // idempotency keys handed out
 }
 
-func newWorld(t *testing.T) *world {
+// newWorld runs the test in parallel with the package's other tests that leave the clock alone.
+func newWorld(t *testing.T) *world { return worldOn(t, sandboxproc.Parallel(t)) }
+
+// newClockWorld is for a test that advances the sandbox clock, which runs alone (sandboxproc).
+func newClockWorld(t *testing.T) *world { return worldOn(t, sandboxproc.Serial(t)) }
+
+func worldOn(t *testing.T, sb *sandboxproc.Sandbox) *world {
+	return &world{t: t, ctx: context.Background(), sb: sb, key: "sk_test_" + sb.Account(),
+		c: pspx.New(pspx.Config{BaseURL: sb.PspxURL, Backoff: func(int) time.Duration { return time.Millisecond }})}
+}
+
+// advanceTo moves the sandbox clock to an hour past at: a renewal drafted at a period's end is
+// finalized and charged an hour later (the provider's draft window).
+func (w *world) advanceTo(at time.Time) {
+	w.t.Helper()
+	w.sb.Advance(at.Sub(w.sb.Now()) + time.Hour)
+}
+
+// createdCustomers counts the account's customer.created events, read from the provider's
+// events list as a merchant would.
+func (w *world) createdCustomers() int {
+	t := w.t
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
-	clk := clock.New()
-	sb := sandbox.New(sandbox.Config{Clock: clk, BaseURL: base})
-	srv.Config.Handler = sb
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return &world{t: t, ctx: context.Background(), sb: sb, clock: clk, url: base, key: "sk_test_clientworld1",
-		c: pspx.New(pspx.Config{BaseURL: base, Backoff: func(int) time.Duration { return time.Millisecond }})}
+	req, _ := http.NewRequest(http.MethodGet, w.sb.PspxURL+"/v1/events?type=customer.created&limit=100", nil)
+	req.Header.Set("Authorization", "Bearer "+w.key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var list struct {
+		Data    []json.RawMessage `json:"data"`
+		HasMore bool              `json:"has_more"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil || res.StatusCode != http.StatusOK || list.HasMore {
+		t.Fatalf("events list: %d, has_more %v, %v", res.StatusCode, list.HasMore, err)
+	}
+	return len(list.Data)
 }
 
 // idem is a fresh idempotency key, as Berth derives one per operation.
@@ -150,13 +179,13 @@ func TestCatalogAndCustomersRoundTripAndUnknownIdsAreCallerFaults(t *testing.T) 
 	if !errors.As(err, &pe) || pe.Status != 404 || pe.Code != "resource_missing" || !pe.CallerFault() {
 		t.Fatalf("unknown price: %v", err)
 	}
-	if _, err := w.c.Customer(w.ctx, "sk_test_anotheraccount", cus.ID); !errors.As(err, &pe) || pe.Status != 404 {
+	if _, err := w.c.Customer(w.ctx, "sk_test_"+w.sb.Account(), cus.ID); !errors.As(err, &pe) || pe.Status != 404 {
 		t.Fatalf("another account's customer: %v", err)
 	}
 	if _, err := w.c.Customer(w.ctx, "sk_nonsense", cus.ID); !errors.As(err, &pe) || pe.Status != 401 || pe.CallerFault() {
 		t.Fatalf("bad key: %v", err)
 	}
-	live := must(w.c.CreateCustomer(w.ctx, "sk_live_liveaccount12", w.idem(), app.PspxCustomerInput{Email: "x@example.com"}))(t)
+	live := must(w.c.CreateCustomer(w.ctx, "sk_live_"+w.sb.Account(), w.idem(), app.PspxCustomerInput{Email: "x@example.com"}))(t)
 	if !live.Livemode {
 		t.Fatal("a live key made a test customer")
 	}
@@ -220,7 +249,7 @@ func TestPaymentModeCheckoutReadsBackItsPaymentIntent(t *testing.T) {
 }
 
 func TestRenewalsOnClockAdvancePaidThenDeclinedThenPaidByHand(t *testing.T) {
-	w := newWorld(t)
+	w := newClockWorld(t)
 	price, tax := w.plan()
 	cus := w.customer()
 	good := w.savedCard(cus.ID, "4242424242424242")
@@ -231,9 +260,8 @@ func TestRenewalsOnClockAdvancePaidThenDeclinedThenPaidByHand(t *testing.T) {
 	if sub.Status != "active" {
 		t.Fatalf("new subscription %+v", sub)
 	}
-	advance := func() { w.clock.Advance(w.ctx, sub.CurrentPeriodEnd.Sub(w.clock.Now())+time.Hour) }
 
-	advance()
+	w.advanceTo(sub.CurrentPeriodEnd)
 	renewed := must(w.c.Subscription(w.ctx, w.key, sub.ID))(t)
 	page := must(w.c.ListInvoices(w.ctx, w.key, app.PspxInvoiceQuery{Customer: cus.ID, Limit: 1}))(t)
 	if renewed.Status != "active" || !renewed.CurrentPeriodStart.Equal(sub.CurrentPeriodEnd) || len(page.Invoices) != 1 || !page.HasMore ||
@@ -245,7 +273,7 @@ func TestRenewalsOnClockAdvancePaidThenDeclinedThenPaidByHand(t *testing.T) {
 	declining := w.savedCard(cus.ID, "4000 0000 0000 0341")
 	must(w.c.SetDefaultPaymentMethod(w.ctx, w.key, w.idem(), cus.ID, declining))(t)
 	sub = renewed
-	advance()
+	w.advanceTo(sub.CurrentPeriodEnd)
 	pastDue := must(w.c.Subscription(w.ctx, w.key, sub.ID))(t)
 	open := must(w.c.Invoice(w.ctx, w.key, pastDue.LatestInvoice))(t)
 	if pastDue.Status != "past_due" || open.Status != "open" || open.AmountPaid != 0 {
@@ -273,7 +301,7 @@ func TestRenewalsOnClockAdvancePaidThenDeclinedThenPaidByHand(t *testing.T) {
 }
 
 func TestUpdatingASubscriptionsPriceAndCancellation(t *testing.T) {
-	w := newWorld(t)
+	w := newClockWorld(t)
 	price, tax := w.plan()
 	cus := w.customer()
 	pm := w.savedCard(cus.ID, "4242424242424242")
@@ -290,7 +318,7 @@ func TestUpdatingASubscriptionsPriceAndCancellation(t *testing.T) {
 	if inv := must(w.c.Invoice(w.ctx, w.key, upd.LatestInvoice))(t); inv.BillingReason != "subscription_update" || inv.Status != "paid" {
 		t.Fatalf("proration invoice %+v", inv)
 	}
-	w.clock.Advance(w.ctx, upd.CurrentPeriodEnd.Sub(w.clock.Now())+time.Hour)
+	w.advanceTo(upd.CurrentPeriodEnd)
 	if ended := must(w.c.Subscription(w.ctx, w.key, sub.ID))(t); ended.Status != "canceled" {
 		t.Fatalf("at the period end %+v", ended)
 	}
@@ -371,7 +399,7 @@ func TestTheSameIdempotencyKeyNeverCreatesTwice(t *testing.T) {
 	// retry carries the same key and gets the stored answer instead of a second customer.
 	var mu sync.Mutex
 	var keys []string
-	target, _ := url.Parse(w.url)
+	target, _ := url.Parse(w.sb.PspxURL)
 	flaky := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
@@ -398,12 +426,7 @@ func TestTheSameIdempotencyKeyNeverCreatesTwice(t *testing.T) {
 	defer flaky.Close()
 	c := pspx.New(pspx.Config{BaseURL: flaky.URL, Backoff: func(int) time.Duration { return time.Millisecond }})
 	got := must(c.CreateCustomer(w.ctx, w.key, "op-2", app.PspxCustomerInput{Email: "bob@example.com"}))(t)
-	created := 0
-	for _, ev := range w.sb.Events() {
-		if ev.Type == "customer.created" {
-			created++
-		}
-	}
+	created := w.createdCustomers()
 	if len(keys) != 2 || keys[0] != "op-2" || keys[1] != "op-2" || created != 2 || got.Email != "bob@example.com" {
 		t.Fatalf("keys %v, %d customers created in all (want 2: op-1 and op-2)", keys, created)
 	}

@@ -17,6 +17,9 @@ import (
 	"github.com/berthhq/berth/services/billing/internal/app"
 )
 
+// key is the secret key the requests to canned servers carry.
+const key = "test_dHar4XY7LxsDOtmnkVtjNVWXLSlXsM"
+
 // recorded is one request a canned server received.
 type recorded struct {
 	method, uri, auth, idem, contentType, body string
@@ -161,7 +164,7 @@ func TestARetriedCreationCarriesTheSameKeyAndYieldsTheObjectFirstCreated(t *test
 	var mu sync.Mutex
 	var keys []string
 	var lost string // the answer the first attempt produced, which never reached the client
-	w := newWorld(t, func(next http.Handler) http.Handler {
+	w := newWorldBehind(t, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			keys = append(keys, r.Header.Get("Idempotency-Key"))
@@ -181,7 +184,7 @@ func TestARetriedCreationCarriesTheSameKeyAndYieldsTheObjectFirstCreated(t *test
 	})
 	ctx := context.Background()
 	in := app.PspyCustomerInput{Name: "Ada", Email: "ada@example.com"}
-	cu, err := w.client.CreateCustomer(ctx, key, "op-7", in)
+	cu, err := w.client.CreateCustomer(ctx, w.key, "op-7", in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,22 +198,22 @@ func TestARetriedCreationCarriesTheSameKeyAndYieldsTheObjectFirstCreated(t *test
 	if len(sent) != 2 || sent[0] != "op-7" || sent[1] != "op-7" {
 		t.Fatalf("keys sent %q", sent)
 	}
-	again, err := w.client.CreateCustomer(ctx, key, "op-7", in)
+	again, err := w.client.CreateCustomer(ctx, w.key, "op-7", in)
 	if err != nil || again.ID != cu.ID {
 		t.Fatalf("the same operation again: %+v, %v", again, err)
 	}
-	other, err := w.client.CreateCustomer(ctx, key, "op-8", in)
+	other, err := w.client.CreateCustomer(ctx, w.key, "op-8", in)
 	if err != nil || other.ID == cu.ID {
 		t.Fatalf("another operation: %+v, %v", other, err)
 	}
 	var pe *app.ProviderError
-	if _, err := w.client.CreateCustomer(ctx, key, "op-7", app.PspyCustomerInput{Name: "Bob"}); !errors.As(err, &pe) || pe.Status != 422 {
+	if _, err := w.client.CreateCustomer(ctx, w.key, "op-7", app.PspyCustomerInput{Name: "Bob"}); !errors.As(err, &pe) || pe.Status != 422 {
 		t.Fatalf("the operation's key with other parameters: %v", err)
 	}
 }
 
 func TestProviderErrorsKeepTheProblemAndTellCallerFaults(t *testing.T) {
-	w := newWorld(t, nil)
+	w := newWorld(t)
 	ctx := context.Background()
 	cases := []struct {
 		name        string
@@ -220,16 +223,16 @@ func TestProviderErrorsKeepTheProblemAndTellCallerFaults(t *testing.T) {
 		callerFault bool
 	}{
 		{"an amount without decimals", func() error {
-			_, err := w.client.CreatePayment(ctx, key, "", app.PspyPaymentInput{Amount: eur("10"), Description: "x", RedirectURL: "https://b.example"})
+			_, err := w.client.CreatePayment(ctx, w.key, "", app.PspyPaymentInput{Amount: eur("10"), Description: "x", RedirectURL: "https://b.example"})
 			return err
 		}, 422, "Unprocessable Entity", "amount.value", true},
-		{"an unknown payment", func() error { _, err := w.client.Payment(ctx, key, "tr_nothing"); return err }, 404, "Not Found", "", true},
+		{"an unknown payment", func() error { _, err := w.client.Payment(ctx, w.key, "tr_nothing"); return err }, 404, "Not Found", "", true},
 		{"a refund of an open payment", func() error {
-			p, err := w.client.CreatePayment(ctx, key, "", app.PspyPaymentInput{Amount: eur("10.00"), Description: "x", RedirectURL: "https://b.example"})
+			p, err := w.client.CreatePayment(ctx, w.key, "", app.PspyPaymentInput{Amount: eur("10.00"), Description: "x", RedirectURL: "https://b.example"})
 			if err != nil {
 				return err
 			}
-			_, err = w.client.CreateRefund(ctx, key, "", p.ID, eur("1.00"), "")
+			_, err = w.client.CreateRefund(ctx, w.key, "", p.ID, eur("1.00"), "")
 			return err
 		}, 422, "Unprocessable Entity", "", true},
 		{"a key without a mode", func() error { _, err := w.client.Payment(ctx, "sk_nothing", "tr_1"); return err }, 401, "Unauthorized Request", "", false},
