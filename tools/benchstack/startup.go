@@ -108,7 +108,7 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 	}()
 	ready := map[string]string{} // process -> its /readyz
 	for i, name := range names {
-		dbURL, err := allinone.ServiceDatabase(ctx, baseURL, name)
+		dbURL, _, err := allinone.ServiceDatabase(ctx, baseURL, name)
 		if err != nil {
 			return err
 		}
