@@ -207,7 +207,7 @@ func (h *Host) listenAll(modules []module.Module) (map[string]net.Listener, func
 func (h *Host) serve(ctx, runCtx context.Context, m module.Module, c module.Common, lis net.Listener) error {
 	proc, err := m.Build(ctx, c)
 	if err != nil {
-		return fmt.Errorf("%s: %w", m.Name, err)
+		return config.Within(m.Name, err)
 	}
 	h.procs = append(h.procs, proc)
 	h.serving.Go(func() {
