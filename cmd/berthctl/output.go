@@ -20,12 +20,17 @@ const empty = "-"
 // render prints a result as format says: "json", "table", or "" for a table on a terminal and JSON
 // otherwise (a script's pipe). Both show the same fields, every one of them, zeros included.
 func render(out io.Writer, res proto.Message, format string) error {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true, EmitDefaultValues: true}.Marshal(res)
+	b, err := protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}.Marshal(res)
 	if err != nil {
 		return err
 	}
 	if format == "" && !isTerminal(out) || format == "json" {
-		_, err = fmt.Fprintln(out, string(b))
+		// Indented here rather than by protojson, whose spacing varies on purpose.
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, b, "", "  "); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, indented.String())
 		return err
 	}
 	// The table reads the JSON form, so that both write each value alike (enums by name, times
