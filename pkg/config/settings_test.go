@@ -162,3 +162,19 @@ func TestARefusalEndsWithTheSettingsHintOnTheSameLine(t *testing.T) {
 		}
 	}
 }
+
+func TestTheReferenceRowOfASettingWithAHintSaysItToo(t *testing.T) {
+	var b strings.Builder
+	err := WriteReference(&b, []Section{{Title: "T", Settings: []Setting{
+		{Name: "BERTH_K", Kind: Key, Doc: "a key", Hint: "make one with: mk"},
+		{Name: "BERTH_N", Kind: Count, Doc: "a count"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| a key (make one with: mk) |", "| a count |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("reference lacks %q:\n%s", want, b.String())
+		}
+	}
+}
