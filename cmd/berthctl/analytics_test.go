@@ -9,6 +9,7 @@ import (
 )
 
 func TestAnalyticsRebuildReplaysTheStoredEvents(t *testing.T) {
+	isolate(t)
 	env := stacktest.Start(t, "berthctl-analytics", "http://localhost:3000/callback")
 	t.Setenv("BERTH_ADMIN_TOKEN", env.AdminToken)
 	var out bytes.Buffer

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWebhookEventsListsStoredCallsAndReplayChangesNothingApplied(t *testing.T) {
+	isolate(t)
 	env := stacktest.Start(t, "berthctl-test", "http://localhost:3000/callback")
 	t.Setenv("BERTH_ADMIN_TOKEN", env.AdminToken)
 	// A route 4 call naming the pspy app's connection and a payment its provider does not know:
