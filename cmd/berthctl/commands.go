@@ -246,7 +246,7 @@ func (inv *invocation) parse() error {
 // writeHelp prints a command's help: its synopsis, what it does and its flags.
 func writeHelp(out io.Writer, c command, fs *flag.FlagSet) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: berthctl %s %s\n\n%s\n\nflags:\n", c.name, c.synopsis, wrap(c.about, 96))
+	fmt.Fprintf(&b, "usage: %s\n\n%s\n\nflags:\n", strings.TrimSpace("berthctl "+c.name+" "+c.synopsis), wrap(c.about, 96))
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, name := range c.flags() {
 		f := fs.Lookup(name)

@@ -45,6 +45,8 @@ var families = map[string]family{
 	"identity": runIdentity, "tenant": runTenant, "billing": runBilling, "webhook": runWebhook, "analytics": runAnalytics,
 }
 
+// run runs the command line args, printing results, usage and help to out; an error it returns is
+// a usageError when the command line itself is wrong.
 func run(args []string, out io.Writer) error {
 	global := flag.NewFlagSet("berthctl", flag.ContinueOnError)
 	global.SetOutput(io.Discard) // errors come back as one line; -help prints the usage to out
