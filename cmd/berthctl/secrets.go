@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/berthhq/berth/pkg/authn/apikey"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/sealbox"
-	identity "github.com/berthhq/berth/services/identity/server"
 )
 
 // secretSettings are the deployment secrets gen-secrets makes: their declarations say the name and
 // the length, and a test parses the output with them.
-var secretSettings = []config.Setting{sealbox.KeySetting, identity.PepperSetting}
+var secretSettings = []config.Setting{sealbox.KeySetting, apikey.PepperSetting}
 
 // secretSize is the length of a secret whose declaration fixes none.
 const secretSize = 32

@@ -21,7 +21,7 @@ type Box struct {
 	aead cipher.AEAD
 }
 
-// KeyHint ends the refusal of a missing or bad key setting (this one, identity's API-key pepper):
+// KeyHint ends the refusal of a missing or bad key setting (this one, apikey.PepperSetting):
 // berthctl gen-secrets prints fresh values in the form the settings accept.
 const KeyHint = "make one with: berthctl gen-secrets"
 
