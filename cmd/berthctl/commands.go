@@ -134,13 +134,17 @@ func lookup(name string) (command, error) {
 // flagName matches the flags a synopsis names.
 var flagName = regexp.MustCompile(`(?:^|[\s\[|])-([a-z][a-z-]*)`)
 
-// flags are the names of the flags the command takes, in its synopsis's order, and -o.
+// flags are the names of the flags the command takes, in its synopsis's order, and -o for a
+// command that prints a result.
 func (c command) flags() []string {
 	var names []string
 	for _, m := range flagName.FindAllStringSubmatch(c.synopsis, -1) {
 		if !slices.Contains(names, m[1]) {
 			names = append(names, m[1])
 		}
+	}
+	if c.service == "" {
+		return names
 	}
 	return append(names, "o")
 }
@@ -172,7 +176,10 @@ func (c command) check(fs *flag.FlagSet) error {
 			}
 		}
 	}
-	enums := map[string][]string{"o": {"table", "json"}}
+	enums := map[string][]string{}
+	if fs.Lookup("o") != nil {
+		enums["o"] = []string{"table", "json"}
+	}
 	maps.Copy(enums, c.enums)
 	for _, name := range slices.Sorted(maps.Keys(enums)) {
 		if v := fs.Lookup(name).Value.String(); v != "" && !slices.Contains(enums[name], v) {
@@ -246,7 +253,10 @@ func (inv *invocation) parse() error {
 // writeHelp prints a command's help: its synopsis, what it does and its flags.
 func writeHelp(out io.Writer, c command, fs *flag.FlagSet) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "usage: %s\n\n%s\n\nflags:\n", strings.TrimSpace("berthctl "+c.name+" "+c.synopsis), wrap(c.about, 96))
+	fmt.Fprintf(&b, "usage: %s\n\n%s\n", strings.TrimSpace("berthctl "+c.name+" "+c.synopsis), wrap(c.about, 96))
+	if len(c.flags()) > 0 {
+		b.WriteString("\nflags:\n")
+	}
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, name := range c.flags() {
 		f := fs.Lookup(name)

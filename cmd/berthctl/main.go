@@ -77,11 +77,11 @@ func run(args []string, out io.Writer) error {
 	}
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(format, "o", *format, "output: table (aligned columns) or json; default: table on a terminal, json otherwise")
 	inv := &invocation{cmd: cmd, fs: fs, args: rest, out: out}
 	if cmd.service == "" {
 		err = genSecrets(inv)
 	} else {
+		fs.StringVar(format, "o", *format, "output: table (aligned columns) or json; default: table on a terminal, json otherwise")
 		err = call(inv, addrs, format)
 	}
 	if errors.Is(err, errHelpShown) {
