@@ -61,6 +61,13 @@ func run(args []string, out io.Writer) error {
 		}
 		return usageError{err}
 	}
+	for _, m := range target.Services {
+		// An address flag is held to its variable's rule (host:port), under the flag's name.
+		flagAddr := config.Setting{Name: "-" + m.Name, Kind: config.Addr}
+		if _, err := config.Parse(func(string) string { return *addrs[m.Name] }, []config.Setting{flagAddr}); err != nil {
+			return usageError{err}
+		}
+	}
 	if global.NArg() == 0 {
 		return writeUsage(out)
 	}

@@ -92,6 +92,7 @@ func TestFlagsAreCheckedBeforeAnyCall(t *testing.T) {
 		{[]string{"catalog", "-app", app, "extra"}, `unexpected argument "extra"`},
 		{[]string{"catalog", "-app", app, "-o", "yaml"}, "-o must be table or json"},
 		{[]string{"-o", "yaml", "catalog", "-app", app}, "-o must be table or json"},
+		{[]string{"-billing", "billing", "catalog", "-app", app}, `-billing="billing": must be host:port`},
 		{[]string{"catalog", "-app"}, "flag needs an argument: -app"},
 		{[]string{"connection-create", "-app", app, "-provider", "pspz"}, "-provider must be pspx or pspy"},
 		{[]string{"connection-rotate", "-connection", app, "-retire-webhook-secret", app, "-retire-webhook-secret", "x"}, "-retire-webhook-secret must be a UUID"},
