@@ -5,11 +5,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,12 +41,17 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	}
 	defer s.Close()
 
-	path := filepath.Join(settings.String("BERTH_DEMO_DIR"), "demo.json")
-	demo, resumed, err := seedDemo(ctx, s, cfg.AdminToken, settings.String("BERTH_DEMO_REDIRECT_URI"), path)
+	dir := settings.String("BERTH_DEMO_DIR")
+	demo, resumed, err := seedDemo(ctx, s, cfg.AdminToken, settings.String("BERTH_DEMO_REDIRECT_URI"), filepath.Join(dir, seed.FileName))
 	if err != nil {
 		return err
 	}
-	if err := writeJSON(path, demo); err != nil {
+	addrs := map[string]string{}
+	for _, m := range allinone.Modules {
+		addrs[m.Name] = s.Addr(m.Name)
+	}
+	path, err := seed.WriteFile(dir, seed.File{Demo: demo, AdminToken: cfg.AdminToken, GRPC: addrs})
+	if err != nil {
 		return err
 	}
 	origin := ""
@@ -71,14 +74,15 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	}
 	fmt.Printf("\nThe provider sandboxes: %s and %s; move their clock with\n  curl -s -X POST -d '{\"seconds\":2678400}' %s/_sandbox/clock/advance\n", demo.Sandbox.Pspx, demo.Sandbox.Pspy, s.BaseURL)
 	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
-	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
+	fmt.Printf("\nProvision more with berthctl, which finds this run through %s (admin token %s):\n  go run ./cmd/berthctl help\nCtrl-C stops.\n", path, cfg.AdminToken)
 	err = s.Wait(ctx)
 	log.Info("shutting down")
 	return err
 }
 
-// seedDemo brings back the demo an earlier run on the same databases wrote to path (seed.Resume),
-// or provisions a new one (resumed false); redirectURI "" is the run's own callback page.
+// seedDemo brings back the demo an earlier run on the same databases described in path
+// (seed.Resume), or provisions a new one (resumed false); redirectURI "" is the run's own callback
+// page.
 func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI, path string) (_ seed.Demo, resumed bool, _ error) {
 	if redirectURI == "" {
 		redirectURI = s.BaseURL + allinone.DevCallbackPath
@@ -108,9 +112,8 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI, p
 	opts := seed.Options{BaseURL: s.BaseURL, RedirectURI: redirectURI, Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}
 	// Memory stores start empty, so only a run on databases can hold an earlier demo.
 	if s.DatabaseURLs != nil {
-		var prev seed.Demo
-		if raw, err := os.ReadFile(path); err == nil && json.Unmarshal(raw, &prev) == nil {
-			demo, err := seed.Resume(ctx, admin, prev, opts)
+		if prev, err := seed.ReadFile(path); err == nil {
+			demo, err := seed.Resume(ctx, admin, prev.Demo, opts)
 			if !errors.Is(err, seed.ErrNotHere) {
 				return demo, err == nil, err
 			}
@@ -127,16 +130,4 @@ func grpcAddrs(s *allinone.Stack) string {
 		parts[i] = m.Name + " " + s.Addr(m.Name)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func writeJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	// 0600: the file holds the demo's API keys.
-	return os.WriteFile(path, append(b, '\n'), 0o600)
 }
