@@ -113,8 +113,9 @@ func run(ctx context.Context, log *slog.Logger, m module.Module, settings config
 		Log: log, Bus: bus, TLS: tlsCfg, Remote: remotes.Dial, OpsAddr: opsAddr, Profiler: settings.Bool(ops.PprofVar),
 		Settings:     map[string]config.Values{m.Name: settings},
 		DatabaseURLs: map[string]string{m.Name: settings.String("BERTH_DATABASE_URL")},
-		GRPCAddrs:    map[string]string{m.Name: grpcAddr}, GRPCAddrVars: map[string]string{m.Name: "BERTH_GRPC_ADDR"},
-		AdminToken: settings.String("BERTH_ADMIN_TOKEN"), ServiceToken: serviceToken,
+		GRPCAddrs:    map[string]string{m.Name: grpcAddr},
+		GRPCAddrVars: map[string]string{m.Name: "BERTH_GRPC_ADDR"},
+		AdminToken:   settings.String("BERTH_ADMIN_TOKEN"), ServiceToken: serviceToken,
 	})
 }
 
