@@ -130,15 +130,8 @@ func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDo
 		return d, fmt.Errorf("app %s: %w", name, err)
 	}
 	d.AppID = app.GetId()
-	for _, k := range []struct {
-		typ  string
-		dest *string
-	}{{"read", &d.ReadKey}, {"write", &d.WriteKey}} {
-		key, err := a.Identity.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: d.AppID, Type: k.typ, Name: "Demo " + k.typ + " key", Description: "Created by the demo seed"})
-		if err != nil {
-			return d, fmt.Errorf("%s key: %w", k.typ, err)
-		}
-		*k.dest = key.GetSecret()
+	if d.ReadKey, d.WriteKey, err = createKeys(ctx, a, d.AppID); err != nil {
+		return d, err
 	}
 	address := func(name string) *tenantv1.AddressPatch {
 		return &tenantv1.AddressPatch{Name: proto.String(name), Line1: proto.String("1 Harbour Street"), City: proto.String("Hamburg"), PostalCode: proto.String("20457"), Country: proto.String("DE")}
@@ -159,6 +152,21 @@ func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDo
 	return d, nil
 }
 
+// createKeys creates the demo app's read and write API keys: their secrets show only here.
+func createKeys(ctx context.Context, a Admin, appID string) (read, write string, err error) {
+	for _, k := range []struct {
+		typ  string
+		dest *string
+	}{{"read", &read}, {"write", &write}} {
+		key, err := a.Identity.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: appID, Type: k.typ, Name: "Demo " + k.typ + " key", Description: "Created by the demo seed"})
+		if err != nil {
+			return "", "", fmt.Errorf("%s key: %w", k.typ, err)
+		}
+		*k.dest = key.GetSecret()
+	}
+	return read, write, nil
+}
+
 // PspxWebhookEvents are the pspx event types Berth acts on: the ones an operator enables on the
 // provider's webhook endpoint for route 3 (any other type is accepted and changes nothing, and
 // objects without a customer are refused, so enabling more only costs deliveries).
@@ -169,8 +177,9 @@ var PspxWebhookEvents = []string{
 }
 
 // seedPspx makes sandbox keys, registers Berth's route 3 as the test account's webhook endpoint,
-// connects the app with the keys and the endpoint's signing secret, and creates its prices and tax
-// rate in the sandbox, as an operator would in the provider's dashboard.
+// connects the app with the keys and the endpoint's signing secret, making it the connection the
+// app's checkouts use, and creates its prices and tax rate in the sandbox, as an operator would in
+// the provider's dashboard.
 func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (PspxDemo, error) {
 	var d PspxDemo
 	testKey, liveKey := "sk_test_"+randomAlnum(24), "sk_live_"+randomAlnum(24)
@@ -190,7 +199,7 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 		return d, fmt.Errorf("pspx connection: %w", err)
 	}
 	d.ConnectionID = conn.GetId()
-	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID,
+	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID, ConnectionId: proto.String(d.ConnectionID),
 		RenewalLineDescription: proto.String("Demo plan × {quantity}, {start} to {end}")}); err != nil {
 		return d, fmt.Errorf("pspx app settings: %w", err)
 	}
@@ -215,14 +224,11 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 	return d, err
 }
 
-// seedPspy connects the second app to pspy with sandbox keys and fills its catalog.
+// seedPspy connects the second app to pspy and fills its catalog.
 func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
-	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: d.AppID, Provider: billingv1.Provider_PROVIDER_PSPY,
-		TestSecretKey: "test_" + randomAlnum(30), LiveSecretKey: "live_" + randomAlnum(30)})
-	if err != nil {
-		return fmt.Errorf("pspy connection: %w", err)
+	if err := connectPspy(ctx, a, d); err != nil {
+		return err
 	}
-	d.ProviderUUID = conn.GetId()
 	for _, p := range []struct {
 		dest     *string
 		amount   int64
@@ -240,6 +246,21 @@ func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
 		return fmt.Errorf("pspy tax rate: %w", err)
 	}
 	d.TaxRate = rate.GetId()
+	return nil
+}
+
+// connectPspy connects the second app to a pspy account with new sandbox keys, making it the
+// connection the app's checkouts use.
+func connectPspy(ctx context.Context, a Admin, d *PspyDemo) error {
+	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: d.AppID, Provider: billingv1.Provider_PROVIDER_PSPY,
+		TestSecretKey: "test_" + randomAlnum(30), LiveSecretKey: "live_" + randomAlnum(30)})
+	if err != nil {
+		return fmt.Errorf("pspy connection: %w", err)
+	}
+	d.ProviderUUID = conn.GetId()
+	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: d.AppID, ConnectionId: proto.String(d.ProviderUUID)}); err != nil {
+		return fmt.Errorf("pspy app settings: %w", err)
+	}
 	return nil
 }
 
