@@ -78,7 +78,7 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI st
 		redirectURI = s.BaseURL + allinone.DevCallbackPath
 	}
 	dial := func(addr string) (*grpc.ClientConn, error) {
-		return grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken)))...)
+		return grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken), grpcx.SetupInterceptor()))...)
 	}
 	ic, err := dial(s.Addr("identity"))
 	if err != nil {

@@ -42,6 +42,7 @@ func Settings() []config.Setting {
 		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: ".berth", Doc: "folder demo.json is written to"},
 		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
 		logx.LevelSetting,
+		logx.FormatSetting,
 		ops.PprofSetting,
 	}
 	for _, m := range Modules {

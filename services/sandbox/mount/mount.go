@@ -37,6 +37,7 @@ var Settings = []config.Setting{
 	{Name: "BERTH_SANDBOX_PUBLIC_URL", Kind: config.URL, Doc: "the URL browsers reach the sandboxes at (unset: http://<listen address>)"},
 	TimeScaleSetting,
 	logx.LevelSetting,
+	logx.FormatSetting,
 }
 
 // TimeScaleSetting multiplies the waits of the sandboxes' webhook retry schedules (Options.TimeScale).
