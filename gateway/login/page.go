@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"errors"
-	"html/template"
 	"log/slog"
 	"mime"
 	"net"
@@ -28,7 +27,7 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = template.Must(template.New("login").Parse(pageHTML))
+var pages = webpage.Template("login", pageHTML)
 
 // Page is the hosted login page. It holds no state between requests: the authorization
 // parameters travel in the form, the CSRF token in a cookie.
