@@ -18,8 +18,9 @@ import (
 )
 
 // TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC is `make run` as a new user meets it: the real
-// binary starts on embedded defaults, writes demo.json, the API reference it links opens, and
-// every curl command it prints answers with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
+// binary starts on embedded defaults, writes demo.json, prints a banner whose every line fits 80
+// columns, the pages it links open as HTML, and every curl command it prints, run in a shell after
+// its export lines, answers 200 with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
 // status 0.
 func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	curl, err := exec.LookPath("curl")
@@ -47,25 +48,20 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	exited := make(chan error, 1)
 	defer func() { _ = cmd.Process.Kill() }() // a no-op once it has exited
 
-	// Read stdout until the curl block is complete (the line after it says how to provision more).
+	// Read stdout until the banner is complete (its last line says how to provision more).
 	var mu sync.Mutex
-	var curls []string
-	var reference string // the API reference's URL, from its line near the top
+	var banner []string
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		done := false
 		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
 			mu.Lock()
-			if strings.HasPrefix(line, "curl ") && !strings.Contains(line, "<ACCESS_TOKEN>") && !strings.Contains(line, "<CODE>") {
-				curls = append(curls, line)
-			}
-			if rest, ok := strings.CutPrefix(line, "API reference: "); ok {
-				reference, _, _ = strings.Cut(rest, " ")
+			if !done {
+				banner = append(banner, sc.Text())
 			}
 			mu.Unlock()
-			if strings.HasPrefix(line, "Provision more with") && !done {
+			if strings.HasPrefix(sc.Text(), "go run ./cmd/berthctl") && !done {
 				done = true
 				close(ready)
 			}
@@ -85,41 +81,56 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &demo) != nil {
 		t.Fatalf("demo.json: %v %q", err, raw)
 	}
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "sandbox", "pspx", "pspyApp"} {
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp"} {
 		if demo[k] == nil || demo[k] == "" {
 			t.Fatalf("demo.json lacks %s: %s", k, raw)
 		}
 	}
 
 	mu.Lock()
-	printed := append([]string(nil), curls...)
-	referenceURL := reference
+	lines := append([]string(nil), banner...)
 	mu.Unlock()
-	// The printed API reference opens as a page.
-	if res, err := http.Get(referenceURL); err != nil {
-		t.Errorf("the printed API reference %q: %v", referenceURL, err)
-	} else {
-		_ = res.Body.Close()
-		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-			t.Errorf("the printed API reference %s answers %d %q", referenceURL, res.StatusCode, res.Header.Get("Content-Type"))
+	for _, l := range lines {
+		if len(l) > 80 {
+			t.Errorf("a banner line is %d columns, want at most 80: %q", len(l), l)
 		}
 	}
-	if len(printed) < 8 {
-		t.Fatalf("want the 8 demo curls and the analytics one, got %d: %q", len(printed), printed)
+	// The pages at the top open as HTML.
+	for _, l := range lines {
+		for _, label := range []string{"Start here", "Sign up", "Mailbox", "API docs"} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), label); ok {
+				res, err := http.Get(strings.TrimSpace(rest))
+				if err != nil {
+					t.Fatalf("%s %q: %v", label, rest, err)
+				}
+				_ = res.Body.Close()
+				if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+					t.Errorf("%s %s answers %d %q", label, rest, res.StatusCode, res.Header.Get("Content-Type"))
+				}
+			}
+		}
 	}
-	for _, line := range printed {
-		out, err := exec.Command("sh", "-c", strings.Replace(line, "curl ", curl+" ", 1)).Output()
-		var body map[string]any
-		if err != nil || json.Unmarshal(out, &body) != nil {
-			t.Fatalf("%s\n=> %v %s", line, err, out)
+	exports, commands := shellCommands(lines)
+	if len(commands) < 12 || !strings.Contains(exports, "export BERTH_READ_KEY=") {
+		t.Fatalf("want the exports, the 10 demo curls, the checkout and the clock's, got %d commands:\n%s", len(commands), strings.Join(lines, "\n"))
+	}
+	for _, c := range commands {
+		// -w appends the status on a line of its own.
+		script := exports + "\n" + strings.Replace(c, "curl ", curl+` -w '\n%{http_code}' `, 1)
+		out, err := exec.Command("sh", "-c", script).Output()
+		i := strings.LastIndex(string(out), "\n")
+		body, code := string(out[:max(i, 0)]), string(out[i+1:])
+		var answer map[string]any
+		if err != nil || code != "200" || json.Unmarshal([]byte(body), &answer) != nil {
+			t.Fatalf("%s\n=> %v %s %s", c, err, code, body)
 		}
 		// The sandbox clock's control answers its own shape; every route answers the envelope.
-		if strings.Contains(line, "/_sandbox/clock/advance") {
-			if body["now"] == nil {
-				t.Fatalf("%s\n=> %s", line, out)
+		if strings.Contains(c, "/_sandbox/clock/advance") {
+			if answer["now"] == nil {
+				t.Fatalf("%s\n=> %s", c, out)
 			}
-		} else if body["success"] != true {
-			t.Fatalf("%s\n=> %s", line, out)
+		} else if answer["success"] != true {
+			t.Fatalf("%s\n=> %s", c, out)
 		}
 	}
 
@@ -134,4 +145,28 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("berth did not stop within 20s of Ctrl-C")
 	}
+}
+
+// shellCommands finds the banner's export lines (as one script) and its commands that call
+// routes (curl), each with the lines it continues onto.
+func shellCommands(lines []string) (exports string, commands []string) {
+	var exportLines []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if !strings.HasPrefix(l, "export ") && !strings.HasPrefix(l, "curl ") {
+			continue
+		}
+		whole := l
+		for strings.HasSuffix(lines[i], `\`) && i+1 < len(lines) {
+			i++
+			whole += "\n" + lines[i]
+		}
+		switch {
+		case strings.HasPrefix(l, "export "):
+			exportLines = append(exportLines, whole)
+		default:
+			commands = append(commands, whole)
+		}
+	}
+	return strings.Join(exportLines, "\n"), commands
 }

@@ -83,6 +83,15 @@ func newLogger(w io.Writer, level string, text bool) *slog.Logger {
 	return slog.New(contextHandler{h, out})
 }
 
+// Flush writes out what log's Output (if it writes to one) still holds: a process calls it before
+// it prints to standard output, so its lines and the print come in the order they happened.
+func Flush(log *slog.Logger) error {
+	if h, ok := log.Handler().(contextHandler); ok && h.out != nil {
+		return h.out.Flush()
+	}
+	return nil
+}
+
 // contextHandler adds what the context says about the request to each record, and writes a
 // batching Output's queue out with any record at warn or above.
 type contextHandler struct {
