@@ -15,16 +15,16 @@ import (
 
 // Demo is what the seed created; it is written to .berth/demo.json.
 type Demo struct {
-	BaseURL     string   `json:"baseUrl"`
-	RedirectURI string   `json:"redirectUri"`
+	BaseURL     string `json:"baseUrl"`
+	RedirectURI string `json:"redirectUri"`
 	// State is the demo's `state` (DemoState): the sign-up link and the checkouts send it.
-	State       string   `json:"state"`
-	ProjectID   string   `json:"projectId"`
-	AppID       string   `json:"appId"`
-	ReadKey     string   `json:"readKey"`
-	WriteKey    string   `json:"writeKey"`
-	TenantID    string   `json:"tenantId"`
-	UserIDs     []string `json:"userIds"`
+	State     string   `json:"state"`
+	ProjectID string   `json:"projectId"`
+	AppID     string   `json:"appId"`
+	ReadKey   string   `json:"readKey"`
+	WriteKey  string   `json:"writeKey"`
+	TenantID  string   `json:"tenantId"`
+	UserIDs   []string `json:"userIds"`
 	// PromotionCode is an active promotion of the app (route 24 redeems it).
 	PromotionCode string `json:"promotionCode"`
 	// Sandbox names the provider sandboxes' API base URLs.

@@ -38,7 +38,7 @@ type Env struct {
 
 // Options say how to start the stack.
 type Options struct {
-	Issuer      string // `iss` of the tokens the stack issues
+	Issuer string // `iss` of the tokens the stack issues
 	// RedirectURI is the provisioned apps' only redirect URI and payment return URL; "" gives them
 	// the run's own development pages (allinone.Stack.DemoOptions), as make run does.
 	RedirectURI string
