@@ -10,7 +10,7 @@ import (
 // what the sandbox offers and where.
 type index struct {
 	Name, Base, API, Pay string
-	Calls              []string
+	Calls                []string
 }
 
 var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>

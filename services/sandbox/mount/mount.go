@@ -93,9 +93,9 @@ func (s *Sandboxes) Register(mux *http.ServeMux) {
 			"/v1/subscriptions", "/v1/invoices", "/v1/invoiceitems", "/v1/payment_intents", "/v1/events", "/v1/webhook_endpoints"},
 		Pay: "enters card 4242 4242 4242 4242 to pay, or 4000 0000 0000 0341 for a card whose charges are declined"}))
 	mux.HandleFunc("GET "+PspyPath+"/{$}", serveIndex(index{Name: "pspy", Base: s.PspyURL,
-		API: "JSON requests with the account's key as the bearer token, JSON answers",
+		API:   "JSON requests with the account's key as the bearer token, JSON answers",
 		Calls: []string{"/v2/customers", "/v2/payments", "/v2/customers/<id>/mandates", "/v2/customers/<id>/subscriptions"},
-		Pay: "chooses the payment's outcome (paid, failed, canceled, ...)"}))
+		Pay:   "chooses the payment's outcome (paid, failed, canceled, ...)"}))
 	mux.Handle(PspxPath+"/", http.StripPrefix(PspxPath, s.Pspx))
 	mux.Handle(PspyPath+"/", http.StripPrefix(PspyPath, s.Pspy))
 	mux.Handle(ClockPath, s.Clock.Handler())
