@@ -40,7 +40,7 @@ func Settings() []config.Setting {
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token the modules present to each other; unset: random per run"},
 		mount.TimeScaleSetting,
 		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: ".berth", Doc: "folder demo.json is written to"},
-		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
+		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo apps' redirect URI and payment return URL; unset: the run's own /dev/callback and /dev/paid pages"},
 		logx.LevelSetting,
 		logx.FormatSetting,
 		ops.PprofSetting,
