@@ -105,7 +105,7 @@ type demoBoard = atomic.Pointer[seed.Demo]
 func devPages(base string, mailbox *mail.Mailbox, demo *demoBoard) module.Module {
 	return module.Module{Name: "devpages", Web: func(context.Context, module.Common) (*module.Site, error) {
 		return &module.Site{Register: func(mux *http.ServeMux) {
-			mux.Handle(DevMailboxPath, mailbox.Handler())
+			mux.Handle(DevMailboxPath, mailbox.Handler(webpage.Template))
 			// {$}: only / itself; every other unknown path stays the edge's not-found.
 			mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { landing(w, base, demo.Load()) })
 			mux.HandleFunc("GET "+DevCallbackPath, func(w http.ResponseWriter, r *http.Request) { callback(w, r, base) })

@@ -43,6 +43,7 @@ func TestTheDevelopmentPagesAnswerBeforeAndAfterTheSeed(t *testing.T) {
 		{"a payment of no demo app", DevPaidPath + "?client_id=other&status=completed", true, http.StatusNotFound, "demo apps only"},
 		{"a payment before the seed", DevPaidPath + "?client_id=app-1", false, http.StatusNotFound, "demo apps only"},
 		{"the callback shows the code", DevCallbackPath + "?code=c0de&state=s", true, http.StatusOK, "c0de"},
+		{"the mailbox in the same layout", DevMailboxPath, true, http.StatusOK, "No messages yet"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			board.Store(nil)
