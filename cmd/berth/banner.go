@@ -43,9 +43,10 @@ func printBanner(w io.Writer, s *allinone.Stack, demo seed.Demo, demoFile, admin
 	p("")
 	p(wrap("gRPC: "+grpcAddrs(s), seed.Width)...)
 	p("Health "+base+ops.ReadyPath+"  metrics "+base+ops.MetricsPath,
-		"Provision more (berthctl):",
-		"export BERTH_ADMIN_TOKEN="+adminToken,
-		"go run ./cmd/berthctl -help")
+		"Provision more with berthctl, which finds this run through demo.json:",
+		"go run ./cmd/berthctl help",
+		"# The admin token, for other gRPC clients of the admin APIs:",
+		"export BERTH_ADMIN_TOKEN="+adminToken)
 }
 
 // wrap breaks text into lines of at most width columns at spaces; continuation lines are indented.

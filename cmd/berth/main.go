@@ -5,10 +5,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -43,8 +41,12 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(settings.String("BERTH_DEMO_DIR"), "demo.json")
-	if err := writeJSON(path, demo); err != nil {
+	addrs := map[string]string{}
+	for _, m := range allinone.Modules {
+		addrs[m.Name] = s.Addr(m.Name)
+	}
+	path, err := seed.WriteFile(settings.String("BERTH_DEMO_DIR"), seed.File{Demo: demo, AdminToken: cfg.AdminToken, GRPC: addrs})
+	if err != nil {
 		return err
 	}
 	s.ShowDemo(demo)
@@ -89,16 +91,4 @@ func grpcAddrs(s *allinone.Stack) string {
 		parts[i] = m.Name + " " + s.Addr(m.Name)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func writeJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	// 0600: the file holds the demo's API keys.
-	return os.WriteFile(path, append(b, '\n'), 0o600)
 }

@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 )
 
 // TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC is `make run` as a new user meets it: the real
-// binary starts on embedded defaults, writes demo.json, prints a banner whose every line fits 80
+// binary starts on embedded defaults, writes demo.json (with what berthctl needs to find it: the
+// admin token and every module's gRPC address), prints a banner whose every line fits 80
 // columns, the pages it links open as HTML, and every curl command it prints, run in a shell after
 // its export lines, answers 200 with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
 // status 0.
@@ -48,7 +50,7 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	exited := make(chan error, 1)
 	defer func() { _ = cmd.Process.Kill() }() // a no-op once it has exited
 
-	// Read stdout until the banner is complete (its last line says how to provision more).
+	// Read stdout until the banner is complete (its last line is the admin token's export).
 	var mu sync.Mutex
 	var banner []string
 	ready := make(chan struct{})
@@ -61,7 +63,7 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 				banner = append(banner, sc.Text())
 			}
 			mu.Unlock()
-			if strings.HasPrefix(sc.Text(), "go run ./cmd/berthctl") && !done {
+			if strings.HasPrefix(sc.Text(), "export BERTH_ADMIN_TOKEN=") && !done {
 				done = true
 				close(ready)
 			}
@@ -81,10 +83,14 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &demo) != nil {
 		t.Fatalf("demo.json: %v %q", err, raw)
 	}
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp"} {
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
 		if demo[k] == nil || demo[k] == "" {
 			t.Fatalf("demo.json lacks %s: %s", k, raw)
 		}
+	}
+
+	if grpc, _ := demo["grpc"].(map[string]any); len(grpc) != len(allinone.Modules) {
+		t.Fatalf("demo.json names %d modules' gRPC addresses, want %d: %s", len(grpc), len(allinone.Modules), raw)
 	}
 
 	mu.Lock()
