@@ -21,15 +21,16 @@ import (
 
 // TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC is `make run` as a new user meets it: the real
 // binary starts on embedded defaults, writes demo.json (with what berthctl needs to find it: the
-// admin token and every module's gRPC address), the API reference it links opens, and
-// every curl command it prints answers with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
+// admin token and every module's gRPC address), prints a banner whose every line fits 80
+// columns, the pages it links open as HTML, and every curl command it prints, run in a shell after
+// its export lines, answers 200 with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
 // status 0.
 func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	curl := needCurl(t)
 	dir := t.TempDir()
 	run := start(t, build(t, dir), dir, "BERTH_HTTP_ADDR=127.0.0.1:0", "BERTH_DATABASE_URL=")
 	demo := readDemo(t, dir)
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
 		if demo[k] == nil || demo[k] == "" {
 			t.Fatalf("demo.json lacks %s: %v", k, demo)
 		}
@@ -37,13 +38,24 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	if grpc, _ := demo["grpc"].(map[string]any); len(grpc) != len(allinone.Modules) {
 		t.Fatalf("demo.json names %d modules' gRPC addresses, want %d: %v", len(grpc), len(allinone.Modules), demo)
 	}
-	// The printed API reference opens as a page.
-	if res, err := http.Get(run.reference); err != nil {
-		t.Errorf("the printed API reference %q: %v", run.reference, err)
-	} else {
-		_ = res.Body.Close()
-		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-			t.Errorf("the printed API reference %s answers %d %q", run.reference, res.StatusCode, res.Header.Get("Content-Type"))
+	for _, l := range run.banner {
+		if len(l) > 80 {
+			t.Errorf("a banner line is %d columns, want at most 80: %q", len(l), l)
+		}
+	}
+	// The pages at the top open as HTML.
+	for _, l := range run.banner {
+		for _, label := range []string{"Start here", "Sign up", "Mailbox", "API docs"} {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(l), label); ok {
+				res, err := http.Get(strings.TrimSpace(rest))
+				if err != nil {
+					t.Fatalf("%s %q: %v", label, rest, err)
+				}
+				_ = res.Body.Close()
+				if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+					t.Errorf("%s %s answers %d %q", label, rest, res.StatusCode, res.Header.Get("Content-Type"))
+				}
+			}
 		}
 	}
 	run.checkCurls(t, curl, "")
@@ -69,8 +81,8 @@ func TestARestartOnPostgresReusesTheDemoAndItsBannerWorks(t *testing.T) {
 	var apps []any
 	for i, want := range []bool{false, true} {
 		run := start(t, bin, dir, env...)
-		if run.resumed != want {
-			t.Errorf("start %d: banner says reused=%v, want %v", i+1, run.resumed, want)
+		if run.resumed() != want {
+			t.Errorf("start %d: banner says reused=%v, want %v", i+1, run.resumed(), want)
 		}
 		apps = append(apps, readDemo(t, dir)["appId"])
 		// A user redeems a promotion code once: the first run's curl spent the demo user's.
@@ -111,17 +123,15 @@ func readDemo(t *testing.T, dir string) map[string]any {
 	return demo
 }
 
-// running is a started berth binary and what its banner printed.
+// running is a started berth binary and the banner it printed.
 type running struct {
-	cmd       *exec.Cmd
-	exited    chan error
-	curls     []string // the banner's commands, without the placeholders of the sign-in walk-through
-	reference string   // the API reference's URL
-	resumed   bool     // the banner says the demo is an earlier run's
+	cmd    *exec.Cmd
+	exited chan error
+	banner []string
 }
 
 // start runs bin with its demo facts in dir and env on top of free gRPC ports, embedded NATS and
-// quiet logs, and returns once the banner is complete (its last line says how to provision more).
+// quiet logs, and returns once the banner is complete (its last line is the admin token's export).
 func start(t *testing.T, bin, dir string, env ...string) *running {
 	cmd := exec.Command(bin)
 	cmd.Env = append(append(os.Environ(),
@@ -144,19 +154,12 @@ func start(t *testing.T, bin, dir string, env ...string) *running {
 		sc := bufio.NewScanner(stdout)
 		done := false
 		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
 			mu.Lock()
-			if strings.HasPrefix(line, "curl ") && !strings.Contains(line, "<ACCESS_TOKEN>") && !strings.Contains(line, "<CODE>") {
-				r.curls = append(r.curls, line)
-			}
-			if rest, ok := strings.CutPrefix(line, "API reference: "); ok {
-				r.reference, _, _ = strings.Cut(rest, " ")
-			}
-			if strings.HasPrefix(line, "Demo app ") && strings.Contains(line, "(from an earlier run)") {
-				r.resumed = true
+			if !done {
+				r.banner = append(r.banner, sc.Text())
 			}
 			mu.Unlock()
-			if strings.HasPrefix(line, "Provision more with") && !done {
+			if strings.HasPrefix(sc.Text(), "export BERTH_ADMIN_TOKEN=") && !done {
 				done = true
 				close(ready)
 			}
@@ -170,30 +173,49 @@ func start(t *testing.T, bin, dir string, env ...string) *running {
 	case <-time.After(90 * time.Second):
 		t.Fatal("berth did not become ready within 90s")
 	}
-	mu.Lock() // the banner is complete: nothing writes the fields any more
+	mu.Lock() // the banner is complete: nothing writes it any more
 	defer mu.Unlock()
 	return r
 }
 
-// checkCurls runs every command the banner printed: each answers with a /v1 success, except a
-// command containing spent (when not ""), which an earlier run already used once for all.
-func (r *running) checkCurls(t *testing.T, curl, spent string) {
-	if len(r.curls) < 8 {
-		t.Fatalf("want the 8 demo curls and the analytics one, got %d: %q", len(r.curls), r.curls)
+// resumed reports whether the banner says the demo is an earlier run's.
+func (r *running) resumed() bool {
+	for _, l := range r.banner {
+		if strings.Contains(l, "(from an earlier run)") {
+			return true
+		}
 	}
-	for _, line := range r.curls {
-		out, err := exec.Command("sh", "-c", strings.Replace(line, "curl ", curl+" ", 1)).Output()
-		var body map[string]any
-		if err != nil || json.Unmarshal(out, &body) != nil {
-			t.Fatalf("%s\n=> %v %s", line, err, out)
+	return false
+}
+
+// checkCurls runs every command the banner printed in a shell after its export lines: each
+// answers 200 with a /v1 success, except a command containing spent (when not ""), which an
+// earlier run already used once for all.
+func (r *running) checkCurls(t *testing.T, curl, spent string) {
+	exports, commands := shellCommands(r.banner)
+	if len(commands) < 12 || !strings.Contains(exports, "export BERTH_READ_KEY=") {
+		t.Fatalf("want the exports, the 10 demo curls, the checkout and the clock's, got %d commands:\n%s", len(commands), strings.Join(r.banner, "\n"))
+	}
+	for _, c := range commands {
+		if spent != "" && strings.Contains(c, spent) {
+			continue
+		}
+		// -w appends the status on a line of its own.
+		script := exports + "\n" + strings.Replace(c, "curl ", curl+` -w '\n%{http_code}' `, 1)
+		out, err := exec.Command("sh", "-c", script).Output()
+		i := strings.LastIndex(string(out), "\n")
+		body, code := string(out[:max(i, 0)]), string(out[i+1:])
+		var answer map[string]any
+		if err != nil || code != "200" || json.Unmarshal([]byte(body), &answer) != nil {
+			t.Fatalf("%s\n=> %v %s %s", c, err, code, body)
 		}
 		// The sandbox clock's control answers its own shape; every route answers the envelope.
-		if strings.Contains(line, "/_sandbox/clock/advance") {
-			if body["now"] == nil {
-				t.Fatalf("%s\n=> %s", line, out)
+		if strings.Contains(c, "/_sandbox/clock/advance") {
+			if answer["now"] == nil {
+				t.Fatalf("%s\n=> %s", c, out)
 			}
-		} else if body["success"] != true && (spent == "" || !strings.Contains(line, spent)) {
-			t.Fatalf("%s\n=> %s", line, out)
+		} else if answer["success"] != true {
+			t.Fatalf("%s\n=> %s", c, out)
 		}
 	}
 }
@@ -211,4 +233,28 @@ func (r *running) stop(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("berth did not stop within 20s of Ctrl-C")
 	}
+}
+
+// shellCommands finds the banner's export lines (as one script) and its commands that call
+// routes (curl), each with the lines it continues onto.
+func shellCommands(lines []string) (exports string, commands []string) {
+	var exportLines []string
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if !strings.HasPrefix(l, "export ") && !strings.HasPrefix(l, "curl ") {
+			continue
+		}
+		whole := l
+		for strings.HasSuffix(lines[i], `\`) && i+1 < len(lines) {
+			i++
+			whole += "\n" + lines[i]
+		}
+		switch {
+		case strings.HasPrefix(l, "export "):
+			exportLines = append(exportLines, whole)
+		default:
+			commands = append(commands, whole)
+		}
+	}
+	return strings.Join(exportLines, "\n"), commands
 }

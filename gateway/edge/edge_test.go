@@ -569,7 +569,7 @@ func TestAccessLogNamesRequestButNoSecrets(t *testing.T) {
 		"X-API-KEY": "very-secret-key", "Authorization": "Bearer very-secret-token", "X-Request-Id": "log-1",
 	})
 	logged := h.logs.String()
-	for _, want := range []string{`"method":"GET"`, `"path":"/v1/apps/a1/public-keys"`, `"status":200`, `"duration":`, `"request_id":"log-1"`} {
+	for _, want := range []string{`"method":"GET"`, `"path":"/v1/apps/a1/public-keys"`, `"status":200`, `"duration_ms":`, `"request_id":"log-1"`} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("access log lacks %s: %s", want, logged)
 		}

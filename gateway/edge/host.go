@@ -47,7 +47,7 @@ func Settings() []config.Setting {
 			Doc: "token of the login and payment pages' calls, which only Berth services may make; forwarded REST calls never carry it"},
 	}
 	s = append(append(s, Module.Settings...), Module.PeerSettings()...)
-	return append(append(s, logx.LevelSetting, ops.PprofSetting), grpcx.TLSSettings...)
+	return append(append(s, logx.LevelSetting, logx.FormatSetting, ops.PprofSetting), grpcx.TLSSettings...)
 }
 
 // Backends are the modules the edge calls: those it forwards to (Modules) and those behind its

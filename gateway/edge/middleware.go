@@ -14,6 +14,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/tracing"
 )
@@ -142,7 +143,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 						slog.String("method", r.Method),
 						slog.String("path", r.URL.Path),
 						slog.Int("status_sent", rec.statusOr200()),
-						slog.Duration("duration", time.Since(start)),
+						logx.Duration(time.Since(start)),
 					}
 					var a aborted
 					if errors.As(err, &a) {
@@ -180,7 +181,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", rec.statusOr200()),
-				slog.Duration("duration", time.Since(start)))
+				logx.Duration(time.Since(start)))
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"errors"
-	"html/template"
 	"log/slog"
 	"mime"
 	"net"
@@ -13,7 +12,10 @@ import (
 	"net/url"
 	"strings"
 
+	"google.golang.org/grpc/status"
+
 	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -28,7 +30,7 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = template.Must(template.New("login").Parse(pageHTML))
+var pages = webpage.Template("login", pageHTML)
 
 // Page is the hosted login page. It holds no state between requests: the authorization
 // parameters travel in the form, the CSRF token in a cookie.
@@ -56,6 +58,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.submit(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
+		p.logRefusal(r, "method "+r.Method+" is not allowed")
 		p.renderError(w, r, http.StatusMethodNotAllowed, msgBadRequest)
 	}
 }
@@ -65,6 +68,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 	params, err := paramsFrom(r.URL.Query())
 	if err != nil {
+		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
 		return
 	}
@@ -80,6 +84,7 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 // backend built from the registered redirect URI, with a 303 so it is fetched with GET.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		p.logRefusal(r, "the form is not application/x-www-form-urlencoded")
 		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
 		return
 	}
@@ -87,9 +92,11 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
+			p.logRefusal(r, "the form is too large")
 			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
 			return
 		}
+		p.logRefusal(r, "the form cannot be parsed")
 		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
 		return
 	}
@@ -97,6 +104,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	form := r.PostForm
 	params, err := paramsFrom(form)
 	if err != nil {
+		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
 		return
 	}
@@ -109,6 +117,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !validCSRF(r) {
+		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
 	}
@@ -132,6 +141,10 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		f := submitFailure(err, params.SignUp)
 		if f.status >= http.StatusInternalServerError {
 			p.logCause(r, "login submit failed", err)
+		} else {
+			// The backend's text may name the account (an email address): the code and field say enough.
+			st := status.Convert(err)
+			p.logRefusal(r, "identity refused the "+params.typeName()+": "+st.Code().String()+fieldNote(st))
 		}
 		p.retry(w, r, view, f)
 		return
@@ -189,6 +202,11 @@ func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
 	f := describeFailure(err)
 	if f.status >= http.StatusInternalServerError {
 		p.logCause(r, "login link check failed", err)
+	} else {
+		// Unknown app, disabled app, unregistered redirect_uri: the visitor is told only that the
+		// link is bad (so it cannot probe which apps exist); the log says which.
+		st := status.Convert(err)
+		p.logRefusal(r, "identity refused the link: "+st.Code().String()+fieldNote(st)+": "+st.Message())
 	}
 	SetRetryAfter(w.Header(), f.retryAfter)
 	p.renderError(w, r, f.status, f.message)
@@ -245,6 +263,22 @@ func (p *Page) logCause(r *http.Request, msg string, err error) {
 	p.log.ErrorContext(r.Context(), msg,
 		slog.String("request_id", reqid.From(r.Context())),
 		slog.String("error", err.Error()))
+}
+
+// logRefusal records at info why the page refused a request, on a line carrying the request id
+// the error card shows as its reference, so whoever is given the reference finds the reason.
+func (p *Page) logRefusal(r *http.Request, reason string) {
+	p.log.InfoContext(r.Context(), "login refused",
+		slog.String("request_id", reqid.From(r.Context())),
+		slog.String("reason", reason))
+}
+
+// fieldNote names the field a refusal is about (" (redirect_uri)"), or is "".
+func fieldNote(st *status.Status) string {
+	if f := grpcx.FieldOf(st); f != "" {
+		return " (" + f + ")"
+	}
+	return ""
 }
 
 // clientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless

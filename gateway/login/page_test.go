@@ -3,7 +3,9 @@ package login
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"html"
 	"log/slog"
@@ -21,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/reqid"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -99,7 +102,7 @@ func linkQuery(typ string) url.Values {
 
 func get(t *testing.T, p *Page, q url.Values) *httptest.ResponseRecorder {
 	t.Helper()
-	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, Path+"?"+q.Encode(), nil)
+	req := httptest.NewRequestWithContext(reqid.With(t.Context(), "req-login"), http.MethodGet, Path+"?"+q.Encode(), nil)
 	rec := httptest.NewRecorder()
 	p.ServeHTTP(rec, req)
 	return rec
@@ -270,17 +273,18 @@ func TestShowAnswersBadLinksWithAnErrorPageNotARedirect(t *testing.T) {
 		query       url.Values
 		describeErr error
 		status      int
-		logged      bool
+		// reason is what the info line "login refused" says; "" expects an error line instead.
+		reason string
 	}{
-		{"missing client_id", without("client_id"), nil, http.StatusBadRequest, false},
-		{"missing redirect_uri", without("redirect_uri"), nil, http.StatusBadRequest, false},
-		{"missing state", without("state"), nil, http.StatusBadRequest, false},
-		{"oversized parameter", long, nil, http.StatusBadRequest, false},
-		{"oversized referral", longReferral, nil, http.StatusBadRequest, false},
-		{"unknown app", linkQuery("signIn"), wire(fault.NotFound("no such app")), http.StatusBadRequest, false},
-		{"disabled app", linkQuery("signIn"), wire(fault.Forbidden("app disabled")), http.StatusBadRequest, false},
-		{"unregistered redirect_uri", linkQuery("signIn"), wire(fault.Invalid("redirect_uri", "not registered")), http.StatusBadRequest, false},
-		{"identity unavailable", linkQuery("signIn"), status.Error(codes.Unavailable, "connection refused"), http.StatusServiceUnavailable, true},
+		{"missing client_id", without("client_id"), nil, http.StatusBadRequest, "lacks client_id, redirect_uri or state"},
+		{"missing redirect_uri", without("redirect_uri"), nil, http.StatusBadRequest, "lacks client_id, redirect_uri or state"},
+		{"missing state", without("state"), nil, http.StatusBadRequest, "lacks client_id, redirect_uri or state"},
+		{"oversized parameter", long, nil, http.StatusBadRequest, "too long"},
+		{"oversized referral", longReferral, nil, http.StatusBadRequest, "too long"},
+		{"unknown app", linkQuery("signIn"), wire(fault.NotFound("no such app")), http.StatusBadRequest, "NotFound: no such app"},
+		{"disabled app", linkQuery("signIn"), wire(fault.Forbidden("app disabled")), http.StatusBadRequest, "PermissionDenied: app disabled"},
+		{"unregistered redirect_uri", linkQuery("signIn"), wire(fault.Invalid("redirect_uri", "not registered")), http.StatusBadRequest, "InvalidArgument (redirect_uri): not registered"},
+		{"identity unavailable", linkQuery("signIn"), status.Error(codes.Unavailable, "connection refused"), http.StatusServiceUnavailable, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,10 +302,28 @@ func TestShowAnswersBadLinksWithAnErrorPageNotARedirect(t *testing.T) {
 			if len(rec.Result().Cookies()) != 0 {
 				t.Errorf("error page sets cookies: %v", rec.Result().Cookies())
 			}
-			if got := logs.Len() > 0; got != tt.logged {
-				t.Errorf("logged = %v, want %v: %s", got, tt.logged, logs)
-			}
+			wantRefusal(t, logs.String(), tt.reason)
 		})
+	}
+}
+
+// wantRefusal checks the page logged why it refused the request: one info line with the reason and
+// the request id the error card shows; reason "" wants an error line (a fault of ours) instead.
+func wantRefusal(t *testing.T, logs, reason string) {
+	t.Helper()
+	if reason == "" {
+		if !strings.Contains(logs, `"level":"ERROR"`) {
+			t.Errorf("no error logged: %s", logs)
+		}
+		return
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(logs), &line); err != nil {
+		t.Fatalf("want one log line, got %q", logs)
+	}
+	if line["level"] != "INFO" || line["msg"] != "login refused" || line["request_id"] != "req-login" ||
+		!strings.Contains(fmt.Sprint(line["reason"]), reason) {
+		t.Errorf("log %v, want an info line \"login refused\" with reason %q and the request id", line, reason)
 	}
 }
 
@@ -480,8 +502,11 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 			if got := hiddenFields(t, body)["state"]; got != "st4te" {
 				t.Errorf("re-rendered form lost the parameters: state = %q", got)
 			}
-			if got := logs.Len() > 0; got != (tt.status >= 500) {
-				t.Errorf("logged = %v for status %d", got, tt.status)
+			if got := strings.Contains(logs.String(), `"level":"ERROR"`); got != (tt.status >= 500) {
+				t.Errorf("logged an error = %v for status %d: %s", got, tt.status, logs)
+			}
+			if tt.status < 500 && !strings.Contains(logs.String(), `"msg":"login refused"`) {
+				t.Errorf("the refusal is not logged: %s", logs)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package pay
 
 import (
 	_ "embed"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -39,7 +38,7 @@ var (
 //go:embed page.html
 var pageHTML string
 
-var page = template.Must(template.New("pay").Parse(pageHTML))
+var page = webpage.Template("pay", pageHTML)
 
 // Messages the pages show; none reveals whether a session exists.
 const (

@@ -124,6 +124,7 @@ func TestEachRequestMakesOneInfoLineWhereItEntersBerth(t *testing.T) {
 		{"a direct gRPC caller", metadata.Pairs("x-api-key", "k"), `"level":"INFO"`},
 		{"a call the REST edge forwarded (it logged the request)", metadata.Pairs("x-forwarded-host", "berth.test"), `"level":"DEBUG"`},
 		{"a call of another Berth service (a step of a logged request)", metadata.Pairs(authn.MDServiceToken, "t"), `"level":"DEBUG"`},
+		{"a process provisioning itself at start-up (the demo seed)", metadata.Pairs(MDSetup, "1", "x-api-key", "k"), `"level":"DEBUG"`},
 	}
 	for _, tt := range tests {
 		var logs bytes.Buffer
@@ -132,6 +133,25 @@ func TestEachRequestMakesOneInfoLineWhereItEntersBerth(t *testing.T) {
 		if !strings.Contains(logs.String(), tt.level) {
 			t.Errorf("%s: log %s, want %s", tt.name, logs.String(), tt.level)
 		}
+	}
+}
+
+func TestSetupInterceptorMarksTheCallsItSends(t *testing.T) {
+	var sent metadata.MD
+	err := SetupInterceptor()(context.Background(), "/s/M", nil, nil, nil, func(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
+		sent, _ = metadata.FromOutgoingContext(ctx)
+		return nil
+	})
+	if err != nil || len(sent.Get(MDSetup)) != 1 {
+		t.Fatalf("sent %v, %v; want the %s marker", sent, err, MDSetup)
+	}
+}
+
+func TestAccessLinesGiveTheirDurationInMilliseconds(t *testing.T) {
+	var logs bytes.Buffer
+	_, _ = accessLog(logx.New(&logs, "info"))(context.Background(), nil, info, func(context.Context, any) (any, error) { return nil, nil })
+	if !strings.Contains(logs.String(), `"duration_ms":`) {
+		t.Fatalf("access line %s has no duration_ms", logs.String())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/tracing"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
@@ -154,14 +155,14 @@ func streamRecovery(log *slog.Logger) grpc.StreamServerInterceptor {
 func logAccess(ctx context.Context, log *slog.Logger, method string, start time.Time, err error) {
 	code := status.Code(err)
 	level := slog.LevelInfo
-	if code == codes.Canceled || hop(ctx) {
+	if code == codes.Canceled || hop(ctx) || setup(ctx) {
 		level = slog.LevelDebug
 	}
 	if !log.Enabled(ctx, level) {
 		return
 	}
 	log.LogAttrs(ctx, level, "grpc", slog.String("method", method), slog.String("code", code.String()),
-		slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+		logx.Duration(time.Since(start)))
 }
 
 // hop reports whether the call is a step of a request that was logged where it entered Berth: one
@@ -171,6 +172,22 @@ func logAccess(ctx context.Context, log *slog.Logger, method string, start time.
 func hop(ctx context.Context) bool {
 	return len(metadata.ValueFromIncomingContext(ctx, "x-forwarded-host")) > 0 ||
 		len(metadata.ValueFromIncomingContext(ctx, authn.MDServiceToken)) > 0
+}
+
+// MDSetup marks the calls a process makes to provision itself as it starts (the all-in-one's demo
+// seed): SetupInterceptor sends it, and their access lines are debug lines, so a start-up is not
+// two dozen lines of its own provisioning. Like the hop markers it only chooses a log level.
+const MDSetup = "x-berth-setup"
+
+// SetupInterceptor marks every call of a client connection as start-up provisioning (MDSetup).
+func SetupInterceptor() grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		return invoker(metadata.AppendToOutgoingContext(ctx, MDSetup, "1"), method, req, reply, cc, opts...)
+	}
+}
+
+func setup(ctx context.Context) bool {
+	return len(metadata.ValueFromIncomingContext(ctx, MDSetup)) > 0
 }
 
 func accessLog(log *slog.Logger) grpc.UnaryServerInterceptor {

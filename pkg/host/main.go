@@ -22,7 +22,8 @@ import (
 // Main runs the process kind name: the garbage collector's policy (pkg/gcpolicy, unless GOGC or
 // GOMEMLIMIT say otherwise), then every declared setting parsed from the environment — a bad or
 // missing one stops the process with exit code 2 and one line per variable, before anything
-// happens —, the logger at BERTH_LOG_LEVEL (which decls must declare: logx.LevelSetting), tracing
+// happens —, the logger at BERTH_LOG_LEVEL in BERTH_LOG_FORMAT (which decls must declare:
+// logx.LevelSetting, logx.FormatSetting), tracing
 // under name, and run with a context that ends on SIGINT or SIGTERM. A failing run exits 1.
 func Main(name string, decls [][]config.Setting, run func(ctx context.Context, log *slog.Logger, settings config.Values) error) {
 	gcpolicy.Configure(os.Getenv)
@@ -32,7 +33,7 @@ func Main(name string, decls [][]config.Setting, run func(ctx context.Context, l
 		os.Exit(2)
 	}
 	out := logx.NewOutput(os.Stderr)
-	log := logx.New(out, settings.String(logx.LevelSetting.Name))
+	log := logx.NewFormat(out, settings.String(logx.LevelSetting.Name), settings.String(logx.FormatSetting.Name), logx.OnTerminal())
 	if err := runTraced(name, log, settings, run); errors.As(err, new(*config.InvalidError)) {
 		_ = out.Flush()
 		fmt.Fprintf(os.Stderr, "%s: refusing to start, its settings are wrong:\n%v\n", name, err)

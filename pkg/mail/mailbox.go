@@ -17,10 +17,10 @@ import (
 // long-running instance does not grow without bound.
 const mailboxSize = 200
 
+// mailboxHTML is the page's body; the caller's layout wraps it (Handler).
+//
 //go:embed mailbox.html
 var mailboxHTML string
-
-var mailboxPage = template.Must(template.New("mailbox").Parse(mailboxHTML))
 
 // Mailbox is the development mailbox of the all-in-one run: instead of delivering, it keeps the
 // last mailboxSize messages in memory, logs each send (recipient and subject, never the body,
@@ -96,8 +96,11 @@ type jsonMessage struct {
 // messages as a JSON array. The page shows every value escaped; HTML bodies are rendered only
 // inside sandboxed iframes (srcdoc: no scripts, a unique origin) under a Content-Security-Policy
 // that the iframes inherit and that loads nothing from anywhere, so a hostile message can neither
-// run code nor call out.
-func (m *Mailbox) Handler() http.Handler {
+// run code nor call out. layout parses the page: it supplies the templates "head" (given the
+// title) and "foot", so the mailbox looks like the pages served beside it (the all-in-one passes
+// gateway/webpage.Template).
+func (m *Mailbox) Handler(layout func(name, page string) *template.Template) http.Handler {
+	page := layout("mailbox", mailboxHTML)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Cache-Control", "no-store")
@@ -111,7 +114,7 @@ func (m *Mailbox) Handler() http.Handler {
 		case "json":
 			m.serveJSON(w)
 		case "", "html":
-			m.serveHTML(w)
+			m.serveHTML(w, page)
 		default:
 			http.Error(w, "unknown format: use format=json or none", http.StatusBadRequest)
 		}
@@ -133,10 +136,10 @@ func (m *Mailbox) serveJSON(w http.ResponseWriter) {
 	_, _ = w.Write(body)
 }
 
-func (m *Mailbox) serveHTML(w http.ResponseWriter) {
+func (m *Mailbox) serveHTML(w http.ResponseWriter, page *template.Template) {
 	// Rendered into a buffer first, so a template failure can still become a clean 500.
 	var buf bytes.Buffer
-	if err := mailboxPage.Execute(&buf, m.snapshot()); err != nil {
+	if err := page.Execute(&buf, m.snapshot()); err != nil {
 		m.fail(w, "render mailbox page", err)
 		return
 	}

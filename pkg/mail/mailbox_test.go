@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -128,6 +129,12 @@ func serve(t *testing.T, h http.Handler, method, target string) *httptest.Respon
 	return rec
 }
 
+// testLayout stands in for the caller's layout (gateway/webpage in the all-in-one).
+func testLayout(name, page string) *template.Template {
+	return template.Must(template.Must(template.New(name).Parse(
+		`{{define "head"}}<!DOCTYPE html><title>{{.}}</title>{{end}}{{define "foot"}}</html>{{end}}`)).Parse(page))
+}
+
 var srcdoc = regexp.MustCompile(`<iframe sandbox srcdoc="([^"]*)"`)
 
 func TestMailboxPageEscapesHostileMessages(t *testing.T) {
@@ -138,7 +145,7 @@ func TestMailboxPageEscapesHostileMessages(t *testing.T) {
 	if err := mb.Send(t.Context(), msg); err != nil {
 		t.Fatal(err)
 	}
-	rec := serve(t, mb.Handler(), http.MethodGet, "/mail")
+	rec := serve(t, mb.Handler(testLayout), http.MethodGet, "/mail")
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status = %d", rec.Code)
 	}
@@ -170,7 +177,7 @@ func TestMailboxPageEscapesHostileMessages(t *testing.T) {
 
 func TestMailboxPageWhenEmpty(t *testing.T) {
 	mb, _ := newTestMailbox()
-	rec := serve(t, mb.Handler(), http.MethodGet, "/mail")
+	rec := serve(t, mb.Handler(testLayout), http.MethodGet, "/mail")
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "No messages yet") {
 		t.Errorf("status %d, body:\n%s", rec.Code, rec.Body.String())
 	}
@@ -178,7 +185,7 @@ func TestMailboxPageWhenEmpty(t *testing.T) {
 
 func TestMailboxJSONViewListsMessagesNewestFirst(t *testing.T) {
 	mb, _ := newTestMailbox()
-	rec := serve(t, mb.Handler(), http.MethodGet, "/mail?format=json")
+	rec := serve(t, mb.Handler(testLayout), http.MethodGet, "/mail?format=json")
 	if strings.TrimSpace(rec.Body.String()) != "[]" {
 		t.Errorf("empty mailbox JSON = %q, want []", rec.Body.String())
 	}
@@ -190,7 +197,7 @@ func TestMailboxJSONViewListsMessagesNewestFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec = serve(t, mb.Handler(), http.MethodGet, "/mail?format=json")
+	rec = serve(t, mb.Handler(testLayout), http.MethodGet, "/mail?format=json")
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
@@ -222,7 +229,7 @@ func TestMailboxHandlerRefusesOtherMethodsAndFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
-			if rec := serve(t, mb.Handler(), tt.method, tt.target); rec.Code != tt.status {
+			if rec := serve(t, mb.Handler(testLayout), tt.method, tt.target); rec.Code != tt.status {
 				t.Errorf("status = %d, want %d", rec.Code, tt.status)
 			}
 		})

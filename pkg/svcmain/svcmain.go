@@ -38,6 +38,7 @@ var Settings = append([]config.Setting{
 	{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset disables them"},
 	{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token Berth's processes present to each other; REST callers never carry it"},
 	logx.LevelSetting,
+	logx.FormatSetting,
 	ops.PprofSetting,
 }, grpcx.TLSSettings...)
 
@@ -71,7 +72,7 @@ func Main(m module.Module) {
 }
 
 // MigrateSettings are all the migration step reads: it touches nothing but the database.
-var MigrateSettings = []config.Setting{DatabaseURLSetting, logx.LevelSetting}
+var MigrateSettings = []config.Setting{DatabaseURLSetting, logx.LevelSetting, logx.FormatSetting}
 
 // migrate applies the module's migrations to BERTH_DATABASE_URL.
 func migrate(log *slog.Logger, m module.Module, settings config.Values) error {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
@@ -61,6 +62,23 @@ type Stack struct {
 
 	host     *host.Host
 	closeBus func()
+	demo     demoBoard // what the development pages show of the seeded demo
+}
+
+// ShowDemo hands the seeded demo to the development pages: the landing page lists it, and the
+// payment return page reads its tenants with its keys.
+func (s *Stack) ShowDemo(d seed.Demo) { s.demo.Store(&d) }
+
+// DemoOptions are the seed's options for this stack. A redirectURI "" gives the demo apps the
+// run's own development pages: DevCallbackPath to sign in to and DevPaidPath to return to after
+// paying; otherwise the apps sign in and return to redirectURI.
+func (s *Stack) DemoOptions(redirectURI string) seed.Options {
+	o := seed.Options{BaseURL: s.BaseURL, RedirectURI: redirectURI,
+		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}
+	if redirectURI == "" {
+		o.RedirectURI, o.PaidURL = s.BaseURL+DevCallbackPath, s.BaseURL+DevPaidPath
+	}
+	return o
 }
 
 // Addr is the gRPC address of the named module.
@@ -106,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
 	// loopback address, which works whatever proxy stands in front of the public one.
 	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
-	s.host, err = host.Start(ctx, append(slices.Clone(Modules), Sites(publicURL, s.Mailbox, s.Sandboxes)...), host.Options{
+	s.host, err = host.Start(ctx, append(slices.Clone(Modules), Sites(publicURL, s.Mailbox, s.Sandboxes, &s.demo)...), host.Options{
 		Log: log, Bus: s.Bus, Settings: settings, DatabaseURLs: cfg.DatabaseURLs, GRPCAddrs: cfg.GRPCAddrs,
 		AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, TLS: cfg.TLS, Mailer: s.Mailbox,
 		InProcess: true, Profiler: cfg.Profiler, HTTPListener: edgeLn,
@@ -119,10 +137,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 }
 
 // Sites are the all-in-one's modules that serve HTTP only, beside Modules: the development pages
-// (at base, with mailbox's messages), the provider sandboxes sb, and the edge, which takes every
-// other path.
-func Sites(base string, mailbox *mail.Mailbox, sb *mount.Sandboxes) []module.Module {
-	return []module.Module{devPages(base, mailbox), sb.Module(), edge.Module}
+// (at base, with mailbox's messages and the demo once seeded), the provider sandboxes sb, and the
+// edge, which takes every other path.
+func Sites(base string, mailbox *mail.Mailbox, sb *mount.Sandboxes, demo *demoBoard) []module.Module {
+	return []module.Module{devPages(base, mailbox, demo), sb.Module(), edge.Module}
 }
 
 // Wait returns when ctx ends or a module's background work fails (host.Host.Wait).

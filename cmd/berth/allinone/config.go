@@ -41,8 +41,9 @@ func Settings() []config.Setting {
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token the modules present to each other; unset: random per run"},
 		mount.TimeScaleSetting,
 		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: seed.DefaultDir, Doc: "folder demo.json is written to (berthctl finds a running all-in-one through it)"},
-		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
+		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo apps' redirect URI and payment return URL; unset: the run's own /dev/callback and /dev/paid pages"},
 		logx.LevelSetting,
+		logx.FormatSetting,
 		ops.PprofSetting,
 	}
 	for _, m := range Modules {

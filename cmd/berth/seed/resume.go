@@ -45,10 +45,10 @@ func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
 	// Billing knows the tenants as customers of the earlier run's provider accounts, which this
 	// run's sandboxes never had: each app is connected to an account on them, and uses it.
 	var err error
-	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o.Sandbox.Pspx, o.BaseURL); err != nil {
+	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o); err != nil {
 		return d, err
 	}
-	return d, connectPspy(ctx, a, &d.PspyApp)
+	return d, connectPspy(ctx, a, &d.PspyApp, o)
 }
 
 // keysWork reports whether the edge still accepts an app's keys (by type): anything but 401

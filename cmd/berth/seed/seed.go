@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
-	"time"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -17,14 +15,16 @@ import (
 
 // Demo is what the seed created; it is written to .berth/demo.json.
 type Demo struct {
-	BaseURL     string   `json:"baseUrl"`
-	RedirectURI string   `json:"redirectUri"`
-	ProjectID   string   `json:"projectId"`
-	AppID       string   `json:"appId"`
-	ReadKey     string   `json:"readKey"`
-	WriteKey    string   `json:"writeKey"`
-	TenantID    string   `json:"tenantId"`
-	UserIDs     []string `json:"userIds"`
+	BaseURL     string `json:"baseUrl"`
+	RedirectURI string `json:"redirectUri"`
+	// State is the demo's `state` (DemoState): the sign-up link and the checkouts send it.
+	State     string   `json:"state"`
+	ProjectID string   `json:"projectId"`
+	AppID     string   `json:"appId"`
+	ReadKey   string   `json:"readKey"`
+	WriteKey  string   `json:"writeKey"`
+	TenantID  string   `json:"tenantId"`
+	UserIDs   []string `json:"userIds"`
 	// PromotionCode is an active promotion of the app (route 24 redeems it).
 	PromotionCode string `json:"promotionCode"`
 	// Sandbox names the provider sandboxes' API base URLs.
@@ -78,8 +78,11 @@ type Admin struct {
 // Options say where the demo lives.
 type Options struct {
 	BaseURL     string // the REST edge
-	RedirectURI string // the demo apps' redirect URI (and so their payment return URL)
-	Sandbox     Sandbox
+	RedirectURI string // the demo apps' redirect URI (and their payment return URL unless PaidURL)
+	// PaidURL, when set, is where the payer lands after a checkout of either app, with the app's
+	// client_id in the query: a page that knows which app's tenant to show.
+	PaidURL string
+	Sandbox Sandbox
 }
 
 // Run creates a project with two apps. The first, on pspx, has a read and a write API key, two
@@ -87,7 +90,7 @@ type Options struct {
 // promotion code, and sandbox prices (one-time, monthly, yearly) and a tax rate. The second has
 // the same keys, tenant and users, is connected to pspy and has the same prices in its catalog.
 func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
-	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, Sandbox: o.Sandbox}
+	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, State: DemoState, Sandbox: o.Sandbox}
 	project, err := a.Identity.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: "Demo project"})
 	if err != nil {
 		return d, fmt.Errorf("project: %w", err)
@@ -109,14 +112,14 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, fmt.Errorf("promotion: %w", err)
 	}
 	d.PromotionCode = promo.GetCode()
-	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o.Sandbox.Pspx, o.BaseURL); err != nil {
+	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o); err != nil {
 		return d, err
 	}
 
 	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", o.RedirectURI, "example.org"); err != nil {
 		return d, err
 	}
-	if err := seedPspy(ctx, a, &d.PspyApp); err != nil {
+	if err := seedPspy(ctx, a, &d.PspyApp, o); err != nil {
 		return d, err
 	}
 	return d, nil
@@ -180,15 +183,15 @@ var PspxWebhookEvents = []string{
 // connects the app with the keys and the endpoint's signing secret, making it the connection the
 // app's checkouts use, and creates its prices and tax rate in the sandbox, as an operator would in
 // the provider's dashboard.
-func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (PspxDemo, error) {
+func seedPspx(ctx context.Context, a Admin, appID string, o Options) (PspxDemo, error) {
 	var d PspxDemo
 	testKey, liveKey := "sk_test_"+randomAlnum(24), "sk_live_"+randomAlnum(24)
-	dash := dashboard{base: sandboxURL, key: testKey}
+	dash := dashboard{base: o.Sandbox.Pspx, key: testKey}
 	// The provider shows an endpoint's signing secret once, in the answer that creates it.
 	var endpoint struct {
 		Secret string `json:"secret"`
 	}
-	if err := dash.post(ctx, "/v1/webhook_endpoints", url.Values{"url": {baseURL + "/api/v1/webhooks/pspx"},
+	if err := dash.post(ctx, "/v1/webhook_endpoints", url.Values{"url": {o.BaseURL + "/api/v1/webhooks/pspx"},
 		"enabled_events[]": PspxWebhookEvents, "description": {"Berth"}}, &endpoint); err != nil {
 		return d, err
 	}
@@ -200,6 +203,7 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 	}
 	d.ConnectionID = conn.GetId()
 	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID, ConnectionId: proto.String(d.ConnectionID),
+		PaymentReturnUrl: o.paidURL(appID),
 		RenewalLineDescription: proto.String("Demo plan × {quantity}, {start} to {end}")}); err != nil {
 		return d, fmt.Errorf("pspx app settings: %w", err)
 	}
@@ -225,8 +229,8 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 }
 
 // seedPspy connects the second app to pspy and fills its catalog.
-func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
-	if err := connectPspy(ctx, a, d); err != nil {
+func seedPspy(ctx context.Context, a Admin, d *PspyDemo, o Options) error {
+	if err := connectPspy(ctx, a, d, o); err != nil {
 		return err
 	}
 	for _, p := range []struct {
@@ -250,75 +254,38 @@ func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
 }
 
 // connectPspy connects the second app to a pspy account with new sandbox keys, making it the
-// connection the app's checkouts use.
-func connectPspy(ctx context.Context, a Admin, d *PspyDemo) error {
+// connection the app's checkouts use, payments returning to o's PaidURL when it has one.
+func connectPspy(ctx context.Context, a Admin, d *PspyDemo, o Options) error {
 	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: d.AppID, Provider: billingv1.Provider_PROVIDER_PSPY,
 		TestSecretKey: "test_" + randomAlnum(30), LiveSecretKey: "live_" + randomAlnum(30)})
 	if err != nil {
 		return fmt.Errorf("pspy connection: %w", err)
 	}
 	d.ProviderUUID = conn.GetId()
-	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: d.AppID, ConnectionId: proto.String(d.ProviderUUID)}); err != nil {
+	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: d.AppID, ConnectionId: proto.String(d.ProviderUUID),
+		PaymentReturnUrl: o.paidURL(d.AppID)}); err != nil {
 		return fmt.Errorf("pspy app settings: %w", err)
 	}
 	return nil
 }
 
+// paidURL is appID's payment return URL setting: PaidURL naming the app, or nil (unchanged, so the
+// app's first redirect URI) without one.
+func (o Options) paidURL(appID string) *string {
+	if o.PaidURL == "" {
+		return nil
+	}
+	return proto.String(o.PaidURL + "?" + url.Values{"client_id": {appID}}.Encode())
+}
+
 // LoginURL is the hosted sign-up page for the demo app.
 func (d Demo) LoginURL() string {
-	q := url.Values{"client_id": {d.AppID}, "state": {"demo-state"}, "type": {"signUp"}, "redirect_uri": {d.RedirectURI}, "nonce": {"demo-nonce"}}
+	q := url.Values{"client_id": {d.AppID}, "state": {d.State}, "type": {"signUp"}, "redirect_uri": {d.RedirectURI}, "nonce": {"demo-nonce"}}
 	return d.BaseURL + "/login?" + q.Encode()
 }
 
-// TokenCurls are the commands of the sign-in walk-through: exchange the code the login page
-// produced, then call the API as the signed-in user.
-func (d Demo) TokenCurls() []string {
-	read := fmt.Sprintf("-H 'X-API-KEY: %s' -H 'X-API-KEY-TYPE: read' -H 'X-CLIENT-ID: %s'", d.ReadKey, d.AppID)
-	today := time.Now().UTC().Format(time.DateOnly)
-	return []string{
-		fmt.Sprintf(`curl -s -X POST -H 'Content-Type: application/json' -d '{"client_id":"%s","grant_type":"authorization_code","code":"<CODE>","redirect_uri":"%s","nonce":"demo-nonce"}' %s/api/v1/tokens`, d.AppID, d.RedirectURI, d.BaseURL),
-		fmt.Sprintf("curl -s -H 'Authorization: Bearer <ACCESS_TOKEN>' %s/v1/users/me", d.BaseURL),
-		fmt.Sprintf("curl -s -H 'Authorization: Bearer <ACCESS_TOKEN>' %s/v1/tenants/me", d.BaseURL),
-		fmt.Sprintf("curl -s %s '%s/api/v1/analytics/sign-ins?from=%s&to=%s'", read, d.BaseURL, today, today),
-	}
-}
-
-// Curls returns ready-to-paste commands that call the demo app's routes.
-func (d Demo) Curls() []string {
-	read := fmt.Sprintf("-H 'X-API-KEY: %s' -H 'X-API-KEY-TYPE: read' -H 'X-CLIENT-ID: %s'", d.ReadKey, d.AppID)
-	write := fmt.Sprintf("-H 'X-API-KEY: %s' -H 'X-API-KEY-TYPE: write' -H 'X-CLIENT-ID: %s'", d.WriteKey, d.AppID)
-	return []string{
-		fmt.Sprintf("curl -s %s %s/v1/tenants/%s", read, d.BaseURL, d.TenantID),
-		fmt.Sprintf("curl -s %s %s/v1/users/%s", read, d.BaseURL, d.UserIDs[0]),
-		fmt.Sprintf("curl -s %s %s/v1/users/ada@example.com", read, d.BaseURL),
-		fmt.Sprintf("curl -s %s %s/v1/apps/%s/user-roles", read, d.BaseURL, d.AppID),
-		fmt.Sprintf("curl -s %s %s/v1/apps/%s/public-keys", read, d.BaseURL, d.AppID),
-		fmt.Sprintf("curl -s -X PUT %s %s/v1/apps/%s/users/%s/access-status/0", write, d.BaseURL, d.AppID, d.UserIDs[1]),
-		fmt.Sprintf("curl -s -X PUT %s -H 'Content-Type: application/json' -d '{\"user\":{\"nickname\":\"ada\"}}' %s/v1/users/%s", write, d.BaseURL, d.UserIDs[0]),
-		fmt.Sprintf("curl -s -X PUT %s -H 'Content-Type: application/json' -d '{\"kind\":\"tenant\",\"companyName\":\"Demo GmbH\"}' %s/v1/tenants/%s", write, d.BaseURL, d.TenantID),
-		fmt.Sprintf("curl -s %s %s/v1/apps/%s/promotions", read, d.BaseURL, d.AppID),
-		fmt.Sprintf("curl -s -X PUT %s %s/v1/users/%s/promotion-codes/%s", write, d.BaseURL, d.UserIDs[0], d.PromotionCode),
-	}
-}
-
-// DemoState is the 64-character state the printed checkout curls send; the payment page link
-// needs it appended.
-var DemoState = strings.Repeat("demo-state.", 6)[:64]
-
-// CheckoutCurls start a monthly subscription checkout for each demo app's tenant. The answer's
-// nextAction.url, with &state=<DemoState> appended, is the page to open in a browser.
-func (d Demo) CheckoutCurls() []string {
-	body := func(price, taxRate string) string {
-		return fmt.Sprintf(`{"price":"%s","taxRate":"%s","mode":"subscription","quantity":1,"paymentMethodType":"card","state":"%s","test":true}`,
-			price, taxRate, DemoState)
-	}
-	write := func(appID, key string) string {
-		return fmt.Sprintf("-H 'X-API-KEY: %s' -H 'X-API-KEY-TYPE: write' -H 'X-CLIENT-ID: %s' -H 'Content-Type: application/json'", key, appID)
-	}
-	return []string{
-		fmt.Sprintf("curl -s -X POST %s -d '%s' %s/v1/tenants/%s/checkout-sessions", write(d.AppID, d.WriteKey),
-			body(d.Pspx.Prices.Monthly, d.Pspx.TaxRate), d.BaseURL, d.TenantID),
-		fmt.Sprintf("curl -s -X POST %s -d '%s' %s/v1/tenants/%s/checkout-sessions", write(d.PspyApp.AppID, d.PspyApp.WriteKey),
-			body(d.PspyApp.Prices.Monthly, d.PspyApp.TaxRate), d.BaseURL, d.PspyApp.TenantID),
-	}
-}
+// DemoState is the demo's `state`, 64 random letters and digits per process: the value an app
+// sends with a sign-in or checkout and checks when the browser comes back, so a redirect it did
+// not start (cross-site request forgery) is refused. The sign-up link and the checkout curls
+// send it; the payment page link needs it appended.
+var DemoState = randomAlnum(64)

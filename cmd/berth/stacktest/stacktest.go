@@ -40,8 +40,10 @@ type Env struct {
 
 // Options say how to start the stack.
 type Options struct {
-	Issuer      string // `iss` of the tokens the stack issues
-	RedirectURI string // the provisioned app's only redirect URI
+	Issuer string // `iss` of the tokens the stack issues
+	// RedirectURI is the provisioned apps' only redirect URI and payment return URL; "" gives them
+	// the run's own development pages (allinone.Stack.DemoOptions), as make run does.
+	RedirectURI string
 	// Postgres gives every module of allinone.Modules a fresh database of its own (pgtest); false
 	// runs them on memory stores.
 	Postgres bool
@@ -118,10 +120,10 @@ func StartWith(t testing.TB, o Options) Env {
 	}}
 	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if env.App, err = seed.Run(seedCtx, env.Admin, seed.Options{BaseURL: s.BaseURL, RedirectURI: o.RedirectURI,
-		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}); err != nil {
+	if env.App, err = seed.Run(seedCtx, env.Admin, s.DemoOptions(o.RedirectURI)); err != nil {
 		t.Fatalf("provision app: %v", err)
 	}
+	s.ShowDemo(env.App)
 	return env
 }
 

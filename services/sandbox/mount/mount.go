@@ -37,6 +37,7 @@ var Settings = []config.Setting{
 	{Name: "BERTH_SANDBOX_PUBLIC_URL", Kind: config.URL, Doc: "the URL browsers reach the sandboxes at (unset: http://<listen address>)"},
 	TimeScaleSetting,
 	logx.LevelSetting,
+	logx.FormatSetting,
 }
 
 // TimeScaleSetting multiplies the waits of the sandboxes' webhook retry schedules (Options.TimeScale).
@@ -85,6 +86,16 @@ func (s *Sandboxes) Module() module.Module {
 
 // Register mounts the sandboxes and their controls (clock, faults, deliveries log) on mux.
 func (s *Sandboxes) Register(mux *http.ServeMux) {
+	// {$}: only the base URL itself is the page; every API path stays the provider's.
+	mux.HandleFunc("GET "+PspxPath+"/{$}", serveIndex(index{Name: "pspx", Base: s.PspxURL,
+		API: "form-encoded requests with the account's secret key as the bearer token, JSON answers",
+		Calls: []string{"/v1/customers", "/v1/products", "/v1/prices", "/v1/tax_rates", "/v1/checkout/sessions",
+			"/v1/subscriptions", "/v1/invoices", "/v1/invoiceitems", "/v1/payment_intents", "/v1/events", "/v1/webhook_endpoints"},
+		Pay: "enters card 4242 4242 4242 4242 to pay, or 4000 0000 0000 0341 for a card whose charges are declined"}))
+	mux.HandleFunc("GET "+PspyPath+"/{$}", serveIndex(index{Name: "pspy", Base: s.PspyURL,
+		API:   "JSON requests with the account's key as the bearer token, JSON answers",
+		Calls: []string{"/v2/customers", "/v2/payments", "/v2/customers/<id>/mandates", "/v2/customers/<id>/subscriptions"},
+		Pay:   "chooses the payment's outcome (paid, failed, canceled, ...)"}))
 	mux.Handle(PspxPath+"/", http.StripPrefix(PspxPath, s.Pspx))
 	mux.Handle(PspyPath+"/", http.StripPrefix(PspyPath, s.Pspy))
 	mux.Handle(ClockPath, s.Clock.Handler())

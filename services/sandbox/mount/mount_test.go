@@ -59,3 +59,29 @@ func TestRegisterServesTheProvidersAndTheDeliveryControls(t *testing.T) {
 		t.Fatalf("deliveries: %d %v", code, out)
 	}
 }
+
+func TestEachSandboxesBaseURLIsAPageForABrowserAndItsAPIStaysTheProviders(t *testing.T) {
+	sb := mount.New("http://sandbox.test", slog.New(slog.DiscardHandler))
+	t.Cleanup(sb.Close)
+	mux := http.NewServeMux()
+	sb.Register(mux)
+	for _, c := range []struct {
+		path, contentType, contains string
+		status                      int
+	}{
+		{mount.PspxPath + "/", "text/html", "4242 4242 4242 4242", http.StatusOK},
+		{mount.PspyPath + "/", "text/html", "/v2/payments", http.StatusOK},
+		{mount.PspxPath + "/v1/customers/cus_1", "application/json", "API key", http.StatusUnauthorized},
+		{mount.PspyPath + "/v2/nothing", "application/", "", http.StatusNotFound},
+	} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.path, nil))
+		body := rec.Body.String()
+		if rec.Code != c.status || !strings.HasPrefix(rec.Header().Get("Content-Type"), c.contentType) || !strings.Contains(body, c.contains) {
+			t.Errorf("GET %s: %d %q, want %d %s containing %q:\n%s", c.path, rec.Code, rec.Header().Get("Content-Type"), c.status, c.contentType, c.contains, body)
+		}
+		if c.status == http.StatusOK && !strings.Contains(body, `<meta name="viewport"`) {
+			t.Errorf("GET %s has no viewport", c.path)
+		}
+	}
+}
