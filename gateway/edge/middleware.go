@@ -171,7 +171,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 				log.LogAttrs(ctx, slog.LevelInfo, "http request canceled by the client",
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
-					slog.Duration("duration", time.Since(start)))
+					logx.Duration(time.Since(start)))
 				return
 			}
 			observeHTTP(routeLabel(*rpc, r.URL.Path), strconv.Itoa(rec.statusOr200()), start)
