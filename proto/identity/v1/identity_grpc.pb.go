@@ -528,6 +528,7 @@ const (
 	IdentityInternalService_GetUserRef_FullMethodName        = "/berth.identity.v1.IdentityInternalService/GetUserRef"
 	IdentityInternalService_GetAppRef_FullMethodName         = "/berth.identity.v1.IdentityInternalService/GetAppRef"
 	IdentityInternalService_GetTenantReferrer_FullMethodName = "/berth.identity.v1.IdentityInternalService/GetTenantReferrer"
+	IdentityInternalService_ListWebOrigins_FullMethodName    = "/berth.identity.v1.IdentityInternalService/ListWebOrigins"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -554,6 +555,11 @@ type IdentityInternalServiceClient interface {
 	// invite (route 23) the tenant's earliest referred user signed up with, and that user's tenant.
 	// NotFound when no user of the tenant signed up through an invite, or the inviter is deleted.
 	GetTenantReferrer(ctx context.Context, in *GetTenantReferrerRequest, opts ...grpc.CallOption) (*UserRef, error)
+	// ListWebOrigins lists every browser origin that some app allows (its redirect URIs' origins and
+	// those operators added), normalised, deduplicated and sorted. The edge lets a page on any of
+	// them read error answers, which carry no data, so a browser app can tell a refusal from a
+	// network failure.
+	ListWebOrigins(ctx context.Context, in *ListWebOriginsRequest, opts ...grpc.CallOption) (*WebOrigins, error)
 }
 
 type identityInternalServiceClient struct {
@@ -624,6 +630,16 @@ func (c *identityInternalServiceClient) GetTenantReferrer(ctx context.Context, i
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) ListWebOrigins(ctx context.Context, in *ListWebOriginsRequest, opts ...grpc.CallOption) (*WebOrigins, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WebOrigins)
+	err := c.cc.Invoke(ctx, IdentityInternalService_ListWebOrigins_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -648,6 +664,11 @@ type IdentityInternalServiceServer interface {
 	// invite (route 23) the tenant's earliest referred user signed up with, and that user's tenant.
 	// NotFound when no user of the tenant signed up through an invite, or the inviter is deleted.
 	GetTenantReferrer(context.Context, *GetTenantReferrerRequest) (*UserRef, error)
+	// ListWebOrigins lists every browser origin that some app allows (its redirect URIs' origins and
+	// those operators added), normalised, deduplicated and sorted. The edge lets a page on any of
+	// them read error answers, which carry no data, so a browser app can tell a refusal from a
+	// network failure.
+	ListWebOrigins(context.Context, *ListWebOriginsRequest) (*WebOrigins, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -675,6 +696,9 @@ func (UnimplementedIdentityInternalServiceServer) GetAppRef(context.Context, *Ge
 }
 func (UnimplementedIdentityInternalServiceServer) GetTenantReferrer(context.Context, *GetTenantReferrerRequest) (*UserRef, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTenantReferrer not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) ListWebOrigins(context.Context, *ListWebOriginsRequest) (*WebOrigins, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebOrigins not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -806,6 +830,24 @@ func _IdentityInternalService_GetTenantReferrer_Handler(srv interface{}, ctx con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_ListWebOrigins_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebOriginsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).ListWebOrigins(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_ListWebOrigins_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).ListWebOrigins(ctx, req.(*ListWebOriginsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -836,6 +878,10 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTenantReferrer",
 			Handler:    _IdentityInternalService_GetTenantReferrer_Handler,
+		},
+		{
+			MethodName: "ListWebOrigins",
+			Handler:    _IdentityInternalService_ListWebOrigins_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
