@@ -317,11 +317,17 @@ func resolveMe(r *edgev1.Route, req any, p Principal) error {
 			continue
 		}
 		if p.Kind != KindTenantToken {
-			return fault.InvalidField(f.field, "%q stands for the access token's own %s; with an API key name the %s by its id", Me, f.what, f.what)
+			return MeWithoutToken(f.field, f.what)
 		}
 		m.Set(fd, protoreflect.ValueOfString(f.own))
 	}
 	return nil
+}
+
+// MeWithoutToken is the answer to `me` from a caller without a tenant access token: invalid input
+// naming field, the way an id that names no user or tenant is answered.
+func MeWithoutToken(field, what string) error {
+	return fault.InvalidField(field, "%q stands for the access token's own %s; with an API key name the %s by its id", Me, what, what)
 }
 
 // tokenScope limits a tenant access token to its own app, tenant and user: the route declares

@@ -45,6 +45,8 @@ func TestMeIsTheTokensOwnUserAndTenantOnEveryTokenRoute(t *testing.T) {
 
 			// An API key has no user or tenant of its own: 400 naming the field.
 			for _, c := range []struct{ method, path, body, field string }{
+				{"GET", "/v1/users/me", "", "userId"},
+				{"GET", "/v1/tenants/me", "", "tenantId"},
 				{"PUT", "/v1/users/me", `{"user":{"nickname":"x"}}`, "userId"},
 				{"POST", "/v1/users/me/referral-invites", `{"email":"friend@example.com","language":"en"}`, "userId"},
 				{"PUT", "/v1/tenants/me", `{"kind":"tenant","name":"x"}`, "tenantId"},

@@ -3821,15 +3821,15 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aorigins\x18\x02 \x03(\tR\aorigins\x12.\n" +
 	"\x12redirectUriOrigins\x18\x03 \x03(\tR\x12redirectUriOrigins\x12\x18\n" +
-	"\aallowed\x18\x04 \x03(\tR\aallowed2\xf0\t\n" +
+	"\aallowed\x18\x04 \x03(\tR\aallowed2\xf2\t\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
 	"\fGetPublicKey\x12&.berth.identity.v1.GetPublicKeyRequest\x1a\x1c.berth.identity.v1.PublicKey\"B\xca\xf3\x18\x1a\b\x02\"\x14Public key retrieved(\x01\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/apps/{appId}/public-keys\x12\xbb\x01\n" +
 	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"e\xca\xf3\x18\x1d\b\x02\x18\x01\"\x15Access status updated(\x02\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
 	"\n" +
-	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12o\n" +
-	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\",\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved0\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
+	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12q\n" +
+	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\".\xca\xf3\x18\x16\b\x02\"\x0eUser retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
 	"\x12SendReferralInvite\x12,.berth.identity.v1.SendReferralInviteRequest\x1a\x16.google.protobuf.Empty\"[\xca\xf3\x18)\b\x02\x10\xc9\x01\x18\x01\"\x14Referral invite sent(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02(:\x01*\"#/v1/users/{userId}/referral-invites\x12\x88\x01\n" +
 	"\n" +
 	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}2\xca\x01\n" +

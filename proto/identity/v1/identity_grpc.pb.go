@@ -50,7 +50,9 @@ type IdentityServiceClient interface {
 	SetAccessStatus(ctx context.Context, in *SetAccessStatusRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// UpdateUser is route 18 (PUT, with POST as an alias).
 	UpdateUser(ctx context.Context, in *UpdateUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// GetMe returns the user of a tenant access token (documented extra route).
+	// GetMe returns the user of a tenant access token (documented extra route). It takes API keys
+	// only to answer them as route 14 answers an id that names no user: 400, since `me` names nobody
+	// without a token.
 	GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error)
 	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
 	SendReferralInvite(ctx context.Context, in *SendReferralInviteRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
@@ -162,7 +164,9 @@ type IdentityServiceServer interface {
 	SetAccessStatus(context.Context, *SetAccessStatusRequest) (*emptypb.Empty, error)
 	// UpdateUser is route 18 (PUT, with POST as an alias).
 	UpdateUser(context.Context, *UpdateUserRequest) (*emptypb.Empty, error)
-	// GetMe returns the user of a tenant access token (documented extra route).
+	// GetMe returns the user of a tenant access token (documented extra route). It takes API keys
+	// only to answer them as route 14 answers an id that names no user: 400, since `me` names nobody
+	// without a token.
 	GetMe(context.Context, *GetMeRequest) (*User, error)
 	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
 	SendReferralInvite(context.Context, *SendReferralInviteRequest) (*emptypb.Empty, error)
