@@ -295,10 +295,11 @@ func scopeRequest(r *edgev1.Route, req any, p Principal) error {
 }
 
 // resolveMe replaces `me` in the request fields that the route declares as the token's tenant or
-// user (token_tenant_field, token_user_field) with the tenant access token's own id, before the
-// scope check and the handler see them. It runs here, in every service's policy, so the REST
-// edge and direct gRPC callers get the same answer and no handler knows about `me`. Any other
-// caller (an API key) has no user or tenant of its own: `me` is then invalid input, named by field.
+// user (token_tenant_field, token_user_field, me_user_field) with the tenant access token's own
+// id, before the scope check and the handler see them. It runs here, in every service's policy,
+// so the REST edge and direct gRPC callers get the same answer and no handler knows about `me`.
+// Any other caller (an API key) has no user or tenant of its own: `me` is then invalid input,
+// named by field.
 func resolveMe(r *edgev1.Route, req any, p Principal) error {
 	msg, ok := req.(proto.Message)
 	if !ok || msg == nil {
@@ -308,6 +309,7 @@ func resolveMe(r *edgev1.Route, req any, p Principal) error {
 	for _, f := range []struct{ field, own, what string }{
 		{r.GetTokenTenantField(), p.TenantID, "tenant"},
 		{r.GetTokenUserField(), p.UserID, "user"},
+		{r.GetMeUserField(), p.UserID, "user"},
 	} {
 		if f.field == "" {
 			continue

@@ -38,8 +38,15 @@ func TestMeIsTheTokensOwnUserAndTenantOnEveryTokenRoute(t *testing.T) {
 				{"DELETE", "/v1/tenants/me/pspx-payment-methods?userId=" + userID, ""},
 				{"GET", "/v1/tenants/me/pspx-invoices?userId=" + userID, ""},
 			} {
-				if r := e.do(c.method, c.path, own, c.body); r.status == 403 || strings.Contains(r.raw, "not valid for this") {
+				r := e.do(c.method, c.path, own, c.body)
+				if r.status == 403 || strings.Contains(r.raw, "not valid for this") {
 					t.Fatalf("%s %s with the token's own me refused: %d %s", c.method, c.path, r.status, r.raw)
+				}
+				// Routes 20–22 name a user of the tenant too: userId=me is the token's user.
+				if byMe, ok := strings.CutSuffix(c.path, "userId="+userID); ok {
+					if m := e.do(c.method, byMe+"userId=me", own, c.body); m.status != r.status || m.raw != r.raw {
+						t.Fatalf("%s %s: userId=me answered %d %s, the user's id %d %s", c.method, byMe, m.status, m.raw, r.status, r.raw)
+					}
 				}
 			}
 
