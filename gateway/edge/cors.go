@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -14,7 +16,9 @@ import (
 
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/route"
+	"github.com/berthhq/berth/pkg/weborigin"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 // CORS answers, fixed by the published interface's decisions (docs/api.md): the methods the
@@ -206,3 +210,102 @@ type discardWriter struct{}
 func (discardWriter) Header() http.Header         { return http.Header{} }
 func (discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (discardWriter) WriteHeader(int)             {}
+
+// Error answers in the two API families carry Access-Control-Allow-Origin for any origin that some
+// app allows, not only the app in question: a browser hides an answer without it behind a network
+// error, and an app must tell "sign in again" (401 for an expired token, 403 for a deleted user)
+// and "no such route" (404) from "network down". Error bodies hold no data, so widening whose page
+// may read them gives nothing away; success answers keep the per-app rule (corsHeaders).
+const (
+	// originsTTL bounds how long the edge believes identity's list of every app's origins: an
+	// origin an operator adds reaches error answers within it. No event reaches the edge, which
+	// talks to services over gRPC only, so the list simply expires.
+	originsTTL = 30 * time.Second
+	// originsRetry is how long a failed listing is not retried: the previous list (or none) serves
+	// until then, so an identity outage never adds a call to every error answer.
+	originsRetry = 5 * time.Second
+	// originsTimeout bounds the listing a cold or stale cache waits for inside an error answer.
+	originsTimeout = 2 * time.Second
+)
+
+// anyAppOrigins is the cached set of the origins some app allows. On a warm cache a lookup is one
+// map read under a mutex: no call per request.
+type anyAppOrigins struct {
+	list func(context.Context) ([]string, error) // identity's ListWebOrigins
+	now  func() time.Time
+
+	fetch   sync.Mutex // one listing at a time; waiters then find the fresh set
+	mu      sync.Mutex
+	set     map[string]bool
+	expires time.Time
+}
+
+func newAnyAppOrigins(c identityv1.IdentityInternalServiceClient) *anyAppOrigins {
+	return &anyAppOrigins{
+		list: func(ctx context.Context) ([]string, error) {
+			res, err := c.ListWebOrigins(ctx, &identityv1.ListWebOriginsRequest{})
+			return res.GetOrigins(), err
+		},
+		now: time.Now,
+	}
+}
+
+// current is the set, listed again when it has expired.
+func (o *anyAppOrigins) current(ctx context.Context) map[string]bool {
+	if set, ok := o.fresh(); ok {
+		return set
+	}
+	o.fetch.Lock()
+	defer o.fetch.Unlock()
+	if set, ok := o.fresh(); ok { // another request listed while this one waited
+		return set
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), originsTimeout)
+	defer cancel()
+	list, err := o.list(ctx)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err != nil {
+		o.expires = o.now().Add(originsRetry) // keep what was listed before
+		return o.set
+	}
+	set := make(map[string]bool, len(list))
+	for _, origin := range list {
+		set[origin] = true
+	}
+	o.set, o.expires = set, o.now().Add(originsTTL)
+	return set
+}
+
+func (o *anyAppOrigins) fresh() (map[string]bool, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.set, o.now().Before(o.expires)
+}
+
+// confirmError adds Access-Control-Allow-Origin and Vary: Origin to an error answer of r when r's
+// Origin is one that some app allows and the answer does not carry the header already (the app in
+// question allowed it). Only the two API families qualify: the hosted pages' error answers are
+// HTML forms for a person's browser, not for scripts.
+func (o *anyAppOrigins) confirmError(r *http.Request, h http.Header) {
+	origin := r.Header.Get("Origin")
+	if o == nil || !headerSafe(origin) || h.Get("Access-Control-Allow-Origin") != "" || !inAPIFamily(r.URL.Path) {
+		return
+	}
+	normalised, err := weborigin.Parse(origin)
+	if err != nil || !o.current(r.Context())[normalised] {
+		return
+	}
+	h.Set("Access-Control-Allow-Origin", origin) // verbatim: the browser compares it with what it sent
+	h.Add("Vary", "Origin")
+}
+
+// inAPIFamily reports whether path belongs to /v1 or /api/v1 (or would, as an unknown path there).
+func inAPIFamily(path string) bool {
+	for _, prefix := range []string{"/v1", "/api"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -181,7 +181,10 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("edge: route resolver: %w", err)
 	}
-	return withMiddleware(withCORS(res, guardStreams(log, d)), log), nil
+	// Identity's internal service is service-only, so the listing goes over the login page's
+	// connection, which carries the service token.
+	origins := newAnyAppOrigins(identityv1.NewIdentityInternalServiceClient(o.login))
+	return withMiddleware(withCORS(res, guardStreams(log, d)), log, origins), nil
 }
 
 // newMux is the grpc-gateway mux every route of the edge is served by, with the edge's envelopes,

@@ -108,7 +108,7 @@ func TestDeclaredSuccessStatusReachesTheClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(withMiddleware(mux, discard))
+	srv := httptest.NewServer(withMiddleware(mux, discard, nil))
 	defer srv.Close()
 
 	res, err := http.Post(srv.URL+"/api/v1/things", "application/json", bytes.NewReader([]byte(`{}`)))

@@ -26,9 +26,10 @@ const maxBody = 1 << 20
 // withMiddleware wraps the mux, outermost first: body limit, request id (so every answer, errors
 // and panics included, carries it), panic recovery with the access log, the canonical-path rule
 // (paths.go), media-type check, input tracking (input.go: query text rule, body failures for the
-// error handler).
-func withMiddleware(next http.Handler, log *slog.Logger) http.Handler {
-	return limitBody(withRequestID(observe(log, checkPath(checkMediaType(checkInput(next))))))
+// error handler). Every error answer, whoever wrote it, passes the recorder, which lets pages on
+// any app's origin read it (origins, nil: no such header).
+func withMiddleware(next http.Handler, log *slog.Logger, origins *anyAppOrigins) http.Handler {
+	return limitBody(withRequestID(observe(log, origins, checkPath(checkMediaType(checkInput(next))))))
 }
 
 // limitBody caps the body. The limit is hit while grpc-gateway decodes the body, so the resulting
@@ -121,11 +122,14 @@ func checkMediaType(next http.Handler) http.Handler {
 // carry API keys, tokens and personal data. A response broken off with abort (or a bare
 // http.ErrAbortHandler) is logged instead as one "http request aborted" warning, and the panic
 // goes on to net/http, which closes the connection.
-func observe(log *slog.Logger, next http.Handler) http.Handler {
+func observe(log *slog.Logger, origins *anyAppOrigins, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ex := exchangeOf(r.Context())
 		ex.rec = recorder{ResponseWriter: w}
+		if origins != nil && r.Header.Get("Origin") != "" {
+			ex.rec.beforeError = func(h http.Header) { origins.confirmError(r, h) }
+		}
 		rec := &ex.rec
 		rpc := &ex.rpc // filled in once grpc-gateway resolves the route (resolved)
 		ctx, span := tracing.Edge(r)
@@ -211,11 +215,17 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	// beforeError completes an error answer's headers before they are sent (CORS for any app's
+	// origin); nil on a request without Origin.
+	beforeError func(http.Header)
 }
 
 func (rec *recorder) WriteHeader(code int) {
 	if !rec.wrote {
 		rec.status, rec.wrote = code, true
+		if code >= http.StatusBadRequest && rec.beforeError != nil {
+			rec.beforeError(rec.Header())
+		}
 	}
 	rec.ResponseWriter.WriteHeader(code)
 }

@@ -52,7 +52,7 @@ func TestPanicBecomesA500InThePathsFamily(t *testing.T) {
 			logs := &bytes.Buffer{}
 			h := withMiddleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 				panic("nil map write in handler")
-			}), logx.New(logs, "info"))
+			}), logx.New(logs, "info"), nil)
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, tt.path, nil)
 			req.Header.Set("X-Request-Id", "panic-1")
@@ -78,7 +78,7 @@ func TestPanicAfterTheResponseStartedKeepsTheResponse(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte(`{"partial":true}`))
 		panic("late")
-	}), discard)
+	}), discard, nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/x", nil))
 	if rec.Code != http.StatusOK || rec.Body.String() != `{"partial":true}` {
@@ -104,7 +104,7 @@ func TestAnAbortedResponseReachesNetHTTPAsTheSentinelAndIsLoggedOnceAsAWarning(t
 			h := withMiddleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				_, _ = w.Write([]byte(`{"partial":`))
 				tc.panic()
-			}), logx.New(logs, "info"))
+			}), logx.New(logs, "info"), nil)
 			req := httptest.NewRequest(http.MethodGet, "/v1/x", nil)
 			req.Header.Set("X-Request-Id", "abort-1")
 			aborted, served200 := testutil.ToFloat64(httpRequests.WithLabelValues("unmatched", codeAborted)), testutil.ToFloat64(httpRequests.WithLabelValues("unmatched", "200"))

@@ -82,10 +82,8 @@ func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if principal == nil {
 			return handler(ctx, req)
 		}
-		if principal.Kind == KindTenantToken {
-			if err := tokenScope(r, req, *principal); err != nil {
-				return nil, err
-			}
+		if err := scopeRequest(r, req, *principal); err != nil {
+			return nil, err
 		}
 		return handler(NewContext(ctx, *principal), req)
 	}
@@ -129,10 +127,7 @@ func (s *admittedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	if s.principal.Kind == KindTenantToken {
-		return tokenScope(s.route, m, s.principal)
-	}
-	return nil
+	return scopeRequest(s.route, m, s.principal)
 }
 
 // admitMethod finds the method's route option and admits the caller under it; a nil Principal
@@ -281,6 +276,60 @@ func bearer(v string) (string, bool) {
 		return "", false
 	}
 	return token, true
+}
+
+// Me is the id a client may send for "the access token's own user or tenant" (the REST wrapper
+// calls PUT /v1/users/me and PUT /v1/tenants/me). Compared case-insensitively, like ids.
+const Me = "me"
+
+// scopeRequest applies the route's token fields to an admitted caller's request: `me` is resolved
+// (resolveMe), then a tenant access token is held to its own app, tenant and user (tokenScope).
+func scopeRequest(r *edgev1.Route, req any, p Principal) error {
+	if err := resolveMe(r, req, p); err != nil {
+		return err
+	}
+	if p.Kind == KindTenantToken {
+		return tokenScope(r, req, p)
+	}
+	return nil
+}
+
+// resolveMe replaces `me` in the request fields that the route declares as the token's tenant or
+// user (token_tenant_field, token_user_field, me_user_field) with the tenant access token's own
+// id, before the scope check and the handler see them. It runs here, in every service's policy,
+// so the REST edge and direct gRPC callers get the same answer and no handler knows about `me`.
+// Any other caller (an API key) has no user or tenant of its own: `me` is then invalid input,
+// named by field.
+func resolveMe(r *edgev1.Route, req any, p Principal) error {
+	msg, ok := req.(proto.Message)
+	if !ok || msg == nil {
+		return nil
+	}
+	m := msg.ProtoReflect()
+	for _, f := range []struct{ field, own, what string }{
+		{r.GetTokenTenantField(), p.TenantID, "tenant"},
+		{r.GetTokenUserField(), p.UserID, "user"},
+		{r.GetMeUserField(), p.UserID, "user"},
+	} {
+		if f.field == "" {
+			continue
+		}
+		fd := m.Descriptor().Fields().ByName(protoreflect.Name(f.field))
+		if fd == nil || fd.Kind() != protoreflect.StringKind || fd.IsList() || !strings.EqualFold(strings.TrimSpace(m.Get(fd).String()), Me) {
+			continue
+		}
+		if p.Kind != KindTenantToken {
+			return MeWithoutToken(f.field, f.what)
+		}
+		m.Set(fd, protoreflect.ValueOfString(f.own))
+	}
+	return nil
+}
+
+// MeWithoutToken is the answer to `me` from a caller without a tenant access token: invalid input
+// naming field, the way an id that names no user or tenant is answered.
+func MeWithoutToken(field, what string) error {
+	return fault.InvalidField(field, "%q stands for the access token's own %s; with an API key name the %s by its id", Me, what, what)
 }
 
 // tokenScope limits a tenant access token to its own app, tenant and user: the route declares

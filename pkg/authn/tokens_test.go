@@ -10,9 +10,12 @@ import (
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 )
 
 type fakeTokens struct {
@@ -149,4 +152,70 @@ func TestTokenCacheForgetsAUserWhenIdentityFreezesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "the cache holds only user-2's token after user-1 was frozen", func() bool { return c.cache.len() == 1 })
+}
+
+// `me` in a route's token tenant or user field is the token's own tenant or user, resolved by the
+// policy before the scope check and the handler; an API key has neither, so `me` is bad input.
+func TestPolicyResolvesMeToTheTokensOwnTenantAndUser(t *testing.T) {
+	p := Policy{Keys: fakeKeys{
+		"write-key": {KeyID: "k2", AppID: "app-1", Type: "write", AppEnabled: true},
+		"read-key":  {KeyID: "k1", AppID: "app-1", Type: "read", AppEnabled: true},
+	}, Tokens: &fakeTokens{}}
+	const (
+		updateUser   = "/berth.identity.v1.IdentityService/UpdateUser"    // token_user_field userId
+		updateTenant = "/berth.tenant.v1.TenantService/UpdateTenant"      // token_tenant_field tenantId
+		roles        = "/berth.identity.v1.IdentityService/ListUserRoles" // token_app_field only
+		invoices     = "/berth.billing.v1.BillingService/ListInvoices"    // token_tenant_field tenantId, me_user_field userId
+	)
+	token := metadata.Pairs(MDAuthorization, "Bearer token-u1")
+	writeKey := metadata.Pairs(MDAPIKey, "write-key", MDAPIKeyType, "write", MDClientID, "app-1")
+	readKey := metadata.Pairs(MDAPIKey, "read-key", MDAPIKeyType, "read", MDClientID, "app-1")
+	cases := []struct {
+		name   string
+		method string
+		md     metadata.MD
+		req    proto.Message
+		want   fault.Kind
+		seen   string // the id the handler must see
+	}{
+		{"token, me as user", updateUser, token, &identityv1.UpdateUserRequest{UserId: "me"}, admitted, "user-1"},
+		{"token, ME in upper case", updateUser, token, &identityv1.UpdateUserRequest{UserId: "ME"}, admitted, "user-1"},
+		{"token, me as tenant", updateTenant, token, &tenantv1.UpdateTenantRequest{TenantId: "me"}, admitted, "tenant-1"},
+		{"token, own id unchanged", updateUser, token, &identityv1.UpdateUserRequest{UserId: "user-1"}, admitted, "user-1"},
+		{"token, a name that only starts with me", updateUser, token, &identityv1.UpdateUserRequest{UserId: "meg"}, fault.KindForbidden, ""},
+		{"token, me as app is not resolved", roles, token, &identityv1.ListUserRolesRequest{AppId: "me"}, fault.KindForbidden, ""},
+		{"API key, me as user", updateUser, writeKey, &identityv1.UpdateUserRequest{UserId: "me"}, fault.KindInvalid, ""},
+		{"API key, me as tenant", updateTenant, writeKey, &tenantv1.UpdateTenantRequest{TenantId: "me"}, fault.KindInvalid, ""},
+		{"API key, an id is passed on", updateUser, writeKey, &identityv1.UpdateUserRequest{UserId: "user-9"}, admitted, "user-9"},
+		{"token, me as a user of the tenant", invoices, token, &billingv1.ListInvoicesRequest{TenantId: "me", UserId: "me"}, admitted, "tenant-1/user-1"},
+		{"token, another user of the tenant is no business of the policy", invoices, token, &billingv1.ListInvoicesRequest{TenantId: "tenant-1", UserId: "user-2"}, admitted, "tenant-1/user-2"},
+		{"API key, me as a user of the tenant", invoices, readKey, &billingv1.ListInvoicesRequest{TenantId: "t-9", UserId: "me"}, fault.KindInvalid, ""},
+	}
+	icpt := p.UnaryInterceptor()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := metadata.NewIncomingContext(context.Background(), tc.md)
+			var seen string
+			_, err := icpt(ctx, tc.req, &grpc.UnaryServerInfo{FullMethod: tc.method}, func(_ context.Context, req any) (any, error) {
+				switch r := req.(type) {
+				case *identityv1.UpdateUserRequest:
+					seen = r.GetUserId()
+				case *tenantv1.UpdateTenantRequest:
+					seen = r.GetTenantId()
+				case *billingv1.ListInvoicesRequest:
+					seen = r.GetTenantId() + "/" + r.GetUserId()
+				}
+				return nil, nil
+			})
+			if got := outcome(err); got != tc.want {
+				t.Fatalf("outcome %v (%v), want %v", got, err, tc.want)
+			}
+			if seen != tc.seen {
+				t.Fatalf("handler saw id %q, want %q", seen, tc.seen)
+			}
+			if f, ok := fault.As(err); ok && tc.want == fault.KindInvalid && f.Field() == "" {
+				t.Fatalf("the refusal names no field: %v", err)
+			}
+		})
+	}
 }

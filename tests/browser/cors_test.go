@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,8 +101,13 @@ func TestAppPageOnItsOwnOriginSignsUpAndCallsBerthCrossOrigin(t *testing.T) {
 	var env stacktest.Env
 	nonce := stacktest.RandomHex(16)
 	var app *httptest.Server
+	var pageToken atomic.Pointer[string] // a token the app's page calls with instead of exchanging a code
 	app = appPage(t, func() map[string]string {
-		return map[string]string{"base": env.Stack.BaseURL, "app": env.App.AppID, "redirect": app.URL + callbackPath, "nonce": nonce}
+		cfg := map[string]string{"base": env.Stack.BaseURL, "app": env.App.AppID, "redirect": app.URL + callbackPath, "nonce": nonce}
+		if tok := pageToken.Load(); tok != nil {
+			cfg["token"] = *tok
+		}
+		return cfg
 	})
 	env = stacktest.Start(t, "berth-browser-test", app.URL+callbackPath)
 	if app.URL == env.Stack.BaseURL || !strings.HasPrefix(app.URL, "http://127.0.0.1:") {
@@ -133,6 +139,18 @@ func TestAppPageOnItsOwnOriginSignsUpAndCallsBerthCrossOrigin(t *testing.T) {
 	if res.MeStatus != http.StatusOK || res.Me["email"] != email {
 		t.Fatalf("the app page could not read /v1/users/me cross-origin: %+v", res)
 	}
+
+	t.Run("the app's page sees the 401 of an expired token, not a network error", func(t *testing.T) {
+		expired := "abc.def.ghi"
+		pageToken.Store(&expired)
+		defer pageToken.Store(nil)
+		if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/signed-out")); err != nil {
+			t.Fatal(err)
+		}
+		if got := readResult(t, ctx, browser); got.Error != "" || got.MeStatus != http.StatusUnauthorized || got.Me != nil {
+			t.Fatalf("the app's page could not read the 401: %+v", got)
+		}
+	})
 
 	t.Run("a page on an origin the app does not allow cannot read Berth's answers", func(t *testing.T) {
 		foreign := appPage(t, func() map[string]string {

@@ -77,10 +77,12 @@ func TestBrowsersReadAnswersOnlyFromTheirAppsOrigins(t *testing.T) {
 			if code, h := e.preflight(t, "/v1/users/me", appOrigin, "GET", "authorization"); code != 204 || h.Get("Access-Control-Allow-Origin") != appOrigin {
 				t.Fatalf("preflight of /v1/users/me: %d %v", code, h)
 			}
-			if code, h := e.preflight(t, "/v1/users/me", appOrigin, "GET", "authorization, x-api-key"); code != 403 || h.Get("Access-Control-Allow-Origin") != "" {
+			// Refused preflights allow nothing: a preflight that is not 2xx fails in the browser,
+			// which never sends the request (the refusal, an error answer, may name the origin).
+			if code, h := e.preflight(t, "/v1/users/me", appOrigin, "GET", "authorization, x-api-key"); code != 403 || h.Get("Access-Control-Allow-Headers") != "" || h.Get("Access-Control-Allow-Methods") != "" {
 				t.Fatalf("preflight asking for X-API-KEY: %d %v", code, h)
 			}
-			if code, h := e.preflight(t, "/v1/tenants/"+e.demo.TenantID, appOrigin, "GET", ""); code != 403 || h.Get("Access-Control-Allow-Origin") != "" {
+			if code, h := e.preflight(t, "/v1/tenants/"+e.demo.TenantID, foreign, "GET", ""); code != 403 || h.Get("Access-Control-Allow-Origin") != "" || h.Get("Access-Control-Allow-Headers") != "" {
 				t.Fatalf("preflight of an API-key-only route: %d %v", code, h)
 			}
 
@@ -97,10 +99,14 @@ func TestBrowsersReadAnswersOnlyFromTheirAppsOrigins(t *testing.T) {
 			if spent.status != 400 || !allows(t, spent, appOrigin) {
 				t.Fatalf("a refused exchange must still be readable by the app's page: %d %v", spent.status, spent.header)
 			}
-			for _, o := range []string{foreign, otherApp} {
-				if r := e.do("POST", "/api/v1/tokens", map[string]string{"Origin": o}, exchange); allows(t, r, o) {
-					t.Fatalf("route 1 allowed %s for the demo app", o)
-				}
+			if r := e.do("POST", "/api/v1/tokens", map[string]string{"Origin": foreign}, exchange); allows(t, r, foreign) {
+				t.Fatalf("route 1 allowed %s for the demo app", foreign)
+			}
+			// Another app's origin may read route 1's errors (as any error), never its tokens.
+			fresh := mustJSON(map[string]string{"client_id": e.demo.AppID, "grant_type": "authorization_code", "code": e.signUp(t, "cors.other@example.com", "nonce-o"),
+				"redirect_uri": e.demo.RedirectURI, "nonce": "nonce-o"})
+			if r := e.do("POST", "/api/v1/tokens", map[string]string{"Origin": otherApp}, fresh); r.status != 201 || allows(t, r, otherApp) {
+				t.Fatalf("route 1 allowed %s for the demo app (%d)", otherApp, r.status)
 			}
 
 			// Elsewhere the token's app decides, in identity and in the services that cache it.
@@ -139,6 +145,61 @@ func TestBrowsersReadAnswersOnlyFromTheirAppsOrigins(t *testing.T) {
 				testkit.Eventually(t, path+" forgets the removed origin", func() bool {
 					return !allows(t, e.do("GET", path, withOrigin(bearer(access), extraOrigin), ""), extraOrigin)
 				})
+			}
+		})
+	}
+}
+
+// A browser hides an answer without Access-Control-Allow-Origin behind a network error. Error
+// answers therefore let any app's origin read them (they hold no data), so a page can tell "sign in
+// again" (401, 403) and "no such route" (404) from "network down"; successes keep the per-app rule.
+func TestBrowsersOfAnyAppReadErrorAnswers(t *testing.T) {
+	for _, backend := range []string{"memory", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			e := start(t, backend)
+			e.t = t
+			const (
+				appOrigin = "http://localhost:3000" // the demo app's
+				otherApp  = "http://localhost:4000" // the second app's
+				foreign   = "https://evil.example"  // no app's
+			)
+			expired := withOrigin(map[string]string{"Authorization": "Bearer abc.def.ghi"}, otherApp)
+			r := e.do("GET", "/v1/users/me", expired, "")
+			if r.fails(t, 401); !allows(t, r, otherApp) {
+				t.Fatalf("a 401 for a bad token is hidden from a registered origin: %v", r.header)
+			}
+			if r := e.do("GET", "/v1/users/me", withOrigin(map[string]string{"Authorization": "Bearer abc.def.ghi"}, foreign), ""); r.status != 401 || allows(t, r, foreign) {
+				t.Fatalf("an origin no app registered read a 401 (%d)", r.status)
+			}
+			r = e.do("PUT", "/api/v1/internal/projects/p/apps/a/api-keys/k", withOrigin(nil, appOrigin), `{"name":"x"}`)
+			if e.apiFails(t, r, 401, "[E4010]"); !allows(t, r, appOrigin) {
+				t.Fatalf("a 401 in the /api/v1 family is hidden: %v", r.header)
+			}
+
+			// A deleted user's token: 403, readable.
+			tk := e.newUser(t, "gone.user@example.com")
+			e.do("DELETE", "/v1/users/me", bearer(tk.access), "").ok(t, 200)
+			testkit.Eventually(t, "the deleted user's token is refused", func() bool {
+				return e.do("GET", "/v1/tenants/me", bearer(tk.access), "").status == 403
+			})
+			for _, path := range []string{"/v1/users/me", "/v1/tenants/me"} {
+				if r := e.do("GET", path, withOrigin(bearer(tk.access), appOrigin), ""); r.status != 403 || !allows(t, r, appOrigin) {
+					t.Fatalf("%s with a deleted user's token: %d, readable %v", path, r.status, r.header)
+				}
+			}
+
+			// An unknown path, and its preflight.
+			if r := e.do("GET", "/v1/no-such-route", withOrigin(nil, appOrigin), ""); r.status != 404 || !allows(t, r, appOrigin) {
+				t.Fatalf("404 of an unknown path: %d %v", r.status, r.header)
+			}
+			if code, h := e.preflight(t, "/v1/no-such-route", otherApp, "GET", "authorization"); code != 404 || h.Get("Access-Control-Allow-Origin") != otherApp || h.Get("Vary") != "Origin" {
+				t.Fatalf("preflight of an unknown path: %d %v", code, h)
+			}
+
+			// A success still answers only the token's own app's origins.
+			live := e.newUser(t, "live.user@example.com")
+			if r := e.do("GET", "/v1/users/me", withOrigin(bearer(live.access), otherApp), ""); r.status != 200 || allows(t, r, otherApp) {
+				t.Fatalf("a success allowed another app's origin (%d)", r.status)
 			}
 		})
 	}

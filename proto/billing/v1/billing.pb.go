@@ -3250,16 +3250,16 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\bProvider\x12\x18\n" +
 	"\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROVIDER_PSPX\x10\x01\x12\x11\n" +
-	"\rPROVIDER_PSPY\x10\x022\xe4\v\n" +
+	"\rPROVIDER_PSPY\x10\x022\xff\v\n" +
 	"\x0eBillingService\x12\x9d\x01\n" +
 	"\x0eListPromotions\x12'.berth.billing.v1.ListPromotionsRequest\x1a\x1f.berth.billing.v1.PromotionList\"A\xca\xf3\x18\x1a\b\x02\"\x14Promotions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/promotions\x12\xc4\x01\n" +
 	"\x13RedeemPromotionCode\x12,.berth.billing.v1.RedeemPromotionCodeRequest\x1a\x16.google.protobuf.Empty\"g\xca\xf3\x18)\b\x02\x18\x01\"\x17Promotion code redeemed(\x020\x01j\x06userId\x82\xd3\xe4\x93\x024\x1a2/v1/users/{userId}/promotion-codes/{promotionCode}\x12\xd0\x01\n" +
 	"\x15CreateCheckoutSession\x12..berth.billing.v1.CreateCheckoutSessionRequest\x1a!.berth.billing.v1.CheckoutSession\"d\xca\xf3\x18*\b\x02\"\x18Checkout session created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x020:\x04body\"(/v1/tenants/{tenantId}/checkout-sessions\x12\xac\x01\n" +
-	"\rCreateInvoice\x12&.berth.billing.v1.CreateInvoiceRequest\x1a\x17.google.protobuf.Struct\"Z\xca\xf3\x18$\b\x02\x10\xc9\x01\"\x0fInvoice created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02,:\x04body\"$/v1/tenants/{tenantId}/pspx-invoices\x12\xaa\x01\n" +
-	"\fListInvoices\x12%.berth.billing.v1.ListInvoicesRequest\x1a\x1d.berth.billing.v1.InvoiceList\"T\xca\xf3\x18$\b\x02\"\x12Invoices retrieved(\x030\x01b\btenantId\x82\xd3\xe4\x93\x02&\x12$/v1/tenants/{tenantId}/pspx-invoices\x12\xbe\x01\n" +
-	"\x12ChangeSubscription\x12+.berth.billing.v1.ChangeSubscriptionRequest\x1a\x16.google.protobuf.Empty\"c\xca\xf3\x18(\b\x02\x18\x01\"\x14Subscription changed(\x020\x01b\btenantId\x82\xd3\xe4\x93\x021:\x04body\x1a)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xc0\x01\n" +
-	"\x12CancelSubscription\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"m\xca\xf3\x188\b\x02\x18\x01\"$Subscription cancelled at period end(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02+*)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xb7\x01\n" +
-	"\x14DeletePaymentMethods\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"b\xca\xf3\x18+\b\x02\x18\x01\"\x17Payment methods deleted(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02-*+/v1/tenants/{tenantId}/pspx-payment-methods2\xdc\x01\n" +
+	"\rCreateInvoice\x12&.berth.billing.v1.CreateInvoiceRequest\x1a\x17.google.protobuf.Struct\"Z\xca\xf3\x18$\b\x02\x10\xc9\x01\"\x0fInvoice created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02,:\x04body\"$/v1/tenants/{tenantId}/pspx-invoices\x12\xb3\x01\n" +
+	"\fListInvoices\x12%.berth.billing.v1.ListInvoicesRequest\x1a\x1d.berth.billing.v1.InvoiceList\"]\xca\xf3\x18-\b\x02\"\x12Invoices retrieved(\x030\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02&\x12$/v1/tenants/{tenantId}/pspx-invoices\x12\xbe\x01\n" +
+	"\x12ChangeSubscription\x12+.berth.billing.v1.ChangeSubscriptionRequest\x1a\x16.google.protobuf.Empty\"c\xca\xf3\x18(\b\x02\x18\x01\"\x14Subscription changed(\x020\x01b\btenantId\x82\xd3\xe4\x93\x021:\x04body\x1a)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xc9\x01\n" +
+	"\x12CancelSubscription\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"v\xca\xf3\x18A\b\x02\x18\x01\"$Subscription cancelled at period end(\x020\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02+*)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xc0\x01\n" +
+	"\x14DeletePaymentMethods\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"k\xca\xf3\x184\b\x02\x18\x01\"\x17Payment methods deleted(\x020\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02-*+/v1/tenants/{tenantId}/pspx-payment-methods2\xdc\x01\n" +
 	"\x12PaymentPageService\x12_\n" +
 	"\fOpenCheckout\x12%.berth.billing.v1.OpenCheckoutRequest\x1a .berth.billing.v1.OpenedCheckout\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
 	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xd7\x02\n" +

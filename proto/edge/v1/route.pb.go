@@ -165,7 +165,11 @@ type Route struct {
 	// cors_app_field names the request field (top-level, string) holding the app whose web origins
 	// a browser's Origin is checked against on a route without a token (route 1: client_id). On
 	// tenant-token routes the token's app decides; on every other route no origin is ever allowed.
-	CorsAppField  string `protobuf:"bytes,15,opt,name=cors_app_field,json=corsAppField,proto3" json:"cors_app_field,omitempty"`
+	CorsAppField string `protobuf:"bytes,15,opt,name=cors_app_field,json=corsAppField,proto3" json:"cors_app_field,omitempty"`
+	// me_user_field names a request field (top-level, string) that names a user of the token's
+	// tenant without being limited to the token's user (routes 20–22's userId): with a tenant access
+	// token, `me` there is the token's user, as in token_user_field; with an API key it is 400.
+	MeUserField   string `protobuf:"bytes,16,opt,name=me_user_field,json=meUserField,proto3" json:"me_user_field,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -305,6 +309,13 @@ func (x *Route) GetCorsAppField() string {
 	return ""
 }
 
+func (x *Route) GetMeUserField() string {
+	if x != nil {
+		return x.MeUserField
+	}
+	return ""
+}
+
 var file_edge_v1_route_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -328,7 +339,7 @@ var File_edge_v1_route_proto protoreflect.FileDescriptor
 
 const file_edge_v1_route_proto_rawDesc = "" +
 	"\n" +
-	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xa0\x04\n" +
+	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xc4\x04\n" +
 	"\x05Route\x12-\n" +
 	"\x06family\x18\x01 \x01(\x0e2\x15.berth.edge.v1.FamilyR\x06family\x12%\n" +
 	"\x0esuccess_status\x18\x02 \x01(\x05R\rsuccessStatus\x12\x1b\n" +
@@ -345,7 +356,8 @@ const file_edge_v1_route_proto_rawDesc = "" +
 	"\x12token_tenant_field\x18\f \x01(\tR\x10tokenTenantField\x12(\n" +
 	"\x10token_user_field\x18\r \x01(\tR\x0etokenUserField\x12\x19\n" +
 	"\bno_store\x18\x0e \x01(\bR\anoStore\x12$\n" +
-	"\x0ecors_app_field\x18\x0f \x01(\tR\fcorsAppField*?\n" +
+	"\x0ecors_app_field\x18\x0f \x01(\tR\fcorsAppField\x12\"\n" +
+	"\rme_user_field\x18\x10 \x01(\tR\vmeUserField*?\n" +
 	"\x06Family\x12\x16\n" +
 	"\x12FAMILY_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +

@@ -1680,6 +1680,86 @@ func (x *UserRef) GetEmail() string {
 	return ""
 }
 
+type ListWebOriginsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListWebOriginsRequest) Reset() {
+	*x = ListWebOriginsRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListWebOriginsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListWebOriginsRequest) ProtoMessage() {}
+
+func (x *ListWebOriginsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListWebOriginsRequest.ProtoReflect.Descriptor instead.
+func (*ListWebOriginsRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{18}
+}
+
+type WebOrigins struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Origins       []string               `protobuf:"bytes,1,rep,name=origins,proto3" json:"origins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebOrigins) Reset() {
+	*x = WebOrigins{}
+	mi := &file_identity_v1_identity_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebOrigins) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebOrigins) ProtoMessage() {}
+
+func (x *WebOrigins) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebOrigins.ProtoReflect.Descriptor instead.
+func (*WebOrigins) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *WebOrigins) GetOrigins() []string {
+	if x != nil {
+		return x.Origins
+	}
+	return nil
+}
+
 type GetTenantReferrerRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -1690,7 +1770,7 @@ type GetTenantReferrerRequest struct {
 
 func (x *GetTenantReferrerRequest) Reset() {
 	*x = GetTenantReferrerRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[18]
+	mi := &file_identity_v1_identity_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1782,7 @@ func (x *GetTenantReferrerRequest) String() string {
 func (*GetTenantReferrerRequest) ProtoMessage() {}
 
 func (x *GetTenantReferrerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[18]
+	mi := &file_identity_v1_identity_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1795,7 @@ func (x *GetTenantReferrerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTenantReferrerRequest.ProtoReflect.Descriptor instead.
 func (*GetTenantReferrerRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetTenantReferrerRequest) GetAppId() string {
@@ -1742,7 +1822,7 @@ type ListTenantUsersRequest struct {
 
 func (x *ListTenantUsersRequest) Reset() {
 	*x = ListTenantUsersRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[19]
+	mi := &file_identity_v1_identity_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1834,7 @@ func (x *ListTenantUsersRequest) String() string {
 func (*ListTenantUsersRequest) ProtoMessage() {}
 
 func (x *ListTenantUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[19]
+	mi := &file_identity_v1_identity_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1847,7 @@ func (x *ListTenantUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTenantUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListTenantUsersRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListTenantUsersRequest) GetAppId() string {
@@ -1793,7 +1873,7 @@ type TenantUserList struct {
 
 func (x *TenantUserList) Reset() {
 	*x = TenantUserList{}
-	mi := &file_identity_v1_identity_proto_msgTypes[20]
+	mi := &file_identity_v1_identity_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1805,7 +1885,7 @@ func (x *TenantUserList) String() string {
 func (*TenantUserList) ProtoMessage() {}
 
 func (x *TenantUserList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[20]
+	mi := &file_identity_v1_identity_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1818,7 +1898,7 @@ func (x *TenantUserList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantUserList.ProtoReflect.Descriptor instead.
 func (*TenantUserList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TenantUserList) GetUsers() []*TenantUser {
@@ -1839,7 +1919,7 @@ type Project struct {
 
 func (x *Project) Reset() {
 	*x = Project{}
-	mi := &file_identity_v1_identity_proto_msgTypes[21]
+	mi := &file_identity_v1_identity_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1851,7 +1931,7 @@ func (x *Project) String() string {
 func (*Project) ProtoMessage() {}
 
 func (x *Project) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[21]
+	mi := &file_identity_v1_identity_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1864,7 +1944,7 @@ func (x *Project) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Project.ProtoReflect.Descriptor instead.
 func (*Project) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Project) GetId() string {
@@ -1906,7 +1986,7 @@ type App struct {
 
 func (x *App) Reset() {
 	*x = App{}
-	mi := &file_identity_v1_identity_proto_msgTypes[22]
+	mi := &file_identity_v1_identity_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1918,7 +1998,7 @@ func (x *App) String() string {
 func (*App) ProtoMessage() {}
 
 func (x *App) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[22]
+	mi := &file_identity_v1_identity_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1931,7 +2011,7 @@ func (x *App) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use App.ProtoReflect.Descriptor instead.
 func (*App) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *App) GetId() string {
@@ -2013,7 +2093,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[23]
+	mi := &file_identity_v1_identity_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2105,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[23]
+	mi := &file_identity_v1_identity_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2118,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{23}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -2062,7 +2142,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[24]
+	mi := &file_identity_v1_identity_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2154,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[24]
+	mi := &file_identity_v1_identity_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2167,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{24}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateAppRequest) GetProjectId() string {
@@ -2135,7 +2215,7 @@ type SetAppEnabledRequest struct {
 
 func (x *SetAppEnabledRequest) Reset() {
 	*x = SetAppEnabledRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[25]
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2227,7 @@ func (x *SetAppEnabledRequest) String() string {
 func (*SetAppEnabledRequest) ProtoMessage() {}
 
 func (x *SetAppEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[25]
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2240,7 @@ func (x *SetAppEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetAppEnabledRequest) GetAppId() string {
@@ -2186,7 +2266,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2278,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2291,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -2234,7 +2314,7 @@ type CreateApiKeyRequest struct {
 
 func (x *CreateApiKeyRequest) Reset() {
 	*x = CreateApiKeyRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2246,7 +2326,7 @@ func (x *CreateApiKeyRequest) String() string {
 func (*CreateApiKeyRequest) ProtoMessage() {}
 
 func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +2339,7 @@ func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateApiKeyRequest) GetAppId() string {
@@ -2304,7 +2384,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2316,7 +2396,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2329,7 +2409,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ApiKey) GetUuid() string {
@@ -2379,7 +2459,7 @@ type CreatedApiKey struct {
 
 func (x *CreatedApiKey) Reset() {
 	*x = CreatedApiKey{}
-	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	mi := &file_identity_v1_identity_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2391,7 +2471,7 @@ func (x *CreatedApiKey) String() string {
 func (*CreatedApiKey) ProtoMessage() {}
 
 func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	mi := &file_identity_v1_identity_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2404,7 +2484,7 @@ func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApiKey.ProtoReflect.Descriptor instead.
 func (*CreatedApiKey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreatedApiKey) GetKey() *ApiKey {
@@ -2444,7 +2524,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	mi := &file_identity_v1_identity_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2536,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	mi := &file_identity_v1_identity_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2549,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateUserRequest) GetAppId() string {
@@ -2536,7 +2616,7 @@ type GetMeRequest struct {
 
 func (x *GetMeRequest) Reset() {
 	*x = GetMeRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[31]
+	mi := &file_identity_v1_identity_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2628,7 @@ func (x *GetMeRequest) String() string {
 func (*GetMeRequest) ProtoMessage() {}
 
 func (x *GetMeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[31]
+	mi := &file_identity_v1_identity_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2641,7 @@ func (x *GetMeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMeRequest.ProtoReflect.Descriptor instead.
 func (*GetMeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{31}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{33}
 }
 
 // UpdateApiKeyRequest is route 2: path ids plus the body fields name and description.
@@ -2578,7 +2658,7 @@ type UpdateApiKeyRequest struct {
 
 func (x *UpdateApiKeyRequest) Reset() {
 	*x = UpdateApiKeyRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[32]
+	mi := &file_identity_v1_identity_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2590,7 +2670,7 @@ func (x *UpdateApiKeyRequest) String() string {
 func (*UpdateApiKeyRequest) ProtoMessage() {}
 
 func (x *UpdateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[32]
+	mi := &file_identity_v1_identity_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2603,7 +2683,7 @@ func (x *UpdateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{32}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UpdateApiKeyRequest) GetProjectUuid() string {
@@ -2654,7 +2734,7 @@ type ApiKeyList struct {
 
 func (x *ApiKeyList) Reset() {
 	*x = ApiKeyList{}
-	mi := &file_identity_v1_identity_proto_msgTypes[33]
+	mi := &file_identity_v1_identity_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2746,7 @@ func (x *ApiKeyList) String() string {
 func (*ApiKeyList) ProtoMessage() {}
 
 func (x *ApiKeyList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[33]
+	mi := &file_identity_v1_identity_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2759,7 @@ func (x *ApiKeyList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKeyList.ProtoReflect.Descriptor instead.
 func (*ApiKeyList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{33}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ApiKeyList) GetKind() string {
@@ -2721,7 +2801,7 @@ type SendReferralInviteRequest struct {
 
 func (x *SendReferralInviteRequest) Reset() {
 	*x = SendReferralInviteRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[34]
+	mi := &file_identity_v1_identity_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +2813,7 @@ func (x *SendReferralInviteRequest) String() string {
 func (*SendReferralInviteRequest) ProtoMessage() {}
 
 func (x *SendReferralInviteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[34]
+	mi := &file_identity_v1_identity_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +2826,7 @@ func (x *SendReferralInviteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendReferralInviteRequest.ProtoReflect.Descriptor instead.
 func (*SendReferralInviteRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{34}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SendReferralInviteRequest) GetUserId() string {
@@ -2781,7 +2861,7 @@ type AddProjectMemberRequest struct {
 
 func (x *AddProjectMemberRequest) Reset() {
 	*x = AddProjectMemberRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[35]
+	mi := &file_identity_v1_identity_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2793,7 +2873,7 @@ func (x *AddProjectMemberRequest) String() string {
 func (*AddProjectMemberRequest) ProtoMessage() {}
 
 func (x *AddProjectMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[35]
+	mi := &file_identity_v1_identity_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2806,7 +2886,7 @@ func (x *AddProjectMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddProjectMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddProjectMemberRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{35}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AddProjectMemberRequest) GetProjectId() string {
@@ -2843,7 +2923,7 @@ type ProjectMember struct {
 
 func (x *ProjectMember) Reset() {
 	*x = ProjectMember{}
-	mi := &file_identity_v1_identity_proto_msgTypes[36]
+	mi := &file_identity_v1_identity_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +2935,7 @@ func (x *ProjectMember) String() string {
 func (*ProjectMember) ProtoMessage() {}
 
 func (x *ProjectMember) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[36]
+	mi := &file_identity_v1_identity_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +2948,7 @@ func (x *ProjectMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectMember.ProtoReflect.Descriptor instead.
 func (*ProjectMember) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{36}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ProjectMember) GetId() string {
@@ -2917,7 +2997,7 @@ type IssueOperatorTokenRequest struct {
 
 func (x *IssueOperatorTokenRequest) Reset() {
 	*x = IssueOperatorTokenRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[37]
+	mi := &file_identity_v1_identity_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2929,7 +3009,7 @@ func (x *IssueOperatorTokenRequest) String() string {
 func (*IssueOperatorTokenRequest) ProtoMessage() {}
 
 func (x *IssueOperatorTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[37]
+	mi := &file_identity_v1_identity_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2942,7 +3022,7 @@ func (x *IssueOperatorTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueOperatorTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueOperatorTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{37}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *IssueOperatorTokenRequest) GetMemberId() string {
@@ -2969,7 +3049,7 @@ type OperatorToken struct {
 
 func (x *OperatorToken) Reset() {
 	*x = OperatorToken{}
-	mi := &file_identity_v1_identity_proto_msgTypes[38]
+	mi := &file_identity_v1_identity_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2981,7 +3061,7 @@ func (x *OperatorToken) String() string {
 func (*OperatorToken) ProtoMessage() {}
 
 func (x *OperatorToken) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[38]
+	mi := &file_identity_v1_identity_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2994,7 +3074,7 @@ func (x *OperatorToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorToken.ProtoReflect.Descriptor instead.
 func (*OperatorToken) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{38}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *OperatorToken) GetToken() string {
@@ -3020,7 +3100,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[39]
+	mi := &file_identity_v1_identity_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3032,7 +3112,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[39]
+	mi := &file_identity_v1_identity_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3045,7 +3125,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{39}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteUserRequest) GetUserId() string {
@@ -3064,7 +3144,7 @@ type VerifyAccessTokenRequest struct {
 
 func (x *VerifyAccessTokenRequest) Reset() {
 	*x = VerifyAccessTokenRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[40]
+	mi := &file_identity_v1_identity_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3156,7 @@ func (x *VerifyAccessTokenRequest) String() string {
 func (*VerifyAccessTokenRequest) ProtoMessage() {}
 
 func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[40]
+	mi := &file_identity_v1_identity_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3169,7 @@ func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAccessTokenRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAccessTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{40}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *VerifyAccessTokenRequest) GetAccessToken() string {
@@ -3118,7 +3198,7 @@ type VerifiedAccessToken struct {
 
 func (x *VerifiedAccessToken) Reset() {
 	*x = VerifiedAccessToken{}
-	mi := &file_identity_v1_identity_proto_msgTypes[41]
+	mi := &file_identity_v1_identity_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3210,7 @@ func (x *VerifiedAccessToken) String() string {
 func (*VerifiedAccessToken) ProtoMessage() {}
 
 func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[41]
+	mi := &file_identity_v1_identity_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3223,7 @@ func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedAccessToken.ProtoReflect.Descriptor instead.
 func (*VerifiedAccessToken) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{41}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *VerifiedAccessToken) GetAppId() string {
@@ -3198,7 +3278,7 @@ type CreateUserRoleRequest struct {
 
 func (x *CreateUserRoleRequest) Reset() {
 	*x = CreateUserRoleRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[42]
+	mi := &file_identity_v1_identity_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3210,7 +3290,7 @@ func (x *CreateUserRoleRequest) String() string {
 func (*CreateUserRoleRequest) ProtoMessage() {}
 
 func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[42]
+	mi := &file_identity_v1_identity_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3223,7 +3303,7 @@ func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRoleRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRoleRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{42}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreateUserRoleRequest) GetAppId() string {
@@ -3251,7 +3331,7 @@ type AppOriginRequest struct {
 
 func (x *AppOriginRequest) Reset() {
 	*x = AppOriginRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[43]
+	mi := &file_identity_v1_identity_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3343,7 @@ func (x *AppOriginRequest) String() string {
 func (*AppOriginRequest) ProtoMessage() {}
 
 func (x *AppOriginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[43]
+	mi := &file_identity_v1_identity_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3356,7 @@ func (x *AppOriginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppOriginRequest.ProtoReflect.Descriptor instead.
 func (*AppOriginRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{43}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AppOriginRequest) GetAppId() string {
@@ -3302,7 +3382,7 @@ type ListAppOriginsRequest struct {
 
 func (x *ListAppOriginsRequest) Reset() {
 	*x = ListAppOriginsRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[44]
+	mi := &file_identity_v1_identity_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3314,7 +3394,7 @@ func (x *ListAppOriginsRequest) String() string {
 func (*ListAppOriginsRequest) ProtoMessage() {}
 
 func (x *ListAppOriginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[44]
+	mi := &file_identity_v1_identity_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3327,7 +3407,7 @@ func (x *ListAppOriginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppOriginsRequest.ProtoReflect.Descriptor instead.
 func (*ListAppOriginsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{44}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListAppOriginsRequest) GetAppId() string {
@@ -3353,7 +3433,7 @@ type AppOrigins struct {
 
 func (x *AppOrigins) Reset() {
 	*x = AppOrigins{}
-	mi := &file_identity_v1_identity_proto_msgTypes[45]
+	mi := &file_identity_v1_identity_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3365,7 +3445,7 @@ func (x *AppOrigins) String() string {
 func (*AppOrigins) ProtoMessage() {}
 
 func (x *AppOrigins) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[45]
+	mi := &file_identity_v1_identity_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3378,7 +3458,7 @@ func (x *AppOrigins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppOrigins.ProtoReflect.Descriptor instead.
 func (*AppOrigins) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{45}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AppOrigins) GetAppId() string {
@@ -3606,7 +3686,11 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x1c\n" +
 	"\ttenantRef\x18\x02 \x01(\tR\ttenantRef\x12\x18\n" +
 	"\afreezed\x18\x03 \x01(\bR\afreezed\x12\x14\n" +
-	"\x05email\x18\x04 \x01(\tR\x05email\"L\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\"\x17\n" +
+	"\x15ListWebOriginsRequest\"&\n" +
+	"\n" +
+	"WebOrigins\x12\x18\n" +
+	"\aorigins\x18\x01 \x03(\tR\aorigins\"L\n" +
 	"\x18GetTenantReferrerRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\"J\n" +
@@ -3737,20 +3821,20 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aorigins\x18\x02 \x03(\tR\aorigins\x12.\n" +
 	"\x12redirectUriOrigins\x18\x03 \x03(\tR\x12redirectUriOrigins\x12\x18\n" +
-	"\aallowed\x18\x04 \x03(\tR\aallowed2\xf0\t\n" +
+	"\aallowed\x18\x04 \x03(\tR\aallowed2\xf2\t\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
 	"\fGetPublicKey\x12&.berth.identity.v1.GetPublicKeyRequest\x1a\x1c.berth.identity.v1.PublicKey\"B\xca\xf3\x18\x1a\b\x02\"\x14Public key retrieved(\x01\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/apps/{appId}/public-keys\x12\xbb\x01\n" +
 	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"e\xca\xf3\x18\x1d\b\x02\x18\x01\"\x15Access status updated(\x02\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
 	"\n" +
-	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12o\n" +
-	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\",\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved0\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
+	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12q\n" +
+	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\".\xca\xf3\x18\x16\b\x02\"\x0eUser retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
 	"\x12SendReferralInvite\x12,.berth.identity.v1.SendReferralInviteRequest\x1a\x16.google.protobuf.Empty\"[\xca\xf3\x18)\b\x02\x10\xc9\x01\x18\x01\"\x14Referral invite sent(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02(:\x01*\"#/v1/users/{userId}/referral-invites\x12\x88\x01\n" +
 	"\n" +
 	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}2\xca\x01\n" +
 	"\x0fOperatorService\x12\xb6\x01\n" +
-	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xea\x04\n" +
+	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xcd\x05\n" +
 	"\x17IdentityInternalService\x12a\n" +
 	"\fVerifyApiKey\x12&.berth.identity.v1.VerifyApiKeyRequest\x1a!.berth.identity.v1.VerifiedApiKey\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x0fListTenantUsers\x12).berth.identity.v1.ListTenantUsersRequest\x1a!.berth.identity.v1.TenantUserList\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
@@ -3758,7 +3842,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\n" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
-	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x012\x86\t\n" +
+	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\x86\t\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -3786,7 +3871,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),      // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                  // 1: berth.identity.v1.UserRole
@@ -3806,99 +3891,103 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*AppRef)(nil),                    // 15: berth.identity.v1.AppRef
 	(*GetUserRefRequest)(nil),         // 16: berth.identity.v1.GetUserRefRequest
 	(*UserRef)(nil),                   // 17: berth.identity.v1.UserRef
-	(*GetTenantReferrerRequest)(nil),  // 18: berth.identity.v1.GetTenantReferrerRequest
-	(*ListTenantUsersRequest)(nil),    // 19: berth.identity.v1.ListTenantUsersRequest
-	(*TenantUserList)(nil),            // 20: berth.identity.v1.TenantUserList
-	(*Project)(nil),                   // 21: berth.identity.v1.Project
-	(*App)(nil),                       // 22: berth.identity.v1.App
-	(*CreateProjectRequest)(nil),      // 23: berth.identity.v1.CreateProjectRequest
-	(*CreateAppRequest)(nil),          // 24: berth.identity.v1.CreateAppRequest
-	(*SetAppEnabledRequest)(nil),      // 25: berth.identity.v1.SetAppEnabledRequest
-	(*RotateAppKeyRequest)(nil),       // 26: berth.identity.v1.RotateAppKeyRequest
-	(*CreateApiKeyRequest)(nil),       // 27: berth.identity.v1.CreateApiKeyRequest
-	(*ApiKey)(nil),                    // 28: berth.identity.v1.ApiKey
-	(*CreatedApiKey)(nil),             // 29: berth.identity.v1.CreatedApiKey
-	(*CreateUserRequest)(nil),         // 30: berth.identity.v1.CreateUserRequest
-	(*GetMeRequest)(nil),              // 31: berth.identity.v1.GetMeRequest
-	(*UpdateApiKeyRequest)(nil),       // 32: berth.identity.v1.UpdateApiKeyRequest
-	(*ApiKeyList)(nil),                // 33: berth.identity.v1.ApiKeyList
-	(*SendReferralInviteRequest)(nil), // 34: berth.identity.v1.SendReferralInviteRequest
-	(*AddProjectMemberRequest)(nil),   // 35: berth.identity.v1.AddProjectMemberRequest
-	(*ProjectMember)(nil),             // 36: berth.identity.v1.ProjectMember
-	(*IssueOperatorTokenRequest)(nil), // 37: berth.identity.v1.IssueOperatorTokenRequest
-	(*OperatorToken)(nil),             // 38: berth.identity.v1.OperatorToken
-	(*DeleteUserRequest)(nil),         // 39: berth.identity.v1.DeleteUserRequest
-	(*VerifyAccessTokenRequest)(nil),  // 40: berth.identity.v1.VerifyAccessTokenRequest
-	(*VerifiedAccessToken)(nil),       // 41: berth.identity.v1.VerifiedAccessToken
-	(*CreateUserRoleRequest)(nil),     // 42: berth.identity.v1.CreateUserRoleRequest
-	(*AppOriginRequest)(nil),          // 43: berth.identity.v1.AppOriginRequest
-	(*ListAppOriginsRequest)(nil),     // 44: berth.identity.v1.ListAppOriginsRequest
-	(*AppOrigins)(nil),                // 45: berth.identity.v1.AppOrigins
-	(*emptypb.Empty)(nil),             // 46: google.protobuf.Empty
+	(*ListWebOriginsRequest)(nil),     // 18: berth.identity.v1.ListWebOriginsRequest
+	(*WebOrigins)(nil),                // 19: berth.identity.v1.WebOrigins
+	(*GetTenantReferrerRequest)(nil),  // 20: berth.identity.v1.GetTenantReferrerRequest
+	(*ListTenantUsersRequest)(nil),    // 21: berth.identity.v1.ListTenantUsersRequest
+	(*TenantUserList)(nil),            // 22: berth.identity.v1.TenantUserList
+	(*Project)(nil),                   // 23: berth.identity.v1.Project
+	(*App)(nil),                       // 24: berth.identity.v1.App
+	(*CreateProjectRequest)(nil),      // 25: berth.identity.v1.CreateProjectRequest
+	(*CreateAppRequest)(nil),          // 26: berth.identity.v1.CreateAppRequest
+	(*SetAppEnabledRequest)(nil),      // 27: berth.identity.v1.SetAppEnabledRequest
+	(*RotateAppKeyRequest)(nil),       // 28: berth.identity.v1.RotateAppKeyRequest
+	(*CreateApiKeyRequest)(nil),       // 29: berth.identity.v1.CreateApiKeyRequest
+	(*ApiKey)(nil),                    // 30: berth.identity.v1.ApiKey
+	(*CreatedApiKey)(nil),             // 31: berth.identity.v1.CreatedApiKey
+	(*CreateUserRequest)(nil),         // 32: berth.identity.v1.CreateUserRequest
+	(*GetMeRequest)(nil),              // 33: berth.identity.v1.GetMeRequest
+	(*UpdateApiKeyRequest)(nil),       // 34: berth.identity.v1.UpdateApiKeyRequest
+	(*ApiKeyList)(nil),                // 35: berth.identity.v1.ApiKeyList
+	(*SendReferralInviteRequest)(nil), // 36: berth.identity.v1.SendReferralInviteRequest
+	(*AddProjectMemberRequest)(nil),   // 37: berth.identity.v1.AddProjectMemberRequest
+	(*ProjectMember)(nil),             // 38: berth.identity.v1.ProjectMember
+	(*IssueOperatorTokenRequest)(nil), // 39: berth.identity.v1.IssueOperatorTokenRequest
+	(*OperatorToken)(nil),             // 40: berth.identity.v1.OperatorToken
+	(*DeleteUserRequest)(nil),         // 41: berth.identity.v1.DeleteUserRequest
+	(*VerifyAccessTokenRequest)(nil),  // 42: berth.identity.v1.VerifyAccessTokenRequest
+	(*VerifiedAccessToken)(nil),       // 43: berth.identity.v1.VerifiedAccessToken
+	(*CreateUserRoleRequest)(nil),     // 44: berth.identity.v1.CreateUserRoleRequest
+	(*AppOriginRequest)(nil),          // 45: berth.identity.v1.AppOriginRequest
+	(*ListAppOriginsRequest)(nil),     // 46: berth.identity.v1.ListAppOriginsRequest
+	(*AppOrigins)(nil),                // 47: berth.identity.v1.AppOrigins
+	(*emptypb.Empty)(nil),             // 48: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
 	9,  // 1: berth.identity.v1.UserUpdateBody.user:type_name -> berth.identity.v1.UserPatch
 	10, // 2: berth.identity.v1.UpdateUserRequest.body:type_name -> berth.identity.v1.UserUpdateBody
 	5,  // 3: berth.identity.v1.TenantUserList.users:type_name -> berth.identity.v1.TenantUser
-	28, // 4: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
-	28, // 5: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
+	30, // 4: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
+	30, // 5: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
 	0,  // 6: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
 	3,  // 7: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
 	6,  // 8: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
 	8,  // 9: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
 	11, // 10: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
-	31, // 11: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
-	34, // 12: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
-	39, // 13: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
-	32, // 14: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
+	33, // 11: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
+	36, // 12: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
+	41, // 13: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
+	34, // 14: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
 	12, // 15: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	19, // 16: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	40, // 17: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	21, // 16: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	42, // 17: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
 	16, // 18: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
 	14, // 19: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
-	18, // 20: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
-	23, // 21: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	24, // 22: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	25, // 23: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	26, // 24: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	27, // 25: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	30, // 26: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	42, // 27: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	35, // 28: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
-	37, // 29: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	43, // 30: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	43, // 31: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	44, // 32: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
-	2,  // 33: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 34: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 35: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	46, // 36: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	46, // 37: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 38: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	46, // 39: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	46, // 40: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	33, // 41: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 42: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	20, // 43: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	41, // 44: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 45: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 46: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 47: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	21, // 48: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	22, // 49: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	22, // 50: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	22, // 51: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	29, // 52: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 53: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 54: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	36, // 55: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	38, // 56: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	45, // 57: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	45, // 58: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	45, // 59: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	33, // [33:60] is the sub-list for method output_type
-	6,  // [6:33] is the sub-list for method input_type
+	20, // 20: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
+	18, // 21: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
+	25, // 22: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	26, // 23: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	27, // 24: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	28, // 25: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	29, // 26: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	32, // 27: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	44, // 28: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	37, // 29: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	39, // 30: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	45, // 31: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	45, // 32: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	46, // 33: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	2,  // 34: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 35: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 36: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	48, // 37: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	48, // 38: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 39: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	48, // 40: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	48, // 41: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	35, // 42: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 43: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 44: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	43, // 45: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 46: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 47: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 48: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 49: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 50: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 51: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 52: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 53: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	31, // 54: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 55: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 56: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	38, // 57: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	40, // 58: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	47, // 59: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	47, // 60: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	47, // 61: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	34, // [34:62] is the sub-list for method output_type
+	6,  // [6:34] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -3912,14 +4001,14 @@ func file_identity_v1_identity_proto_init() {
 	file_identity_v1_identity_proto_msgTypes[9].OneofWrappers = []any{}
 	file_identity_v1_identity_proto_msgTypes[10].OneofWrappers = []any{}
 	file_identity_v1_identity_proto_msgTypes[11].OneofWrappers = []any{}
-	file_identity_v1_identity_proto_msgTypes[32].OneofWrappers = []any{}
+	file_identity_v1_identity_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -50,7 +50,9 @@ type IdentityServiceClient interface {
 	SetAccessStatus(ctx context.Context, in *SetAccessStatusRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// UpdateUser is route 18 (PUT, with POST as an alias).
 	UpdateUser(ctx context.Context, in *UpdateUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// GetMe returns the user of a tenant access token (documented extra route).
+	// GetMe returns the user of a tenant access token (documented extra route). It takes API keys
+	// only to answer them as route 14 answers an id that names no user: 400, since `me` names nobody
+	// without a token.
 	GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error)
 	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
 	SendReferralInvite(ctx context.Context, in *SendReferralInviteRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
@@ -162,7 +164,9 @@ type IdentityServiceServer interface {
 	SetAccessStatus(context.Context, *SetAccessStatusRequest) (*emptypb.Empty, error)
 	// UpdateUser is route 18 (PUT, with POST as an alias).
 	UpdateUser(context.Context, *UpdateUserRequest) (*emptypb.Empty, error)
-	// GetMe returns the user of a tenant access token (documented extra route).
+	// GetMe returns the user of a tenant access token (documented extra route). It takes API keys
+	// only to answer them as route 14 answers an id that names no user: 400, since `me` names nobody
+	// without a token.
 	GetMe(context.Context, *GetMeRequest) (*User, error)
 	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
 	SendReferralInvite(context.Context, *SendReferralInviteRequest) (*emptypb.Empty, error)
@@ -528,6 +532,7 @@ const (
 	IdentityInternalService_GetUserRef_FullMethodName        = "/berth.identity.v1.IdentityInternalService/GetUserRef"
 	IdentityInternalService_GetAppRef_FullMethodName         = "/berth.identity.v1.IdentityInternalService/GetAppRef"
 	IdentityInternalService_GetTenantReferrer_FullMethodName = "/berth.identity.v1.IdentityInternalService/GetTenantReferrer"
+	IdentityInternalService_ListWebOrigins_FullMethodName    = "/berth.identity.v1.IdentityInternalService/ListWebOrigins"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -554,6 +559,11 @@ type IdentityInternalServiceClient interface {
 	// invite (route 23) the tenant's earliest referred user signed up with, and that user's tenant.
 	// NotFound when no user of the tenant signed up through an invite, or the inviter is deleted.
 	GetTenantReferrer(ctx context.Context, in *GetTenantReferrerRequest, opts ...grpc.CallOption) (*UserRef, error)
+	// ListWebOrigins lists every browser origin that some app allows (its redirect URIs' origins and
+	// those operators added), normalised, deduplicated and sorted. The edge lets a page on any of
+	// them read error answers, which carry no data, so a browser app can tell a refusal from a
+	// network failure.
+	ListWebOrigins(ctx context.Context, in *ListWebOriginsRequest, opts ...grpc.CallOption) (*WebOrigins, error)
 }
 
 type identityInternalServiceClient struct {
@@ -624,6 +634,16 @@ func (c *identityInternalServiceClient) GetTenantReferrer(ctx context.Context, i
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) ListWebOrigins(ctx context.Context, in *ListWebOriginsRequest, opts ...grpc.CallOption) (*WebOrigins, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WebOrigins)
+	err := c.cc.Invoke(ctx, IdentityInternalService_ListWebOrigins_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -648,6 +668,11 @@ type IdentityInternalServiceServer interface {
 	// invite (route 23) the tenant's earliest referred user signed up with, and that user's tenant.
 	// NotFound when no user of the tenant signed up through an invite, or the inviter is deleted.
 	GetTenantReferrer(context.Context, *GetTenantReferrerRequest) (*UserRef, error)
+	// ListWebOrigins lists every browser origin that some app allows (its redirect URIs' origins and
+	// those operators added), normalised, deduplicated and sorted. The edge lets a page on any of
+	// them read error answers, which carry no data, so a browser app can tell a refusal from a
+	// network failure.
+	ListWebOrigins(context.Context, *ListWebOriginsRequest) (*WebOrigins, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -675,6 +700,9 @@ func (UnimplementedIdentityInternalServiceServer) GetAppRef(context.Context, *Ge
 }
 func (UnimplementedIdentityInternalServiceServer) GetTenantReferrer(context.Context, *GetTenantReferrerRequest) (*UserRef, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetTenantReferrer not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) ListWebOrigins(context.Context, *ListWebOriginsRequest) (*WebOrigins, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListWebOrigins not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -806,6 +834,24 @@ func _IdentityInternalService_GetTenantReferrer_Handler(srv interface{}, ctx con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_ListWebOrigins_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListWebOriginsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).ListWebOrigins(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_ListWebOrigins_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).ListWebOrigins(ctx, req.(*ListWebOriginsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -836,6 +882,10 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTenantReferrer",
 			Handler:    _IdentityInternalService_GetTenantReferrer_Handler,
+		},
+		{
+			MethodName: "ListWebOrigins",
+			Handler:    _IdentityInternalService_ListWebOrigins_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1539,11 +1539,11 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12G\n" +
 	"\x0fshippingAddress\x18\x04 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0fshippingAddress\x12E\n" +
-	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xae\x03\n" +
+	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xb0\x03\n" +
 	"\rTenantService\x12\x81\x01\n" +
 	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"8\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved(\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\x99\x01\n" +
-	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\"\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12}\n" +
-	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"0\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved0\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\xba\x02\n" +
+	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\"\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12\x7f\n" +
+	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"2\xca\xf3\x18\x18\b\x02\"\x10Tenant retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\xba\x02\n" +
 	"\x15TenantInternalService\x12g\n" +
 	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x01\x12^\n" +
 	"\x11ApplyBillingState\x12).berth.tenant.v1.ApplyBillingStateRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12X\n" +

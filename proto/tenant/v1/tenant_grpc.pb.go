@@ -38,7 +38,9 @@ type TenantServiceClient interface {
 	GetTenant(ctx context.Context, in *GetTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
 	// UpdateTenant is route 17; the body may be flat (with kind "tenant") or nested under "tenant".
 	UpdateTenant(ctx context.Context, in *UpdateTenantRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// GetMyTenant returns the tenant of a tenant access token (documented extra route).
+	// GetMyTenant returns the tenant of a tenant access token (documented extra route). It takes API
+	// keys only to answer them as route 5 answers an id that names no tenant: 400, since `me` names
+	// nobody without a token.
 	GetMyTenant(ctx context.Context, in *GetMyTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
 }
 
@@ -90,7 +92,9 @@ type TenantServiceServer interface {
 	GetTenant(context.Context, *GetTenantRequest) (*Tenant, error)
 	// UpdateTenant is route 17; the body may be flat (with kind "tenant") or nested under "tenant".
 	UpdateTenant(context.Context, *UpdateTenantRequest) (*emptypb.Empty, error)
-	// GetMyTenant returns the tenant of a tenant access token (documented extra route).
+	// GetMyTenant returns the tenant of a tenant access token (documented extra route). It takes API
+	// keys only to answer them as route 5 answers an id that names no tenant: 400, since `me` names
+	// nobody without a token.
 	GetMyTenant(context.Context, *GetMyTenantRequest) (*Tenant, error)
 	mustEmbedUnimplementedTenantServiceServer()
 }

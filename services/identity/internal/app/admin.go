@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
@@ -193,6 +194,21 @@ func (s *Service) GetApp(ctx context.Context, appID string) (domain.App, error) 
 		return domain.App{}, domain.NotFound("app")
 	}
 	return s.store.GetApp(ctx, appID)
+}
+
+// ListWebOrigins is every browser origin that some app allows, deduplicated and sorted: the edge
+// lets pages on them read its error answers (which carry no data), whatever app they belong to.
+func (s *Service) ListWebOrigins(ctx context.Context) ([]string, error) {
+	apps, err := s.store.ListApps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range apps {
+		out = append(out, a.WebOrigins()...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // AppWebOrigins implements authn.OriginSource: the access policy asks it on route 1, whose

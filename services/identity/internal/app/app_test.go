@@ -566,6 +566,23 @@ func TestAppOriginsChangeOnlyWithAnEventSoCachesForgetThem(t *testing.T) {
 	wantNotFound(t, err)
 }
 
+func TestListWebOriginsHoldsEveryAppsOriginsOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	// A second app shares the first one's redirect origin and adds one of its own.
+	second, err := f.svc.CreateApp(ctx, app.NewApp{ProjectID: f.app.ProjectID, Name: "second", RedirectURIs: []string{"https://app.test/other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.AddAppOrigin(ctx, second.ID, "https://Shop.test:443"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.svc.ListWebOrigins(ctx)
+	if err != nil || !slices.Equal(got, []string{"https://app.test", "https://shop.test"}) {
+		t.Fatalf("ListWebOrigins = %q, %v", got, err)
+	}
+}
+
 func TestVerifiedTokensCarryTheAppsWebOrigins(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

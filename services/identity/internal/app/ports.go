@@ -27,6 +27,7 @@ type Apps interface {
 	CreateApp(ctx context.Context, a domain.App) error // the project must exist
 	GetApp(ctx context.Context, id string) (domain.App, error)
 	UpdateApp(ctx context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error)
+	ListApps(ctx context.Context) ([]domain.App, error) // every app, ordered by id
 }
 
 // APIKeys stores API keys (id and hash only).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/berthhq/berth/services/identity/internal/domain/language"
 	"net/url"
 	"strings"
 	"time"
@@ -40,9 +41,9 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 	if !domain.IsEmail(email) {
 		return fault.InvalidField("email", "must be a valid email address")
 	}
-	lang, ok := invite.Language(in.Language)
-	if !ok {
-		return fault.InvalidField("language", "must be en or de")
+	lang, err := language.Check("language", in.Language)
+	if err != nil {
+		return err
 	}
 	if s.mailer == nil || s.publicURL == "" {
 		return fault.Unavailable(0, "invites are not available")

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/services/identity/internal/domain/language"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -100,16 +101,13 @@ func IsEmail(s string) bool {
 	return err == nil
 }
 
-// languageRE is a language code with an optional region (de, en-GB, zh_Hant). Clients send upper
-// case (the REST wrapper sends "DE"), so it is stored lower-case and compared case-insensitively.
-var languageRE = regexp.MustCompile(`^[a-z]{2,8}([-_][a-z0-9]{2,8})?$`)
-
+// checkLanguage applies the one language rule (package language); an empty value clears the
+// field, like every optional profile field of the patch.
 func checkLanguage(field, v string) (string, error) {
-	v = strings.ToLower(strings.TrimSpace(v))
-	if v != "" && !languageRE.MatchString(v) {
-		return "", fault.InvalidField(field, "must be a language code such as en or de-AT")
+	if strings.TrimSpace(v) == "" {
+		return "", nil
 	}
-	return v, nil
+	return language.Check(field, v)
 }
 
 // Birthdates are stored as YYYY-MM-DD; clients may send a full ISO 8601 date-time (the REST wrapper

@@ -34,6 +34,7 @@ func TestApplyPatchRejectsEachInvalidFieldByName(t *testing.T) {
 		{"email over 254", UserPatch{Email: ptr(strings.Repeat("a", 250) + "@x.test")}, "email"},
 		{"language with digits", UserPatch{Language: ptr("12")}, "language"},
 		{"language too long", UserPatch{Language: ptr("abcdefghi")}, "language"},
+		{"language with a region", UserPatch{Language: ptr("de-AT")}, "language"},
 		{"birthdate not a date", UserPatch{Birthdate: ptr("yesterday")}, "birthdate"},
 		{"birthdate impossible day", UserPatch{Birthdate: ptr("2001-02-30")}, "birthdate"},
 		{"profile relative URL", UserPatch{Profile: ptr("/me")}, "profile"},
@@ -70,7 +71,8 @@ func TestApplyPatchNormalisesValues(t *testing.T) {
 		want  string
 	}{
 		{"language upper case is stored lower case", UserPatch{Language: ptr("DE")}, func(u User) string { return u.Language }, "de"},
-		{"language with region", UserPatch{Language: ptr("de-AT")}, func(u User) string { return u.Language }, "de-at"},
+		{"a German-speaking country code is German", UserPatch{Language: ptr("AT")}, func(u User) string { return u.Language }, "de"},
+		{"any other country code is English", UserPatch{Language: ptr("fr")}, func(u User) string { return u.Language }, "en"},
 		{"birthdate date only", UserPatch{Birthdate: ptr("1990-05-01")}, func(u User) string { return u.Birthdate }, "1990-05-01"},
 		{"birthdate ISO date-time UTC", UserPatch{Birthdate: ptr("1990-05-01T00:00:00.000Z")}, func(u User) string { return u.Birthdate }, "1990-05-01"},
 		{"birthdate keeps the written date with an offset", UserPatch{Birthdate: ptr("1990-05-01T00:00:00+02:00")}, func(u User) string { return u.Birthdate }, "1990-05-01"},
@@ -212,7 +214,7 @@ func TestNewUserRequiresEmailAndUUIDTenant(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			u, err := NewUser("app", c.tenant, UserPatch{Email: c.email, Language: ptr("FR")}, true, now)
+			u, err := NewUser("app", c.tenant, UserPatch{Email: c.email, Language: ptr("CH")}, true, now)
 			if c.field != "" {
 				if f, ok := fault.As(err); !ok || f.Kind() != fault.KindInvalid || f.Field() != c.field {
 					t.Fatalf("error = %v, want a validation error on %q", err, c.field)
@@ -222,7 +224,7 @@ func TestNewUserRequiresEmailAndUUIDTenant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !IsUUID(u.ID) || u.TenantID != c.tenant || u.Language != "fr" || !u.EmailVerified || !u.CreatedAt.Equal(now) {
+			if !IsUUID(u.ID) || u.TenantID != c.tenant || u.Language != "de" || !u.EmailVerified || !u.CreatedAt.Equal(now) {
 				t.Errorf("unexpected user %+v", u)
 			}
 		})

@@ -84,9 +84,12 @@ func (s *IdentityServer) UpdateUser(ctx context.Context, req *identityv1.UpdateU
 	return &emptypb.Empty{}, nil
 }
 
-// GetMe returns the user of the tenant access token.
+// GetMe returns the user of the tenant access token; an API key has no user of its own.
 func (s *IdentityServer) GetMe(ctx context.Context, _ *identityv1.GetMeRequest) (*identityv1.User, error) {
 	p, ok := authn.FromContext(ctx)
+	if ok && p.Kind == authn.KindAPIKey {
+		return nil, authn.MeWithoutToken("userId", "user")
+	}
 	if !ok || p.Kind != authn.KindTenantToken || p.AppID == "" || p.UserID == "" {
 		return nil, fault.Unauthenticated("this route needs a tenant access token")
 	}

@@ -56,6 +56,15 @@ func (s *InternalServer) GetTenantReferrer(ctx context.Context, req *identityv1.
 	return userRef(u), nil
 }
 
+// ListWebOrigins lists every origin some app allows (the edge's CORS on error answers).
+func (s *InternalServer) ListWebOrigins(ctx context.Context, _ *identityv1.ListWebOriginsRequest) (*identityv1.WebOrigins, error) {
+	origins, err := s.svc.ListWebOrigins(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.WebOrigins{Origins: origins}, nil
+}
+
 func userRef(u domain.User) *identityv1.UserRef {
 	return &identityv1.UserRef{UserId: u.ID, TenantRef: u.TenantID, Freezed: u.Frozen, Email: u.Email}
 }

@@ -71,7 +71,7 @@ func TestReferralInviteOverGRPC(t *testing.T) {
 		{"a read key", []string{authn.MDAPIKey, a.read, authn.MDAPIKeyType, "read", authn.MDClientID, a.app.GetId()}, invite(graceUser.GetId()), codes.PermissionDenied},
 		{"a write key", []string{authn.MDAPIKey, a.write, authn.MDAPIKeyType, "write", authn.MDClientID, a.app.GetId()}, invite(a.user.GetId()), codes.OK},
 		{"no credentials", nil, invite(graceUser.GetId()), codes.Unauthenticated},
-		{"an unsupported language", bearer(grace), &identityv1.SendReferralInviteRequest{UserId: graceUser.GetId(), Email: "friend@example.test", Language: "fr"}, codes.InvalidArgument},
+		{"an unsupported language", bearer(grace), &identityv1.SendReferralInviteRequest{UserId: graceUser.GetId(), Email: "friend@example.test", Language: "xx"}, codes.InvalidArgument},
 	} {
 		before := e.mailbox.count()
 		_, err := e.identity.SendReferralInvite(ctxWith(t, tc.md...), tc.req)

@@ -98,10 +98,10 @@ func TestTenantTokenRoutes(t *testing.T) {
 			_, err := e.identity.GetUser(ctxWith(t, asGrace()...), &identityv1.GetUserRequest{UserId: me.GetId()})
 			return err
 		}, codes.Unauthenticated},
-		{"GetMe with an API key", func() error {
+		{"GetMe with an API key: me names nobody", func() error {
 			_, err := e.identity.GetMe(a.ctx(t, "read"), &identityv1.GetMeRequest{})
 			return err
-		}, codes.Unauthenticated},
+		}, codes.InvalidArgument},
 		{"delete another user with a token", func() error {
 			_, err := e.identity.DeleteUser(ctxWith(t, asGrace()...), &identityv1.DeleteUserRequest{UserId: a.user.GetId()})
 			return err

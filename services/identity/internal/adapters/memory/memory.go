@@ -102,6 +102,18 @@ func (s *Store) GetApp(_ context.Context, id string) (domain.App, error) {
 	return cloneApp(a), nil
 }
 
+// ListApps implements app.Apps.
+func (s *Store) ListApps(_ context.Context) ([]domain.App, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]domain.App, 0, len(s.apps))
+	for _, a := range s.apps {
+		out = append(out, cloneApp(a))
+	}
+	slices.SortFunc(out, func(a, b domain.App) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
 // UpdateApp implements app.Apps.
 func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error) {
 	s.mu.Lock()

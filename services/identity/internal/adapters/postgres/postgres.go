@@ -156,6 +156,15 @@ func (s *Store) GetApp(ctx context.Context, id string) (domain.App, error) {
 	return scanApp(pgxx.Q(ctx, s.pool).QueryRow(ctx, `select `+appColumns+` from apps where id = $1`, id))
 }
 
+// ListApps implements app.Apps.
+func (s *Store) ListApps(ctx context.Context) ([]domain.App, error) {
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, `select `+appColumns+` from apps order by id`)
+	if err != nil {
+		return nil, fmt.Errorf("list apps: %w", err)
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.App, error) { return scanApp(row) })
+}
+
 // UpdateApp implements app.Apps.
 func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error) {
 	if !ids(id) {

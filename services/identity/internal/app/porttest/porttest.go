@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,6 +205,29 @@ func testApps(t *testing.T, newStore Factory) {
 		wantNotFound(t, "unknown app", err)
 		_, err = s.GetApp(ctx, "x")
 		wantNotFound(t, "malformed app id", err)
+	})
+
+	t.Run("list holds every app, ordered by id", func(t *testing.T) {
+		s, _ := newStore(t)
+		a, b := seedApp(t, s), seedApp(t, s)
+		got, err := s.ListApps(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []domain.App
+		for _, x := range got {
+			if x.ID == a.ID || x.ID == b.ID {
+				listed = append(listed, x)
+			}
+		}
+		want := []domain.App{a, b}
+		if b.ID < a.ID {
+			want = []domain.App{b, a}
+		}
+		wantEqual(t, "ListApps", listed, want)
+		if !slices.IsSortedFunc(got, func(x, y domain.App) int { return strings.Compare(x.ID, y.ID) }) {
+			t.Fatal("ListApps is not ordered by id")
+		}
 	})
 
 	t.Run("create needs an existing project", func(t *testing.T) {

@@ -98,15 +98,7 @@ func quoted(s string) string {
 	return "“" + s + "”"
 }
 
-// Language returns the supported language code for lang (compared case-insensitively, surrounding
-// space ignored), and false when there is no invite in that language.
-func Language(lang string) (string, bool) {
-	lang = strings.ToLower(strings.TrimSpace(lang))
-	_, ok := templates[lang]
-	return lang, ok
-}
-
-// Compose renders the invite in lang, a code Language accepted.
+// Compose renders the invite in lang, a language package code (en or de).
 func Compose(lang string, d Data) (mail.Message, error) {
 	t, ok := templates[lang]
 	if !ok {

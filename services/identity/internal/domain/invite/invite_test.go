@@ -7,26 +7,6 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/domain/invite"
 )
 
-func TestLanguageAcceptsEnglishAndGermanCaseInsensitively(t *testing.T) {
-	for _, tc := range []struct {
-		in, want string
-		ok       bool
-	}{
-		{"en", "en", true},
-		{"DE", "de", true},
-		{" En ", "en", true},
-		{"", "", false},
-		{"fr", "", false},
-		{"de-AT", "", false},
-		{"english", "", false},
-	} {
-		got, ok := invite.Language(tc.in)
-		if ok != tc.ok || (ok && got != tc.want) {
-			t.Errorf("Language(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestComposeRendersEachLanguageAndEscapesHTML(t *testing.T) {
 	d := invite.Data{To: "friend@example.test", Inviter: `Ada <script>`, App: "Shop & Co", Link: "https://berth.test/login?a=1&b=2"}
 	for _, tc := range []struct {

@@ -46,6 +46,9 @@ func (s *Server) GetTenant(ctx context.Context, req *tenantv1.GetTenantRequest) 
 // keeps the handler from serving any other principal should the route option ever change.
 func (s *Server) GetMyTenant(ctx context.Context, _ *tenantv1.GetMyTenantRequest) (*tenantv1.Tenant, error) {
 	p, ok := authn.FromContext(ctx)
+	if ok && p.Kind == authn.KindAPIKey {
+		return nil, authn.MeWithoutToken("tenantId", "tenant") // an API key has no tenant of its own
+	}
 	if !ok || p.Kind != authn.KindTenantToken || p.AppID == "" {
 		return nil, fault.Unauthenticated("Unauthorized")
 	}

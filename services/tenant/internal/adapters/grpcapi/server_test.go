@@ -433,7 +433,7 @@ func TestGetMyTenant(t *testing.T) {
 		{"token naming a tenant that does not exist", withToken(h.issue(appA, uuid.NewString())), codes.NotFound},
 		{"token of another app naming the tenant", withToken(h.issue(appB, tn.GetId())), codes.NotFound},
 		{"unknown token", withToken("forged"), codes.Unauthenticated},
-		{"API key", withKey("key-read-a", "read", appA), codes.Unauthenticated},
+		{"API key: me names nobody", withKey("key-read-a", "read", appA), codes.InvalidArgument},
 		{"no credentials", context.Background(), codes.Unauthenticated},
 	}
 	for _, tc := range cases {
