@@ -46,6 +46,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	if err != nil {
 		return err
 	}
+	s.Example.Use(demo.AppID)
 	path := filepath.Join(settings.String("BERTH_DEMO_DIR"), "demo.json")
 	if err := writeJSON(path, demo); err != nil {
 		return err
@@ -65,6 +66,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 		fmt.Println("  " + c)
 	}
 	fmt.Printf("\nThe provider sandboxes: %s and %s; move their clock with\n  curl -s -X POST -d '{\"seconds\":2678400}' %s/_sandbox/clock/advance\n", demo.Sandbox.Pspx, demo.Sandbox.Pspy, s.BaseURL)
+	fmt.Printf("\nThe example app (a static page on the published browser SDK; npm ci in %s first): %s%s\n", cfg.ExampleDir, s.BaseURL, allinone.ExamplePath)
 	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
 	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
 	err = s.Wait(ctx)
@@ -99,7 +101,7 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI st
 	defer cancel()
 	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
 		Billing: billingv1.NewBillingAdminServiceClient(bc)}, seed.Options{
-		BaseURL: s.BaseURL, RedirectURI: redirectURI,
+		BaseURL: s.BaseURL, RedirectURI: redirectURI, ExampleURI: s.BaseURL + allinone.ExamplePath,
 		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL},
 	})
 }

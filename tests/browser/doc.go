@@ -13,6 +13,11 @@
 // to the operations, and the page must load nothing from another origin and break no rule of its
 // Content-Security-Policy (reported by the page's securitypolicyviolation events and the console).
 //
+// A fourth drives the example app the all-in-one serves at /dev/example (examples/webapp): a static
+// page on the published SDK, installed from npm with the folder's lockfile (npm ci into a copy of
+// the folder, so the repository never holds a node_modules), signs a user up through the hosted page
+// and shows the user's email and tenant. Without node or npm it skips like the Chromium tests.
+//
 // The test needs Chromium at /usr/bin/chromium. When it is missing and the test runs as root, it
 // installs it with apt-get; otherwise it skips, or fails under CI=true.
 package browser

@@ -41,6 +41,8 @@ func Settings() []config.Setting {
 		mount.TimeScaleSetting,
 		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: ".berth", Doc: "folder demo.json is written to"},
 		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
+		{Name: "BERTH_EXAMPLE_DIR", Kind: config.Text, Default: "examples/webapp",
+			Doc: "folder of the example app served at /dev/example; the browser SDK it loads is installed there with npm ci"},
 		logx.LevelSetting,
 		ops.PprofSetting,
 	}
@@ -69,6 +71,7 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 		ServiceToken:     own.String("BERTH_SERVICE_TOKEN"),
 		SandboxTimeScale: own.Float(mount.TimeScaleSetting.Name),
 		Profiler:         own.Bool(ops.PprofVar),
+		ExampleDir:       own.String("BERTH_EXAMPLE_DIR"),
 		Settings:         own,
 		Log:              log,
 	}

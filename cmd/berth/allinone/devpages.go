@@ -32,12 +32,13 @@ pre{background:#f4f4f4;padding:1rem;white-space:pre-wrap;word-break:break-all}</
 // mailbox, and each send is logged).
 const DevMailboxPath = "/dev/mailbox"
 
-// devPages is the module of the all-in-one's development pages: the demo app's callback page and
-// the mailbox, at base.
-func devPages(base string, mailbox *mail.Mailbox) module.Module {
+// devPages is the module of the all-in-one's development pages: the demo app's callback page, the
+// mailbox and the example app, at base.
+func devPages(base string, mailbox *mail.Mailbox, example *Example) module.Module {
 	return module.Module{Name: "devpages", Web: func(context.Context, module.Common) (*module.Site, error) {
 		return &module.Site{Register: func(mux *http.ServeMux) {
 			mux.Handle(DevMailboxPath, mailbox.Handler())
+			example.register(mux)
 			mux.HandleFunc("GET "+DevCallbackPath, func(w http.ResponseWriter, r *http.Request) { callback(w, r, base) })
 		}}, nil
 	}}

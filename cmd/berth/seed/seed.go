@@ -79,7 +79,9 @@ type Admin struct {
 type Options struct {
 	BaseURL     string // the REST edge
 	RedirectURI string // the demo apps' redirect URI (and so their payment return URL)
-	Sandbox     Sandbox
+	// ExampleURI, when set, is a second redirect URI of the first app: the example app's page.
+	ExampleURI string
+	Sandbox    Sandbox
 }
 
 // Run creates a project with two apps. The first, on pspx, has a read and a write API key, two
@@ -93,7 +95,11 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, fmt.Errorf("project: %w", err)
 	}
 	d.ProjectID = project.GetId()
-	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", o.RedirectURI, "example.com")
+	firstURIs := []string{o.RedirectURI}
+	if o.ExampleURI != "" {
+		firstURIs = append(firstURIs, o.ExampleURI)
+	}
+	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", firstURIs, "example.com")
 	if err != nil {
 		return d, err
 	}
@@ -113,7 +119,7 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, err
 	}
 
-	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", o.RedirectURI, "example.org"); err != nil {
+	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", []string{o.RedirectURI}, "example.org"); err != nil {
 		return d, err
 	}
 	if err := seedPspy(ctx, a, &d.PspyApp); err != nil {
@@ -123,9 +129,9 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 }
 
 // seedApp creates an app with a read and a write key, a tenant with addresses and two users.
-func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDomain string) (PspyDemo, error) {
+func seedApp(ctx context.Context, a Admin, projectID, name string, redirectURIs []string, emailDomain string) (PspyDemo, error) {
 	var d PspyDemo
-	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: []string{redirectURI}})
+	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: redirectURIs})
 	if err != nil {
 		return d, fmt.Errorf("app %s: %w", name, err)
 	}
