@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,17 +28,15 @@ func TestTheExampleAppSignsAUserUpWithThePublishedSDKAndShowsTheUserAndTenant(t 
 	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
 	defer cancel()
 	email := "example-" + stacktest.RandomHex(4) + "@example.com"
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(env.Stack.BaseURL+allinone.ExamplePath),
-		chromedp.WaitVisible(chromedp.ID("sign-up")),
-		chromedp.Click(chromedp.ID("sign-up")),
-		chromedp.WaitVisible(chromedp.ID("email")),
-		chromedp.SendKeys(chromedp.ID("name"), "Example User"),
-		chromedp.SendKeys(chromedp.ID("email"), email),
-		chromedp.SendKeys(chromedp.ID("password"), "a long enough passphrase 42"),
-		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("who")),
-	)
+	err := chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{
+			chromedp.Navigate(env.Stack.BaseURL + allinone.ExamplePath),
+			chromedp.WaitVisible(chromedp.ID("sign-up")),
+			chromedp.Click(chromedp.ID("sign-up")),
+		},
+		signUpOnTheHostedPage("Example User", email),
+		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("who"))},
+	)...)
 	if err != nil {
 		t.Fatalf("sign up through the example app: %v\npage:\n%s", err, currentPage(browser))
 	}
