@@ -5,11 +5,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -47,8 +44,12 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 		return err
 	}
 	s.Example.Use(demo.AppID)
-	path := filepath.Join(settings.String("BERTH_DEMO_DIR"), "demo.json")
-	if err := writeJSON(path, demo); err != nil {
+	addrs := map[string]string{}
+	for _, m := range allinone.Modules {
+		addrs[m.Name] = s.Addr(m.Name)
+	}
+	path, err := seed.WriteFile(settings.String("BERTH_DEMO_DIR"), seed.File{Demo: demo, AdminToken: cfg.AdminToken, GRPC: addrs})
+	if err != nil {
 		return err
 	}
 	fmt.Printf("\nBerth is running at %s (gRPC: %s; readiness %s%s, metrics %s%s)\n", s.BaseURL, grpcAddrs(s), s.BaseURL, ops.ReadyPath, s.BaseURL, ops.MetricsPath)
@@ -68,7 +69,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	fmt.Printf("\nThe provider sandboxes: %s and %s; move their clock with\n  curl -s -X POST -d '{\"seconds\":2678400}' %s/_sandbox/clock/advance\n", demo.Sandbox.Pspx, demo.Sandbox.Pspy, s.BaseURL)
 	fmt.Printf("\nThe example app (a static page on the published browser SDK; npm ci in %s first): %s%s\n", cfg.ExampleDir, s.BaseURL, allinone.ExamplePath)
 	fmt.Printf("\nEmails the run sends (referral invites) land in %s%s\n", s.BaseURL, allinone.DevMailboxPath)
-	fmt.Printf("\nProvision more with: BERTH_ADMIN_TOKEN=%s go run ./cmd/berthctl -help\nCtrl-C stops.\n", cfg.AdminToken)
+	fmt.Printf("\nProvision more with berthctl, which finds this run through %s (admin token %s):\n  go run ./cmd/berthctl help\nCtrl-C stops.\n", path, cfg.AdminToken)
 	err = s.Wait(ctx)
 	log.Info("shutting down")
 	return err
@@ -113,16 +114,4 @@ func grpcAddrs(s *allinone.Stack) string {
 		parts[i] = m.Name + " " + s.Addr(m.Name)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func writeJSON(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	// 0600: the file holds the demo's API keys.
-	return os.WriteFile(path, append(b, '\n'), 0o600)
 }

@@ -14,11 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/cmd/berth/allinone"
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 )
 
 // TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC is `make run` as a new user meets it: the real
-// binary starts on embedded defaults, writes demo.json, the API reference it links opens, and
+// binary starts on embedded defaults, writes demo.json (with what berthctl needs to find it: the
+// admin token and every module's gRPC address), the API reference it links opens, and
 // every curl command it prints answers with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
 // status 0.
 func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
@@ -85,10 +87,14 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	if err != nil || json.Unmarshal(raw, &demo) != nil {
 		t.Fatalf("demo.json: %v %q", err, raw)
 	}
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "sandbox", "pspx", "pspyApp"} {
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
 		if demo[k] == nil || demo[k] == "" {
 			t.Fatalf("demo.json lacks %s: %s", k, raw)
 		}
+	}
+
+	if grpc, _ := demo["grpc"].(map[string]any); len(grpc) != len(allinone.Modules) {
+		t.Fatalf("demo.json names %d modules' gRPC addresses, want %d: %s", len(grpc), len(allinone.Modules), raw)
 	}
 
 	mu.Lock()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
@@ -13,42 +12,9 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
-// billingUsage lists the billing commands; they call the billing service's admin API.
-const billingUsage = `
-billing commands (-billing host:port):
-  connection-create  -app ID -provider pspx|pspy   (secrets from the environment, below)
-  connection-rotate  -connection ID [-retire-webhook-secret ID ...]   (new secrets from the environment)
-  app-billing        -app ID                       (connections without secrets, settings)
-  app-billing-set    -app ID [-connection ID] [-return-url URL] [-freeze-after N] [-one-time-days N] [-referral-promotion ID]
-                     [-renewal-line TEXT]   (renewal invoice lines; {quantity} {start} {end} filled in; "" = provider's)
-  catalog-price-create    -app ID -product NAME -amount MINOR_UNITS -currency EUR [-interval "1 month"]
-  catalog-tax-rate-create -app ID -name NAME -basis-points 1900 [-inclusive]
-  catalog            -app ID
-  promotion-create   -app ID -code CODE -name NAME [-description T] [-free-units N] [-free-days N]
-                     [-valid-from DATE] [-valid-until DATE] [-max-redemptions N]
-  promotion-activate | promotion-deactivate  -app ID -promotion ID
-  tenant-freeze | tenant-unfreeze  -app ID -tenant ID   (a freeze stays until tenant-unfreeze;
-                     a payment lifts only a freeze for failed payments)
-
-Provider secrets never go on the command line (where shell history and the process list keep them):
-connection-create and connection-rotate read PSP_TEST_SECRET_KEY, PSP_LIVE_SECRET_KEY,
-PSP_TEST_WEBHOOK_SECRET and PSP_LIVE_WEBHOOK_SECRET.
-`
-
-// isBillingCommand reports whether cmd is one of billingUsage's commands.
-func isBillingCommand(cmd string) bool {
-	switch cmd {
-	case "connection-create", "connection-rotate", "app-billing", "app-billing-set", "catalog-price-create",
-		"catalog-tax-rate-create", "catalog", "promotion-create", "promotion-activate", "promotion-deactivate",
-		"tenant-freeze", "tenant-unfreeze":
-		return true
-	}
-	return false
-}
-
-// runBilling parses a billing command's flags and calls the admin API over conn.
-func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, args []string) (proto.Message, error) {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+// runBilling runs the billing service's commands.
+func runBilling(ctx context.Context, conn grpc.ClientConnInterface, inv *invocation) (proto.Message, error) {
+	fs, cmd := inv.fs, inv.cmd.name
 	var (
 		app        = fs.String("app", "", "app id")
 		provider   = fs.String("provider", "", "pspx or pspy")
@@ -77,7 +43,7 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 		retire     multi
 	)
 	fs.Var(&retire, "retire-webhook-secret", "webhook secret id to retire (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	if err := inv.parse(); err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
@@ -87,9 +53,6 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, cmd string, 
 	switch cmd {
 	case "connection-create":
 		p := billingv1.Provider(billingv1.Provider_value["PROVIDER_"+strings.ToUpper(*provider)])
-		if p == billingv1.Provider_PROVIDER_UNSPECIFIED {
-			return nil, fmt.Errorf("-provider must be pspx or pspy")
-		}
 		return c.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: *app, Provider: p,
 			TestSecretKey: secret("PSP_TEST_SECRET_KEY"), LiveSecretKey: secret("PSP_LIVE_SECRET_KEY"),
 			TestWebhookSecret: secret("PSP_TEST_WEBHOOK_SECRET"), LiveWebhookSecret: secret("PSP_LIVE_WEBHOOK_SECRET")})

@@ -10,33 +10,8 @@ import (
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 )
 
-func TestWebhookCommandsRefuseBadFlagsBeforeCallingAnything(t *testing.T) {
-	t.Setenv("BERTH_ADMIN_TOKEN", "t")
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"webhook-events", "-outcome", "lost"}, "-outcome"},
-		{[]string{"webhook-events", "-provider", "pspz"}, "-provider"},
-		{[]string{"webhook-events", "-limit", "0"}, "-limit"},
-		{[]string{"webhook-events", "-limit", "1001"}, "-limit"},
-		{[]string{"webhook-events", "-since", "yesterday"}, "-since"},
-		{[]string{"webhook-events", "-until", "2026-11-01"}, "-until"},
-		{[]string{"webhook-events", "extra"}, "unexpected argument"},
-		{[]string{"webhook-replay"}, "name -id"},
-		{[]string{"webhook-replay", "-connection", "c", "-since", "2026-11-01T00:00:00Z"}, "name -id"},
-		{[]string{"webhook-replay", "-id", "x", "-connection", "c"}, "not both"},
-		{[]string{"webhook-events", "-since", "2026-11-02T00:00:00Z", "-until", "2026-11-01T00:00:00Z"}, "after -since"},
-	} {
-		// 127.0.0.1:1 refuses connections: a call that got that far would fail differently.
-		err := run(append([]string{"-webhook", "127.0.0.1:1"}, c.args...), &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: %v, want an error naming %q", c.args, err, c.want)
-		}
-	}
-}
-
 func TestWebhookEventsListsStoredCallsAndReplayChangesNothingApplied(t *testing.T) {
+	isolate(t)
 	env := stacktest.Start(t, "berthctl-test", "http://localhost:3000/callback")
 	t.Setenv("BERTH_ADMIN_TOKEN", env.AdminToken)
 	// A route 4 call naming the pspy app's connection and a payment its provider does not know:

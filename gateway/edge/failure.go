@@ -162,7 +162,7 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 				f = runtimeFailure(err)
 			}
 		}
-		if f.status >= http.StatusInternalServerError {
+		if f.status >= http.StatusInternalServerError && !clientGone(r) {
 			method, _ := runtime.RPCMethod(ctx)
 			log.ErrorContext(ctx, "request failed",
 				slog.String("rpc", method),

@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
@@ -34,6 +35,8 @@ type answer struct {
 	// header and trailer are gRPC metadata the backend sends; the edge must never turn them into
 	// HTTP headers.
 	header, trailer metadata.MD
+	// untilCanceled holds the call until its caller gives up, and answers what gRPC answers then.
+	untilCanceled bool
 }
 
 // call is one RPC a fake backend received.
@@ -87,6 +90,10 @@ func (f *fakeBackend) intercept(ctx context.Context, req any, info *grpc.UnarySe
 	f.mu.Unlock()
 	if !ok {
 		return handler(ctx, req)
+	}
+	if a.untilCanceled {
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 	if a.header != nil {
 		if err := grpc.SetHeader(ctx, a.header); err != nil {

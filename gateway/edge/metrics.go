@@ -15,7 +15,7 @@ import (
 var (
 	httpRequests = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "berth_http_requests_total",
-		Help: "HTTP requests the edge answered, by route and status code (\"aborted\": broken off after it started).",
+		Help: "HTTP requests the edge answered, by route and status code (\"aborted\": broken off by the edge after it started; \"canceled\": the client hung up first).",
 	}, []string{"route", "code"})
 	httpDuration = promauto.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "berth_http_request_duration_seconds",
@@ -38,6 +38,14 @@ func routeLabel(rpc, path string) string {
 // codeAborted is the code label of a response the edge broke off (see abort): its status line
 // may have said 200, but the client never got a complete answer.
 const codeAborted = "aborted"
+
+// codeCanceled is the code label of a request whose client hung up before the answer was
+// complete (clientGone): not an error of the edge's, so it stays out of every 5xx count.
+const codeCanceled = "canceled"
+
+// statusClientClosed is the status a trace records for such a request: the de facto 499 "client
+// closed request", which no client ever receives and which is not a server error.
+const statusClientClosed = 499
 
 // observeHTTP records one answered request; code is its status code as text, or codeAborted.
 func observeHTTP(route, code string, start time.Time) {

@@ -161,6 +161,18 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 					writeFailure(rec, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})
 				}
 			}
+			if clientGone(r) {
+				// The client hung up before the answer was complete: nothing went wrong on this
+				// side, and whatever status the handler chose never reached anyone. One info line
+				// and the "canceled" code keep it out of error logs, error counts and error spans.
+				observeHTTP(routeLabel(*rpc, r.URL.Path), codeCanceled, start)
+				tracing.EndHTTP(span, r.Method, routeLabel(*rpc, r.URL.Path), statusClientClosed)
+				log.LogAttrs(ctx, slog.LevelInfo, "http request canceled by the client",
+					slog.String("method", r.Method),
+					slog.String("path", r.URL.Path),
+					slog.Duration("duration", time.Since(start)))
+				return
+			}
 			observeHTTP(routeLabel(*rpc, r.URL.Path), strconv.Itoa(rec.statusOr200()), start)
 			tracing.EndHTTP(span, r.Method, routeLabel(*rpc, r.URL.Path), rec.statusOr200())
 			// The request id comes from ctx (pkg/logx adds it to every record), once.
@@ -173,6 +185,11 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 	})
 }
+
+// clientGone reports whether r's client went away before the edge finished with it: net/http
+// cancels a request's context when its connection closes (or its HTTP/2 stream is reset), and the
+// edge sets no deadline of its own, so while the handler runs a done context means exactly that.
+func clientGone(r *http.Request) bool { return r.Context().Err() != nil }
 
 // abort ends the response by aborting the connection (http.ErrAbortHandler), telling observe why.
 // It is for a response that has started and cannot end well: ending it normally would hand the

@@ -225,6 +225,9 @@ func guardStreams(log *slog.Logger, next http.Handler) http.Handler {
 			failed = errors.New("list stream ended early")
 		}
 		failed = fmt.Errorf("streamed list failed after %d of the %d items it announced: %w", g.written, g.announced, failed)
+		if clientGone(r) {
+			return // nobody is left to answer or abort for; observe logs the hang-up
+		}
 		if !gw.wrote {
 			log.ErrorContext(r.Context(), "request failed", slog.String("path", r.URL.Path), slog.String("error", failed.Error()))
 			writeFailure(w, familyOfPath(r.URL.Path), failure{status: http.StatusInternalServerError, message: internalMessage})

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -27,6 +28,8 @@ import (
 type fakeLists struct {
 	analyticsv1.UnimplementedAnalyticsServiceServer
 	list func(lister) error
+	// holding is set by a list that waits for its caller to give up.
+	holding atomic.Bool
 }
 
 // lister sends the chunks of one list stream.

@@ -61,7 +61,7 @@ func forwardWebhook(w http.ResponseWriter, r *http.Request, send func(context.Co
 		Signature: text(r.Header.Get("Pspx-Signature")), Host: text(r.Host), PaymentProviderUuid: text(r.URL.Query().Get("paymentProviderUuid"))})
 	if err != nil {
 		f := failureOf(err)
-		if f.status >= http.StatusInternalServerError {
+		if f.status >= http.StatusInternalServerError && !clientGone(r) {
 			log.ErrorContext(r.Context(), "request failed", slog.String("route", r.URL.Path), slog.String("error", err.Error()))
 		}
 		writeFailure(w, edgev1.Family_FAMILY_API, f)

@@ -23,12 +23,20 @@ type fakeWebhooks struct {
 	got     *webhookv1.Delivery
 	receipt *webhookv1.Receipt
 	err     error
+	// untilCanceled holds each delivery until the edge gives up on it.
+	untilCanceled bool
 }
 
-func (f *fakeWebhooks) answer(d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
+func (f *fakeWebhooks) answer(ctx context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.got = d
+	if f.untilCanceled {
+		f.mu.Unlock()
+		<-ctx.Done()
+		f.mu.Lock()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -38,12 +46,19 @@ func (f *fakeWebhooks) answer(d *webhookv1.Delivery) (*webhookv1.Receipt, error)
 	return &webhookv1.Receipt{Received: true}, nil
 }
 
-func (f *fakeWebhooks) ReceivePspx(_ context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
-	return f.answer(d)
+func (f *fakeWebhooks) ReceivePspx(ctx context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
+	return f.answer(ctx, d)
 }
 
-func (f *fakeWebhooks) ReceivePspy(_ context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
-	return f.answer(d)
+func (f *fakeWebhooks) ReceivePspy(ctx context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
+	return f.answer(ctx, d)
+}
+
+// delivered reports whether a delivery has arrived.
+func (f *fakeWebhooks) delivered() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got != nil
 }
 
 func TestWebhookRoutesForwardTheRawBytesAndRenderTheReceipt(t *testing.T) {

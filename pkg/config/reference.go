@@ -36,7 +36,11 @@ func WriteReference(w io.Writer, sections []Section) error {
 			if st.Default != "" {
 				def = "`" + st.Default + "`"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", st.Name, def, yesNo(st.Required), yesNo(st.Secret), cell(st.Rule()), cell(st.Doc))
+			doc := st.Doc
+			if st.Hint != "" {
+				doc += " (" + st.Hint + ")"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", st.Name, def, yesNo(st.Required), yesNo(st.Secret), cell(st.Rule()), cell(doc))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

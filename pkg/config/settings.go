@@ -64,6 +64,9 @@ type Setting struct {
 	Check func(string) error
 	// Doc says what the setting is for, in a sentence or two.
 	Doc string
+	// Hint tells how to come by a good value (e.g. the command that makes one); it ends the
+	// refusal of a missing or bad value, so whoever reads the refusal knows the next step.
+	Hint string
 }
 
 // Rule describes the values the setting accepts, for errors and the reference.
@@ -102,7 +105,7 @@ func Parse(env Env, decls ...[]Setting) (Values, error) {
 				if k != s.Kind {
 					problems = append(problems, fmt.Errorf("%s is declared twice with different kinds", s.Name))
 				} else if s.Required && v.raw[s.Name] == "" && !reported[s.Name] {
-					problems = append(problems, fmt.Errorf("%s is required: %s", s.Name, s.Doc))
+					problems = append(problems, s.withHint(fmt.Errorf("%s is required: %s", s.Name, s.Doc)))
 				}
 				reported[s.Name] = true
 				continue
@@ -118,7 +121,7 @@ func Parse(env Env, decls ...[]Setting) (Values, error) {
 			}
 			if raw == "" {
 				if s.Required {
-					problems = append(problems, fmt.Errorf("%s is required: %s", s.Name, s.Doc))
+					problems = append(problems, s.withHint(fmt.Errorf("%s is required: %s", s.Name, s.Doc)))
 					reported[s.Name] = true
 				}
 				continue
@@ -128,7 +131,7 @@ func Parse(env Env, decls ...[]Setting) (Values, error) {
 				if s.Secret {
 					shown = "(secret)"
 				}
-				problems = append(problems, fmt.Errorf("%s=%s: %v", s.Name, shown, err))
+				problems = append(problems, s.withHint(fmt.Errorf("%s=%s: %v", s.Name, shown, err)))
 				reported[s.Name] = true
 				continue
 			}
@@ -175,6 +178,14 @@ func Join(errs ...error) error {
 		return nil
 	}
 	return &InvalidError{Problems: all}
+}
+
+// withHint ends a refusal of the setting with its Hint, if it has one.
+func (s Setting) withHint(refusal error) error {
+	if s.Hint == "" {
+		return refusal
+	}
+	return fmt.Errorf("%w; %s", refusal, s.Hint)
 }
 
 // check validates a set value against the setting's kind and its own rule.

@@ -142,3 +142,39 @@ func TestJoinedRefusalsNameEachProblemOnceAndStayRefusals(t *testing.T) {
 		t.Fatal("Join of nothing is not nil")
 	}
 }
+
+func TestARefusalEndsWithTheSettingsHintOnTheSameLine(t *testing.T) {
+	decls := []Setting{
+		{Name: "BERTH_K", Kind: Key, Size: 4, Secret: true, Required: true, Doc: "a key", Hint: "make one with: mk"},
+		{Name: "BERTH_N", Kind: Count, Doc: "a count"},
+	}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"missing", nil, "BERTH_K is required: a key; make one with: mk"},
+		{"bad", map[string]string{"BERTH_K": "00"}, "BERTH_K=(secret): must be 4 bytes as hex or base64; make one with: mk"},
+		{"no hint", map[string]string{"BERTH_K": "00ff00ff", "BERTH_N": "x"}, `BERTH_N="x": must be a whole number of at least 1`},
+	} {
+		if _, err := Parse(envMap(c.env), decls); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestTheReferenceRowOfASettingWithAHintSaysItToo(t *testing.T) {
+	var b strings.Builder
+	err := WriteReference(&b, []Section{{Title: "T", Settings: []Setting{
+		{Name: "BERTH_K", Kind: Key, Doc: "a key", Hint: "make one with: mk"},
+		{Name: "BERTH_N", Kind: Count, Doc: "a count"},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| a key (make one with: mk) |", "| a count |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("reference lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -3,6 +3,7 @@ package grpcx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -111,6 +112,13 @@ func StreamFaults(log *slog.Logger) grpc.StreamServerInterceptor {
 }
 
 func mapped(ctx context.Context, log *slog.Logger, method string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The caller hung up or ran out of time while the call ran, so an internal failure is most
+		// likely the work it abandoned: a statement PostgreSQL cancelled on its behalf (pgxx), a
+		// call downstream. That is the caller's doing, not a fault to log at error; a fault the
+		// service named (not found, invalid, ...) still answers as itself (statusOf).
+		err = fmt.Errorf("%w: %w", ctxErr, err)
+	}
 	st, hidden := statusOf(err)
 	switch {
 	case hidden != nil:

@@ -176,3 +176,36 @@ func TestDownstreamErrorsBecomeThisServicesAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A call whose caller hung up (or ran out of time) while it ran fails because of that: the store's
+// error for the statement PostgreSQL cancelled is answered as Canceled (DeadlineExceeded) and not
+// logged as a server fault; a fault the service named still answers as itself.
+func TestAnInternalFailureOfACallWhoseCallerLeftIsTheCallersCancellation(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancelExpired := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelExpired()
+	cases := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want codes.Code
+	}{
+		{"canceled caller, statement canceled by the server", canceled, fault.Internal(errors.New("ERROR: canceling statement due to user request (SQLSTATE 57014)")), codes.Canceled},
+		{"expired caller, internal failure", expired, fault.Internal(errors.New("conn busy")), codes.DeadlineExceeded},
+		{"canceled caller, a fault the service named", canceled, fault.NotFound("tenant not found"), codes.NotFound},
+		{"caller still there, internal failure", context.Background(), fault.Internal(errors.New("conn busy")), codes.Internal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			_, err := Faults(logx.New(&logs, "debug"))(tc.ctx, nil, info, func(context.Context, any) (any, error) { return nil, tc.err })
+			if got := status.Code(err); got != tc.want {
+				t.Errorf("code = %v, want %v", got, tc.want)
+			}
+			if errored := strings.Contains(logs.String(), `"level":"ERROR"`); errored != (tc.want == codes.Internal) {
+				t.Errorf("logged at error: %v, want %v: %s", errored, tc.want == codes.Internal, logs.String())
+			}
+		})
+	}
+}

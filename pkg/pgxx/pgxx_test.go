@@ -3,11 +3,13 @@ package pgxx_test
 import (
 	"context"
 	"errors"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -306,5 +308,51 @@ func TestOpenMigratedMigratesBeforeUseAndClosesOnFailure(t *testing.T) {
 	}
 	if handed.Ping(ctx) == nil {
 		t.Fatal("the pool of a failed migration was left open")
+	}
+}
+
+// Callers that hang up mid-statement do not cost the pool its connections: a short read whose
+// caller left finishes and its connection goes back as it was; a long one is cancelled by the
+// server and its connection is kept too. With one connection allowed, a storm of abandoned
+// statements is served by the same backend process throughout, and each abandoned statement
+// returns promptly. (pgx's default handler closed the connection every time: one new session per
+// abandoned statement.)
+func TestAbandonedStatementsKeepTheirConnection(t *testing.T) {
+	url := pgtest.URL(t, "pgxx-empty", func(context.Context, *pgxpool.Pool) error { return nil })
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", "1")
+	u.RawQuery = q.Encode()
+	pool, err := pgxx.Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	backend := func() int {
+		var pid int
+		if err := pool.QueryRow(context.Background(), "select pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	first := backend()
+	for i, stmt := range []string{"select pg_sleep(0.02)", "select pg_sleep(30)", "select pg_sleep(0.02)", "select pg_sleep(30)"} {
+		ctx, hangUp := context.WithCancel(context.Background())
+		time.AfterFunc(5*time.Millisecond, hangUp)
+		start := time.Now()
+		_, _ = pool.Exec(ctx, stmt) // either outcome is the caller's to ignore; the connection is what counts
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("statement %d (%s) returned %s after its caller left", i, stmt, took)
+		}
+		hangUp()
+		if pid := backend(); pid != first {
+			t.Fatalf("after abandoned statement %d (%s) the pool reconnected: backend %d, was %d", i, stmt, pid, first)
+		}
+	}
+	if n := pool.Stat().NewConnsCount(); n != 1 {
+		t.Errorf("the pool opened %d connections for the storm, want 1", n)
 	}
 }

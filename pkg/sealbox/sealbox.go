@@ -21,9 +21,14 @@ type Box struct {
 	aead cipher.AEAD
 }
 
+// KeyHint ends the refusal of a missing or bad key setting (this one, apikey.PepperSetting):
+// berthctl gen-secrets prints fresh values in the form the settings accept.
+const KeyHint = "make one with: berthctl gen-secrets"
+
 // KeySetting declares the deployment's sealing key, which the modules that keep secrets at rest read.
 var KeySetting = config.Setting{Name: "BERTH_SECRET_KEY", Kind: config.Key, Size: KeySize, Required: true, Secret: true,
-	Doc: "AES-256-GCM key sealing the secrets a module keeps at rest (signing keys, provider secrets); it must outlive every process"}
+	Doc:  "AES-256-GCM key sealing the secrets a module keeps at rest (signing keys, provider secrets); it must outlive every process",
+	Hint: KeyHint}
 
 // New returns a Box for a 32-byte key.
 func New(key []byte) (*Box, error) {

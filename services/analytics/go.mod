@@ -3,13 +3,11 @@ module github.com/berthhq/berth/services/analytics
 go 1.26.0
 
 replace (
-	github.com/berthhq/berth/gateway => ../../gateway
 	github.com/berthhq/berth/pkg => ../../pkg
 	github.com/berthhq/berth/proto => ../../proto
 )
 
 require (
-	github.com/berthhq/berth/gateway v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
 	github.com/google/uuid v1.6.0

@@ -16,21 +16,13 @@ import (
 // require any sibling for its tests alone.
 const wholeSystemModule = "tests"
 
-// toleratedTestOnlyRequirements are the sibling requirements, by folder, that a module keeps for
-// its tests alone although the rule below forbids it, each with why it has not been removed yet.
-// The test fails once one of them is no longer test-only, so the list can only shrink.
-var toleratedTestOnlyRequirements = map[[2]string]string{
-	{"services/analytics", "gateway"}: "BenchmarkAnalyticsSubscriptions (internal/adapters/postgres) measures route 6 " +
-		"through the REST edge in the benchmark's own process; it needs analytics' internal packages, " +
-		"so it cannot move to the tests module as it stands",
-}
-
 // TestNoModuleRequiresASiblingOnlyForItsTests: a module's go.mod may require another module of the
 // workspace only when the module's own code (not its tests) imports it, directly or through other
 // packages. A requirement for tests alone still puts the sibling in the module's graph: tidying,
 // building and releasing the module then depends on a module its programs never link, and the
 // test reaches into another module's packages instead of its public surface. Tests that need a
-// sibling at run time start it as a process (pkg/testkit/sandboxproc for the provider sandboxes)
+// sibling at run time start it as a process (pkg/testkit/sandboxproc for the provider sandboxes,
+// pkg/testkit/procs for the gateway in analytics' benchmark)
 // or live in the tests module.
 //
 // The modules come from go.work and their requirements from their go.mod files; what each
@@ -57,20 +49,11 @@ func TestNoModuleRequiresASiblingOnlyForItsTests(t *testing.T) {
 	found := testOnlyRequirements(checked, mods, pkgs)
 	t.Logf("checked the sibling requirements of %d modules over %d packages", len(checked), len(pkgs))
 	for _, r := range found {
-		if why, ok := toleratedTestOnlyRequirements[[2]string{r.module, r.sibling}]; ok {
-			t.Logf("tolerated: %s requires %s for its tests alone (%s)", r.module, r.sibling, why)
-			continue
-		}
 		if r.testsUse {
 			t.Errorf("%s/go.mod requires %s, which only its tests import: drive the sibling over its public "+
 				"surface (a process, HTTP, gRPC) or move the test to the %s module", r.module, r.sibling, wholeSystemModule)
 		} else {
 			t.Errorf("%s/go.mod requires %s, which nothing in it imports: run make tidy", r.module, r.sibling)
-		}
-	}
-	for pair := range toleratedTestOnlyRequirements {
-		if !slices.ContainsFunc(found, func(r requirement) bool { return r.module == pair[0] && r.sibling == pair[1] }) {
-			t.Errorf("%s no longer requires %s for its tests alone: remove it from toleratedTestOnlyRequirements", pair[0], pair[1])
 		}
 	}
 }

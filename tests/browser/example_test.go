@@ -21,7 +21,8 @@ import (
 func TestTheExampleAppSignsAUserUpWithThePublishedSDKAndShowsTheUserAndTenant(t *testing.T) {
 	chromium := ensureChromium(t)
 	dir := stacktest.NpmCI(t, filepath.Join("..", "..", "examples", "webapp"))
-	// Tokens must carry the issuer id the SDK has built in, as under make run.
+	// Tokens must carry the issuer id the SDK has built in, as under make run. The app's own
+	// redirect URI is never used here: ExampleDir adds the example's page to its redirect URIs.
 	env := stacktest.StartWith(t, stacktest.Options{Issuer: allinone.DefaultIssuer, RedirectURI: "http://127.0.0.1:1/unused", ExampleDir: dir})
 
 	browser := newBrowser(t, chromium)

@@ -63,29 +63,54 @@ func (c *cluster) counters(t *testing.T) map[string]float64 {
 	return out
 }
 
+// Balance is judged on at least minBalanceTotal requests per service, every replica having
+// answered at least minShare of them.
+const minShare, minBalanceTotal = 0.3, 20
+
+// steadyTotals is how many requests each service with replicas answered between two readings.
+func (c *cluster) steadyTotals(before, after map[string]float64) map[string]float64 {
+	totals := map[string]float64{}
+	for _, name := range order {
+		if rs := c.replicas[name]; len(rs) >= 2 {
+			for _, r := range rs {
+				totals[name] += after[r.name] - before[r.name]
+			}
+		}
+	}
+	return totals
+}
+
+// enoughToJudge reports whether every service with replicas answered minBalanceTotal requests
+// between the two readings.
+func (c *cluster) enoughToJudge(before, after map[string]float64) bool {
+	for _, total := range c.steadyTotals(before, after) {
+		if total < minBalanceTotal {
+			return false
+		}
+	}
+	return true
+}
+
 // checkBalance requires every replica of a service to have answered at least minShare of the
 // service's requests between two readings.
 func (c *cluster) checkBalance(t *testing.T, before, after map[string]float64) {
 	t.Helper()
-	const minShare, minTotal = 0.3, 20
+	totals := c.steadyTotals(before, after)
 	for _, name := range order {
 		rs := c.replicas[name]
 		if len(rs) < 2 {
 			continue
 		}
-		var total float64
-		for _, r := range rs {
-			total += after[r.name] - before[r.name]
-		}
+		total := totals[name]
 		var shares []string
 		for _, r := range rs {
 			n := after[r.name] - before[r.name]
 			shares = append(shares, fmt.Sprintf("%s %.0f", r.name, n))
-			if total >= minTotal && n/total < minShare {
+			if total >= minBalanceTotal && n/total < minShare {
 				t.Errorf("%s answered %.0f of %s's %.0f requests in the steady phase, want at least %.0f%%", r.name, n, name, total, 100*minShare)
 			}
 		}
-		if total < minTotal {
+		if total < minBalanceTotal {
 			t.Errorf("%s answered only %.0f requests in the steady phase: too few to judge the balance", name, total)
 		}
 		t.Logf("balance %s: %s", name, strings.Join(shares, ", "))

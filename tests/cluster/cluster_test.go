@@ -24,10 +24,13 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // Phases of the run. The load runs throughout; balance is measured over the steady phase, before
-// any kill; each kill leaves its replica down for downFor under load before it starts again.
+// any kill: at least steady, and longer (up to steadyCap) until every service has answered enough
+// requests to judge, since a loaded machine runs the load slower; each kill leaves its replica
+// down for downFor under load before it starts again.
 const (
 	warmUp    = 3 * time.Second
 	steady    = 8 * time.Second
+	steadyCap = time.Minute
 	downFor   = time.Second
 	afterKill = 1500 * time.Millisecond
 	workers   = 6
@@ -64,7 +67,12 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 	time.Sleep(warmUp)
 	before := c.counters(t)
 	time.Sleep(steady)
-	c.checkBalance(t, before, c.counters(t))
+	after := c.counters(t)
+	for deadline := time.Now().Add(steadyCap - steady); !c.enoughToJudge(before, after) && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		after = c.counters(t)
+	}
+	c.checkBalance(t, before, after)
 
 	var kills []killed
 	for _, name := range order {

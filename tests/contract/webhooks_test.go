@@ -20,6 +20,7 @@ import (
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
@@ -252,10 +253,14 @@ func (e *env) pspxEffectFailureRetried(t *testing.T, p pspxPlans) {
 
 	rotate(p.key)
 	e.settle(t, 0) // the next retries are answered 2xx
-	after := e.otherTenant(t)
-	if after["paidUntil"].(string) <= before["paidUntil"].(string) {
-		t.Fatalf("the retried renewal did not apply: %v then %v", before["paidUntil"], after["paidUntil"])
-	}
+	// Billing hands the renewal to the tenant service in the same call, but when that hand-over
+	// times out (a loaded machine) the renewal is still stored and its event repairs the tenant
+	// shortly after (docs/billing.md): the tenant's read follows, not necessarily at once.
+	var after map[string]any
+	testkit.Eventually(t, "the retried renewal extends the tenant's paid period", func() bool {
+		after = e.otherTenant(t)
+		return after["paidUntil"].(string) > before["paidUntil"].(string)
+	})
 	list := e.webhookEvents(t, &webhookv1.ListEventsRequest{ConnectionId: e.other.Pspx.ConnectionID})
 	var stored *webhookv1.Event
 	for _, got := range list {

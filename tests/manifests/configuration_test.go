@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/berthhq/berth/cmd/berth/allinone"
+	"github.com/berthhq/berth/cmd/berthctl/target"
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/svcmain"
@@ -41,6 +42,9 @@ func referenceSections() []config.Section {
 			"`BERTH_ISSUER` the published browser SDK's issuer id, `BERTH_PUBLIC_URL` the edge's address, `BERTH_PSPX_URL` and `BERTH_PSPY_URL` the sandboxes on it, " +
 			"and, on memory stores only, `BERTH_API_KEY_PEPPER` and `BERTH_SECRET_KEY` random per run.", Settings: allinone.Settings()},
 		config.Section{Title: "The sandbox process", Intro: "`services/sandbox/cmd/sandbox`, the provider sandboxes on their own (compose).", Settings: mount.Settings},
+		config.Section{Title: "berthctl", Intro: "`cmd/berthctl`, the operators' CLI. Each service's address comes from its flag (`-identity`, `-tenant`, " +
+			"`-analytics`, `-billing`, `-webhook`), else its variable below, else the `.berth/demo.json` of a running all-in-one, else the default; " +
+			"the admin token from `BERTH_ADMIN_TOKEN`, else that demo.json. The CA alone of the TLS trio suffices for a client.", Settings: target.Settings()},
 	)
 }
 

@@ -24,7 +24,16 @@ import (
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/pkg/testkit/procs"
+	"github.com/berthhq/berth/services/sandbox/mount"
 )
+
+// target is a server the load drives beside the baseline: its name in the report, the CPU time of
+// its processes so far, and the demo app it serves.
+type target struct {
+	name string
+	cpu  func() (time.Duration, error)
+	d    demo
+}
 
 // options are the command's flags; each has an environment default so `make bench-stack` can be
 // tuned without editing the Makefile.
@@ -39,6 +48,7 @@ type options struct {
 	timeout      time.Duration
 	pprof        bool
 	processes    bool
+	split        bool
 	rounds       int
 }
 
@@ -72,8 +82,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1) (BENCH_ROUTES)")
 	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
 	fs.BoolVar(&o.processes, "processes", getenv("BENCH_PROCESSES") != "false", "first measure the all-in-one's start-up and each production process's idle memory (BENCH_PROCESSES=false skips it)")
+	fs.BoolVar(&o.split, "split", getenv("BENCH_SPLIT") != "false", "also drive the split deployment: every production binary as a process of its own (BENCH_SPLIT=false skips it)")
 	fs.IntVar(&o.rounds, "rounds", envInt("BENCH_ROUNDS", 5), "baseline and berth measured this many times in turn per read route; the ratio is the median of the rounds' (BENCH_ROUNDS)")
-	fs.DurationVar(&o.timeout, "timeout", envDur("BENCH_TIMEOUT", 15*time.Minute), "bound on the whole run (BENCH_TIMEOUT)")
+	fs.DurationVar(&o.timeout, "timeout", envDur("BENCH_TIMEOUT", 30*time.Minute), "bound on the whole run (BENCH_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -265,6 +276,30 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 
+	// The servers the load drives beside the baseline: the all-in-one, and the split deployment
+	// on databases of its own, seeded through its admin API, its billing calling the all-in-one's
+	// sandboxes.
+	targets := []target{{name: "all-in-one", cpu: func() (time.Duration, error) { return berth.CPU() }, d: d}}
+	if o.split {
+		splitBase := base + "_split"
+		splitURL, err := withDatabase(serverURL, splitBase)
+		if err != nil {
+			return err
+		}
+		pspx, pspy := d.BaseURL+mount.PspxPath, d.BaseURL+mount.PspyPath
+		s, err := startSplit(ctx, root, dir, splitURL, splitBase, pspx, pspy)
+		dbs.names = append(dbs.names, s.dbNames...)
+		defer s.stop()
+		if err != nil {
+			return fmt.Errorf("split: %w", err)
+		}
+		sd, err := s.seed(ctx, pspx, pspy)
+		if err != nil {
+			return err
+		}
+		targets = append(targets, target{name: "split", cpu: s.cpu, d: sd})
+	}
+
 	fmt.Fprintf(out, "PostgreSQL %s, databases %s_*; %d connections, %s per route and server after %s warm-up; loopback\n",
 		version, base, o.conns, o.duration, o.warmup)
 	client := newClient(o.conns)
@@ -272,8 +307,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 
 	var rows []row
 	first := true
-	// measure runs load (a closed loop, or a paced one) for the warm-up, then for the measurement.
-	measure := func(route, server string, p *procs.Process, load func(time.Duration) phase) (row, error) {
+	// measure runs load (a closed loop, or a paced one) for the warm-up, then for the measurement;
+	// cpu is the CPU time so far of the server's processes.
+	measure := func(route, server string, cpu func() (time.Duration, error), load func(time.Duration) phase) (row, error) {
 		if !first && o.settle > 0 {
 			select {
 			case <-time.After(o.settle):
@@ -285,7 +321,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if o.warmup > 0 {
 			load(o.warmup)
 		}
-		cpu0, err := p.CPU()
+		cpu0, err := cpu()
 		if err != nil {
 			return row{}, err
 		}
@@ -294,7 +330,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			return row{}, err
 		}
 		ph := load(o.duration)
-		cpu1, err := p.CPU()
+		cpu1, err := cpu()
 		if err != nil {
 			return row{}, err
 		}
@@ -308,83 +344,95 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts}, ctx.Err()
 	}
+	baselineCPU := func() (time.Duration, error) { return baseline.CPU() }
+	closed := func(x op) func(time.Duration) phase {
+		return func(d time.Duration) phase { return drive(ctx, o.conns, d, o.maxRequests, x) }
+	}
 
 	for _, r := range strings.Split(o.routes, ",") {
 		name := routeNames[r]
-		var berthOp, baseOp op
-		switch r {
-		case "users":
-			path := "/v1/users/" + d.UserIDs[0]
-			berthOp, baseOp = getOp(client, d.BaseURL, path, d), getOp(client, baselineURL, path, d)
-		case "tenants":
-			path := "/v1/tenants/" + d.TenantID
-			berthOp, baseOp = getOp(client, d.BaseURL, path, d), getOp(client, baselineURL, path, d)
-		case "tokens":
-			tokens, err := signInTokens(ctx, client, d, o.conns, "bench."+randomHex(4)+"@example.com", "correct horse battery staple")
-			if err != nil {
-				return fmt.Errorf("route 1 set-up: %w", err)
+		ops := make([]op, len(targets))
+		for i, tg := range targets {
+			if ops[i], err = routeOp(ctx, client, r, tg.d, o.conns); err != nil {
+				return fmt.Errorf("%s on %s: %w", name, tg.name, err)
 			}
-			berthOp = refreshOp(client, d.BaseURL, d, tokens)
 		}
-		closed := func(x op) func(time.Duration) phase {
-			return func(d time.Duration) phase { return drive(ctx, o.conns, d, o.maxRequests, x) }
-		}
-		if baseOp == nil {
-			b, err := measure(name, "berth", berth, closed(berthOp))
-			if err != nil {
-				return err
+		if why, ok := noBaseline[r]; ok {
+			rows = append(rows, row{route: name, server: "baseline", ratio: "n/a", note: "no baseline: " + why})
+			for i, tg := range targets {
+				b, err := measure(name, tg.name, tg.cpu, closed(ops[i]))
+				if err != nil {
+					return err
+				}
+				b.ratio = "n/a"
+				rows = append(rows, b)
 			}
-			b.ratio = "n/a"
-			rows = append(rows, row{route: name, server: "baseline", ratio: "n/a", note: "no baseline: the refresh grant has no direct equivalent here"}, b)
 			continue
 		}
-		// Baseline and berth in turn, round after round, so that a drift of the machine's speed
-		// during the run (a 2-core virtual machine's swings by a fifth) falls on both alike; each
-		// round's ratio compares two neighbouring measurements, and the median of them is the
-		// route's ratio.
-		var base, b row
-		ratios := make([]float64, 0, o.rounds)
-		for i := range o.rounds {
-			rb, err := measure(name, "baseline", baseline, closed(baseOp))
+		// The baseline reads the all-in-one's rows (the split has the same seed in its own).
+		baseOp, err := routeOp(ctx, client, r, demo{BaseURL: baselineURL, AppID: d.AppID, ReadKey: d.ReadKey, TenantID: d.TenantID, UserIDs: d.UserIDs}, o.conns)
+		if err != nil {
+			return err
+		}
+		// The baseline and each server in turn, round after round, so that a drift of the
+		// machine's speed during the run (a 2-core virtual machine's swings by a fifth) falls on
+		// all alike; each round's ratio compares neighbouring measurements, and the median of them
+		// is the route's ratio.
+		var base row
+		measured := make([]row, len(targets))
+		ratios := make([][]float64, len(targets))
+		for round := range o.rounds {
+			rb, err := measure(name, "baseline", baselineCPU, closed(baseOp))
 			if err != nil {
 				return err
 			}
-			rs, err := measure(name, "berth", berth, closed(berthOp))
-			if err != nil {
-				return err
+			for i, tg := range targets {
+				rs, err := measure(name, tg.name, tg.cpu, closed(ops[i]))
+				if err != nil {
+					return err
+				}
+				ratios[i] = append(ratios[i], rs.p.rps()/rb.p.rps())
+				if round == 0 {
+					measured[i] = rs
+				} else {
+					measured[i].add(rs)
+				}
 			}
-			ratios = append(ratios, rs.p.rps()/rb.p.rps())
-			if i == 0 {
-				base, b = rb, rs
+			if round == 0 {
+				base = rb
 			} else {
 				base.add(rb)
-				b.add(rs)
 			}
 		}
 		base.ratio = "1.00"
-		b.ratio = strconv.FormatFloat(median(ratios), 'f', 2, 64)
-		b.note = "ratio: median of the rounds' " + formatRatios(ratios)
-		rows = append(rows, base, b)
-		// The latency a client sees when Berth runs at half the rate it just peaked at (the
+		rows = append(rows, base)
+		for i := range targets {
+			measured[i].ratio = strconv.FormatFloat(median(ratios[i]), 'f', 2, 64)
+			measured[i].note = "ratio: median of the rounds' " + formatRatios(ratios[i])
+			rows = append(rows, measured[i])
+		}
+		// The latency a client sees when a server runs at half the rate it just peaked at (the
 		// read routes' goal is a p99 of at most 10 ms there), and the baseline's at the same
 		// rate, which shows what the machine itself adds to the tail.
-		half := b.p.rps() / 2
-		for _, sv := range []struct {
-			name string
-			p    *procs.Process
-			op   op
-		}{{"baseline", baseline, baseOp}, {"berth", berth, berthOp}} {
-			h, err := measure(name, sv.name+" at ½ peak", sv.p, func(d time.Duration) phase { return pace(ctx, o.conns, d, half, sv.op) })
-			if err != nil {
-				return err
+		for i, tg := range targets {
+			half := measured[i].p.rps() / 2
+			for _, sv := range []struct {
+				name string
+				cpu  func() (time.Duration, error)
+				op   op
+			}{{"baseline", baselineCPU, baseOp}, {tg.name, tg.cpu, ops[i]}} {
+				h, err := measure(name, sv.name+" at ½ "+tg.name+"'s peak", sv.cpu, func(d time.Duration) phase { return pace(ctx, o.conns, d, half, sv.op) })
+				if err != nil {
+					return err
+				}
+				h.ratio = "-"
+				h.note = fmt.Sprintf("paced at %.0f req/s, half of %s's peak; latency counted from when each request was due", half, tg.name)
+				rows = append(rows, h)
 			}
-			h.ratio = "-"
-			h.note = fmt.Sprintf("paced at %.0f req/s, half of berth's peak; latency counted from when each request was due", half)
-			rows = append(rows, h)
 		}
 	}
 
-	report(out, rows)
+	report(out, rows, base)
 	var failed []string
 	for _, r := range rows {
 		if r.p.requests > 0 && float64(r.p.failures) > o.maxErrorRate*float64(r.p.requests) {
@@ -398,7 +446,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 }
 
 // report prints the table: one line per route and server.
-func report(out io.Writer, rows []row) {
+func report(out io.Writer, rows []row, base string) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "route\tserver\trequests\tfailed\treq/s\tp50\tp99\tCPU µs/req\txact/req\tratio\t")
 	for _, r := range rows {
@@ -418,10 +466,10 @@ func report(out io.Writer, rows []row) {
 	}
 	for _, r := range rows {
 		if r.p.requests > 0 {
-			fmt.Fprintf(out, "xact/req by database, %s on %s: %s\n", r.route, r.server, byDatabase(r.xacts, r.p.requests))
+			fmt.Fprintf(out, "xact/req by database, %s on %s: %s\n", r.route, r.server, byDatabase(r.xacts, r.p.requests, base))
 		}
 	}
-	fmt.Fprintln(out, "ratio: req/s over the baseline's in this run. CPU: the server process only (not PostgreSQL, not the load generator).")
+	fmt.Fprintln(out, "ratio: req/s over the baseline's in this run. CPU: the server's processes (the split's all together), not PostgreSQL, not the load generator.")
 	fmt.Fprintln(out, "xact/req: transactions in the run's databases during the measurement (background work included) per request.")
 }
 
@@ -434,8 +482,9 @@ func total(xacts map[string]int64) int64 {
 }
 
 // byDatabase renders transactions per request of each database, in name order, for finding which
-// service a route's transactions go to.
-func byDatabase(xacts map[string]int64, requests int) string {
+// service a route's transactions go to; names lose the run's prefix (base_): the all-in-one's
+// "identity", the split's "split_identity".
+func byDatabase(xacts map[string]int64, requests int, base string) string {
 	names := make([]string, 0, len(xacts))
 	for db := range xacts {
 		names = append(names, db)
@@ -443,7 +492,7 @@ func byDatabase(xacts map[string]int64, requests int) string {
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, db := range names {
-		parts[i] = db[strings.LastIndexByte(db, '_')+1:] + " " + perRequest(float64(xacts[db]), requests, 2)
+		parts[i] = strings.TrimPrefix(db, base+"_") + " " + perRequest(float64(xacts[db]), requests, 2)
 	}
 	return strings.Join(parts, ", ")
 }

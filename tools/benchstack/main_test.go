@@ -57,7 +57,7 @@ func TestFormatting(t *testing.T) {
 		{perRequest(31_600_000, 100_000, 0), "316"},
 		{perRequest(300_000, 100_000, 2), "3.00"},
 		{perRequest(5, 0, 2), "n/a"},
-		{byDatabase(map[string]int64{"bench_ab_tenant": 100, "bench_ab_identity": 300}, 100), "identity 3.00, tenant 1.00"},
+		{byDatabase(map[string]int64{"bench_ab_tenant": 100, "bench_ab_identity": 300, "bench_ab_split_identity": 200}, 100, "bench_ab"), "identity 3.00, split_identity 2.00, tenant 1.00"},
 		{formatRatios([]float64{0.814, 0.7, 1}), "0.81, 0.70, 1.00"},
 		{strconv.FormatFloat(median([]float64{0.9, 0.7, 0.8}), 'f', 2, 64), "0.80"},
 		{strconv.FormatFloat(median([]float64{0.9, 0.7, 0.8, 0.6}), 'f', 2, 64), "0.75"},
@@ -86,12 +86,12 @@ func TestDriveStopsAtTheRequestBoundAndCountsFailures(t *testing.T) {
 
 func TestOptionsDefaultToTheDocumentedRunAndTakeTheEnvironment(t *testing.T) {
 	o, err := parseOptions(nil, func(string) string { return "" })
-	if err != nil || o.conns != 32 || o.duration != 6*time.Second || o.rounds != 5 || o.warmup != 2*time.Second || o.routes != "users,tenants,tokens" {
+	if err != nil || o.conns != 32 || o.duration != 6*time.Second || o.rounds != 5 || o.warmup != 2*time.Second || o.routes != "users,tenants,tokens" || !o.split {
 		t.Fatalf("defaults = %+v, %v", o, err)
 	}
-	env := map[string]string{"BENCH_CONNS": "4", "BENCH_DURATION": "2s"}
+	env := map[string]string{"BENCH_CONNS": "4", "BENCH_DURATION": "2s", "BENCH_SPLIT": "false"}
 	o, err = parseOptions([]string{"-routes", "users"}, func(k string) string { return env[k] })
-	if err != nil || o.conns != 4 || o.duration != 2*time.Second || o.routes != "users" {
+	if err != nil || o.conns != 4 || o.duration != 2*time.Second || o.routes != "users" || o.split {
 		t.Fatalf("from the environment = %+v, %v", o, err)
 	}
 	if _, err := parseOptions([]string{"-routes", "users,billing"}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "billing") {

@@ -19,6 +19,27 @@ type demo struct {
 	UserIDs     []string `json:"userIds"`
 }
 
+// noBaseline are the routes the baseline does not serve, with why.
+var noBaseline = map[string]string{"tokens": "the refresh grant has no direct equivalent here"}
+
+// routeOp is the operation that drives route r (a key of routeNames) on d's server with conns
+// workers; the token route first signs a session in for each.
+func routeOp(ctx context.Context, client *http.Client, r string, d demo, conns int) (op, error) {
+	switch r {
+	case "users":
+		return getOp(client, d.BaseURL, "/v1/users/"+d.UserIDs[0], d), nil
+	case "tenants":
+		return getOp(client, d.BaseURL, "/v1/tenants/"+d.TenantID, d), nil
+	case "tokens":
+		tokens, err := signInTokens(ctx, client, d, conns, "bench."+randomHex(4)+"@example.com", "correct horse battery staple")
+		if err != nil {
+			return nil, fmt.Errorf("route 1 set-up: %w", err)
+		}
+		return refreshOp(client, d.BaseURL, d, tokens), nil
+	}
+	return nil, fmt.Errorf("unknown route %q", r)
+}
+
 // getOp sends GET base+path with the demo app's read key, reading the whole body so the connection
 // is reused.
 func getOp(client *http.Client, base, path string, d demo) op {

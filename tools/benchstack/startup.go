@@ -14,8 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/berthhq/berth/cmd/berth/allinone"
-	"github.com/berthhq/berth/pkg/module"
-	"github.com/berthhq/berth/pkg/natsx"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/testkit/procs"
 )
@@ -55,29 +53,6 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 	sort.Slice(readies, func(i, j int) bool { return readies[i] < readies[j] })
 	fmt.Fprintf(out, "  all-in-one ready in %s (median of 3: %s, %s, %s)\n", ms(readies[1]), ms(readies[0]), ms(readies[1]), ms(readies[2]))
 
-	bins := map[string]string{}
-	names := []string{}
-	for _, m := range allinone.Modules {
-		bin, err := procs.Build(root, dir, "./services/"+m.Name+"/cmd/"+m.Name)
-		if err != nil {
-			return err
-		}
-		bins[m.Name], names = bin, append(names, m.Name)
-	}
-	gatewayBin, err := procs.Build(root, dir, "./gateway/cmd/gateway")
-	if err != nil {
-		return err
-	}
-	nats, err := natsx.StartEmbedded(filepath.Join(dir, "nats"), "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("nats: %w", err)
-	}
-	defer nats.Close()
-
-	addrs, err := procs.FreeAddrs(2*len(names) + 2)
-	if err != nil {
-		return err
-	}
 	base := "bench_" + randomHex(6) + "p"
 	baseURL, err := withDatabase(serverURL, base)
 	if err != nil {
@@ -91,54 +66,14 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 			err = derr
 		}
 	}()
-	common := map[string]string{
-		"BERTH_NATS_URL": nats.Server.ClientURL(), "BERTH_ADMIN_TOKEN": randomHex(16), "BERTH_SERVICE_TOKEN": randomHex(16),
-		"BERTH_API_KEY_PEPPER": randomHex(32), "BERTH_SECRET_KEY": randomHex(32), "BERTH_ISSUER": "berth-bench",
-		"BERTH_PUBLIC_URL": "http://" + addrs[len(addrs)-2], "BERTH_PSPX_URL": "http://127.0.0.1:1/pspx", "BERTH_PSPY_URL": "http://127.0.0.1:1/pspy",
-		"BERTH_LOG_LEVEL": "info",
-	}
-	for i, name := range names {
-		common[module.AddrVar(name)] = addrs[2*i]
-	}
-	var started []*procs.Process
-	defer func() {
-		for _, p := range started {
-			p.Stop()
-		}
-	}()
-	ready := map[string]string{} // process -> its /readyz
-	for i, name := range names {
-		dbURL, err := allinone.ServiceDatabase(ctx, baseURL, name)
-		if err != nil {
-			return err
-		}
-		dbs.names = append(dbs.names, base+"_"+name)
-		env := map[string]string{"BERTH_GRPC_ADDR": addrs[2*i], "BERTH_OPS_ADDR": addrs[2*i+1], "BERTH_DATABASE_URL": dbURL}
-		for k, v := range common {
-			env[k] = v
-		}
-		p, err := procs.Start(name, bins[name], dir, env)
-		if err != nil {
-			return err
-		}
-		started = append(started, p)
-		ready[name] = "http://" + addrs[2*i+1] + ops.ReadyPath
-	}
-	env := map[string]string{"BERTH_HTTP_ADDR": addrs[len(addrs)-2], "BERTH_OPS_ADDR": addrs[len(addrs)-1]}
-	for k, v := range common {
-		env[k] = v
-	}
-	gw, err := procs.Start("gateway", gatewayBin, dir, env)
+	// Nobody pays here: billing's provider URLs lead nowhere.
+	s, err := startSplit(ctx, root, dir, baseURL, base, "http://127.0.0.1:1/pspx", "http://127.0.0.1:1/pspy")
+	dbs.names = s.dbNames
+	defer s.stop()
 	if err != nil {
 		return err
 	}
-	started = append(started, gw)
-	ready["gateway"] = "http://" + addrs[len(addrs)-1] + ops.ReadyPath
-	for _, p := range started {
-		if err := p.WaitReady(time.Minute, 100*time.Millisecond, procs.HTTPOK(ctx, ready[p.Name])); err != nil {
-			return err
-		}
-	}
+	started := s.procs
 	time.Sleep(idleFor)
 	rss := map[string]int64{}
 	cpu0 := map[string]time.Duration{}

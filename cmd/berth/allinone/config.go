@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
@@ -39,7 +40,7 @@ func Settings() []config.Setting {
 		{Name: "BERTH_ADMIN_TOKEN", Kind: config.Text, Secret: true, Doc: "bearer token of the provisioning calls (berthctl); unset: random per run, printed"},
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Secret: true, Doc: "token the modules present to each other; unset: random per run"},
 		mount.TimeScaleSetting,
-		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: ".berth", Doc: "folder demo.json is written to"},
+		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: seed.DefaultDir, Doc: "folder demo.json is written to (berthctl finds a running all-in-one through it)"},
 		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo app's redirect URI; unset: the run's own /dev/callback page"},
 		{Name: "BERTH_EXAMPLE_DIR", Kind: config.Text, Default: "examples/webapp",
 			Doc: "folder of the example app served at /dev/example; the browser SDK it loads is installed there with npm ci"},

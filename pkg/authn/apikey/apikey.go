@@ -12,7 +12,15 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/config"
+	"github.com/berthhq/berth/pkg/sealbox"
 )
+
+// PepperSetting declares the deployment's pepper of the stored hashes (Hash), which the identity
+// service reads and berthctl gen-secrets makes.
+var PepperSetting = config.Setting{Name: "BERTH_API_KEY_PEPPER", Kind: config.Key, Required: true, Secret: true,
+	Doc: "HMAC pepper of the stored API-key hashes; changing it invalidates every API key", Hint: sealbox.KeyHint}
 
 const (
 	prefix    = "berth_"

@@ -202,18 +202,32 @@ func HTTPOK(ctx context.Context, url string) func() error {
 }
 
 // RSS is the process's resident set now, from /proc/<pid>/status.
-func (p *Process) RSS() (int64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/status")
+func (p *Process) RSS() (int64, error) { return Status(p.Pid(), "VmRSS:") }
+
+// Pid is the process's id, for Status and ResetPeakRSS.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// ResetPeakRSS sets the peak resident set (VmHWM) of process pid back to its resident set now
+// (Linux: clear_refs 5), so that a later Status(pid, "VmHWM:") measures only what follows;
+// os.Getpid() is the caller's own.
+func ResetPeakRSS(pid int) error {
+	return os.WriteFile("/proc/"+strconv.Itoa(pid)+"/clear_refs", []byte("5"), 0)
+}
+
+// Status reads a "<field> <n> kB" line (field with its colon, e.g. "VmRSS:") of
+// /proc/<pid>/status, in bytes.
+func Status(pid int, field string) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, fmt.Errorf("%s: no VmRSS", p.Name)
+	return 0, fmt.Errorf("process %d: no %s in its status", pid, field)
 }
 
 // clockTicks is the kernel's USER_HZ, the unit of utime and stime in /proc/<pid>/stat. sysconf

@@ -1,6 +1,8 @@
 package procs
 
 import (
+	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -17,5 +19,28 @@ func TestParseProcStatAddsUserAndSystemTime(t *testing.T) {
 		if _, err := parseProcStat([]byte(bad)); err == nil {
 			t.Errorf("parseProcStat(%q) accepted it", bad)
 		}
+	}
+}
+
+func TestPeakRSSResetsToTheResidentSetAndReadsInBytes(t *testing.T) {
+	pid := os.Getpid()
+	rss, err := Status(pid, "VmRSS:")
+	if err != nil || rss < 1<<20 {
+		t.Fatalf("Status(VmRSS) = %d, %v; want a test binary's resident set in bytes", rss, err)
+	}
+	if err := ResetPeakRSS(pid); err != nil {
+		t.Skipf("this kernel cannot reset the peak: %v", err)
+	}
+	ballast := make([]byte, 64<<20)
+	for i := 0; i < len(ballast); i += 4096 {
+		ballast[i] = 1 // touch every page so it is resident
+	}
+	peak, err := Status(pid, "VmHWM:")
+	if err != nil || peak < rss+32<<20 {
+		t.Fatalf("VmHWM after 64 MiB touched = %d, resident set before %d (%v)", peak, rss, err)
+	}
+	runtime.KeepAlive(ballast)
+	if _, err := Status(pid, "NoSuchField:"); err == nil {
+		t.Fatal("Status found a field /proc does not have")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/authn/apikey"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/mail"
@@ -59,8 +60,7 @@ const name = "identity"
 
 // settings are identity's own.
 var settings = []config.Setting{
-	{Name: "BERTH_API_KEY_PEPPER", Kind: config.Key, Required: true, Secret: true,
-		Doc: "HMAC pepper of the stored API-key hashes; changing it invalidates every API key"},
+	apikey.PepperSetting,
 	sealbox.KeySetting,
 	{Name: "BERTH_ISSUER", Kind: config.Text, Default: app.DefaultIssuer, Doc: "`iss` of issued tokens, which clients check"},
 	withDoc(module.PublicURLSetting, "the REST edge's public base URL, for the discovery document and links in mails"),
@@ -90,7 +90,7 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 		}
 	}
 	return New(ctx, Config{
-		Common: c, Pepper: c.Settings.Bytes("BERTH_API_KEY_PEPPER"), SecretKey: c.Settings.Bytes(sealbox.KeySetting.Name),
+		Common: c, Pepper: c.Settings.Bytes(apikey.PepperSetting.Name), SecretKey: c.Settings.Bytes(sealbox.KeySetting.Name),
 		Tenant: tenant, Mailer: mailer,
 		Issuer: c.Settings.String("BERTH_ISSUER"), PublicURL: c.Settings.String(module.PublicURLSetting.Name),
 		HashConcurrency: c.Settings.Int("BERTH_PASSWORD_HASH_CONCURRENCY"),

@@ -1,13 +1,11 @@
 package postgres_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
@@ -19,34 +17,36 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 
-	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
 	"github.com/berthhq/berth/pkg/testkit/moduletest"
+	"github.com/berthhq/berth/pkg/testkit/procs"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 	"github.com/berthhq/berth/services/analytics/server"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/proto/registry"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
 // benchKey is the read key the fake identity accepts for benchApp.
 const benchKey = "bench-read-key"
 
-// BenchmarkAnalyticsSubscriptions measures route 6 on PostgreSQL, end to end: the REST edge (the
-// /v1 envelope written around the stream), the analytics gRPC server (API-key check, the count and
-// the streamed list from one snapshot, the items rendered from the stored snapshots), over
-// loopback, read to the last byte by an HTTP client. Each list has its own app:
+// BenchmarkAnalyticsSubscriptions measures route 6 on PostgreSQL, end to end as deployed: the
+// gateway binary as a process of its own (the /v1 envelope written around the stream), the
+// analytics gRPC server in this process (API-key check, the count and the streamed list from one
+// snapshot, the items rendered from the stored snapshots), over loopback, read to the last byte by
+// an HTTP client. Each list has its own app:
 //
 //   - month/…: 10,000 subscriptions paid in a 31-day window, listed for that window;
 //   - year/…: 100,000 subscriptions paid over 366 days, listed for all of them.
 //
 // Each has a baseline: the route's own list query, run with pgx on the same database and read as
 // raw rows (no decoding): the least the same rows cost. `make bench` prints route/baseline. The
-// route reports the process's peak RSS growth over its run (VmHWM after, less VmRSS before, the
-// peak reset first), which the streaming keeps flat in the number of items; everything (edge,
-// service, pool, client) runs in this one process, so it is an upper bound.
+// route reports each process's peak RSS growth over its run (VmHWM after, less VmRSS before, the
+// peak reset first), which the streaming keeps flat in the number of items: the edge's, and this
+// process's (the analytics service, its pool and the client together, so an upper bound).
 //
 // The data is seeded through the store's own writes (snapshots of 1,000 payers and their tenants,
 // each subscription's change and payment), as the consumers write it.
@@ -80,14 +80,15 @@ func BenchmarkAnalyticsSubscriptions(b *testing.B) {
 		b.Run(c.name+"/route", func(b *testing.B) {
 			seed(b)
 			env.get(b, query, appID, c.items) // warm the key cache and the connections
-			before := resetPeakRSS(b)
+			self, edge := env.resetPeaks(b)
 			b.ResetTimer()
 			for b.Loop() {
 				env.get(b, query, appID, c.items)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(c.items*b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64(peakRSS(b)-before)/(1<<20), "MiB-peak-rss-growth")
+			b.ReportMetric(float64(env.peak(b, os.Getpid())-self)/(1<<20), "MiB-peak-rss-growth")
+			b.ReportMetric(float64(env.peak(b, env.edge.Pid())-edge)/(1<<20), "MiB-edge-peak-rss-growth")
 		})
 	}
 }
@@ -95,28 +96,77 @@ func BenchmarkAnalyticsSubscriptions(b *testing.B) {
 type benchEnv struct {
 	store *postgres.Store
 	run   moduletest.Running
+	edge  *procs.Process
 	url   string
 	ctx   context.Context
 }
 
-// startBench runs the analytics module on a fresh database behind the real REST edge, with a fake
-// identity that knows benchKey (the service caches the verification, as it does in production).
+// startBench runs the analytics module on a fresh database, serving gRPC on loopback, behind the
+// gateway binary started as its own process, with a fake identity that knows benchKey (the service
+// caches the verification, as it does in production). The gateway is built from the workspace, so
+// analytics needs no requirement on the gateway's module.
 func startBench(b *testing.B) *benchEnv {
 	idSrv := grpc.NewServer()
 	identityv1.RegisterIdentityInternalServiceServer(idSrv, fakeIdentity{})
 	idConn := grpctest.Serve(b, idSrv)
 	run := moduletest.Start(b, server.Module, moduletest.Options{Postgres: true, Peers: map[string]grpc.ClientConnInterface{"identity": idConn}})
-	conns := map[string]grpc.ClientConnInterface{}
-	for _, name := range edge.Modules() {
-		conns[name] = run.Conn // only analytics is called
-	}
-	h, err := edge.New(b.Context(), conns, slog.New(slog.NewTextHandler(io.Discard, nil)), edge.WithLogin(run.Conn), edge.WithPayment(run.Conn))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	b.Cleanup(srv.Close)
-	return &benchEnv{store: postgres.New(run.Process.Pool), run: run, url: srv.URL, ctx: context.Background()}
+	go func() { _ = run.Process.GRPC().Serve(lis) }() // ends when moduletest stops the server
+	root, err := procs.RepoRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	bin, err := procs.Build(root, dir, "./gateway/cmd/gateway")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addrs, err := procs.FreeAddrs(3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env := map[string]string{"BERTH_HTTP_ADDR": addrs[0], "BERTH_OPS_ADDR": addrs[1],
+		"BERTH_SERVICE_TOKEN": "bench-service-token", "BERTH_LOG_LEVEL": "warn"}
+	// Only analytics is called; the edge needs an address for every context, and the others get
+	// one nothing listens on.
+	for _, c := range registry.Contexts {
+		env["BERTH_"+strings.ToUpper(c.Name)+"_ADDR"] = addrs[2]
+	}
+	env["BERTH_ANALYTICS_ADDR"] = lis.Addr().String()
+	gw, err := procs.Start("gateway", bin, dir, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(gw.Stop)
+	if err := gw.WaitReady(time.Minute, 20*time.Millisecond, procs.HTTPOK(b.Context(), "http://"+addrs[1]+"/readyz")); err != nil {
+		b.Fatal(err)
+	}
+	return &benchEnv{store: postgres.New(run.Process.Pool), run: run, edge: gw, url: "http://" + addrs[0], ctx: context.Background()}
+}
+
+// resetPeaks resets the peak resident sets of this process and the edge's and returns their
+// resident sets now.
+func (e *benchEnv) resetPeaks(b *testing.B) (self, edge int64) {
+	for _, pid := range []int{os.Getpid(), e.edge.Pid()} {
+		if err := procs.ResetPeakRSS(pid); err != nil {
+			b.Skipf("cannot reset the peak RSS on this system: %v", err)
+		}
+	}
+	return e.status(b, os.Getpid(), "VmRSS:"), e.status(b, e.edge.Pid(), "VmRSS:")
+}
+
+// peak is process pid's peak resident set since resetPeaks.
+func (e *benchEnv) peak(b *testing.B, pid int) int64 { return e.status(b, pid, "VmHWM:") }
+
+func (e *benchEnv) status(b *testing.B, pid int, field string) int64 {
+	n, err := procs.Status(pid, field)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 // fakeIdentity verifies benchKey as a read key of whatever app the caller names.
@@ -225,36 +275,3 @@ func (e *benchEnv) get(b *testing.B, url, appID string, want int) {
 }
 
 var itemsLength = regexp.MustCompile(`"itemsLength"\s*:\s*(\d+)`)
-
-// resetPeakRSS resets the process's peak resident set (Linux: clear_refs 5) and returns the
-// resident set now.
-func resetPeakRSS(b *testing.B) int64 {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		b.Skipf("cannot reset the peak RSS on this system: %v", err)
-	}
-	return procStatus(b, "VmRSS:")
-}
-
-// peakRSS is the process's peak resident set since the last reset.
-func peakRSS(b *testing.B) int64 { return procStatus(b, "VmHWM:") }
-
-// procStatus reads a "<field> <n> kB" line of /proc/self/status, in bytes.
-func procStatus(b *testing.B, field string) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		b.Skipf("no /proc/self/status: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				b.Fatalf("%s %q: %v", field, rest, err)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatalf("no %s in /proc/self/status", field)
-	return 0
-}
