@@ -30,20 +30,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: genopenapi DESCRIPTORS EXAMPLES")
 		os.Exit(2)
 	}
-	docs, err := readComments(os.Args[1])
-	if err == nil {
-		var examples map[string]example
-		if examples, err = readExamples(os.Args[2]); err == nil {
-			var doc obj
-			if doc, err = build(registry.Files(), docs, examples); err == nil {
-				err = write(doc)
-			}
-		}
-	}
-	if err != nil {
+	if err := run(os.Args[1], os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, "genopenapi:", err)
 		os.Exit(1)
 	}
+}
+
+func run(descriptors, examplesFile string) error {
+	docs, err := readComments(descriptors)
+	if err != nil {
+		return err
+	}
+	examples, err := readExamples(examplesFile)
+	if err != nil {
+		return err
+	}
+	doc, err := build(registry.Files(), docs, examples)
+	if err != nil {
+		return err
+	}
+	return write(doc)
 }
 
 func write(doc obj) error {
