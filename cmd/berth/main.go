@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,7 +41,8 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	}
 	defer s.Close()
 
-	demo, err := seedDemo(ctx, s, cfg.AdminToken, settings.String("BERTH_DEMO_REDIRECT_URI"))
+	dir := settings.String("BERTH_DEMO_DIR")
+	demo, resumed, err := seedDemo(ctx, s, cfg.AdminToken, settings.String("BERTH_DEMO_REDIRECT_URI"), filepath.Join(dir, seed.FileName))
 	if err != nil {
 		return err
 	}
@@ -48,13 +51,17 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	for _, m := range allinone.Modules {
 		addrs[m.Name] = s.Addr(m.Name)
 	}
-	path, err := seed.WriteFile(settings.String("BERTH_DEMO_DIR"), seed.File{Demo: demo, AdminToken: cfg.AdminToken, GRPC: addrs})
+	path, err := seed.WriteFile(dir, seed.File{Demo: demo, AdminToken: cfg.AdminToken, GRPC: addrs})
 	if err != nil {
 		return err
 	}
+	origin := ""
+	if resumed {
+		origin = " (from an earlier run)"
+	}
 	fmt.Printf("\nBerth is running at %s (gRPC: %s; readiness %s%s, metrics %s%s)\n", s.BaseURL, grpcAddrs(s), s.BaseURL, ops.ReadyPath, s.BaseURL, ops.MetricsPath)
 	fmt.Printf("API reference: %s%s (the OpenAPI document: %s%s)\n", s.BaseURL, apidocs.Path, s.BaseURL, edge.OpenAPIPath)
-	fmt.Printf("Demo app %s; facts written to %s. Try:\n\n", demo.AppID, path)
+	fmt.Printf("Demo app %s%s; facts written to %s. Try:\n\n", demo.AppID, origin, path)
 	for _, c := range demo.Curls() {
 		fmt.Println("  " + c)
 	}
@@ -75,8 +82,10 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	return err
 }
 
-// seedDemo provisions the demo apps; redirectURI "" is the run's own callback page.
-func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI string) (seed.Demo, error) {
+// seedDemo brings back the demo an earlier run on the same databases described in path
+// (seed.Resume), or provisions a new one (resumed false); redirectURI "" is the run's own callback
+// page.
+func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI, path string) (_ seed.Demo, resumed bool, _ error) {
 	if redirectURI == "" {
 		redirectURI = s.BaseURL + allinone.DevCallbackPath
 	}
@@ -85,26 +94,35 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI st
 	}
 	ic, err := dial(s.Addr("identity"))
 	if err != nil {
-		return seed.Demo{}, err
+		return seed.Demo{}, false, err
 	}
 	defer func() { _ = ic.Close() }()
 	tc, err := dial(s.Addr("tenant"))
 	if err != nil {
-		return seed.Demo{}, err
+		return seed.Demo{}, false, err
 	}
 	defer func() { _ = tc.Close() }()
 	bc, err := dial(s.Addr("billing"))
 	if err != nil {
-		return seed.Demo{}, err
+		return seed.Demo{}, false, err
 	}
 	defer func() { _ = bc.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return seed.Run(ctx, seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
-		Billing: billingv1.NewBillingAdminServiceClient(bc)}, seed.Options{
-		BaseURL: s.BaseURL, RedirectURI: redirectURI, ExampleURI: s.BaseURL + allinone.ExamplePath,
-		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL},
-	})
+	admin := seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
+		Billing: billingv1.NewBillingAdminServiceClient(bc)}
+	opts := seed.Options{BaseURL: s.BaseURL, RedirectURI: redirectURI, ExampleURI: s.BaseURL + allinone.ExamplePath, Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}
+	// Memory stores start empty, so only a run on databases can hold an earlier demo.
+	if s.DatabaseURLs != nil {
+		if prev, err := seed.ReadFile(path); err == nil {
+			demo, err := seed.Resume(ctx, admin, prev.Demo, opts)
+			if !errors.Is(err, seed.ErrNotHere) {
+				return demo, err == nil, err
+			}
+		}
+	}
+	demo, err := seed.Run(ctx, admin, opts)
+	return demo, false, err
 }
 
 // grpcAddrs lists where each module serves gRPC, in module order.

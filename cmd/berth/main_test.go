@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,20 +25,109 @@ import (
 // every curl command it prints answers with a /v1 success; SIGINT (Ctrl-C) then stops it with exit
 // status 0.
 func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
+	curl := needCurl(t)
+	dir := t.TempDir()
+	run := start(t, build(t, dir), dir, "BERTH_HTTP_ADDR=127.0.0.1:0", "BERTH_DATABASE_URL=")
+	demo := readDemo(t, dir)
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
+		if demo[k] == nil || demo[k] == "" {
+			t.Fatalf("demo.json lacks %s: %v", k, demo)
+		}
+	}
+	if grpc, _ := demo["grpc"].(map[string]any); len(grpc) != len(allinone.Modules) {
+		t.Fatalf("demo.json names %d modules' gRPC addresses, want %d: %v", len(grpc), len(allinone.Modules), demo)
+	}
+	// The printed API reference opens as a page.
+	if res, err := http.Get(run.reference); err != nil {
+		t.Errorf("the printed API reference %q: %v", run.reference, err)
+	} else {
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Errorf("the printed API reference %s answers %d %q", run.reference, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+	}
+	run.checkCurls(t, curl, "")
+	run.stop(t)
+}
+
+// TestARestartOnPostgresReusesTheDemoAndItsBannerWorks protects `make run` on a database: the
+// second start finds the demo the first one seeded (one app, not two), says so, and every curl its
+// banner prints answers, the checkouts on this run's fresh provider sandbox included.
+func TestARestartOnPostgresReusesTheDemoAndItsBannerWorks(t *testing.T) {
+	curl := needCurl(t)
+	dir := t.TempDir()
+	bin := build(t, dir)
+	// One address for both runs: the demo app's redirect URI is the run's own callback page.
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	_ = free.Close()
+	env := []string{"BERTH_HTTP_ADDR=" + addr, "BERTH_DATABASE_URL=" + stacktest.DatabaseServer(t),
+		"BERTH_API_KEY_PEPPER=" + stacktest.RandomHex(16), "BERTH_SECRET_KEY=" + stacktest.RandomHex(32)}
+	var apps []any
+	for i, want := range []bool{false, true} {
+		run := start(t, bin, dir, env...)
+		if run.resumed != want {
+			t.Errorf("start %d: banner says reused=%v, want %v", i+1, run.resumed, want)
+		}
+		apps = append(apps, readDemo(t, dir)["appId"])
+		// A user redeems a promotion code once: the first run's curl spent the demo user's.
+		spent := ""
+		if want {
+			spent = "/promotion-codes/"
+		}
+		run.checkCurls(t, curl, spent)
+		run.stop(t)
+	}
+	if apps[0] != apps[1] || apps[0] == nil {
+		t.Fatalf("the two starts' demo apps are %v: a restart must reuse the first", apps)
+	}
+}
+
+func needCurl(t *testing.T) string {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		stacktest.Unavailable(t, "curl is not installed")
 	}
-	dir := t.TempDir()
+	return curl
+}
+
+func build(t *testing.T, dir string) string {
 	bin := filepath.Join(dir, "berth")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	return bin
+}
+
+func readDemo(t *testing.T, dir string) map[string]any {
+	var demo map[string]any
+	raw, err := os.ReadFile(filepath.Join(dir, "demo.json"))
+	if err != nil || json.Unmarshal(raw, &demo) != nil {
+		t.Fatalf("demo.json: %v %q", err, raw)
+	}
+	return demo
+}
+
+// running is a started berth binary and what its banner printed.
+type running struct {
+	cmd       *exec.Cmd
+	exited    chan error
+	curls     []string // the banner's commands, without the placeholders of the sign-in walk-through
+	reference string   // the API reference's URL
+	resumed   bool     // the banner says the demo is an earlier run's
+}
+
+// start runs bin with its demo facts in dir and env on top of free gRPC ports, embedded NATS and
+// quiet logs, and returns once the banner is complete (its last line says how to provision more).
+func start(t *testing.T, bin, dir string, env ...string) *running {
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(),
-		"BERTH_HTTP_ADDR=127.0.0.1:0", "BERTH_IDENTITY_GRPC_ADDR=127.0.0.1:0",
-		"BERTH_TENANT_GRPC_ADDR=127.0.0.1:0", "BERTH_ANALYTICS_GRPC_ADDR=127.0.0.1:0",
-		"BERTH_DEMO_DIR="+dir, "BERTH_NATS_URL=", "BERTH_DATABASE_URL=", "BERTH_LOG_LEVEL=error")
+	cmd.Env = append(append(os.Environ(),
+		"BERTH_IDENTITY_GRPC_ADDR=127.0.0.1:0", "BERTH_TENANT_GRPC_ADDR=127.0.0.1:0", "BERTH_ANALYTICS_GRPC_ADDR=127.0.0.1:0",
+		"BERTH_BILLING_GRPC_ADDR=127.0.0.1:0", "BERTH_WEBHOOK_GRPC_ADDR=127.0.0.1:0",
+		"BERTH_DEMO_DIR="+dir, "BERTH_NATS_URL=", "BERTH_LOG_LEVEL=error"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -46,13 +136,9 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	defer func() { _ = cmd.Process.Kill() }() // a no-op once it has exited
-
-	// Read stdout until the curl block is complete (the line after it says how to provision more).
+	r := &running{cmd: cmd, exited: make(chan error, 1)}
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a no-op once it has exited
 	var mu sync.Mutex
-	var curls []string
-	var reference string // the API reference's URL, from its line near the top
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -61,10 +147,13 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 			line := strings.TrimSpace(sc.Text())
 			mu.Lock()
 			if strings.HasPrefix(line, "curl ") && !strings.Contains(line, "<ACCESS_TOKEN>") && !strings.Contains(line, "<CODE>") {
-				curls = append(curls, line)
+				r.curls = append(r.curls, line)
 			}
 			if rest, ok := strings.CutPrefix(line, "API reference: "); ok {
-				reference, _, _ = strings.Cut(rest, " ")
+				r.reference, _, _ = strings.Cut(rest, " ")
+			}
+			if strings.HasPrefix(line, "Demo app ") && strings.Contains(line, "(from an earlier run)") {
+				r.resumed = true
 			}
 			mu.Unlock()
 			if strings.HasPrefix(line, "Provision more with") && !done {
@@ -72,48 +161,27 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 				close(ready)
 			}
 		}
-		exited <- cmd.Wait()
+		r.exited <- cmd.Wait()
 	}()
 	select {
 	case <-ready:
-	case err := <-exited:
+	case err := <-r.exited:
 		t.Fatalf("berth exited before it was ready: %v", err)
 	case <-time.After(90 * time.Second):
 		t.Fatal("berth did not become ready within 90s")
 	}
+	mu.Lock() // the banner is complete: nothing writes the fields any more
+	defer mu.Unlock()
+	return r
+}
 
-	var demo map[string]any
-	raw, err := os.ReadFile(filepath.Join(dir, "demo.json"))
-	if err != nil || json.Unmarshal(raw, &demo) != nil {
-		t.Fatalf("demo.json: %v %q", err, raw)
+// checkCurls runs every command the banner printed: each answers with a /v1 success, except a
+// command containing spent (when not ""), which an earlier run already used once for all.
+func (r *running) checkCurls(t *testing.T, curl, spent string) {
+	if len(r.curls) < 8 {
+		t.Fatalf("want the 8 demo curls and the analytics one, got %d: %q", len(r.curls), r.curls)
 	}
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
-		if demo[k] == nil || demo[k] == "" {
-			t.Fatalf("demo.json lacks %s: %s", k, raw)
-		}
-	}
-
-	if grpc, _ := demo["grpc"].(map[string]any); len(grpc) != len(allinone.Modules) {
-		t.Fatalf("demo.json names %d modules' gRPC addresses, want %d: %s", len(grpc), len(allinone.Modules), raw)
-	}
-
-	mu.Lock()
-	printed := append([]string(nil), curls...)
-	referenceURL := reference
-	mu.Unlock()
-	// The printed API reference opens as a page.
-	if res, err := http.Get(referenceURL); err != nil {
-		t.Errorf("the printed API reference %q: %v", referenceURL, err)
-	} else {
-		_ = res.Body.Close()
-		if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-			t.Errorf("the printed API reference %s answers %d %q", referenceURL, res.StatusCode, res.Header.Get("Content-Type"))
-		}
-	}
-	if len(printed) < 8 {
-		t.Fatalf("want the 8 demo curls and the analytics one, got %d: %q", len(printed), printed)
-	}
-	for _, line := range printed {
+	for _, line := range r.curls {
 		out, err := exec.Command("sh", "-c", strings.Replace(line, "curl ", curl+" ", 1)).Output()
 		var body map[string]any
 		if err != nil || json.Unmarshal(out, &body) != nil {
@@ -124,16 +192,19 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 			if body["now"] == nil {
 				t.Fatalf("%s\n=> %s", line, out)
 			}
-		} else if body["success"] != true {
+		} else if body["success"] != true && (spent == "" || !strings.Contains(line, spent)) {
 			t.Fatalf("%s\n=> %s", line, out)
 		}
 	}
+}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+// stop sends SIGINT (Ctrl-C): berth stops with exit status 0.
+func (r *running) stop(t *testing.T) {
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-exited:
+	case err := <-r.exited:
 		if err != nil {
 			t.Fatalf("Ctrl-C: %v, want exit status 0", err)
 		}

@@ -42,7 +42,7 @@ var Module = module.Module{
 func Settings() []config.Setting {
 	s := []config.Setting{
 		HTTPAddrSetting,
-		{Name: "BERTH_OPS_ADDR", Kind: config.Addr, Default: "127.0.0.1:8180", Doc: "where it serves /healthz, /readyz and /metrics"},
+		{Name: ops.AddrVar, Kind: config.Addr, Default: "127.0.0.1:8180", Doc: "where it serves /healthz, /readyz and /metrics"},
 		{Name: "BERTH_SERVICE_TOKEN", Kind: config.Text, Required: true, Secret: true,
 			Doc: "token of the login and payment pages' calls, which only Berth services may make; forwarded REST calls never carry it"},
 	}

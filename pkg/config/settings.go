@@ -153,6 +153,20 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return errors.Join(e.Problems...).Error() }
 
+// Within names who refused: each problem of a refusal gets prefix on its own line, so that every
+// line still says where it comes from; any other error is wrapped once.
+func Within(prefix string, err error) error {
+	var inv *InvalidError
+	if !errors.As(err, &inv) {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	problems := make([]error, len(inv.Problems))
+	for i, p := range inv.Problems {
+		problems[i] = fmt.Errorf("%s: %w", prefix, p)
+	}
+	return &InvalidError{Problems: problems}
+}
+
 // Join merges refusals into one, each problem once (two modules of one process may declare the
 // same setting); nil when there are none.
 func Join(errs ...error) error {

@@ -143,6 +143,27 @@ func TestJoinedRefusalsNameEachProblemOnceAndStayRefusals(t *testing.T) {
 	}
 }
 
+func TestWithinPrefixesEveryLineOfARefusalAndWrapsAnyOtherError(t *testing.T) {
+	refusal := &InvalidError{Problems: []error{errors.New("A is bad"), errors.New("B is bad")}}
+	other := errors.New("disk full")
+	cases := []struct {
+		name    string
+		err     error
+		want    string
+		refused bool
+	}{
+		{"refusal", refusal, "identity: A is bad\nidentity: B is bad", true},
+		{"other", other, "identity: disk full", false},
+	}
+	for _, c := range cases {
+		got := Within("identity", c.err)
+		var inv *InvalidError
+		if got.Error() != c.want || errors.As(got, &inv) != c.refused || !errors.Is(got, c.err) && !c.refused {
+			t.Errorf("%s: Within = %q (refusal %v), want %q (refusal %v)", c.name, got, errors.As(got, &inv), c.want, c.refused)
+		}
+	}
+}
+
 func TestARefusalEndsWithTheSettingsHintOnTheSameLine(t *testing.T) {
 	decls := []Setting{
 		{Name: "BERTH_K", Kind: Key, Size: 4, Secret: true, Required: true, Doc: "a key", Hint: "make one with: mk"},

@@ -34,7 +34,10 @@ type Options struct {
 	DatabaseURLs map[string]string
 	// GRPCAddrs are where each module serves gRPC, by name; a module missing here listens on its
 	// DefaultAddr.
-	GRPCAddrs    map[string]string
+	GRPCAddrs map[string]string
+	// GRPCAddrVars name the variable each module's gRPC address comes from, by name, for the refusal
+	// of an address in use; a module missing here names its Module.GRPCAddrVar (the all-in-one's).
+	GRPCAddrVars map[string]string
 	AdminToken   string
 	ServiceToken string
 	TLS          *grpcx.TLS
@@ -127,9 +130,9 @@ func Start(ctx context.Context, modules []module.Module, o Options) (_ *Host, er
 
 	mountOps := func(mux *http.ServeMux) { ops.Mount(mux, h.Ready, o.Profiler) }
 	if o.OpsAddr != "" {
-		lis, err := h.listen(o.OpsAddr)
+		lis, err := h.listen("ops", o.OpsAddr, ops.AddrVar)
 		if err != nil {
-			return nil, fmt.Errorf("ops: %w", err)
+			return nil, err
 		}
 		h.ops = &http.Server{Handler: ops.Handler(h.Ready, o.Profiler), ReadHeaderTimeout: 5 * time.Second}
 		h.serving.Go(func() { _ = h.ops.Serve(lis) })
@@ -159,7 +162,11 @@ func (h *Host) listenAll(modules []module.Module) (map[string]net.Listener, func
 		if !ok {
 			addr = m.DefaultAddr
 		}
-		lis, err := h.listen(addr)
+		variable, ok := o.GRPCAddrVars[m.Name]
+		if !ok {
+			variable = m.GRPCAddrVar()
+		}
+		lis, err := h.listen(m.Name, addr, variable)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -200,7 +207,7 @@ func (h *Host) listenAll(modules []module.Module) (map[string]net.Listener, func
 func (h *Host) serve(ctx, runCtx context.Context, m module.Module, c module.Common, lis net.Listener) error {
 	proc, err := m.Build(ctx, c)
 	if err != nil {
-		return fmt.Errorf("%s: %w", m.Name, err)
+		return config.Within(m.Name, err)
 	}
 	h.procs = append(h.procs, proc)
 	h.serving.Go(func() {
@@ -359,10 +366,10 @@ func (h *Host) close() {
 	h.serving.Wait()
 }
 
-func (h *Host) listen(addr string) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+func (h *Host) listen(owner, addr, variable string) (net.Listener, error) {
+	ln, err := Listen(owner, addr, variable)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+		return nil, err
 	}
 	h.closers = append(h.closers, func() { _ = ln.Close() })
 	return ln, nil

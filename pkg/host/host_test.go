@@ -232,3 +232,55 @@ func TestWaitEndsWithTheContext(t *testing.T) {
 		t.Fatalf("Wait = %v after the context ended, want nil", err)
 	}
 }
+
+// TestAnAddressInUseIsRefusedNamingTheModuleAndTheVariableToChange protects the one line an
+// operator gets when a port is taken: who could not listen, where, and which variable moves it
+// (the all-in-one's per-module variable, a production main's own, the ops endpoints').
+func TestAnAddressInUseIsRefusedNamingTheModuleAndTheVariableToChange(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	addr := taken.Addr().String()
+	r := &recorder{settings: map[string]string{}}
+	settings := map[string]config.Values{"identity": settingsOf(t, "")}
+	cases := []struct {
+		name string
+		opts host.Options
+		mod  module.Module
+		want string
+	}{
+		{"the all-in-one's module variable", host.Options{GRPCAddrs: map[string]string{"identity": addr}},
+			probe(r, "identity"), "identity: listen on " + addr + ": address already in use (set BERTH_IDENTITY_GRPC_ADDR)"},
+		{"a production main's variable", host.Options{GRPCAddrs: map[string]string{"identity": addr}, GRPCAddrVars: map[string]string{"identity": "BERTH_GRPC_ADDR"}},
+			probe(r, "identity"), "identity: listen on " + addr + ": address already in use (set BERTH_GRPC_ADDR)"},
+		{"the ops endpoints", host.Options{GRPCAddrs: map[string]string{"identity": "127.0.0.1:0"}, OpsAddr: addr},
+			probe(r, "identity"), "ops: listen on " + addr + ": address already in use (set BERTH_OPS_ADDR)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.Log, c.opts.Settings = quiet(), settings
+			h, err := host.Start(context.Background(), []module.Module{c.mod}, c.opts)
+			if err == nil {
+				h.Close()
+				t.Fatal("started on an address in use")
+			}
+			if err.Error() != c.want {
+				t.Fatalf("Start = %q, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestListenNamesTheOwnerAndTheVariableOfAnAddressInUse(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	_, err = host.Listen("edge", taken.Addr().String(), "BERTH_HTTP_ADDR")
+	if want := "edge: listen on " + taken.Addr().String() + ": address already in use (set BERTH_HTTP_ADDR)"; err == nil || err.Error() != want {
+		t.Fatalf("Listen = %v, want %q", err, want)
+	}
+}

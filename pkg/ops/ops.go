@@ -26,6 +26,9 @@ const (
 // readyTimeout bounds a readiness check, so a hung dependency makes the probe fail, not hang.
 const readyTimeout = 3 * time.Second
 
+// AddrVar is the variable of the ops endpoints' own address in the production processes.
+const AddrVar = "BERTH_OPS_ADDR"
+
 // PprofVar turns the Go profiler on at /debug/pprof/ of the same address when "true". It is off by
 // default: profiles expose internals and cost CPU, so they are for a measuring session, not for
 // every deployment.

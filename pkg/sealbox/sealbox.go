@@ -30,6 +30,10 @@ var KeySetting = config.Setting{Name: "BERTH_SECRET_KEY", Kind: config.Key, Size
 	Doc:  "AES-256-GCM key sealing the secrets a module keeps at rest (signing keys, provider secrets); it must outlive every process",
 	Hint: KeyHint}
 
+// SealedWith is what a database holding sealed secrets was made with, for the refusal of another
+// key at start (pgxx.CheckKeys).
+const SealedWith = "the key this database was sealed with"
+
 // New returns a Box for a 32-byte key.
 func New(key []byte) (*Box, error) {
 	if len(key) != KeySize {

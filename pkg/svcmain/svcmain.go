@@ -46,7 +46,7 @@ var Settings = append([]config.Setting{
 func ModuleSettings(m module.Module) []config.Setting {
 	return append([]config.Setting{
 		{Name: "BERTH_GRPC_ADDR", Kind: config.Addr, Default: m.DefaultAddr, Doc: "where the process serves gRPC"},
-		{Name: "BERTH_OPS_ADDR", Kind: config.Addr, Default: OpsAddr(m.DefaultAddr),
+		{Name: ops.AddrVar, Kind: config.Addr, Default: OpsAddr(m.DefaultAddr),
 			Doc: "where it serves /healthz, /readyz and /metrics (by default the gRPC port plus 100 on the same host)"},
 	}, m.PeerSettings()...)
 }
@@ -106,14 +106,15 @@ func run(ctx context.Context, log *slog.Logger, m module.Module, settings config
 	defer remotes.Close()
 	grpcAddr := settings.String("BERTH_GRPC_ADDR")
 	opsAddr := OpsAddr(grpcAddr)
-	if settings.Given("BERTH_OPS_ADDR") {
-		opsAddr = settings.String("BERTH_OPS_ADDR")
+	if settings.Given(ops.AddrVar) {
+		opsAddr = settings.String(ops.AddrVar)
 	}
 	return host.Run(ctx, []module.Module{m}, host.Options{
 		Log: log, Bus: bus, TLS: tlsCfg, Remote: remotes.Dial, OpsAddr: opsAddr, Profiler: settings.Bool(ops.PprofVar),
 		Settings:     map[string]config.Values{m.Name: settings},
 		DatabaseURLs: map[string]string{m.Name: settings.String("BERTH_DATABASE_URL")},
 		GRPCAddrs:    map[string]string{m.Name: grpcAddr},
+		GRPCAddrVars: map[string]string{m.Name: "BERTH_GRPC_ADDR"},
 		AdminToken:   settings.String("BERTH_ADMIN_TOKEN"), ServiceToken: serviceToken,
 	})
 }

@@ -87,7 +87,7 @@ func startSplit(ctx context.Context, root, dir, baseURL, base, pspx, pspy string
 		return nil
 	}
 	for i, m := range allinone.Modules {
-		dbURL, err := allinone.ServiceDatabase(ctx, baseURL, m.Name)
+		dbURL, _, err := allinone.ServiceDatabase(ctx, baseURL, m.Name)
 		if err != nil {
 			return s, err
 		}

@@ -2,9 +2,7 @@ package allinone
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 
 	"github.com/berthhq/berth/gateway/edge"
@@ -90,9 +88,9 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	}
 	// The edge listens first: the modules' settings (their public URL, the sandboxes' URLs) follow
 	// from its address.
-	edgeLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	edgeLn, err := host.Listen(edge.Module.Name, cfg.HTTPAddr, edge.HTTPAddrSetting.Name)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+		return nil, err
 	}
 	s.BaseURL = "http://" + edgeLn.Addr().String()
 	env := cfg.Env

@@ -94,11 +94,8 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 		return cfg, err
 	}
 	if base != "" {
-		cfg.DatabaseURLs = map[string]string{}
-		for _, m := range Modules {
-			if cfg.DatabaseURLs[m.Name], err = ServiceDatabase(ctx, base, m.Name); err != nil {
-				return cfg, err
-			}
+		if cfg.DatabaseURLs, err = moduleDatabases(ctx, base, log); err != nil {
+			return cfg, err
 		}
 	}
 	if cfg.AdminToken == "" {
@@ -126,12 +123,39 @@ func moduleSettings(env config.Env, baseURL string) (map[string]config.Values, e
 	return values, config.Join(problems...)
 }
 
+// moduleDatabases finds or creates every module's database on base's server and says in one line
+// which it uses and which it created, so a run on an unexpected server or database name shows.
+func moduleDatabases(ctx context.Context, base string, log *slog.Logger) (map[string]string, error) {
+	urls := map[string]string{}
+	var using, created []string
+	for _, m := range Modules {
+		dbURL, isNew, err := ServiceDatabase(ctx, base, m.Name)
+		if err != nil {
+			return nil, err
+		}
+		urls[m.Name] = dbURL
+		u, _ := url.Parse(dbURL) // ServiceDatabase parsed it
+		db := strings.TrimPrefix(u.Path, "/")
+		using = append(using, db)
+		if isNew {
+			created = append(created, db)
+		}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	u, _ := url.Parse(urls[Modules[0].Name])
+	log.Info("databases", "server", u.Host, "using", strings.Join(using, ", "), "created", strings.Join(created, ", "))
+	return urls, nil
+}
+
 // ServiceDatabase returns the URL of module's own database on base's server (module.DatabaseName),
-// creating it when missing, so that each bounded context owns its own database even on one server.
-func ServiceDatabase(ctx context.Context, base, name string) (string, error) {
-	dbURL, err := module.DatabaseName(base, name)
+// creating it when missing (created), so that each bounded context owns its own database even on
+// one server.
+func ServiceDatabase(ctx context.Context, base, name string) (dbURL string, created bool, err error) {
+	dbURL, err = module.DatabaseName(base, name)
 	if err != nil {
-		return "", fmt.Errorf("BERTH_DATABASE_URL: %w", err)
+		return "", false, fmt.Errorf("BERTH_DATABASE_URL: %w", err)
 	}
 	u, _ := url.Parse(dbURL)
 	db := strings.TrimPrefix(u.Path, "/")
@@ -140,19 +164,19 @@ func ServiceDatabase(ctx context.Context, base, name string) (string, error) {
 	admin.Path = "/postgres"
 	conn, err := pgx.Connect(ctx, admin.String())
 	if err != nil {
-		return "", fmt.Errorf("connect to %s: %w", u.Redacted(), err)
+		return "", false, fmt.Errorf("connect to %s: %w", u.Redacted(), err)
 	}
 	defer func() { _ = conn.Close(ctx) }() // a maintenance connection: nothing is pending on it
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", db).Scan(&exists); err != nil {
-		return "", err
+		return "", false, err
 	}
 	if !exists {
 		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize()); err != nil {
-			return "", fmt.Errorf("create database %s: %w", db, err)
+			return "", false, fmt.Errorf("create database %s: %w", db, err)
 		}
 	}
-	return dbURL, nil
+	return dbURL, !exists, nil
 }
 
 func randomHex(n int) string {

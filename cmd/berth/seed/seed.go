@@ -17,14 +17,16 @@ import (
 
 // Demo is what the seed created; it is written to .berth/demo.json.
 type Demo struct {
-	BaseURL     string   `json:"baseUrl"`
-	RedirectURI string   `json:"redirectUri"`
-	ProjectID   string   `json:"projectId"`
-	AppID       string   `json:"appId"`
-	ReadKey     string   `json:"readKey"`
-	WriteKey    string   `json:"writeKey"`
-	TenantID    string   `json:"tenantId"`
-	UserIDs     []string `json:"userIds"`
+	BaseURL     string `json:"baseUrl"`
+	RedirectURI string `json:"redirectUri"`
+	// ExampleURI is the first app's second redirect URI, the example app's page ("" for none).
+	ExampleURI string   `json:"exampleUri,omitempty"`
+	ProjectID  string   `json:"projectId"`
+	AppID      string   `json:"appId"`
+	ReadKey    string   `json:"readKey"`
+	WriteKey   string   `json:"writeKey"`
+	TenantID   string   `json:"tenantId"`
+	UserIDs    []string `json:"userIds"`
 	// PromotionCode is an active promotion of the app (route 24 redeems it).
 	PromotionCode string `json:"promotionCode"`
 	// Sandbox names the provider sandboxes' API base URLs.
@@ -89,7 +91,7 @@ type Options struct {
 // promotion code, and sandbox prices (one-time, monthly, yearly) and a tax rate. The second has
 // the same keys, tenant and users, is connected to pspy and has the same prices in its catalog.
 func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
-	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, Sandbox: o.Sandbox}
+	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, ExampleURI: o.ExampleURI, Sandbox: o.Sandbox}
 	project, err := a.Identity.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: "Demo project"})
 	if err != nil {
 		return d, fmt.Errorf("project: %w", err)
@@ -136,15 +138,8 @@ func seedApp(ctx context.Context, a Admin, projectID, name string, redirectURIs 
 		return d, fmt.Errorf("app %s: %w", name, err)
 	}
 	d.AppID = app.GetId()
-	for _, k := range []struct {
-		typ  string
-		dest *string
-	}{{"read", &d.ReadKey}, {"write", &d.WriteKey}} {
-		key, err := a.Identity.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: d.AppID, Type: k.typ, Name: "Demo " + k.typ + " key", Description: "Created by the demo seed"})
-		if err != nil {
-			return d, fmt.Errorf("%s key: %w", k.typ, err)
-		}
-		*k.dest = key.GetSecret()
+	if d.ReadKey, d.WriteKey, err = createKeys(ctx, a, d.AppID); err != nil {
+		return d, err
 	}
 	address := func(name string) *tenantv1.AddressPatch {
 		return &tenantv1.AddressPatch{Name: proto.String(name), Line1: proto.String("1 Harbour Street"), City: proto.String("Hamburg"), PostalCode: proto.String("20457"), Country: proto.String("DE")}
@@ -165,6 +160,21 @@ func seedApp(ctx context.Context, a Admin, projectID, name string, redirectURIs 
 	return d, nil
 }
 
+// createKeys creates the demo app's read and write API keys: their secrets show only here.
+func createKeys(ctx context.Context, a Admin, appID string) (read, write string, err error) {
+	for _, k := range []struct {
+		typ  string
+		dest *string
+	}{{"read", &read}, {"write", &write}} {
+		key, err := a.Identity.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: appID, Type: k.typ, Name: "Demo " + k.typ + " key", Description: "Created by the demo seed"})
+		if err != nil {
+			return "", "", fmt.Errorf("%s key: %w", k.typ, err)
+		}
+		*k.dest = key.GetSecret()
+	}
+	return read, write, nil
+}
+
 // PspxWebhookEvents are the pspx event types Berth acts on: the ones an operator enables on the
 // provider's webhook endpoint for route 3 (any other type is accepted and changes nothing, and
 // objects without a customer are refused, so enabling more only costs deliveries).
@@ -175,8 +185,9 @@ var PspxWebhookEvents = []string{
 }
 
 // seedPspx makes sandbox keys, registers Berth's route 3 as the test account's webhook endpoint,
-// connects the app with the keys and the endpoint's signing secret, and creates its prices and tax
-// rate in the sandbox, as an operator would in the provider's dashboard.
+// connects the app with the keys and the endpoint's signing secret, making it the connection the
+// app's checkouts use, and creates its prices and tax rate in the sandbox, as an operator would in
+// the provider's dashboard.
 func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (PspxDemo, error) {
 	var d PspxDemo
 	testKey, liveKey := "sk_test_"+randomAlnum(24), "sk_live_"+randomAlnum(24)
@@ -196,7 +207,7 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 		return d, fmt.Errorf("pspx connection: %w", err)
 	}
 	d.ConnectionID = conn.GetId()
-	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID,
+	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID, ConnectionId: proto.String(d.ConnectionID),
 		RenewalLineDescription: proto.String("Demo plan × {quantity}, {start} to {end}")}); err != nil {
 		return d, fmt.Errorf("pspx app settings: %w", err)
 	}
@@ -221,14 +232,11 @@ func seedPspx(ctx context.Context, a Admin, appID, sandboxURL, baseURL string) (
 	return d, err
 }
 
-// seedPspy connects the second app to pspy with sandbox keys and fills its catalog.
+// seedPspy connects the second app to pspy and fills its catalog.
 func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
-	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: d.AppID, Provider: billingv1.Provider_PROVIDER_PSPY,
-		TestSecretKey: "test_" + randomAlnum(30), LiveSecretKey: "live_" + randomAlnum(30)})
-	if err != nil {
-		return fmt.Errorf("pspy connection: %w", err)
+	if err := connectPspy(ctx, a, d); err != nil {
+		return err
 	}
-	d.ProviderUUID = conn.GetId()
 	for _, p := range []struct {
 		dest     *string
 		amount   int64
@@ -246,6 +254,21 @@ func seedPspy(ctx context.Context, a Admin, d *PspyDemo) error {
 		return fmt.Errorf("pspy tax rate: %w", err)
 	}
 	d.TaxRate = rate.GetId()
+	return nil
+}
+
+// connectPspy connects the second app to a pspy account with new sandbox keys, making it the
+// connection the app's checkouts use.
+func connectPspy(ctx context.Context, a Admin, d *PspyDemo) error {
+	conn, err := a.Billing.CreateConnection(ctx, &billingv1.CreateConnectionRequest{AppId: d.AppID, Provider: billingv1.Provider_PROVIDER_PSPY,
+		TestSecretKey: "test_" + randomAlnum(30), LiveSecretKey: "live_" + randomAlnum(30)})
+	if err != nil {
+		return fmt.Errorf("pspy connection: %w", err)
+	}
+	d.ProviderUUID = conn.GetId()
+	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: d.AppID, ConnectionId: proto.String(d.ProviderUUID)}); err != nil {
+		return fmt.Errorf("pspy app settings: %w", err)
+	}
 	return nil
 }
 

@@ -11,12 +11,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
@@ -134,6 +136,43 @@ func StartWith(t testing.TB, o Options) Env {
 	}
 	s.Example.Use(env.App.AppID)
 	return env
+}
+
+// DatabaseServer answers a BERTH_DATABASE_URL for the all-in-one's own handling of its databases:
+// a database name of its own on the test server (pgtest.FindServer), under which the modules'
+// databases (<name>_identity, ...) are dropped when the test ends.
+func DatabaseServer(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	server, stop, err := pgtest.FindServer(ctx)
+	if err != nil {
+		Unavailable(t, "no PostgreSQL: %v", err)
+	}
+	if stop != nil {
+		t.Cleanup(stop)
+	}
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "aio_" + RandomHex(4)
+	t.Cleanup(func() {
+		admin := *u
+		admin.Path = "/postgres"
+		conn, err := pgx.Connect(ctx, admin.String())
+		if err != nil {
+			t.Errorf("drop the test's databases: %v", err)
+			return
+		}
+		defer func() { _ = conn.Close(ctx) }()
+		for _, m := range allinone.Modules {
+			if _, err := conn.Exec(ctx, "drop database if exists "+pgx.Identifier{name + "_" + m.Name}.Sanitize()+" with (force)"); err != nil {
+				t.Errorf("drop %s_%s: %v", name, m.Name, err)
+			}
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
 }
 
 // RandomHex returns n random bytes as hex, for unique emails, states and prefixes.

@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
@@ -41,13 +40,13 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	serviceToken := settings.String("BERTH_SERVICE_TOKEN")
 	remotes := host.NewRemotes("gateway", edge.Module.Peers, settings, serviceToken, tlsCfg)
 	defer remotes.Close()
-	lis, err := net.Listen("tcp", settings.String(edge.HTTPAddrSetting.Name))
+	lis, err := host.Listen(edge.Module.Name, settings.String(edge.HTTPAddrSetting.Name), edge.HTTPAddrSetting.Name)
 	if err != nil {
-		return fmt.Errorf("%s: %w", edge.HTTPAddrSetting.Name, err)
+		return err
 	}
 	return host.Run(ctx, []module.Module{edge.Module}, host.Options{
 		Log: log, TLS: tlsCfg, Remote: remotes.Dial, ServiceToken: serviceToken, HTTPListener: lis,
 		Settings: map[string]config.Values{edge.Module.Name: settings},
-		OpsAddr:  settings.String("BERTH_OPS_ADDR"), Profiler: settings.Bool(ops.PprofVar),
+		OpsAddr:  settings.String(ops.AddrVar), Profiler: settings.Bool(ops.PprofVar),
 	})
 }

@@ -110,6 +110,14 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		store, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	}
 
+	// Provider secrets sealed under another key would fail every checkout; refuse to start instead.
+	if err := pgxx.CheckKeys(ctx, pgxx.KeyChecks(pool), pgxx.KeyCheck{Setting: sealbox.KeySetting.Name, Key: cfg.SecretKey, Was: sealbox.SealedWith}); err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
+
 	creds := authn.NewRemote(cfg.Identity)
 	svc, err := app.New(app.Config{
 		Store:     store,

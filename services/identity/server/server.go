@@ -142,6 +142,17 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		store, outbox = memory.New(mem), mem
 	}
 
+	// A database written under another pepper or key would answer 401 for every API key and fail
+	// to open every app's signing key; refuse to start instead, naming the variable.
+	if err := pgxx.CheckKeys(ctx, pgxx.KeyChecks(pool),
+		pgxx.KeyCheck{Setting: apikey.PepperSetting.Name, Key: cfg.Pepper, Was: "the pepper this database's API keys were hashed with"},
+		pgxx.KeyCheck{Setting: sealbox.KeySetting.Name, Key: cfg.SecretKey, Was: sealbox.SealedWith}); err != nil {
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, err
+	}
+
 	var tenants app.Tenants
 	if cfg.Tenant != nil {
 		tenants = tenantclient.New(cfg.Tenant)

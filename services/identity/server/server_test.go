@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/pkg/authn"
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/module"
@@ -233,6 +236,52 @@ func waitForEvent(t *testing.T, ctx context.Context, bus events.Bus, eventType e
 		case <-ctx.Done():
 			t.Fatalf("no %s event within the deadline", eventType)
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestARestartWithAnotherPepperOrSecretKeyIsRefusedNamingTheVariable protects the database's keys:
+// the first start stores their check values, a restart with the same ones starts, and one with
+// another pepper or secret key stops as a bad setting does, naming the variable, rather than
+// answering 401 for every API key and failing to open every app's signing key.
+func TestARestartWithAnotherPepperOrSecretKeyIsRefusedNamingTheVariable(t *testing.T) {
+	cfg := baseConfig(events.Bus{})
+	cfg.DatabaseURL = pgtest.URL(t, "identity-server", func(context.Context, *pgxpool.Pool) error { return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for range 2 {
+		s, err := server.New(ctx, cfg)
+		if err != nil {
+			t.Fatalf("start with the same keys: %v", err)
+		}
+		s.Close()
+	}
+	cases := []struct {
+		name   string
+		change func(*server.Config)
+		want   []string
+	}{
+		{"pepper", func(c *server.Config) { c.Pepper = []byte("another pepper") }, []string{"BERTH_API_KEY_PEPPER (secret): does not match"}},
+		{"secret key", func(c *server.Config) { c.SecretKey = bytes.Repeat([]byte{9}, 32) }, []string{"BERTH_SECRET_KEY (secret): does not match"}},
+		{"both", func(c *server.Config) { c.Pepper, c.SecretKey = []byte("another pepper"), bytes.Repeat([]byte{9}, 32) },
+			[]string{"BERTH_API_KEY_PEPPER (secret)", "BERTH_SECRET_KEY (secret)"}},
+	}
+	for _, c := range cases {
+		changed := cfg
+		c.change(&changed)
+		s, err := server.New(ctx, changed)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s changed: started", c.name)
+		}
+		var invalid *config.InvalidError
+		if !errors.As(err, &invalid) || len(invalid.Problems) != len(c.want) {
+			t.Fatalf("%s changed: %v, want %d settings refusal(s)", c.name, err, len(c.want))
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(invalid.Problems[i].Error(), w) {
+				t.Errorf("%s changed: %q, want it to start %q", c.name, invalid.Problems[i], w)
+			}
 		}
 	}
 }

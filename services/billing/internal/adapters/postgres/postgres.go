@@ -17,10 +17,10 @@ var migrationFiles embed.FS
 // Component is the name billing's migrations are recorded under.
 const Component = "billing"
 
-// Migrate applies billing's migrations and the shared outbox tables.
+// Migrate applies billing's migrations, the shared outbox tables and the key checks (pgxx.KeyCheckSet).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
-		pgxx.Set{Component: "events", Files: events.Migrations})
+		pgxx.Set{Component: "events", Files: events.Migrations}, pgxx.KeyCheckSet)
 }
 
 // Store implements app.Store: every storage port over one database, so a write that spans two

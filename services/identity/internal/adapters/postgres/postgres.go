@@ -23,10 +23,10 @@ var migrationFiles embed.FS
 // Component is this schema's name in schema_migrations.
 const Component = "identity"
 
-// Migrate applies the identity schema and the shared outbox/inbox schema to pool's database.
+// Migrate applies the identity schema, the shared outbox/inbox schema and the key checks (pgxx.KeyCheckSet) to pool's database.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
-		pgxx.Set{Component: "events", Files: events.Migrations})
+		pgxx.Set{Component: "events", Files: events.Migrations}, pgxx.KeyCheckSet)
 }
 
 // Store implements app.Store.
