@@ -2,7 +2,7 @@
 # Regenerates the Go code for every .proto under proto/ (except third_party) with the plugin
 # versions pinned as tool directives in proto/go.mod, then the event-type constants (events.berth.go,
 # see internal/cmd/genevents) and the OpenAPI document (openapi/berth.json, internal/cmd/genopenapi)
-# from the compiled descriptors. Output lands beside the sources.
+# from the compiled descriptors and the protos' comments. Output lands beside the sources.
 set -euo pipefail
 cd "$(dirname "$0")"
 bin=$(mktemp -d)
@@ -20,4 +20,7 @@ PATH="$bin:$PATH" protoc -I . -I third_party \
   --grpc-gateway_out=. --grpc-gateway_opt=paths=source_relative \
   $files
 GOWORK=off go run ./internal/cmd/genevents $files
-GOWORK=off go run ./internal/cmd/genopenapi > openapi/berth.json
+# The OpenAPI document takes the RPCs' comments from a descriptor set with source info (the compiled
+# Go descriptors carry none) and its examples from openapi/examples.json.
+protoc -I . -I third_party --include_imports --include_source_info --descriptor_set_out="$bin/descriptors.pb" $files
+GOWORK=off go run ./internal/cmd/genopenapi "$bin/descriptors.pb" openapi/examples.json > openapi/berth.json

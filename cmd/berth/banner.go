@@ -32,6 +32,7 @@ func printBanner(w io.Writer, s *allinone.Stack, demo seed.Demo, resumed bool, d
 		"  Start here  "+base+allinone.DevLandingPath,
 		"  Sign up     "+base+allinone.DevSignUpPath,
 		"  Mailbox     "+base+allinone.DevMailboxPath,
+		"  Example app "+base+allinone.ExamplePath,
 		"  API docs    "+base+apidocs.Path)
 	p("")
 	origin := ""

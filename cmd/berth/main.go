@@ -44,6 +44,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	if err != nil {
 		return err
 	}
+	s.Example.Use(demo.AppID)
 	addrs := map[string]string{}
 	for _, m := range allinone.Modules {
 		addrs[m.Name] = s.Addr(m.Name)

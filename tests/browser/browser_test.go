@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,6 +79,17 @@ func newBrowser(t *testing.T, execPath string) context.Context {
 	return ctx
 }
 
+// signUpOnTheHostedPage fills in the hosted sign-up form the browser shows and submits it.
+func signUpOnTheHostedPage(name, email string) []chromedp.Action[chromedp.Void] {
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("name"), name),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), "a long enough passphrase 42"),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+	}
+}
+
 // currentPage is the HTML the browser shows, to explain a failed step.
 func currentPage(browser context.Context) string {
 	ctx, cancel := context.WithTimeout(browser, 5*time.Second)
@@ -134,15 +146,11 @@ func TestSignUpInChromiumRedirectsWithACodeThatExchangesForTokens(t *testing.T) 
 	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
 	defer cancel()
 	email := "browser-" + stacktest.RandomHex(4) + "@example.com"
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(loginURL),
-		chromedp.WaitVisible(chromedp.ID("email")),
-		chromedp.SendKeys(chromedp.ID("name"), "Browser Test"),
-		chromedp.SendKeys(chromedp.ID("email"), email),
-		chromedp.SendKeys(chromedp.ID("password"), "a long enough passphrase 42"),
-		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("signed-in")),
-	)
+	err := chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(loginURL)},
+		signUpOnTheHostedPage("Browser Test", email),
+		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))},
+	)...)
 	if err != nil {
 		t.Fatalf("drive the login page: %v\npage:\n%s", err, currentPage(browser))
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -122,14 +123,10 @@ func TestAppPageOnItsOwnOriginSignsUpAndCallsBerthCrossOrigin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
 	defer cancel()
 	email := "cors-" + stacktest.RandomHex(4) + "@example.com"
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(loginURL),
-		chromedp.WaitVisible(chromedp.ID("email")),
-		chromedp.SendKeys(chromedp.ID("name"), "Cors Test"),
-		chromedp.SendKeys(chromedp.ID("email"), email),
-		chromedp.SendKeys(chromedp.ID("password"), "a long enough passphrase 42"),
-		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-	); err != nil {
+	if err := chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(loginURL)},
+		signUpOnTheHostedPage("Cors Test", email),
+	)...); err != nil {
 		t.Fatalf("drive the login page: %v\npage:\n%s", err, currentPage(browser))
 	}
 	res := readResult(t, ctx, browser)

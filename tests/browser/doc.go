@@ -6,12 +6,17 @@
 // loopback port), receives the redirect and calls Berth cross-origin with fetch() — the code
 // exchange and /v1/users/me — in Chromium with web security on, so the real CORS checks
 // (preflights included) decide; a page on an origin the app does not allow must fail to read.
-// The page uses fetch() rather than the published SDK because the SDK comes from npm as a Node
-// package (see package sdk) that a page cannot load without a bundler.
+// The page uses fetch() rather than the published SDK, so that it makes each cross-origin call
+// itself; the SDK runs in a page in the example app's test.
 //
 // A third opens the API reference (/docs/api) as a person reading it would: its contents must lead
 // to the operations, and the page must load nothing from another origin and break no rule of its
 // Content-Security-Policy (reported by the page's securitypolicyviolation events and the console).
+//
+// Another drives the example app the all-in-one serves at /dev/example (examples/webapp): a static
+// page on the published SDK, installed from npm with the folder's lockfile (npm ci into a copy of
+// the folder, so the repository never holds a node_modules), signs a user up through the hosted page
+// and shows the user's email and tenant. Without node or npm it skips like the Chromium tests.
 //
 // The test needs Chromium at /usr/bin/chromium. When it is missing and the test runs as root, it
 // installs it with apt-get; otherwise it skips, or fails under CI=true.

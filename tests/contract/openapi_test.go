@@ -222,3 +222,53 @@ func TestTheOpenAPIDocumentParsesAndDescribesTheRoutes(t *testing.T) {
 		t.Fatalf("a missing and an extra field: %v", p)
 	}
 }
+
+// TestTheDocumentsExamplesMatchTheirSchemas holds every example request and answer in the
+// document to the schema beside it, so an example cannot show a field the route does not have or
+// leave out one it always answers with.
+func TestTheDocumentsExamplesMatchTheirSchemas(t *testing.T) {
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type content map[string]struct {
+		Schema  any `json:"schema"`
+		Example any `json:"example"`
+	}
+	var raw struct {
+		Paths map[string]map[string]struct {
+			RequestBody *struct {
+				Content content `json:"content"`
+			} `json:"requestBody"`
+			Responses map[string]struct {
+				Content content `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openapi.Document, &raw); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range raw.Paths {
+		for method, op := range item {
+			if op.RequestBody != nil {
+				if c := op.RequestBody.Content["application/json"]; c.Example != nil {
+					n++
+					if p := d.validate(c.Schema, c.Example, "request"); len(p) > 0 {
+						t.Errorf("%s %s: the example request does not match its schema: %s", method, path, strings.Join(p, "; "))
+					}
+				}
+			}
+			for status, resp := range op.Responses {
+				if c := resp.Content["application/json"]; c.Example != nil {
+					n++
+					code, _ := strconv.Atoi(status)
+					checkAnswer(t, strings.ToUpper(method), path, code, c.Example)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the document has no examples")
+	}
+}

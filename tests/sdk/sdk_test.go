@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ type summary struct {
 }
 
 func TestPublishedWebSDKExchangesAndRefreshesTokens(t *testing.T) {
-	dir := installSDK(t)
+	dir := stacktest.NpmCI(t, ".")
 	env := stacktest.Start(t, sdkIssuer, redirectURI)
 
 	state := stacktest.RandomHex(16)
@@ -88,33 +87,6 @@ func TestPublishedWebSDKExchangesAndRefreshesTokens(t *testing.T) {
 			t.Errorf("token request %s answered %d, want 201: %s", r.URL, r.Status, r.Body)
 		}
 	}
-}
-
-// installSDK copies the script and the pinned package manifest to a temporary directory and
-// installs the SDK there with npm ci, so the repository never gets a node_modules.
-func installSDK(t *testing.T) string {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			stacktest.Unavailable(t, "%s is not installed", tool)
-		}
-	}
-	dir := t.TempDir()
-	for _, name := range []string{"package.json", "package-lock.json", "sdk.mjs"} {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	return dir
 }
 
 var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)">`)

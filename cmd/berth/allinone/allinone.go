@@ -41,6 +41,8 @@ type Config struct {
 	SandboxTimeScale float64
 	// Profiler serves the Go profiler at /debug/pprof/ on the edge's address (BERTH_PPROF).
 	Profiler bool
+	// ExampleDir is the example app's folder (BERTH_EXAMPLE_DIR), served at ExamplePath.
+	ExampleDir string
 	// Settings are the all-in-one's own parsed settings (FromSettings), for its main.
 	Settings config.Values
 	Log      *slog.Logger
@@ -57,6 +59,8 @@ type Stack struct {
 	Mailbox *mail.Mailbox
 	// Sandboxes are the provider sandboxes served on the edge's address, which billing calls.
 	Sandboxes *mount.Sandboxes
+	// Example is the example app's page (ExamplePath); it works once told its app (Example.Use).
+	Example *Example
 	// DatabaseURLs are the modules' databases (Config.DatabaseURLs; memory stores where absent).
 	DatabaseURLs map[string]string
 
@@ -65,9 +69,13 @@ type Stack struct {
 	demo     demoBoard // what the development pages show of the seeded demo
 }
 
-// ShowDemo hands the seeded demo to the development pages: the landing page lists it, and the
-// payment return page reads its tenants with its keys.
-func (s *Stack) ShowDemo(d seed.Demo) { s.demo.Store(&d) }
+// ShowDemo hands the seeded demo to the development pages: the landing page lists it, the
+// payment return page reads its tenants with its keys, and the example app signs users in to its
+// first app.
+func (s *Stack) ShowDemo(d seed.Demo) {
+	s.demo.Store(&d)
+	s.Example.Use(d.AppID)
+}
 
 // DemoOptions are the seed's options for this stack. A redirectURI "" gives the demo apps the
 // run's own development pages: DevCallbackPath to sign in to and DevPaidPath to return to after
@@ -78,6 +86,7 @@ func (s *Stack) DemoOptions(redirectURI string) seed.Options {
 	if redirectURI == "" {
 		o.RedirectURI, o.PaidURL = s.BaseURL+DevCallbackPath, s.BaseURL+DevPaidPath
 	}
+	o.ExampleURI = s.BaseURL + ExamplePath
 	return o
 }
 
@@ -90,7 +99,8 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Stack{TLS: cfg.TLS, DatabaseURLs: cfg.DatabaseURLs, Mailbox: mail.NewMailbox(log.With("service", "mailbox"))}
+	s := &Stack{TLS: cfg.TLS, DatabaseURLs: cfg.DatabaseURLs, Mailbox: mail.NewMailbox(log.With("service", "mailbox")),
+		Example: &Example{dir: cfg.ExampleDir}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -124,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	// The sandboxes' pages are opened by browsers (public URL); billing calls their APIs over the
 	// loopback address, which works whatever proxy stands in front of the public one.
 	s.Sandboxes = mount.NewWithOptions(publicURL, log, mount.Options{TimeScale: cfg.SandboxTimeScale})
-	s.host, err = host.Start(ctx, append(slices.Clone(Modules), Sites(publicURL, s.Mailbox, s.Sandboxes, &s.demo)...), host.Options{
+	s.host, err = host.Start(ctx, append(slices.Clone(Modules), Sites(publicURL, s.Mailbox, s.Example, s.Sandboxes, &s.demo)...), host.Options{
 		Log: log, Bus: s.Bus, Settings: settings, DatabaseURLs: cfg.DatabaseURLs, GRPCAddrs: cfg.GRPCAddrs,
 		AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, TLS: cfg.TLS, Mailer: s.Mailbox,
 		InProcess: true, Profiler: cfg.Profiler, HTTPListener: edgeLn,
@@ -137,10 +147,10 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 }
 
 // Sites are the all-in-one's modules that serve HTTP only, beside Modules: the development pages
-// (at base, with mailbox's messages and the demo once seeded), the provider sandboxes sb, and the
-// edge, which takes every other path.
-func Sites(base string, mailbox *mail.Mailbox, sb *mount.Sandboxes, demo *demoBoard) []module.Module {
-	return []module.Module{devPages(base, mailbox, demo), sb.Module(), edge.Module}
+// (at base, with mailbox's messages, the example app and the demo once seeded), the provider
+// sandboxes sb, and the edge, which takes every other path.
+func Sites(base string, mailbox *mail.Mailbox, example *Example, sb *mount.Sandboxes, demo *demoBoard) []module.Module {
+	return []module.Module{devPages(base, mailbox, example, demo), sb.Module(), edge.Module}
 }
 
 // Wait returns when ctx ends or a module's background work fails (host.Host.Wait).

@@ -42,6 +42,8 @@ func Settings() []config.Setting {
 		mount.TimeScaleSetting,
 		{Name: "BERTH_DEMO_DIR", Kind: config.Text, Default: seed.DefaultDir, Doc: "folder demo.json is written to (berthctl finds a running all-in-one through it)"},
 		{Name: "BERTH_DEMO_REDIRECT_URI", Kind: config.URL, Doc: "the demo apps' redirect URI and payment return URL; unset: the run's own /dev/callback and /dev/paid pages"},
+		{Name: "BERTH_EXAMPLE_DIR", Kind: config.Text, Default: "examples/webapp",
+			Doc: "folder of the example app served at /dev/example; the browser SDK it loads is installed there with npm ci"},
 		logx.LevelSetting,
 		logx.FormatSetting,
 		ops.PprofSetting,
@@ -71,6 +73,7 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 		ServiceToken:     own.String("BERTH_SERVICE_TOKEN"),
 		SandboxTimeScale: own.Float(mount.TimeScaleSetting.Name),
 		Profiler:         own.Bool(ops.PprofVar),
+		ExampleDir:       own.String("BERTH_EXAMPLE_DIR"),
 		Settings:         own,
 		Log:              log,
 	}

@@ -49,6 +49,7 @@ var (
 {{with .Demo}}<li><a id="signup" href="{{.LoginURL}}">Sign up</a> as an end user of the demo app (hosted page)</li>{{end}}
 <li><a href="{{.APIDocs}}">API reference</a>: every route, with the OpenAPI document</li>
 <li><a href="{{.Mailbox}}">Mailbox</a>: the emails this run sent</li>
+<li><a href="{{.Example}}">Example app</a>: a page on the published browser SDK that signs a user in</li>
 <li>The provider sandboxes: <a href="{{.Pspx}}">pspx</a> and <a href="{{.Pspy}}">pspy</a></li>
 </ul>
 {{with .Demo}}<h2>The demo</h2>
@@ -101,11 +102,12 @@ var (
 type demoBoard = atomic.Pointer[seed.Demo]
 
 // devPages is the module of the all-in-one's development pages at base: the landing page, the
-// demo app's callback, sign-up and payment return pages, and the mailbox.
-func devPages(base string, mailbox *mail.Mailbox, demo *demoBoard) module.Module {
+// demo app's callback, sign-up and payment return pages, the mailbox and the example app.
+func devPages(base string, mailbox *mail.Mailbox, example *Example, demo *demoBoard) module.Module {
 	return module.Module{Name: "devpages", Web: func(context.Context, module.Common) (*module.Site, error) {
 		return &module.Site{Register: func(mux *http.ServeMux) {
 			mux.Handle(DevMailboxPath, mailbox.Handler(webpage.Template))
+			example.register(mux)
 			// {$}: only / itself; every other unknown path stays the edge's not-found.
 			mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { landing(w, base, demo.Load()) })
 			mux.HandleFunc("GET "+DevCallbackPath, func(w http.ResponseWriter, r *http.Request) { callback(w, r, base) })
@@ -125,7 +127,7 @@ func render(w http.ResponseWriter, code int, page *template.Template, data any) 
 
 func landing(w http.ResponseWriter, base string, demo *seed.Demo) {
 	render(w, http.StatusOK, landingPage, map[string]any{
-		"Demo": demo, "APIDocs": apidocs.Path, "Mailbox": DevMailboxPath,
+		"Demo": demo, "APIDocs": apidocs.Path, "Mailbox": DevMailboxPath, "Example": ExamplePath,
 		"Pspx": mount.PspxPath + "/", "Pspy": mount.PspyPath + "/", "Base": base,
 	})
 }

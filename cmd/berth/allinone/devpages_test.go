@@ -15,7 +15,7 @@ import (
 
 func TestTheDevelopmentPagesAnswerBeforeAndAfterTheSeed(t *testing.T) {
 	var board demoBoard
-	site, err := devPages("http://berth.test", mail.NewMailbox(slog.New(slog.DiscardHandler)), &board).Web(context.Background(), module.Common{})
+	site, err := devPages("http://berth.test", mail.NewMailbox(slog.New(slog.DiscardHandler)), &Example{}, &board).Web(context.Background(), module.Common{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrNotHere is Resume's answer for a demo these services do not hold (memory stores, another
-// database, another redirect URI): the caller seeds a new one.
+// database, other redirect URIs): the caller seeds a new one.
 var ErrNotHere = errors.New("the earlier run's demo is not on these services")
 
 // Resume brings back the demo an earlier run seeded on the same databases (prev, from demo.json),
@@ -20,7 +20,8 @@ var ErrNotHere = errors.New("the earlier run's demo is not on these services")
 // memory, so each app gets a new connection to this run's sandbox, and the pspx side (webhook
 // endpoint, prices, tax rate) is made again there; pspy's catalog is billing's and stays.
 func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
-	if prev.AppID == "" || prev.PspyApp.AppID == "" || prev.Pspx.ConnectionID == "" || prev.RedirectURI != o.RedirectURI {
+	if prev.AppID == "" || prev.PspyApp.AppID == "" || prev.Pspx.ConnectionID == "" || prev.RedirectURI != o.RedirectURI ||
+		prev.ExampleURI != o.ExampleURI {
 		return prev, ErrNotHere
 	}
 	d := prev

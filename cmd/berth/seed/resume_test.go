@@ -58,4 +58,10 @@ func TestResumeReplacesKeysThatNoLongerAuthenticateAndRefusesADemoTheServicesDoN
 	if _, err := seed.Resume(ctx, env.Admin, moved, opts); !errors.Is(err, seed.ErrNotHere) {
 		t.Fatalf("a demo of another redirect URI: %v, want ErrNotHere", err)
 	}
+	// A demo seeded before the example app's page was a redirect URI cannot serve that page.
+	withExample := opts
+	withExample.ExampleURI = env.Stack.BaseURL + "/dev/example"
+	if _, err := seed.Resume(ctx, env.Admin, env.App, withExample); !errors.Is(err, seed.ErrNotHere) {
+		t.Fatalf("a demo without the example's redirect URI: %v, want ErrNotHere", err)
+	}
 }

@@ -18,13 +18,15 @@ type Demo struct {
 	BaseURL     string `json:"baseUrl"`
 	RedirectURI string `json:"redirectUri"`
 	// State is the demo's `state` (DemoState): the sign-up link and the checkouts send it.
-	State     string   `json:"state"`
-	ProjectID string   `json:"projectId"`
-	AppID     string   `json:"appId"`
-	ReadKey   string   `json:"readKey"`
-	WriteKey  string   `json:"writeKey"`
-	TenantID  string   `json:"tenantId"`
-	UserIDs   []string `json:"userIds"`
+	State string `json:"state"`
+	// ExampleURI is the first app's second redirect URI, the example app's page ("" for none).
+	ExampleURI string   `json:"exampleUri,omitempty"`
+	ProjectID  string   `json:"projectId"`
+	AppID      string   `json:"appId"`
+	ReadKey    string   `json:"readKey"`
+	WriteKey   string   `json:"writeKey"`
+	TenantID   string   `json:"tenantId"`
+	UserIDs    []string `json:"userIds"`
 	// PromotionCode is an active promotion of the app (route 24 redeems it).
 	PromotionCode string `json:"promotionCode"`
 	// Sandbox names the provider sandboxes' API base URLs.
@@ -82,7 +84,9 @@ type Options struct {
 	// PaidURL, when set, is where the payer lands after a checkout of either app, with the app's
 	// client_id in the query: a page that knows which app's tenant to show.
 	PaidURL string
-	Sandbox Sandbox
+	// ExampleURI, when set, is a second redirect URI of the first app: the example app's page.
+	ExampleURI string
+	Sandbox    Sandbox
 }
 
 // Run creates a project with two apps. The first, on pspx, has a read and a write API key, two
@@ -90,13 +94,17 @@ type Options struct {
 // promotion code, and sandbox prices (one-time, monthly, yearly) and a tax rate. The second has
 // the same keys, tenant and users, is connected to pspy and has the same prices in its catalog.
 func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
-	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, State: DemoState, Sandbox: o.Sandbox}
+	d := Demo{BaseURL: o.BaseURL, RedirectURI: o.RedirectURI, State: DemoState, ExampleURI: o.ExampleURI, Sandbox: o.Sandbox}
 	project, err := a.Identity.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: "Demo project"})
 	if err != nil {
 		return d, fmt.Errorf("project: %w", err)
 	}
 	d.ProjectID = project.GetId()
-	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", o.RedirectURI, "example.com")
+	firstURIs := []string{o.RedirectURI}
+	if o.ExampleURI != "" {
+		firstURIs = append(firstURIs, o.ExampleURI)
+	}
+	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", firstURIs, "example.com")
 	if err != nil {
 		return d, err
 	}
@@ -116,7 +124,7 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, err
 	}
 
-	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", o.RedirectURI, "example.org"); err != nil {
+	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", []string{o.RedirectURI}, "example.org"); err != nil {
 		return d, err
 	}
 	if err := seedPspy(ctx, a, &d.PspyApp, o); err != nil {
@@ -126,9 +134,9 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 }
 
 // seedApp creates an app with a read and a write key, a tenant with addresses and two users.
-func seedApp(ctx context.Context, a Admin, projectID, name, redirectURI, emailDomain string) (PspyDemo, error) {
+func seedApp(ctx context.Context, a Admin, projectID, name string, redirectURIs []string, emailDomain string) (PspyDemo, error) {
 	var d PspyDemo
-	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: []string{redirectURI}})
+	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: redirectURIs})
 	if err != nil {
 		return d, fmt.Errorf("app %s: %w", name, err)
 	}
@@ -203,7 +211,7 @@ func seedPspx(ctx context.Context, a Admin, appID string, o Options) (PspxDemo, 
 	}
 	d.ConnectionID = conn.GetId()
 	if _, err := a.Billing.UpdateAppSettings(ctx, &billingv1.UpdateAppSettingsRequest{AppId: appID, ConnectionId: proto.String(d.ConnectionID),
-		PaymentReturnUrl: o.paidURL(appID),
+		PaymentReturnUrl:       o.paidURL(appID),
 		RenewalLineDescription: proto.String("Demo plan × {quantity}, {start} to {end}")}); err != nil {
 		return d, fmt.Errorf("pspx app settings: %w", err)
 	}

@@ -9,9 +9,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -52,6 +55,10 @@ type Options struct {
 	TLS *grpcx.TLS
 	// Log receives every process's log; nil discards it.
 	Log *slog.Logger
+	// ExampleDir is the example app's folder with the browser SDK installed (allinone.Example);
+	// when set, the app's redirect URIs include the example's page. "" leaves the page without
+	// its files.
+	ExampleDir string
 }
 
 // Start brings up the stack with tokens issued as issuer and provisions an app (with keys, a
@@ -84,6 +91,7 @@ func StartWith(t testing.TB, o Options) Env {
 		SandboxTimeScale: 0.0001,
 		Log:              o.Log,
 		TLS:              o.TLS,
+		ExampleDir:       o.ExampleDir,
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))
@@ -120,7 +128,11 @@ func StartWith(t testing.TB, o Options) Env {
 	}}
 	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if env.App, err = seed.Run(seedCtx, env.Admin, s.DemoOptions(o.RedirectURI)); err != nil {
+	opts := s.DemoOptions(o.RedirectURI)
+	if o.ExampleDir == "" {
+		opts.ExampleURI = "" // no example app to sign in to
+	}
+	if env.App, err = seed.Run(seedCtx, env.Admin, opts); err != nil {
 		t.Fatalf("provision app: %v", err)
 	}
 	s.ShowDemo(env.App)
@@ -179,4 +191,44 @@ func Unavailable(t testing.TB, format string, args ...any) {
 		t.Fatalf(format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// NpmCI copies the folder src (without its node_modules) to a temporary directory and installs
+// the packages its package-lock.json pins there with npm ci, so a test never writes a node_modules
+// into the repository. It returns the directory. Without node or npm the test ends as
+// Unavailable says.
+func NpmCI(t testing.TB, src string) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			Unavailable(t, "%s is not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path) // path is under src
+		if d.IsDir() {
+			if d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in a copy of %s: %v\n%s", src, err, out)
+	}
+	return dir
 }

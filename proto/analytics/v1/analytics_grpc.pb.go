@@ -32,17 +32,28 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 type AnalyticsServiceClient interface {
-	// ListSignIns is route 8. It is documented under /api/v1 but answers in the /v1 envelope; the
-	// published client calls /v1/analytics/sign-ins, served too.
+	// List the app's sign-ins between two dates (route 8).
+	//
+	// One item per sign-in of the app's users on the days from `from` to `to` (YYYY-MM-DD). Route 8 is
+	// documented under /api/v1 but answers in the /v1 envelope; the published client calls
+	// /v1/analytics/sign-ins, which is served too. Needs a read API key.
 	ListSignIns(ctx context.Context, in *ListSignInsRequest, opts ...grpc.CallOption) (*SignInList, error)
-	// ListSubscriptions is route 6: one item per subscription with a payment (its first or a
-	// renewal) on the range's days. The lists of routes 6, 7 and 9 can be long, so they stream: the
-	// first message carries the head (kind and itemsLength), the items follow in chunks, all read
-	// from one database snapshot. The edge renders the /v1 envelope around the stream.
+	// List the subscription payments between two dates (route 6).
+	//
+	// One item per subscription with a payment (its first or a renewal) on the range's days. The lists
+	// of routes 6, 7 and 9 can be long, so they stream: the first message carries the head (kind and
+	// itemsLength), the items follow in chunks, all read from one database snapshot. The edge renders
+	// the /v1 envelope around the stream. Needs a read API key.
 	ListSubscriptions(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscriptionChunk], error)
-	// ListOneTimePayments is route 7: one item per one-time payment made on the range's days.
+	// List the one-time payments between two dates (route 7).
+	//
+	// One item per one-time payment made on the range's days, streamed like route 6. Needs a read API
+	// key.
 	ListOneTimePayments(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OneTimePaymentChunk], error)
-	// ListTenants is route 9: one item per tenant created or changed on the range's days.
+	// List the tenants created or changed between two dates (route 9).
+	//
+	// One item per tenant created or changed on the range's days, with its users, streamed like route
+	// 6. Needs a read API key.
 	ListTenants(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantChunk], error)
 }
 
@@ -125,17 +136,28 @@ type AnalyticsService_ListTenantsClient = grpc.ServerStreamingClient[TenantChunk
 // All implementations must embed UnimplementedAnalyticsServiceServer
 // for forward compatibility.
 type AnalyticsServiceServer interface {
-	// ListSignIns is route 8. It is documented under /api/v1 but answers in the /v1 envelope; the
-	// published client calls /v1/analytics/sign-ins, served too.
+	// List the app's sign-ins between two dates (route 8).
+	//
+	// One item per sign-in of the app's users on the days from `from` to `to` (YYYY-MM-DD). Route 8 is
+	// documented under /api/v1 but answers in the /v1 envelope; the published client calls
+	// /v1/analytics/sign-ins, which is served too. Needs a read API key.
 	ListSignIns(context.Context, *ListSignInsRequest) (*SignInList, error)
-	// ListSubscriptions is route 6: one item per subscription with a payment (its first or a
-	// renewal) on the range's days. The lists of routes 6, 7 and 9 can be long, so they stream: the
-	// first message carries the head (kind and itemsLength), the items follow in chunks, all read
-	// from one database snapshot. The edge renders the /v1 envelope around the stream.
+	// List the subscription payments between two dates (route 6).
+	//
+	// One item per subscription with a payment (its first or a renewal) on the range's days. The lists
+	// of routes 6, 7 and 9 can be long, so they stream: the first message carries the head (kind and
+	// itemsLength), the items follow in chunks, all read from one database snapshot. The edge renders
+	// the /v1 envelope around the stream. Needs a read API key.
 	ListSubscriptions(*ListRangeRequest, grpc.ServerStreamingServer[SubscriptionChunk]) error
-	// ListOneTimePayments is route 7: one item per one-time payment made on the range's days.
+	// List the one-time payments between two dates (route 7).
+	//
+	// One item per one-time payment made on the range's days, streamed like route 6. Needs a read API
+	// key.
 	ListOneTimePayments(*ListRangeRequest, grpc.ServerStreamingServer[OneTimePaymentChunk]) error
-	// ListTenants is route 9: one item per tenant created or changed on the range's days.
+	// List the tenants created or changed between two dates (route 9).
+	//
+	// One item per tenant created or changed on the range's days, with its users, streamed like route
+	// 6. Needs a read API key.
 	ListTenants(*ListRangeRequest, grpc.ServerStreamingServer[TenantChunk]) error
 	mustEmbedUnimplementedAnalyticsServiceServer()
 }

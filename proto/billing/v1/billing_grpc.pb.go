@@ -41,27 +41,51 @@ const (
 //
 // BillingService is the app-facing API behind the billing routes.
 type BillingServiceClient interface {
-	// ListPromotions is route 12: the app's promotions.
+	// List the app's promotions (route 12).
+	//
+	// Every promotion of the app with its code, what it grants (free units, free days) and how often
+	// it may still be redeemed. Promotions are created by operators (berthctl). Needs a read API key.
 	ListPromotions(ctx context.Context, in *ListPromotionsRequest, opts ...grpc.CallOption) (*PromotionList, error)
-	// RedeemPromotionCode is route 24: the user's tenant redeems a promotion code once.
+	// Redeem a promotion code for the user's tenant (route 24).
+	//
+	// The user's tenant redeems the code once: its free units or free days are added to the tenant
+	// (freeUnits, freeUntil). A code that is unknown, used up or already redeemed by the tenant is
+	// refused in the /v1 envelope. Needs a write API key or the user's own access token.
 	RedeemPromotionCode(ctx context.Context, in *RedeemPromotionCodeRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// CreateCheckoutSession is route 10: a checkout of the tenant at the app's provider, answered
-	// with Berth's hosted payment page for it.
+	// Start a checkout for a tenant (route 10).
+	//
+	// Creates a checkout at the app's payment provider (pspx or pspy) for a one-time payment, a
+	// subscription or the setup of a payment method, and answers with Berth's hosted payment page for
+	// it (data.nextAction.url): the app sends the payer there with its 64-character state appended.
+	// Needs a write API key or a token of the tenant.
 	CreateCheckoutSession(ctx context.Context, in *CreateCheckoutSessionRequest, opts ...grpc.CallOption) (*CheckoutSession, error)
-	// CreateInvoice is route 13 (pspx): an invoice of the price charged to the tenant's default
-	// payment method now (mode payment), or a subscription charged automatically (mode
-	// subscription). The answer is the provider's payment intent with kind "pspxPaymentIntent".
+	// Invoice a tenant on pspx (route 13).
+	//
+	// An invoice of the price charged to the tenant's default payment method now (mode payment), or a
+	// subscription charged automatically (mode subscription). The answer is the provider's payment
+	// intent with kind "pspxPaymentIntent". Needs a write API key or a token of the tenant.
 	CreateInvoice(ctx context.Context, in *CreateInvoiceRequest, opts ...grpc.CallOption) (*structpb.Struct, error)
-	// ListInvoices is route 20 (pspx): a page of the tenant's provider invoices, newest first.
-	// The spec documents a write key and its sample sends a read key: both are accepted.
+	// List a tenant's pspx invoices (route 20).
+	//
+	// A page of the tenant's provider invoices, newest first (limit, startingAfter, startingbefore).
+	// The published interface documents a write key and its sample sends a read key: both are
+	// accepted, and so is a token of the tenant.
 	ListInvoices(ctx context.Context, in *ListInvoicesRequest, opts ...grpc.CallOption) (*InvoiceList, error)
-	// ChangeSubscription is route 19 (pspx): a downgrade takes effect at the end of the paid
-	// period; an upgrade is invoiced for the rest of the period and applies once that invoice is paid.
+	// Change a tenant's pspx subscription (route 19).
+	//
+	// A downgrade takes effect at the end of the paid period; an upgrade is invoiced for the rest of
+	// the period and applies once that invoice is paid. Needs a write API key or a token of the
+	// tenant.
 	ChangeSubscription(ctx context.Context, in *ChangeSubscriptionRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// CancelSubscription is route 22 (pspx): the subscription ends at the end of the paid period.
+	// Cancel a tenant's pspx subscription (route 22).
+	//
+	// The subscription ends at the end of the paid period. Needs a write API key or a token of the
+	// tenant.
 	CancelSubscription(ctx context.Context, in *TenantUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// DeletePaymentMethods is route 21 (pspx): every payment method of the tenant's customer is
-	// detached and the default cleared.
+	// Delete a tenant's pspx payment methods (route 21).
+	//
+	// Every payment method of the tenant's customer at the provider is detached and the default
+	// cleared. Needs a write API key or a token of the tenant.
 	DeletePaymentMethods(ctx context.Context, in *TenantUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
@@ -159,27 +183,51 @@ func (c *billingServiceClient) DeletePaymentMethods(ctx context.Context, in *Ten
 //
 // BillingService is the app-facing API behind the billing routes.
 type BillingServiceServer interface {
-	// ListPromotions is route 12: the app's promotions.
+	// List the app's promotions (route 12).
+	//
+	// Every promotion of the app with its code, what it grants (free units, free days) and how often
+	// it may still be redeemed. Promotions are created by operators (berthctl). Needs a read API key.
 	ListPromotions(context.Context, *ListPromotionsRequest) (*PromotionList, error)
-	// RedeemPromotionCode is route 24: the user's tenant redeems a promotion code once.
+	// Redeem a promotion code for the user's tenant (route 24).
+	//
+	// The user's tenant redeems the code once: its free units or free days are added to the tenant
+	// (freeUnits, freeUntil). A code that is unknown, used up or already redeemed by the tenant is
+	// refused in the /v1 envelope. Needs a write API key or the user's own access token.
 	RedeemPromotionCode(context.Context, *RedeemPromotionCodeRequest) (*emptypb.Empty, error)
-	// CreateCheckoutSession is route 10: a checkout of the tenant at the app's provider, answered
-	// with Berth's hosted payment page for it.
+	// Start a checkout for a tenant (route 10).
+	//
+	// Creates a checkout at the app's payment provider (pspx or pspy) for a one-time payment, a
+	// subscription or the setup of a payment method, and answers with Berth's hosted payment page for
+	// it (data.nextAction.url): the app sends the payer there with its 64-character state appended.
+	// Needs a write API key or a token of the tenant.
 	CreateCheckoutSession(context.Context, *CreateCheckoutSessionRequest) (*CheckoutSession, error)
-	// CreateInvoice is route 13 (pspx): an invoice of the price charged to the tenant's default
-	// payment method now (mode payment), or a subscription charged automatically (mode
-	// subscription). The answer is the provider's payment intent with kind "pspxPaymentIntent".
+	// Invoice a tenant on pspx (route 13).
+	//
+	// An invoice of the price charged to the tenant's default payment method now (mode payment), or a
+	// subscription charged automatically (mode subscription). The answer is the provider's payment
+	// intent with kind "pspxPaymentIntent". Needs a write API key or a token of the tenant.
 	CreateInvoice(context.Context, *CreateInvoiceRequest) (*structpb.Struct, error)
-	// ListInvoices is route 20 (pspx): a page of the tenant's provider invoices, newest first.
-	// The spec documents a write key and its sample sends a read key: both are accepted.
+	// List a tenant's pspx invoices (route 20).
+	//
+	// A page of the tenant's provider invoices, newest first (limit, startingAfter, startingbefore).
+	// The published interface documents a write key and its sample sends a read key: both are
+	// accepted, and so is a token of the tenant.
 	ListInvoices(context.Context, *ListInvoicesRequest) (*InvoiceList, error)
-	// ChangeSubscription is route 19 (pspx): a downgrade takes effect at the end of the paid
-	// period; an upgrade is invoiced for the rest of the period and applies once that invoice is paid.
+	// Change a tenant's pspx subscription (route 19).
+	//
+	// A downgrade takes effect at the end of the paid period; an upgrade is invoiced for the rest of
+	// the period and applies once that invoice is paid. Needs a write API key or a token of the
+	// tenant.
 	ChangeSubscription(context.Context, *ChangeSubscriptionRequest) (*emptypb.Empty, error)
-	// CancelSubscription is route 22 (pspx): the subscription ends at the end of the paid period.
+	// Cancel a tenant's pspx subscription (route 22).
+	//
+	// The subscription ends at the end of the paid period. Needs a write API key or a token of the
+	// tenant.
 	CancelSubscription(context.Context, *TenantUserRequest) (*emptypb.Empty, error)
-	// DeletePaymentMethods is route 21 (pspx): every payment method of the tenant's customer is
-	// detached and the default cleared.
+	// Delete a tenant's pspx payment methods (route 21).
+	//
+	// Every payment method of the tenant's customer at the provider is detached and the default
+	// cleared. Needs a write API key or a token of the tenant.
 	DeletePaymentMethods(context.Context, *TenantUserRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedBillingServiceServer()
 }

@@ -325,6 +325,14 @@ var file_edge_v1_route_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "bytes,51001,opt,name=route",
 		Filename:      "edge/v1/route.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
+		ExtensionType: (*bool)(nil),
+		Field:         51004,
+		Name:          "berth.edge.v1.required",
+		Tag:           "varint,51004,opt,name=required",
+		Filename:      "edge/v1/route.proto",
+	},
 }
 
 // Extension fields to descriptorpb.MethodOptions.
@@ -333,6 +341,16 @@ var (
 	//
 	// optional berth.edge.v1.Route route = 51001;
 	E_Route = &file_edge_v1_route_proto_extTypes[0]
+)
+
+// Extension fields to descriptorpb.FieldOptions.
+var (
+	// required marks a request field a route refuses to go without (400 in its family when it is
+	// missing or empty). The OpenAPI document lists exactly these as a request's required fields;
+	// every field of an answer is always present, so answers need no marks.
+	//
+	// optional bool required = 51004;
+	E_Required = &file_edge_v1_route_proto_extTypes[1]
 )
 
 var File_edge_v1_route_proto protoreflect.FileDescriptor
@@ -368,7 +386,8 @@ const file_edge_v1_route_proto_rawDesc = "" +
 	"\fAPI_KEY_READ\x10\x01\x12\x11\n" +
 	"\rAPI_KEY_WRITE\x10\x02\x12\x19\n" +
 	"\x15API_KEY_READ_OR_WRITE\x10\x03:L\n" +
-	"\x05route\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x14.berth.edge.v1.RouteR\x05routeB/Z-github.com/berthhq/berth/proto/edge/v1;edgev1b\x06proto3"
+	"\x05route\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\v2\x14.berth.edge.v1.RouteR\x05route:;\n" +
+	"\brequired\x12\x1d.google.protobuf.FieldOptions\x18\xbc\x8e\x03 \x01(\bR\brequiredB/Z-github.com/berthhq/berth/proto/edge/v1;edgev1b\x06proto3"
 
 var (
 	file_edge_v1_route_proto_rawDescOnce sync.Once
@@ -389,16 +408,18 @@ var file_edge_v1_route_proto_goTypes = []any{
 	(ApiKey)(0),                        // 1: berth.edge.v1.ApiKey
 	(*Route)(nil),                      // 2: berth.edge.v1.Route
 	(*descriptorpb.MethodOptions)(nil), // 3: google.protobuf.MethodOptions
+	(*descriptorpb.FieldOptions)(nil),  // 4: google.protobuf.FieldOptions
 }
 var file_edge_v1_route_proto_depIdxs = []int32{
 	0, // 0: berth.edge.v1.Route.family:type_name -> berth.edge.v1.Family
 	1, // 1: berth.edge.v1.Route.api_key:type_name -> berth.edge.v1.ApiKey
 	3, // 2: berth.edge.v1.route:extendee -> google.protobuf.MethodOptions
-	2, // 3: berth.edge.v1.route:type_name -> berth.edge.v1.Route
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	3, // [3:4] is the sub-list for extension type_name
-	2, // [2:3] is the sub-list for extension extendee
+	4, // 3: berth.edge.v1.required:extendee -> google.protobuf.FieldOptions
+	2, // 4: berth.edge.v1.route:type_name -> berth.edge.v1.Route
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	4, // [4:5] is the sub-list for extension type_name
+	2, // [2:4] is the sub-list for extension extendee
 	0, // [0:2] is the sub-list for field type_name
 }
 
@@ -414,7 +435,7 @@ func file_edge_v1_route_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_edge_v1_route_proto_rawDesc), len(file_edge_v1_route_proto_rawDesc)),
 			NumEnums:      2,
 			NumMessages:   1,
-			NumExtensions: 1,
+			NumExtensions: 2,
 			NumServices:   0,
 		},
 		GoTypes:           file_edge_v1_route_proto_goTypes,

@@ -3772,10 +3772,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"totalItems\x18\x02 \x01(\x05R\n" +
 	"totalItems\x12 \n" +
 	"\vitemsLength\x18\x03 \x01(\x05R\vitemsLength\x12/\n" +
-	"\x05items\x18\x04 \x03(\v2\x19.berth.identity.v1.ApiKeyR\x05items\"e\n" +
+	"\x05items\x18\x04 \x03(\v2\x19.berth.identity.v1.ApiKeyR\x05items\"k\n" +
 	"\x19SendReferralInviteRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
-	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
+	"\x05email\x18\x02 \x01(\tB\x04\xe0\xf3\x18\x01R\x05email\x12\x1a\n" +
 	"\blanguage\x18\x03 \x01(\tR\blanguage\"a\n" +
 	"\x17AddProjectMemberRequest\x12\x1c\n" +
 	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x14\n" +

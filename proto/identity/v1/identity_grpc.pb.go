@@ -40,23 +40,48 @@ const (
 //
 // IdentityService is the app-facing API behind routes 11, 14, 15, 16 and 18.
 type IdentityServiceClient interface {
-	// ListUserRoles is route 11.
+	// List the app's user roles (route 11).
+	//
+	// Every role users of the app can have. Needs a read or write API key, or an access token of the
+	// app.
 	ListUserRoles(ctx context.Context, in *ListUserRolesRequest, opts ...grpc.CallOption) (*UserRoleList, error)
-	// GetUser is route 14; userId is the user's UUID or email address.
+	// Read a user of the app (route 14).
+	//
+	// userId is the user's UUID or email address. Needs a read API key.
 	GetUser(ctx context.Context, in *GetUserRequest, opts ...grpc.CallOption) (*User, error)
-	// GetPublicKey is route 15: the app's current token-signing key as an SPKI PEM.
+	// Read the app's token-signing public key (route 15).
+	//
+	// The app's current token-signing key as an SPKI PEM, for servers that verify access tokens
+	// themselves. Needs a read API key; the same key is public as a JSON Web Key Set at
+	// /apps/{appId}/.well-known/jwks.json.
 	GetPublicKey(ctx context.Context, in *GetPublicKeyRequest, opts ...grpc.CallOption) (*PublicKey, error)
-	// SetAccessStatus is route 16: 0 freezes, 1 unfreezes. Idempotent.
+	// Freeze or unfreeze a user (route 16).
+	//
+	// accessStatus 0 freezes the user (freezed: true; the user's refresh tokens are revoked and
+	// access tokens refused), 1 unfreezes. Idempotent. Needs a write API key.
 	SetAccessStatus(ctx context.Context, in *SetAccessStatusRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// UpdateUser is route 18 (PUT, with POST as an alias).
+	// Update a user (route 18).
+	//
+	// Changes the fields sent under user (names, language, email, newsletter consent, ...); fields
+	// left out stay as they are. PUT, with POST as an alias, as the published samples call it. Needs a
+	// write API key or the user's own access token.
 	UpdateUser(ctx context.Context, in *UpdateUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// GetMe returns the user of a tenant access token (documented extra route). It takes API keys
-	// only to answer them as route 14 answers an id that names no user: 400, since `me` names nobody
-	// without a token.
+	// Read the signed-in user.
+	//
+	// The user of the tenant access token in the Authorization header, in the /v1 envelope like route
+	// 14 (a documented extra route). It takes API keys only to answer them as route 14 answers an id
+	// that names no user: 400, since `me` names nobody without a token.
 	GetMe(ctx context.Context, in *GetMeRequest, opts ...grpc.CallOption) (*User, error)
-	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
+	// Invite someone with the user's referral code (route 23).
+	//
+	// Emails an invite with a referral code linked to the user; whoever signs up through it is
+	// recorded as referred by the user (billing's referral reward). Needs a write API key or the
+	// user's own access token.
 	SendReferralInvite(ctx context.Context, in *SendReferralInviteRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// DeleteUser deletes a user (documented extra route): API key write, or the user's own token.
+	// Delete a user.
+	//
+	// Deletes the user and revokes the user's refresh tokens (a documented extra route). Needs a
+	// write API key, or the user's own access token.
 	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
@@ -154,23 +179,48 @@ func (c *identityServiceClient) DeleteUser(ctx context.Context, in *DeleteUserRe
 //
 // IdentityService is the app-facing API behind routes 11, 14, 15, 16 and 18.
 type IdentityServiceServer interface {
-	// ListUserRoles is route 11.
+	// List the app's user roles (route 11).
+	//
+	// Every role users of the app can have. Needs a read or write API key, or an access token of the
+	// app.
 	ListUserRoles(context.Context, *ListUserRolesRequest) (*UserRoleList, error)
-	// GetUser is route 14; userId is the user's UUID or email address.
+	// Read a user of the app (route 14).
+	//
+	// userId is the user's UUID or email address. Needs a read API key.
 	GetUser(context.Context, *GetUserRequest) (*User, error)
-	// GetPublicKey is route 15: the app's current token-signing key as an SPKI PEM.
+	// Read the app's token-signing public key (route 15).
+	//
+	// The app's current token-signing key as an SPKI PEM, for servers that verify access tokens
+	// themselves. Needs a read API key; the same key is public as a JSON Web Key Set at
+	// /apps/{appId}/.well-known/jwks.json.
 	GetPublicKey(context.Context, *GetPublicKeyRequest) (*PublicKey, error)
-	// SetAccessStatus is route 16: 0 freezes, 1 unfreezes. Idempotent.
+	// Freeze or unfreeze a user (route 16).
+	//
+	// accessStatus 0 freezes the user (freezed: true; the user's refresh tokens are revoked and
+	// access tokens refused), 1 unfreezes. Idempotent. Needs a write API key.
 	SetAccessStatus(context.Context, *SetAccessStatusRequest) (*emptypb.Empty, error)
-	// UpdateUser is route 18 (PUT, with POST as an alias).
+	// Update a user (route 18).
+	//
+	// Changes the fields sent under user (names, language, email, newsletter consent, ...); fields
+	// left out stay as they are. PUT, with POST as an alias, as the published samples call it. Needs a
+	// write API key or the user's own access token.
 	UpdateUser(context.Context, *UpdateUserRequest) (*emptypb.Empty, error)
-	// GetMe returns the user of a tenant access token (documented extra route). It takes API keys
-	// only to answer them as route 14 answers an id that names no user: 400, since `me` names nobody
-	// without a token.
+	// Read the signed-in user.
+	//
+	// The user of the tenant access token in the Authorization header, in the /v1 envelope like route
+	// 14 (a documented extra route). It takes API keys only to answer them as route 14 answers an id
+	// that names no user: 400, since `me` names nobody without a token.
 	GetMe(context.Context, *GetMeRequest) (*User, error)
-	// SendReferralInvite is route 23: email an invite with a referral code linked to the user.
+	// Invite someone with the user's referral code (route 23).
+	//
+	// Emails an invite with a referral code linked to the user; whoever signs up through it is
+	// recorded as referred by the user (billing's referral reward). Needs a write API key or the
+	// user's own access token.
 	SendReferralInvite(context.Context, *SendReferralInviteRequest) (*emptypb.Empty, error)
-	// DeleteUser deletes a user (documented extra route): API key write, or the user's own token.
+	// Delete a user.
+	//
+	// Deletes the user and revokes the user's refresh tokens (a documented extra route). Needs a
+	// write API key, or the user's own access token.
 	DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedIdentityServiceServer()
 }
@@ -426,7 +476,10 @@ const (
 // OperatorService is the internal API for platform operators (route 2), authenticated by an
 // operator JWT issued to a project member by the admin tooling.
 type OperatorServiceClient interface {
-	// UpdateApiKey is route 2: rename or re-describe an API key of an app of the project.
+	// Rename or re-describe an API key (route 2).
+	//
+	// Changes the name or description of an API key of an app of the project. An internal route: it
+	// needs a platform operator token (berthctl operator-token).
 	UpdateApiKey(ctx context.Context, in *UpdateApiKeyRequest, opts ...grpc.CallOption) (*ApiKeyList, error)
 }
 
@@ -455,7 +508,10 @@ func (c *operatorServiceClient) UpdateApiKey(ctx context.Context, in *UpdateApiK
 // OperatorService is the internal API for platform operators (route 2), authenticated by an
 // operator JWT issued to a project member by the admin tooling.
 type OperatorServiceServer interface {
-	// UpdateApiKey is route 2: rename or re-describe an API key of an app of the project.
+	// Rename or re-describe an API key (route 2).
+	//
+	// Changes the name or description of an API key of an app of the project. An internal route: it
+	// needs a platform operator token (berthctl operator-token).
 	UpdateApiKey(context.Context, *UpdateApiKeyRequest) (*ApiKeyList, error)
 	mustEmbedUnimplementedOperatorServiceServer()
 }

@@ -1022,12 +1022,12 @@ var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\"\xbf\x02\n" +
-	"\x14ExchangeTokenRequest\x12\x1b\n" +
-	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12\x18\n" +
-	"\aservice\x18\x02 \x01(\tR\aservice\x12\x1d\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
+	"\x14ExchangeTokenRequest\x12!\n" +
+	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
+	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
 	"\n" +
-	"grant_type\x18\x03 \x01(\tR\tgrantType\x12!\n" +
+	"grant_type\x18\x03 \x01(\tB\x04\xe0\xf3\x18\x01R\tgrantType\x12!\n" +
 	"\fredirect_uri\x18\x04 \x01(\tR\vredirectUri\x12\x12\n" +
 	"\x04code\x18\x05 \x01(\tR\x04code\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\tR\x05state\x12\x14\n" +

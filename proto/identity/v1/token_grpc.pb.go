@@ -32,13 +32,22 @@ const (
 //
 // TokenService is public: it authenticates by what the request carries (code, refresh token).
 type TokenServiceClient interface {
-	// ExchangeToken is route 1: an authorization code or a refresh token for tokens. A non-empty
-	// refresh_token means a refresh whatever grant_type says (the published browser SDK refreshes
-	// with grant_type "authorization_code").
+	// Exchange an authorization code or a refresh token for tokens (route 1).
+	//
+	// The app's page (or its server) sends the code the hosted login page redirected with, within 60
+	// seconds, with the registered redirect_uri; the answer holds an access token, an ID token and a
+	// refresh token. A non-empty refresh_token means a refresh whatever grant_type says (the published
+	// browser SDK refreshes with grant_type "authorization_code"). Public: client_id names the app.
 	ExchangeToken(ctx context.Context, in *ExchangeTokenRequest, opts ...grpc.CallOption) (*TokenList, error)
-	// GetOpenIDConfiguration is the per-app OpenID discovery document.
+	// Read the app's OpenID discovery document.
+	//
+	// The issuer, the token endpoint and the JWKS address of the app, for libraries that configure
+	// token verification from discovery. Public.
 	GetOpenIDConfiguration(ctx context.Context, in *GetOpenIDConfigurationRequest, opts ...grpc.CallOption) (*OpenIDConfiguration, error)
-	// GetJWKS is the app's current signing key as a JSON Web Key Set.
+	// Read the app's token-signing keys as a JSON Web Key Set.
+	//
+	// The app's current signing key, for servers that verify the app's access and ID tokens (RS256,
+	// kid in the token header). Public; cache it and fetch it again when a token names an unknown kid.
 	GetJWKS(ctx context.Context, in *GetJWKSRequest, opts ...grpc.CallOption) (*JWKS, error)
 }
 
@@ -86,13 +95,22 @@ func (c *tokenServiceClient) GetJWKS(ctx context.Context, in *GetJWKSRequest, op
 //
 // TokenService is public: it authenticates by what the request carries (code, refresh token).
 type TokenServiceServer interface {
-	// ExchangeToken is route 1: an authorization code or a refresh token for tokens. A non-empty
-	// refresh_token means a refresh whatever grant_type says (the published browser SDK refreshes
-	// with grant_type "authorization_code").
+	// Exchange an authorization code or a refresh token for tokens (route 1).
+	//
+	// The app's page (or its server) sends the code the hosted login page redirected with, within 60
+	// seconds, with the registered redirect_uri; the answer holds an access token, an ID token and a
+	// refresh token. A non-empty refresh_token means a refresh whatever grant_type says (the published
+	// browser SDK refreshes with grant_type "authorization_code"). Public: client_id names the app.
 	ExchangeToken(context.Context, *ExchangeTokenRequest) (*TokenList, error)
-	// GetOpenIDConfiguration is the per-app OpenID discovery document.
+	// Read the app's OpenID discovery document.
+	//
+	// The issuer, the token endpoint and the JWKS address of the app, for libraries that configure
+	// token verification from discovery. Public.
 	GetOpenIDConfiguration(context.Context, *GetOpenIDConfigurationRequest) (*OpenIDConfiguration, error)
-	// GetJWKS is the app's current signing key as a JSON Web Key Set.
+	// Read the app's token-signing keys as a JSON Web Key Set.
+	//
+	// The app's current signing key, for servers that verify the app's access and ID tokens (RS256,
+	// kid in the token header). Public; cache it and fetch it again when a token names an unknown kid.
 	GetJWKS(context.Context, *GetJWKSRequest) (*JWKS, error)
 	mustEmbedUnimplementedTokenServiceServer()
 }

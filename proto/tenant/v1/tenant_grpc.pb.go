@@ -34,13 +34,20 @@ const (
 //
 // TenantService is the app-facing API behind routes 5 and 17.
 type TenantServiceClient interface {
-	// GetTenant is route 5: the tenant with its addresses and users.
+	// Read a tenant of the app (route 5).
+	//
+	// The tenant with its billing state, its addresses and its users. Needs a read API key.
 	GetTenant(ctx context.Context, in *GetTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
-	// UpdateTenant is route 17; the body may be flat (with kind "tenant") or nested under "tenant".
+	// Update a tenant (route 17).
+	//
+	// Changes the fields sent; the body may be flat (with kind "tenant") or nested under "tenant".
+	// Needs a write API key or a token of the tenant.
 	UpdateTenant(ctx context.Context, in *UpdateTenantRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
-	// GetMyTenant returns the tenant of a tenant access token (documented extra route). It takes API
-	// keys only to answer them as route 5 answers an id that names no tenant: 400, since `me` names
-	// nobody without a token.
+	// Read the signed-in user's tenant.
+	//
+	// The tenant of the tenant access token in the Authorization header, in the /v1 envelope like
+	// route 5 (a documented extra route). It takes API keys only to answer them as route 5 answers an
+	// id that names no tenant: 400, since `me` names nobody without a token.
 	GetMyTenant(ctx context.Context, in *GetMyTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
 }
 
@@ -88,13 +95,20 @@ func (c *tenantServiceClient) GetMyTenant(ctx context.Context, in *GetMyTenantRe
 //
 // TenantService is the app-facing API behind routes 5 and 17.
 type TenantServiceServer interface {
-	// GetTenant is route 5: the tenant with its addresses and users.
+	// Read a tenant of the app (route 5).
+	//
+	// The tenant with its billing state, its addresses and its users. Needs a read API key.
 	GetTenant(context.Context, *GetTenantRequest) (*Tenant, error)
-	// UpdateTenant is route 17; the body may be flat (with kind "tenant") or nested under "tenant".
+	// Update a tenant (route 17).
+	//
+	// Changes the fields sent; the body may be flat (with kind "tenant") or nested under "tenant".
+	// Needs a write API key or a token of the tenant.
 	UpdateTenant(context.Context, *UpdateTenantRequest) (*emptypb.Empty, error)
-	// GetMyTenant returns the tenant of a tenant access token (documented extra route). It takes API
-	// keys only to answer them as route 5 answers an id that names no tenant: 400, since `me` names
-	// nobody without a token.
+	// Read the signed-in user's tenant.
+	//
+	// The tenant of the tenant access token in the Authorization header, in the /v1 envelope like
+	// route 5 (a documented extra route). It takes API keys only to answer them as route 5 answers an
+	// id that names no tenant: 400, since `me` names nobody without a token.
 	GetMyTenant(context.Context, *GetMyTenantRequest) (*Tenant, error)
 	mustEmbedUnimplementedTenantServiceServer()
 }

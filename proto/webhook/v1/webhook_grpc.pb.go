@@ -37,9 +37,17 @@ const (
 // table. Both are public: pspx calls are authenticated by their signature, pspy calls by fetching
 // the payment from the provider with the connection's key.
 type WebhookIngestServiceClient interface {
-	// ReceivePspx is route 3.
+	// Receive a pspx webhook (route 3).
+	//
+	// pspx calls this with its events (checkout, invoice and subscription changes). The pspx-signature
+	// header signs the raw body with the connection's webhook secret; a delivery that fails the check
+	// is refused, one that passes is recorded and applied once, however often it comes.
 	ReceivePspx(ctx context.Context, in *Delivery, opts ...grpc.CallOption) (*Receipt, error)
-	// ReceivePspy is route 4.
+	// Receive a pspy webhook (route 4).
+	//
+	// pspy calls this with a payment id; the paymentProviderUuid query parameter names the app's pspy
+	// connection. The call carries no signature, so Berth fetches the payment from the provider and
+	// acts on what the provider says.
 	ReceivePspy(ctx context.Context, in *Delivery, opts ...grpc.CallOption) (*Receipt, error)
 }
 
@@ -81,9 +89,17 @@ func (c *webhookIngestServiceClient) ReceivePspy(ctx context.Context, in *Delive
 // table. Both are public: pspx calls are authenticated by their signature, pspy calls by fetching
 // the payment from the provider with the connection's key.
 type WebhookIngestServiceServer interface {
-	// ReceivePspx is route 3.
+	// Receive a pspx webhook (route 3).
+	//
+	// pspx calls this with its events (checkout, invoice and subscription changes). The pspx-signature
+	// header signs the raw body with the connection's webhook secret; a delivery that fails the check
+	// is refused, one that passes is recorded and applied once, however often it comes.
 	ReceivePspx(context.Context, *Delivery) (*Receipt, error)
-	// ReceivePspy is route 4.
+	// Receive a pspy webhook (route 4).
+	//
+	// pspy calls this with a payment id; the paymentProviderUuid query parameter names the app's pspy
+	// connection. The call carries no signature, so Berth fetches the payment from the provider and
+	// acts on what the provider says.
 	ReceivePspy(context.Context, *Delivery) (*Receipt, error)
 	mustEmbedUnimplementedWebhookIngestServiceServer()
 }

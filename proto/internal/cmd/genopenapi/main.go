@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -11,27 +12,120 @@ import (
 
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 	"github.com/berthhq/berth/proto/registry"
 )
 
+// usage: genopenapi DESCRIPTORS EXAMPLES. DESCRIPTORS is a FileDescriptorSet of the protos with
+// their source info (protoc --include_source_info --include_imports): the compiled Go descriptors
+// carry no comments, and the RPCs' comments are the operations' summaries and descriptions.
+// EXAMPLES is the JSON file of example requests and answers by operation id.
 func main() {
-	doc, err := build(registry.Files())
-	if err != nil {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: genopenapi DESCRIPTORS EXAMPLES")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1], os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, "genopenapi:", err)
 		os.Exit(1)
 	}
+}
+
+func run(descriptors, examplesFile string) error {
+	docs, err := readComments(descriptors)
+	if err != nil {
+		return err
+	}
+	examples, err := readExamples(examplesFile)
+	if err != nil {
+		return err
+	}
+	doc, err := build(registry.Files(), docs, examples)
+	if err != nil {
+		return err
+	}
+	return write(doc)
+}
+
+func write(doc obj) error {
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "genopenapi:", err)
-		os.Exit(1)
+		return err
 	}
-	if _, err := os.Stdout.Write(append(out, '\n')); err != nil {
-		os.Exit(1)
+	_, err = os.Stdout.Write(append(out, '\n'))
+	return err
+}
+
+// comment is an RPC's leading comment: its first paragraph is the operation's summary, the rest
+// its description.
+type comment struct{ summary, description string }
+
+// readComments reads the leading comment of every method in the descriptor set at path.
+func readComments(path string) (map[protoreflect.FullName]comment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
+	var set descriptorpb.FileDescriptorSet
+	if err := proto.Unmarshal(b, &set); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	files, err := protodesc.NewFiles(&set)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[protoreflect.FullName]comment{}
+	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				md := sd.Methods().Get(j)
+				out[md.FullName()] = splitComment(fd.SourceLocations().ByDescriptor(md).LeadingComments)
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+// splitComment makes a comment's first paragraph one line (the summary) and keeps the other
+// paragraphs, each one line, apart (the description).
+func splitComment(text string) comment {
+	var paras []string
+	for _, p := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		if p = strings.Join(strings.Fields(p), " "); p != "" {
+			paras = append(paras, p)
+		}
+	}
+	var c comment
+	if len(paras) > 0 {
+		c.summary = paras[0]
+		c.description = strings.Join(paras[1:], "\n\n")
+	}
+	return c
+}
+
+// example is an operation's example request body and answer (either may be absent).
+type example struct {
+	Request  json.RawMessage `json:"request,omitempty"`
+	Response json.RawMessage `json:"response,omitempty"`
+}
+
+func readExamples(path string) (map[string]example, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]example
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }
 
 // obj is a JSON object of the document; encoding/json writes map keys sorted, so the output is
@@ -40,9 +134,10 @@ type obj = map[string]any
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z0-9_]+)(=[^}]*)?\}`)
 
-// build makes the document of every HTTP-bound method in files.
-func build(files *protoregistry.Files) (obj, error) {
-	g := &gen{schemas: obj{}}
+// build makes the document of every HTTP-bound method in files, each operation described by its
+// RPC's comment in docs and illustrated by its entry in examples.
+func build(files *protoregistry.Files, docs map[protoreflect.FullName]comment, examples map[string]example) (obj, error) {
+	g := &gen{schemas: obj{}, modes: map[string]bool{}}
 	paths := obj{}
 	var methods []protoreflect.MethodDescriptor
 	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
@@ -79,14 +174,35 @@ func build(files *protoregistry.Files) (obj, error) {
 				return nil, fmt.Errorf("%s: operation id %s is taken", md.FullName(), id)
 			}
 			ids[id] = true
-			item[strings.ToLower(b.Method)] = g.operation(md, r, b.Rule, b.Path, id)
+			c := docs[md.FullName()]
+			if c.summary == "" || c.description == "" {
+				return nil, fmt.Errorf("%s needs a comment of two paragraphs or more: a one-line summary, then the description", md.FullName())
+			}
+			op := g.operation(md, r, b.Rule, b.Path, id)
+			op["summary"], op["description"] = c.summary, c.description
+			if ex, ok := examples[id]; ok {
+				if err := addExample(op, ex); err != nil {
+					return nil, fmt.Errorf("example of %s: %w", id, err)
+				}
+			}
+			item[strings.ToLower(b.Method)] = op
 		}
+	}
+	for id := range examples {
+		if !ids[id] {
+			return nil, fmt.Errorf("an example names operation %s, which does not exist", id)
+		}
+	}
+	if g.conflict != "" {
+		return nil, fmt.Errorf("message %s is both a request's and an answer's: its schemas would differ in what they require", g.conflict)
 	}
 	return obj{
 		"openapi": "3.0.3",
 		"info": obj{"title": "Berth", "version": "1",
 			"description": "The REST surface of Berth as it is on the wire, generated from the protos (proto/internal/cmd/genopenapi)."},
-		"paths": paths,
+		// Relative: the document describes the edge it is fetched from, whatever its public URL.
+		"servers": []any{obj{"url": "/", "description": "the edge serving this document"}},
+		"paths":   paths,
 		"components": obj{
 			"schemas": g.schemas,
 			"securitySchemes": obj{
@@ -96,6 +212,25 @@ func build(files *protoregistry.Files) (obj, error) {
 			},
 		},
 	}, nil
+}
+
+// addExample puts ex's request body and success answer into op, beside their schemas.
+func addExample(op obj, ex example) error {
+	if ex.Request != nil {
+		body, ok := op["requestBody"].(obj)
+		if !ok {
+			return errors.New("a request example for an operation without a body")
+		}
+		body["content"].(obj)["application/json"].(obj)["example"] = ex.Request
+	}
+	if ex.Response != nil {
+		for status, resp := range op["responses"].(obj) {
+			if strings.HasPrefix(status, "2") {
+				resp.(obj)["content"].(obj)["application/json"].(obj)["example"] = ex.Response
+			}
+		}
+	}
+	return nil
 }
 
 // operationID names a method's operation on its i-th binding. OpenAPI requires operation ids to be
@@ -115,6 +250,13 @@ func openapiPath(p string) string { return pathParam.ReplaceAllString(p, "{$1}")
 
 type gen struct {
 	schemas obj
+	// request is set while a request body's schemas are made: they require only the fields marked
+	// berth.edge.v1.required, where an answer's require every field (all are always present).
+	request bool
+	// modes records, by schema name, whether it was made for a request; conflict names a message
+	// made for both.
+	modes    map[string]bool
+	conflict string
 }
 
 // operation is one method on one binding.
@@ -127,6 +269,7 @@ func (g *gen) operation(md protoreflect.MethodDescriptor, r *edgev1.Route, b *an
 		params = append(params, obj{"name": m[1], "in": "path", "required": true, "schema": obj{"type": "string"}})
 	}
 	op := obj{"operationId": id, "tags": []any{string(md.Parent().FullName())}}
+	g.request = true
 	switch body := b.GetBody(); body {
 	case "":
 	case "*":
@@ -139,12 +282,13 @@ func (g *gen) operation(md protoreflect.MethodDescriptor, r *edgev1.Route, b *an
 		op["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": g.field(f)}}}
 		bound[body] = true
 	}
+	g.request = false
 	for i := range in.Fields().Len() {
 		f := in.Fields().Get(i)
 		if bound[string(f.Name())] || f.Kind() == protoreflect.MessageKind {
 			continue
 		}
-		params = append(params, obj{"name": string(f.Name()), "in": "query", "required": false, "schema": g.field(f)})
+		params = append(params, obj{"name": string(f.Name()), "in": "query", "required": requiredField(f), "schema": g.field(f)})
 	}
 	if len(params) > 0 {
 		op["parameters"] = params
@@ -236,6 +380,10 @@ func (g *gen) ref(md protoreflect.MessageDescriptor) obj {
 		return s()
 	}
 	name := strings.ReplaceAll(string(md.FullName()), ".", "_")
+	if request, seen := g.modes[name]; seen && request != g.request {
+		g.conflict = string(md.FullName())
+	}
+	g.modes[name] = g.request
 	if _, ok := g.schemas[name]; !ok {
 		g.schemas[name] = obj{} // a placeholder, so a recursive message refers to itself
 		g.schemas[name] = g.inline(md, nil)
@@ -243,7 +391,8 @@ func (g *gen) ref(md protoreflect.MessageDescriptor) obj {
 	return obj{"$ref": "#/components/schemas/" + name}
 }
 
-// inline is a message's schema: every field present, as protojson with EmitUnpopulated writes it.
+// inline is a message's schema. An answer has every field present, as protojson with
+// EmitUnpopulated writes it; a request needs only the fields marked required.
 func (g *gen) inline(md protoreflect.MessageDescriptor, skip map[string]bool) obj {
 	props, required := obj{}, []any{}
 	for i := range md.Fields().Len() {
@@ -252,7 +401,7 @@ func (g *gen) inline(md protoreflect.MessageDescriptor, skip map[string]bool) ob
 			continue
 		}
 		props[string(f.Name())] = g.field(f)
-		if f.ContainingOneof() == nil || f.ContainingOneof().IsSynthetic() {
+		if g.request && requiredField(f) || !g.request && (f.ContainingOneof() == nil || f.ContainingOneof().IsSynthetic()) {
 			required = append(required, string(f.Name()))
 		}
 	}
@@ -261,6 +410,12 @@ func (g *gen) inline(md protoreflect.MessageDescriptor, skip map[string]bool) ob
 		s["required"] = required
 	}
 	return s
+}
+
+// requiredField reports whether a request field is marked berth.edge.v1.required.
+func requiredField(f protoreflect.FieldDescriptor) bool {
+	r, _ := proto.GetExtension(f.Options(), edgev1.E_Required).(bool)
+	return r
 }
 
 // field is a field's schema: its JSON type as protojson renders it (64-bit integers as strings),
@@ -293,6 +448,11 @@ func (g *gen) single(f protoreflect.FieldDescriptor) obj {
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		return obj{"type": "number"}
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		// protojson reads a 64-bit integer as a number or a string and writes it as a string;
+		// requests show the number the published interface documents (quantity).
+		if g.request {
+			return obj{"type": "integer", "format": "int64"}
+		}
 		return obj{"type": "string", "format": "int64"}
 	case protoreflect.BytesKind:
 		return obj{"type": "string", "format": "byte"}
