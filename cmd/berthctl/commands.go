@@ -264,7 +264,7 @@ func writeHelp(out io.Writer, c command, fs *flag.FlagSet) error {
 		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" {
 			def = " (default " + f.DefValue + ")"
 		}
-		fmt.Fprintf(tw, "  -%s\t%s%s\n", name, f.Usage, def)
+		_, _ = fmt.Fprintf(tw, "  -%s\t%s%s\n", name, f.Usage, def) // a tabwriter reports write errors at Flush
 	}
 	_ = tw.Flush() // into a strings.Builder, which never fails
 	_, err := io.WriteString(out, b.String())

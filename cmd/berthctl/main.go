@@ -145,10 +145,10 @@ usage: berthctl [-o table|json] [-identity|-tenant|-analytics|-billing|-webhook 
 			fmt.Fprintln(&b, heading)
 		}
 		if c.synopsis == "" {
-			fmt.Fprintf(tw, "  %s\n", c.name)
+			_, _ = fmt.Fprintf(tw, "  %s\n", c.name) // a tabwriter reports write errors at Flush
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.synopsis)
+		_, _ = fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.synopsis) // a tabwriter reports write errors at Flush
 	}
 	_ = tw.Flush()
 	b.WriteString(`

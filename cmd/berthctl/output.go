@@ -70,7 +70,7 @@ func writeTable(out io.Writer, md protoreflect.MessageDescriptor, doc map[string
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	for _, p := range pairs {
-		fmt.Fprintf(tw, "%s\t%s\n", p[0], p[1])
+		_, _ = fmt.Fprintf(tw, "%s\t%s\n", p[0], p[1]) // a tabwriter reports write errors at Flush
 	}
 	_ = tw.Flush() // into a strings.Builder, which never fails
 	for _, fd := range lists {
@@ -107,9 +107,9 @@ func writeRows(b *strings.Builder, md protoreflect.MessageDescriptor, items []an
 			}
 		}
 		if i == 0 {
-			fmt.Fprintln(tw, strings.Join(header, "\t"))
+			_, _ = fmt.Fprintln(tw, strings.Join(header, "\t")) // a tabwriter reports write errors at Flush
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		_, _ = fmt.Fprintln(tw, strings.Join(row, "\t")) // a tabwriter reports write errors at Flush
 	}
 	_ = tw.Flush() // into a strings.Builder, which never fails
 }
