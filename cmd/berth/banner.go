@@ -32,8 +32,10 @@ func printBanner(w io.Writer, s *allinone.Stack, demo seed.Demo, resumed bool, d
 		"  Start here  "+base+allinone.DevLandingPath,
 		"  Sign up     "+base+allinone.DevSignUpPath,
 		"  Mailbox     "+base+allinone.DevMailboxPath,
-		"  Example app "+base+allinone.ExamplePath,
 		"  API docs    "+base+apidocs.Path)
+	if s.Example.Served() {
+		p("  Example app " + base + allinone.ExamplePath)
+	}
 	p("")
 	origin := ""
 	if resumed {

@@ -49,7 +49,7 @@ var (
 {{with .Demo}}<li><a id="signup" href="{{.LoginURL}}">Sign up</a> as an end user of the demo app (hosted page)</li>{{end}}
 <li><a href="{{.APIDocs}}">API reference</a>: every route, with the OpenAPI document</li>
 <li><a href="{{.Mailbox}}">Mailbox</a>: the emails this run sent</li>
-<li><a href="{{.Example}}">Example app</a>: a page on the published browser SDK that signs a user in</li>
+{{if .Example}}<li><a href="{{.Example}}">Example app</a>: a page on the published browser SDK that signs a user in</li>{{end}}
 <li>The provider sandboxes: <a href="{{.Pspx}}">pspx</a> and <a href="{{.Pspy}}">pspy</a></li>
 </ul>
 {{with .Demo}}<h2>The demo</h2>
@@ -109,7 +109,7 @@ func devPages(base string, mailbox *mail.Mailbox, example *Example, demo *demoBo
 			mux.Handle(DevMailboxPath, mailbox.Handler(webpage.Template))
 			example.register(mux)
 			// {$}: only / itself; every other unknown path stays the edge's not-found.
-			mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { landing(w, base, demo.Load()) })
+			mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) { landing(w, base, demo.Load(), example) })
 			mux.HandleFunc("GET "+DevCallbackPath, func(w http.ResponseWriter, r *http.Request) { callback(w, r, base) })
 			mux.HandleFunc("GET "+DevSignUpPath, func(w http.ResponseWriter, r *http.Request) { signUp(w, r, demo.Load()) })
 			mux.HandleFunc("GET "+DevPaidPath, func(w http.ResponseWriter, r *http.Request) { paid(w, r, base, demo.Load()) })
@@ -125,9 +125,13 @@ func render(w http.ResponseWriter, code int, page *template.Template, data any) 
 	_ = page.Execute(w, data) // the client went away; nothing to tell it
 }
 
-func landing(w http.ResponseWriter, base string, demo *seed.Demo) {
+func landing(w http.ResponseWriter, base string, demo *seed.Demo, example *Example) {
+	examplePath := ""
+	if example.Served() {
+		examplePath = ExamplePath
+	}
 	render(w, http.StatusOK, landingPage, map[string]any{
-		"Demo": demo, "APIDocs": apidocs.Path, "Mailbox": DevMailboxPath, "Example": ExamplePath,
+		"Demo": demo, "APIDocs": apidocs.Path, "Mailbox": DevMailboxPath, "Example": examplePath,
 		"Pspx": mount.PspxPath + "/", "Pspy": mount.PspyPath + "/", "Base": base,
 	})
 }

@@ -24,6 +24,16 @@ type Example struct {
 	appID atomic.Pointer[string]
 }
 
+// Served reports whether the example's page is there to serve: a run from outside the checkout
+// (or a test stack without the folder) has none, and then nothing links to it.
+func (e *Example) Served() bool {
+	if e == nil || e.dir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(e.dir, "index.html"))
+	return err == nil
+}
+
 // Use makes the page sign users in to appID, an app whose redirect URIs include the page's URL.
 func (e *Example) Use(appID string) { e.appID.Store(&appID) }
 

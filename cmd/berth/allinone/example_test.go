@@ -79,3 +79,29 @@ func TestTheExampleServesItsNamedFilesAndNothingElseOfItsFolder(t *testing.T) {
 		}
 	}
 }
+
+// The landing page links the example app only where its page can be served: a run without the
+// folder (outside the checkout, a test stack) would otherwise link a 404.
+func TestTheLandingPageLinksTheExampleOnlyWhenItsPageIsThere(t *testing.T) {
+	withPage := t.TempDir()
+	if err := os.WriteFile(filepath.Join(withPage, "index.html"), []byte("<!doctype html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		example *Example
+		linked  bool
+	}{
+		{"no folder", &Example{}, false},
+		{"a folder without the page", &Example{dir: t.TempDir()}, false},
+		{"the page", &Example{dir: withPage}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			landing(rec, "http://berth.test", nil, tc.example)
+			if got := strings.Contains(rec.Body.String(), `href="`+ExamplePath+`"`); got != tc.linked {
+				t.Errorf("example linked = %v, want %v", got, tc.linked)
+			}
+		})
+	}
+}
