@@ -74,11 +74,14 @@ func TestProcessStopsWithAnErrorWhenItsConsumerIsLost(t *testing.T) {
 	go func() { done <- start(log, consumingModule(buses)) }()
 	bus := <-buses
 	ctx := context.Background()
-	// Delete the durable under the running process (retrying until Run has created it); the
-	// process must notice and stop with an error.
+	// Delete the durable under the running process once Run has created it (deleting it while
+	// its creation is under way fails the creation instead: a different error); the process must
+	// notice and stop with an error.
 	deadline := time.After(30 * time.Second) // a bound on a hang
 	for {
-		_ = bus.JS.DeleteConsumer(ctx, bus.Stream("tenant"), "probe")
+		if _, err := bus.JS.Consumer(ctx, bus.Stream("tenant"), "probe"); err == nil {
+			_ = bus.JS.DeleteConsumer(ctx, bus.Stream("tenant"), "probe")
+		}
 		select {
 		case err := <-done:
 			if err == nil || !strings.Contains(err.Error(), "consumer probe is gone") {
