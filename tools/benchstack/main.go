@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/cmd/berth/allinone"
+	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
@@ -32,7 +32,7 @@ import (
 type target struct {
 	name string
 	cpu  func() (time.Duration, error)
-	d    demo
+	d    seed.Demo
 }
 
 // options are the command's flags; each has an environment default so `make bench-stack` can be
@@ -242,15 +242,13 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	defer berth.Stop()
-	var d demo
+	var d seed.Demo
 	err = berth.WaitReady(2*time.Minute, 100*time.Millisecond, func() error {
-		b, err := os.ReadFile(filepath.Join(dir, "demo.json"))
+		f, err := seed.ReadFile(filepath.Join(dir, seed.FileName))
 		if err != nil {
-			return err
+			return err // not written yet, or not complete
 		}
-		if err := json.Unmarshal(b, &d); err != nil {
-			return err // written but not complete yet
-		}
+		d = f.Demo
 		return procs.HTTPOK(ctx, d.BaseURL+"/readyz")()
 	})
 	if err != nil {
@@ -293,7 +291,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return fmt.Errorf("split: %w", err)
 		}
-		sd, err := s.seed(ctx, pspx, pspy)
+		sd, err := s.provision(ctx, pspx, pspy)
 		if err != nil {
 			return err
 		}
@@ -370,7 +368,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			continue
 		}
 		// The baseline reads the all-in-one's rows (the split has the same seed in its own).
-		baseOp, err := routeOp(ctx, client, r, demo{BaseURL: baselineURL, AppID: d.AppID, ReadKey: d.ReadKey, TenantID: d.TenantID, UserIDs: d.UserIDs}, o.conns)
+		baseOp, err := routeOp(ctx, client, r, seed.Demo{BaseURL: baselineURL, AppID: d.AppID, ReadKey: d.ReadKey, TenantID: d.TenantID, UserIDs: d.UserIDs}, o.conns)
 		if err != nil {
 			return err
 		}

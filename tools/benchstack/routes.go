@@ -6,25 +6,16 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/pkg/testkit/webflow"
 )
-
-// demo is what the all-in-one writes to demo.json: the seeded app, its keys, tenant and users.
-type demo struct {
-	BaseURL     string   `json:"baseUrl"`
-	RedirectURI string   `json:"redirectUri"`
-	AppID       string   `json:"appId"`
-	ReadKey     string   `json:"readKey"`
-	TenantID    string   `json:"tenantId"`
-	UserIDs     []string `json:"userIds"`
-}
 
 // noBaseline are the routes the baseline does not serve, with why.
 var noBaseline = map[string]string{"tokens": "the refresh grant has no direct equivalent here"}
 
 // routeOp is the operation that drives route r (a key of routeNames) on d's server with conns
 // workers; the token route first signs a session in for each.
-func routeOp(ctx context.Context, client *http.Client, r string, d demo, conns int) (op, error) {
+func routeOp(ctx context.Context, client *http.Client, r string, d seed.Demo, conns int) (op, error) {
 	switch r {
 	case "users":
 		return getOp(client, d.BaseURL, "/v1/users/"+d.UserIDs[0], d), nil
@@ -42,7 +33,7 @@ func routeOp(ctx context.Context, client *http.Client, r string, d demo, conns i
 
 // getOp sends GET base+path with the demo app's read key, reading the whole body so the connection
 // is reused.
-func getOp(client *http.Client, base, path string, d demo) op {
+func getOp(client *http.Client, base, path string, d seed.Demo) op {
 	return func(ctx context.Context, _ int) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		if err != nil {
@@ -68,7 +59,7 @@ func getOp(client *http.Client, base, path string, d demo) op {
 // refreshOp is route 1's refresh grant. Each worker keeps rotating its own token family: every
 // answer's refresh token is the next request's, as a client keeping a session alive does. A worker
 // whose chain broke (a failed answer) has no valid token left and fails from then on.
-func refreshOp(client *http.Client, base string, d demo, tokens []string) op {
+func refreshOp(client *http.Client, base string, d seed.Demo, tokens []string) op {
 	return func(ctx context.Context, w int) error {
 		if tokens[w] == "" {
 			return fmt.Errorf("worker %d lost its refresh token family", w)
@@ -79,7 +70,7 @@ func refreshOp(client *http.Client, base string, d demo, tokens []string) op {
 	}
 }
 
-func refresh(ctx context.Context, client *http.Client, base string, d demo, token string) (string, error) {
+func refresh(ctx context.Context, client *http.Client, base string, d seed.Demo, token string) (string, error) {
 	t, err := webflow.Exchange(ctx, client, base, map[string]string{"client_id": d.AppID, "grant_type": "refresh_token", "refresh_token": token})
 	return t.Refresh, err
 }
@@ -87,7 +78,7 @@ func refresh(ctx context.Context, client *http.Client, base string, d demo, toke
 // signInTokens obtains n refresh tokens of separate families for one end user, the way an app's
 // users get theirs: the hosted page (GET for the CSRF cookie, POST the form) signs the user up
 // once and in n-1 more times, each redirect's authorization code is exchanged at route 1.
-func signInTokens(ctx context.Context, client *http.Client, d demo, n int, email, password string) ([]string, error) {
+func signInTokens(ctx context.Context, client *http.Client, d seed.Demo, n int, email, password string) ([]string, error) {
 	tokens := make([]string, n)
 	for i := range n {
 		nonce := fmt.Sprintf("bench-%d", i)

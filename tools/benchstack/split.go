@@ -117,9 +117,9 @@ func (s *split) stop() {
 	}
 }
 
-// seed provisions the demo apps through the split's admin API, as an operator would, and returns
+// provision seeds the demo apps through the split's admin API, as an operator would, and returns
 // the first app as the load drives it.
-func (s *split) seed(ctx context.Context, pspx, pspy string) (demo, error) {
+func (s *split) provision(ctx context.Context, pspx, pspy string) (seed.Demo, error) {
 	var conns []*grpc.ClientConn
 	defer func() {
 		for _, c := range conns {
@@ -145,25 +145,22 @@ func (s *split) seed(ctx context.Context, pspx, pspy string) (demo, error) {
 	} {
 		cc, err := dial(c.name)
 		if err != nil {
-			return demo{}, err
+			return seed.Demo{}, err
 		}
 		c.set(cc)
 	}
 	d, err := seed.Run(ctx, admin, seed.Options{BaseURL: s.baseURL, RedirectURI: "https://app.example.org/callback",
 		Sandbox: seed.Sandbox{Pspx: pspx, Pspy: pspy}})
 	if err != nil {
-		return demo{}, fmt.Errorf("provision the split's demo apps: %w", err)
+		return seed.Demo{}, fmt.Errorf("provision the split's demo apps: %w", err)
 	}
-	return demo{BaseURL: d.BaseURL, RedirectURI: d.RedirectURI, AppID: d.AppID, ReadKey: d.ReadKey, TenantID: d.TenantID, UserIDs: d.UserIDs}, nil
+	return d, nil
 }
 
-// cpu is the CPU time of every process of the split so far.
-func (s *split) cpu() (time.Duration, error) { return cpuOf(s.procs...) }
-
-// cpuOf is the CPU time of ps together so far.
-func cpuOf(ps ...*procs.Process) (time.Duration, error) {
+// cpu is the CPU time of every process of the split so far, together.
+func (s *split) cpu() (time.Duration, error) {
 	var total time.Duration
-	for _, p := range ps {
+	for _, p := range s.procs {
 		c, err := p.CPU()
 		if err != nil {
 			return 0, err
