@@ -28,15 +28,12 @@ type fakeWebhooks struct {
 }
 
 func (f *fakeWebhooks) answer(ctx context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.got = d
-	if f.untilCanceled {
-		f.mu.Unlock()
+	if f.record(d) {
 		<-ctx.Done()
-		f.mu.Lock()
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -44,6 +41,14 @@ func (f *fakeWebhooks) answer(ctx context.Context, d *webhookv1.Delivery) (*webh
 		return f.receipt, nil
 	}
 	return &webhookv1.Receipt{Received: true}, nil
+}
+
+// record keeps d as the delivery received and reports whether to hold it until the edge gives up.
+func (f *fakeWebhooks) record(d *webhookv1.Delivery) (hold bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = d
+	return f.untilCanceled
 }
 
 func (f *fakeWebhooks) ReceivePspx(ctx context.Context, d *webhookv1.Delivery) (*webhookv1.Receipt, error) {
