@@ -20,7 +20,7 @@ import (
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 
 	"github.com/berthhq/berth/pkg/grpcx"
-	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/services/sandbox/delivery"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
@@ -190,6 +190,17 @@ func (e *env) pspyWebhookIgnored(t *testing.T) {
 	}
 }
 
+// deliveriesOf are the sandboxes' deliveries of the provider event eventID.
+func (e *env) deliveriesOf(eventID string) []delivery.Delivery {
+	var out []delivery.Delivery
+	for _, d := range e.stack.Sandboxes.Deliveries.Deliveries() {
+		if d.EventID == eventID {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // adminConn dials the webhook module with the admin token.
 func (e *env) adminConn(t *testing.T) grpc.ClientConnInterface {
 	t.Helper()
@@ -257,10 +268,15 @@ func (e *env) pspxEffectFailureRetried(t *testing.T, p pspxPlans) {
 	// times out (a loaded machine) the renewal is still stored and its event repairs the tenant
 	// shortly after (docs/billing.md): the tenant's read follows, not necessarily at once.
 	var after map[string]any
-	testkit.Eventually(t, "the retried renewal extends the tenant's paid period", func() bool {
-		after = e.otherTenant(t)
-		return after["paidUntil"].(string) > before["paidUntil"].(string)
-	})
+	deadline := time.Now().Add(30 * time.Second)
+	for after = e.otherTenant(t); after["paidUntil"].(string) <= before["paidUntil"].(string); after = e.otherTenant(t) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the retried renewal did not apply: paidUntil %v then %v\nstored calls: %v\nsandbox deliveries of %s: %+v",
+				before["paidUntil"], after["paidUntil"], e.webhookEvents(t, &webhookv1.ListEventsRequest{ConnectionId: e.other.Pspx.ConnectionID}),
+				ev.GetProviderEventId(), e.deliveriesOf(ev.GetProviderEventId()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	list := e.webhookEvents(t, &webhookv1.ListEventsRequest{ConnectionId: e.other.Pspx.ConnectionID})
 	var stored *webhookv1.Event
 	for _, got := range list {
@@ -272,10 +288,7 @@ func (e *env) pspxEffectFailureRetried(t *testing.T, p pspxPlans) {
 		t.Fatalf("the stored call after its retries: %v", stored)
 	}
 	var refused, delivered int
-	for _, d := range e.stack.Sandboxes.Deliveries.Deliveries() {
-		if d.EventID != ev.GetProviderEventId() {
-			continue
-		}
+	for _, d := range e.deliveriesOf(ev.GetProviderEventId()) {
 		for _, a := range d.Attempts {
 			switch a.Status {
 			case http.StatusInternalServerError:
