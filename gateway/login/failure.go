@@ -34,6 +34,14 @@ const (
 	msgSignInFailed          = "We could not sign you in with these details. Please try again."
 )
 
+// The password rules, one text each, shown on sign-up for the rule identity names as broken.
+const (
+	msgPasswordLength = "Choose a password of 8 to 128 characters."
+	msgPasswordBlank  = "The password must not be only spaces."
+	msgPasswordCommon = "This password is too common: it appears on lists of common and leaked passwords. Choose another."
+	msgPasswordEmail  = "The password must not contain your email address's name (the part before the @)."
+)
+
 // failure is how the page answers a failed call: HTTP status, the message shown and, for a limit
 // reached or a backend unavailable, how long to wait (the Retry-After header; 0 sends none).
 type failure struct {
@@ -89,7 +97,7 @@ func submitFailure(err error, signUp bool) failure {
 			return failure{status: http.StatusBadRequest, message: msgBadEmail}
 		case "password":
 			if signUp {
-				return failure{status: http.StatusBadRequest, message: msgBadPassword}
+				return failure{status: http.StatusBadRequest, message: passwordRuleMessage(grpcx.ReasonOf(st))}
 			}
 		}
 	case codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition, codes.OutOfRange:
@@ -100,4 +108,23 @@ func submitFailure(err error, signUp bool) failure {
 		return failure{status: http.StatusBadRequest, message: msgSignUpFailed}
 	}
 	return failure{status: http.StatusBadRequest, message: msgSignInFailed}
+}
+
+// passwordRuleMessages maps the reasons identity gives a refused password (services/identity's
+// password.Reason*) to the page's text for that rule; a reason it does not know gets the general
+// text. Invalid UTF-8 is the characters text the form check shows too.
+var passwordRuleMessages = map[string]string{
+	"characters": msgBadPasswordCharacters,
+	"length":     msgPasswordLength,
+	"blank":      msgPasswordBlank,
+	"common":     msgPasswordCommon,
+	"email":      msgPasswordEmail,
+}
+
+// passwordRuleMessage is the text for a password refused for reason.
+func passwordRuleMessage(reason string) string {
+	if m, ok := passwordRuleMessages[reason]; ok {
+		return m
+	}
+	return msgBadPassword
 }
