@@ -15,6 +15,8 @@ const (
 	EventUserCreated eventsv1.Type = "identity.user.created"
 	// EventUserDeleted is carried by [UserDeleted].
 	EventUserDeleted eventsv1.Type = "identity.user.deleted"
+	// EventUserEmailChanged is carried by [UserEmailChanged].
+	EventUserEmailChanged eventsv1.Type = "identity.user.email_changed"
 	// EventUserFrozen is carried by [UserChanged].
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
 	// EventUserSignedIn is carried by [UserSignedIn].

@@ -1018,6 +1018,104 @@ func (x *LoginRedirect) GetUrl() string {
 	return ""
 }
 
+// EmailChangeLink is the secret of an email-change confirmation link, as the mail's link carries it.
+type EmailChangeLink struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmailChangeLink) Reset() {
+	*x = EmailChangeLink{}
+	mi := &file_identity_v1_token_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmailChangeLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmailChangeLink) ProtoMessage() {}
+
+func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
+func (*EmailChangeLink) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *EmailChangeLink) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// EmailChangeContext is what the confirmation page shows: the app and the address being confirmed.
+type EmailChangeContext struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppName       string                 `protobuf:"bytes,1,opt,name=appName,proto3" json:"appName,omitempty"`
+	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmailChangeContext) Reset() {
+	*x = EmailChangeContext{}
+	mi := &file_identity_v1_token_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmailChangeContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmailChangeContext) ProtoMessage() {}
+
+func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
+func (*EmailChangeContext) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *EmailChangeContext) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *EmailChangeContext) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
 var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
@@ -1101,15 +1199,22 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1b\n" +
 	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\"!\n" +
 	"\rLoginRedirect\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url2\xcb\x03\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"'\n" +
+	"\x0fEmailChangeLink\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"D\n" +
+	"\x12EmailChangeContext\x12\x18\n" +
+	"\aappName\x18\x01 \x01(\tR\aappName\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email2\xcb\x03\n" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x9d\x02\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xf0\x03\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
-	"\x06SignIn\x12 .berth.identity.v1.SignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x06SignIn\x12 .berth.identity.v1.SignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
+	"\x13DescribeEmailChange\x12\".berth.identity.v1.EmailChangeLink\x1a%.berth.identity.v1.EmailChangeContext\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
+	"\x12ConfirmEmailChange\x12\".berth.identity.v1.EmailChangeLink\x1a%.berth.identity.v1.EmailChangeContext\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_token_proto_rawDescOnce sync.Once
@@ -1123,7 +1228,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*ExchangeTokenRequest)(nil),          // 0: berth.identity.v1.ExchangeTokenRequest
 	(*Token)(nil),                         // 1: berth.identity.v1.Token
@@ -1139,6 +1244,8 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*SignUpRequest)(nil),                 // 11: berth.identity.v1.SignUpRequest
 	(*SignInRequest)(nil),                 // 12: berth.identity.v1.SignInRequest
 	(*LoginRedirect)(nil),                 // 13: berth.identity.v1.LoginRedirect
+	(*EmailChangeLink)(nil),               // 14: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),            // 15: berth.identity.v1.EmailChangeContext
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
@@ -1151,14 +1258,18 @@ var file_identity_v1_token_proto_depIdxs = []int32{
 	8,  // 7: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
 	11, // 8: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
 	12, // 9: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	2,  // 10: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 11: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 12: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 13: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	13, // 14: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	13, // 15: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	10, // [10:16] is the sub-list for method output_type
-	4,  // [4:10] is the sub-list for method input_type
+	14, // 10: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	14, // 11: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	2,  // 12: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 13: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 14: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 15: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	13, // 16: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	13, // 17: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	15, // 18: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	15, // 19: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	12, // [12:20] is the sub-list for method output_type
+	4,  // [4:12] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -1175,7 +1286,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -231,9 +231,11 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName        = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName        = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeLogin_FullMethodName       = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName              = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName              = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeEmailChange_FullMethodName = "/berth.identity.v1.LoginService/DescribeEmailChange"
+	LoginService_ConfirmEmailChange_FullMethodName  = "/berth.identity.v1.LoginService/ConfirmEmailChange"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -249,6 +251,12 @@ type LoginServiceClient interface {
 	SignUp(ctx context.Context, in *SignUpRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 	// SignIn checks the password and issues an authorization code.
 	SignIn(ctx context.Context, in *SignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// DescribeEmailChange checks the link of an email-change confirmation mail (hosted page, GET)
+	// without using it, and names the app and the new address.
+	DescribeEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error)
+	// ConfirmEmailChange uses the link (hosted page, POST): the user's address becomes the new
+	// one, verified. A used, retired or expired link answers InvalidArgument (field code).
+	ConfirmEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error)
 }
 
 type loginServiceClient struct {
@@ -289,6 +297,26 @@ func (c *loginServiceClient) SignIn(ctx context.Context, in *SignInRequest, opts
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EmailChangeContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeEmailChange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ConfirmEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EmailChangeContext)
+	err := c.cc.Invoke(ctx, LoginService_ConfirmEmailChange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -302,6 +330,12 @@ type LoginServiceServer interface {
 	SignUp(context.Context, *SignUpRequest) (*LoginRedirect, error)
 	// SignIn checks the password and issues an authorization code.
 	SignIn(context.Context, *SignInRequest) (*LoginRedirect, error)
+	// DescribeEmailChange checks the link of an email-change confirmation mail (hosted page, GET)
+	// without using it, and names the app and the new address.
+	DescribeEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error)
+	// ConfirmEmailChange uses the link (hosted page, POST): the user's address becomes the new
+	// one, verified. A used, retired or expired link answers InvalidArgument (field code).
+	ConfirmEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -320,6 +354,12 @@ func (UnimplementedLoginServiceServer) SignUp(context.Context, *SignUpRequest) (
 }
 func (UnimplementedLoginServiceServer) SignIn(context.Context, *SignInRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeEmailChange not implemented")
+}
+func (UnimplementedLoginServiceServer) ConfirmEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmEmailChange not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -396,6 +436,42 @@ func _LoginService_SignIn_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeEmailChange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EmailChangeLink)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeEmailChange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeEmailChange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeEmailChange(ctx, req.(*EmailChangeLink))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ConfirmEmailChange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EmailChangeLink)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ConfirmEmailChange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ConfirmEmailChange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ConfirmEmailChange(ctx, req.(*EmailChangeLink))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -414,6 +490,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SignIn",
 			Handler:    _LoginService_SignIn_Handler,
+		},
+		{
+			MethodName: "DescribeEmailChange",
+			Handler:    _LoginService_DescribeEmailChange_Handler,
+		},
+		{
+			MethodName: "ConfirmEmailChange",
+			Handler:    _LoginService_ConfirmEmailChange_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -64,7 +64,7 @@ var settings = []config.Setting{
 	sealbox.KeySetting,
 	{Name: "BERTH_ISSUER", Kind: config.Text, Default: app.DefaultIssuer, Doc: "`iss` of issued tokens, which clients check"},
 	withDoc(module.PublicURLSetting, "the REST edge's public base URL, for the discovery document and links in mails"),
-	{Name: "BERTH_SMTP_ADDR", Kind: config.Addr, Doc: "SMTP server (host:port) for referral invites; unset: invites answer unavailable"},
+	{Name: "BERTH_SMTP_ADDR", Kind: config.Addr, Doc: "SMTP server (host:port) for referral invites and email-change mails; unset: both answer unavailable"},
 	{Name: "BERTH_SMTP_FROM", Kind: config.Text, Doc: "sender address of the mails"},
 	{Name: "BERTH_SMTP_USER", Kind: config.Text, Doc: "SMTP user (PLAIN auth over TLS)"},
 	{Name: "BERTH_SMTP_PASSWORD", Kind: config.Text, Secret: true, Doc: "SMTP password"},

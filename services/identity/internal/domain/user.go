@@ -129,6 +129,23 @@ func (u *User) MarkDeleted(now time.Time) error {
 	return nil
 }
 
+// ConfirmEmail makes email, which the user just proved to read (an email-change confirmation), the
+// user's verified address. It returns the contract names of the fields that changed.
+func (u *User) ConfirmEmail(email string, now time.Time) (changed []string) {
+	if u.Email != email {
+		u.Email = email
+		changed = append(changed, "email")
+	}
+	if !u.EmailVerified {
+		u.EmailVerified = true
+		changed = append(changed, "email_verified")
+	}
+	if len(changed) > 0 {
+		u.UpdatedAt = now.UTC()
+	}
+	return changed
+}
+
 // ApplyPatch validates every set field of p and applies the ones that differ from the user's current
 // values. It returns the contract names of the fields that changed, in patch field order; on a
 // validation error nothing is applied. Deleted users cannot be changed.

@@ -96,6 +96,24 @@ func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest)
 	return &identityv1.LoginRedirect{Url: url}, nil
 }
 
+// DescribeEmailChange checks an email-change confirmation link for the hosted page's GET.
+func (s *LoginServer) DescribeEmailChange(ctx context.Context, req *identityv1.EmailChangeLink) (*identityv1.EmailChangeContext, error) {
+	c, err := s.svc.DescribeEmailChange(ctx, req.GetToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.EmailChangeContext{AppName: c.AppName, Email: c.Email}, nil
+}
+
+// ConfirmEmailChange uses an email-change confirmation link for the hosted page's POST.
+func (s *LoginServer) ConfirmEmailChange(ctx context.Context, req *identityv1.EmailChangeLink) (*identityv1.EmailChangeContext, error) {
+	c, err := s.svc.ConfirmEmailChange(ctx, req.GetToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.EmailChangeContext{AppName: c.AppName, Email: c.Email}, nil
+}
+
 func loginParams(p *identityv1.LoginParams) app.LoginParams {
 	return app.LoginParams{
 		ClientID: p.GetClientId(), RedirectURI: p.GetRedirectUri(), State: p.GetState(), Nonce: p.GetNonce(), Scope: p.GetScope(),
