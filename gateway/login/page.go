@@ -2,6 +2,7 @@ package login
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -32,10 +34,18 @@ var pageHTML string
 
 var pages = webpage.Template("login", pageHTML)
 
+// Backend is the part of identity's LoginService the page calls; the service's other RPCs back
+// other hosted pages.
+type Backend interface {
+	DescribeLogin(ctx context.Context, in *identityv1.DescribeLoginRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
+	SignUp(ctx context.Context, in *identityv1.SignUpRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	SignIn(ctx context.Context, in *identityv1.SignInRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+}
+
 // Page is the hosted login page. It holds no state between requests: the authorization
 // parameters travel in the form, the CSRF token in a cookie.
 type Page struct {
-	client  identityv1.LoginServiceClient
+	client  Backend
 	log     *slog.Logger
 	trusted []netip.Prefix
 }
@@ -44,7 +54,7 @@ type Page struct {
 // failures the page answers with a 500. trusted lists the reverse proxies (load balancers) in front
 // of the edge whose X-Forwarded-For entries may name the end user; with none, the TCP peer is the
 // end user.
-func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip.Prefix) *Page {
+func New(client Backend, log *slog.Logger, trusted []netip.Prefix) *Page {
 	return &Page{client: client, log: log, trusted: trusted}
 }
 
@@ -116,7 +126,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.retry(w, r, view, f)
 		return
 	}
-	if !validCSRF(r) {
+	if !csrf.Valid(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
@@ -234,7 +244,7 @@ func (v formView) Action() string    { return Path }
 func (v formView) SwitchURL() string { return v.Params.switchURL() }
 
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
-	view.CSRF = issueCSRF(w, r)
+	view.CSRF = csrf.Issue(w, r)
 	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
 	p.render(w, r, status, "form", view)
 }
