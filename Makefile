@@ -25,6 +25,7 @@ FUZZTIME ?= 60s
 fuzz:
 	cd gateway && go test -run '^$$' -fuzz '^FuzzEdgeRequest$$' -fuzztime $(FUZZTIME) ./edge
 	cd gateway && go test -run '^$$' -fuzz '^FuzzLoginForm$$' -fuzztime $(FUZZTIME) ./login
+	cd gateway && go test -run '^$$' -fuzz '^FuzzEmailChangeForm$$' -fuzztime $(FUZZTIME) ./emailchange
 
 ## build: every binary of every module.
 build:

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/berthhq/berth/gateway/apidocs"
+	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
@@ -139,12 +140,17 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if o.login == nil {
 		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
 	}
-	page := login.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		if err := d.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-			page.ServeHTTP(w, r)
-		}); err != nil {
-			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
+	loginClient := identityv1.NewLoginServiceClient(checkedConn{o.login})
+	for path, page := range map[string]http.Handler{
+		login.Path:       login.New(loginClient, log, o.trustedProxies),
+		emailchange.Path: emailchange.New(loginClient, log),
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			if err := d.HandlePath(method, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+				page.ServeHTTP(w, r)
+			}); err != nil {
+				return nil, fmt.Errorf("edge: register %s %s: %w", method, path, err)
+			}
 		}
 	}
 	if o.payment == nil {
