@@ -1,7 +1,6 @@
 package emailchange
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -199,19 +198,13 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, f failure) {
 	p.render(w, r, f.status, "error", struct{ Message, RequestID string }{f.message, reqid.From(r.Context())})
 }
 
-// render executes a template into a buffer first, so a template failure still leaves the status
-// and body unwritten and can become a plain 500.
+// render answers with the page's template name; a template failure becomes a plain 500.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.log.ErrorContext(r.Context(), "render email-change page",
 			slog.String("request_id", reqid.From(r.Context())), slog.String("error", err.Error()))
 		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // logRefusal records at info why the page refused a request, with the request id the error card

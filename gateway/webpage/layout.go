@@ -1,8 +1,10 @@
 package webpage
 
 import (
+	"bytes"
 	_ "embed"
 	"html/template"
+	"net/http"
 )
 
 //go:embed layout.html
@@ -15,4 +17,18 @@ var layoutHTML string
 // carries a copy of the stylesheet.
 func Template(name, page string) *template.Template {
 	return template.Must(template.Must(template.New(name).Parse(layoutHTML)).Parse(page))
+}
+
+// Render executes the template name of t with data into a buffer first and only then writes the
+// HTML answer with status, so a template failure leaves the answer unwritten: the caller logs the
+// error and can still answer a plain 500.
+func Render(w http.ResponseWriter, t *template.Template, status int, name string, data any) error {
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return nil
 }
