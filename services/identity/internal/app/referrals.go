@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/berthhq/berth/services/identity/internal/domain/language"
+	"github.com/berthhq/berth/pkg/locale"
 	"net/url"
 	"strings"
 	"time"
@@ -41,7 +41,7 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 	if !domain.IsEmail(email) {
 		return fault.InvalidField("email", "must be a valid email address")
 	}
-	lang, err := language.Check("language", in.Language)
+	lang, err := locale.Check("language", in.Language)
 	if err != nil {
 		return err
 	}
