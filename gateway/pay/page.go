@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
@@ -40,12 +41,12 @@ var pageHTML string
 
 var page = webpage.Template("pay", pageHTML)
 
-// Messages the pages show; none reveals whether a session exists.
+// Messages the pages show, keys of pkg/locale's catalog; none reveals whether a session exists.
 const (
-	msgBadLink     = "This payment link is not valid. Go back to the application and start again."
-	msgFinished    = "This checkout is already finished. Go back to the application to see its result."
-	msgInternal    = "Something went wrong on our side. Please try again in a moment."
-	msgUnavailable = "This service is temporarily unavailable. Please try again in a moment."
+	msgBadLink     = "pay.error.badLink"
+	msgFinished    = "pay.error.finished"
+	msgInternal    = "page.error.internal"
+	msgUnavailable = "page.error.unavailable"
 )
 
 // Pages serves both pages over billing's PaymentPageService.
@@ -62,7 +63,7 @@ func New(client billingv1.PaymentPageServiceClient, log *slog.Logger) *Pages {
 // Open is GET /pay?client_id&type=payment&session_id&hash&state: it checks the link and forwards
 // the browser to the provider's checkout.
 func (p *Pages) Open(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	q := r.URL.Query()
 	clientID, sessionID, hash, state := q.Get("client_id"), q.Get("session_id"), q.Get("hash"), q.Get("state")
 	if q.Get("type") != "payment" || !uuidShape.MatchString(clientID) || !uuidShape.MatchString(sessionID) ||
@@ -94,7 +95,7 @@ func (p *Pages) Open(w http.ResponseWriter, r *http.Request) {
 
 // Return is GET /pay/return?session_id: billing settles the session and names the app's URL.
 func (p *Pages) Return(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	sessionID := r.URL.Query().Get("session_id")
 	if !uuidShape.MatchString(sessionID) {
 		p.render(w, r, http.StatusBadRequest, msgBadLink)
@@ -137,15 +138,26 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// view is the card the pages show when they cannot forward the browser: a message (catalog key)
+// and the request id as its reference, in the language the link or the browser names. Billing
+// does not know the app's branding or default language, and the card is mostly the answer to a
+// link nobody vouched for, so it keeps the neutral look.
 type view struct {
 	Message   string
 	RequestID string
+	locale.Printer
+}
+
+// Head is the layout's view of the card.
+func (v view) Head() webpage.Head {
+	return webpage.Head{Title: v.T("pay.title"), Printer: v.Printer}
 }
 
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, message string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	if err := page.Execute(w, view{Message: message, RequestID: reqid.From(r.Context())}); err != nil {
+	v := view{Message: message, RequestID: reqid.From(r.Context()), Printer: locale.For(webpage.Language(r, ""))}
+	if err := page.Execute(w, v); err != nil {
 		p.log.ErrorContext(r.Context(), "render payment page", "error", err)
 	}
 }
