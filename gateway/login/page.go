@@ -260,24 +260,10 @@ func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, vi
 	p.render(w, r, status, "form", view)
 }
 
-// errorView is the error card: a message (catalog key) and the request id as its reference. It
-// is never branded: it answers links whose app could not be vouched for.
-type errorView struct {
-	Message   string
-	RequestID string
-	locale.Printer
-}
-
-// Head is the layout's view of the card.
-func (v errorView) Head() webpage.Head {
-	return webpage.Head{Title: v.T("login.error.title"), Printer: v.Printer}
-}
-
-// renderError shows the error card in the language the request names (no app default: the app
-// is unknown or refused here).
+// renderError shows the error card.
 func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, message string) {
 	webpage.SetSecurityHeaders(w.Header(), "", "")
-	p.render(w, r, status, "error", errorView{Message: message, RequestID: reqid.From(r.Context()), Printer: locale.For(webpage.Language(r, ""))})
+	p.render(w, r, status, "card", webpage.NewCard(r, "login.error.title", message))
 }
 
 // render executes a template into a buffer first, so a template failure still leaves the status

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/webpage"
-	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
@@ -138,26 +137,11 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// view is the card the pages show when they cannot forward the browser: a message (catalog key)
-// and the request id as its reference, in the language the link or the browser names. Billing
-// does not know the app's branding or default language, and the card is mostly the answer to a
-// link nobody vouched for, so it keeps the neutral look.
-type view struct {
-	Message   string
-	RequestID string
-	locale.Printer
-}
-
-// Head is the layout's view of the card.
-func (v view) Head() webpage.Head {
-	return webpage.Head{Title: v.T("pay.title"), Printer: v.Printer}
-}
-
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, message string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	v := view{Message: message, RequestID: reqid.From(r.Context()), Printer: locale.For(webpage.Language(r, ""))}
-	if err := page.Execute(w, v); err != nil {
+	// The card: billing knows no app branding or default language, so it keeps the neutral look.
+	if err := page.Execute(w, webpage.NewCard(r, "pay.title", message)); err != nil {
 		p.log.ErrorContext(r.Context(), "render payment page", "error", err)
 	}
 }
