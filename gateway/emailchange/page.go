@@ -1,6 +1,7 @@
 package emailchange
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -30,13 +32,13 @@ const maxForm = 16 << 10
 // so anything much longer is not one and is refused without a call.
 const maxToken = 128
 
-// The page's messages: fixed texts chosen by outcome, never the backend's text.
+// The page's messages: catalog keys (pkg/locale) chosen by outcome, never the backend's text.
 const (
-	msgBadLink     = "This link is not valid any more: it was used, replaced by a newer one or has expired. Ask for the change again in the application."
-	msgBadRequest  = "The request could not be processed. Open the link from the email again."
-	msgExpired     = "The form expired. Please press Confirm again."
-	msgInternal    = "Something went wrong on our side. Please try again in a moment."
-	msgUnavailable = "This service is temporarily unavailable. Please try again in a moment."
+	msgBadLink     = "emailChange.error.badLink"
+	msgBadRequest  = "emailChange.error.badRequest"
+	msgExpired     = "emailChange.error.expired"
+	msgInternal    = "page.error.internal"
+	msgUnavailable = "page.error.unavailable"
 )
 
 //go:embed page.html
@@ -68,7 +70,7 @@ func New(client Backend, log *slog.Logger) *Page {
 
 // ServeHTTP answers GET (show the confirmation) and POST (confirm) on Path.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	switch r.Method {
 	case http.MethodGet:
 		p.show(w, r)
@@ -99,9 +101,10 @@ func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, to
 		p.fail(w, r, "email-change link check failed", err)
 		return
 	}
-	p.render(w, r, status, "confirm", formView{
-		AppName: c.GetAppName(), Email: c.GetEmail(), Token: token, Message: message, CSRF: csrf.Issue(w, r),
-	})
+	v := newView(r, c, "emailChange.title")
+	v.Token, v.Message, v.CSRF = token, message, csrf.Issue(w, r)
+	webpage.SetSecurityHeaders(w.Header(), "", v.Brand.LogoSource())
+	p.render(w, r, status, "confirm", v)
 }
 
 // confirm checks the form and has identity make the change.
@@ -139,7 +142,9 @@ func (p *Page) confirm(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, "email-change confirmation failed", err)
 		return
 	}
-	p.render(w, r, http.StatusOK, "done", formView{AppName: c.GetAppName(), Email: c.GetEmail()})
+	v := newView(r, c, "emailChange.done.title")
+	webpage.SetSecurityHeaders(w.Header(), "", v.Brand.LogoSource())
+	p.render(w, r, http.StatusOK, "done", v)
 }
 
 // wellFormedToken is the one token of a link or form, when it could be one: a single value, short,
@@ -186,16 +191,43 @@ func (p *Page) fail(w http.ResponseWriter, r *http.Request, what string, err err
 	p.renderError(w, r, f)
 }
 
-// formView is what the templates show. Every value is escaped by html/template.
-type formView struct {
-	AppName, Email, Token, Message, CSRF string
+// view is what the templates show. Every value is escaped by html/template.
+type view struct {
+	title   string // catalog key of the page's title
+	AppName string // the app's display name, else its name
+	Brand   webpage.Brand
+	Email   string // the new address
+	Token   string
+	Message string // a catalog key
+	CSRF    string
+	// Printer speaks the page's language.
+	locale.Printer
+}
+
+// newView is the page about c with the title key title, in the language the request names, else
+// the app's default.
+func newView(r *http.Request, c *identityv1.EmailChangeContext, title string) view {
+	b := c.GetBranding()
+	return view{
+		title:   title,
+		AppName: cmp.Or(b.GetDisplayName(), c.GetAppName()),
+		Brand:   webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked(),
+		Email:   c.GetEmail(),
+		Printer: locale.For(webpage.Language(r, b.GetDefaultLanguage())),
+	}
+}
+
+// Head is the layout's view of the page.
+func (v view) Head() webpage.Head {
+	return webpage.Head{Title: v.T(v.title), Brand: v.Brand, Printer: v.Printer}
 }
 
 // Action is where the form posts.
-func (formView) Action() string { return Path }
+func (view) Action() string { return Path }
 
+// renderError shows the error card.
 func (p *Page) renderError(w http.ResponseWriter, r *http.Request, f failure) {
-	p.render(w, r, f.status, "error", struct{ Message, RequestID string }{f.message, reqid.From(r.Context())})
+	p.render(w, r, f.status, "card", webpage.NewCard(r, "emailChange.error.title", f.message))
 }
 
 // render answers with the page's template name; a template failure becomes a plain 500.

@@ -18,15 +18,20 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 const linkSecret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3I"
 
+// en prints the English texts the tests look for.
+var en = locale.For(locale.English)
+
 // fakeIdentity records the links it is asked about and answers as programmed.
 type fakeIdentity struct {
 	mu          sync.Mutex
+	branding    *identityv1.AppBranding
 	describeErr error
 	confirmErr  error
 	describes   []string
@@ -40,7 +45,7 @@ func (f *fakeIdentity) DescribeEmailChange(_ context.Context, in *identityv1.Ema
 	if f.describeErr != nil {
 		return nil, f.describeErr
 	}
-	return &identityv1.EmailChangeContext{AppName: "Shop <&> Co", Email: "new@example.test"}, nil
+	return &identityv1.EmailChangeContext{AppName: "Shop <&> Co", Email: "new@example.test", Branding: f.branding}, nil
 }
 
 func (f *fakeIdentity) ConfirmEmailChange(_ context.Context, in *identityv1.EmailChangeLink, _ ...grpc.CallOption) (*identityv1.EmailChangeContext, error) {
@@ -139,7 +144,7 @@ func TestPressingConfirmConfirmsTheLinkOnce(t *testing.T) {
 	token := webpage.NewCSRFToken()
 	rec := post(t, p, url.Values{webpage.CSRFField: {token}, "token": {linkSecret}}, token)
 	body := wantPage(t, rec, http.StatusOK)
-	if !strings.Contains(body, "Email address confirmed") || !strings.Contains(body, "new@example.test") {
+	if !strings.Contains(body, en.T("emailChange.done.title")) || !strings.Contains(body, "new@example.test") {
 		t.Errorf("done page:\n%s", body)
 	}
 	if len(fake.confirms) != 1 || fake.confirms[0] != linkSecret {
@@ -164,7 +169,7 @@ func TestAForgedOrExpiredFormDoesNotConfirm(t *testing.T) {
 			p, _ := newPage(fake)
 			rec := post(t, p, url.Values{webpage.CSRFField: {tc.field}, "token": {linkSecret}}, tc.cookie)
 			body := wantPage(t, rec, http.StatusForbidden)
-			if !strings.Contains(body, html.EscapeString(msgExpired)) || hiddenFields(body)["token"] != linkSecret {
+			if !strings.Contains(body, html.EscapeString(en.T(msgExpired))) || hiddenFields(body)["token"] != linkSecret {
 				t.Errorf("want the form again with %q:\n%s", msgExpired, body)
 			}
 			if len(fake.confirms) != 0 {
@@ -198,7 +203,7 @@ func TestBadLinksAndRefusalsGetTheErrorCardInTheirStatus(t *testing.T) {
 			fake := &fakeIdentity{describeErr: tc.describe}
 			p, logs := newPage(fake)
 			body := wantPage(t, get(t, p, tc.query), tc.status)
-			if !strings.Contains(body, html.EscapeString(tc.message)) || !strings.Contains(body, "Reference: req-change") {
+			if !strings.Contains(body, html.EscapeString(en.T(tc.message))) || !strings.Contains(body, en.T("page.reference", "req-change")) {
 				t.Errorf("page lacks %q and its reference:\n%s", tc.message, body)
 			}
 			if (len(fake.describes) == 1) != tc.wantLookup {
@@ -216,7 +221,7 @@ func TestAConfirmationIdentityRefusesGetsTheErrorCard(t *testing.T) {
 	p, _ := newPage(fake)
 	token := webpage.NewCSRFToken()
 	body := wantPage(t, post(t, p, url.Values{webpage.CSRFField: {token}, "token": {linkSecret}}, token), http.StatusBadRequest)
-	if !strings.Contains(body, html.EscapeString(msgBadLink)) {
+	if !strings.Contains(body, html.EscapeString(en.T(msgBadLink))) {
 		t.Errorf("page:\n%s", body)
 	}
 }
@@ -239,4 +244,33 @@ func TestOnlyUrlEncodedFormsOfBoundedSizeAreRead(t *testing.T) {
 	rec = httptest.NewRecorder()
 	p.ServeHTTP(rec, req)
 	wantPage(t, rec, http.StatusMethodNotAllowed)
+}
+
+func TestThePageSpeaksTheBrowsersLanguageInTheAppsBranding(t *testing.T) {
+	fake := &fakeIdentity{branding: &identityv1.AppBranding{DisplayName: "Laden", AccentColor: "#0a7f3e", DefaultLanguage: "en"}}
+	p, _ := newPage(fake)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, Path+"?token="+linkSecret, nil)
+	req.Header.Set("Accept-Language", "de-CH, en;q=0.5")
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	body := wantPage(t, rec, http.StatusOK)
+	de := locale.For(locale.German)
+	for _, want := range []string{`<html lang="de">`, html.EscapeString(de.T("emailChange.title")), "--accent:#0a7f3e", "<span>Laden</span>", html.EscapeString(de.T("emailChange.forApp", "Laden"))} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+func TestThePageUsesOnlyMessagesOfTheCatalog(t *testing.T) {
+	for _, tmpl := range pages.Templates() {
+		if unknown := locale.UnknownKeys(tmpl.Tree); len(unknown) > 0 {
+			t.Errorf("template %q uses keys the catalog lacks: %q", tmpl.Name(), unknown)
+		}
+	}
+	for _, key := range []string{msgBadLink, msgBadRequest, msgExpired, msgInternal, msgUnavailable} {
+		if !locale.Has(key) {
+			t.Errorf("message %q is not in the catalog", key)
+		}
+	}
 }

@@ -12,37 +12,38 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 )
 
-// The page's messages. They are fixed texts chosen by outcome: the backend's error text is never
-// shown, so nothing tells a visitor whether an email address has an account.
+// The page's messages: keys of pkg/locale's catalog, shown in the page's language. They are fixed
+// texts chosen by outcome: the backend's error text is never shown, so nothing tells a visitor
+// whether an email address has an account.
 const (
-	msgBadLink            = "This sign-in link is not valid. Go back to the application and start again."
-	msgBadRequest         = "The request could not be processed. Go back to the application and start again."
-	msgInternal           = "Something went wrong on our side. Please try again in a moment."
-	msgExpired            = "The form expired. Please try again."
-	msgMissingCredentials = "Enter your email address and password."
-	msgBadCredentials     = "The email address or password is not correct."
-	msgForbidden          = "This account cannot sign in to this application."
-	msgTooMany            = "Too many attempts. Please wait a few minutes and try again."
-	msgUnavailable        = "This service is temporarily unavailable. Please try again in a moment."
-	msgBadEmail           = "Enter a valid email address."
-	msgBadName            = "Enter your name without control characters."
+	msgBadLink            = "login.error.badLink"
+	msgBadRequest         = "login.error.badRequest"
+	msgInternal           = "page.error.internal"
+	msgExpired            = "login.error.expired"
+	msgMissingCredentials = "login.error.missing"
+	msgBadCredentials     = "login.error.badCredentials"
+	msgForbidden          = "login.error.forbidden"
+	msgTooMany            = "login.error.tooMany"
+	msgUnavailable        = "page.error.unavailable"
+	msgBadEmail           = "login.error.badEmail"
+	msgBadName            = "login.error.badName"
 	// msgBadPasswordCharacters is shown for sign-in and sign-up alike: it says nothing about an
 	// account, only about the characters the form sent.
-	msgBadPasswordCharacters = "The password contains characters that cannot be used (control characters)."
-	msgBadPassword           = "Choose a different password: this one does not meet the password rules."
-	msgSignUpFailed          = "We could not create an account with these details. If you already have one, sign in instead."
-	msgSignInFailed          = "We could not sign you in with these details. Please try again."
+	msgBadPasswordCharacters = "login.error.badPasswordCharacters"
+	msgBadPassword           = "login.error.badPassword"
+	msgSignUpFailed          = "login.error.signUpFailed"
+	msgSignInFailed          = "login.error.signInFailed"
 )
 
 // The password rules, one text each, shown on sign-up for the rule identity names as broken.
 const (
-	msgPasswordLength = "Choose a password of 8 to 128 characters."
-	msgPasswordBlank  = "The password must not be only spaces."
-	msgPasswordCommon = "This password is too common: it appears on lists of common and leaked passwords. Choose another."
-	msgPasswordEmail  = "The password must not contain your email address's name (the part before the @)."
+	msgPasswordLength = "login.error.passwordLength"
+	msgPasswordBlank  = "login.error.passwordBlank"
+	msgPasswordCommon = "login.error.passwordCommon"
+	msgPasswordEmail  = "login.error.passwordEmail"
 )
 
-// failure is how the page answers a failed call: HTTP status, the message shown and, for a limit
+// failure is how the page answers a failed call: HTTP status, the message shown (its key) and, for a limit
 // reached or a backend unavailable, how long to wait (the Retry-After header; 0 sends none).
 type failure struct {
 	status     int

@@ -33,6 +33,7 @@ type fakeLogin struct {
 	mu          sync.Mutex
 	describeErr error
 	appName     string
+	branding    *identityv1.AppBranding
 	submitErr   error
 	redirectURL string
 	describes   []*identityv1.DescribeLoginRequest
@@ -47,7 +48,7 @@ func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLogi
 	if f.describeErr != nil {
 		return nil, f.describeErr
 	}
-	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName}, nil
+	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding}, nil
 }
 
 func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
@@ -354,7 +355,7 @@ func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
 			if fake.submits() != 0 {
 				t.Errorf("backend called despite the CSRF failure")
 			}
-			if !strings.Contains(body, html.EscapeString(msgExpired)) {
+			if !strings.Contains(body, html.EscapeString(english(msgExpired))) {
 				t.Errorf("page lacks the expiry message:\n%s", body)
 			}
 			// The re-rendered form carries a usable token so the user can simply submit again.
@@ -498,7 +499,7 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 			token := webpage.NewCSRFToken()
 			rec := post(t, p, validForm(tt.typ, token), token)
 			body := wantPage(t, rec, tt.status)
-			if !strings.Contains(body, html.EscapeString(tt.message)) {
+			if !strings.Contains(body, html.EscapeString(english(tt.message))) {
 				t.Errorf("page lacks %q:\n%s", tt.message, body)
 			}
 			if strings.Contains(body, status.Convert(tt.err).Message()) {
@@ -533,7 +534,7 @@ func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
 	if fake.submits() != 0 {
 		t.Errorf("backend called without a password")
 	}
-	if !strings.Contains(body, html.EscapeString(msgMissingCredentials)) {
+	if !strings.Contains(body, html.EscapeString(english(msgMissingCredentials))) {
 		t.Errorf("page lacks the missing-credentials message")
 	}
 }
@@ -666,7 +667,7 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 				rec = post(t, p, validForm("signIn", token), token)
 			}
 			body := wantPage(t, rec, tt.status)
-			if !strings.Contains(body, html.EscapeString(tt.message)) {
+			if !strings.Contains(body, html.EscapeString(english(tt.message))) {
 				t.Errorf("page lacks %q", tt.message)
 			}
 			if got := rec.Header().Get("Retry-After"); got != tt.retryAfter {

@@ -690,9 +690,11 @@ func (x *DescribeLoginRequest) GetRedirectUri() string {
 }
 
 type LoginContext struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
-	AppName       string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AppId   string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	AppName string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
+	// branding is the app's look and default language for the hosted page.
+	Branding      *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -739,6 +741,13 @@ func (x *LoginContext) GetAppName() string {
 		return x.AppName
 	}
 	return ""
+}
+
+func (x *LoginContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
 }
 
 // LoginParams are the authorization-request parameters the page carries through the form.
@@ -1065,9 +1074,11 @@ func (x *EmailChangeLink) GetToken() string {
 
 // EmailChangeContext is what the confirmation page shows: the app and the address being confirmed.
 type EmailChangeContext struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppName       string                 `protobuf:"bytes,1,opt,name=appName,proto3" json:"appName,omitempty"`
-	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AppName string                 `protobuf:"bytes,1,opt,name=appName,proto3" json:"appName,omitempty"`
+	Email   string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	// branding is the app's look and default language for the hosted page.
+	Branding      *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1116,11 +1127,18 @@ func (x *EmailChangeContext) GetEmail() string {
 	return ""
 }
 
+func (x *EmailChangeContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
+}
+
 var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
 	"\x14ExchangeTokenRequest\x12!\n" +
 	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
 	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
@@ -1176,10 +1194,11 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\">\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"z\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
-	"\aappName\x18\x02 \x01(\tR\aappName\"\xab\x01\n" +
+	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\xab\x01\n" +
 	"\vLoginParams\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x14\n" +
@@ -1201,10 +1220,11 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\rLoginRedirect\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\"'\n" +
 	"\x0fEmailChangeLink\x12\x14\n" +
-	"\x05token\x18\x01 \x01(\tR\x05token\"D\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"\x80\x01\n" +
 	"\x12EmailChangeContext\x12\x18\n" +
 	"\aappName\x18\x01 \x01(\tR\aappName\x12\x14\n" +
-	"\x05email\x18\x02 \x01(\tR\x05email2\xcb\x03\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding2\xcb\x03\n" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
@@ -1246,33 +1266,36 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*LoginRedirect)(nil),                 // 13: berth.identity.v1.LoginRedirect
 	(*EmailChangeLink)(nil),               // 14: berth.identity.v1.EmailChangeLink
 	(*EmailChangeContext)(nil),            // 15: berth.identity.v1.EmailChangeContext
+	(*AppBranding)(nil),                   // 16: berth.identity.v1.AppBranding
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	10, // 2: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 3: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	0,  // 4: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	3,  // 5: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	5,  // 6: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	8,  // 7: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	11, // 8: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	12, // 9: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	14, // 10: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	14, // 11: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	2,  // 12: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 13: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 14: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 15: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	13, // 16: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	13, // 17: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	15, // 18: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	15, // 19: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	12, // [12:20] is the sub-list for method output_type
-	4,  // [4:12] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	16, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	10, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	10, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	16, // 5: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	0,  // 6: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	3,  // 7: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	5,  // 8: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	8,  // 9: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	11, // 10: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	12, // 11: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	14, // 12: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	14, // 13: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	2,  // 14: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 15: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 16: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 17: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	13, // 18: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	13, // 19: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	15, // 20: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	15, // 21: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	14, // [14:22] is the sub-list for method output_type
+	6,  // [6:14] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -1280,6 +1303,7 @@ func file_identity_v1_token_proto_init() {
 	if File_identity_v1_token_proto != nil {
 		return
 	}
+	file_identity_v1_identity_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -92,7 +92,7 @@ func TestATokensNewEmailAppliesOnlyOnceTheNewAddressConfirms(t *testing.T) {
 	token := linkToken(t, sent)
 
 	described, err := f.svc.DescribeEmailChange(ctx, token)
-	if err != nil || described.Email != "new@example.test" || described.AppName != f.app.Name {
+	if err != nil || described.Email != "new@example.test" || described.App.ID != f.app.ID {
 		t.Fatalf("DescribeEmailChange = %+v, %v", described, err)
 	}
 	if u, _ := f.svc.GetUser(ctx, f.app.ID, f.user.ID); u.Email != "ada@example.test" {

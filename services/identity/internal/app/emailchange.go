@@ -11,11 +11,11 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/locale"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/emailchange"
-	"github.com/berthhq/berth/services/identity/internal/domain/language"
 )
 
 // EmailChangePath is the hosted confirmation page (gateway/emailchange) the mail's link opens,
@@ -79,13 +79,11 @@ func (s *Service) UpdateUserByToken(ctx context.Context, callerApp, userID strin
 // belongs to another live user of the app, the notice that someone tried to use it. Both paths
 // look up the address and send one mail, so their answers take about the same time.
 func (s *Service) mailEmailChange(ctx context.Context, a domain.App, u domain.User, newEmail string) error {
-	lang, _ := language.Normalize(u.Language)
 	owner, err := s.store.GetUserByEmail(ctx, a.ID, newEmail)
 	switch {
 	case err == nil && !owner.Deleted:
 		// The owner's language, not the asker's: the mail is for the owner.
-		ownerLang, _ := language.Normalize(owner.Language)
-		return s.sendMail(ctx, emailchange.Taken, ownerLang, emailchange.Data{To: newEmail, App: a.Name})
+		return s.sendMail(ctx, emailchange.Taken, a, owner.Language, newEmail, "")
 	case err != nil && !errors.Is(err, domain.ErrNotFound):
 		return err
 	}
@@ -97,12 +95,16 @@ func (s *Service) mailEmailChange(ctx context.Context, a domain.App, u domain.Us
 		return err
 	}
 	link := s.publicURL + EmailChangePath + "?" + url.Values{"token": {secrets.Link}}.Encode()
-	return s.sendMail(ctx, emailchange.Confirm, lang, emailchange.Data{To: newEmail, App: a.Name, Link: link})
+	return s.sendMail(ctx, emailchange.Confirm, a, u.Language, newEmail, link)
 }
 
-// sendMail composes and sends one of the email-change mails; a failed delivery is Unavailable.
-func (s *Service) sendMail(ctx context.Context, kind emailchange.Kind, lang string, d emailchange.Data) error {
-	msg, err := emailchange.Compose(kind, lang, d)
+// sendMail composes one of the email-change mails of app a to the address to, in the recipient's
+// stored language (else the app's default) and the app's branding, and sends it; a failed
+// delivery is Unavailable.
+func (s *Service) sendMail(ctx context.Context, kind emailchange.Kind, a domain.App, recipientLanguage, to, link string) error {
+	msg, err := emailchange.Compose(kind, locale.Choose(recipientLanguage, "", a.Branding.DefaultLanguage), emailchange.Data{
+		To: to, App: firstOf(a.Branding.DisplayName, a.Name), Link: link, Accent: a.Branding.AccentColor, Logo: a.Branding.LogoURL,
+	})
 	if err != nil {
 		return fault.Internal(err)
 	}
@@ -113,10 +115,11 @@ func (s *Service) sendMail(ctx context.Context, kind emailchange.Kind, lang stri
 	return nil
 }
 
-// EmailChange is what the confirmation page shows: the app and the new address.
+// EmailChange is what the confirmation page shows: the app (its name and branding) and the new
+// address.
 type EmailChange struct {
-	AppName string
-	Email   string
+	App   domain.App
+	Email string
 }
 
 // DescribeEmailChange checks a confirmation link without using it: the page shows a button, and
@@ -131,7 +134,7 @@ func (s *Service) DescribeEmailChange(ctx context.Context, link string) (EmailCh
 	if err != nil {
 		return EmailChange{}, err
 	}
-	return EmailChange{AppName: a.Name, Email: c.Email}, nil
+	return EmailChange{App: a, Email: c.Email}, nil
 }
 
 // ConfirmEmailChange uses a confirmation link: in one transaction the challenge is spent and the
@@ -166,10 +169,9 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, link string) (EmailCha
 	}
 	if !strings.EqualFold(previous.Email, c.Email) {
 		// The change is done whatever happens to this mail; a failure is only logged.
-		lang, _ := language.Normalize(previous.Language)
-		_ = s.sendMail(context.WithoutCancel(ctx), emailchange.Changed, lang, emailchange.Data{To: previous.Email, App: a.Name})
+		_ = s.sendMail(context.WithoutCancel(ctx), emailchange.Changed, a, previous.Language, previous.Email, "")
 	}
-	return EmailChange{AppName: a.Name, Email: c.Email}, nil
+	return EmailChange{App: a, Email: c.Email}, nil
 }
 
 // liveEmailChange finds the live email-change challenge of a link.

@@ -6,6 +6,7 @@ import (
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 )
 
 // kindTokens is the kind of route 1's collection.
@@ -70,7 +71,7 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name}, nil
+	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding)}, nil
 }
 
 // SignUp creates the user and its tenant, then signs in.
@@ -102,7 +103,7 @@ func (s *LoginServer) DescribeEmailChange(ctx context.Context, req *identityv1.E
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.EmailChangeContext{AppName: c.AppName, Email: c.Email}, nil
+	return emailChangeContext(c), nil
 }
 
 // ConfirmEmailChange uses an email-change confirmation link for the hosted page's POST.
@@ -111,7 +112,12 @@ func (s *LoginServer) ConfirmEmailChange(ctx context.Context, req *identityv1.Em
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.EmailChangeContext{AppName: c.AppName, Email: c.Email}, nil
+	return emailChangeContext(c), nil
+}
+
+// emailChangeContext is what the confirmation page is told: the app, its branding and the address.
+func emailChangeContext(c app.EmailChange) *identityv1.EmailChangeContext {
+	return &identityv1.EmailChangeContext{AppName: c.App.Name, Email: c.Email, Branding: convert.Branding(c.App.Branding)}
 }
 
 func loginParams(p *identityv1.LoginParams) app.LoginParams {

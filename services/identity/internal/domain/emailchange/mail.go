@@ -6,6 +6,7 @@ import (
 	htmltemplate "html/template"
 	texttemplate "text/template"
 
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/mail"
 )
 
@@ -26,44 +27,71 @@ const (
 // Data is what the mails say.
 type Data struct {
 	To   string // the recipient
-	App  string // the app's name
+	App  string // the app's display name (or its name)
 	Link string // Confirm: the confirmation page with the link's secret
+	// Accent (#rrggbb) and Logo (an https URL) are the app's branding, both validated when the
+	// operator set them; "" leaves the mail in the neutral look.
+	Accent string
+	Logo   string
 }
 
-// template is one mail in one language.
-type template struct {
-	subject *texttemplate.Template
-	text    *texttemplate.Template
-	html    *htmltemplate.Template
+// view is what the templates see: the mail's kind, its data and the printer of its language.
+type view struct {
+	Kind Kind
+	Data
+	locale.Printer
 }
 
-func newTemplate(name, subject, text, html string) template {
-	return template{
-		subject: texttemplate.Must(texttemplate.New(name + "-subject").Parse(subject)),
-		text:    texttemplate.Must(texttemplate.New(name + "-text").Parse(text)),
-		html:    htmltemplate.Must(htmltemplate.New(name + "-html").Parse(html)),
-	}
-}
+// Every sentence is a message of pkg/locale; each kind has its subject, body and closing line.
+var (
+	subjectTemplate = texttemplate.Must(texttemplate.New("subject").Parse(
+		`{{if eq .Kind "confirm"}}{{.T "emailChangeMail.confirm.subject" .App}}{{else if eq .Kind "taken"}}{{.T "emailChangeMail.taken.subject" .App}}{{else}}{{.T "emailChangeMail.changed.subject" .App}}{{end}}`))
+	textTemplate = texttemplate.Must(texttemplate.New("text").Parse(`{{.T "emailChangeMail.greeting"}}
 
-// Compose renders the mail of kind in lang (en or de; any other language gets English, so a
-// user whose language Berth has no mails for still hears of a change to their account).
+{{if eq .Kind "confirm"}}{{.T "emailChangeMail.confirm.body" .App}}
+{{.Link}}
+
+{{.T "emailChangeMail.confirm.next"}}
+{{else if eq .Kind "taken"}}{{.T "emailChangeMail.taken.body" .App}}
+
+{{.T "emailChangeMail.taken.next"}}
+{{else}}{{.T "emailChangeMail.changed.body" .App}}
+
+{{.T "emailChangeMail.changed.next" .App}}
+{{end}}`))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("html").Parse(`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+{{if .Logo}}<p><img src="{{.Logo}}" alt="{{.App}}" height="40"></p>
+{{end}}<p>{{.T "emailChangeMail.greeting"}}</p>
+{{if eq .Kind "confirm"}}<p>{{.T "emailChangeMail.confirm.body" .App}}</p>
+<p><a href="{{.Link}}"{{if .Accent}} style="color:{{.Accent}}"{{end}}>{{.T "emailChangeMail.confirm.link"}}</a></p>
+<p>{{.T "emailChangeMail.confirm.next"}}</p>
+{{else if eq .Kind "taken"}}<p>{{.T "emailChangeMail.taken.body" .App}}</p>
+<p>{{.T "emailChangeMail.taken.next"}}</p>
+{{else}}<p>{{.T "emailChangeMail.changed.body" .App}}</p>
+<p>{{.T "emailChangeMail.changed.next" .App}}</p>
+{{end}}</body></html>
+`))
+)
+
+// Compose renders the mail of kind in lang, a language Berth speaks (en or de; locale.Choose
+// picks it).
 func Compose(kind Kind, lang string, d Data) (mail.Message, error) {
-	byLang, ok := templates[kind]
-	if !ok {
+	switch {
+	case kind != Confirm && kind != Taken && kind != Changed:
 		return mail.Message{}, fmt.Errorf("emailchange: no mail %q", kind)
+	case lang != locale.English && lang != locale.German:
+		return mail.Message{}, fmt.Errorf("emailchange: no messages in language %q", lang)
 	}
-	t, ok := byLang[lang]
-	if !ok {
-		t = byLang["en"]
-	}
+	v := view{Kind: kind, Data: d, Printer: locale.For(lang)}
 	var subject, text, html bytes.Buffer
-	if err := t.subject.Execute(&subject, d); err != nil {
+	if err := subjectTemplate.Execute(&subject, v); err != nil {
 		return mail.Message{}, fmt.Errorf("emailchange: %s subject: %w", kind, err)
 	}
-	if err := t.text.Execute(&text, d); err != nil {
+	if err := textTemplate.Execute(&text, v); err != nil {
 		return mail.Message{}, fmt.Errorf("emailchange: %s text: %w", kind, err)
 	}
-	if err := t.html.Execute(&html, d); err != nil {
+	if err := htmlTemplate.Execute(&html, v); err != nil {
 		return mail.Message{}, fmt.Errorf("emailchange: %s html: %w", kind, err)
 	}
 	return mail.Message{To: d.To, Subject: subject.String(), Text: text.String(), HTML: html.String()}, nil

@@ -31,10 +31,18 @@ func TestEveryMailRendersBothPartsInEachLanguageAndEscapesTheAppName(t *testing.
 	}
 }
 
-func TestAnUnknownLanguageGetsEnglishAndAnUnknownMailAnError(t *testing.T) {
-	m, err := emailchange.Compose(emailchange.Taken, "fr", emailchange.Data{To: "a@example.test", App: "Shop"})
-	if err != nil || !strings.HasPrefix(m.Subject, "Someone tried") {
-		t.Fatalf("fr: %v %q", err, m.Subject)
+func TestAGermanMailSpeaksGermanAndShowsTheAppsBranding(t *testing.T) {
+	m, err := emailchange.Compose(emailchange.Confirm, "de", emailchange.Data{To: "a@example.test", App: "Shop",
+		Link: "https://berth.test/email-change?token=t", Accent: "#0a7f3e", Logo: "https://cdn.example.test/l.png"})
+	if err != nil || !strings.HasPrefix(m.Subject, "Bestätige deine neue E-Mail-Adresse") || !strings.Contains(m.Text, "Der Link ist 24 Stunden gültig") ||
+		!strings.Contains(m.HTML, `style="color:#0a7f3e"`) || !strings.Contains(m.HTML, `<img src="https://cdn.example.test/l.png"`) {
+		t.Fatalf("de: %v %+v", err, m)
+	}
+}
+
+func TestAnUnknownLanguageOrMailIsAnError(t *testing.T) {
+	if _, err := emailchange.Compose(emailchange.Taken, "fr", emailchange.Data{To: "a@example.test", App: "Shop"}); err == nil {
+		t.Error("a mail rendered in a language Berth does not speak")
 	}
 	if _, err := emailchange.Compose("other", "en", emailchange.Data{}); err == nil {
 		t.Error("an unknown mail rendered")
