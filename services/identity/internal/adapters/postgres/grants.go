@@ -39,9 +39,9 @@ func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
 			return err
 		}
 		return insertForUser(ctx, tx, `insert into auth_codes
-			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at)
-			select $1, $2, $3, $4, $5, $6, $7, $8, $9 where exists (select 1 from users where app_id = $2 and id = $3)`,
-			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt)
+			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt, c.ClientIP, c.UserAgent)
 	})
 }
 
@@ -50,8 +50,8 @@ func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash []byte) (domain.AuthCode, error) {
 	var c domain.AuthCode
 	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `delete from auth_codes where hash = $1
-		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at`, hash).
-		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt)
+		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent`, hash).
+		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt, &c.ClientIP, &c.UserAgent)
 	if err != nil {
 		return domain.AuthCode{}, noRow(err, "authorization code")
 	}
@@ -66,9 +66,10 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f domain.RefreshFamily,
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		if err := insertForUser(ctx, tx, `insert into refresh_families
-			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked)
-			select $1, $2, $3, $4, $5, $6, $7, $8 where exists (select 1 from users where app_id = $2 and id = $3)`,
-			f.ID, f.AppID, f.UserID, f.RedirectURI, f.Scope, f.AuthTime, f.CreatedAt, f.Revoked); err != nil {
+			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked, last_used_at, expires_at, client_ip, user_agent)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			f.ID, f.AppID, f.UserID, f.RedirectURI, f.Scope, f.AuthTime, f.CreatedAt, f.Revoked,
+			f.LastUsedAt, f.ExpiresAt, f.ClientIP, f.UserAgent); err != nil {
 			return err
 		}
 		return insertToken(ctx, tx, f.ID, first)
@@ -81,7 +82,19 @@ func insertToken(ctx context.Context, q pgxx.Querier, familyID string, t domain.
 	return err
 }
 
-const familyColumns = `f.id, f.app_id, f.user_id, f.redirect_uri, f.scope, f.auth_time, f.created_at, f.revoked`
+const familyColumns = `f.id, f.app_id, f.user_id, f.redirect_uri, f.scope, f.auth_time, f.created_at, f.revoked,
+	f.last_used_at, f.expires_at, f.client_ip, f.user_agent`
+
+// familyFields are the scan targets of familyColumns.
+func familyFields(f *domain.RefreshFamily) []any {
+	return []any{&f.ID, &f.AppID, &f.UserID, &f.RedirectURI, &f.Scope, &f.AuthTime, &f.CreatedAt, &f.Revoked,
+		&f.LastUsedAt, &f.ExpiresAt, &f.ClientIP, &f.UserAgent}
+}
+
+// familyUTC puts a scanned family's times in UTC, as they were written.
+func familyUTC(f *domain.RefreshFamily) {
+	f.AuthTime, f.CreatedAt, f.LastUsedAt, f.ExpiresAt = utc(f.AuthTime), utc(f.CreatedAt), utc(f.LastUsedAt), utc(f.ExpiresAt)
+}
 
 // GetRefreshToken implements app.RefreshTokens.
 func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.RefreshToken, domain.RefreshFamily, error) {
@@ -91,8 +104,7 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.Refres
 	)
 	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select t.hash, t.family_id, t.created_at, t.expires_at, t.used_at, `+familyColumns+`
 		from refresh_tokens t join refresh_families f on f.id = t.family_id where t.hash = $1`, hash).
-		Scan(&t.Hash, &t.FamilyID, &t.CreatedAt, &t.ExpiresAt, &t.UsedAt,
-			&f.ID, &f.AppID, &f.UserID, &f.RedirectURI, &f.Scope, &f.AuthTime, &f.CreatedAt, &f.Revoked)
+		Scan(append([]any{&t.Hash, &t.FamilyID, &t.CreatedAt, &t.ExpiresAt, &t.UsedAt}, familyFields(&f)...)...)
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, noRow(err, "refresh token")
 	}
@@ -101,7 +113,7 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.Refres
 		at := utc(*t.UsedAt)
 		t.UsedAt = &at
 	}
-	f.AuthTime, f.CreatedAt = utc(f.AuthTime), utc(f.CreatedAt)
+	familyUTC(&f)
 	return t, f, nil
 }
 
@@ -132,6 +144,10 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain
 		if _, err := tx.Exec(ctx, `delete from refresh_tokens where family_id = $1 and expires_at < $2`, familyID, next.CreatedAt); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `update refresh_families set last_used_at = $2, expires_at = $3 where id = $1`,
+			familyID, next.CreatedAt, next.ExpiresAt); err != nil {
+			return err
+		}
 		return insertToken(ctx, tx, familyID, next)
 	})
 	if errors.Is(err, errSpent) {
@@ -149,16 +165,6 @@ func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string) error 
 		return nil
 	}
 	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update refresh_families set revoked = true where id = $1`, familyID)
-	return err
-}
-
-// RevokeUserRefreshTokens implements app.RefreshTokens.
-func (s *Store) RevokeUserRefreshTokens(ctx context.Context, appID, userID string) error {
-	if !ids(appID, userID) {
-		return nil
-	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
-		`update refresh_families set revoked = true where app_id = $1 and user_id = $2 and not revoked`, appID, userID)
 	return err
 }
 

@@ -192,6 +192,7 @@ func newCode(appID, userID string, created time.Time) (domain.AuthCode, string) 
 	return domain.AuthCode{
 		Hash: hash, AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb", Nonce: "nonce-1",
 		Scope: "openid email", AuthTime: created.Add(-time.Second), CreatedAt: created, ExpiresAt: created.Add(domain.AuthCodeTTL),
+		ClientIP: "2001:db8::7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0 «ü»",
 	}, secret
 }
 
@@ -267,9 +268,11 @@ func testAuthCodes(t *testing.T, newStore Factory) {
 	})
 }
 
+// newFamily is a family started at t0 whose first token lives an hour.
 func newFamily(appID, userID string) domain.RefreshFamily {
 	return domain.RefreshFamily{ID: uuid.NewString(), AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb",
-		Scope: "openid", AuthTime: t0.Add(-time.Minute), CreatedAt: t0}
+		Scope: "openid", AuthTime: t0.Add(-time.Minute), CreatedAt: t0, LastUsedAt: t0, ExpiresAt: t0.Add(time.Hour),
+		ClientIP: "192.0.2.10", UserAgent: "Mozilla/5.0 (Macintosh) Safari/605.1.15"}
 }
 
 func newRefresh(created time.Time, ttl time.Duration) domain.RefreshToken {
@@ -334,6 +337,8 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 		if err != nil || got.FamilyID != f.ID || fam.Revoked || got.UsedAt != nil {
 			t.Fatalf("next token = %+v in %+v, %v", got, fam, err)
 		}
+		f.LastUsedAt, f.ExpiresAt = next.CreatedAt, next.ExpiresAt
+		wantEqual(t, "family after the rotation (last used and expiry moved)", fam, f)
 	})
 
 	t.Run("rotating a used token revokes the family", func(t *testing.T) {
@@ -409,7 +414,7 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 			t.Fatal(err)
 		}
 		wantEqual(t, "after revoking one family", state(), []bool{true, false, false, false})
-		if err := s.RevokeUserRefreshTokens(ctx, a.ID, u1.ID); err != nil {
+		if _, err := s.RevokeSessions(ctx, a.ID, u1.ID, "", t0, noEvents); err != nil {
 			t.Fatal(err)
 		}
 		wantEqual(t, "after revoking user one", state(), []bool{true, true, false, false})
