@@ -86,6 +86,9 @@ func TestASessionRecordsItsSignInBrowserAndItsLastRefresh(t *testing.T) {
 	if a, id := claimsOf(t, tok.AccessToken, 1), claimsOf(t, tok.IDToken, 1); a["sid"] != s.ID || id["sid"] != s.ID {
 		t.Errorf("sid claims = %v / %v, want %s", a["sid"], id["sid"], s.ID)
 	}
+	if d, err := f.svc.OpenIDConfiguration(ctx, f.app.ID); err != nil || !slices.Contains(d.Claims, "sid") {
+		t.Errorf("discovery claims = %v, %v; want sid among them", d.Claims, err)
+	}
 
 	f.now = f.now.Add(time.Hour)
 	next, err := f.refresh(tok.RefreshToken, "nonce-2")
