@@ -397,7 +397,8 @@ type SessionsRevoked struct {
 	// all is true when every session of the user was revoked (none is left), false when one was.
 	All bool `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
 	// reason is why: "user_request" (the sessions routes), "frozen" (route 16), "deleted" (the user
-	// was deleted) or "password_reset".
+	// was deleted), "token_reuse" (a rotated refresh token was shown again: the session is taken to
+	// be stolen) or "password_reset".
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// at is the revocation time, RFC 3339 UTC.
 	At            string `protobuf:"bytes,6,opt,name=at,proto3" json:"at,omitempty"`

@@ -101,11 +101,11 @@ type RefreshTokens interface {
 	// RotateRefreshToken marks the token under hash used at next.CreatedAt and stores next in its
 	// family, atomically with the family locked; the family's LastUsedAt becomes next.CreatedAt
 	// and its ExpiresAt next.ExpiresAt. When the token was used already or the family is
-	// revoked it revokes the family and returns domain.ErrTokenSpent: of two concurrent rotations
-	// of one token exactly one succeeds. Tokens of the family that expired before next was created
-	// are forgotten.
+	// revoked it changes nothing and returns domain.ErrTokenSpent (revoking the family as stolen is
+	// the caller's, with its event: Sessions.RevokeSessions): of two concurrent rotations of one
+	// token exactly one succeeds. Tokens of the family that expired before next was created are
+	// forgotten.
 	RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error
-	RevokeRefreshFamily(ctx context.Context, familyID string) error
 	// RevokeAppRefreshTokens revokes every family of an app (key rotation logs everyone out).
 	RevokeAppRefreshTokens(ctx context.Context, appID string) error
 }

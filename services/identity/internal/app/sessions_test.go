@@ -301,3 +301,35 @@ func TestSignInRefusesAUserAgentThatBreaksTheTextRuleOrIsTooLong(t *testing.T) {
 		t.Errorf("a user agent of exactly %d characters: %v", domain.MaxUserAgent, err)
 	}
 }
+
+func TestAReusedRefreshTokenEndsItsSessionWithReasonTokenReuse(t *testing.T) {
+	f := newFixture(t)
+	tok, u := f.session(t, "grace@example.test")
+	other, _ := f.session(t, "grace@example.test")
+	sid := claimsOf(t, tok.AccessToken, 1)["sid"].(string)
+	next, err := f.refresh(tok.RefreshToken, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.drain(t)
+	if _, err := f.refresh(tok.RefreshToken, "n"); codeOf(err) != codes.InvalidArgument {
+		t.Fatalf("a rotated token shown again: %v, want InvalidArgument", err)
+	}
+	evs := sessionsRevoked(t, f.drain(t))
+	if len(evs) != 1 || evs[0].GetReason() != "token_reuse" || evs[0].GetAll() || !slices.Equal(evs[0].GetSessionIds(), []string{sid}) || evs[0].GetUserId() != u.ID {
+		t.Fatalf("sessions-revoked events = %v, want one for %s with reason token_reuse", evs, sid)
+	}
+	if _, err := f.refresh(next.RefreshToken, "n"); codeOf(err) != codes.InvalidArgument {
+		t.Errorf("the thief's or the owner's newer token: %v, want InvalidArgument", err)
+	}
+	// Showing it once more finds the session ended: no second event. The user's other session lives.
+	if _, err := f.refresh(tok.RefreshToken, "n"); codeOf(err) != codes.InvalidArgument {
+		t.Errorf("a third showing: %v, want InvalidArgument", err)
+	}
+	if evs := sessionsRevoked(t, f.drain(t)); len(evs) != 0 {
+		t.Errorf("a revoked session was revoked again: %v", evs)
+	}
+	if _, err := f.refresh(other.RefreshToken, "n"); err != nil {
+		t.Errorf("the user's other session: %v", err)
+	}
+}

@@ -149,8 +149,7 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	case f.AppID != a.ID, f.Revoked:
 		return Tokens{}, errBadRefresh
 	case t.UsedAt != nil:
-		// A rotated token shown again: someone kept a copy. End the whole chain, for both holders.
-		if err := s.store.RevokeRefreshFamily(ctx, f.ID); err != nil {
+		if err := s.revokeStolen(ctx, f); err != nil {
 			return Tokens{}, err
 		}
 		return Tokens{}, errBadRefresh
@@ -167,7 +166,14 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	}
 	rotate := func() error {
 		err := s.store.RotateRefreshToken(ctx, hash, domain.RefreshToken{Hash: next, CreatedAt: now, ExpiresAt: now.Add(a.RefreshTokenTTL)})
-		if errors.Is(err, domain.ErrTokenSpent) || errors.Is(err, domain.ErrNotFound) {
+		if errors.Is(err, domain.ErrTokenSpent) {
+			// Another refresh rotated this token first (or the family was revoked meanwhile).
+			if err := s.revokeStolen(ctx, f); err != nil {
+				return err
+			}
+			return errBadRefresh
+		}
+		if errors.Is(err, domain.ErrNotFound) {
 			return errBadRefresh
 		}
 		return err
@@ -178,6 +184,17 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 		nonce: r.Nonce, scope: domain.NarrowScope(f.Scope, r.Scope), authTime: f.AuthTime,
 		redirectURI: domain.TrimSlash(f.RedirectURI), refreshToken: secret, session: f.ID,
 	}, now)
+}
+
+// revokeStolen ends a family whose rotated token was shown again: someone kept a copy, so the whole
+// chain ends, for both holders, with identity.sessions.revoked (reason token_reuse). A family that
+// is revoked or expired already has nothing left to end.
+func (s *Service) revokeStolen(ctx context.Context, f domain.RefreshFamily) error {
+	err := s.revokeSessions(ctx, f.AppID, f.UserID, f.ID, domain.RevokedTokenReuse)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // issueWhile signs the grant's tokens while write stores the grant (the refresh family, or the

@@ -76,7 +76,7 @@ type RefreshToken struct {
 func (t RefreshToken) Expired(now time.Time) bool { return !now.Before(t.ExpiresAt) }
 
 // ErrTokenSpent is returned by the refresh-token store when a token was already rotated or its
-// family revoked; the store has revoked the family by then.
+// family revoked.
 var ErrTokenSpent = fault.Invalid("refresh_token", "refresh token already used or revoked")
 
 // secretBytes is the entropy of codes and refresh tokens: 256 bits cannot be guessed, which is what

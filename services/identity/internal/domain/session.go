@@ -14,6 +14,9 @@ const (
 	RevokedByUserRequest = "user_request"
 	RevokedFrozen        = "frozen"
 	RevokedDeleted       = "deleted"
+	// RevokedTokenReuse: a refresh token was shown again after its rotation, so two parties hold
+	// the session (one of them a thief) and it ends for both.
+	RevokedTokenReuse = "token_reuse"
 )
 
 // Session is one of a user's sessions as the sessions routes show it: a live refresh family.

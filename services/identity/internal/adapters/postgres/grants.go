@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -117,16 +116,12 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.Refres
 	return t, f, nil
 }
 
-// errSpent rolls the rotation back; the family is then revoked in a transaction of its own, so the
-// revocation survives the failed rotation.
-var errSpent = errors.New("spent")
-
 // RotateRefreshToken implements app.RefreshTokens. The family row is locked first: a concurrent
 // rotation of the same token waits, then finds it used; a concurrent revocation waits or is waited
-// for, and cannot miss the new token.
+// for, and cannot miss the new token. A spent token rolls the transaction back.
 func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error {
 	var familyID string
-	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `select family_id from refresh_tokens where hash = $1`, hash).Scan(&familyID); err != nil {
 			return noRow(err, "refresh token")
 		}
@@ -139,7 +134,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain
 			return err
 		}
 		if revoked || tag.RowsAffected() == 0 {
-			return errSpent
+			return domain.ErrTokenSpent
 		}
 		if _, err := tx.Exec(ctx, `delete from refresh_tokens where family_id = $1 and expires_at < $2`, familyID, next.CreatedAt); err != nil {
 			return err
@@ -150,22 +145,6 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain
 		}
 		return insertToken(ctx, tx, familyID, next)
 	})
-	if errors.Is(err, errSpent) {
-		if err := s.RevokeRefreshFamily(ctx, familyID); err != nil {
-			return err
-		}
-		return domain.ErrTokenSpent
-	}
-	return err
-}
-
-// RevokeRefreshFamily implements app.RefreshTokens.
-func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string) error {
-	if !ids(familyID) {
-		return nil
-	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update refresh_families set revoked = true where id = $1`, familyID)
-	return err
 }
 
 // RevokeAppRefreshTokens implements app.RefreshTokens.

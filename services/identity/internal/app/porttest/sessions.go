@@ -61,7 +61,7 @@ func testSessions(t *testing.T, newStore Factory) {
 		revoked := seed(t, s, a.ID, u.ID, time.Hour)
 		seed(t, s, a.ID, stranger.ID, time.Hour)
 		seed(t, s, other.ID, elsewhere.ID, time.Hour)
-		if err := s.RevokeRefreshFamily(ctx, revoked.ID); err != nil {
+		if _, err := s.RevokeSessions(ctx, a.ID, u.ID, revoked.ID, t0, noEvents); err != nil {
 			t.Fatal(err)
 		}
 		// A rotation makes the family the most recently used and moves its end.
