@@ -45,19 +45,23 @@ func TestTheSessionsMigrationDatesFamiliesByTheirNewestToken(t *testing.T) {
 	pool := pgtest.New(t, "identity-before-sessions", migrateBeforeSessions)
 	s := New(pool)
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	p := domain.Project{ID: uuid.NewString(), Name: "p", CreatedAt: t0}
-	a := domain.App{ID: uuid.NewString(), ProjectID: p.ID, Name: "a", Enabled: true, RedirectURIs: []string{"https://app.test/cb"},
-		PublicKeyPEM: "pem", SealedPrivateKey: []byte{1}, AccessTokenTTL: time.Minute, RefreshTokenTTL: time.Hour, CreatedAt: t0, UpdatedAt: t0}
-	u := domain.User{ID: uuid.NewString(), AppID: a.ID, Email: "u@example.test", CreatedAt: t0, UpdatedAt: t0}
-	if err := s.CreateProject(ctx, p); err != nil {
-		t.Fatal(err)
+	// The rows are written as the schema before 0008 stood: the store's own statements follow the
+	// newest schema, which later migrations may have widened.
+	projectID, appID, userID := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	for _, seed := range []struct {
+		sql  string
+		args []any
+	}{
+		{`insert into projects (id, name, created_at) values ($1, 'p', $2)`, []any{projectID, t0}},
+		{`insert into apps (id, project_id, name, enabled, public_key_pem, sealed_private_key, created_at, updated_at)
+			values ($1, $2, 'a', true, 'pem', '\x01', $3, $3)`, []any{appID, projectID, t0}},
+		{`insert into users (id, app_id, email, created_at, updated_at) values ($1, $2, 'u@example.test', $3, $3)`, []any{userID, appID, t0}},
+	} {
+		if _, err := pool.Exec(ctx, seed.sql, seed.args...); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.CreateApp(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	a, u := domain.App{ID: appID}, domain.User{ID: userID}
 	rotated, untouched := uuid.NewString(), uuid.NewString()
 	for _, id := range []string{rotated, untouched} {
 		if _, err := pool.Exec(ctx, `insert into refresh_families (id, app_id, user_id, redirect_uri, scope, auth_time, created_at)
