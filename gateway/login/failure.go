@@ -35,6 +35,14 @@ const (
 	msgSignInFailed          = "login.error.signInFailed"
 )
 
+// The password rules, one message each, shown on sign-up for the rule identity names as broken.
+const (
+	msgPasswordLength = "login.error.passwordLength"
+	msgPasswordBlank  = "login.error.passwordBlank"
+	msgPasswordCommon = "login.error.passwordCommon"
+	msgPasswordEmail  = "login.error.passwordEmail"
+)
+
 // failure is how the page answers a failed call: HTTP status, the message shown (its key) and, for a limit
 // reached or a backend unavailable, how long to wait (the Retry-After header; 0 sends none).
 type failure struct {
@@ -90,7 +98,7 @@ func submitFailure(err error, signUp bool) failure {
 			return failure{status: http.StatusBadRequest, message: msgBadEmail}
 		case "password":
 			if signUp {
-				return failure{status: http.StatusBadRequest, message: msgBadPassword}
+				return failure{status: http.StatusBadRequest, message: passwordRuleMessage(grpcx.ReasonOf(st))}
 			}
 		}
 	case codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition, codes.OutOfRange:
@@ -101,4 +109,23 @@ func submitFailure(err error, signUp bool) failure {
 		return failure{status: http.StatusBadRequest, message: msgSignUpFailed}
 	}
 	return failure{status: http.StatusBadRequest, message: msgSignInFailed}
+}
+
+// passwordRuleMessages maps the reasons identity gives a refused password (services/identity's
+// password.Reason*) to the page's message for that rule; a reason it does not know gets the
+// general one. Invalid UTF-8 is the characters text the form check shows too.
+var passwordRuleMessages = map[string]string{
+	"characters": msgBadPasswordCharacters,
+	"length":     msgPasswordLength,
+	"blank":      msgPasswordBlank,
+	"common":     msgPasswordCommon,
+	"email":      msgPasswordEmail,
+}
+
+// passwordRuleMessage is the text for a password refused for reason.
+func passwordRuleMessage(reason string) string {
+	if m, ok := passwordRuleMessages[reason]; ok {
+		return m
+	}
+	return msgBadPassword
 }

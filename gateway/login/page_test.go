@@ -235,6 +235,12 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 			if got := strings.Contains(body, `name="name"`); got != (typ == signUpType) {
 				t.Errorf("name field shown = %v on %s", got, typ)
 			}
+			// Sign-up states the password rule, and the browser holds its length; sign-in does not,
+			// since older passwords are checked as they were set.
+			ruled := strings.Contains(body, `minlength="8" maxlength="128"`) && strings.Contains(body, "8 to 128 characters")
+			if ruled != (typ == signUpType) {
+				t.Errorf("password rule stated = %v on %s", ruled, typ)
+			}
 			other := map[string]string{"signIn": signUpType, signUpType: "signIn"}[typ]
 			want := linkQuery(other)
 			if got := switchQuery(t, body); got.Encode() != want.Encode() {
@@ -474,7 +480,11 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 		{"frozen user", "signIn", wire(fault.Forbidden("user frozen")), http.StatusForbidden, msgForbidden},
 		{"attempt limit", "signIn", status.Error(codes.ResourceExhausted, "limit"), http.StatusTooManyRequests, msgTooMany},
 		{"invalid email", signUpType, wire(fault.Invalid("email", "bad email")), http.StatusBadRequest, msgBadEmail},
-		{"weak password on sign-up", signUpType, wire(fault.Invalid("password", "too short")), http.StatusBadRequest, msgBadPassword},
+		{"password of an unnamed rule on sign-up", signUpType, wire(fault.Invalid("password", "too short")), http.StatusBadRequest, msgBadPassword},
+		{"too short a password on sign-up names the length rule", signUpType, wire(fault.Invalid("password", "too short").WithReason("length")), http.StatusBadRequest, msgPasswordLength},
+		{"a common password on sign-up names the list", signUpType, wire(fault.Invalid("password", "listed").WithReason("common")), http.StatusBadRequest, msgPasswordCommon},
+		{"a password holding the email's name on sign-up names that rule", signUpType, wire(fault.Invalid("password", "has the email").WithReason("email")), http.StatusBadRequest, msgPasswordEmail},
+		{"a blank password on sign-up names that rule", signUpType, wire(fault.Invalid("password", "only whitespace").WithReason("blank")), http.StatusBadRequest, msgPasswordBlank},
 		{"email taken", signUpType, status.Error(codes.AlreadyExists, "ada@example.com exists"), http.StatusBadRequest, msgSignUpFailed},
 		{"other invalid input on sign-in", "signIn", wire(fault.Invalid("password", "too long")), http.StatusBadRequest, msgSignInFailed},
 		{"backend fault", "signIn", wire(fault.Internal(errors.New("pq: connection reset"))), http.StatusInternalServerError, msgInternal},

@@ -153,6 +153,38 @@ type Referrals interface {
 	DeleteReferral(ctx context.Context, hash []byte) error
 }
 
+// Challenges stores the challenges of verification, password-reset and email-change mails.
+type Challenges interface {
+	// CreateChallenge stores c (its user must exist) and retires the user's live challenges of the
+	// same purpose (their UsedAt becomes c.CreatedAt): only the newest mail works, so a resend
+	// never adds code attempts to older ones. Challenges that expired before c was created are
+	// forgotten, so unused ones do not pile up.
+	CreateChallenge(ctx context.Context, c domain.Challenge) error
+	// GetChallengeByLink returns the challenge stored under the link's hash, live or not.
+	GetChallengeByLink(ctx context.Context, linkHash []byte) (domain.Challenge, error)
+	// GetChallenge returns the app's challenge with id, live or not.
+	GetChallenge(ctx context.Context, appID, id string) (domain.Challenge, error)
+	// RecordWrongCode counts one wrong code against the live challenge and returns it as stored;
+	// a challenge that is not live at now is left as it is and answers domain.ErrChallengeSpent.
+	// Counting is atomic: of MaxCodeAttempts+n concurrent wrong codes exactly MaxCodeAttempts count.
+	RecordWrongCode(ctx context.Context, appID, id string, now time.Time) (domain.Challenge, error)
+	// MeetChallenge marks the live challenge used at now and runs fn on a copy of its user, in one
+	// transaction with both locked; it then commits the user as fn left it and the effect's events,
+	// and revokes every refresh family of the user when the effect asks for it. When fn returns an
+	// error nothing is written. A challenge that is not live at now answers
+	// domain.ErrChallengeSpent and changes nothing: of two concurrent meetings exactly one succeeds.
+	// A user write that would give the user another user's email answers domain.ErrEmailTaken.
+	MeetChallenge(ctx context.Context, appID, id string, now time.Time, fn func(c domain.Challenge, u *domain.User) (ChallengeEffect, error)) (domain.User, error)
+}
+
+// ChallengeEffect is what meeting a challenge changes besides its user row.
+type ChallengeEffect struct {
+	Events []events.Event
+	// RevokeSessions revokes every refresh family (session) of the user with the change: a password
+	// reset must end every session the old password opened, or none of the change happens.
+	RevokeSessions bool
+}
+
 // Tenants is the tenant service as sign-up needs it.
 type Tenants interface {
 	// CreateTenant creates the tenant of a user signing up and returns its id.
@@ -173,4 +205,5 @@ type Store interface {
 	RefreshTokens
 	Attempts
 	Referrals
+	Challenges
 }

@@ -30,6 +30,8 @@ type Store struct {
 	members  map[string]domain.ProjectMember // by id
 	// referrals are the invites' referral codes, by string(hash).
 	referrals map[string]domain.Referral
+	// challenges are the mails' challenges, by id.
+	challenges map[string]domain.Challenge
 	// operatorKey is the sealed operator signing key; nil until the first operator token.
 	operatorKey []byte
 }
@@ -39,18 +41,19 @@ var _ app.Store = (*Store)(nil)
 // New returns an empty store that adds the events of its changes to outbox.
 func New(outbox *events.MemoryOutbox) *Store {
 	return &Store{
-		outbox:    outbox,
-		projects:  map[string]domain.Project{},
-		apps:      map[string]domain.App{},
-		keys:      map[string]domain.APIKey{},
-		users:     map[string]domain.User{},
-		roles:     map[string]domain.UserRole{},
-		codes:     map[string]domain.AuthCode{},
-		families:  map[string]domain.RefreshFamily{},
-		refresh:   map[string]domain.RefreshToken{},
-		attempts:  map[string][]attempt{},
-		members:   map[string]domain.ProjectMember{},
-		referrals: map[string]domain.Referral{},
+		outbox:     outbox,
+		projects:   map[string]domain.Project{},
+		apps:       map[string]domain.App{},
+		keys:       map[string]domain.APIKey{},
+		users:      map[string]domain.User{},
+		roles:      map[string]domain.UserRole{},
+		codes:      map[string]domain.AuthCode{},
+		families:   map[string]domain.RefreshFamily{},
+		refresh:    map[string]domain.RefreshToken{},
+		attempts:   map[string][]attempt{},
+		members:    map[string]domain.ProjectMember{},
+		referrals:  map[string]domain.Referral{},
+		challenges: map[string]domain.Challenge{},
 	}
 }
 

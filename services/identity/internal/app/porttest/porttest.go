@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, newStore) })
 	s.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	s.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
+	s.Run("Challenges", func(t *testing.T) { testChallenges(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 }
 
