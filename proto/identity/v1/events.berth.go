@@ -17,6 +17,8 @@ const (
 	EventUserDeleted eventsv1.Type = "identity.user.deleted"
 	// EventUserFrozen is carried by [UserChanged].
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
+	// EventUserPasswordChanged is carried by [UserPasswordChanged].
+	EventUserPasswordChanged eventsv1.Type = "identity.user.password_changed"
 	// EventUserSignedIn is carried by [UserSignedIn].
 	EventUserSignedIn eventsv1.Type = "identity.user.signed_in"
 	// EventUserUnfrozen is carried by [UserChanged].
