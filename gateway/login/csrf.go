@@ -9,7 +9,7 @@ import (
 
 const (
 	// csrfCookie holds the double-submit token. It is scoped to the page's path: nothing else on
-	// the edge reads it.
+	// the edge reads it but the password-reset pages under it (RecoverPath), which share it.
 	csrfCookie = "berth_login_csrf"
 	// csrfField is the hidden form field that must repeat the cookie's value.
 	csrfField = "csrf_token"
@@ -40,9 +40,9 @@ func cookieToken(r *http.Request) string {
 	return c.Value
 }
 
-// issueCSRF returns the token for the form being rendered and sets its cookie. An existing cookie
+// IssueCSRF returns the token for the form being rendered and sets its cookie. An existing cookie
 // token is kept, so several open login tabs stay valid; a new one is minted otherwise.
-func issueCSRF(w http.ResponseWriter, r *http.Request) string {
+func IssueCSRF(w http.ResponseWriter, r *http.Request) string {
 	token := cookieToken(r)
 	if token == "" {
 		token = newCSRFToken()
@@ -62,8 +62,8 @@ func issueCSRF(w http.ResponseWriter, r *http.Request) string {
 	return token
 }
 
-// validCSRF reports whether the posted field repeats the cookie's token, compared in constant time.
-func validCSRF(r *http.Request) bool {
+// ValidCSRF reports whether the posted field repeats the cookie's token, compared in constant time.
+func ValidCSRF(r *http.Request) bool {
 	cookie := cookieToken(r)
 	field := r.PostForm.Get(csrfField)
 	return cookie != "" && subtle.ConstantTimeCompare([]byte(cookie), []byte(field)) == 1

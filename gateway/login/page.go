@@ -24,6 +24,10 @@ import (
 // Path is where the page is served (the login_url of the authorization step).
 const Path = "/login"
 
+// RecoverPath is where the password-reset pages (gateway/recovery) are served: under Path, so that
+// the CSRF cookie reaches them.
+const RecoverPath = Path + "/recover"
+
 // maxForm is the POST body limit: a form of a few short fields never comes near it.
 const maxForm = 64 << 10
 
@@ -66,7 +70,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // show renders the form for a valid link and an error page for anything else. It never redirects:
 // a link that failed the checks must not send the browser anywhere it names.
 func (p *Page) show(w http.ResponseWriter, r *http.Request) {
-	params, err := paramsFrom(r.URL.Query())
+	params, err := ParamsFrom(r.URL.Query())
 	if err != nil {
 		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
@@ -102,7 +106,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only the body counts: a query string on the form's action must not override the fields.
 	form := r.PostForm
-	params, err := paramsFrom(form)
+	params, err := ParamsFrom(form)
 	if err != nil {
 		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
@@ -116,7 +120,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.retry(w, r, view, f)
 		return
 	}
-	if !validCSRF(r) {
+	if !ValidCSRF(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
@@ -127,14 +131,14 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var redirect *identityv1.LoginRedirect
-	ip := clientIP(r, p.trusted)
+	ip := ClientIP(r, p.trusted)
 	if params.SignUp {
 		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
-			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip,
+			Params: params.Proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip,
 		})
 	} else {
 		redirect, err = p.client.SignIn(r.Context(), &identityv1.SignInRequest{
-			Params: params.proto(), Email: view.Email, Password: password, ClientIp: ip,
+			Params: params.Proto(), Email: view.Email, Password: password, ClientIp: ip,
 		})
 	}
 	if err != nil {
@@ -190,7 +194,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 	p.renderForm(w, r, f.status, view)
 }
 
-func (p *Page) describe(r *http.Request, params params) (*identityv1.LoginContext, error) {
+func (p *Page) describe(r *http.Request, params Params) (*identityv1.LoginContext, error) {
 	return p.client.DescribeLogin(r.Context(), &identityv1.DescribeLoginRequest{
 		ClientId:    params.ClientID,
 		RedirectUri: params.RedirectURI,
@@ -214,7 +218,7 @@ func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
 
 // formView is what the form template shows. Every value is escaped by html/template.
 type formView struct {
-	Params  params
+	Params  Params
 	AppName string
 	Email   string // repeated after a failure; the password never is
 	Name    string
@@ -234,8 +238,8 @@ func (v formView) Action() string    { return Path }
 func (v formView) SwitchURL() string { return v.Params.switchURL() }
 
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
-	view.CSRF = issueCSRF(w, r)
-	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
+	view.CSRF = IssueCSRF(w, r)
+	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI))
 	p.render(w, r, status, "form", view)
 }
 
@@ -281,11 +285,11 @@ func fieldNote(st *status.Status) string {
 	return ""
 }
 
-// clientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
+// ClientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
 // that peer is a trusted proxy: then X-Forwarded-For is read from the right, skipping trusted
 // proxies, and the first address not among them is the user. Entries left of it are whatever the
 // client sent and are never believed.
-func clientIP(r *http.Request, trusted []netip.Prefix) string {
+func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		host, _, splitErr := net.SplitHostPort(r.RemoteAddr)

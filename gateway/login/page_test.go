@@ -29,14 +29,15 @@ import (
 
 // fakeLogin is an in-test LoginServiceClient: it records every request and answers as programmed.
 type fakeLogin struct {
-	mu          sync.Mutex
-	describeErr error
-	appName     string
-	submitErr   error
-	redirectURL string
-	describes   []*identityv1.DescribeLoginRequest
-	signUps     []*identityv1.SignUpRequest
-	signIns     []*identityv1.SignInRequest
+	identityv1.LoginServiceClient // the reset RPCs, which this page never calls
+	mu                            sync.Mutex
+	describeErr                   error
+	appName                       string
+	submitErr                     error
+	redirectURL                   string
+	describes                     []*identityv1.DescribeLoginRequest
+	signUps                       []*identityv1.SignUpRequest
+	signIns                       []*identityv1.SignInRequest
 }
 
 func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
@@ -606,8 +607,8 @@ func TestRedirectSource(t *testing.T) {
 		{"https://a.example%20script-src/cb", ""},
 	}
 	for _, tt := range tests {
-		if got := redirectSource(tt.in); got != tt.want {
-			t.Errorf("redirectSource(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := RedirectSource(tt.in); got != tt.want {
+			t.Errorf("RedirectSource(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
