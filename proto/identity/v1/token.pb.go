@@ -1238,6 +1238,60 @@ func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
 	return nil
 }
 
+// PasswordResetContext is what the new-password form shows and allows: the app's name, and the
+// redirect URI the reset continues to (the form's post is redirected there).
+type PasswordResetContext struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppName       string                 `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
+	RedirectUri   string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasswordResetContext) Reset() {
+	*x = PasswordResetContext{}
+	mi := &file_identity_v1_token_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasswordResetContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasswordResetContext) ProtoMessage() {}
+
+func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
+func (*PasswordResetContext) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PasswordResetContext) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *PasswordResetContext) GetRedirectUri() string {
+	if x != nil {
+		return x.RedirectUri
+	}
+	return ""
+}
+
 type CompletePasswordResetRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Proof         *PasswordResetProof    `protobuf:"bytes,1,opt,name=proof,proto3" json:"proof,omitempty"`
@@ -1249,7 +1303,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1315,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1328,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -1394,7 +1448,10 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\aflow_id\x18\x03 \x01(\tR\x06flowId\x12\x12\n" +
 	"\x04code\x18\x04 \x01(\tR\x04code\"X\n" +
 	"\x19CheckPasswordResetRequest\x12;\n" +
-	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\"\x94\x01\n" +
+	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\"T\n" +
+	"\x14PasswordResetContext\x12\x19\n" +
+	"\bapp_name\x18\x01 \x01(\tR\aappName\x12!\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\x94\x01\n" +
 	"\x1cCompletePasswordResetRequest\x12;\n" +
 	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
@@ -1402,13 +1459,13 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xf0\x04\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xf8\x04\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignIn\x12 .berth.identity.v1.SignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
-	"\x12StartPasswordReset\x12,.berth.identity.v1.StartPasswordResetRequest\x1a$.berth.identity.v1.PasswordResetFlow\"\x06\xca\xf3\x18\x02P\x01\x12k\n" +
-	"\x12CheckPasswordReset\x12,.berth.identity.v1.CheckPasswordResetRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
+	"\x12StartPasswordReset\x12,.berth.identity.v1.StartPasswordResetRequest\x1a$.berth.identity.v1.PasswordResetFlow\"\x06\xca\xf3\x18\x02P\x01\x12s\n" +
+	"\x12CheckPasswordReset\x12,.berth.identity.v1.CheckPasswordResetRequest\x1a'.berth.identity.v1.PasswordResetContext\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
 	"\x15CompletePasswordReset\x12/.berth.identity.v1.CompletePasswordResetRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
@@ -1423,7 +1480,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*ExchangeTokenRequest)(nil),          // 0: berth.identity.v1.ExchangeTokenRequest
 	(*Token)(nil),                         // 1: berth.identity.v1.Token
@@ -1443,7 +1500,8 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*PasswordResetFlow)(nil),             // 15: berth.identity.v1.PasswordResetFlow
 	(*PasswordResetProof)(nil),            // 16: berth.identity.v1.PasswordResetProof
 	(*CheckPasswordResetRequest)(nil),     // 17: berth.identity.v1.CheckPasswordResetRequest
-	(*CompletePasswordResetRequest)(nil),  // 18: berth.identity.v1.CompletePasswordResetRequest
+	(*PasswordResetContext)(nil),          // 18: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),  // 19: berth.identity.v1.CompletePasswordResetRequest
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
@@ -1461,7 +1519,7 @@ var file_identity_v1_token_proto_depIdxs = []int32{
 	12, // 12: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
 	14, // 13: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
 	17, // 14: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	18, // 15: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	19, // 15: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
 	2,  // 16: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
 	4,  // 17: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
 	7,  // 18: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
@@ -1469,7 +1527,7 @@ var file_identity_v1_token_proto_depIdxs = []int32{
 	13, // 20: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
 	13, // 21: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
 	15, // 22: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	9,  // 23: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.LoginContext
+	18, // 23: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
 	13, // 24: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
 	16, // [16:25] is the sub-list for method output_type
 	7,  // [7:16] is the sub-list for method input_type
@@ -1489,7 +1547,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

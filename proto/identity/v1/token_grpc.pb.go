@@ -257,7 +257,7 @@ type LoginServiceClient interface {
 	StartPasswordReset(ctx context.Context, in *StartPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetFlow, error)
 	// CheckPasswordReset checks a reset link, or a flow's code (a wrong code counts against it),
 	// before the page asks for the new password. It changes nothing else.
-	CheckPasswordReset(ctx context.Context, in *CheckPasswordResetRequest, opts ...grpc.CallOption) (*LoginContext, error)
+	CheckPasswordReset(ctx context.Context, in *CheckPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetContext, error)
 	// CompletePasswordReset sets the new password, ends every session of the user and signs in,
 	// continuing the authorization request the reset started from.
 	CompletePasswordReset(ctx context.Context, in *CompletePasswordResetRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
@@ -311,9 +311,9 @@ func (c *loginServiceClient) StartPasswordReset(ctx context.Context, in *StartPa
 	return out, nil
 }
 
-func (c *loginServiceClient) CheckPasswordReset(ctx context.Context, in *CheckPasswordResetRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+func (c *loginServiceClient) CheckPasswordReset(ctx context.Context, in *CheckPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetContext, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(LoginContext)
+	out := new(PasswordResetContext)
 	err := c.cc.Invoke(ctx, LoginService_CheckPasswordReset_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -349,7 +349,7 @@ type LoginServiceServer interface {
 	StartPasswordReset(context.Context, *StartPasswordResetRequest) (*PasswordResetFlow, error)
 	// CheckPasswordReset checks a reset link, or a flow's code (a wrong code counts against it),
 	// before the page asks for the new password. It changes nothing else.
-	CheckPasswordReset(context.Context, *CheckPasswordResetRequest) (*LoginContext, error)
+	CheckPasswordReset(context.Context, *CheckPasswordResetRequest) (*PasswordResetContext, error)
 	// CompletePasswordReset sets the new password, ends every session of the user and signs in,
 	// continuing the authorization request the reset started from.
 	CompletePasswordReset(context.Context, *CompletePasswordResetRequest) (*LoginRedirect, error)
@@ -375,7 +375,7 @@ func (UnimplementedLoginServiceServer) SignIn(context.Context, *SignInRequest) (
 func (UnimplementedLoginServiceServer) StartPasswordReset(context.Context, *StartPasswordResetRequest) (*PasswordResetFlow, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartPasswordReset not implemented")
 }
-func (UnimplementedLoginServiceServer) CheckPasswordReset(context.Context, *CheckPasswordResetRequest) (*LoginContext, error) {
+func (UnimplementedLoginServiceServer) CheckPasswordReset(context.Context, *CheckPasswordResetRequest) (*PasswordResetContext, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckPasswordReset not implemented")
 }
 func (UnimplementedLoginServiceServer) CompletePasswordReset(context.Context, *CompletePasswordResetRequest) (*LoginRedirect, error) {

@@ -140,14 +140,25 @@ func (s *Service) sendDetached(ctx context.Context, msg mail.Message) {
 	}()
 }
 
-// CheckPasswordReset checks a proof before the page asks for the new password and returns the
-// challenge's app (the page names it). A wrong code counts; nothing else changes.
-func (s *Service) CheckPasswordReset(ctx context.Context, p ResetProof) (domain.App, error) {
+// ResetContext is what the new-password form shows and allows: the app's name and the redirect
+// URI the reset continues to.
+type ResetContext struct {
+	AppName, RedirectURI string
+}
+
+// CheckPasswordReset checks a proof before the page asks for the new password. A wrong code
+// counts; nothing else changes.
+func (s *Service) CheckPasswordReset(ctx context.Context, p ResetProof) (ResetContext, error) {
 	c, err := s.resetChallenge(ctx, p)
 	if err != nil {
-		return domain.App{}, err
+		return ResetContext{}, err
 	}
-	return s.enabledLoginApp(ctx, continuation(c))
+	params := continuation(c)
+	a, err := s.enabledLoginApp(ctx, params)
+	if err != nil {
+		return ResetContext{}, err
+	}
+	return ResetContext{AppName: a.Name, RedirectURI: params.RedirectURI}, nil
 }
 
 // CompletePasswordReset sets the new password of the challenge's user, marks the address verified

@@ -133,9 +133,9 @@ func TestPasswordResetByLinkContinuesTheAuthorizationRequestAndEndsEverySession(
 	f.drain(t)
 	r := f.startReset(t, "grace@example.test", 1)
 
-	a, err := f.svc.CheckPasswordReset(ctx, app.ResetProof{Link: r.link})
-	if err != nil || a.ID != f.app.ID || a.Name != "app" {
-		t.Fatalf("CheckPasswordReset = %+v, %v", a, err)
+	rc, err := f.svc.CheckPasswordReset(ctx, app.ResetProof{Link: r.link})
+	if err != nil || rc.AppName != "app" || rc.RedirectURI != "https://app.test/cb" {
+		t.Fatalf("CheckPasswordReset = %+v, %v", rc, err)
 	}
 	redirect, err := f.completeReset(app.ResetProof{Link: r.link}, newPassword)
 	if err != nil {

@@ -109,12 +109,12 @@ func (s *LoginServer) StartPasswordReset(ctx context.Context, req *identityv1.St
 }
 
 // CheckPasswordReset checks a reset link or code before the page asks for the new password.
-func (s *LoginServer) CheckPasswordReset(ctx context.Context, req *identityv1.CheckPasswordResetRequest) (*identityv1.LoginContext, error) {
-	a, err := s.svc.CheckPasswordReset(ctx, resetProof(req.GetProof()))
+func (s *LoginServer) CheckPasswordReset(ctx context.Context, req *identityv1.CheckPasswordResetRequest) (*identityv1.PasswordResetContext, error) {
+	rc, err := s.svc.CheckPasswordReset(ctx, resetProof(req.GetProof()))
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name}, nil
+	return &identityv1.PasswordResetContext{AppName: rc.AppName, RedirectUri: rc.RedirectURI}, nil
 }
 
 // CompletePasswordReset sets the new password and continues the authorization request.
