@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/recovery"
 )
 
 // HTTP metrics per route, on the process's default Prometheus registry. The route label is the
@@ -30,6 +31,8 @@ func routeLabel(rpc, path string) string {
 		return rpc
 	case path == login.Path:
 		return "login"
+	case path == recovery.Path:
+		return "recover"
 	default:
 		return "unmatched"
 	}

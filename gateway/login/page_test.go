@@ -665,3 +665,26 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 		})
 	}
 }
+
+var recoverLink = regexp.MustCompile(`<p class="switch recover"><a href="([^"]*)">Forgot your password\?</a>`)
+
+func TestTheSignInFormLinksToThePasswordResetWithTheRequestAndTheSignUpFormDoesNot(t *testing.T) {
+	p, _ := newPage(newFake())
+	m := recoverLink.FindStringSubmatch(get(t, p, linkQuery("signIn")).Body.String())
+	if m == nil {
+		t.Fatal("the sign-in form has no \"Forgot your password?\" link")
+	}
+	u, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil || u.Path != RecoverPath {
+		t.Fatalf("link %q (%v)", m[1], err)
+	}
+	want := linkQuery("signIn")
+	want.Del("type")
+	want.Del("referral") // a referral is for sign-up only
+	if u.Query().Encode() != want.Encode() {
+		t.Errorf("link query = %v, want %v", u.Query(), want)
+	}
+	if recoverLink.MatchString(get(t, p, linkQuery(signUpType)).Body.String()) {
+		t.Error("the sign-up form links to the password reset")
+	}
+}
