@@ -19,7 +19,7 @@ import (
 )
 
 // ResetPath is the hosted reset page's path on the edge (gateway/recovery), where reset mails link.
-const ResetPath = "/recover"
+const ResetPath = "/login/recover"
 
 // ResetReason is the reason of the password-changed event a reset emits.
 const ResetReason = "reset"

@@ -50,7 +50,7 @@ func TestPasswordResetOverGRPCEndsTheOldSessionsAndContinuesTheRequest(t *testin
 	}
 	text := e.mailbox.waitText(t, 1)
 	code := regexp.MustCompile(`(?m)^[0-9]{6}$`).FindString(text)
-	link, err := url.Parse(regexp.MustCompile(`https://berth\.test/recover\?\S+`).FindString(text))
+	link, err := url.Parse(regexp.MustCompile(`https://berth\.test/login/recover\?\S+`).FindString(text))
 	if err != nil || code == "" || link.Query().Get("token") == "" {
 		t.Fatalf("mail text lacks the link or code:\n%s", text)
 	}
