@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -43,22 +45,22 @@ const (
 	stepPassword = "password"
 )
 
-// The pages' messages: fixed texts chosen by outcome, never the backend's, so that nothing tells
-// a visitor whether an address has an account.
+// The pages' messages: keys of pkg/locale's catalog, fixed texts chosen by outcome, never the
+// backend's, so that nothing tells a visitor whether an address has an account.
 const (
-	msgBadLink     = "This link is not valid. Go back to the application and start again."
-	msgBadRequest  = "The request could not be processed. Go back to the application and start again."
-	msgInternal    = "Something went wrong on our side. Please try again in a moment."
-	msgUnavailable = "This service is temporarily unavailable. Please try again in a moment."
-	msgExpired     = "The form expired. Please try again."
-	msgBadEmail    = "Enter a valid email address."
-	msgTooMany     = "Too many requests. Please try again later."
+	msgTitle       = "recover.error.title"
+	msgBadLink     = "recover.error.badLink"
+	msgBadRequest  = "login.error.badRequest"
+	msgInternal    = "page.error.internal"
+	msgUnavailable = "page.error.unavailable"
+	msgExpired     = "login.error.expired"
+	msgBadEmail    = "login.error.badEmail"
+	msgTooMany     = "recover.error.tooMany"
 	// msgSpent answers a wrong, spent, retired, expired and unknown link or code alike.
-	msgSpent          = "This link or code is not valid or no longer valid. Use the newest mail, or ask for a new one."
-	msgMissingCode    = "Enter the code from the mail."
-	msgBadPassword    = "Choose a different password: this one does not meet the password rules."
-	msgBadPasswordUse = "The password contains characters that cannot be used (control characters)."
-	msgForbidden      = "This account cannot sign in to this application."
+	msgSpent          = "recover.error.spent"
+	msgMissingCode    = "recover.error.missingCode"
+	msgBadPasswordUse = "login.error.badPasswordCharacters"
+	msgForbidden      = "login.error.forbidden"
 )
 
 //go:embed page.html
@@ -82,16 +84,33 @@ func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip
 // view is what a form shows. Every value is escaped by html/template.
 type view struct {
 	step    string
-	Params  login.Params
-	AppName string
+	Params  login.Params // Language alone on the mail link's path
+	AppName string       // the app's display name, else its name
+	Brand   webpage.Brand
 	Email   string // the address typed, repeated on the code form
 	Flow    string // the flow whose code the code form asks for
 	Code    string // a checked code, carried to the new-password form
 	Token   string // the mail link's secret, carried to the new-password form
-	Message string
+	Message string // a catalog key
 	CSRF    string
 	// target is the redirect URI the new-password form's post goes on to (its CSP allows it).
 	target string
+	// Printer speaks the page's language.
+	locale.Printer
+}
+
+// describe takes what identity said about the app: its name, branding and default language, which
+// decides the page's language when neither the link nor the browser does.
+func (v *view) describe(r *http.Request, name string, b *identityv1.AppBranding) {
+	v.AppName = cmp.Or(b.GetDisplayName(), name)
+	v.Brand = webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked()
+	v.Printer = locale.For(webpage.Language(r, b.GetDefaultLanguage()))
+}
+
+// Head is the layout's view of the page.
+func (v view) Head() webpage.Head {
+	title := map[string]string{stepEmail: "recover.title", stepCode: "recover.sent.title", stepPassword: "recover.password.title"}[v.step]
+	return webpage.Head{Title: v.T(title), Brand: v.Brand, Printer: v.Printer}
 }
 
 func (v view) Action() string     { return Path }
@@ -107,7 +126,7 @@ type failure struct {
 
 // ServeHTTP answers GET (show a form) and POST (submit one) on Path.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	switch r.Method {
 	case http.MethodGet:
 		p.show(w, r)
@@ -131,7 +150,7 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 			p.renderError(w, r, failure{status: http.StatusBadRequest, message: msgSpent})
 			return
 		}
-		p.askPassword(w, r, view{Token: token}, http.StatusOK, "")
+		p.askPassword(w, r, view{Token: token, Params: login.Params{Language: locale.Requested(q)}}, http.StatusOK, "")
 		return
 	}
 	params, err := login.ParamsFrom(q)
@@ -153,6 +172,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	v := view{step: form.Get("step"), Token: form.Get("token"), Flow: form.Get("flow"), Code: form.Get("code"), Email: form.Get("email")}
 	if v.step == stepPassword && v.Token != "" {
+		v.Params.Language = locale.Requested(form)
 		if !carried(v.Token) {
 			p.logRefusal(r, "the token breaks the text rule or is too long")
 			p.renderError(w, r, failure{status: http.StatusBadRequest, message: msgSpent})
@@ -259,7 +279,8 @@ func (p *Page) askPassword(w http.ResponseWriter, r *http.Request, v view, statu
 		p.renderStep(w, r, v, f)
 		return
 	}
-	v.step, v.AppName, v.target, v.Message = stepPassword, rc.GetAppName(), rc.GetRedirectUri(), message
+	v.describe(r, rc.GetAppName(), rc.GetBranding())
+	v.step, v.target, v.Message = stepPassword, rc.GetRedirectUri(), message
 	p.render(w, r, status, v)
 }
 
@@ -275,7 +296,7 @@ func (p *Page) complete(w http.ResponseWriter, r *http.Request, v view, password
 	if err != nil {
 		st := status.Convert(err)
 		if st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "password" {
-			p.askPassword(w, r, v, http.StatusBadRequest, msgBadPassword)
+			p.askPassword(w, r, v, http.StatusBadRequest, login.PasswordRuleMessage(grpcx.ReasonOf(st)))
 			return
 		}
 		p.renderError(w, r, p.failed(r, "completion", err))
@@ -351,7 +372,8 @@ func (p *Page) renderStep(w http.ResponseWriter, r *http.Request, v view, f fail
 		p.renderError(w, r, p.failed(r, "link", err))
 		return
 	}
-	v.AppName, v.Message = lc.GetAppName(), f.message
+	v.describe(r, lc.GetAppName(), lc.GetBranding())
+	v.Message = f.message
 	login.SetRetryAfter(w.Header(), f.retryAfter)
 	p.render(w, r, f.status, v)
 }
@@ -359,13 +381,15 @@ func (p *Page) renderStep(w http.ResponseWriter, r *http.Request, v view, f fail
 // render executes the view's form with a CSRF token.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, v view) {
 	v.CSRF = login.IssueCSRF(w, r)
-	webpage.SetSecurityHeaders(w.Header(), login.RedirectSource(v.target))
+	webpage.SetSecurityHeaders(w.Header(), login.RedirectSource(v.target), v.Brand.LogoSource())
 	p.execute(w, r, status, v.step, v)
 }
 
+// renderError shows the error card.
 func (p *Page) renderError(w http.ResponseWriter, r *http.Request, f failure) {
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	login.SetRetryAfter(w.Header(), f.retryAfter)
-	p.execute(w, r, f.status, "error", struct{ Message, RequestID string }{f.message, reqid.From(r.Context())})
+	p.execute(w, r, f.status, "card", webpage.NewCard(r, msgTitle, f.message))
 }
 
 // execute renders into a buffer first, so a template failure still leaves the status unwritten.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/locale"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -80,6 +81,9 @@ const (
 )
 
 func wire(err error) error { return grpcx.StatusOf(err).Err() }
+
+// en is a message as the English page shows it.
+func en(key string, args ...any) string { return locale.For(locale.English).T(key, args...) }
 
 func newPage() (*Page, *fakeLogin, *bytes.Buffer) {
 	fake, logs := &fakeLogin{}, &bytes.Buffer{}
@@ -171,7 +175,7 @@ func wantPage(t *testing.T, rec *httptest.ResponseRecorder, status int, texts ..
 func TestTheEmailFormCarriesTheAuthorizationRequest(t *testing.T) {
 	p, _, _ := newPage()
 	s := open(t, p, request())
-	wantPage(t, s.last, http.StatusOK, "Reset your password", "for Demo App", `href="/login?client_id=`)
+	wantPage(t, s.last, http.StatusOK, "Reset your password", "for Demo App", `href="/login?client_id=`, "Back to sign in")
 	f := s.fields()
 	for k, v := range request() {
 		if f.Get(k) != v[0] {
@@ -212,7 +216,7 @@ func TestTooManyRequestsAnswer429OnTheEmailForm(t *testing.T) {
 	fake.startErr = wire(fault.Exhausted(time.Hour, "too many password reset requests for ada@example.com"))
 	s := open(t, p, request())
 	rec := s.submit(url.Values{"email": {"ada@example.com"}})
-	wantPage(t, rec, http.StatusTooManyRequests, msgTooMany, `name="step" value="email"`)
+	wantPage(t, rec, http.StatusTooManyRequests, en(msgTooMany), `name="step" value="email"`)
 	if rec.Header().Get("Retry-After") != "3600" || strings.Contains(rec.Body.String(), "too many password reset requests") {
 		t.Errorf("Retry-After %q; the backend's text must not show", rec.Header().Get("Retry-After"))
 	}
@@ -261,48 +265,48 @@ func TestWrongSpentAndUnknownLinksAndCodesAnswerOneText(t *testing.T) {
 	p, fake, _ := newPage()
 	fake.checkErr = wire(fault.Invalid("code", "this link or code is no longer valid"))
 	link := open(t, p, url.Values{"token": {"spent"}})
-	wantPage(t, link.last, http.StatusBadRequest, "Password reset unavailable", msgSpent)
+	wantPage(t, link.last, http.StatusBadRequest, "Password reset unavailable", en(msgSpent))
 
 	s := open(t, p, request())
 	s.submit(url.Values{"email": {"ada@example.com"}})
 	rec := s.submit(url.Values{"code": {"000000"}})
-	wantPage(t, rec, http.StatusBadRequest, msgSpent, `name="step" value="code"`)
+	wantPage(t, rec, http.StatusBadRequest, en(msgSpent), `name="step" value="code"`)
 
 	// A code spent between its check and the new password gets the same text.
 	fake.checkErr = nil
 	s.submit(url.Values{"code": {"123456"}})
 	fake.completeErr = wire(fault.Invalid("code", "this link or code is no longer valid"))
-	wantPage(t, s.submit(url.Values{"password": {newPassword}}), http.StatusBadRequest, msgSpent)
+	wantPage(t, s.submit(url.Values{"password": {newPassword}}), http.StatusBadRequest, en(msgSpent))
 }
 
 func TestARefusedPasswordAsksAgainAndAnInactiveUserIsRefused(t *testing.T) {
 	p, fake, _ := newPage()
 	s := open(t, p, url.Values{"token": {"s3cret"}})
-	fake.completeErr = wire(fault.Invalid("password", "must be 10 to 128 characters long"))
-	wantPage(t, s.submit(url.Values{"password": {"short"}}), http.StatusBadRequest, msgBadPassword, `name="token" value="s3cret"`)
-	wantPage(t, s.submit(url.Values{"password": {"bad\x01"}}), http.StatusBadRequest, msgBadPasswordUse)
+	fake.completeErr = wire(fault.Invalid("password", "must be 8 to 128 characters long").WithReason("length"))
+	wantPage(t, s.submit(url.Values{"password": {"short"}}), http.StatusBadRequest, en("login.error.passwordLength"), `name="token" value="s3cret"`)
+	wantPage(t, s.submit(url.Values{"password": {"bad\x01"}}), http.StatusBadRequest, en(msgBadPasswordUse))
 	fake.completeErr = wire(fault.Forbidden("user is frozen or deleted"))
-	wantPage(t, s.submit(url.Values{"password": {newPassword}}), http.StatusForbidden, msgForbidden)
+	wantPage(t, s.submit(url.Values{"password": {newPassword}}), http.StatusForbidden, en(msgForbidden))
 }
 
 func TestBadInputIsRefusedBeforeIdentityIsAsked(t *testing.T) {
 	p, fake, _ := newPage()
 	bad := request()
 	bad.Set("state", "st\x00te")
-	wantPage(t, get(t, p, bad), http.StatusBadRequest, msgBadLink)
-	wantPage(t, get(t, p, url.Values{"token": {"\xff"}}), http.StatusBadRequest, msgSpent)
+	wantPage(t, get(t, p, bad), http.StatusBadRequest, en(msgBadLink))
+	wantPage(t, get(t, p, url.Values{"token": {"\xff"}}), http.StatusBadRequest, en(msgSpent))
 
 	s := open(t, p, request())
-	wantPage(t, s.submit(url.Values{"email": {"ada\x00@example.com"}}), http.StatusBadRequest, msgBadEmail)
-	wantPage(t, s.submit(url.Values{"email": {strings.Repeat("a", maxEmail) + "@example.com"}}), http.StatusBadRequest, msgBadEmail)
-	wantPage(t, s.submit(url.Values{"email": {"  "}}), http.StatusBadRequest, msgBadEmail)
+	wantPage(t, s.submit(url.Values{"email": {"ada\x00@example.com"}}), http.StatusBadRequest, en(msgBadEmail))
+	wantPage(t, s.submit(url.Values{"email": {strings.Repeat("a", maxEmail) + "@example.com"}}), http.StatusBadRequest, en(msgBadEmail))
+	wantPage(t, s.submit(url.Values{"email": {"  "}}), http.StatusBadRequest, en(msgBadEmail))
 	s.cookie = nil
-	wantPage(t, s.submit(url.Values{"email": {"ada@example.com"}}), http.StatusForbidden, msgExpired)
+	wantPage(t, s.submit(url.Values{"email": {"ada@example.com"}}), http.StatusForbidden, en(msgExpired))
 	if len(fake.starts) != 0 {
 		t.Errorf("identity was asked %d times", len(fake.starts))
 	}
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodPut, Path, nil)
 	rec := httptest.NewRecorder()
 	p.ServeHTTP(rec, req)
-	wantPage(t, rec, http.StatusMethodNotAllowed, msgBadRequest)
+	wantPage(t, rec, http.StatusMethodNotAllowed, en(msgBadRequest))
 }

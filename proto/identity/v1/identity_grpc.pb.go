@@ -961,6 +961,7 @@ const (
 	IdentityAdminService_AddAppOrigin_FullMethodName       = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
 	IdentityAdminService_RemoveAppOrigin_FullMethodName    = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
 	IdentityAdminService_ListAppOrigins_FullMethodName     = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
+	IdentityAdminService_SetAppBranding_FullMethodName     = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
 )
 
 // IdentityAdminServiceClient is the client API for IdentityAdminService service.
@@ -988,6 +989,9 @@ type IdentityAdminServiceClient interface {
 	RemoveAppOrigin(ctx context.Context, in *AppOriginRequest, opts ...grpc.CallOption) (*AppOrigins, error)
 	// ListAppOrigins lists the app's allowed browser origins.
 	ListAppOrigins(ctx context.Context, in *ListAppOriginsRequest, opts ...grpc.CallOption) (*AppOrigins, error)
+	// SetAppBranding sets the app's look on its hosted pages and mails and their default language.
+	// Every field is replaced: an empty one returns to the neutral look (and English).
+	SetAppBranding(ctx context.Context, in *SetAppBrandingRequest, opts ...grpc.CallOption) (*App, error)
 }
 
 type identityAdminServiceClient struct {
@@ -1118,6 +1122,16 @@ func (c *identityAdminServiceClient) ListAppOrigins(ctx context.Context, in *Lis
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppBranding(ctx context.Context, in *SetAppBrandingRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppBranding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityAdminServiceServer is the server API for IdentityAdminService service.
 // All implementations must embed UnimplementedIdentityAdminServiceServer
 // for forward compatibility.
@@ -1143,6 +1157,9 @@ type IdentityAdminServiceServer interface {
 	RemoveAppOrigin(context.Context, *AppOriginRequest) (*AppOrigins, error)
 	// ListAppOrigins lists the app's allowed browser origins.
 	ListAppOrigins(context.Context, *ListAppOriginsRequest) (*AppOrigins, error)
+	// SetAppBranding sets the app's look on its hosted pages and mails and their default language.
+	// Every field is replaced: an empty one returns to the neutral look (and English).
+	SetAppBranding(context.Context, *SetAppBrandingRequest) (*App, error)
 	mustEmbedUnimplementedIdentityAdminServiceServer()
 }
 
@@ -1188,6 +1205,9 @@ func (UnimplementedIdentityAdminServiceServer) RemoveAppOrigin(context.Context, 
 }
 func (UnimplementedIdentityAdminServiceServer) ListAppOrigins(context.Context, *ListAppOriginsRequest) (*AppOrigins, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAppOrigins not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppBranding(context.Context, *SetAppBrandingRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppBranding not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) mustEmbedUnimplementedIdentityAdminServiceServer() {}
 func (UnimplementedIdentityAdminServiceServer) testEmbeddedByValue()                              {}
@@ -1426,6 +1446,24 @@ func _IdentityAdminService_ListAppOrigins_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppBranding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppBrandingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppBranding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppBranding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppBranding(ctx, req.(*SetAppBrandingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityAdminService_ServiceDesc is the grpc.ServiceDesc for IdentityAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1480,6 +1518,10 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAppOrigins",
 			Handler:    _IdentityAdminService_ListAppOrigins_Handler,
+		},
+		{
+			MethodName: "SetAppBranding",
+			Handler:    _IdentityAdminService_SetAppBranding_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

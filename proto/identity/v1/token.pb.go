@@ -690,9 +690,11 @@ func (x *DescribeLoginRequest) GetRedirectUri() string {
 }
 
 type LoginContext struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
-	AppName       string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AppId   string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	AppName string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
+	// branding is the app's look and default language for the hosted page.
+	Branding      *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -739,6 +741,13 @@ func (x *LoginContext) GetAppName() string {
 		return x.AppName
 	}
 	return ""
+}
+
+func (x *LoginContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
 }
 
 // LoginParams are the authorization-request parameters the page carries through the form.
@@ -1238,12 +1247,13 @@ func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
 	return nil
 }
 
-// PasswordResetContext is what the new-password form shows and allows: the app's name, and the
-// redirect URI the reset continues to (the form's post is redirected there).
+// PasswordResetContext is what the new-password form shows and allows: the app's name and
+// branding, and the redirect URI the reset continues to (the form's post is redirected there).
 type PasswordResetContext struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppName       string                 `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
 	RedirectUri   string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	Branding      *AppBranding           `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1290,6 +1300,13 @@ func (x *PasswordResetContext) GetRedirectUri() string {
 		return x.RedirectUri
 	}
 	return ""
+}
+
+func (x *PasswordResetContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
 }
 
 type CompletePasswordResetRequest struct {
@@ -1356,7 +1373,7 @@ var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
 	"\x14ExchangeTokenRequest\x12!\n" +
 	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
 	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
@@ -1412,10 +1429,11 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\">\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"z\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
-	"\aappName\x18\x02 \x01(\tR\aappName\"\xab\x01\n" +
+	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\xab\x01\n" +
 	"\vLoginParams\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x14\n" +
@@ -1448,10 +1466,11 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\aflow_id\x18\x03 \x01(\tR\x06flowId\x12\x12\n" +
 	"\x04code\x18\x04 \x01(\tR\x04code\"X\n" +
 	"\x19CheckPasswordResetRequest\x12;\n" +
-	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\"T\n" +
+	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\"\x90\x01\n" +
 	"\x14PasswordResetContext\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\x94\x01\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\x94\x01\n" +
 	"\x1cCompletePasswordResetRequest\x12;\n" +
 	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
@@ -1502,38 +1521,41 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*CheckPasswordResetRequest)(nil),     // 17: berth.identity.v1.CheckPasswordResetRequest
 	(*PasswordResetContext)(nil),          // 18: berth.identity.v1.PasswordResetContext
 	(*CompletePasswordResetRequest)(nil),  // 19: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                   // 20: berth.identity.v1.AppBranding
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	10, // 2: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 3: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 4: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	16, // 5: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	16, // 6: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	0,  // 7: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	3,  // 8: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	5,  // 9: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	8,  // 10: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	11, // 11: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	12, // 12: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	14, // 13: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	17, // 14: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	19, // 15: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	2,  // 16: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 17: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 18: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 19: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	13, // 20: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	13, // 21: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	15, // 22: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	18, // 23: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	13, // 24: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	16, // [16:25] is the sub-list for method output_type
-	7,  // [7:16] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	20, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	10, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	10, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	10, // 5: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	16, // 6: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	20, // 7: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	16, // 8: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	0,  // 9: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	3,  // 10: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	5,  // 11: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	8,  // 12: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	11, // 13: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	12, // 14: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	14, // 15: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	17, // 16: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	19, // 17: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	2,  // 18: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 19: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 20: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 21: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	13, // 22: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	13, // 23: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	15, // 24: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	18, // 25: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	13, // 26: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	18, // [18:27] is the sub-list for method output_type
+	9,  // [9:18] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -1541,6 +1563,7 @@ func file_identity_v1_token_proto_init() {
 	if File_identity_v1_token_proto != nil {
 		return
 	}
+	file_identity_v1_identity_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -187,8 +187,8 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
 	if !domain.IsEmail(email) {
 		return "", fault.Invalid("email", "must be a valid email address")
 	}
-	if err := password.Check(in.Password); err != nil {
-		return "", err // an Invalid fault on the password naming the rule
+	if err := password.Check(in.Password, email); err != nil {
+		return "", err // an Invalid fault on the password naming the rule (its reason)
 	}
 	// Every sign-up that gets as far as hashing counts against its address, whatever its outcome:
 	// a refused one probes whether an address is registered, a successful one creates a user and a

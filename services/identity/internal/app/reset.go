@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/mail"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
-	"github.com/berthhq/berth/services/identity/internal/domain/language"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
 	"github.com/berthhq/berth/services/identity/internal/domain/resetmail"
 )
@@ -88,10 +88,12 @@ func (s *Service) StartPasswordReset(ctx context.Context, in ResetStart) (string
 	if err != nil {
 		return "", err
 	}
-	lang, _ := language.Normalize(u.Language)
+	// The user's language, else the app's default: the page asking for the mail may have spoken
+	// another, but the mail is the account's.
+	lang := locale.Choose(u.Language, "", a.Branding.DefaultLanguage)
 	msg, err := resetmail.Compose(lang, resetmail.Data{
-		To: email, App: a.Name, Link: s.resetLink(secrets.Link), Code: secrets.Code,
-		Minutes: int(domain.PurposeResetPassword.TTL().Minutes()),
+		To: email, App: firstOf(a.Branding.DisplayName, a.Name), Link: s.resetLink(secrets.Link, lang), Code: secrets.Code,
+		Minutes: int(domain.PurposeResetPassword.TTL().Minutes()), Accent: a.Branding.AccentColor, Logo: a.Branding.LogoURL,
 	})
 	if err != nil {
 		return "", err
@@ -120,10 +122,10 @@ func errTooManyResets(window time.Duration) error {
 	return fault.Exhausted(window, "too many password reset requests; try again in %d minutes", int(window.Minutes()))
 }
 
-// resetLink is the hosted reset page's URL carrying the link secret and nothing else: the
-// challenge holds the authorization request to continue.
-func (s *Service) resetLink(secret string) string {
-	return s.publicURL + ResetPath + "?" + url.Values{"token": {secret}}.Encode()
+// resetLink is the hosted reset page's URL carrying the link secret and the mail's language, so
+// the page speaks it; the challenge holds the authorization request to continue.
+func (s *Service) resetLink(secret, lang string) string {
+	return s.publicURL + ResetPath + "?" + url.Values{"token": {secret}, "language": {lang}}.Encode()
 }
 
 // sendDetached sends msg after the request is answered, so that how long the mail server takes
@@ -144,6 +146,7 @@ func (s *Service) sendDetached(ctx context.Context, msg mail.Message) {
 // URI the reset continues to.
 type ResetContext struct {
 	AppName, RedirectURI string
+	Branding             domain.Branding
 }
 
 // CheckPasswordReset checks a proof before the page asks for the new password. A wrong code
@@ -158,7 +161,7 @@ func (s *Service) CheckPasswordReset(ctx context.Context, p ResetProof) (ResetCo
 	if err != nil {
 		return ResetContext{}, err
 	}
-	return ResetContext{AppName: a.Name, RedirectURI: params.RedirectURI}, nil
+	return ResetContext{AppName: a.Name, RedirectURI: params.RedirectURI, Branding: a.Branding}, nil
 }
 
 // CompletePasswordReset sets the new password of the challenge's user, marks the address verified
@@ -167,11 +170,13 @@ func (s *Service) CheckPasswordReset(ctx context.Context, p ResetProof) (ResetCo
 // authorization request the reset started from. A frozen or deleted user cannot reset.
 func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion) (string, error) {
 	// The password's rules first: a refused password leaves the proof as it was for the retry.
-	if err := password.Check(in.Password); err != nil {
-		return "", err
-	}
 	c, err := s.resetChallenge(ctx, in.Proof)
 	if err != nil {
+		return "", err
+	}
+	// The sign-up's rules, the address being the challenge's (the user's). A refused password
+	// leaves the proof as it was for the retry: a right code is not counted.
+	if err := password.Check(in.Password, c.Email); err != nil {
 		return "", err
 	}
 	params := continuation(c)

@@ -42,7 +42,7 @@ func (s *fakeSender) count() int {
 }
 
 var (
-	resetLinkRE = regexp.MustCompile(`https://berth\.test/login/recover\?token=([A-Za-z0-9_-]+)`)
+	resetLinkRE = regexp.MustCompile(`https://berth\.test/login/recover\?language=en&token=([A-Za-z0-9_-]+)\n`)
 	resetCodeRE = regexp.MustCompile(`(?m)^([0-9]{6})$`)
 )
 

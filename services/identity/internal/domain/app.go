@@ -37,8 +37,10 @@ type App struct {
 	// AccessTokenTTL and RefreshTokenTTL are how long the tokens issued to the app's users live.
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// Branding is the app's look on its hosted pages and mails and their default language.
+	Branding  Branding
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Default token lifetimes: short access tokens keep a stolen one useful only briefly (verification

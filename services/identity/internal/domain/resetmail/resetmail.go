@@ -6,101 +6,70 @@ import (
 	htmltemplate "html/template"
 	texttemplate "text/template"
 
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/mail"
 )
 
 // Data is what a reset mail says.
 type Data struct {
 	To      string // the user's address
-	App     string // the app's name
+	App     string // the app's display name (or its name)
 	Link    string // the hosted reset page with the link secret
 	Code    string // the code to type on the page instead
 	Minutes int    // how long link and code work
+	// Accent (#rrggbb) and Logo (an https URL) are the app's branding, validated when the
+	// operator set them; "" leaves the mail in the neutral look.
+	Accent string
+	Logo   string
 }
 
-// texts are one language's mail: its subject, text part and HTML part.
-type texts struct {
-	subject *texttemplate.Template
-	text    *texttemplate.Template
-	html    *htmltemplate.Template
+// view is what the templates see: the data and the printer of the mail's language.
+type view struct {
+	Data
+	locale.Printer
 }
 
-func parse(lang, subject, text, html string) texts {
-	return texts{
-		subject: texttemplate.Must(texttemplate.New(lang + "-subject").Parse(subject)),
-		text:    texttemplate.Must(texttemplate.New(lang + "-text").Parse(text)),
-		html:    htmltemplate.Must(htmltemplate.New(lang + "-html").Parse(html)),
-	}
-}
+var (
+	subjectTemplate = texttemplate.Must(texttemplate.New("subject").Parse(`{{.T "resetMail.subject" .App}}`))
+	textTemplate    = texttemplate.Must(texttemplate.New("text").Parse(`{{.T "resetMail.greeting"}}
 
-// languages are keyed by language code (domain/language). The mail says what to do when the
-// reader did not ask for it, since anyone may type any address into the form.
-var languages = map[string]texts{
-	"en": parse("en",
-		`Reset your password for {{.App}}`,
-		`Hello,
-
-someone asked to reset the password of the {{.App}} account of this address. To choose a new password, open this link:
+{{.T "resetMail.asked" .App}} {{.T "resetMail.openLink"}}
 {{.Link}}
 
-Or type this code on the page where you asked:
+{{.T "resetMail.orCode"}}
 {{.Code}}
 
-The link and the code work once, for {{.Minutes}} minutes. Choosing a new password signs you out everywhere else.
-If you did not ask for this, you can ignore this email: your password stays as it is.
-`,
-		`<!DOCTYPE html>
-<html lang="en"><body>
-<p>Hello,</p>
-<p>someone asked to reset the password of the <strong>{{.App}}</strong> account of this address.</p>
-<p><a href="{{.Link}}">Choose a new password</a></p>
-<p>Or type this code on the page where you asked:</p>
+{{.T "resetMail.validity" .Minutes}}
+{{.T "resetMail.ignore"}}
+`))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("html").Parse(`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+{{if .Logo}}<p><img src="{{.Logo}}" alt="{{.App}}" height="40"></p>
+{{end}}<p>{{.T "resetMail.greeting"}}</p>
+<p>{{.T "resetMail.asked" .App}}</p>
+<p><a href="{{.Link}}"{{if .Accent}} style="color:{{.Accent}}"{{end}}>{{.T "resetMail.link"}}</a></p>
+<p>{{.T "resetMail.orCode"}}</p>
 <p style="font-size:1.5em;letter-spacing:.2em"><strong>{{.Code}}</strong></p>
-<p>The link and the code work once, for {{.Minutes}} minutes. Choosing a new password signs you out everywhere else.</p>
-<p>If you did not ask for this, you can ignore this email: your password stays as it is.</p>
+<p>{{.T "resetMail.validity" .Minutes}}</p>
+<p>{{.T "resetMail.ignore"}}</p>
 </body></html>
-`),
-	"de": parse("de",
-		`Passwort für {{.App}} zurücksetzen`,
-		`Hallo,
+`))
+)
 
-jemand möchte das Passwort des {{.App}}-Kontos dieser Adresse zurücksetzen. Über diesen Link kannst du ein neues Passwort wählen:
-{{.Link}}
-
-Oder gib diesen Code auf der Seite ein, auf der du es angefordert hast:
-{{.Code}}
-
-Link und Code gelten einmal, für {{.Minutes}} Minuten. Ein neues Passwort meldet dich überall sonst ab.
-Wenn du das nicht angefordert hast, kannst du diese E-Mail ignorieren: dein Passwort bleibt, wie es ist.
-`,
-		`<!DOCTYPE html>
-<html lang="de"><body>
-<p>Hallo,</p>
-<p>jemand möchte das Passwort des <strong>{{.App}}</strong>-Kontos dieser Adresse zurücksetzen.</p>
-<p><a href="{{.Link}}">Neues Passwort wählen</a></p>
-<p>Oder gib diesen Code auf der Seite ein, auf der du es angefordert hast:</p>
-<p style="font-size:1.5em;letter-spacing:.2em"><strong>{{.Code}}</strong></p>
-<p>Link und Code gelten einmal, für {{.Minutes}} Minuten. Ein neues Passwort meldet dich überall sonst ab.</p>
-<p>Wenn du das nicht angefordert hast, kannst du diese E-Mail ignorieren: dein Passwort bleibt, wie es ist.</p>
-</body></html>
-`),
-}
-
-// Compose renders the mail in lang (en or de; anything else is English, the user's language
-// being unknown or one Berth does not speak).
+// Compose renders the mail in lang, a language Berth speaks (en or de; locale.Choose picks it).
 func Compose(lang string, d Data) (mail.Message, error) {
-	t, ok := languages[lang]
-	if !ok {
-		t = languages["en"]
+	if lang != locale.English && lang != locale.German {
+		return mail.Message{}, fmt.Errorf("reset mail: no messages in language %q", lang)
 	}
+	v := view{Data: d, Printer: locale.For(lang)}
 	var subject, text, html bytes.Buffer
 	for _, part := range []struct {
 		name string
 		run  func() error
 	}{
-		{"subject", func() error { return t.subject.Execute(&subject, d) }},
-		{"text", func() error { return t.text.Execute(&text, d) }},
-		{"html", func() error { return t.html.Execute(&html, d) }},
+		{"subject", func() error { return subjectTemplate.Execute(&subject, v) }},
+		{"text", func() error { return textTemplate.Execute(&text, v) }},
+		{"html", func() error { return htmlTemplate.Execute(&html, v) }},
 	} {
 		if err := part.run(); err != nil {
 			return mail.Message{}, fmt.Errorf("reset mail: %s: %w", part.name, err)
