@@ -48,8 +48,14 @@ var mailedResetLink = regexp.MustCompile(`https?://\S+/login/recover\?\S+`)
 
 func TestForgottenPasswordInChromiumIsResetByTheMailedLinkEndsTheOldSessionAndContinuesToTheApp(t *testing.T) {
 	chromium := ensureChromium(t)
+	for _, store := range []string{"memory", "postgres"} {
+		t.Run(store, func(t *testing.T) { resetInChromium(t, chromium, store == "postgres") })
+	}
+}
+
+func resetInChromium(t *testing.T, chromium string, postgres bool) {
 	app := newCallbackApp(t)
-	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
+	env := stacktest.StartWith(t, stacktest.Options{Issuer: "berth-browser-test", RedirectURI: app.redirectURI(), Postgres: postgres})
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
 	defer cancel()
