@@ -1,7 +1,6 @@
 package login
 
 import (
-	"bytes"
 	"cmp"
 	_ "embed"
 	"errors"
@@ -91,25 +90,12 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 // submit checks the form and signs the user up or in; on success the browser goes to the URL the
 // backend built from the registered redirect URI, with a 303 so it is fetched with GET.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		p.logRefusal(r, "the form is not application/x-www-form-urlencoded")
-		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
+	form, refused, reason := ReadForm(w, r)
+	if refused != 0 {
+		p.logRefusal(r, reason)
+		p.renderError(w, r, refused, msgBadRequest)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			p.logRefusal(r, "the form is too large")
-			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
-			return
-		}
-		p.logRefusal(r, "the form cannot be parsed")
-		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
-		return
-	}
-	// Only the body counts: a query string on the form's action must not override the fields.
-	form := r.PostForm
 	params, err := ParamsFrom(form)
 	if err != nil {
 		p.logRefusal(r, err.Error())
@@ -166,6 +152,24 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// ReadForm reads a url-encoded POST body of at most maxForm bytes. Only the body counts: a query
+// string on the form's action must not override the fields. A refusal is the status to answer and
+// the reason to log; status is 0 for a form that was read.
+func ReadForm(w http.ResponseWriter, r *http.Request) (form url.Values, status int, reason string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, http.StatusUnsupportedMediaType, "the form is not application/x-www-form-urlencoded"
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, http.StatusRequestEntityTooLarge, "the form is too large"
+		}
+		return nil, http.StatusBadRequest, "the form cannot be parsed"
+	}
+	return r.PostForm, 0, ""
 }
 
 // badField checks the typed fields against the text rule and returns the answer for the first
@@ -273,15 +277,9 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, m
 // render executes a template into a buffer first, so a template failure still leaves the status
 // and body unwritten and can become a plain 500.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.logCause(r, "render login page", err)
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // logCause records why a request failed; the end user only sees a generic message and the

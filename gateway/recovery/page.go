@@ -1,12 +1,10 @@
 package recovery
 
 import (
-	"bytes"
 	"cmp"
 	_ "embed"
 	"errors"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -164,10 +162,10 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 
 // submit checks the posted form and runs its step.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	form, f := readForm(w, r)
-	if f.status != 0 {
-		p.logRefusal(r, f.message)
-		p.renderError(w, r, failure{status: f.status, message: msgBadRequest})
+	form, refused, reason := login.ReadForm(w, r)
+	if refused != 0 {
+		p.logRefusal(r, reason)
+		p.renderError(w, r, failure{status: refused, message: msgBadRequest})
 		return
 	}
 	v := view{step: form.Get("step"), Token: form.Get("token"), Flow: form.Get("flow"), Code: form.Get("code"), Email: form.Get("email")}
@@ -215,23 +213,6 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.logRefusal(r, "unknown step")
 		p.renderError(w, r, failure{status: http.StatusBadRequest, message: msgBadRequest})
 	}
-}
-
-// readForm reads a url-encoded POST body of at most maxForm bytes; a refusal has a status.
-func readForm(w http.ResponseWriter, r *http.Request) (url.Values, failure) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, failure{status: http.StatusUnsupportedMediaType, message: "the form is not application/x-www-form-urlencoded"}
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, failure{status: http.StatusRequestEntityTooLarge, message: "the form is too large"}
-		}
-		return nil, failure{status: http.StatusBadRequest, message: "the form cannot be parsed"}
-	}
-	// Only the body counts: a query string on the form's action must not override the fields.
-	return r.PostForm, failure{}
 }
 
 // carried reports whether a value the pages carry (token, flow, code) may be sent to identity.
@@ -392,17 +373,11 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, f failure) {
 	p.execute(w, r, f.status, "card", webpage.NewCard(r, msgTitle, f.message))
 }
 
-// execute renders into a buffer first, so a template failure still leaves the status unwritten.
+// execute renders template name of the pages.
 func (p *Page) execute(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.logCause(r, "render reset page", err)
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // logCause records why a request failed. Never pass anything holding a password, code or token.
