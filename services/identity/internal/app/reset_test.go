@@ -112,6 +112,9 @@ func TestPasswordResetRefusesBadInputWithoutSending(t *testing.T) {
 	bad.RedirectURI = "https://evil.test/cb"
 	_, err = f.svc.StartPasswordReset(ctx, app.ResetStart{Params: bad, Email: "ada@example.test", ClientIP: clientIP})
 	wantInvalid(t, err, "redirect_uri")
+	if n := f.mailer.count(); n != 0 {
+		t.Errorf("refused requests sent %d mails", n)
+	}
 
 	f.signUp(t, "grace@example.test")
 	r := f.startReset(t, "grace@example.test", 1)
