@@ -272,7 +272,7 @@ func (p *Page) complete(w http.ResponseWriter, r *http.Request, v view, password
 		return
 	}
 	redirect, err := p.client.CompletePasswordReset(r.Context(), &identityv1.CompletePasswordResetRequest{
-		Proof: proofOf(v), Password: password, ClientIp: login.ClientIP(r, p.trusted),
+		Proof: proofOf(v), Password: password, ClientIp: login.ClientIP(r, p.trusted), UserAgent: login.UserAgent(r),
 	})
 	if err != nil {
 		st := status.Convert(err)

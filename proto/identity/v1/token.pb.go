@@ -843,7 +843,9 @@ type SignUpRequest struct {
 	Password string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
 	Name     string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
 	// client_ip is the end user's address as the edge saw it (attempt limits, sign-in records).
-	ClientIp      string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	ClientIp string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	// user_agent is the browser's User-Agent header, recorded with the session the sign-up starts.
+	UserAgent     string `protobuf:"bytes,6,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -913,12 +915,20 @@ func (x *SignUpRequest) GetClientIp() string {
 	return ""
 }
 
+func (x *SignUpRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
 type SignInRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Params        *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
 	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
 	Password      string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
 	ClientIp      string                 `protobuf:"bytes,4,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent     string                 `protobuf:"bytes,5,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -977,6 +987,13 @@ func (x *SignInRequest) GetPassword() string {
 func (x *SignInRequest) GetClientIp() string {
 	if x != nil {
 		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *SignInRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
 	}
 	return ""
 }
@@ -1310,10 +1327,12 @@ func (x *PasswordResetContext) GetBranding() *AppBranding {
 }
 
 type CompletePasswordResetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Proof         *PasswordResetProof    `protobuf:"bytes,1,opt,name=proof,proto3" json:"proof,omitempty"`
-	Password      string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
-	ClientIp      string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Proof    *PasswordResetProof    `protobuf:"bytes,1,opt,name=proof,proto3" json:"proof,omitempty"`
+	Password string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	ClientIp string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	// user_agent is the browser's User-Agent, recorded on the session the reset signs in.
+	UserAgent     string `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1365,6 +1384,13 @@ func (x *CompletePasswordResetRequest) GetPassword() string {
 func (x *CompletePasswordResetRequest) GetClientIp() string {
 	if x != nil {
 		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *CompletePasswordResetRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
 	}
 	return ""
 }
@@ -1440,18 +1466,22 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x05state\x18\x03 \x01(\tR\x05state\x12\x14\n" +
 	"\x05nonce\x18\x04 \x01(\tR\x05nonce\x12\x14\n" +
 	"\x05scope\x18\x05 \x01(\tR\x05scope\x12\x1a\n" +
-	"\breferral\x18\x06 \x01(\tR\breferral\"\xaa\x01\n" +
+	"\breferral\x18\x06 \x01(\tR\breferral\"\xc9\x01\n" +
 	"\rSignUpRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1b\n" +
-	"\tclient_ip\x18\x05 \x01(\tR\bclientIp\"\x96\x01\n" +
+	"\tclient_ip\x18\x05 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x06 \x01(\tR\tuserAgent\"\xb5\x01\n" +
 	"\rSignInRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1b\n" +
-	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\"!\n" +
+	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x05 \x01(\tR\tuserAgent\"!\n" +
 	"\rLoginRedirect\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\"\x86\x01\n" +
 	"\x19StartPasswordResetRequest\x126\n" +
@@ -1470,11 +1500,13 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x14PasswordResetContext\x12\x19\n" +
 	"\bapp_name\x18\x01 \x01(\tR\aappName\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12:\n" +
-	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\x94\x01\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\xb3\x01\n" +
 	"\x1cCompletePasswordResetRequest\x12;\n" +
 	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
-	"\tclient_ip\x18\x03 \x01(\tR\bclientIp2\xcb\x03\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent2\xcb\x03\n" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +

@@ -44,9 +44,10 @@ type ResetProof struct {
 
 // ResetCompletion is the new-password form.
 type ResetCompletion struct {
-	Proof    ResetProof
-	Password string
-	ClientIP string
+	Proof     ResetProof
+	Password  string
+	ClientIP  string
+	UserAgent string // the browser's, recorded on the session the reset signs in
 }
 
 // StartPasswordReset mails a reset link and code to an active user of the app with this address
@@ -212,7 +213,7 @@ func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion)
 	if err != nil {
 		return "", err
 	}
-	return s.completeSignIn(ctx, a, u, params, clientIP(in.ClientIP))
+	return s.completeSignIn(ctx, a, u, params, browser{ip: clientIP(in.ClientIP), userAgent: in.UserAgent})
 }
 
 // continuation is the authorization request a challenge continues, as the login forms carry it.

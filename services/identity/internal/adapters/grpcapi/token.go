@@ -78,7 +78,7 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest) (*identityv1.LoginRedirect, error) {
 	url, err := s.svc.SignUp(ctx, app.SignUpInput{
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(),
-		Name: req.GetName(), ClientIP: req.GetClientIp(),
+		Name: req.GetName(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
 	})
 	if err != nil {
 		return nil, err
@@ -90,6 +90,7 @@ func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest)
 func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest) (*identityv1.LoginRedirect, error) {
 	url, err := s.svc.SignIn(ctx, app.SignInInput{
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: req.GetClientIp(),
+		UserAgent: req.GetUserAgent(),
 	})
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (s *LoginServer) CheckPasswordReset(ctx context.Context, req *identityv1.Ch
 // CompletePasswordReset sets the new password and continues the authorization request.
 func (s *LoginServer) CompletePasswordReset(ctx context.Context, req *identityv1.CompletePasswordResetRequest) (*identityv1.LoginRedirect, error) {
 	url, err := s.svc.CompletePasswordReset(ctx, app.ResetCompletion{
-		Proof: resetProof(req.GetProof()), Password: req.GetPassword(), ClientIP: req.GetClientIp(),
+		Proof: resetProof(req.GetProof()), Password: req.GetPassword(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
 	})
 	if err != nil {
 		return nil, err

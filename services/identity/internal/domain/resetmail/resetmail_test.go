@@ -36,4 +36,3 @@ func TestComposeCarriesLinkAndCodeInBothPartsOfEachLanguage(t *testing.T) {
 		t.Error("a language Berth does not speak was rendered")
 	}
 }
-
