@@ -208,7 +208,8 @@ func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion)
 			}
 			evs = append(evs, verified...)
 		}
-		return ChallengeEffect{Events: evs, RevokeSessions: true}, nil
+		return ChallengeEffect{Events: evs, RevokeSessions: true,
+			SessionsRevoked: sessionsRevoked(u.AppID, u.ID, domain.RevokedPasswordReset, true, now)}, nil
 	})
 	if err != nil {
 		return "", err

@@ -164,8 +164,12 @@ func TestPasswordResetByLinkContinuesTheAuthorizationRequestAndEndsEverySession(
 	if err != nil || !u.EmailVerified {
 		t.Errorf("user = %+v, %v, want the address verified by the mail", u, err)
 	}
-	evs := types(f.drain(t))
-	for _, want := range []eventsv1.Type{identityv1.EventUserPasswordChanged, identityv1.EventUserUpdated, identityv1.EventUserSignedIn} {
+	drained := f.drain(t)
+	if rs := sessionsRevoked(t, drained); len(rs) != 1 || rs[0].GetReason() != "password_reset" || !rs[0].GetAll() || len(rs[0].GetSessionIds()) != 1 {
+		t.Errorf("sessions-revoked events = %v, want the old session ended by the reset", rs)
+	}
+	evs := types(drained)
+	for _, want := range []eventsv1.Type{identityv1.EventUserPasswordChanged, identityv1.EventUserUpdated, identityv1.EventSessionsRevoked, identityv1.EventUserSignedIn} {
 		if !slices.Contains(evs, want) {
 			t.Errorf("events = %v, want %s", evs, want)
 		}
