@@ -15,6 +15,7 @@ import (
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
+	"github.com/berthhq/berth/gateway/recovery"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -151,6 +152,15 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			}); err != nil {
 				return nil, fmt.Errorf("edge: register %s %s: %w", method, path, err)
 			}
+		}
+	}
+	// The password-reset pages, which the sign-in page links to and reset mails link back to.
+	reset := recovery.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		if err := d.HandlePath(method, recovery.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			reset.ServeHTTP(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register %s %s: %w", method, recovery.Path, err)
 		}
 	}
 	if o.payment == nil {

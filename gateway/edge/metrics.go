@@ -8,6 +8,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/recovery"
 )
 
 // HTTP metrics per route, on the process's default Prometheus registry. The route label is the
@@ -33,6 +34,8 @@ func routeLabel(rpc, path string) string {
 		return "login"
 	case path == emailchange.Path:
 		return "email-change"
+	case path == recovery.Path:
+		return "recover"
 	default:
 		return "unmatched"
 	}

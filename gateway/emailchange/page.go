@@ -235,7 +235,6 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.log.ErrorContext(r.Context(), "render email-change page",
 			slog.String("request_id", reqid.From(r.Context())), slog.String("error", err.Error()))
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
 	}
 }
 

@@ -1,7 +1,6 @@
 package login
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	_ "embed"
@@ -28,6 +27,10 @@ import (
 
 // Path is where the page is served (the login_url of the authorization step).
 const Path = "/login"
+
+// RecoverPath is where the password-reset pages (gateway/recovery) are served: under Path, so that
+// the CSRF cookie reaches them.
+const RecoverPath = Path + "/recover"
 
 // maxForm is the POST body limit: a form of a few short fields never comes near it.
 const maxForm = 64 << 10
@@ -79,7 +82,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // show renders the form for a valid link and an error page for anything else. It never redirects:
 // a link that failed the checks must not send the browser anywhere it names.
 func (p *Page) show(w http.ResponseWriter, r *http.Request) {
-	params, err := paramsFrom(r.URL.Query())
+	params, err := ParamsFrom(r.URL.Query())
 	if err != nil {
 		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
@@ -98,26 +101,13 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 // submit checks the form and signs the user up or in; on success the browser goes to the URL the
 // backend built from the registered redirect URI, with a 303 so it is fetched with GET.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		p.logRefusal(r, "the form is not application/x-www-form-urlencoded")
-		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
+	form, refused, reason := ReadForm(w, r)
+	if refused != 0 {
+		p.logRefusal(r, reason)
+		p.renderError(w, r, refused, msgBadRequest)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			p.logRefusal(r, "the form is too large")
-			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
-			return
-		}
-		p.logRefusal(r, "the form cannot be parsed")
-		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
-		return
-	}
-	// Only the body counts: a query string on the form's action must not override the fields.
-	form := r.PostForm
-	params, err := paramsFrom(form)
+	params, err := ParamsFrom(form)
 	if err != nil {
 		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
@@ -131,7 +121,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.retry(w, r, view, f)
 		return
 	}
-	if !csrf.Valid(r) {
+	if !CSRF.Valid(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
@@ -142,14 +132,14 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var redirect *identityv1.LoginRedirect
-	ip, agent := clientIP(r, p.trusted), userAgent(r)
+	ip, agent := ClientIP(r, p.trusted), UserAgent(r)
 	if params.SignUp {
 		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
-			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip, UserAgent: agent,
+			Params: params.Proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip, UserAgent: agent,
 		})
 	} else {
 		redirect, err = p.client.SignIn(r.Context(), &identityv1.SignInRequest{
-			Params: params.proto(), Email: view.Email, Password: password, ClientIp: ip, UserAgent: agent,
+			Params: params.Proto(), Email: view.Email, Password: password, ClientIp: ip, UserAgent: agent,
 		})
 	}
 	if err != nil {
@@ -173,6 +163,24 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// ReadForm reads a url-encoded POST body of at most maxForm bytes. Only the body counts: a query
+// string on the form's action must not override the fields. A refusal is the status to answer and
+// the reason to log; status is 0 for a form that was read.
+func ReadForm(w http.ResponseWriter, r *http.Request) (form url.Values, status int, reason string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, http.StatusUnsupportedMediaType, "the form is not application/x-www-form-urlencoded"
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, http.StatusRequestEntityTooLarge, "the form is too large"
+		}
+		return nil, http.StatusBadRequest, "the form cannot be parsed"
+	}
+	return r.PostForm, 0, ""
 }
 
 // badField checks the typed fields against the text rule and returns the answer for the first
@@ -205,7 +213,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 	p.renderForm(w, r, f.status, view)
 }
 
-func (p *Page) describe(r *http.Request, params params) (*identityv1.LoginContext, error) {
+func (p *Page) describe(r *http.Request, params Params) (*identityv1.LoginContext, error) {
 	return p.client.DescribeLogin(r.Context(), &identityv1.DescribeLoginRequest{
 		ClientId:    params.ClientID,
 		RedirectUri: params.RedirectURI,
@@ -229,7 +237,7 @@ func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
 
 // formView is what the form template shows. Every value is escaped by html/template.
 type formView struct {
-	Params  params
+	Params  Params
 	AppName string // the app's display name, else its name
 	Brand   webpage.Brand
 	Email   string // repeated after a failure; the password never is
@@ -266,8 +274,8 @@ func (v formView) Action() string    { return Path }
 func (v formView) SwitchURL() string { return v.Params.switchURL() }
 
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
-	view.CSRF = csrf.Issue(w, r)
-	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	view.CSRF = CSRF.Issue(w, r)
+	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
 	p.render(w, r, status, "form", view)
 }
 
@@ -280,15 +288,9 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, m
 // render executes a template into a buffer first, so a template failure still leaves the status
 // and body unwritten and can become a plain 500.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.logCause(r, "render login page", err)
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // logCause records why a request failed; the end user only sees a generic message and the
@@ -315,11 +317,11 @@ func fieldNote(st *status.Status) string {
 	return ""
 }
 
-// clientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
+// ClientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
 // that peer is a trusted proxy: then X-Forwarded-For is read from the right, skipping trusted
 // proxies, and the first address not among them is the user. Entries left of it are whatever the
 // client sent and are never believed.
-func clientIP(r *http.Request, trusted []netip.Prefix) string {
+func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		host, _, splitErr := net.SplitHostPort(r.RemoteAddr)
@@ -350,10 +352,10 @@ func clientIP(r *http.Request, trusted []netip.Prefix) string {
 // in bytes here, which is never more characters.
 const maxUserAgent = 512
 
-// userAgent is the browser's User-Agent as the session the sign-in starts records it: the header
+// UserAgent is the browser's User-Agent as the session the sign-in (or reset) starts records it: the header
 // describes the session to its user, so one that breaks the text rule (pkg/text) is left out
 // rather than refusing the sign-in over a header the person never chose, and a long one is cut.
-func userAgent(r *http.Request) string {
+func UserAgent(r *http.Request) string {
 	ua := strings.TrimSpace(r.UserAgent())
 	if !text.Valid(ua) {
 		return ""

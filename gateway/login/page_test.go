@@ -30,6 +30,8 @@ import (
 
 // fakeLogin is an in-test LoginServiceClient: it records every request and answers as programmed.
 type fakeLogin struct {
+	identityv1.LoginServiceClient // the reset RPCs, which this page never calls
+
 	mu          sync.Mutex
 	describeErr error
 	appName     string
@@ -622,8 +624,8 @@ func TestRedirectSource(t *testing.T) {
 		{"https://a.example%20script-src/cb", ""},
 	}
 	for _, tt := range tests {
-		if got := redirectSource(tt.in); got != tt.want {
-			t.Errorf("redirectSource(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := RedirectSource(tt.in); got != tt.want {
+			t.Errorf("RedirectSource(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -678,5 +680,28 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 				t.Errorf("Retry-After = %q, want %q", got, tt.retryAfter)
 			}
 		})
+	}
+}
+
+var recoverLink = regexp.MustCompile(`<p class="switch recover"><a href="([^"]*)">Forgot your password\?</a>`)
+
+func TestTheSignInFormLinksToThePasswordResetWithTheRequestAndTheSignUpFormDoesNot(t *testing.T) {
+	p, _ := newPage(newFake())
+	m := recoverLink.FindStringSubmatch(get(t, p, linkQuery("signIn")).Body.String())
+	if m == nil {
+		t.Fatal("the sign-in form has no \"Forgot your password?\" link")
+	}
+	u, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil || u.Path != RecoverPath {
+		t.Fatalf("link %q (%v)", m[1], err)
+	}
+	want := linkQuery("signIn")
+	want.Del("type")
+	want.Del("referral") // a referral is for sign-up only
+	if u.Query().Encode() != want.Encode() {
+		t.Errorf("link query = %v, want %v", u.Query(), want)
+	}
+	if recoverLink.MatchString(get(t, p, linkQuery(signUpType)).Body.String()) {
+		t.Error("the sign-up form links to the password reset")
 	}
 }

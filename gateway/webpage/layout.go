@@ -1,10 +1,8 @@
 package webpage
 
 import (
-	"bytes"
 	_ "embed"
 	"html/template"
-	"net/http"
 	"net/url"
 	"regexp"
 
@@ -91,18 +89,4 @@ func (b Brand) LogoSource() string {
 		return ""
 	}
 	return origin
-}
-
-// Render executes the template name of t with data into a buffer first and only then writes the
-// HTML answer with status, so a template failure leaves the answer unwritten: the caller logs the
-// error and can still answer a plain 500.
-func Render(w http.ResponseWriter, t *template.Template, status int, name string, data any) error {
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return nil
 }

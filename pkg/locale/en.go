@@ -38,6 +38,30 @@ var english = map[string]string{
 	"login.error.passwordBlank":         "The password must not be only spaces.",
 	"login.error.passwordCommon":        "This password is too common: it appears on lists of common and leaked passwords. Choose another.",
 	"login.error.passwordEmail":         "The password must not contain your email address's name (the part before the @).",
+	"login.forgotPassword":              "Forgot your password?",
+
+	// The password-reset pages (gateway/recovery).
+	"recover.title":             "Reset your password",
+	"recover.for":               "for %s",
+	"recover.intro":             "Enter the email address of your account. We will send it a link and a code to choose a new password.",
+	"recover.send":              "Send the link",
+	"recover.backToSignIn":      "Back to sign in",
+	"recover.sent.title":        "Check your inbox",
+	"recover.sent":              "If an account exists for %s, we sent it a link and a code. They work for 15 minutes.",
+	"recover.sent.hint":         "Open the link in the mail, or type its code here.",
+	"recover.code":              "Code",
+	"recover.continue":          "Continue",
+	"recover.noMail":            "No mail?",
+	"recover.sendAgain":         "Send a new one",
+	"recover.password.title":    "Choose a new password",
+	"recover.password":          "New password",
+	"recover.password.signsOut": "Choosing a new password signs you out on every other device.",
+	"recover.password.submit":   "Set the password and continue",
+	"recover.error.title":       "Password reset unavailable",
+	"recover.error.badLink":     "This link is not valid. Go back to the application and start again.",
+	"recover.error.tooMany":     "Too many requests. Please try again later.",
+	"recover.error.spent":       "This link or code is not valid or no longer valid. Use the newest mail, or ask for a new one.",
+	"recover.error.missingCode": "Enter the code from the mail.",
 
 	// The payment pages (gateway/pay).
 	"pay.title":          "Payment",
@@ -78,4 +102,14 @@ var english = map[string]string{
 	"emailChangeMail.changed.subject": "The email address of your %s account was changed",
 	"emailChangeMail.changed.body":    "the email address of your account of %s was changed to another address, which confirmed the change. This address is no longer used for the account.",
 	"emailChangeMail.changed.next":    "If you did not make this change, contact the support of %s at once.",
+
+	// The password-reset mail (identity).
+	"resetMail.greeting": "Hello,",
+	"resetMail.subject":  "Reset your password for %s",
+	"resetMail.asked":    "someone asked to reset the password of the %s account of this address.",
+	"resetMail.openLink": "To choose a new password, open this link:",
+	"resetMail.link":     "Choose a new password",
+	"resetMail.orCode":   "Or type this code on the page where you asked:",
+	"resetMail.validity": "The link and the code work once, for %d minutes. Choosing a new password signs you out everywhere else.",
+	"resetMail.ignore":   "If you did not ask for this, you can ignore this email: your password stays as it is.",
 }

@@ -41,7 +41,7 @@ func TestTheEmailChangeLinkConfirmsTheNewAddressInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sign up: %v\npage:\n%s", err, currentPage(browser))
 	}
-	access := exchangeCode(t, env, (<-app.queries).Get("code"), app.redirectURI(), state, nonce)
+	access, _ := exchangeCode(t, env, (<-app.queries).Get("code"), app.redirectURI(), state, nonce)
 
 	newEmail := "moved-" + stacktest.RandomHex(4) + "@example.com"
 	if status, body := asUser(t, env, http.MethodPut, "/v1/users/me", access, `{"user":{"email":"`+newEmail+`"}}`); status != http.StatusOK {

@@ -21,6 +21,8 @@ const (
 	EventUserEmailChanged eventsv1.Type = "identity.user.email_changed"
 	// EventUserFrozen is carried by [UserChanged].
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
+	// EventUserPasswordChanged is carried by [UserPasswordChanged].
+	EventUserPasswordChanged eventsv1.Type = "identity.user.password_changed"
 	// EventUserSignedIn is carried by [UserSignedIn].
 	EventUserSignedIn eventsv1.Type = "identity.user.signed_in"
 	// EventUserUnfrozen is carried by [UserChanged].

@@ -118,6 +118,18 @@ func (u *User) RecordSignIn(at time.Time, ip string) error {
 	return nil
 }
 
+// ResetPassword replaces the password hash after the user proved control of the address by a
+// reset mail; the same proof verifies the address. It reports whether the address was unverified
+// before. Frozen and deleted users cannot reset: a reset would hand them a working sign-in.
+func (u *User) ResetPassword(hash string, now time.Time) (verifiedNow bool, err error) {
+	if err := u.CheckActive(); err != nil {
+		return false, err
+	}
+	verifiedNow = !u.EmailVerified
+	u.PasswordHash, u.EmailVerified, u.UpdatedAt = hash, true, now.UTC()
+	return verifiedNow, nil
+}
+
 // MarkDeleted soft-deletes the user: the row stays for the tenant's records and analytics, but
 // the user can no longer sign in, and the email address becomes free for a new account. Deleting
 // twice is "not found", as for any other missing user.
