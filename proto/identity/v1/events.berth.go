@@ -15,6 +15,8 @@ const (
 	EventUserCreated eventsv1.Type = "identity.user.created"
 	// EventUserDeleted is carried by [UserDeleted].
 	EventUserDeleted eventsv1.Type = "identity.user.deleted"
+	// EventUserEmailVerified is carried by [EmailVerified].
+	EventUserEmailVerified eventsv1.Type = "identity.user.email_verified"
 	// EventUserFrozen is carried by [UserChanged].
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
 	// EventUserSignedIn is carried by [UserSignedIn].

@@ -46,7 +46,8 @@ func count(cs []codes.Code, c codes.Code) int {
 }
 
 func (f *fixture) signInFrom(email, pw, ip string) (string, error) {
-	return f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: ip})
+	out, err := f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: ip})
+	return out.URL, err
 }
 
 // The defect this guards: limits were checked before and recorded after hashing, so 24 parallel

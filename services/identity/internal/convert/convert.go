@@ -141,6 +141,7 @@ func App(a domain.App) *identityv1.App {
 		CreatedAt: Timestamp(a.CreatedAt), UpdatedAt: Timestamp(a.UpdatedAt),
 		AccessTokenTtlSeconds:  int32(a.AccessTokenTTL / time.Second),
 		RefreshTokenTtlSeconds: int32(a.RefreshTokenTTL / time.Second),
+		EmailVerification:      string(a.EmailVerification),
 	}
 }
 
