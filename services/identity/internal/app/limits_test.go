@@ -148,14 +148,16 @@ func TestSignUpsAreLimitedPerAddress(t *testing.T) {
 	}
 }
 
-// countingHasher is a slow hasher that records the most hashes it ever ran at once.
+// countingHasher is a slow hasher that records the most hashes it ever ran at once, and how many
+// it ran.
 type countingHasher struct {
-	real          *password.Hasher
-	delay         time.Duration
-	running, peak atomic.Int32
+	real                 *password.Hasher
+	delay                time.Duration
+	running, peak, calls atomic.Int32
 }
 
 func (h *countingHasher) do(fn func()) {
+	h.calls.Add(1)
 	n := h.running.Add(1)
 	for {
 		p := h.peak.Load()
