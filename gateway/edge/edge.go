@@ -140,11 +140,13 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
 	}
 	page := login.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
-	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		if err := d.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-			page.ServeHTTP(w, r)
-		}); err != nil {
-			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
+	for _, path := range []string{login.Path, login.VerifyPath} {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			if err := d.HandlePath(method, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+				page.ServeHTTP(w, r)
+			}); err != nil {
+				return nil, fmt.Errorf("edge: register %s %s: %w", method, path, err)
+			}
 		}
 	}
 	if o.payment == nil {

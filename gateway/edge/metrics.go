@@ -28,7 +28,7 @@ func routeLabel(rpc, path string) string {
 	switch {
 	case rpc != "":
 		return rpc
-	case path == login.Path:
+	case login.Serves(path):
 		return "login"
 	default:
 		return "unmatched"

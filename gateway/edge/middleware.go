@@ -105,7 +105,7 @@ func acceptedMediaType(contentType string) bool {
 func checkMediaType(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ContentLength is 0 only for a request known to have no body; -1 (chunked) may carry one.
-		if r.ContentLength != 0 && r.URL.Path != login.Path && r.URL.Path != PspyWebhookPath && !acceptedMediaType(r.Header.Get("Content-Type")) {
+		if r.ContentLength != 0 && !login.Serves(r.URL.Path) && r.URL.Path != PspyWebhookPath && !acceptedMediaType(r.Header.Get("Content-Type")) {
 			writeFailure(w, familyOfPath(r.URL.Path), failure{
 				status:     http.StatusBadRequest,
 				message:    "unsupported Content-Type: send application/json",

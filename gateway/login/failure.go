@@ -32,6 +32,12 @@ const (
 	msgBadPassword           = "Choose a different password: this one does not meet the password rules."
 	msgSignUpFailed          = "We could not create an account with these details. If you already have one, sign in instead."
 	msgSignInFailed          = "We could not sign you in with these details. Please try again."
+	// msgCodeInvalid and msgVerificationInvalid are the one answer to every code or link that
+	// cannot be used (wrong, expired, used, replaced by a newer mail, never sent): telling them
+	// apart would tell whether the address has an account.
+	msgCodeInvalid         = "This code is not correct or no longer valid. Check the newest mail, or send a new one."
+	msgVerificationInvalid = "This link or code is no longer valid. Sign in again to get a new mail."
+	msgResent              = "If the address can be used here, a new mail is on its way. Only its link and code work now."
 )
 
 // failure is how the page answers a failed call: HTTP status, the message shown and, for a limit

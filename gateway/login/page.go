@@ -30,7 +30,7 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = webpage.Template("login", pageHTML)
+var pages = webpage.Template("login", pageHTML+verifyHTML)
 
 // Page is the hosted login page. It holds no state between requests: the authorization
 // parameters travel in the form, the CSRF token in a cookie.
@@ -48,9 +48,14 @@ func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip
 	return &Page{client: client, log: log, trusted: trusted}
 }
 
-// ServeHTTP answers GET (render the form) and POST (submit it) on Path.
+// ServeHTTP answers GET (render the form) and POST (submit it) on Path, and the verification
+// page on VerifyPath.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header(), "")
+	if r.URL.Path == VerifyPath {
+		p.serveVerify(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		p.show(w, r)
@@ -83,25 +88,10 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 // submit checks the form and signs the user up or in; on success the browser goes to the URL the
 // backend built from the registered redirect URI, with a 303 so it is fetched with GET.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		p.logRefusal(r, "the form is not application/x-www-form-urlencoded")
-		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
+	form, ok := p.readForm(w, r)
+	if !ok {
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			p.logRefusal(r, "the form is too large")
-			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
-			return
-		}
-		p.logRefusal(r, "the form cannot be parsed")
-		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
-		return
-	}
-	// Only the body counts: a query string on the form's action must not override the fields.
-	form := r.PostForm
 	params, err := paramsFrom(form)
 	if err != nil {
 		p.logRefusal(r, err.Error())
@@ -149,6 +139,12 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.retry(w, r, view, f)
 		return
 	}
+	if v := redirect.GetVerification(); v != "" {
+		// The address must be verified first; the answer is the same whether a verification mail
+		// or a "you already have an account" notice went out.
+		p.pending(w, r, pendingView{Params: params, Email: view.Email, Verification: v}, failure{status: http.StatusOK})
+		return
+	}
 	target, err := url.Parse(redirect.GetUrl())
 	if err != nil || !target.IsAbs() {
 		// The backend builds this URL; a relative or broken one is its fault, and following it
@@ -158,6 +154,30 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// readForm reads a posted url-encoded form of at most maxForm bytes, or answers the error card
+// and reports false. Only the body counts: a query string on the form's action must not override
+// the fields.
+func (p *Page) readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		p.logRefusal(r, "the form is not application/x-www-form-urlencoded")
+		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
+		return nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			p.logRefusal(r, "the form is too large")
+			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
+			return nil, false
+		}
+		p.logRefusal(r, "the form cannot be parsed")
+		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
+		return nil, false
+	}
+	return r.PostForm, true
 }
 
 // badField checks the typed fields against the text rule and returns the answer for the first
