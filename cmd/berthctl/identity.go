@@ -29,6 +29,8 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		member    = fs.String("member", "", "project member id")
 		ttl       = fs.Int("ttl", 3600, "operator token lifetime in seconds")
 		origin    = fs.String("origin", "", "browser origin scheme://host[:port]")
+		policy    = fs.String("policy", "", "email-verification policy: required or optional")
+		verify    = fs.String("email-verification", "", "email-verification policy: required (the default) or optional")
 		redirects multi
 	)
 	fs.Var(&redirects, "redirect-uri", "allowed redirect URI (repeatable)")
@@ -40,7 +42,9 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 	case "project-create":
 		return c.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: *name})
 	case "app-create":
-		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects})
+		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects, EmailVerification: *verify})
+	case "app-email-verification":
+		return c.SetAppEmailVerification(ctx, &identityv1.SetAppEmailVerificationRequest{AppId: *app, Policy: *policy})
 	case "app-disable", "app-enable":
 		return c.SetAppEnabled(ctx, &identityv1.SetAppEnabledRequest{AppId: *app, Enabled: inv.cmd.name == "app-enable"})
 	case "app-rotate-key":
