@@ -60,6 +60,11 @@ var commands = []command{
 		about: "Take back an origin added with app-origin-add.", required: []string{"app", "origin"}, ids: []string{"app"}},
 	{name: "app-origins", service: "identity", synopsis: "-app ID",
 		about: "List the app's origins: added ones, its redirect URIs' and all it allows.", required: []string{"app"}, ids: []string{"app"}},
+	{name: "app-branding", service: "identity",
+		synopsis: "-app ID [-display-name NAME] [-accent-color #RRGGBB] [-logo-url HTTPS-URL] [-default-language en|de]",
+		about: "Set the app's look on its hosted pages and mails and their default language. Every value is replaced: " +
+			"one left out returns to the neutral look (no display name, the neutral colour, no logo, English).",
+		required: []string{"app"}, ids: []string{"app"}, enums: map[string][]string{"default-language": {"en", "de"}}},
 	{name: "key-create", service: "identity", synopsis: "-app ID -type read|write -name NAME [-description TEXT]",
 		about:    "Create an API key of the app. Its secret is printed once: Berth keeps only its hash.",
 		required: []string{"app", "type", "name"}, ids: []string{"app"}, enums: map[string][]string{"type": {"read", "write"}}},

@@ -29,6 +29,10 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		member    = fs.String("member", "", "project member id")
 		ttl       = fs.Int("ttl", 3600, "operator token lifetime in seconds")
 		origin    = fs.String("origin", "", "browser origin scheme://host[:port]")
+		display   = fs.String("display-name", "", "display name on hosted pages and mails (at most 100 characters)")
+		accent    = fs.String("accent-color", "", "accent colour #rrggbb of buttons and links")
+		logo      = fs.String("logo-url", "", "https URL of the logo shown on hosted pages and mails")
+		defLang   = fs.String("default-language", "", "language of hosted pages and mails when the link and browser name none: en or de")
 		policy    = fs.String("policy", "", "email-verification policy: required or optional")
 		verify    = fs.String("email-verification", "", "email-verification policy: required (the default) or optional")
 		redirects multi
@@ -55,6 +59,10 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		return c.RemoveAppOrigin(ctx, &identityv1.AppOriginRequest{AppId: *app, Origin: *origin})
 	case "app-origins":
 		return c.ListAppOrigins(ctx, &identityv1.ListAppOriginsRequest{AppId: *app})
+	case "app-branding":
+		return c.SetAppBranding(ctx, &identityv1.SetAppBrandingRequest{AppId: *app, Branding: &identityv1.AppBranding{
+			DisplayName: *display, AccentColor: *accent, LogoUrl: *logo, DefaultLanguage: *defLang,
+		}})
 	case "key-create":
 		return c.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: *app, Type: *keyType, Name: *name, Description: *descr})
 	case "role-create":

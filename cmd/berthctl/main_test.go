@@ -95,6 +95,8 @@ func TestFlagsAreCheckedBeforeAnyCall(t *testing.T) {
 		{[]string{"-billing", "billing", "catalog", "-app", app}, `-billing="billing": must be host:port`},
 		{[]string{"catalog", "-app"}, "flag needs an argument: -app"},
 		{[]string{"connection-create", "-app", app, "-provider", "pspz"}, "-provider must be pspx or pspy"},
+		{[]string{"app-branding", "-app", app, "-default-language", "fr"}, "-default-language must be en or de"},
+		{[]string{"app-branding", "-display-name", "Shop"}, "app-branding: -app is required"},
 		{[]string{"connection-rotate", "-connection", app, "-retire-webhook-secret", app, "-retire-webhook-secret", "x"}, "-retire-webhook-secret must be a UUID"},
 		{[]string{"catalog-price-create", "-app", app, "-product", "Pro", "-amount", "ten"}, "-amount"},
 		{[]string{"operator-token", "-member", app, "-ttl", "-1"}, "-ttl must be"},

@@ -4,7 +4,13 @@
 // redirect URI with the identity service and renders a server-side HTML form; POST /login signs the
 // end user up or in and sends the browser to redirect_uri?code&state&... with a 303. Everything is
 // rendered here (html/template, inline CSS, no scripts, no external assets), so the page works
-// under a Content-Security-Policy that allows nothing but its own styles and form posts.
+// under a Content-Security-Policy that allows nothing but its own styles and form posts (and, for
+// an app with a logo, images from the logo's origin).
+//
+// The page speaks English or German (webpage.Language: the link's language or lng, which the form
+// carries on, then Accept-Language, then the app's default language) with every text from
+// pkg/locale, and shows the app's branding (display name, accent colour, logo) that DescribeLogin
+// returns.
 //
 // The form is protected against cross-site request forgery (including login CSRF) with a
 // double-submit token: a random value in a SameSite=Strict, HttpOnly cookie and in a hidden field,

@@ -12,35 +12,44 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 )
 
-// The page's messages. They are fixed texts chosen by outcome: the backend's error text is never
-// shown, so nothing tells a visitor whether an email address has an account.
+// The page's messages: keys of pkg/locale's catalog, shown in the page's language. They are fixed
+// texts chosen by outcome: the backend's error text is never shown, so nothing tells a visitor
+// whether an email address has an account.
 const (
-	msgBadLink            = "This sign-in link is not valid. Go back to the application and start again."
-	msgBadRequest         = "The request could not be processed. Go back to the application and start again."
-	msgInternal           = "Something went wrong on our side. Please try again in a moment."
-	msgExpired            = "The form expired. Please try again."
-	msgMissingCredentials = "Enter your email address and password."
-	msgBadCredentials     = "The email address or password is not correct."
-	msgForbidden          = "This account cannot sign in to this application."
-	msgTooMany            = "Too many attempts. Please wait a few minutes and try again."
-	msgUnavailable        = "This service is temporarily unavailable. Please try again in a moment."
-	msgBadEmail           = "Enter a valid email address."
-	msgBadName            = "Enter your name without control characters."
+	msgBadLink            = "login.error.badLink"
+	msgBadRequest         = "login.error.badRequest"
+	msgInternal           = "page.error.internal"
+	msgExpired            = "login.error.expired"
+	msgMissingCredentials = "login.error.missing"
+	msgBadCredentials     = "login.error.badCredentials"
+	msgForbidden          = "login.error.forbidden"
+	msgTooMany            = "login.error.tooMany"
+	msgUnavailable        = "page.error.unavailable"
+	msgBadEmail           = "login.error.badEmail"
+	msgBadName            = "login.error.badName"
 	// msgBadPasswordCharacters is shown for sign-in and sign-up alike: it says nothing about an
 	// account, only about the characters the form sent.
-	msgBadPasswordCharacters = "The password contains characters that cannot be used (control characters)."
-	msgBadPassword           = "Choose a different password: this one does not meet the password rules."
-	msgSignUpFailed          = "We could not create an account with these details. If you already have one, sign in instead."
-	msgSignInFailed          = "We could not sign you in with these details. Please try again."
+	msgBadPasswordCharacters = "login.error.badPasswordCharacters"
+	msgBadPassword           = "login.error.badPassword"
+	msgSignUpFailed          = "login.error.signUpFailed"
+	msgSignInFailed          = "login.error.signInFailed"
 	// msgCodeInvalid and msgVerificationInvalid are the one answer to every code or link that
 	// cannot be used (wrong, expired, used, replaced by a newer mail, never sent): telling them
 	// apart would tell whether the address has an account.
-	msgCodeInvalid         = "This code is not correct or no longer valid. Check the newest mail, or send a new one."
-	msgVerificationInvalid = "This link or code is no longer valid. Sign in again to get a new mail."
-	msgResent              = "If the address can be used here, a new mail is on its way. Only its link and code work now."
+	msgCodeInvalid         = "verify.error.code"
+	msgVerificationInvalid = "verify.error.link"
+	msgResent              = "verify.resent"
 )
 
-// failure is how the page answers a failed call: HTTP status, the message shown and, for a limit
+// The password rules, one text each, shown on sign-up for the rule identity names as broken.
+const (
+	msgPasswordLength = "login.error.passwordLength"
+	msgPasswordBlank  = "login.error.passwordBlank"
+	msgPasswordCommon = "login.error.passwordCommon"
+	msgPasswordEmail  = "login.error.passwordEmail"
+)
+
+// failure is how the page answers a failed call: HTTP status, the message shown (its key) and, for a limit
 // reached or a backend unavailable, how long to wait (the Retry-After header; 0 sends none).
 type failure struct {
 	status     int
@@ -95,7 +104,7 @@ func submitFailure(err error, signUp bool) failure {
 			return failure{status: http.StatusBadRequest, message: msgBadEmail}
 		case "password":
 			if signUp {
-				return failure{status: http.StatusBadRequest, message: msgBadPassword}
+				return failure{status: http.StatusBadRequest, message: passwordRuleMessage(grpcx.ReasonOf(st))}
 			}
 		}
 	case codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition, codes.OutOfRange:
@@ -106,4 +115,23 @@ func submitFailure(err error, signUp bool) failure {
 		return failure{status: http.StatusBadRequest, message: msgSignUpFailed}
 	}
 	return failure{status: http.StatusBadRequest, message: msgSignInFailed}
+}
+
+// passwordRuleMessages maps the reasons identity gives a refused password (services/identity's
+// password.Reason*) to the page's text for that rule; a reason it does not know gets the general
+// text. Invalid UTF-8 is the characters text the form check shows too.
+var passwordRuleMessages = map[string]string{
+	"characters": msgBadPasswordCharacters,
+	"length":     msgPasswordLength,
+	"blank":      msgPasswordBlank,
+	"common":     msgPasswordCommon,
+	"email":      msgPasswordEmail,
+}
+
+// passwordRuleMessage is the text for a password refused for reason.
+func passwordRuleMessage(reason string) string {
+	if m, ok := passwordRuleMessages[reason]; ok {
+		return m
+	}
+	return msgBadPassword
 }

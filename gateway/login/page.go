@@ -2,6 +2,7 @@ package login
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"errors"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -51,7 +53,7 @@ func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip
 // ServeHTTP answers GET (render the form) and POST (submit it) on Path, and the verification
 // page on VerifyPath.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	if r.URL.Path == VerifyPath {
 		p.serveVerify(w, r)
 		return
@@ -82,7 +84,9 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 		p.failDescribe(w, r, err)
 		return
 	}
-	p.renderForm(w, r, http.StatusOK, formView{Params: params, AppName: lc.GetAppName()})
+	view := formView{Params: params}
+	view.describe(r, lc)
+	p.renderForm(w, r, http.StatusOK, view)
 }
 
 // submit checks the form and signs the user up or in; on success the browser goes to the URL the
@@ -142,7 +146,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	if v := redirect.GetVerification(); v != "" {
 		// The address must be verified first; the answer is the same whether a verification mail
 		// or a "you already have an account" notice went out.
-		p.pending(w, r, pendingView{Params: params, Email: view.Email, Verification: v}, failure{status: http.StatusOK})
+		p.pending(w, r, pendingView{formView: formView{Params: params, Email: view.Email}, Verification: v}, failure{status: http.StatusOK})
 		return
 	}
 	target, err := url.Parse(redirect.GetUrl())
@@ -204,7 +208,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 		p.failDescribe(w, r, err)
 		return
 	}
-	view.AppName = lc.GetAppName()
+	view.describe(r, lc)
 	view.Message = f.message
 	SetRetryAfter(w.Header(), f.retryAfter)
 	p.renderForm(w, r, f.status, view)
@@ -235,18 +239,35 @@ func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
 // formView is what the form template shows. Every value is escaped by html/template.
 type formView struct {
 	Params  params
-	AppName string
+	AppName string // the app's display name, else its name
+	Brand   webpage.Brand
 	Email   string // repeated after a failure; the password never is
 	Name    string
-	Message string
+	Message string // a catalog key
 	CSRF    string
+	// Printer speaks the page's language.
+	locale.Printer
+}
+
+// describe takes what the backend said about the app: its name, branding and default language,
+// which decides the page's language when neither the link nor the browser does.
+func (v *formView) describe(r *http.Request, lc *identityv1.LoginContext) {
+	b := lc.GetBranding()
+	v.AppName = cmp.Or(b.GetDisplayName(), lc.GetAppName())
+	v.Brand = webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked()
+	v.Printer = locale.For(webpage.Language(r, b.GetDefaultLanguage()))
 }
 
 func (v formView) Title() string {
 	if v.Params.SignUp {
-		return "Create your account"
+		return v.T("login.signUp.title")
 	}
-	return "Sign in"
+	return v.T("login.signIn.title")
+}
+
+// Head is the layout's view of the page.
+func (v formView) Head() webpage.Head {
+	return webpage.Head{Title: v.Title(), Brand: v.Brand, Printer: v.Printer}
 }
 
 func (v formView) Type() string      { return v.Params.typeName() }
@@ -255,12 +276,14 @@ func (v formView) SwitchURL() string { return v.Params.switchURL() }
 
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
 	view.CSRF = issueCSRF(w, r)
-	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
+	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
 	p.render(w, r, status, "form", view)
 }
 
+// renderError shows the error card.
 func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, message string) {
-	p.render(w, r, status, "error", struct{ Message, RequestID string }{message, reqid.From(r.Context())})
+	webpage.SetSecurityHeaders(w.Header(), "", "")
+	p.render(w, r, status, "card", webpage.NewCard(r, "login.error.title", message))
 }
 
 // render executes a template into a buffer first, so a template failure still leaves the status

@@ -32,6 +32,7 @@ type fakeLogin struct {
 	mu          sync.Mutex
 	describeErr error
 	appName     string
+	branding    *identityv1.AppBranding
 	submitErr   error
 	redirectURL string
 	// verification, when set, is what SignUp, SignIn and ResendVerification answer instead of a
@@ -55,7 +56,7 @@ func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLogi
 	if f.describeErr != nil {
 		return nil, f.describeErr
 	}
-	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName}, nil
+	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding}, nil
 }
 
 func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
@@ -275,6 +276,12 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 			if got := strings.Contains(body, `name="name"`); got != (typ == signUpType) {
 				t.Errorf("name field shown = %v on %s", got, typ)
 			}
+			// Sign-up states the password rule, and the browser holds its length; sign-in does not,
+			// since older passwords are checked as they were set.
+			ruled := strings.Contains(body, `minlength="8" maxlength="128"`) && strings.Contains(body, "8 to 128 characters")
+			if ruled != (typ == signUpType) {
+				t.Errorf("password rule stated = %v on %s", ruled, typ)
+			}
 			other := map[string]string{"signIn": signUpType, signUpType: "signIn"}[typ]
 			want := linkQuery(other)
 			if got := switchQuery(t, body); got.Encode() != want.Encode() {
@@ -388,7 +395,7 @@ func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
 			if fake.submits() != 0 {
 				t.Errorf("backend called despite the CSRF failure")
 			}
-			if !strings.Contains(body, html.EscapeString(msgExpired)) {
+			if !strings.Contains(body, html.EscapeString(english(msgExpired))) {
 				t.Errorf("page lacks the expiry message:\n%s", body)
 			}
 			// The re-rendered form carries a usable token so the user can simply submit again.
@@ -514,7 +521,11 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 		{"frozen user", "signIn", wire(fault.Forbidden("user frozen")), http.StatusForbidden, msgForbidden},
 		{"attempt limit", "signIn", status.Error(codes.ResourceExhausted, "limit"), http.StatusTooManyRequests, msgTooMany},
 		{"invalid email", signUpType, wire(fault.Invalid("email", "bad email")), http.StatusBadRequest, msgBadEmail},
-		{"weak password on sign-up", signUpType, wire(fault.Invalid("password", "too short")), http.StatusBadRequest, msgBadPassword},
+		{"password of an unnamed rule on sign-up", signUpType, wire(fault.Invalid("password", "too short")), http.StatusBadRequest, msgBadPassword},
+		{"too short a password on sign-up names the length rule", signUpType, wire(fault.Invalid("password", "too short").WithReason("length")), http.StatusBadRequest, msgPasswordLength},
+		{"a common password on sign-up names the list", signUpType, wire(fault.Invalid("password", "listed").WithReason("common")), http.StatusBadRequest, msgPasswordCommon},
+		{"a password holding the email's name on sign-up names that rule", signUpType, wire(fault.Invalid("password", "has the email").WithReason("email")), http.StatusBadRequest, msgPasswordEmail},
+		{"a blank password on sign-up names that rule", signUpType, wire(fault.Invalid("password", "only whitespace").WithReason("blank")), http.StatusBadRequest, msgPasswordBlank},
 		{"email taken", signUpType, status.Error(codes.AlreadyExists, "ada@example.com exists"), http.StatusBadRequest, msgSignUpFailed},
 		{"other invalid input on sign-in", "signIn", wire(fault.Invalid("password", "too long")), http.StatusBadRequest, msgSignInFailed},
 		{"backend fault", "signIn", wire(fault.Internal(errors.New("pq: connection reset"))), http.StatusInternalServerError, msgInternal},
@@ -528,7 +539,7 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 			token := newCSRFToken()
 			rec := post(t, p, validForm(tt.typ, token), token)
 			body := wantPage(t, rec, tt.status)
-			if !strings.Contains(body, html.EscapeString(tt.message)) {
+			if !strings.Contains(body, html.EscapeString(english(tt.message))) {
 				t.Errorf("page lacks %q:\n%s", tt.message, body)
 			}
 			if strings.Contains(body, status.Convert(tt.err).Message()) {
@@ -563,7 +574,7 @@ func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
 	if fake.submits() != 0 {
 		t.Errorf("backend called without a password")
 	}
-	if !strings.Contains(body, html.EscapeString(msgMissingCredentials)) {
+	if !strings.Contains(body, html.EscapeString(english(msgMissingCredentials))) {
 		t.Errorf("page lacks the missing-credentials message")
 	}
 }
@@ -696,7 +707,7 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 				rec = post(t, p, validForm("signIn", token), token)
 			}
 			body := wantPage(t, rec, tt.status)
-			if !strings.Contains(body, html.EscapeString(tt.message)) {
+			if !strings.Contains(body, html.EscapeString(english(tt.message))) {
 				t.Errorf("page lacks %q", tt.message)
 			}
 			if got := rec.Header().Get("Retry-After"); got != tt.retryAfter {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -30,6 +31,9 @@ type params struct {
 	// Referral is the optional referral code of an invite link; the backend records it on sign-up.
 	Referral string
 	SignUp   bool
+	// Language is the language the link asked for (its language or lng parameter, en or de), ""
+	// when it named none: the form carries it so the answer to the post speaks it too.
+	Language string
 }
 
 var errMissingParams = errors.New("the link lacks client_id, redirect_uri or state")
@@ -48,6 +52,7 @@ func paramsFrom(v url.Values) (params, error) {
 		Scope:       v.Get("scope"),
 		Referral:    v.Get("referral"),
 		SignUp:      v.Get("type") == signUpType,
+		Language:    locale.Requested(v),
 	}
 	for _, s := range []string{p.ClientID, p.RedirectURI, p.State, p.Nonce, p.Scope, p.Referral, v.Get("type")} {
 		if len(s) > maxParam {
@@ -108,6 +113,9 @@ func (p params) query() url.Values {
 	}
 	if p.Referral != "" {
 		v.Set("referral", p.Referral)
+	}
+	if p.Language != "" {
+		v.Set("language", p.Language)
 	}
 	return v
 }

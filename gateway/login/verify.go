@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/text"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -81,25 +82,37 @@ func verifyFormFrom(v url.Values) (verifyForm, error) {
 	return verifyForm{}, errBadOp
 }
 
-// pendingView is the "check your inbox" page.
+// pendingView is the "check your inbox" page: the form's view (app, branding, language, the
+// request's parameters and the address) with the verification whose code it takes.
 type pendingView struct {
-	Params       params
-	AppName      string
-	Email        string
+	formView
 	Verification string
-	Message      string
-	CSRF         string
 }
 
-func (pendingView) Action() string { return VerifyPath }
+func (v pendingView) Title() string { return v.T("verify.pending.title") }
+func (pendingView) Action() string  { return VerifyPath }
+func (v pendingView) Head() webpage.Head {
+	return webpage.Head{Title: v.Title(), Brand: v.Brand, Printer: v.Printer}
+}
 
-// confirmView is the page a mail's link opens.
-type confirmView struct {
+// plainView is a verification page that knows no app (the mail's link names none): the neutral
+// look in the request's language.
+type plainView struct {
+	title string
 	Token string
 	CSRF  string
+	// Continue is where a met verification leads ("" when nowhere).
+	Continue string
+	locale.Printer
 }
 
-func (confirmView) Action() string { return VerifyPath }
+func newPlainView(r *http.Request, title string) plainView {
+	return plainView{title: title, Printer: locale.For(webpage.Language(r, ""))}
+}
+
+func (v plainView) Title() string      { return v.T(v.title) }
+func (plainView) Action() string       { return VerifyPath }
+func (v plainView) Head() webpage.Head { return webpage.Head{Title: v.Title(), Printer: v.Printer} }
 
 // serveVerify answers GET (the mail's link: a confirmation button, so that mail scanners
 // fetching the link confirm nothing) and POST (the three forms) on VerifyPath.
@@ -112,7 +125,9 @@ func (p *Page) serveVerify(w http.ResponseWriter, r *http.Request) {
 			p.renderError(w, r, http.StatusBadRequest, msgVerificationInvalid)
 			return
 		}
-		p.render(w, r, http.StatusOK, "confirm", confirmView{Token: token, CSRF: issueCSRF(w, r)})
+		view := newPlainView(r, "verify.confirm.title")
+		view.Token, view.CSRF = token, issueCSRF(w, r)
+		p.render(w, r, http.StatusOK, "confirm", view)
 	case http.MethodPost:
 		p.submitVerify(w, r)
 	default:
@@ -133,7 +148,7 @@ func (p *Page) submitVerify(w http.ResponseWriter, r *http.Request) {
 		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
 		return
 	}
-	view := pendingView{Params: f.Params, Email: f.Email, Verification: f.Verification}
+	view := pendingView{formView: formView{Params: f.Params, Email: f.Email}, Verification: f.Verification}
 	if f.Op != opLink && !text.Valid(f.Email) {
 		view.Email = text.Sanitize(view.Email)
 		p.pending(w, r, view, failure{status: http.StatusBadRequest, message: msgBadEmail})
@@ -142,7 +157,9 @@ func (p *Page) submitVerify(w http.ResponseWriter, r *http.Request) {
 	if !validCSRF(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		if f.Op == opLink {
-			p.render(w, r, http.StatusForbidden, "confirm", confirmView{Token: f.Token, CSRF: issueCSRF(w, r)})
+			view := newPlainView(r, "verify.confirm.title")
+			view.Token, view.CSRF = f.Token, issueCSRF(w, r)
+			p.render(w, r, http.StatusForbidden, "confirm", view)
 			return
 		}
 		p.pending(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
@@ -195,13 +212,13 @@ func (p *Page) pending(w http.ResponseWriter, r *http.Request, view pendingView,
 		p.failDescribe(w, r, err)
 		return
 	}
-	view.AppName = lc.GetAppName()
+	view.describe(r, lc)
 	if f.message != "" {
 		view.Message = f.message
 	}
 	SetRetryAfter(w.Header(), f.retryAfter)
 	view.CSRF = issueCSRF(w, r)
-	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI))
+	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
 	p.render(w, r, f.status, "pending", view)
 }
 
@@ -219,7 +236,9 @@ func (p *Page) verified(w http.ResponseWriter, r *http.Request, target string) {
 		}
 		target = u.String()
 	}
-	p.render(w, r, http.StatusOK, "verified", struct{ Continue string }{target})
+	view := newPlainView(r, "verify.done.title")
+	view.Continue = target
+	p.render(w, r, http.StatusOK, "verified", view)
 }
 
 // failVerify answers a failed verification call with the error card: every refusal gets the one

@@ -105,7 +105,7 @@ func TestVerificationFailuresAnswerOneText(t *testing.T) {
 		fake.verifyErr = status.Error(code, "this link or code is no longer valid")
 		p, _ := newPage(fake)
 		body := wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, newCSRFToken()), http.StatusBadRequest)
-		if !strings.Contains(body, html.EscapeString(msgVerificationInvalid)) {
+		if !strings.Contains(body, html.EscapeString(english(msgVerificationInvalid))) {
 			t.Fatalf("%v link: %s", code, body)
 		}
 	}
@@ -113,7 +113,7 @@ func TestVerificationFailuresAnswerOneText(t *testing.T) {
 	fake.verifyErr = status.Error(codes.InvalidArgument, "this link or code is no longer valid")
 	p, _ := newPage(fake)
 	body := wantPage(t, postTo(t, p, VerifyPath, pendingForm(opCode), newCSRFToken()), http.StatusBadRequest)
-	if !strings.Contains(body, html.EscapeString(msgCodeInvalid)) || hiddenFields(t, body)["verification"] != verification {
+	if !strings.Contains(body, html.EscapeString(english(msgCodeInvalid))) || hiddenFields(t, body)["verification"] != verification {
 		t.Fatalf("a refused code does not show the code form again with the one text:\n%s", body)
 	}
 }
@@ -132,13 +132,13 @@ func TestCodeFormContinuesTheRequestAndResendAsksForANewMail(t *testing.T) {
 	if len(fake.resends) != 1 || fake.resends[0].GetEmail() != "ada@example.com" || fake.resends[0].GetParams().GetState() != "st4te" {
 		t.Fatalf("resend requests = %v", fake.resends)
 	}
-	if hiddenFields(t, body)["verification"] != fake.verification || !strings.Contains(body, html.EscapeString(msgResent)) {
+	if hiddenFields(t, body)["verification"] != fake.verification || !strings.Contains(body, html.EscapeString(english(msgResent))) {
 		t.Fatalf("the page after a resend does not take the new mail's code:\n%s", body)
 	}
 
 	fake.submitErr = status.Error(codes.ResourceExhausted, "too many")
 	rec := postTo(t, p, VerifyPath, pendingForm(opResend), newCSRFToken())
-	if body := wantPage(t, rec, http.StatusTooManyRequests); !strings.Contains(body, html.EscapeString(msgTooMany)) {
+	if body := wantPage(t, rec, http.StatusTooManyRequests); !strings.Contains(body, html.EscapeString(english(msgTooMany))) {
 		t.Fatalf("a refused resend:\n%s", body)
 	}
 }
@@ -165,5 +165,17 @@ func TestVerifyFormsWithoutCSRFOrWithBadFieldsCallNothing(t *testing.T) {
 				t.Fatal("a refused form reached identity")
 			}
 		})
+	}
+}
+
+func TestCheckYourInboxSpeaksTheLanguageOfTheLink(t *testing.T) {
+	fake := newFake()
+	fake.verification = verification
+	p, _ := newPage(fake)
+	form := validForm(signUpType, "")
+	form.Set("language", "de")
+	body := wantPage(t, postTo(t, p, Path, form, newCSRFToken()), http.StatusOK)
+	if !strings.Contains(body, "Schau in dein Postfach") || hiddenFields(t, body)["language"] != "de" {
+		t.Fatalf("the German sign-up's check-your-inbox page:\n%s", body)
 	}
 }

@@ -4,5 +4,6 @@
 // checkout. The provider sends the browser back to the return page, which has billing settle the
 // session from the provider's own object and forwards to the app's payment return URL. Neither page
 // renders a form: every state change is billing's, keyed by the session, so a forged or repeated
-// request changes nothing that the provider did not report.
+// request changes nothing that the provider did not report. The error card they show instead of
+// forwarding speaks the language the link or the browser names (webpage.NewCard).
 package pay

@@ -40,12 +40,12 @@ var pageHTML string
 
 var page = webpage.Template("pay", pageHTML)
 
-// Messages the pages show; none reveals whether a session exists.
+// Messages the pages show, keys of pkg/locale's catalog; none reveals whether a session exists.
 const (
-	msgBadLink     = "This payment link is not valid. Go back to the application and start again."
-	msgFinished    = "This checkout is already finished. Go back to the application to see its result."
-	msgInternal    = "Something went wrong on our side. Please try again in a moment."
-	msgUnavailable = "This service is temporarily unavailable. Please try again in a moment."
+	msgBadLink     = "pay.error.badLink"
+	msgFinished    = "pay.error.finished"
+	msgInternal    = "page.error.internal"
+	msgUnavailable = "page.error.unavailable"
 )
 
 // Pages serves both pages over billing's PaymentPageService.
@@ -62,7 +62,7 @@ func New(client billingv1.PaymentPageServiceClient, log *slog.Logger) *Pages {
 // Open is GET /pay?client_id&type=payment&session_id&hash&state: it checks the link and forwards
 // the browser to the provider's checkout.
 func (p *Pages) Open(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	q := r.URL.Query()
 	clientID, sessionID, hash, state := q.Get("client_id"), q.Get("session_id"), q.Get("hash"), q.Get("state")
 	if q.Get("type") != "payment" || !uuidShape.MatchString(clientID) || !uuidShape.MatchString(sessionID) ||
@@ -94,7 +94,7 @@ func (p *Pages) Open(w http.ResponseWriter, r *http.Request) {
 
 // Return is GET /pay/return?session_id: billing settles the session and names the app's URL.
 func (p *Pages) Return(w http.ResponseWriter, r *http.Request) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	sessionID := r.URL.Query().Get("session_id")
 	if !uuidShape.MatchString(sessionID) {
 		p.render(w, r, http.StatusBadRequest, msgBadLink)
@@ -137,15 +137,11 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-type view struct {
-	Message   string
-	RequestID string
-}
-
 func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, message string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	if err := page.Execute(w, view{Message: message, RequestID: reqid.From(r.Context())}); err != nil {
+	// The card: billing knows no app branding or default language, so it keeps the neutral look.
+	if err := page.Execute(w, webpage.NewCard(r, "pay.title", message)); err != nil {
 		p.log.ErrorContext(r.Context(), "render payment page", "error", err)
 	}
 }

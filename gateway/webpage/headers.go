@@ -4,13 +4,18 @@ import "net/http"
 
 // SetSecurityHeaders sets the headers every answer of a hosted page carries. formTarget is the
 // redirect's origin when a form is rendered ("" for none): form-action also governs the redirect
-// that follows the post.
-func SetSecurityHeaders(h http.Header, formTarget string) {
+// that follows the post. imageSource is the origin of the one image the page shows (an app's
+// logo, Brand.LogoSource), "" for none: images from anywhere else stay blocked.
+func SetSecurityHeaders(h http.Header, formTarget, imageSource string) {
 	formAction := "'self'"
 	if formTarget != "" {
 		formAction += " " + formTarget
 	}
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+
+	img := ""
+	if imageSource != "" {
+		img = "; img-src " + imageSource
+	}
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"+img+"; form-action "+formAction+
 		"; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")

@@ -39,6 +39,7 @@ type Fault struct {
 	kind       Kind
 	message    string
 	field      string
+	reason     string
 	retryAfter time.Duration
 	cause      error
 }
@@ -57,6 +58,18 @@ func (f *Fault) Message() string {
 
 // Field is the field or rule an Invalid fault names, "" when none applies.
 func (f *Fault) Field() string { return f.field }
+
+// Reason is the machine-readable rule an Invalid fault broke within its field, "" when the field
+// says enough. It lets a page that shows fixed texts (hosted pages never show a backend's message)
+// say which rule failed.
+func (f *Fault) Reason() string { return f.reason }
+
+// WithReason returns a copy of f carrying reason (see Reason).
+func (f *Fault) WithReason(reason string) *Fault {
+	c := *f
+	c.reason = reason
+	return &c
+}
 
 // RetryAfter is how long an Unavailable or Exhausted fault's caller should wait before trying
 // again; 0 when unknown.

@@ -40,6 +40,17 @@ func TestConstructorsSetKindFieldAndRetryAfter(t *testing.T) {
 	}
 }
 
+func TestAReasonIsAddedToACopyAndSurvivesWrapping(t *testing.T) {
+	base := fault.Invalid("password", "password is too common")
+	withReason := base.WithReason("common").Wrap(errors.New("sentinel"))
+	if withReason.Reason() != "common" || withReason.Field() != "password" || withReason.Message() != base.Message() {
+		t.Fatalf("got field %q reason %q message %q", withReason.Field(), withReason.Reason(), withReason.Message())
+	}
+	if base.Reason() != "" {
+		t.Errorf("WithReason changed the original: reason %q", base.Reason())
+	}
+}
+
 func TestInternalCauseReachesLogsAndErrorsIsButNotTheMessage(t *testing.T) {
 	cause := fmt.Errorf("create tenant: %w", context.DeadlineExceeded)
 	f := fault.Internal(cause)

@@ -76,7 +76,7 @@ func faultStatus(f *fault.Fault) *status.Status {
 	switch {
 	case f.Kind() == fault.KindInvalid && f.Field() != "":
 		detail = &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{
-			{Field: f.Field(), Description: f.Message()},
+			{Field: f.Field(), Description: f.Message(), Reason: f.Reason()},
 		}}
 	case f.RetryAfter() > 0:
 		detail = &errdetails.RetryInfo{RetryDelay: durationpb.New(f.RetryAfter())}
@@ -136,6 +136,17 @@ func FieldOf(st *status.Status) string {
 	for _, d := range st.Details() {
 		if br, ok := d.(*errdetails.BadRequest); ok && len(br.GetFieldViolations()) > 0 {
 			return br.GetFieldViolations()[0].GetField()
+		}
+	}
+	return ""
+}
+
+// ReasonOf returns the rule an InvalidArgument status's first field violation names as broken
+// (fault.Reason), or "".
+func ReasonOf(st *status.Status) string {
+	for _, d := range st.Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok && len(br.GetFieldViolations()) > 0 {
+			return br.GetFieldViolations()[0].GetReason()
 		}
 	}
 	return ""

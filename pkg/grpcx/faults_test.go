@@ -65,6 +65,17 @@ func TestFaultsBecomeStatusesWithTheirDetails(t *testing.T) {
 	}
 }
 
+func TestAnInvalidFaultsReasonReachesTheCallerBesideItsField(t *testing.T) {
+	err := fmt.Errorf("sign up: %w", fault.Invalid("password", "password is too common").WithReason("common"))
+	st := StatusOf(err)
+	if FieldOf(st) != "password" || ReasonOf(st) != "common" {
+		t.Fatalf("field %q reason %q, want password and common", FieldOf(st), ReasonOf(st))
+	}
+	if got := ReasonOf(StatusOf(fault.Invalid("email", "email must be valid"))); got != "" {
+		t.Errorf("a fault without a reason answers reason %q", got)
+	}
+}
+
 func TestFaultsLogTheHiddenCauseWithTheRequestID(t *testing.T) {
 	var logs bytes.Buffer
 	log := logx.New(&logs, "debug")

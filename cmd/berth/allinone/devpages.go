@@ -119,7 +119,7 @@ func devPages(base string, mailbox *mail.Mailbox, example *Example, demo *demoBo
 
 // render writes a development page with the hosted pages' headers.
 func render(w http.ResponseWriter, code int, page *template.Template, data any) {
-	webpage.SetSecurityHeaders(w.Header(), "")
+	webpage.SetSecurityHeaders(w.Header(), "", "")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	_ = page.Execute(w, data) // the client went away; nothing to tell it

@@ -1980,8 +1980,9 @@ type App struct {
 	UpdatedAt              string                 `protobuf:"bytes,8,opt,name=updatedAt,proto3" json:"updatedAt,omitempty"`
 	AccessTokenTtlSeconds  int32                  `protobuf:"varint,9,opt,name=accessTokenTtlSeconds,proto3" json:"accessTokenTtlSeconds,omitempty"`
 	RefreshTokenTtlSeconds int32                  `protobuf:"varint,10,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
+	Branding               *AppBranding           `protobuf:"bytes,11,opt,name=branding,proto3" json:"branding,omitempty"`
 	// emailVerification is the app's policy: "required" or "optional".
-	EmailVerification string `protobuf:"bytes,11,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
+	EmailVerification string `protobuf:"bytes,12,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2086,11 +2087,145 @@ func (x *App) GetRefreshTokenTtlSeconds() int32 {
 	return 0
 }
 
+func (x *App) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
+}
+
 func (x *App) GetEmailVerification() string {
 	if x != nil {
 		return x.EmailVerification
 	}
 	return ""
+}
+
+// AppBranding is an app's look on its hosted pages and mails; empty fields are the neutral look.
+type AppBranding struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// displayName is shown as the hosted pages' heading and names the app in mails (at most 100
+	// characters); empty shows the app's name.
+	DisplayName string `protobuf:"bytes,1,opt,name=displayName,proto3" json:"displayName,omitempty"`
+	// accentColor is #rrggbb, the colour of buttons and links.
+	AccentColor string `protobuf:"bytes,2,opt,name=accentColor,proto3" json:"accentColor,omitempty"`
+	// logoUrl is an https URL of an image (at most 2048 characters) shown above the page's heading.
+	LogoUrl string `protobuf:"bytes,3,opt,name=logoUrl,proto3" json:"logoUrl,omitempty"`
+	// defaultLanguage (en or de) is the pages' and mails' language when neither the link nor the
+	// browser names one; empty is English.
+	DefaultLanguage string `protobuf:"bytes,4,opt,name=defaultLanguage,proto3" json:"defaultLanguage,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AppBranding) Reset() {
+	*x = AppBranding{}
+	mi := &file_identity_v1_identity_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppBranding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppBranding) ProtoMessage() {}
+
+func (x *AppBranding) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppBranding.ProtoReflect.Descriptor instead.
+func (*AppBranding) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AppBranding) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *AppBranding) GetAccentColor() string {
+	if x != nil {
+		return x.AccentColor
+	}
+	return ""
+}
+
+func (x *AppBranding) GetLogoUrl() string {
+	if x != nil {
+		return x.LogoUrl
+	}
+	return ""
+}
+
+func (x *AppBranding) GetDefaultLanguage() string {
+	if x != nil {
+		return x.DefaultLanguage
+	}
+	return ""
+}
+
+type SetAppBrandingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Branding      *AppBranding           `protobuf:"bytes,2,opt,name=branding,proto3" json:"branding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppBrandingRequest) Reset() {
+	*x = SetAppBrandingRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppBrandingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppBrandingRequest) ProtoMessage() {}
+
+func (x *SetAppBrandingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppBrandingRequest.ProtoReflect.Descriptor instead.
+func (*SetAppBrandingRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SetAppBrandingRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppBrandingRequest) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
 }
 
 type CreateProjectRequest struct {
@@ -2102,7 +2237,7 @@ type CreateProjectRequest struct {
 
 func (x *CreateProjectRequest) Reset() {
 	*x = CreateProjectRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[25]
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2114,7 +2249,7 @@ func (x *CreateProjectRequest) String() string {
 func (*CreateProjectRequest) ProtoMessage() {}
 
 func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[25]
+	mi := &file_identity_v1_identity_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2127,7 +2262,7 @@ func (x *CreateProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateProjectRequest.ProtoReflect.Descriptor instead.
 func (*CreateProjectRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateProjectRequest) GetName() string {
@@ -2153,7 +2288,7 @@ type CreateAppRequest struct {
 
 func (x *CreateAppRequest) Reset() {
 	*x = CreateAppRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2300,7 @@ func (x *CreateAppRequest) String() string {
 func (*CreateAppRequest) ProtoMessage() {}
 
 func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[26]
+	mi := &file_identity_v1_identity_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2313,7 @@ func (x *CreateAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAppRequest.ProtoReflect.Descriptor instead.
 func (*CreateAppRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateAppRequest) GetProjectId() string {
@@ -2233,7 +2368,7 @@ type SetAppEnabledRequest struct {
 
 func (x *SetAppEnabledRequest) Reset() {
 	*x = SetAppEnabledRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2380,7 @@ func (x *SetAppEnabledRequest) String() string {
 func (*SetAppEnabledRequest) ProtoMessage() {}
 
 func (x *SetAppEnabledRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[27]
+	mi := &file_identity_v1_identity_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2393,7 @@ func (x *SetAppEnabledRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEnabledRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEnabledRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetAppEnabledRequest) GetAppId() string {
@@ -2284,7 +2419,7 @@ type RotateAppKeyRequest struct {
 
 func (x *RotateAppKeyRequest) Reset() {
 	*x = RotateAppKeyRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2431,7 @@ func (x *RotateAppKeyRequest) String() string {
 func (*RotateAppKeyRequest) ProtoMessage() {}
 
 func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[28]
+	mi := &file_identity_v1_identity_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2444,7 @@ func (x *RotateAppKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateAppKeyRequest.ProtoReflect.Descriptor instead.
 func (*RotateAppKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RotateAppKeyRequest) GetAppId() string {
@@ -2332,7 +2467,7 @@ type CreateApiKeyRequest struct {
 
 func (x *CreateApiKeyRequest) Reset() {
 	*x = CreateApiKeyRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	mi := &file_identity_v1_identity_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2479,7 @@ func (x *CreateApiKeyRequest) String() string {
 func (*CreateApiKeyRequest) ProtoMessage() {}
 
 func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[29]
+	mi := &file_identity_v1_identity_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2492,7 @@ func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateApiKeyRequest) GetAppId() string {
@@ -2402,7 +2537,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	mi := &file_identity_v1_identity_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2549,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[30]
+	mi := &file_identity_v1_identity_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2562,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ApiKey) GetUuid() string {
@@ -2477,7 +2612,7 @@ type CreatedApiKey struct {
 
 func (x *CreatedApiKey) Reset() {
 	*x = CreatedApiKey{}
-	mi := &file_identity_v1_identity_proto_msgTypes[31]
+	mi := &file_identity_v1_identity_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2489,7 +2624,7 @@ func (x *CreatedApiKey) String() string {
 func (*CreatedApiKey) ProtoMessage() {}
 
 func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[31]
+	mi := &file_identity_v1_identity_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2502,7 +2637,7 @@ func (x *CreatedApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatedApiKey.ProtoReflect.Descriptor instead.
 func (*CreatedApiKey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{31}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreatedApiKey) GetKey() *ApiKey {
@@ -2542,7 +2677,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[32]
+	mi := &file_identity_v1_identity_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2554,7 +2689,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[32]
+	mi := &file_identity_v1_identity_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2567,7 +2702,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{32}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CreateUserRequest) GetAppId() string {
@@ -2634,7 +2769,7 @@ type GetMeRequest struct {
 
 func (x *GetMeRequest) Reset() {
 	*x = GetMeRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[33]
+	mi := &file_identity_v1_identity_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2781,7 @@ func (x *GetMeRequest) String() string {
 func (*GetMeRequest) ProtoMessage() {}
 
 func (x *GetMeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[33]
+	mi := &file_identity_v1_identity_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2794,7 @@ func (x *GetMeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetMeRequest.ProtoReflect.Descriptor instead.
 func (*GetMeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{33}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{35}
 }
 
 // UpdateApiKeyRequest is route 2: path ids plus the body fields name and description.
@@ -2676,7 +2811,7 @@ type UpdateApiKeyRequest struct {
 
 func (x *UpdateApiKeyRequest) Reset() {
 	*x = UpdateApiKeyRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[34]
+	mi := &file_identity_v1_identity_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2688,7 +2823,7 @@ func (x *UpdateApiKeyRequest) String() string {
 func (*UpdateApiKeyRequest) ProtoMessage() {}
 
 func (x *UpdateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[34]
+	mi := &file_identity_v1_identity_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2701,7 +2836,7 @@ func (x *UpdateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{34}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpdateApiKeyRequest) GetProjectUuid() string {
@@ -2752,7 +2887,7 @@ type ApiKeyList struct {
 
 func (x *ApiKeyList) Reset() {
 	*x = ApiKeyList{}
-	mi := &file_identity_v1_identity_proto_msgTypes[35]
+	mi := &file_identity_v1_identity_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2764,7 +2899,7 @@ func (x *ApiKeyList) String() string {
 func (*ApiKeyList) ProtoMessage() {}
 
 func (x *ApiKeyList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[35]
+	mi := &file_identity_v1_identity_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2777,7 +2912,7 @@ func (x *ApiKeyList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKeyList.ProtoReflect.Descriptor instead.
 func (*ApiKeyList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{35}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ApiKeyList) GetKind() string {
@@ -2819,7 +2954,7 @@ type SendReferralInviteRequest struct {
 
 func (x *SendReferralInviteRequest) Reset() {
 	*x = SendReferralInviteRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[36]
+	mi := &file_identity_v1_identity_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2966,7 @@ func (x *SendReferralInviteRequest) String() string {
 func (*SendReferralInviteRequest) ProtoMessage() {}
 
 func (x *SendReferralInviteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[36]
+	mi := &file_identity_v1_identity_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2979,7 @@ func (x *SendReferralInviteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendReferralInviteRequest.ProtoReflect.Descriptor instead.
 func (*SendReferralInviteRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{36}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SendReferralInviteRequest) GetUserId() string {
@@ -2879,7 +3014,7 @@ type AddProjectMemberRequest struct {
 
 func (x *AddProjectMemberRequest) Reset() {
 	*x = AddProjectMemberRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[37]
+	mi := &file_identity_v1_identity_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +3026,7 @@ func (x *AddProjectMemberRequest) String() string {
 func (*AddProjectMemberRequest) ProtoMessage() {}
 
 func (x *AddProjectMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[37]
+	mi := &file_identity_v1_identity_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +3039,7 @@ func (x *AddProjectMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddProjectMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddProjectMemberRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{37}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AddProjectMemberRequest) GetProjectId() string {
@@ -2941,7 +3076,7 @@ type ProjectMember struct {
 
 func (x *ProjectMember) Reset() {
 	*x = ProjectMember{}
-	mi := &file_identity_v1_identity_proto_msgTypes[38]
+	mi := &file_identity_v1_identity_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2953,7 +3088,7 @@ func (x *ProjectMember) String() string {
 func (*ProjectMember) ProtoMessage() {}
 
 func (x *ProjectMember) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[38]
+	mi := &file_identity_v1_identity_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2966,7 +3101,7 @@ func (x *ProjectMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectMember.ProtoReflect.Descriptor instead.
 func (*ProjectMember) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{38}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ProjectMember) GetId() string {
@@ -3015,7 +3150,7 @@ type IssueOperatorTokenRequest struct {
 
 func (x *IssueOperatorTokenRequest) Reset() {
 	*x = IssueOperatorTokenRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[39]
+	mi := &file_identity_v1_identity_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3162,7 @@ func (x *IssueOperatorTokenRequest) String() string {
 func (*IssueOperatorTokenRequest) ProtoMessage() {}
 
 func (x *IssueOperatorTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[39]
+	mi := &file_identity_v1_identity_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3175,7 @@ func (x *IssueOperatorTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueOperatorTokenRequest.ProtoReflect.Descriptor instead.
 func (*IssueOperatorTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{39}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *IssueOperatorTokenRequest) GetMemberId() string {
@@ -3067,7 +3202,7 @@ type OperatorToken struct {
 
 func (x *OperatorToken) Reset() {
 	*x = OperatorToken{}
-	mi := &file_identity_v1_identity_proto_msgTypes[40]
+	mi := &file_identity_v1_identity_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3079,7 +3214,7 @@ func (x *OperatorToken) String() string {
 func (*OperatorToken) ProtoMessage() {}
 
 func (x *OperatorToken) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[40]
+	mi := &file_identity_v1_identity_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3092,7 +3227,7 @@ func (x *OperatorToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorToken.ProtoReflect.Descriptor instead.
 func (*OperatorToken) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{40}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *OperatorToken) GetToken() string {
@@ -3118,7 +3253,7 @@ type DeleteUserRequest struct {
 
 func (x *DeleteUserRequest) Reset() {
 	*x = DeleteUserRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[41]
+	mi := &file_identity_v1_identity_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3130,7 +3265,7 @@ func (x *DeleteUserRequest) String() string {
 func (*DeleteUserRequest) ProtoMessage() {}
 
 func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[41]
+	mi := &file_identity_v1_identity_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3143,7 +3278,7 @@ func (x *DeleteUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteUserRequest.ProtoReflect.Descriptor instead.
 func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{41}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *DeleteUserRequest) GetUserId() string {
@@ -3162,7 +3297,7 @@ type VerifyAccessTokenRequest struct {
 
 func (x *VerifyAccessTokenRequest) Reset() {
 	*x = VerifyAccessTokenRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[42]
+	mi := &file_identity_v1_identity_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3174,7 +3309,7 @@ func (x *VerifyAccessTokenRequest) String() string {
 func (*VerifyAccessTokenRequest) ProtoMessage() {}
 
 func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[42]
+	mi := &file_identity_v1_identity_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3187,7 +3322,7 @@ func (x *VerifyAccessTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyAccessTokenRequest.ProtoReflect.Descriptor instead.
 func (*VerifyAccessTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{42}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *VerifyAccessTokenRequest) GetAccessToken() string {
@@ -3216,7 +3351,7 @@ type VerifiedAccessToken struct {
 
 func (x *VerifiedAccessToken) Reset() {
 	*x = VerifiedAccessToken{}
-	mi := &file_identity_v1_identity_proto_msgTypes[43]
+	mi := &file_identity_v1_identity_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3363,7 @@ func (x *VerifiedAccessToken) String() string {
 func (*VerifiedAccessToken) ProtoMessage() {}
 
 func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[43]
+	mi := &file_identity_v1_identity_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3376,7 @@ func (x *VerifiedAccessToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedAccessToken.ProtoReflect.Descriptor instead.
 func (*VerifiedAccessToken) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{43}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *VerifiedAccessToken) GetAppId() string {
@@ -3296,7 +3431,7 @@ type CreateUserRoleRequest struct {
 
 func (x *CreateUserRoleRequest) Reset() {
 	*x = CreateUserRoleRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[44]
+	mi := &file_identity_v1_identity_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3443,7 @@ func (x *CreateUserRoleRequest) String() string {
 func (*CreateUserRoleRequest) ProtoMessage() {}
 
 func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[44]
+	mi := &file_identity_v1_identity_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3456,7 @@ func (x *CreateUserRoleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRoleRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRoleRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{44}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreateUserRoleRequest) GetAppId() string {
@@ -3349,7 +3484,7 @@ type AppOriginRequest struct {
 
 func (x *AppOriginRequest) Reset() {
 	*x = AppOriginRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[45]
+	mi := &file_identity_v1_identity_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3496,7 @@ func (x *AppOriginRequest) String() string {
 func (*AppOriginRequest) ProtoMessage() {}
 
 func (x *AppOriginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[45]
+	mi := &file_identity_v1_identity_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +3509,7 @@ func (x *AppOriginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppOriginRequest.ProtoReflect.Descriptor instead.
 func (*AppOriginRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{45}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AppOriginRequest) GetAppId() string {
@@ -3400,7 +3535,7 @@ type ListAppOriginsRequest struct {
 
 func (x *ListAppOriginsRequest) Reset() {
 	*x = ListAppOriginsRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[46]
+	mi := &file_identity_v1_identity_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3412,7 +3547,7 @@ func (x *ListAppOriginsRequest) String() string {
 func (*ListAppOriginsRequest) ProtoMessage() {}
 
 func (x *ListAppOriginsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[46]
+	mi := &file_identity_v1_identity_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3425,7 +3560,7 @@ func (x *ListAppOriginsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppOriginsRequest.ProtoReflect.Descriptor instead.
 func (*ListAppOriginsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{46}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ListAppOriginsRequest) GetAppId() string {
@@ -3451,7 +3586,7 @@ type AppOrigins struct {
 
 func (x *AppOrigins) Reset() {
 	*x = AppOrigins{}
-	mi := &file_identity_v1_identity_proto_msgTypes[47]
+	mi := &file_identity_v1_identity_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3463,7 +3598,7 @@ func (x *AppOrigins) String() string {
 func (*AppOrigins) ProtoMessage() {}
 
 func (x *AppOrigins) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[47]
+	mi := &file_identity_v1_identity_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3476,7 +3611,7 @@ func (x *AppOrigins) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppOrigins.ProtoReflect.Descriptor instead.
 func (*AppOrigins) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{47}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AppOrigins) GetAppId() string {
@@ -3518,7 +3653,7 @@ type SetAppEmailVerificationRequest struct {
 
 func (x *SetAppEmailVerificationRequest) Reset() {
 	*x = SetAppEmailVerificationRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[48]
+	mi := &file_identity_v1_identity_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3530,7 +3665,7 @@ func (x *SetAppEmailVerificationRequest) String() string {
 func (*SetAppEmailVerificationRequest) ProtoMessage() {}
 
 func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[48]
+	mi := &file_identity_v1_identity_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3543,7 +3678,7 @@ func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEmailVerificationRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEmailVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{48}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetAppEmailVerificationRequest) GetAppId() string {
@@ -3773,7 +3908,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aProject\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xfb\x02\n" +
+	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xb7\x03\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
@@ -3785,8 +3920,17 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\tupdatedAt\x18\b \x01(\tR\tupdatedAt\x124\n" +
 	"\x15accessTokenTtlSeconds\x18\t \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
 	"\x16refreshTokenTtlSeconds\x18\n" +
-	" \x01(\x05R\x16refreshTokenTtlSeconds\x12,\n" +
-	"\x11emailVerification\x18\v \x01(\tR\x11emailVerification\"*\n" +
+	" \x01(\x05R\x16refreshTokenTtlSeconds\x12:\n" +
+	"\bbranding\x18\v \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x12,\n" +
+	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\"\x95\x01\n" +
+	"\vAppBranding\x12 \n" +
+	"\vdisplayName\x18\x01 \x01(\tR\vdisplayName\x12 \n" +
+	"\vaccentColor\x18\x02 \x01(\tR\vaccentColor\x12\x18\n" +
+	"\alogoUrl\x18\x03 \x01(\tR\alogoUrl\x12(\n" +
+	"\x0fdefaultLanguage\x18\x04 \x01(\tR\x0fdefaultLanguage\"i\n" +
+	"\x15SetAppBrandingRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12:\n" +
+	"\bbranding\x18\x02 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x84\x02\n" +
 	"\x10CreateAppRequest\x12\x1c\n" +
@@ -3919,7 +4063,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xf4\t\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xd0\n" +
+	"\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -3933,7 +4078,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x12IssueOperatorToken\x12,.berth.identity.v1.IssueOperatorTokenRequest\x1a .berth.identity.v1.OperatorToken\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
 	"\fAddAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
 	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
-	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
+	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
+	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
 	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
@@ -3948,7 +4094,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),           // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                       // 1: berth.identity.v1.UserRole
@@ -3975,102 +4121,108 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*TenantUserList)(nil),                 // 22: berth.identity.v1.TenantUserList
 	(*Project)(nil),                        // 23: berth.identity.v1.Project
 	(*App)(nil),                            // 24: berth.identity.v1.App
-	(*CreateProjectRequest)(nil),           // 25: berth.identity.v1.CreateProjectRequest
-	(*CreateAppRequest)(nil),               // 26: berth.identity.v1.CreateAppRequest
-	(*SetAppEnabledRequest)(nil),           // 27: berth.identity.v1.SetAppEnabledRequest
-	(*RotateAppKeyRequest)(nil),            // 28: berth.identity.v1.RotateAppKeyRequest
-	(*CreateApiKeyRequest)(nil),            // 29: berth.identity.v1.CreateApiKeyRequest
-	(*ApiKey)(nil),                         // 30: berth.identity.v1.ApiKey
-	(*CreatedApiKey)(nil),                  // 31: berth.identity.v1.CreatedApiKey
-	(*CreateUserRequest)(nil),              // 32: berth.identity.v1.CreateUserRequest
-	(*GetMeRequest)(nil),                   // 33: berth.identity.v1.GetMeRequest
-	(*UpdateApiKeyRequest)(nil),            // 34: berth.identity.v1.UpdateApiKeyRequest
-	(*ApiKeyList)(nil),                     // 35: berth.identity.v1.ApiKeyList
-	(*SendReferralInviteRequest)(nil),      // 36: berth.identity.v1.SendReferralInviteRequest
-	(*AddProjectMemberRequest)(nil),        // 37: berth.identity.v1.AddProjectMemberRequest
-	(*ProjectMember)(nil),                  // 38: berth.identity.v1.ProjectMember
-	(*IssueOperatorTokenRequest)(nil),      // 39: berth.identity.v1.IssueOperatorTokenRequest
-	(*OperatorToken)(nil),                  // 40: berth.identity.v1.OperatorToken
-	(*DeleteUserRequest)(nil),              // 41: berth.identity.v1.DeleteUserRequest
-	(*VerifyAccessTokenRequest)(nil),       // 42: berth.identity.v1.VerifyAccessTokenRequest
-	(*VerifiedAccessToken)(nil),            // 43: berth.identity.v1.VerifiedAccessToken
-	(*CreateUserRoleRequest)(nil),          // 44: berth.identity.v1.CreateUserRoleRequest
-	(*AppOriginRequest)(nil),               // 45: berth.identity.v1.AppOriginRequest
-	(*ListAppOriginsRequest)(nil),          // 46: berth.identity.v1.ListAppOriginsRequest
-	(*AppOrigins)(nil),                     // 47: berth.identity.v1.AppOrigins
-	(*SetAppEmailVerificationRequest)(nil), // 48: berth.identity.v1.SetAppEmailVerificationRequest
-	(*emptypb.Empty)(nil),                  // 49: google.protobuf.Empty
+	(*AppBranding)(nil),                    // 25: berth.identity.v1.AppBranding
+	(*SetAppBrandingRequest)(nil),          // 26: berth.identity.v1.SetAppBrandingRequest
+	(*CreateProjectRequest)(nil),           // 27: berth.identity.v1.CreateProjectRequest
+	(*CreateAppRequest)(nil),               // 28: berth.identity.v1.CreateAppRequest
+	(*SetAppEnabledRequest)(nil),           // 29: berth.identity.v1.SetAppEnabledRequest
+	(*RotateAppKeyRequest)(nil),            // 30: berth.identity.v1.RotateAppKeyRequest
+	(*CreateApiKeyRequest)(nil),            // 31: berth.identity.v1.CreateApiKeyRequest
+	(*ApiKey)(nil),                         // 32: berth.identity.v1.ApiKey
+	(*CreatedApiKey)(nil),                  // 33: berth.identity.v1.CreatedApiKey
+	(*CreateUserRequest)(nil),              // 34: berth.identity.v1.CreateUserRequest
+	(*GetMeRequest)(nil),                   // 35: berth.identity.v1.GetMeRequest
+	(*UpdateApiKeyRequest)(nil),            // 36: berth.identity.v1.UpdateApiKeyRequest
+	(*ApiKeyList)(nil),                     // 37: berth.identity.v1.ApiKeyList
+	(*SendReferralInviteRequest)(nil),      // 38: berth.identity.v1.SendReferralInviteRequest
+	(*AddProjectMemberRequest)(nil),        // 39: berth.identity.v1.AddProjectMemberRequest
+	(*ProjectMember)(nil),                  // 40: berth.identity.v1.ProjectMember
+	(*IssueOperatorTokenRequest)(nil),      // 41: berth.identity.v1.IssueOperatorTokenRequest
+	(*OperatorToken)(nil),                  // 42: berth.identity.v1.OperatorToken
+	(*DeleteUserRequest)(nil),              // 43: berth.identity.v1.DeleteUserRequest
+	(*VerifyAccessTokenRequest)(nil),       // 44: berth.identity.v1.VerifyAccessTokenRequest
+	(*VerifiedAccessToken)(nil),            // 45: berth.identity.v1.VerifiedAccessToken
+	(*CreateUserRoleRequest)(nil),          // 46: berth.identity.v1.CreateUserRoleRequest
+	(*AppOriginRequest)(nil),               // 47: berth.identity.v1.AppOriginRequest
+	(*ListAppOriginsRequest)(nil),          // 48: berth.identity.v1.ListAppOriginsRequest
+	(*AppOrigins)(nil),                     // 49: berth.identity.v1.AppOrigins
+	(*SetAppEmailVerificationRequest)(nil), // 50: berth.identity.v1.SetAppEmailVerificationRequest
+	(*emptypb.Empty)(nil),                  // 51: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
 	9,  // 1: berth.identity.v1.UserUpdateBody.user:type_name -> berth.identity.v1.UserPatch
 	10, // 2: berth.identity.v1.UpdateUserRequest.body:type_name -> berth.identity.v1.UserUpdateBody
 	5,  // 3: berth.identity.v1.TenantUserList.users:type_name -> berth.identity.v1.TenantUser
-	30, // 4: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
-	30, // 5: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
-	0,  // 6: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
-	3,  // 7: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
-	6,  // 8: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
-	8,  // 9: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
-	11, // 10: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
-	33, // 11: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
-	36, // 12: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
-	41, // 13: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
-	34, // 14: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
-	12, // 15: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	21, // 16: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	42, // 17: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
-	16, // 18: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
-	14, // 19: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
-	20, // 20: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
-	18, // 21: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
-	25, // 22: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	26, // 23: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	27, // 24: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	28, // 25: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	29, // 26: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	32, // 27: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	44, // 28: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	37, // 29: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
-	39, // 30: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	45, // 31: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	45, // 32: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	46, // 33: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
-	48, // 34: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
-	2,  // 35: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 36: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 37: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	49, // 38: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	49, // 39: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 40: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	49, // 41: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	49, // 42: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	35, // 43: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 44: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 45: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	43, // 46: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 47: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 48: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 49: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 50: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 51: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 52: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 53: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 54: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	31, // 55: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 56: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 57: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	38, // 58: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	40, // 59: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	47, // 60: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	47, // 61: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	47, // 62: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 63: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	35, // [35:64] is the sub-list for method output_type
-	6,  // [6:35] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	25, // 4: berth.identity.v1.App.branding:type_name -> berth.identity.v1.AppBranding
+	25, // 5: berth.identity.v1.SetAppBrandingRequest.branding:type_name -> berth.identity.v1.AppBranding
+	32, // 6: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
+	32, // 7: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
+	0,  // 8: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
+	3,  // 9: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
+	6,  // 10: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
+	8,  // 11: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
+	11, // 12: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
+	35, // 13: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
+	38, // 14: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
+	43, // 15: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
+	36, // 16: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
+	12, // 17: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
+	21, // 18: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	44, // 19: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	16, // 20: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
+	14, // 21: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
+	20, // 22: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
+	18, // 23: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
+	27, // 24: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	28, // 25: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	29, // 26: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	30, // 27: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	31, // 28: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	34, // 29: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	46, // 30: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	39, // 31: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	41, // 32: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	47, // 33: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	47, // 34: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	48, // 35: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	26, // 36: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
+	50, // 37: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	2,  // 38: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 39: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 40: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	51, // 41: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	51, // 42: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 43: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	51, // 44: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	51, // 45: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	37, // 46: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 47: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 48: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 49: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 50: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 51: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 52: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 53: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 54: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 55: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 56: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 57: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 58: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 59: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 60: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 61: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 62: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 63: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 64: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 65: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 66: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 67: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	38, // [38:68] is the sub-list for method output_type
+	8,  // [8:38] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_identity_proto_init() }
@@ -4081,14 +4233,14 @@ func file_identity_v1_identity_proto_init() {
 	file_identity_v1_identity_proto_msgTypes[9].OneofWrappers = []any{}
 	file_identity_v1_identity_proto_msgTypes[10].OneofWrappers = []any{}
 	file_identity_v1_identity_proto_msgTypes[11].OneofWrappers = []any{}
-	file_identity_v1_identity_proto_msgTypes[34].OneofWrappers = []any{}
+	file_identity_v1_identity_proto_msgTypes[36].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   49,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -961,6 +961,7 @@ const (
 	IdentityAdminService_AddAppOrigin_FullMethodName            = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
 	IdentityAdminService_RemoveAppOrigin_FullMethodName         = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
 	IdentityAdminService_ListAppOrigins_FullMethodName          = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
+	IdentityAdminService_SetAppBranding_FullMethodName          = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
 	IdentityAdminService_SetAppEmailVerification_FullMethodName = "/berth.identity.v1.IdentityAdminService/SetAppEmailVerification"
 )
 
@@ -989,6 +990,9 @@ type IdentityAdminServiceClient interface {
 	RemoveAppOrigin(ctx context.Context, in *AppOriginRequest, opts ...grpc.CallOption) (*AppOrigins, error)
 	// ListAppOrigins lists the app's allowed browser origins.
 	ListAppOrigins(ctx context.Context, in *ListAppOriginsRequest, opts ...grpc.CallOption) (*AppOrigins, error)
+	// SetAppBranding sets the app's look on its hosted pages and mails and their default language.
+	// Every field is replaced: an empty one returns to the neutral look (and English).
+	SetAppBranding(ctx context.Context, in *SetAppBrandingRequest, opts ...grpc.CallOption) (*App, error)
 	// SetAppEmailVerification sets whether the app's users must verify their address before they
 	// can sign in ("required") or may verify it later ("optional").
 	SetAppEmailVerification(ctx context.Context, in *SetAppEmailVerificationRequest, opts ...grpc.CallOption) (*App, error)
@@ -1122,6 +1126,16 @@ func (c *identityAdminServiceClient) ListAppOrigins(ctx context.Context, in *Lis
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppBranding(ctx context.Context, in *SetAppBrandingRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppBranding_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *identityAdminServiceClient) SetAppEmailVerification(ctx context.Context, in *SetAppEmailVerificationRequest, opts ...grpc.CallOption) (*App, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(App)
@@ -1157,6 +1171,9 @@ type IdentityAdminServiceServer interface {
 	RemoveAppOrigin(context.Context, *AppOriginRequest) (*AppOrigins, error)
 	// ListAppOrigins lists the app's allowed browser origins.
 	ListAppOrigins(context.Context, *ListAppOriginsRequest) (*AppOrigins, error)
+	// SetAppBranding sets the app's look on its hosted pages and mails and their default language.
+	// Every field is replaced: an empty one returns to the neutral look (and English).
+	SetAppBranding(context.Context, *SetAppBrandingRequest) (*App, error)
 	// SetAppEmailVerification sets whether the app's users must verify their address before they
 	// can sign in ("required") or may verify it later ("optional").
 	SetAppEmailVerification(context.Context, *SetAppEmailVerificationRequest) (*App, error)
@@ -1205,6 +1222,9 @@ func (UnimplementedIdentityAdminServiceServer) RemoveAppOrigin(context.Context, 
 }
 func (UnimplementedIdentityAdminServiceServer) ListAppOrigins(context.Context, *ListAppOriginsRequest) (*AppOrigins, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAppOrigins not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppBranding(context.Context, *SetAppBrandingRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppBranding not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) SetAppEmailVerification(context.Context, *SetAppEmailVerificationRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAppEmailVerification not implemented")
@@ -1446,6 +1466,24 @@ func _IdentityAdminService_ListAppOrigins_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppBranding_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppBrandingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppBranding(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppBranding_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppBranding(ctx, req.(*SetAppBrandingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IdentityAdminService_SetAppEmailVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetAppEmailVerificationRequest)
 	if err := dec(in); err != nil {
@@ -1518,6 +1556,10 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAppOrigins",
 			Handler:    _IdentityAdminService_ListAppOrigins_Handler,
+		},
+		{
+			MethodName: "SetAppBranding",
+			Handler:    _IdentityAdminService_SetAppBranding_Handler,
 		},
 		{
 			MethodName: "SetAppEmailVerification",

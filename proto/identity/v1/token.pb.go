@@ -690,9 +690,11 @@ func (x *DescribeLoginRequest) GetRedirectUri() string {
 }
 
 type LoginContext struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
-	AppName       string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AppId   string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	AppName string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
+	// branding is the app's look and default language for the hosted page.
+	Branding      *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -739,6 +741,13 @@ func (x *LoginContext) GetAppName() string {
 		return x.AppName
 	}
 	return ""
+}
+
+func (x *LoginContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
 }
 
 // LoginParams are the authorization-request parameters the page carries through the form.
@@ -1262,7 +1271,7 @@ var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
 	"\x14ExchangeTokenRequest\x12!\n" +
 	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
 	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
@@ -1318,10 +1327,11 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\">\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"z\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
-	"\aappName\x18\x02 \x01(\tR\aappName\"\xab\x01\n" +
+	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\xab\x01\n" +
 	"\vLoginParams\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x14\n" +
@@ -1401,36 +1411,38 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*VerifyEmailCodeRequest)(nil),        // 15: berth.identity.v1.VerifyEmailCodeRequest
 	(*VerifyEmailLinkRequest)(nil),        // 16: berth.identity.v1.VerifyEmailLinkRequest
 	(*VerifiedEmail)(nil),                 // 17: berth.identity.v1.VerifiedEmail
+	(*AppBranding)(nil),                   // 18: berth.identity.v1.AppBranding
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	10, // 2: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 3: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 4: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	0,  // 5: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	3,  // 6: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	5,  // 7: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	8,  // 8: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	11, // 9: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	12, // 10: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	14, // 11: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	15, // 12: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	16, // 13: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	2,  // 14: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 15: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 16: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 17: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	13, // 18: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	13, // 19: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	13, // 20: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	17, // 21: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	17, // 22: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	14, // [14:23] is the sub-list for method output_type
-	5,  // [5:14] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	18, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	10, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	10, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	10, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	0,  // 6: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	3,  // 7: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	5,  // 8: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	8,  // 9: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	11, // 10: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	12, // 11: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	14, // 12: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	15, // 13: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	16, // 14: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	2,  // 15: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 16: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 17: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 18: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	13, // 19: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	13, // 20: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	13, // 21: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	17, // 22: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	17, // 23: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	15, // [15:24] is the sub-list for method output_type
+	6,  // [6:15] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -1438,6 +1450,7 @@ func file_identity_v1_token_proto_init() {
 	if File_identity_v1_token_proto != nil {
 		return
 	}
+	file_identity_v1_identity_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

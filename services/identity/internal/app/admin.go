@@ -214,6 +214,26 @@ func (s *Service) changeOrigins(ctx context.Context, appID string, change func(*
 	})
 }
 
+// SetAppBranding replaces an app's look on its hosted pages and mails and their default language
+// (domain.NewBranding checks each value); empty values return to the neutral look in English. No
+// event: nothing outside identity keeps the branding, and the pages ask for it on every request.
+func (s *Service) SetAppBranding(ctx context.Context, appID, displayName, accentColor, logoURL, defaultLanguage string) (domain.App, error) {
+	appID = domain.CanonicalID(appID)
+	if !domain.IsUUID(appID) {
+		return domain.App{}, domain.NotFound("app")
+	}
+	b, err := domain.NewBranding(displayName, accentColor, logoURL, defaultLanguage)
+	if err != nil {
+		return domain.App{}, err
+	}
+	return s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+		if a.Branding != b {
+			a.Branding, a.UpdatedAt = b, s.now()
+		}
+		return nil, nil
+	})
+}
+
 // GetApp returns an app (the operators' view of its origins).
 func (s *Service) GetApp(ctx context.Context, appID string) (domain.App, error) {
 	appID = domain.CanonicalID(appID)

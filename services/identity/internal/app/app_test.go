@@ -617,3 +617,25 @@ func TestGetAppRefNamesOnlyEnabledApps(t *testing.T) {
 	_, err = f.svc.GetAppRef(ctx, f.app.ID)
 	wantNotFound(t, err)
 }
+
+func TestAppBrandingIsReplacedWholeAndReachesTheLoginPage(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	a, err := f.svc.SetAppBranding(ctx, strings.ToUpper(f.app.ID), "Shop", "#0A7F3E", "https://cdn.example.test/l.png", "de")
+	want := domain.Branding{DisplayName: "Shop", AccentColor: "#0a7f3e", LogoURL: "https://cdn.example.test/l.png", DefaultLanguage: "de"}
+	if err != nil || a.Branding != want {
+		t.Fatalf("SetAppBranding = %+v, %v", a.Branding, err)
+	}
+	described, err := f.svc.DescribeLogin(ctx, f.app.ID, f.app.RedirectURIs[0])
+	if err != nil || described.Branding != want {
+		t.Fatalf("DescribeLogin branding = %+v, %v", described.Branding, err)
+	}
+	if a, err = f.svc.SetAppBranding(ctx, f.app.ID, "", "", "", ""); err != nil || a.Branding != (domain.Branding{}) {
+		t.Fatalf("back to neutral = %+v, %v", a.Branding, err)
+	}
+	_, err = f.svc.SetAppBranding(ctx, f.app.ID, "", "blue", "", "")
+	wantInvalid(t, err, "branding.accentColor")
+	if _, err := f.svc.SetAppBranding(ctx, uuid.NewString(), "", "", "", ""); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown app = %v", err)
+	}
+}

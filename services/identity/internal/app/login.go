@@ -198,8 +198,8 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 	if !domain.IsEmail(email) {
 		return LoginOutcome{}, fault.Invalid("email", "must be a valid email address")
 	}
-	if err := password.Check(in.Password); err != nil {
-		return LoginOutcome{}, err // an Invalid fault on the password naming the rule
+	if err := password.Check(in.Password, email); err != nil {
+		return LoginOutcome{}, err // an Invalid fault on the password naming the rule (its reason)
 	}
 	// Every sign-up that gets as far as hashing counts against its address, whatever its outcome:
 	// a refused one probes whether an address is registered, a successful one creates a user and a

@@ -159,7 +159,9 @@ func TestSignUpRefusals(t *testing.T) {
 	}{
 		{"registered address, other case", in(func(x *app.SignUpInput) { x.Email = "ADA@example.test" }), codes.InvalidArgument, ""},
 		{"bad email", in(func(x *app.SignUpInput) { x.Email = "not mail" }), codes.InvalidArgument, "email"},
-		{"short password", in(func(x *app.SignUpInput) { x.Password = "123456789" }), codes.InvalidArgument, "password"},
+		{"short password", in(func(x *app.SignUpInput) { x.Password = "kq7#zt2" }), codes.InvalidArgument, "password"},
+		{"common password", in(func(x *app.SignUpInput) { x.Password = "123456789" }), codes.InvalidArgument, "password"},
+		{"password holding the email's name", in(func(x *app.SignUpInput) { x.Password = "brand NEW horse 7" }), codes.InvalidArgument, "password"},
 		{"blank password", in(func(x *app.SignUpInput) { x.Password = strings.Repeat(" ", 12) }), codes.InvalidArgument, "password"},
 		{"name with a control character", in(func(x *app.SignUpInput) { x.Name = "a\x00b" }), codes.InvalidArgument, "name"},
 		{"unregistered redirect", in(func(x *app.SignUpInput) { x.Params.RedirectURI = "https://evil.test/" }), codes.InvalidArgument, "redirect_uri"},

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/berthhq/berth/services/identity/internal/domain/language"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/invite"
 )
@@ -41,7 +41,7 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 	if !domain.IsEmail(email) {
 		return fault.InvalidField("email", "must be a valid email address")
 	}
-	lang, err := language.Check("language", in.Language)
+	lang, err := locale.Check("language", in.Language)
 	if err != nil {
 		return err
 	}
@@ -74,8 +74,12 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 	if err != nil {
 		return err
 	}
+	// Route 23 requires the invitee's language, so the app's default never decides here; the
+	// one rule still picks it, as for every mail.
+	lang = locale.Choose(lang, "", a.Branding.DefaultLanguage)
 	msg, err := invite.Compose(lang, invite.Data{
-		To: email, Inviter: firstOf(u.Name, u.Email), App: a.Name, Link: s.inviteLink(a, state, code),
+		To: email, Inviter: firstOf(u.Name, u.Email), App: firstOf(a.Branding.DisplayName, a.Name),
+		Link: s.inviteLink(a, state, code, lang), Accent: a.Branding.AccentColor, Logo: a.Branding.LogoURL,
 	})
 	if err != nil {
 		return err
@@ -98,14 +102,16 @@ func (s *Service) SendReferralInvite(ctx context.Context, callerApp string, in I
 	return nil
 }
 
-// inviteLink is the hosted page's sign-up URL for app a carrying the referral code.
-func (s *Service) inviteLink(a domain.App, state, code string) string {
+// inviteLink is the hosted page's sign-up URL for app a carrying the referral code, on the
+// deployment's public URL; the page opens in lang, the mail's language.
+func (s *Service) inviteLink(a domain.App, state, code, lang string) string {
 	q := url.Values{
 		"client_id":    {a.ID},
 		"type":         {"signUp"},
 		"redirect_uri": {a.RedirectURIs[0]},
 		"state":        {state},
 		"referral":     {code},
+		"language":     {lang},
 	}
 	return s.publicURL + "/login?" + q.Encode()
 }

@@ -70,12 +70,13 @@ var stateRE = regexp.MustCompile(`^[A-Za-z0-9]{64}$`)
 
 func TestReferralInviteMessageAndLink(t *testing.T) {
 	for _, tc := range []struct {
-		lang, subject, greeting string
+		lang, subject, greeting, page string
 	}{
-		{"en", "Your invitation to app", "Hello,"},
-		{"EN", "Your invitation to app", "Hello,"},
-		{"de", "Deine Einladung zu app", "Hallo,"},
-		{" De ", "Deine Einladung zu app", "Hallo,"},
+		{"en", "Your invitation to app", "Hello,", "en"},
+		{"EN", "Your invitation to app", "Hello,", "en"},
+		{"de", "Deine Einladung zu app", "Hallo,", "de"},
+		{" De ", "Deine Einladung zu app", "Hallo,", "de"},
+		{"CH", "Deine Einladung zu app", "Hallo,", "de"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			f := newFixture(t)
@@ -91,7 +92,7 @@ func TestReferralInviteMessageAndLink(t *testing.T) {
 			q := link.Query()
 			if link.Scheme+"://"+link.Host+link.Path != "https://berth.test/login" || q.Get("client_id") != f.app.ID ||
 				q.Get("type") != "signUp" || q.Get("redirect_uri") != f.app.RedirectURIs[0] ||
-				!stateRE.MatchString(q.Get("state")) || !domain.WellFormedSecret(q.Get("referral")) {
+				!stateRE.MatchString(q.Get("state")) || !domain.WellFormedSecret(q.Get("referral")) || q.Get("language") != tc.page {
 				t.Errorf("link = %s", link)
 			}
 			// The HTML part links to the same page, escaped for HTML.
@@ -99,6 +100,30 @@ func TestReferralInviteMessageAndLink(t *testing.T) {
 				t.Errorf("HTML does not carry the link:\n%s", m.HTML)
 			}
 		})
+	}
+}
+
+// The app's branding names it in the subject and the body and colours the HTML part; the inviter's
+// own language does not matter, the invitee's (route 23's language) does.
+func TestABrandedAppsInviteIsInTheInviteesLanguageUnderItsDisplayName(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.SetAppBranding(ctx, f.app.ID, "Schön & Co", "#0a7f3e", "https://cdn.example.test/logo.png", "en"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.UpdateUser(ctx, f.app.ID, f.user.ID, domain.UserPatch{Language: ptr("en")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.invite(f.user.ID, "DE"); err != nil {
+		t.Fatal(err)
+	}
+	m := f.mailer.last(t)
+	if m.Subject != "Deine Einladung zu Schön & Co" || !strings.Contains(m.Text, "du bist eingeladen, Schön & Co beizutreten") ||
+		!strings.Contains(m.HTML, `style="color:#0a7f3e"`) || !strings.Contains(m.HTML, `<img src="https://cdn.example.test/logo.png"`) {
+		t.Errorf("message = %+v", m)
+	}
+	if got := f.inviteLink(t).Query().Get("language"); got != "de" {
+		t.Errorf("the sign-up page opens in %q", got)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/locale"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -58,6 +59,10 @@ func (s *Service) mailReady() error {
 	return nil
 }
 
+// mailLanguage is the language of the app's account mails: its default language. The hosted
+// page's language does not reach identity with a sign-up, so the app's choice decides.
+func mailLanguage(a domain.App) string { return locale.Choose("", "", a.Branding.DefaultLanguage) }
+
 // continuation is the authorization request a verification continues once met.
 func continuation(p LoginParams) domain.Continuation {
 	return domain.Continuation{ClientID: p.ClientID, RedirectURI: p.RedirectURI, State: p.State, Nonce: p.Nonce, Scope: p.Scope}
@@ -76,8 +81,8 @@ func (s *Service) sendVerification(ctx context.Context, a domain.App, u domain.U
 	if err != nil {
 		return "", err
 	}
-	msg, err := accountmail.ComposeVerify(accountmail.Verify{
-		To: u.Email, App: a.Name, Link: s.publicURL + VerifyPath + "?" + url.Values{"token": {sec.Link}}.Encode(), Code: sec.Code,
+	msg, err := accountmail.ComposeVerify(mailLanguage(a), accountmail.Verify{
+		To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), Link: s.publicURL + VerifyPath + "?" + url.Values{"token": {sec.Link}}.Encode(), Code: sec.Code,
 	})
 	if err != nil {
 		return "", err
@@ -108,7 +113,7 @@ func (s *Service) signUpTaken(ctx context.Context, a domain.App, u domain.User, 
 	signIn := s.publicURL + "/login?" + url.Values{
 		"client_id": {a.ID}, "redirect_uri": {p.RedirectURI}, "state": {state}, "type": {"signIn"},
 	}.Encode()
-	msg, err := accountmail.ComposeRegistered(accountmail.Registered{To: u.Email, App: a.Name, SignInLink: signIn})
+	msg, err := accountmail.ComposeRegistered(mailLanguage(a), accountmail.Registered{To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), SignInLink: signIn})
 	if err != nil {
 		return LoginOutcome{}, err
 	}

@@ -141,7 +141,15 @@ func App(a domain.App) *identityv1.App {
 		CreatedAt: Timestamp(a.CreatedAt), UpdatedAt: Timestamp(a.UpdatedAt),
 		AccessTokenTtlSeconds:  int32(a.AccessTokenTTL / time.Second),
 		RefreshTokenTtlSeconds: int32(a.RefreshTokenTTL / time.Second),
+		Branding:               Branding(a.Branding),
 		EmailVerification:      string(a.EmailVerification),
+	}
+}
+
+// Branding is an app's look as the admin API and the hosted pages receive it.
+func Branding(b domain.Branding) *identityv1.AppBranding {
+	return &identityv1.AppBranding{
+		DisplayName: b.DisplayName, AccentColor: b.AccentColor, LogoUrl: b.LogoURL, DefaultLanguage: b.DefaultLanguage,
 	}
 }
 

@@ -37,6 +37,8 @@ type App struct {
 	// AccessTokenTTL and RefreshTokenTTL are how long the tokens issued to the app's users live.
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
+	// Branding is the app's look on its hosted pages and mails and their default language.
+	Branding Branding
 	// EmailVerification is whether a user must prove the address before signing in.
 	EmailVerification EmailVerification
 	CreatedAt         time.Time

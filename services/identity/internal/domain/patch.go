@@ -2,7 +2,7 @@ package domain
 
 import (
 	"github.com/berthhq/berth/pkg/fault"
-	"github.com/berthhq/berth/services/identity/internal/domain/language"
+	"github.com/berthhq/berth/pkg/locale"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -101,13 +101,13 @@ func IsEmail(s string) bool {
 	return err == nil
 }
 
-// checkLanguage applies the one language rule (package language); an empty value clears the
+// checkLanguage applies the one language rule (package pkg/locale); an empty value clears the
 // field, like every optional profile field of the patch.
 func checkLanguage(field, v string) (string, error) {
 	if strings.TrimSpace(v) == "" {
 		return "", nil
 	}
-	return language.Check(field, v)
+	return locale.Check(field, v)
 }
 
 // Birthdates are stored as YYYY-MM-DD; clients may send a full ISO 8601 date-time (the REST wrapper

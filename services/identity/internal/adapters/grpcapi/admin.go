@@ -140,3 +140,13 @@ func (s *AdminServer) ListAppOrigins(ctx context.Context, req *identityv1.ListAp
 	}
 	return convert.AppOrigins(a), nil
 }
+
+// SetAppBranding sets an app's look on its hosted pages and mails and their default language.
+func (s *AdminServer) SetAppBranding(ctx context.Context, req *identityv1.SetAppBrandingRequest) (*identityv1.App, error) {
+	b := req.GetBranding()
+	a, err := s.svc.SetAppBranding(ctx, req.GetAppId(), b.GetDisplayName(), b.GetAccentColor(), b.GetLogoUrl(), b.GetDefaultLanguage())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}

@@ -6,6 +6,7 @@ import (
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 )
 
 // kindTokens is the kind of route 1's collection.
@@ -70,7 +71,7 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name}, nil
+	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding)}, nil
 }
 
 // SignUp creates the user and its tenant, then signs in or asks for verification.

@@ -320,6 +320,42 @@ func testApps(t *testing.T, newStore Factory) {
 		wantEqual(t, "origins after removing all", got.ExtraOrigins, []string{})
 	})
 
+	t.Run("branding is stored on create and update, and may return to the neutral look", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := newApp(seedProject(t, s).ID)
+		a.Branding = domain.Branding{DisplayName: "Schön & Co", AccentColor: "#0a7f3e", LogoURL: "https://cdn.example.test/logo.png", DefaultLanguage: "de"}
+		if err := s.CreateApp(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "branding as created", got.Branding, a.Branding)
+		other := domain.Branding{DisplayName: "Shop", AccentColor: "#ffffff", LogoURL: "https://img.example.test:8443/l.svg?v=2", DefaultLanguage: "en"}
+		updated, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.Branding = other
+			return nil, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetApp(ctx, a.ID)
+		wantEqual(t, "branding after update", got.Branding, other)
+		wantEqual(t, "UpdateApp result", updated, got)
+		if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.Branding = domain.Branding{}
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetApp(ctx, a.ID)
+		wantEqual(t, "branding after reset", got.Branding, domain.Branding{})
+		listed, _ := s.ListApps(ctx)
+		for _, x := range listed {
+			if x.ID == a.ID {
+				wantEqual(t, "listed app", x, got)
+			}
+		}
+	})
+
 	t.Run("the email-verification policy is stored and changes with the app", func(t *testing.T) {
 		s, _ := newStore(t)
 		a := seedApp(t, s)

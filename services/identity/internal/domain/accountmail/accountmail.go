@@ -6,13 +6,14 @@ import (
 	htmltemplate "html/template"
 	texttemplate "text/template"
 
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/mail"
 )
 
 // Verify is what a verification mail says.
 type Verify struct {
 	To   string // the address to verify
-	App  string // the app's name
+	App  string // the app's display name (or its name)
 	Link string // the hosted confirmation page with the link's secret
 	Code string // the six-digit code for the page the user signed up on
 }
@@ -24,7 +25,8 @@ type Registered struct {
 	SignInLink string // the hosted sign-in page of the app
 }
 
-// mailTemplate is one mail's subject, text part and HTML part.
+// mailTemplate is one mail's subject, text part and HTML part. Every sentence is a message of
+// pkg/locale; the templates only arrange them.
 type mailTemplate struct {
 	subject *texttemplate.Template
 	text    *texttemplate.Template
@@ -39,62 +41,67 @@ func newTemplate(name, subject, text, html string) mailTemplate {
 	}
 }
 
-// The mails' English texts, one template per mail, kept apart from the code so that they can move
-// into a message catalog whole.
 var (
 	verifyMail = newTemplate("verify",
-		`Confirm your email address for {{.App}}`,
-		`Hello,
+		`{{.T "verify.mail.subject" .App}}`,
+		`{{.T "verify.mail.greeting"}}
 
-please confirm that this is your email address for {{.App}}.
+{{.T "verify.mail.intro" .App}}
 
-Open this link to confirm it:
+{{.T "verify.mail.openLink"}}
 {{.Link}}
 
-Or enter this code on the page where you signed up:
+{{.T "verify.mail.enterCode"}}
 {{.Code}}
 
-The link and the code work once and for 24 hours. If you did not sign up for {{.App}}, you can
-ignore this email: no account is used until the address is confirmed.
+{{.T "verify.mail.validity" .App}}
 `,
 		`<!DOCTYPE html>
-<html lang="en"><body>
-<p>Hello,</p>
-<p>please confirm that this is your email address for <strong>{{.App}}</strong>.</p>
-<p><a href="{{.Link}}">Confirm your email address</a></p>
-<p>Or enter this code on the page where you signed up:</p>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "verify.mail.intro" .App}}</p>
+<p><a href="{{.Link}}">{{.T "verify.mail.linkText"}}</a></p>
+<p>{{.T "verify.mail.enterCode"}}</p>
 <p style="font-size:1.5em;letter-spacing:0.2em"><strong>{{.Code}}</strong></p>
-<p>The link and the code work once and for 24 hours. If you did not sign up for {{.App}}, you can ignore this email: no account is used until the address is confirmed.</p>
+<p>{{.T "verify.mail.validity" .App}}</p>
 </body></html>
 `)
 	registeredMail = newTemplate("registered",
-		`Sign-up attempt with your address at {{.App}}`,
-		`Hello,
+		`{{.T "registered.mail.subject" .App}}`,
+		`{{.T "verify.mail.greeting"}}
 
-someone tried to create an account for {{.App}} with this email address. This address already has
-an account, so nothing was changed.
+{{.T "registered.mail.intro" .App}}
 
-If it was you, sign in instead:
+{{.T "registered.mail.signIn"}}
 {{.SignInLink}}
 
-If you forgot your password, choose "Forgot your password?" on the sign-in page. If it was not
-you, you can ignore this email.
+{{.T "registered.mail.forgot"}}
 `,
 		`<!DOCTYPE html>
-<html lang="en"><body>
-<p>Hello,</p>
-<p>someone tried to create an account for <strong>{{.App}}</strong> with this email address. This address already has an account, so nothing was changed.</p>
-<p>If it was you, <a href="{{.SignInLink}}">sign in instead</a>.</p>
-<p>If you forgot your password, choose “Forgot your password?” on the sign-in page. If it was not you, you can ignore this email.</p>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "registered.mail.intro" .App}}</p>
+<p>{{.T "registered.mail.signIn"}} <a href="{{.SignInLink}}">{{.T "registered.mail.link"}}</a></p>
+<p>{{.T "registered.mail.forgot"}}</p>
 </body></html>
 `)
 )
 
-// ComposeVerify renders the verification mail.
-func ComposeVerify(d Verify) (mail.Message, error) { return verifyMail.compose(d.To, d) }
+// ComposeVerify renders the verification mail in lang (en or de; anything else is English).
+func ComposeVerify(lang string, d Verify) (mail.Message, error) {
+	return verifyMail.compose(d.To, struct {
+		Verify
+		locale.Printer
+	}{d, locale.For(lang)})
+}
 
-// ComposeRegistered renders the notice to a registered address.
-func ComposeRegistered(d Registered) (mail.Message, error) { return registeredMail.compose(d.To, d) }
+// ComposeRegistered renders the notice to a registered address in lang.
+func ComposeRegistered(lang string, d Registered) (mail.Message, error) {
+	return registeredMail.compose(d.To, struct {
+		Registered
+		locale.Printer
+	}{d, locale.For(lang)})
+}
 
 func (t mailTemplate) compose(to string, data any) (mail.Message, error) {
 	var subject, text, html bytes.Buffer

@@ -6,11 +6,11 @@ import (
 )
 
 func TestMailsHaveBothPartsAndOnlyTheAppNameInTheSubject(t *testing.T) {
-	v, err := ComposeVerify(Verify{To: "ada@example.test", App: "Shop", Link: "https://berth.test/login/verify?token=abc", Code: "012345"})
+	v, err := ComposeVerify("en", Verify{To: "ada@example.test", App: "Shop", Link: "https://berth.test/login/verify?token=abc", Code: "012345"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ComposeRegistered(Registered{To: "ada@example.test", App: "Shop", SignInLink: "https://berth.test/login?client_id=x&state=y"})
+	r, err := ComposeRegistered("en", Registered{To: "ada@example.test", App: "Shop", SignInLink: "https://berth.test/login?client_id=x&state=y"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,21 @@ func TestMailsHaveBothPartsAndOnlyTheAppNameInTheSubject(t *testing.T) {
 }
 
 func TestTheHTMLPartEscapesTheAppName(t *testing.T) {
-	m, err := ComposeVerify(Verify{To: "a@example.test", App: `<script>x</script>`, Link: "https://berth.test/l", Code: "000000"})
+	m, err := ComposeVerify("en", Verify{To: "a@example.test", App: `<script>x</script>`, Link: "https://berth.test/l", Code: "000000"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(m.HTML, "<script>") {
 		t.Fatalf("the HTML part renders the app name as markup:\n%s", m.HTML)
+	}
+}
+
+func TestMailsSpeakGerman(t *testing.T) {
+	m, err := ComposeVerify("de", Verify{To: "a@example.test", App: "Shop", Link: "https://berth.test/l", Code: "000000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Subject != "Bestätige deine E-Mail-Adresse für Shop" || !strings.Contains(m.HTML, `lang="de"`) {
+		t.Fatalf("German mail: %q\n%s", m.Subject, m.HTML)
 	}
 }

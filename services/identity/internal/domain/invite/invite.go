@@ -8,6 +8,7 @@ import (
 	texttemplate "text/template"
 	"unicode"
 
+	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/mail"
 )
 
@@ -15,73 +16,49 @@ import (
 type Data struct {
 	To      string // the invitee's address
 	Inviter string // the inviting user's name (or address)
-	App     string // the app's name
+	App     string // the app's display name (or its name)
 	Link    string // the hosted sign-up page with the referral code
+	// Accent (#rrggbb) and Logo (an https URL) are the app's branding, both validated when the
+	// operator set them; "" leaves the mail in the neutral look.
+	Accent string
+	Logo   string
 }
 
-// template is one language's invite.
-type template struct {
-	subject *texttemplate.Template
-	text    *texttemplate.Template
-	html    *htmltemplate.Template
+// view is what the templates see: the data and the printer of the mail's language.
+type view struct {
+	Data
+	locale.Printer
 }
 
-func newTemplate(lang, subject, text, html string) template {
-	return template{
-		subject: texttemplate.Must(texttemplate.New(lang + "-subject").Parse(subject)),
-		text:    texttemplate.Must(texttemplate.New(lang + "-text").Funcs(texttemplate.FuncMap{"quoted": quoted}).Parse(text)),
-		html:    htmltemplate.Must(htmltemplate.New(lang + "-html").Funcs(htmltemplate.FuncMap{"quoted": quoted}).Parse(html)),
-	}
-}
+var funcs = map[string]any{"quoted": quoted}
 
-// templates are keyed by lower-case language code. The subject never carries the inviter's name:
-// it is user-chosen text, and a subject is what a mail client shows as the sender's own words. In
-// the body the name only appears as quoted data (see quoted), never as a sentence's subject, and
-// never in the link.
-var templates = map[string]template{
-	"en": newTemplate("en",
-		`Your invitation to {{.App}}`,
-		`Hello,
+// The subject never carries the inviter's name: it is user-chosen text, and a subject is what a
+// mail client shows as the sender's own words. In the body the name only appears as quoted data
+// (see quoted), never as a sentence's subject, and never in the link. Every sentence is a message
+// of pkg/locale.
+var (
+	subjectTemplate = texttemplate.Must(texttemplate.New("subject").Parse(`{{.T "invite.subject" .App}}`))
+	textTemplate    = texttemplate.Must(texttemplate.New("text").Funcs(funcs).Parse(`{{.T "invite.greeting"}}
 
-you are invited to join {{.App}}. The invitation was sent by a user of {{.App}} who gave this name:
+{{.T "invite.invited" .App}}
 {{quoted .Inviter}}
 
-Create your account here:
+{{.T "invite.createHere"}}
 {{.Link}}
 
-The invitation is valid for 30 days. If you do not know the sender, you can ignore this email.
-`,
-		`<!DOCTYPE html>
-<html lang="en"><body>
-<p>Hello,</p>
-<p>you are invited to join <strong>{{.App}}</strong>. The invitation was sent by a user of {{.App}} who gave this name:</p>
+{{.T "invite.validity"}}
+`))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("html").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+{{if .Logo}}<p><img src="{{.Logo}}" alt="{{.App}}" height="40"></p>
+{{end}}<p>{{.T "invite.greeting"}}</p>
+<p>{{.T "invite.invited" .App}}</p>
 <blockquote>{{quoted .Inviter}}</blockquote>
-<p><a href="{{.Link}}">Create your account</a></p>
-<p>The invitation is valid for 30 days. If you do not know the sender, you can ignore this email.</p>
+<p><a href="{{.Link}}"{{if .Accent}} style="color:{{.Accent}}"{{end}}>{{.T "invite.createLink"}}</a></p>
+<p>{{.T "invite.validity"}}</p>
 </body></html>
-`),
-	"de": newTemplate("de",
-		`Deine Einladung zu {{.App}}`,
-		`Hallo,
-
-du bist eingeladen, {{.App}} beizutreten. Die Einladung kommt von einem Nutzer von {{.App}}, der diesen Namen angegeben hat:
-{{quoted .Inviter}}
-
-Hier kannst du dein Konto anlegen:
-{{.Link}}
-
-Die Einladung ist 30 Tage gültig. Wenn du den Absender nicht kennst, kannst du diese E-Mail ignorieren.
-`,
-		`<!DOCTYPE html>
-<html lang="de"><body>
-<p>Hallo,</p>
-<p>du bist eingeladen, <strong>{{.App}}</strong> beizutreten. Die Einladung kommt von einem Nutzer von {{.App}}, der diesen Namen angegeben hat:</p>
-<blockquote>{{quoted .Inviter}}</blockquote>
-<p><a href="{{.Link}}">Konto anlegen</a></p>
-<p>Die Einladung ist 30 Tage gültig. Wenn du den Absender nicht kennst, kannst du diese E-Mail ignorieren.</p>
-</body></html>
-`),
-}
+`))
+)
 
 // maxQuoted bounds how much of a user-chosen name an invite shows: enough for any real name, too
 // little for a paragraph of someone else's message.
@@ -98,20 +75,20 @@ func quoted(s string) string {
 	return "“" + s + "”"
 }
 
-// Compose renders the invite in lang, a language package code (en or de).
+// Compose renders the invite in lang, a language Berth speaks (en or de; locale.Choose picks it).
 func Compose(lang string, d Data) (mail.Message, error) {
-	t, ok := templates[lang]
-	if !ok {
-		return mail.Message{}, fmt.Errorf("invite: no template for language %q", lang)
+	if lang != locale.English && lang != locale.German {
+		return mail.Message{}, fmt.Errorf("invite: no messages in language %q", lang)
 	}
+	v := view{Data: d, Printer: locale.For(lang)}
 	var subject, text, html bytes.Buffer
-	if err := t.subject.Execute(&subject, d); err != nil {
+	if err := subjectTemplate.Execute(&subject, v); err != nil {
 		return mail.Message{}, fmt.Errorf("invite: subject: %w", err)
 	}
-	if err := t.text.Execute(&text, d); err != nil {
+	if err := textTemplate.Execute(&text, v); err != nil {
 		return mail.Message{}, fmt.Errorf("invite: text: %w", err)
 	}
-	if err := t.html.Execute(&html, d); err != nil {
+	if err := htmlTemplate.Execute(&html, v); err != nil {
 		return mail.Message{}, fmt.Errorf("invite: html: %w", err)
 	}
 	return mail.Message{To: d.To, Subject: subject.String(), Text: text.String(), HTML: html.String()}, nil

@@ -8,12 +8,13 @@ import (
 )
 
 func TestComposeRendersEachLanguageAndEscapesHTML(t *testing.T) {
-	d := invite.Data{To: "friend@example.test", Inviter: `Ada <script>`, App: "Shop & Co", Link: "https://berth.test/login?a=1&b=2"}
+	d := invite.Data{To: "friend@example.test", Inviter: `Ada <script>`, App: "Shop & Co", Link: "https://berth.test/login?a=1&b=2",
+		Accent: "#0a7f3e", Logo: "https://cdn.example.test/logo.png"}
 	for _, tc := range []struct {
 		lang, subject, text string
 	}{
-		{"en", "Your invitation to Shop & Co", "who gave this name:\n\u201cAda <script>\u201d\n"},
-		{"de", "Deine Einladung zu Shop & Co", "der diesen Namen angegeben hat:\n\u201cAda <script>\u201d\n"},
+		{"en", "Your invitation to Shop & Co", "Hello,\n\nyou are invited to join Shop & Co. The invitation was sent by a user of Shop & Co who gave this name:\n\u201cAda <script>\u201d\n"},
+		{"de", "Deine Einladung zu Shop & Co", "Hallo,\n\ndu bist eingeladen, Shop & Co beizutreten. Die Einladung kommt von einem Nutzer von Shop & Co, der diesen Namen angegeben hat:\n\u201cAda <script>\u201d\n"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			m, err := invite.Compose(tc.lang, d)
@@ -24,7 +25,8 @@ func TestComposeRendersEachLanguageAndEscapesHTML(t *testing.T) {
 				t.Errorf("message = %+v", m)
 			}
 			if strings.Contains(m.HTML, "<script>") || !strings.Contains(m.HTML, "<blockquote>\u201cAda &lt;script&gt;\u201d</blockquote>") ||
-				!strings.Contains(m.HTML, `href="https://berth.test/login?a=1&amp;b=2"`) || !strings.Contains(m.HTML, `lang="`+tc.lang+`"`) {
+				!strings.Contains(m.HTML, `href="https://berth.test/login?a=1&amp;b=2" style="color:#0a7f3e"`) || !strings.Contains(m.HTML, `lang="`+tc.lang+`"`) ||
+				!strings.Contains(m.HTML, `<img src="https://cdn.example.test/logo.png" alt="Shop &amp; Co"`) || !strings.Contains(m.HTML, "Shop &amp; Co") {
 				t.Errorf("HTML = %s", m.HTML)
 			}
 		})
@@ -53,5 +55,15 @@ func TestInviterNameIsQuotedDataOnly(t *testing.T) {
 		if strings.Count(m.Text, "evil.test") != 1 || strings.Contains(m.Text, "\r") {
 			t.Errorf("%s text:\n%q", lang, m.Text)
 		}
+	}
+}
+
+func TestAnUnbrandedInviteHasTheNeutralLook(t *testing.T) {
+	m, err := invite.Compose("en", invite.Data{To: "f@example.test", Inviter: "Ada", App: "Shop", Link: "https://berth.test/login?referral=r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(m.HTML, "<img") || strings.Contains(m.HTML, "style=") {
+		t.Errorf("an app without branding got some:\n%s", m.HTML)
 	}
 }

@@ -14,35 +14,81 @@ import (
 	"golang.org/x/crypto/argon2"
 )
 
-// Length bounds in characters (runes). Ten characters is the floor current guidance (NIST SP
-// 800-63B) sets for user-chosen passwords without composition rules; the ceiling keeps one hash from
+// Length bounds in characters (runes), as NIST SP 800-63B sets them for passwords chosen by
+// their users without composition rules: at least 8, and a ceiling that keeps one hash from
 // becoming a denial-of-service lever while leaving room for pass phrases.
 const (
-	MinLength = 10
+	MinLength = 8
 	MaxLength = 128
+)
+
+// minLocalPart is the shortest email local part a password may not contain. Shorter ones are
+// exempt: refusing every password that holds "jo" for jo@example.com would refuse far more good
+// passwords than it stops guessable ones.
+const minLocalPart = 3
+
+// Reasons name the rule a refused password broke (fault.Reason), so a page can say which one.
+const (
+	ReasonCharacters = "characters" // not valid UTF-8
+	ReasonLength     = "length"     // outside MinLength..MaxLength characters
+	ReasonBlank      = "blank"      // only whitespace
+	ReasonCommon     = "common"     // on the list of common and breached passwords
+	ReasonEmail      = "email"      // contains the email address's local part
 )
 
 // ErrPolicy is matched (errors.Is) by every password-policy violation.
 var ErrPolicy = fault.Invalid("password", "password does not meet the policy")
 
-// Check applies the password policy. Passwords are taken as typed: no trimming, no case folding.
-func Check(pw string) error {
+// Check applies the password rules to pw, a password being chosen for the account with the given
+// email address; every flow that sets a password calls it. Passwords are stored as typed (no
+// trimming, no case folding); only the comparisons below normalise. The error is an Invalid fault
+// on "password" whose message states the rule and whose reason names it.
+func Check(pw, email string) error {
 	if !utf8.ValidString(pw) {
-		return violation("must be valid UTF-8")
+		return violation(ReasonCharacters, "password must be valid UTF-8")
 	}
 	if n := utf8.RuneCountInString(pw); n < MinLength || n > MaxLength {
-		return violation("must be %d to %d characters long", MinLength, MaxLength)
+		return violation(ReasonLength, "password must be %d to %d characters long", MinLength, MaxLength)
 	}
-	if strings.TrimFunc(pw, unicode.IsSpace) == "" {
-		return violation("must not be only spaces")
+	trimmed := strings.TrimFunc(pw, unicode.IsSpace)
+	if trimmed == "" {
+		return violation(ReasonBlank, "password must not be only spaces")
+	}
+	// Case and surrounding spaces do not make a listed password harder to guess: guessing tools
+	// try those variants first.
+	if isCommon(strings.ToLower(trimmed)) {
+		return violation(ReasonCommon, "password is on a list of common or breached passwords")
+	}
+	lower := strings.ToLower(pw)
+	for _, part := range localParts(email) {
+		if strings.Contains(lower, part) {
+			return violation(ReasonEmail, "password must not contain the email address's name (the part before @)")
+		}
 	}
 	return nil
 }
 
-// violation is an Invalid fault on the password whose message is the rule that failed; it matches
-// ErrPolicy.
-func violation(format string, args ...any) error {
-	return fault.Invalid("password", format, args...).Wrap(ErrPolicy)
+// localParts returns the lower-cased local part of email and, for a subaddress (name+tag@), the
+// name before the "+", each only when it is at least minLocalPart characters long.
+func localParts(email string) []string {
+	at := strings.LastIndexByte(email, '@')
+	if at < 0 {
+		return nil
+	}
+	local := strings.ToLower(strings.TrimSpace(email[:at]))
+	var parts []string
+	for _, p := range []string{local, strings.SplitN(local, "+", 2)[0]} {
+		if utf8.RuneCountInString(p) >= minLocalPart && (len(parts) == 0 || parts[0] != p) {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+// violation is an Invalid fault on the password whose message is the rule that failed and whose
+// reason names it; it matches ErrPolicy.
+func violation(reason, format string, args ...any) error {
+	return fault.Invalid("password", format, args...).WithReason(reason).Wrap(ErrPolicy)
 }
 
 // Params are argon2id cost parameters.

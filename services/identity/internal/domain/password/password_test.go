@@ -4,38 +4,80 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/pkg/fault"
 )
 
 // cheap keeps the tests fast under -race; the PHC string carries the parameters either way.
 var cheap = Params{MemoryKiB: 64, Time: 1, Threads: 1}
 
-func TestCheckPolicy(t *testing.T) {
+func TestCheckRefusesEachRuleAndNamesIt(t *testing.T) {
+	const email = "Ada.Lovelace@example.test"
 	cases := []struct {
-		name string
-		pw   string
-		ok   bool
+		name   string
+		pw     string
+		email  string
+		reason string // "" = accepted
 	}{
-		{"ten ASCII characters", "abcdefghij", true},
-		{"nine characters", "abcdefghi", false},
-		{"ten multi-byte runes count as ten", strings.Repeat("ä", 10), true},
-		{"nine multi-byte runes are too short even with 18 bytes", strings.Repeat("ä", 9), false},
-		{"128 runes", strings.Repeat("x", 128), true},
-		{"129 runes", strings.Repeat("x", 129), false},
-		{"only whitespace", strings.Repeat(" \t", 6), false},
-		{"spaces around are kept and allowed", "  pass phrase  ", true},
-		{"invalid UTF-8", "abcdefghij\xff", false},
-		{"empty", "", false},
+		{"eight ASCII characters", "vq7#mzt2", email, ""},
+		{"seven characters", "vq7#mzt", email, ReasonLength},
+		{"eight multi-byte runes count as eight", strings.Repeat("ä", 8), email, ""},
+		{"seven multi-byte runes are too short even with 14 bytes", strings.Repeat("ä", 7), email, ReasonLength},
+		{"128 runes", strings.Repeat("x", 127) + "y", email, ""},
+		{"129 runes", strings.Repeat("x", 129), email, ReasonLength},
+		{"empty", "", email, ReasonLength},
+		{"invalid UTF-8", "vq7#mzt2\xff", email, ReasonCharacters},
+		{"only whitespace", strings.Repeat(" \t", 6), email, ReasonBlank},
+		{"spaces around are kept and allowed", "  pass phrase  ", email, ""},
+		{"a common password", "password1", email, ReasonCommon},
+		{"a common password in other case", "PassWord1", email, ReasonCommon},
+		{"a common password with spaces around", "  iloveyou ", email, ReasonCommon},
+		{"a breached keyboard walk", "qwertyuiop", email, ReasonCommon},
+		{"a common password inside a longer phrase is fine", "password1 on a boat", email, ""},
+		{"the local part", "ada.lovelace!!", email, ReasonEmail},
+		{"the local part in other case", "xxADA.LOVELACExx", email, ReasonEmail},
+		{"the name before a subaddress tag", "my bob-ross pass", "bob-ross+news@example.test", ReasonEmail},
+		{"the whole subaddressed local part", "use bob+news twice", "bob+news@example.test", ReasonEmail},
+		{"a two-character local part is exempt", "jo is my name", "jo@example.test", ""},
+		{"a two-character name before a tag is exempt", "jo is my name", "jo+x@example.test", ""},
+		{"the domain is not the local part", "example.test rocks", email, ""},
+		{"no email (nothing to compare)", "ada.lovelace!!", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Check(c.pw)
-			if (err == nil) != c.ok {
-				t.Fatalf("Check(%q) = %v, want ok=%t", c.pw, err, c.ok)
+			err := Check(c.pw, c.email)
+			if c.reason == "" {
+				if err != nil {
+					t.Fatalf("Check(%q, %q) = %v, want accepted", c.pw, c.email, err)
+				}
+				return
 			}
-			if err != nil && !errors.Is(err, ErrPolicy) {
+			if err == nil {
+				t.Fatalf("Check(%q, %q) accepted it, want the %s rule", c.pw, c.email, c.reason)
+			}
+			if !errors.Is(err, ErrPolicy) {
 				t.Errorf("error %v does not match ErrPolicy", err)
 			}
+			f, ok := fault.As(err)
+			if !ok || f.Kind() != fault.KindInvalid || f.Field() != "password" || f.Reason() != c.reason {
+				t.Fatalf("error %v: want an Invalid fault on password with reason %q", err, c.reason)
+			}
+			if c.pw != "" && strings.Contains(f.Message(), c.pw) {
+				t.Errorf("message %q repeats the password", f.Message())
+			}
 		})
+	}
+}
+
+func TestTheCommonListHoldsOnlyPasswordsTheLengthRuleLetsThrough(t *testing.T) {
+	set := common()
+	if len(set) < 10000 {
+		t.Fatalf("the common list has %d entries of %d characters or more, want the whole list (over 10,000)", len(set), MinLength)
+	}
+	for pw := range set {
+		if len([]rune(pw)) < MinLength || strings.ToLower(pw) != pw {
+			t.Fatalf("listed %q is shorter than %d or not lower case", pw, MinLength)
+		}
 	}
 }
 
