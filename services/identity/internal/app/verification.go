@@ -59,9 +59,11 @@ func (s *Service) mailReady() error {
 	return nil
 }
 
-// mailLanguage is the language of the app's account mails: its default language. The hosted
-// page's language does not reach identity with a sign-up, so the app's choice decides.
-func mailLanguage(a domain.App) string { return locale.Choose("", "", a.Branding.DefaultLanguage) }
+// mailLanguage is the language of a mail to u (docs/hosted-pages.md): the user's stored
+// language, else the app's default, else English. A user who just signed up has none stored.
+func mailLanguage(a domain.App, u domain.User) string {
+	return locale.Choose(u.Language, "", a.Branding.DefaultLanguage)
+}
 
 // continuation is the authorization request a verification continues once met.
 func continuation(p LoginParams) domain.Continuation {
@@ -81,7 +83,7 @@ func (s *Service) sendVerification(ctx context.Context, a domain.App, u domain.U
 	if err != nil {
 		return "", err
 	}
-	msg, err := accountmail.ComposeVerify(mailLanguage(a), accountmail.Verify{
+	msg, err := accountmail.ComposeVerify(mailLanguage(a, u), accountmail.Verify{
 		To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), Link: s.publicURL + VerifyPath + "?" + url.Values{"token": {sec.Link}}.Encode(), Code: sec.Code,
 	})
 	if err != nil {
@@ -113,7 +115,7 @@ func (s *Service) signUpTaken(ctx context.Context, a domain.App, u domain.User, 
 	signIn := s.publicURL + "/login?" + url.Values{
 		"client_id": {a.ID}, "redirect_uri": {p.RedirectURI}, "state": {state}, "type": {"signIn"},
 	}.Encode()
-	msg, err := accountmail.ComposeRegistered(mailLanguage(a), accountmail.Registered{To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), SignInLink: signIn})
+	msg, err := accountmail.ComposeRegistered(mailLanguage(a, u), accountmail.Registered{To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), SignInLink: signIn})
 	if err != nil {
 		return LoginOutcome{}, err
 	}
