@@ -2,7 +2,9 @@ package login
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestClientIPBelievesForwardedForOnlyFromTrustedProxies(t *testing.T) {
@@ -45,5 +47,30 @@ func TestParseProxiesRejectsGarbage(t *testing.T) {
 	}
 	if p, err := ParseProxies(""); err != nil || len(p) != 0 {
 		t.Fatalf("empty list = %v, %v", p, err)
+	}
+}
+
+func TestUserAgentIsKeptAsSentDroppedWhenNotTextAndCutOnACharacter(t *testing.T) {
+	long := strings.Repeat("a", maxUserAgent-1) + "é" // the é straddles the limit
+	cases := []struct{ name, header, want string }{
+		{"a browser's header", "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0", "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"},
+		{"surrounding spaces trimmed", "  curl/8.5  ", "curl/8.5"},
+		{"none sent", "", ""},
+		{"a control character drops it", "Mozilla\x01/5.0", ""},
+		{"invalid UTF-8 drops it", "Mozilla/5.0 \xff", ""},
+		{"too long: cut before the character that crosses the limit", long, strings.Repeat("a", maxUserAgent-1)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/login", nil)
+			r.Header.Set("User-Agent", tc.header)
+			got := userAgent(r)
+			if got != tc.want {
+				t.Fatalf("userAgent = %q, want %q", got, tc.want)
+			}
+			if len(got) > maxUserAgent || !utf8.ValidString(got) {
+				t.Fatalf("userAgent = %q: over the limit or not UTF-8", got)
+			}
+		})
 	}
 }

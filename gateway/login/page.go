@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/status"
 
@@ -121,14 +122,14 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var redirect *identityv1.LoginRedirect
-	ip := clientIP(r, p.trusted)
+	ip, agent := clientIP(r, p.trusted), userAgent(r)
 	if params.SignUp {
 		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
-			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip,
+			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip, UserAgent: agent,
 		})
 	} else {
 		redirect, err = p.client.SignIn(r.Context(), &identityv1.SignInRequest{
-			Params: params.proto(), Email: view.Email, Password: password, ClientIp: ip,
+			Params: params.proto(), Email: view.Email, Password: password, ClientIp: ip, UserAgent: agent,
 		})
 	}
 	if err != nil {
@@ -353,6 +354,28 @@ func clientIP(r *http.Request, trusted []netip.Prefix) string {
 		}
 	}
 	return addr.String()
+}
+
+// maxUserAgent is the longest User-Agent identity keeps with a session (its domain.MaxUserAgent),
+// in bytes here, which is never more characters.
+const maxUserAgent = 512
+
+// userAgent is the browser's User-Agent as the session the sign-in starts records it: the header
+// describes the session to its user, so one that breaks the text rule (pkg/text) is left out
+// rather than refusing the sign-in over a header the person never chose, and a long one is cut.
+func userAgent(r *http.Request) string {
+	ua := strings.TrimSpace(r.UserAgent())
+	if !text.Valid(ua) {
+		return ""
+	}
+	if len(ua) <= maxUserAgent {
+		return ua
+	}
+	cut := maxUserAgent
+	for cut > 0 && !utf8.RuneStart(ua[cut]) {
+		cut--
+	}
+	return ua[:cut]
 }
 
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {

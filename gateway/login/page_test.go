@@ -416,6 +416,7 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 				strings.NewReader(validForm(typ, token).Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 			req.Header.Set("X-Forwarded-For", "198.51.100.77")
+			req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0")
 			req.RemoteAddr = "203.0.113.9:51234"
 			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: token})
 			rec := httptest.NewRecorder()
@@ -428,13 +429,13 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 				t.Errorf("Location = %q, want %q", loc, fake.redirectURL)
 			}
 			var params *identityv1.LoginParams
-			var email, pw, ip string
+			var email, pw, ip, agent string
 			if typ == signUpType {
 				if len(fake.signUps) != 1 || len(fake.signIns) != 0 {
 					t.Fatalf("calls: %d sign-ups, %d sign-ins", len(fake.signUps), len(fake.signIns))
 				}
 				in := fake.signUps[0]
-				params, email, pw, ip = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp()
+				params, email, pw, ip, agent = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp(), in.GetUserAgent()
 				if in.GetName() != "Ada" {
 					t.Errorf("name = %q", in.GetName())
 				}
@@ -443,7 +444,7 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 					t.Fatalf("calls: %d sign-ups, %d sign-ins", len(fake.signUps), len(fake.signIns))
 				}
 				in := fake.signIns[0]
-				params, email, pw, ip = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp()
+				params, email, pw, ip, agent = in.GetParams(), in.GetEmail(), in.GetPassword(), in.GetClientIp(), in.GetUserAgent()
 			}
 			if params.GetClientId() != appID || params.GetRedirectUri() != redirectURI || params.GetState() != "st4te" ||
 				params.GetNonce() != "n0nce" || params.GetScope() != "openid email" || params.GetReferral() != referral {
@@ -454,6 +455,9 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 			}
 			if ip != "203.0.113.9" {
 				t.Errorf("client_ip = %q, want the TCP peer 203.0.113.9 (X-Forwarded-For is not trusted)", ip)
+			}
+			if agent != "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0" {
+				t.Errorf("user_agent = %q, want the browser's User-Agent", agent)
 			}
 		})
 	}

@@ -26,6 +26,9 @@ type Principal struct {
 	KeyType   string // "read" | "write": always the stored type, never the claimed one
 	TenantID  string // tenant access tokens
 	UserID    string // tenant access tokens
+	// SessionID is a tenant access token's session (its sid: the refresh family it was issued in),
+	// as identity's own verification reads it; "" elsewhere.
+	SessionID string
 	// WebOrigins are the browser origins (normalised) the token's app allows; they come with the
 	// token's verification, so a cached verification also answers CORS (tenant access tokens).
 	WebOrigins []string

@@ -11,6 +11,8 @@ const (
 	EventAPIKeyChanged eventsv1.Type = "identity.apikey.changed"
 	// EventAppChanged is carried by [AppChanged].
 	EventAppChanged eventsv1.Type = "identity.app.changed"
+	// EventSessionsRevoked is carried by [SessionsRevoked].
+	EventSessionsRevoked eventsv1.Type = "identity.sessions.revoked"
 	// EventUserCreated is carried by [UserChanged].
 	EventUserCreated eventsv1.Type = "identity.user.created"
 	// EventUserDeleted is carried by [UserDeleted].

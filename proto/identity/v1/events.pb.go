@@ -385,6 +385,99 @@ func (x *UserDeleted) GetTenantUsersLeft() int32 {
 	return 0
 }
 
+// SessionsRevoked is the payload of berth.identity.sessions.revoked: sessions (refresh-token
+// families) of a user stopped working, written in the transaction that revoked them. It is written
+// only when at least one session was live until then.
+type SessionsRevoked struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	AppId  string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	// sessionIds are the sessions this change revoked.
+	SessionIds []string `protobuf:"bytes,3,rep,name=sessionIds,proto3" json:"sessionIds,omitempty"`
+	// all is true when every session of the user was revoked (none is left), false when one was.
+	All bool `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
+	// reason is why: "user_request" (the sessions routes), "frozen" (route 16), "deleted" (the user
+	// was deleted), "token_reuse" (a rotated refresh token was shown again: the session is taken to
+	// be stolen) or "password_reset".
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// at is the revocation time, RFC 3339 UTC.
+	At            string `protobuf:"bytes,6,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionsRevoked) Reset() {
+	*x = SessionsRevoked{}
+	mi := &file_identity_v1_events_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionsRevoked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionsRevoked) ProtoMessage() {}
+
+func (x *SessionsRevoked) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionsRevoked.ProtoReflect.Descriptor instead.
+func (*SessionsRevoked) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SessionsRevoked) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SessionsRevoked) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SessionsRevoked) GetSessionIds() []string {
+	if x != nil {
+		return x.SessionIds
+	}
+	return nil
+}
+
+func (x *SessionsRevoked) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
+}
+
+func (x *SessionsRevoked) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SessionsRevoked) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
 // EmailVerified is the payload of berth.identity.user.email_verified: the user proved control of
 // the address by a verification mail's link or code.
 type EmailVerified struct {
@@ -402,7 +495,7 @@ type EmailVerified struct {
 
 func (x *EmailVerified) Reset() {
 	*x = EmailVerified{}
-	mi := &file_identity_v1_events_proto_msgTypes[5]
+	mi := &file_identity_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -414,7 +507,7 @@ func (x *EmailVerified) String() string {
 func (*EmailVerified) ProtoMessage() {}
 
 func (x *EmailVerified) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_events_proto_msgTypes[5]
+	mi := &file_identity_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -427,7 +520,7 @@ func (x *EmailVerified) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailVerified.ProtoReflect.Descriptor instead.
 func (*EmailVerified) Descriptor() ([]byte, []int) {
-	return file_identity_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EmailVerified) GetAppId() string {
@@ -506,7 +599,17 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12(\n" +
 	"\x0ftenantUsersLeft\x18\x04 \x01(\x05R\x0ftenantUsersLeft:\x1b\xd2\xf3\x18\x17\n" +
-	"\x15identity.user.deleted\"\xa5\x01\n" +
+	"\x15identity.user.deleted\"\xba\x01\n" +
+	"\x0fSessionsRevoked\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1e\n" +
+	"\n" +
+	"sessionIds\x18\x03 \x03(\tR\n" +
+	"sessionIds\x12\x10\n" +
+	"\x03all\x18\x04 \x01(\bR\x03all\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02at\x18\x06 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
+	"\x19identity.sessions.revoked\"\xa5\x01\n" +
 	"\rEmailVerified\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
@@ -527,19 +630,20 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_identity_v1_events_proto_goTypes = []any{
-	(*UserChanged)(nil),   // 0: berth.identity.v1.UserChanged
-	(*AppChanged)(nil),    // 1: berth.identity.v1.AppChanged
-	(*ApiKeyChanged)(nil), // 2: berth.identity.v1.ApiKeyChanged
-	(*UserSignedIn)(nil),  // 3: berth.identity.v1.UserSignedIn
-	(*UserDeleted)(nil),   // 4: berth.identity.v1.UserDeleted
-	(*EmailVerified)(nil), // 5: berth.identity.v1.EmailVerified
-	(*TenantUser)(nil),    // 6: berth.identity.v1.TenantUser
+	(*UserChanged)(nil),     // 0: berth.identity.v1.UserChanged
+	(*AppChanged)(nil),      // 1: berth.identity.v1.AppChanged
+	(*ApiKeyChanged)(nil),   // 2: berth.identity.v1.ApiKeyChanged
+	(*UserSignedIn)(nil),    // 3: berth.identity.v1.UserSignedIn
+	(*UserDeleted)(nil),     // 4: berth.identity.v1.UserDeleted
+	(*SessionsRevoked)(nil), // 5: berth.identity.v1.SessionsRevoked
+	(*EmailVerified)(nil),   // 6: berth.identity.v1.EmailVerified
+	(*TenantUser)(nil),      // 7: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	6, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	6, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	7, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	7, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
 	2, // [2:2] is the sub-list for method output_type
 	2, // [2:2] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -559,7 +663,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

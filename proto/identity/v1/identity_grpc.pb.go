@@ -32,13 +32,17 @@ const (
 	IdentityService_GetMe_FullMethodName              = "/berth.identity.v1.IdentityService/GetMe"
 	IdentityService_SendReferralInvite_FullMethodName = "/berth.identity.v1.IdentityService/SendReferralInvite"
 	IdentityService_DeleteUser_FullMethodName         = "/berth.identity.v1.IdentityService/DeleteUser"
+	IdentityService_ListSessions_FullMethodName       = "/berth.identity.v1.IdentityService/ListSessions"
+	IdentityService_RevokeSession_FullMethodName      = "/berth.identity.v1.IdentityService/RevokeSession"
+	IdentityService_RevokeSessions_FullMethodName     = "/berth.identity.v1.IdentityService/RevokeSessions"
 )
 
 // IdentityServiceClient is the client API for IdentityService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// IdentityService is the app-facing API behind routes 11, 14, 15, 16 and 18.
+// IdentityService is the app-facing API behind routes 11, 14, 15, 16, 18 and 23 and the
+// documented extra user routes (the signed-in user, deleting a user, a user's sessions).
 type IdentityServiceClient interface {
 	// List the app's user roles (route 11).
 	//
@@ -83,6 +87,28 @@ type IdentityServiceClient interface {
 	// Deletes the user and revokes the user's refresh tokens (a documented extra route). Needs a
 	// write API key, or the user's own access token.
 	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// List a user's sessions.
+	//
+	// A session is one sign-in of the user on the app: the chain of refresh tokens the sign-in's
+	// code exchange started, which every refresh continues. Listed are the sessions that can still
+	// refresh (neither revoked nor expired), the most recently used first, at most 100. current is
+	// true on the session of the calling access token. Needs a read API key, or the user's own
+	// access token (userId may be me).
+	ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*SessionList, error)
+	// Revoke one session of a user.
+	//
+	// Its refresh token stops working at once; access tokens it issued stay valid until they expire
+	// (minutes). A session that is revoked, expired, another user's or another app's is not found.
+	// The calling token's own session may be revoked (sign out on this device). Needs a write API
+	// key, or the user's own access token (userId may be me).
+	RevokeSession(ctx context.Context, in *RevokeSessionRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// Revoke every session of a user.
+	//
+	// Signs the user out everywhere: every refresh token of the user on the app stops working,
+	// the calling token's own session's included; access tokens already issued stay valid until
+	// they expire (minutes). A user without sessions is no error. Needs a write API key, or the
+	// user's own access token (userId may be me).
+	RevokeSessions(ctx context.Context, in *RevokeSessionsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type identityServiceClient struct {
@@ -173,11 +199,42 @@ func (c *identityServiceClient) DeleteUser(ctx context.Context, in *DeleteUserRe
 	return out, nil
 }
 
+func (c *identityServiceClient) ListSessions(ctx context.Context, in *ListSessionsRequest, opts ...grpc.CallOption) (*SessionList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SessionList)
+	err := c.cc.Invoke(ctx, IdentityService_ListSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityServiceClient) RevokeSession(ctx context.Context, in *RevokeSessionRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, IdentityService_RevokeSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityServiceClient) RevokeSessions(ctx context.Context, in *RevokeSessionsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, IdentityService_RevokeSessions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityServiceServer is the server API for IdentityService service.
 // All implementations must embed UnimplementedIdentityServiceServer
 // for forward compatibility.
 //
-// IdentityService is the app-facing API behind routes 11, 14, 15, 16 and 18.
+// IdentityService is the app-facing API behind routes 11, 14, 15, 16, 18 and 23 and the
+// documented extra user routes (the signed-in user, deleting a user, a user's sessions).
 type IdentityServiceServer interface {
 	// List the app's user roles (route 11).
 	//
@@ -222,6 +279,28 @@ type IdentityServiceServer interface {
 	// Deletes the user and revokes the user's refresh tokens (a documented extra route). Needs a
 	// write API key, or the user's own access token.
 	DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error)
+	// List a user's sessions.
+	//
+	// A session is one sign-in of the user on the app: the chain of refresh tokens the sign-in's
+	// code exchange started, which every refresh continues. Listed are the sessions that can still
+	// refresh (neither revoked nor expired), the most recently used first, at most 100. current is
+	// true on the session of the calling access token. Needs a read API key, or the user's own
+	// access token (userId may be me).
+	ListSessions(context.Context, *ListSessionsRequest) (*SessionList, error)
+	// Revoke one session of a user.
+	//
+	// Its refresh token stops working at once; access tokens it issued stay valid until they expire
+	// (minutes). A session that is revoked, expired, another user's or another app's is not found.
+	// The calling token's own session may be revoked (sign out on this device). Needs a write API
+	// key, or the user's own access token (userId may be me).
+	RevokeSession(context.Context, *RevokeSessionRequest) (*emptypb.Empty, error)
+	// Revoke every session of a user.
+	//
+	// Signs the user out everywhere: every refresh token of the user on the app stops working,
+	// the calling token's own session's included; access tokens already issued stay valid until
+	// they expire (minutes). A user without sessions is no error. Needs a write API key, or the
+	// user's own access token (userId may be me).
+	RevokeSessions(context.Context, *RevokeSessionsRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedIdentityServiceServer()
 }
 
@@ -255,6 +334,15 @@ func (UnimplementedIdentityServiceServer) SendReferralInvite(context.Context, *S
 }
 func (UnimplementedIdentityServiceServer) DeleteUser(context.Context, *DeleteUserRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteUser not implemented")
+}
+func (UnimplementedIdentityServiceServer) ListSessions(context.Context, *ListSessionsRequest) (*SessionList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSessions not implemented")
+}
+func (UnimplementedIdentityServiceServer) RevokeSession(context.Context, *RevokeSessionRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeSession not implemented")
+}
+func (UnimplementedIdentityServiceServer) RevokeSessions(context.Context, *RevokeSessionsRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeSessions not implemented")
 }
 func (UnimplementedIdentityServiceServer) mustEmbedUnimplementedIdentityServiceServer() {}
 func (UnimplementedIdentityServiceServer) testEmbeddedByValue()                         {}
@@ -421,6 +509,60 @@ func _IdentityService_DeleteUser_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityService_ListSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).ListSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_ListSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).ListSessions(ctx, req.(*ListSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityService_RevokeSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).RevokeSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_RevokeSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).RevokeSession(ctx, req.(*RevokeSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityService_RevokeSessions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeSessionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).RevokeSessions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_RevokeSessions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).RevokeSessions(ctx, req.(*RevokeSessionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityService_ServiceDesc is the grpc.ServiceDesc for IdentityService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -459,6 +601,18 @@ var IdentityService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteUser",
 			Handler:    _IdentityService_DeleteUser_Handler,
+		},
+		{
+			MethodName: "ListSessions",
+			Handler:    _IdentityService_ListSessions_Handler,
+		},
+		{
+			MethodName: "RevokeSession",
+			Handler:    _IdentityService_RevokeSession_Handler,
+		},
+		{
+			MethodName: "RevokeSessions",
+			Handler:    _IdentityService_RevokeSessions_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

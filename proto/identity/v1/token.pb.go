@@ -843,7 +843,9 @@ type SignUpRequest struct {
 	Password string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
 	Name     string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
 	// client_ip is the end user's address as the edge saw it (attempt limits, sign-in records).
-	ClientIp      string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	ClientIp string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	// user_agent is the browser's User-Agent header, recorded with the session the sign-up starts.
+	UserAgent     string `protobuf:"bytes,6,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -913,12 +915,20 @@ func (x *SignUpRequest) GetClientIp() string {
 	return ""
 }
 
+func (x *SignUpRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
 type SignInRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Params        *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
 	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
 	Password      string                 `protobuf:"bytes,3,opt,name=password,proto3" json:"password,omitempty"`
 	ClientIp      string                 `protobuf:"bytes,4,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent     string                 `protobuf:"bytes,5,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -977,6 +987,13 @@ func (x *SignInRequest) GetPassword() string {
 func (x *SignInRequest) GetClientIp() string {
 	if x != nil {
 		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *SignInRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
 	}
 	return ""
 }
@@ -1338,18 +1355,22 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x05state\x18\x03 \x01(\tR\x05state\x12\x14\n" +
 	"\x05nonce\x18\x04 \x01(\tR\x05nonce\x12\x14\n" +
 	"\x05scope\x18\x05 \x01(\tR\x05scope\x12\x1a\n" +
-	"\breferral\x18\x06 \x01(\tR\breferral\"\xaa\x01\n" +
+	"\breferral\x18\x06 \x01(\tR\breferral\"\xc9\x01\n" +
 	"\rSignUpRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1b\n" +
-	"\tclient_ip\x18\x05 \x01(\tR\bclientIp\"\x96\x01\n" +
+	"\tclient_ip\x18\x05 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x06 \x01(\tR\tuserAgent\"\xb5\x01\n" +
 	"\rSignInRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1b\n" +
-	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\"E\n" +
+	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x05 \x01(\tR\tuserAgent\"E\n" +
 	"\rLoginRedirect\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\"\n" +
 	"\fverification\x18\x02 \x01(\tR\fverification\"\x86\x01\n" +

@@ -16,7 +16,7 @@ type Discovery struct {
 
 // discoveryClaims are the claims the tokens carry (see internal/token).
 var discoveryClaims = []string{
-	"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "jti", "tenantId", "lng", "scope", "psc", "token_use",
+	"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "jti", "tenantId", "lng", "scope", "psc", "token_use", "sid",
 	"name", "given_name", "family_name", "middle_name", "nickname", "preferred_username", "profile", "picture",
 	"website", "email", "email_verified", "gender", "birthdate", "zoneinfo", "locale", "phone_number",
 	"phone_number_verified", "updated_at",

@@ -104,6 +104,7 @@ type SignUpInput struct {
 	Params                LoginParams
 	Email, Password, Name string
 	ClientIP              string // the end user's address as the edge saw it
+	UserAgent             string // the browser's User-Agent, kept with the session
 }
 
 // SignInInput is a sign-in form.
@@ -111,6 +112,7 @@ type SignInInput struct {
 	Params          LoginParams
 	Email, Password string
 	ClientIP        string
+	UserAgent       string
 }
 
 // Answers of sign-up and sign-in failures. They are deliberately generic: neither may tell whether
@@ -194,6 +196,9 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 		}
 	}
 	ip := clientIP(in.ClientIP)
+	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
+		return LoginOutcome{}, err
+	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
 		return LoginOutcome{}, fault.Invalid("email", "must be a valid email address")
@@ -259,7 +264,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 			slog.WarnContext(ctx, "verification mail after sign-up", slog.String("error", err.Error()))
 		}
 	}
-	target, err := s.completeSignIn(ctx, a, u, in.Params, ip)
+	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
 	return LoginOutcome{URL: target}, err
 }
 
@@ -276,6 +281,9 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 		return LoginOutcome{}, err
 	}
 	ip := clientIP(in.ClientIP)
+	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
+		return LoginOutcome{}, err
+	}
 	email := strings.TrimSpace(in.Email)
 	keys := signInKeysOf(a.ID, email, addressKey(ip))
 	// The attempt counts as a failure from here on; a correct password releases it. Reserving it
@@ -325,7 +333,7 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 	if verificationRequired(a) && !u.EmailVerified {
 		return s.signInUnverified(ctx, a, u, in.Params, ip)
 	}
-	target, err := s.completeSignIn(ctx, a, u, in.Params, ip)
+	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
 	return LoginOutcome{URL: target}, err
 }
 
@@ -358,15 +366,21 @@ func inactive(u domain.User) error {
 	return nil
 }
 
-// completeSignIn records the sign-in (with its event) and issues the authorization code.
-func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, ip string) (string, error) {
+// browser is the client of a sign-in as the hosted page saw it.
+type browser struct {
+	ip, userAgent string
+}
+
+// completeSignIn records the sign-in (with its event) and issues the authorization code, which
+// carries the browser on to the session its exchange starts.
+func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser) (string, error) {
 	now := s.now()
 	_, err := s.store.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
-		if err := x.RecordSignIn(now, ip); err != nil {
+		if err := x.RecordSignIn(now, b.ip); err != nil {
 			return nil, err
 		}
 		return event(identityv1.EventUserSignedIn, x.AppID, &identityv1.UserSignedIn{
-			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: convert.Timestamp(now), Ip: ip, User: convert.TenantUser(*x),
+			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: convert.Timestamp(now), Ip: b.ip, User: convert.TenantUser(*x),
 		})
 	})
 	if errors.Is(err, domain.ErrUserInactive) {
@@ -381,7 +395,7 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 	}
 	if err := s.store.CreateAuthCode(ctx, domain.AuthCode{
 		Hash: hash, AppID: a.ID, UserID: u.ID, RedirectURI: p.RedirectURI, Nonce: p.Nonce, Scope: p.Scope,
-		AuthTime: now, CreatedAt: now, ExpiresAt: now.Add(domain.AuthCodeTTL),
+		AuthTime: now, CreatedAt: now, ExpiresAt: now.Add(domain.AuthCodeTTL), ClientIP: b.ip, UserAgent: b.userAgent,
 	}); err != nil {
 		return "", err
 	}

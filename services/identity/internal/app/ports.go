@@ -99,16 +99,29 @@ type RefreshTokens interface {
 	// GetRefreshToken returns the token stored under hash with its family.
 	GetRefreshToken(ctx context.Context, hash []byte) (domain.RefreshToken, domain.RefreshFamily, error)
 	// RotateRefreshToken marks the token under hash used at next.CreatedAt and stores next in its
-	// family, atomically with the family locked. When the token was used already or the family is
-	// revoked it revokes the family and returns domain.ErrTokenSpent: of two concurrent rotations
-	// of one token exactly one succeeds. Tokens of the family that expired before next was created
-	// are forgotten.
+	// family, atomically with the family locked; the family's LastUsedAt becomes next.CreatedAt
+	// and its ExpiresAt next.ExpiresAt. When the token was used already or the family is
+	// revoked it changes nothing and returns domain.ErrTokenSpent (revoking the family as stolen is
+	// the caller's, with its event: Sessions.RevokeSessions): of two concurrent rotations of one
+	// token exactly one succeeds. Tokens of the family that expired before next was created are
+	// forgotten.
 	RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error
-	RevokeRefreshFamily(ctx context.Context, familyID string) error
-	// RevokeUserRefreshTokens revokes every family of one user (freeze, deletion).
-	RevokeUserRefreshTokens(ctx context.Context, appID, userID string) error
 	// RevokeAppRefreshTokens revokes every family of an app (key rotation logs everyone out).
 	RevokeAppRefreshTokens(ctx context.Context, appID string) error
+}
+
+// Sessions are the refresh-token families seen as a user's sessions: listed and revoked by the
+// sessions routes, revoked all at once when the user is frozen or deleted.
+type Sessions interface {
+	// ListSessions returns at most limit of the user's families that are live at now
+	// (domain.RefreshFamily.Live), the most recently used first (then by id).
+	ListSessions(ctx context.Context, appID, userID string, now time.Time, limit int) ([]domain.RefreshFamily, error)
+	// RevokeSessions revokes the user's families that are not revoked yet, or only the family
+	// sessionID when it is not "", and returns the ids of those that were live at now, sorted.
+	// When there are any, fn is called with them and its events are committed with the
+	// revocation in one transaction; when there are none, fn is not called. A sessionID that is
+	// not a live family of that user of that app is domain.ErrNotFound, and nothing is revoked.
+	RevokeSessions(ctx context.Context, appID, userID, sessionID string, now time.Time, fn func(revoked []string) ([]events.Event, error)) ([]string, error)
 }
 
 // AttemptLimit is one limit an attempt is held to: at most Max attempts recorded under Key at or
@@ -203,6 +216,7 @@ type Store interface {
 	Roles
 	AuthCodes
 	RefreshTokens
+	Sessions
 	Attempts
 	Referrals
 	Challenges

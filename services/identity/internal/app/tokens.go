@@ -114,17 +114,21 @@ func (s *Service) exchangeCode(ctx context.Context, a domain.App, r TokenRequest
 	if err != nil {
 		return Tokens{}, err
 	}
+	first := domain.RefreshToken{Hash: hash, CreatedAt: now, ExpiresAt: now.Add(a.RefreshTokenTTL)}
+	// The family is the user's session: it starts now, ends with its first token unless a refresh
+	// continues it, and is described by the browser of the sign-in that issued the code.
 	f := domain.RefreshFamily{
 		ID: uuid.NewString(), AppID: a.ID, UserID: u.ID, RedirectURI: c.RedirectURI, Scope: c.Scope,
-		AuthTime: c.AuthTime, CreatedAt: now,
+		AuthTime: c.AuthTime, CreatedAt: now, LastUsedAt: now, ExpiresAt: first.ExpiresAt,
+		ClientIP: c.ClientIP, UserAgent: c.UserAgent,
 	}
 	// The family keeps the scope granted at the authorization step, not what this exchange narrowed
 	// it to: a later refresh may ask for any part of the grant, never more.
 	return s.issueWhile(func() error {
-		return s.store.CreateRefreshFamily(ctx, f, domain.RefreshToken{Hash: hash, CreatedAt: now, ExpiresAt: now.Add(a.RefreshTokenTTL)})
+		return s.store.CreateRefreshFamily(ctx, f, first)
 	}, a, u, grant{
 		nonce: firstOf(r.Nonce, c.Nonce), scope: domain.NarrowScope(c.Scope, r.Scope), authTime: c.AuthTime,
-		redirectURI: domain.TrimSlash(r.RedirectURI), refreshToken: secret,
+		redirectURI: domain.TrimSlash(r.RedirectURI), refreshToken: secret, session: f.ID,
 	}, now)
 }
 
@@ -145,8 +149,7 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	case f.AppID != a.ID, f.Revoked:
 		return Tokens{}, errBadRefresh
 	case t.UsedAt != nil:
-		// A rotated token shown again: someone kept a copy. End the whole chain, for both holders.
-		if err := s.store.RevokeRefreshFamily(ctx, f.ID); err != nil {
+		if err := s.revokeStolen(ctx, f); err != nil {
 			return Tokens{}, err
 		}
 		return Tokens{}, errBadRefresh
@@ -163,7 +166,14 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	}
 	rotate := func() error {
 		err := s.store.RotateRefreshToken(ctx, hash, domain.RefreshToken{Hash: next, CreatedAt: now, ExpiresAt: now.Add(a.RefreshTokenTTL)})
-		if errors.Is(err, domain.ErrTokenSpent) || errors.Is(err, domain.ErrNotFound) {
+		if errors.Is(err, domain.ErrTokenSpent) {
+			// Another refresh rotated this token first (or the family was revoked meanwhile).
+			if err := s.revokeStolen(ctx, f); err != nil {
+				return err
+			}
+			return errBadRefresh
+		}
+		if errors.Is(err, domain.ErrNotFound) {
 			return errBadRefresh
 		}
 		return err
@@ -172,8 +182,19 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	// redirect_uri in the refresh request is never echoed, so it cannot be an unregistered one.
 	return s.issueWhile(rotate, a, u, grant{
 		nonce: r.Nonce, scope: domain.NarrowScope(f.Scope, r.Scope), authTime: f.AuthTime,
-		redirectURI: domain.TrimSlash(f.RedirectURI), refreshToken: secret,
+		redirectURI: domain.TrimSlash(f.RedirectURI), refreshToken: secret, session: f.ID,
 	}, now)
+}
+
+// revokeStolen ends a family whose rotated token was shown again: someone kept a copy, so the whole
+// chain ends, for both holders, with identity.sessions.revoked (reason token_reuse). A family that
+// is revoked or expired already has nothing left to end.
+func (s *Service) revokeStolen(ctx context.Context, f domain.RefreshFamily) error {
+	err := s.revokeSessions(ctx, f.AppID, f.UserID, f.ID, domain.RevokedTokenReuse)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // issueWhile signs the grant's tokens while write stores the grant (the refresh family, or the
@@ -228,6 +249,7 @@ type grant struct {
 	authTime     time.Time
 	redirectURI  string
 	refreshToken string
+	session      string // the refresh family the tokens belong to (their sid claim)
 }
 
 // issue signs the access and ID tokens with the app's current key.
@@ -243,12 +265,12 @@ func (s *Service) issue(a domain.App, u domain.User, g grant, now time.Time) (To
 	access := token.Access{
 		Issuer: s.issuer, Subject: u.ID, Audience: a.ID, TenantID: u.TenantID, Language: u.Language,
 		ID: uuid.NewString(), Nonce: g.nonce, AuthTime: g.authTime.Unix(), Scope: scope, PSC: []string{},
-		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseAccess,
+		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseAccess, Session: g.session,
 	}
 	id := token.ID{
 		Issuer: s.issuer, Subject: u.ID, Audience: a.ID, TenantID: u.TenantID, Language: u.Language,
 		ID: uuid.NewString(), Nonce: g.nonce, AuthTime: g.authTime.Unix(), Scope: scope,
-		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseID,
+		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseID, Session: g.session,
 		Name: u.Name, GivenName: u.GivenName, FamilyName: u.FamilyName, MiddleName: u.MiddleName,
 		Nickname: u.Nickname, PreferredUsername: u.PreferredUsername, Profile: u.Profile, Picture: u.Picture,
 		Website: u.Website, Email: u.Email, EmailVerified: u.EmailVerified, Gender: u.Gender,

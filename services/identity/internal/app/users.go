@@ -36,9 +36,10 @@ const (
 // SetAccessStatus is route 16: "0" freezes, "1" unfreezes. Setting the state a user already has
 // succeeds without an event.
 //
-// Freezing revokes the user's refresh tokens. That happens after the freeze is stored, and again
-// on every repeated freeze, so a failed revocation is completed by retrying the call; meanwhile
-// every refresh and every token verification re-checks the user and refuses a frozen one.
+// Freezing revokes the user's sessions (refresh-token families), with identity.sessions.revoked
+// (reason "frozen") when any was live. That happens after the freeze is stored, and again on every
+// repeated freeze, so a failed revocation is completed by retrying the call; meanwhile every
+// refresh and every token verification re-checks the user and refuses a frozen one.
 func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID, status string) error {
 	appID, userID = domain.CanonicalID(appID), domain.CanonicalID(userID)
 	var freeze bool
@@ -69,7 +70,7 @@ func (s *Service) SetAccessStatus(ctx context.Context, callerApp, appID, userID,
 	if err != nil || !freeze {
 		return err
 	}
-	return s.store.RevokeUserRefreshTokens(ctx, appID, userID)
+	return s.revokeSessions(ctx, appID, userID, "", domain.RevokedFrozen)
 }
 
 // GetMe is the user of a tenant access token (GET /v1/users/me).
@@ -85,7 +86,7 @@ func (s *Service) GetMe(ctx context.Context, callerApp, userID string) (domain.U
 }
 
 // DeleteUser soft-deletes a user of the caller's app (DELETE /v1/users/{userId}), revokes the
-// user's refresh tokens and emits identity.user.deleted with the number of users the tenant keeps,
+// user's sessions (with identity.sessions.revoked, reason "deleted", when any was live) and emits identity.user.deleted with the number of users the tenant keeps,
 // from which the tenant service decides whether the tenant goes too. Deleting twice is not found.
 func (s *Service) DeleteUser(ctx context.Context, callerApp, userID string) error {
 	userID = domain.CanonicalID(userID)
@@ -100,7 +101,7 @@ func (s *Service) DeleteUser(ctx context.Context, callerApp, userID string) erro
 	if err != nil {
 		return err
 	}
-	return s.store.RevokeUserRefreshTokens(ctx, callerApp, userID)
+	return s.revokeSessions(ctx, callerApp, userID, "", domain.RevokedDeleted)
 }
 
 // UpdateUser is route 18: only the patch's set fields change. A patch that changes nothing

@@ -267,5 +267,6 @@ func (s *Service) meetVerification(ctx context.Context, c domain.Challenge, ip s
 	if err := inactive(u); err != nil {
 		return "", err
 	}
-	return s.completeSignIn(ctx, a, u, p, clientIP(ip))
+	// The verification forms do not pass the browser's user agent: the session records none.
+	return s.completeSignIn(ctx, a, u, p, browser{ip: clientIP(ip)})
 }

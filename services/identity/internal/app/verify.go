@@ -77,5 +77,5 @@ func (s *Service) VerifyAccessToken(ctx context.Context, raw string) (authn.Prin
 	if err != nil {
 		return authn.Principal{}, err
 	}
-	return authn.Principal{Kind: authn.KindTenantToken, AppID: v.AppID, ProjectID: v.ProjectID, TenantID: v.TenantID, UserID: v.UserID, WebOrigins: v.WebOrigins}, nil
+	return authn.Principal{Kind: authn.KindTenantToken, AppID: v.AppID, ProjectID: v.ProjectID, TenantID: v.TenantID, UserID: v.UserID, SessionID: v.SessionID, WebOrigins: v.WebOrigins}, nil
 }

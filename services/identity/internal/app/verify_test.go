@@ -129,16 +129,21 @@ func TestGetMeAndDeleteUser(t *testing.T) {
 	wantNotFound(t, f.svc.DeleteUser(ctx, other.ID, grace.ID))
 	wantInvalid(t, f.svc.DeleteUser(ctx, f.app.ID, "grace@example.test"), "userId")
 
+	// Grace has a session, which the deletion revokes; the member never signed in.
 	for _, step := range []struct {
-		user domain.User
-		left int32
-	}{{grace, 1}, {member, 0}} {
+		user   domain.User
+		left   int32
+		events []eventsv1.Type
+	}{
+		{grace, 1, []eventsv1.Type{identityv1.EventUserDeleted, identityv1.EventSessionsRevoked}},
+		{member, 0, []eventsv1.Type{identityv1.EventUserDeleted}},
+	} {
 		if err := f.svc.DeleteUser(ctx, f.app.ID, strings.ToUpper(step.user.ID)); err != nil {
 			t.Fatal(err)
 		}
 		evs := f.drain(t)
-		if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserDeleted}) {
-			t.Fatalf("events = %v", types(evs))
+		if !slices.Equal(types(evs), step.events) {
+			t.Fatalf("events = %v, want %v", types(evs), step.events)
 		}
 		var p identityv1.UserDeleted
 		if err := evs[0].Decode(&p); err != nil || p.GetUserId() != step.user.ID || p.GetTenantRef() != grace.TenantID || p.GetTenantUsersLeft() != step.left {

@@ -14,6 +14,7 @@ const (
 	KindUserRole  = "userRole"
 	KindPublicKey = "publicKey"
 	KindAPIKeys   = "appApiKeys"
+	KindSession   = "session"
 )
 
 // Timestamp renders a time as the contract does: RFC 3339 in UTC ("" for the zero time).
@@ -120,6 +121,18 @@ func UserRoles(roles []domain.UserRole) *identityv1.UserRoleList {
 		items = append(items, UserRole(r))
 	}
 	return &identityv1.UserRoleList{Kind: KindUserRole, ItemsLength: int32(len(items)), Items: items}
+}
+
+// Sessions is a user's session list (kind "session").
+func Sessions(sessions []domain.Session) *identityv1.SessionList {
+	items := make([]*identityv1.Session, 0, len(sessions))
+	for _, x := range sessions {
+		items = append(items, &identityv1.Session{
+			Id: x.ID, CreatedAt: Timestamp(x.CreatedAt), LastUsedAt: Timestamp(x.LastUsedAt),
+			ClientIp: x.ClientIP, UserAgent: x.UserAgent, AppId: x.AppID, Current: x.Current,
+		})
+	}
+	return &identityv1.SessionList{Kind: KindSession, ItemsLength: int32(len(items)), Items: items}
 }
 
 // UserRole is one role item.

@@ -28,15 +28,19 @@ type AuthCode struct {
 	AuthTime    time.Time
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
+	// ClientIP and UserAgent describe the browser of the sign-in; the code hands them on to the
+	// session (RefreshFamily) its exchange starts.
+	ClientIP  string
+	UserAgent string
 }
 
 // Expired reports whether the code can no longer be exchanged at now. The 60th second is still
 // valid: the code lives exactly AuthCodeTTL.
 func (c AuthCode) Expired(now time.Time) bool { return now.After(c.ExpiresAt) }
 
-// RefreshFamily is one sign-in's chain of refresh tokens. Every refresh replaces the token with a
-// new one of the same family; showing a replaced token again means two parties hold the chain (one
-// of them a thief), so the whole family is revoked.
+// RefreshFamily is one sign-in's chain of refresh tokens: the user's session on the app. Every
+// refresh replaces the token with a new one of the same family; showing a replaced token again
+// means two parties hold the chain (one of them a thief), so the whole family is revoked.
 type RefreshFamily struct {
 	ID          string
 	AppID       string
@@ -46,7 +50,18 @@ type RefreshFamily struct {
 	AuthTime    time.Time // the sign-in that started the family
 	CreatedAt   time.Time
 	Revoked     bool
+	// LastUsedAt is the family's latest rotation (CreatedAt until the first) and ExpiresAt the
+	// expiry of its newest token: past it nothing can continue the family. Both move with every
+	// rotation, so a session list needs no look at the tokens.
+	LastUsedAt time.Time
+	ExpiresAt  time.Time
+	// ClientIP and UserAgent describe the browser of the sign-in that started the family.
+	ClientIP  string
+	UserAgent string
 }
+
+// Live reports whether the family can still refresh at now: it is a session the user has.
+func (f RefreshFamily) Live(now time.Time) bool { return !f.Revoked && now.Before(f.ExpiresAt) }
 
 // RefreshToken is one token of a family, stored by hash.
 type RefreshToken struct {
@@ -61,7 +76,7 @@ type RefreshToken struct {
 func (t RefreshToken) Expired(now time.Time) bool { return !now.Before(t.ExpiresAt) }
 
 // ErrTokenSpent is returned by the refresh-token store when a token was already rotated or its
-// family revoked; the store has revoked the family by then.
+// family revoked.
 var ErrTokenSpent = fault.Invalid("refresh_token", "refresh token already used or revoked")
 
 // secretBytes is the entropy of codes and refresh tokens: 256 bits cannot be guessed, which is what

@@ -13,8 +13,8 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
-// IdentityServer implements the app-facing routes 11, 14, 15, 16, 18 and 23 and the documented extra
-// user routes (GET /v1/users/me, DELETE /v1/users/{userId}).
+// IdentityServer implements the app-facing routes 11, 14, 15, 16, 18 and 23, the documented extra
+// user routes (GET /v1/users/me, DELETE /v1/users/{userId}) and a user's sessions.
 type IdentityServer struct {
 	identityv1.UnimplementedIdentityServiceServer
 	svc *app.Service
@@ -124,6 +124,46 @@ func (s *IdentityServer) SendReferralInvite(ctx context.Context, req *identityv1
 	if err := s.svc.SendReferralInvite(ctx, caller, app.Invite{
 		UserID: req.GetUserId(), Email: req.GetEmail(), Language: req.GetLanguage(), ByToken: p.Kind == authn.KindTenantToken,
 	}); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// ListSessions lists a user's live sessions: with a read key any user of the app, with a tenant
+// access token the token's own user (the access policy compares userId with the token), whose
+// session is then marked current.
+func (s *IdentityServer) ListSessions(ctx context.Context, req *identityv1.ListSessionsRequest) (*identityv1.SessionList, error) {
+	caller, err := authn.CallerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, _ := authn.FromContext(ctx) // present: CallerApp found it
+	sessions, err := s.svc.ListSessions(ctx, caller, req.GetUserId(), p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return convert.Sessions(sessions), nil
+}
+
+// RevokeSession revokes one session of a user (write key, or the user's own token).
+func (s *IdentityServer) RevokeSession(ctx context.Context, req *identityv1.RevokeSessionRequest) (*emptypb.Empty, error) {
+	caller, err := authn.CallerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.RevokeSession(ctx, caller, req.GetUserId(), req.GetSessionId()); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
+// RevokeSessions revokes every session of a user (write key, or the user's own token).
+func (s *IdentityServer) RevokeSessions(ctx context.Context, req *identityv1.RevokeSessionsRequest) (*emptypb.Empty, error) {
+	caller, err := authn.CallerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.RevokeSessions(ctx, caller, req.GetUserId()); err != nil {
 		return nil, err
 	}
 	return &emptypb.Empty{}, nil

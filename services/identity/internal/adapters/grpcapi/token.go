@@ -78,7 +78,7 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest) (*identityv1.LoginRedirect, error) {
 	return loginRedirect(s.svc.SignUp(ctx, app.SignUpInput{
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(),
-		Name: req.GetName(), ClientIP: req.GetClientIp(),
+		Name: req.GetName(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
 	}))
 }
 
@@ -86,6 +86,7 @@ func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest)
 func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest) (*identityv1.LoginRedirect, error) {
 	return loginRedirect(s.svc.SignIn(ctx, app.SignInInput{
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: req.GetClientIp(),
+		UserAgent: req.GetUserAgent(),
 	}))
 }
 

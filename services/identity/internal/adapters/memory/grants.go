@@ -88,8 +88,6 @@ func (s *Store) RotateRefreshToken(_ context.Context, hash []byte, next domain.R
 	}
 	f := s.families[t.FamilyID]
 	if t.UsedAt != nil || f.Revoked {
-		f.Revoked = true
-		s.families[f.ID] = f
 		return domain.ErrTokenSpent
 	}
 	at := next.CreatedAt
@@ -102,6 +100,8 @@ func (s *Store) RotateRefreshToken(_ context.Context, hash []byte, next domain.R
 	}
 	next.FamilyID = f.ID
 	s.refresh[string(next.Hash)] = cloneToken(next)
+	f.LastUsedAt, f.ExpiresAt = next.CreatedAt, next.ExpiresAt
+	s.families[f.ID] = f
 	return nil
 }
 
@@ -113,22 +113,6 @@ func (s *Store) revokeFamilies(match func(domain.RefreshFamily) bool) {
 			s.families[id] = f
 		}
 	}
-}
-
-// RevokeRefreshFamily implements app.RefreshTokens.
-func (s *Store) RevokeRefreshFamily(_ context.Context, familyID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.revokeFamilies(func(f domain.RefreshFamily) bool { return f.ID == familyID })
-	return nil
-}
-
-// RevokeUserRefreshTokens implements app.RefreshTokens.
-func (s *Store) RevokeUserRefreshTokens(_ context.Context, appID, userID string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.revokeFamilies(func(f domain.RefreshFamily) bool { return f.AppID == appID && f.UserID == userID })
-	return nil
 }
 
 // RevokeAppRefreshTokens implements app.RefreshTokens.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,9 +38,9 @@ func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
 			return err
 		}
 		return insertForUser(ctx, tx, `insert into auth_codes
-			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at)
-			select $1, $2, $3, $4, $5, $6, $7, $8, $9 where exists (select 1 from users where app_id = $2 and id = $3)`,
-			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt)
+			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt, c.ClientIP, c.UserAgent)
 	})
 }
 
@@ -50,8 +49,8 @@ func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash []byte) (domain.AuthCode, error) {
 	var c domain.AuthCode
 	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `delete from auth_codes where hash = $1
-		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at`, hash).
-		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt)
+		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent`, hash).
+		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt, &c.ClientIP, &c.UserAgent)
 	if err != nil {
 		return domain.AuthCode{}, noRow(err, "authorization code")
 	}
@@ -66,9 +65,10 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f domain.RefreshFamily,
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		if err := insertForUser(ctx, tx, `insert into refresh_families
-			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked)
-			select $1, $2, $3, $4, $5, $6, $7, $8 where exists (select 1 from users where app_id = $2 and id = $3)`,
-			f.ID, f.AppID, f.UserID, f.RedirectURI, f.Scope, f.AuthTime, f.CreatedAt, f.Revoked); err != nil {
+			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked, last_used_at, expires_at, client_ip, user_agent)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			f.ID, f.AppID, f.UserID, f.RedirectURI, f.Scope, f.AuthTime, f.CreatedAt, f.Revoked,
+			f.LastUsedAt, f.ExpiresAt, f.ClientIP, f.UserAgent); err != nil {
 			return err
 		}
 		return insertToken(ctx, tx, f.ID, first)
@@ -81,7 +81,19 @@ func insertToken(ctx context.Context, q pgxx.Querier, familyID string, t domain.
 	return err
 }
 
-const familyColumns = `f.id, f.app_id, f.user_id, f.redirect_uri, f.scope, f.auth_time, f.created_at, f.revoked`
+const familyColumns = `f.id, f.app_id, f.user_id, f.redirect_uri, f.scope, f.auth_time, f.created_at, f.revoked,
+	f.last_used_at, f.expires_at, f.client_ip, f.user_agent`
+
+// familyFields are the scan targets of familyColumns.
+func familyFields(f *domain.RefreshFamily) []any {
+	return []any{&f.ID, &f.AppID, &f.UserID, &f.RedirectURI, &f.Scope, &f.AuthTime, &f.CreatedAt, &f.Revoked,
+		&f.LastUsedAt, &f.ExpiresAt, &f.ClientIP, &f.UserAgent}
+}
+
+// familyUTC puts a scanned family's times in UTC, as they were written.
+func familyUTC(f *domain.RefreshFamily) {
+	f.AuthTime, f.CreatedAt, f.LastUsedAt, f.ExpiresAt = utc(f.AuthTime), utc(f.CreatedAt), utc(f.LastUsedAt), utc(f.ExpiresAt)
+}
 
 // GetRefreshToken implements app.RefreshTokens.
 func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.RefreshToken, domain.RefreshFamily, error) {
@@ -91,8 +103,7 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.Refres
 	)
 	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select t.hash, t.family_id, t.created_at, t.expires_at, t.used_at, `+familyColumns+`
 		from refresh_tokens t join refresh_families f on f.id = t.family_id where t.hash = $1`, hash).
-		Scan(&t.Hash, &t.FamilyID, &t.CreatedAt, &t.ExpiresAt, &t.UsedAt,
-			&f.ID, &f.AppID, &f.UserID, &f.RedirectURI, &f.Scope, &f.AuthTime, &f.CreatedAt, &f.Revoked)
+		Scan(append([]any{&t.Hash, &t.FamilyID, &t.CreatedAt, &t.ExpiresAt, &t.UsedAt}, familyFields(&f)...)...)
 	if err != nil {
 		return domain.RefreshToken{}, domain.RefreshFamily{}, noRow(err, "refresh token")
 	}
@@ -101,20 +112,16 @@ func (s *Store) GetRefreshToken(ctx context.Context, hash []byte) (domain.Refres
 		at := utc(*t.UsedAt)
 		t.UsedAt = &at
 	}
-	f.AuthTime, f.CreatedAt = utc(f.AuthTime), utc(f.CreatedAt)
+	familyUTC(&f)
 	return t, f, nil
 }
 
-// errSpent rolls the rotation back; the family is then revoked in a transaction of its own, so the
-// revocation survives the failed rotation.
-var errSpent = errors.New("spent")
-
 // RotateRefreshToken implements app.RefreshTokens. The family row is locked first: a concurrent
 // rotation of the same token waits, then finds it used; a concurrent revocation waits or is waited
-// for, and cannot miss the new token.
+// for, and cannot miss the new token. A spent token rolls the transaction back.
 func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error {
 	var familyID string
-	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `select family_id from refresh_tokens where hash = $1`, hash).Scan(&familyID); err != nil {
 			return noRow(err, "refresh token")
 		}
@@ -127,39 +134,17 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain
 			return err
 		}
 		if revoked || tag.RowsAffected() == 0 {
-			return errSpent
+			return domain.ErrTokenSpent
 		}
 		if _, err := tx.Exec(ctx, `delete from refresh_tokens where family_id = $1 and expires_at < $2`, familyID, next.CreatedAt); err != nil {
 			return err
 		}
-		return insertToken(ctx, tx, familyID, next)
-	})
-	if errors.Is(err, errSpent) {
-		if err := s.RevokeRefreshFamily(ctx, familyID); err != nil {
+		if _, err := tx.Exec(ctx, `update refresh_families set last_used_at = $2, expires_at = $3 where id = $1`,
+			familyID, next.CreatedAt, next.ExpiresAt); err != nil {
 			return err
 		}
-		return domain.ErrTokenSpent
-	}
-	return err
-}
-
-// RevokeRefreshFamily implements app.RefreshTokens.
-func (s *Store) RevokeRefreshFamily(ctx context.Context, familyID string) error {
-	if !ids(familyID) {
-		return nil
-	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update refresh_families set revoked = true where id = $1`, familyID)
-	return err
-}
-
-// RevokeUserRefreshTokens implements app.RefreshTokens.
-func (s *Store) RevokeUserRefreshTokens(ctx context.Context, appID, userID string) error {
-	if !ids(appID, userID) {
-		return nil
-	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
-		`update refresh_families set revoked = true where app_id = $1 and user_id = $2 and not revoked`, appID, userID)
-	return err
+		return insertToken(ctx, tx, familyID, next)
+	})
 }
 
 // RevokeAppRefreshTokens implements app.RefreshTokens.

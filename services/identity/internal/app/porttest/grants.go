@@ -192,6 +192,7 @@ func newCode(appID, userID string, created time.Time) (domain.AuthCode, string) 
 	return domain.AuthCode{
 		Hash: hash, AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb", Nonce: "nonce-1",
 		Scope: "openid email", AuthTime: created.Add(-time.Second), CreatedAt: created, ExpiresAt: created.Add(domain.AuthCodeTTL),
+		ClientIP: "2001:db8::7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0 «ü»",
 	}, secret
 }
 
@@ -267,9 +268,11 @@ func testAuthCodes(t *testing.T, newStore Factory) {
 	})
 }
 
+// newFamily is a family started at t0 whose first token lives an hour.
 func newFamily(appID, userID string) domain.RefreshFamily {
 	return domain.RefreshFamily{ID: uuid.NewString(), AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb",
-		Scope: "openid", AuthTime: t0.Add(-time.Minute), CreatedAt: t0}
+		Scope: "openid", AuthTime: t0.Add(-time.Minute), CreatedAt: t0, LastUsedAt: t0, ExpiresAt: t0.Add(time.Hour),
+		ClientIP: "192.0.2.10", UserAgent: "Mozilla/5.0 (Macintosh) Safari/605.1.15"}
 }
 
 func newRefresh(created time.Time, ttl time.Duration) domain.RefreshToken {
@@ -334,27 +337,38 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 		if err != nil || got.FamilyID != f.ID || fam.Revoked || got.UsedAt != nil {
 			t.Fatalf("next token = %+v in %+v, %v", got, fam, err)
 		}
+		f.LastUsedAt, f.ExpiresAt = next.CreatedAt, next.ExpiresAt
+		wantEqual(t, "family after the rotation (last used and expiry moved)", fam, f)
 	})
 
-	t.Run("rotating a used token revokes the family", func(t *testing.T) {
+	t.Run("a used token or a revoked family is spent and changes nothing", func(t *testing.T) {
 		s, _ := newStore(t)
 		a := seedApp(t, s)
 		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
-		_, first := seedFamily(t, s, a.ID, u.ID)
+		f, first := seedFamily(t, s, a.ID, u.ID)
 		next := newRefresh(t0.Add(time.Minute), time.Hour)
 		if err := s.RotateRefreshToken(ctx, first.Hash, next); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RotateRefreshToken(ctx, first.Hash, newRefresh(t0.Add(2*time.Minute), time.Hour)); !errors.Is(err, domain.ErrTokenSpent) {
+		again := newRefresh(t0.Add(2*time.Minute), time.Hour)
+		if err := s.RotateRefreshToken(ctx, first.Hash, again); !errors.Is(err, domain.ErrTokenSpent) {
 			t.Fatalf("reuse: error = %v, want ErrTokenSpent", err)
 		}
-		if !revoked(t, s, next.Hash) {
-			t.Error("reuse of a rotated token left its family valid")
+		_, _, err := s.GetRefreshToken(ctx, again.Hash)
+		wantNotFound(t, "the token a spent rotation offered", err)
+		if revoked(t, s, next.Hash) {
+			t.Error("the store revoked the family itself; revoking it as stolen is the caller's")
+		}
+		if _, err := s.RevokeSessions(ctx, a.ID, u.ID, f.ID, t0.Add(2*time.Minute), noEvents); err != nil {
+			t.Fatal(err)
 		}
 		if err := s.RotateRefreshToken(ctx, next.Hash, newRefresh(t0.Add(3*time.Minute), time.Hour)); !errors.Is(err, domain.ErrTokenSpent) {
 			t.Errorf("rotation in a revoked family: error = %v, want ErrTokenSpent", err)
 		}
-		err := s.RotateRefreshToken(ctx, domain.HashSecret("nope"), newRefresh(t0, time.Hour))
+		if tok, _, _ := s.GetRefreshToken(ctx, next.Hash); tok.UsedAt != nil {
+			t.Errorf("a rotation refused in a revoked family marked the token used at %v", tok.UsedAt)
+		}
+		err = s.RotateRefreshToken(ctx, domain.HashSecret("nope"), newRefresh(t0, time.Hour))
 		wantNotFound(t, "rotate unknown token", err)
 	})
 
@@ -392,7 +406,7 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 		wantNotFound(t, "expired token of the family", err)
 	})
 
-	t.Run("revocation by family, user and app", func(t *testing.T) {
+	t.Run("revocation by session, user and app", func(t *testing.T) {
 		s, _ := newStore(t)
 		a, other := seedApp(t, s), seedApp(t, s)
 		u1 := seedUser(t, s, newUser(a.ID, "one@example.test"))
@@ -405,11 +419,11 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 		state := func() []bool {
 			return []bool{revoked(t, s, t1.Hash), revoked(t, s, t1b.Hash), revoked(t, s, t2.Hash), revoked(t, s, t3.Hash)}
 		}
-		if err := s.RevokeRefreshFamily(ctx, f1.ID); err != nil {
+		if _, err := s.RevokeSessions(ctx, a.ID, u1.ID, f1.ID, t0, noEvents); err != nil {
 			t.Fatal(err)
 		}
 		wantEqual(t, "after revoking one family", state(), []bool{true, false, false, false})
-		if err := s.RevokeUserRefreshTokens(ctx, a.ID, u1.ID); err != nil {
+		if _, err := s.RevokeSessions(ctx, a.ID, u1.ID, "", t0, noEvents); err != nil {
 			t.Fatal(err)
 		}
 		wantEqual(t, "after revoking user one", state(), []bool{true, true, false, false})

@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, newStore) })
 	s.Run("AuthCodes", func(t *testing.T) { testAuthCodes(t, newStore) })
 	s.Run("RefreshTokens", func(t *testing.T) { testRefreshTokens(t, newStore) })
+	s.Run("Sessions", func(t *testing.T) { testSessions(t, newStore) })
 	s.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	s.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
 	s.Run("Challenges", func(t *testing.T) { testChallenges(t, newStore) })
@@ -105,6 +106,8 @@ func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event
 		payload = &identityv1.ApiKeyChanged{AppId: appID}
 	case identityv1.EventUserCreated, identityv1.EventUserUpdated:
 		payload = &identityv1.UserChanged{AppId: appID}
+	case identityv1.EventSessionsRevoked:
+		payload = &identityv1.SessionsRevoked{AppId: appID}
 	default:
 		t.Fatalf("mustEvent knows no payload for %s", eventType)
 	}

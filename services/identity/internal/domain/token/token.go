@@ -37,6 +37,9 @@ type Access struct {
 	IssuedAt int64    `json:"iat"`
 	Expiry   int64    `json:"exp"`
 	Use      string   `json:"token_use"`
+	// Session is the refresh-token family the token was issued in (OpenID's sid): the session
+	// routes mark it current, so a page can tell "this device" from the others.
+	Session string `json:"sid"`
 }
 
 // ID is the ID token's claim set: the access claims minus psc, plus the OpenID profile claims.
@@ -53,6 +56,7 @@ type ID struct {
 	IssuedAt            int64    `json:"iat"`
 	Expiry              int64    `json:"exp"`
 	Use                 string   `json:"token_use"`
+	Session             string   `json:"sid"`
 	Name                string   `json:"name"`
 	GivenName           string   `json:"given_name"`
 	FamilyName          string   `json:"family_name"`

@@ -47,7 +47,9 @@ func verifier(issuer string, key *rsa.PublicKey, now func() time.Time) authn.JWT
 // Verified is what a valid access token states.
 type Verified struct {
 	AppID, TenantID, UserID, TokenID string
-	ExpiresAt                        time.Time
+	// SessionID is the token's sid: its refresh family ("" in tokens issued before tokens named it).
+	SessionID string
+	ExpiresAt time.Time
 }
 
 // claims is the subset of Access the verifier reads, in golang-jwt's terms.
@@ -55,6 +57,7 @@ type claims struct {
 	jwt.RegisteredClaims
 	TenantID string `json:"tenantId"`
 	Use      string `json:"token_use"`
+	Session  string `json:"sid"`
 }
 
 // VerifyAccess checks raw as an access token of appID: RS256 only (no "none", no HMAC keyed with
@@ -71,5 +74,5 @@ func VerifyAccess(raw, issuer, appID string, key *rsa.PublicKey, now func() time
 	if c.Subject == "" {
 		return Verified{}, fmt.Errorf("%w: no subject", ErrInvalid)
 	}
-	return Verified{AppID: appID, TenantID: c.TenantID, UserID: c.Subject, TokenID: c.ID, ExpiresAt: c.ExpiresAt.Time}, nil
+	return Verified{AppID: appID, TenantID: c.TenantID, UserID: c.Subject, TokenID: c.ID, SessionID: c.Session, ExpiresAt: c.ExpiresAt.Time}, nil
 }
