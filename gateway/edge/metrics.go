@@ -30,7 +30,7 @@ func routeLabel(rpc, path string) string {
 	switch {
 	case rpc != "":
 		return rpc
-	case path == login.Path:
+	case login.Serves(path):
 		return "login"
 	case path == emailchange.Path:
 		return "email-change"
