@@ -63,13 +63,12 @@ func TestRoute18WithATokenAnswersAlikeForAFreeAndATakenAddressAndChangesOnlyOnCo
 	}
 }
 
-// lastMailTo is the newest message the deployment sent to addr.
+// lastMailTo is the newest message the deployment sent to addr (the mailbox lists the newest first).
 func lastMailTo(t *testing.T, box *mail.Mailbox, addr string) mail.Message {
 	t.Helper()
-	msgs := box.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].To == addr {
-			return msgs[i]
+	for _, m := range box.Messages() {
+		if m.To == addr {
+			return m
 		}
 	}
 	t.Fatalf("no mail to %s", addr)
