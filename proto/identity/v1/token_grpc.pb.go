@@ -13,6 +13,7 @@ import (
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
+	emptypb "google.golang.org/protobuf/types/known/emptypb"
 )
 
 // This is a compile-time assertion to ensure that this generated file
@@ -231,9 +232,11 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName        = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName        = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeLogin_FullMethodName   = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName          = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName          = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName  = "/berth.identity.v1.LoginService/ChangePassword"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -249,6 +252,12 @@ type LoginServiceClient interface {
 	SignUp(ctx context.Context, in *SignUpRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 	// SignIn checks the password and issues an authorization code.
 	SignIn(ctx context.Context, in *SignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// DescribeAccount checks the app of the hosted account page (known and enabled) and answers its
+	// name and branding with account_callback_uri, where the page's sign-in returns to.
+	DescribeAccount(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error)
+	// ChangePassword replaces the password of the access token's user after checking the current
+	// one under the sign-in attempt limits, and ends every session of the user on the app.
+	ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type loginServiceClient struct {
@@ -289,6 +298,26 @@ func (c *loginServiceClient) SignIn(ctx context.Context, in *SignInRequest, opts
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeAccount(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeAccount_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, LoginService_ChangePassword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -302,6 +331,12 @@ type LoginServiceServer interface {
 	SignUp(context.Context, *SignUpRequest) (*LoginRedirect, error)
 	// SignIn checks the password and issues an authorization code.
 	SignIn(context.Context, *SignInRequest) (*LoginRedirect, error)
+	// DescribeAccount checks the app of the hosted account page (known and enabled) and answers its
+	// name and branding with account_callback_uri, where the page's sign-in returns to.
+	DescribeAccount(context.Context, *DescribeAccountRequest) (*LoginContext, error)
+	// ChangePassword replaces the password of the access token's user after checking the current
+	// one under the sign-in attempt limits, and ends every session of the user on the app.
+	ChangePassword(context.Context, *ChangePasswordRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -320,6 +355,12 @@ func (UnimplementedLoginServiceServer) SignUp(context.Context, *SignUpRequest) (
 }
 func (UnimplementedLoginServiceServer) SignIn(context.Context, *SignInRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeAccount(context.Context, *DescribeAccountRequest) (*LoginContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeAccount not implemented")
+}
+func (UnimplementedLoginServiceServer) ChangePassword(context.Context, *ChangePasswordRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChangePassword not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -396,6 +437,42 @@ func _LoginService_SignIn_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeAccount_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeAccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeAccount(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeAccount_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeAccount(ctx, req.(*DescribeAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ChangePassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangePasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ChangePassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ChangePassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ChangePassword(ctx, req.(*ChangePasswordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -414,6 +491,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SignIn",
 			Handler:    _LoginService_SignIn_Handler,
+		},
+		{
+			MethodName: "DescribeAccount",
+			Handler:    _LoginService_DescribeAccount_Handler,
+		},
+		{
+			MethodName: "ChangePassword",
+			Handler:    _LoginService_ChangePassword_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
