@@ -31,10 +31,10 @@ func TestClientIPBelievesForwardedForOnlyFromTrustedProxies(t *testing.T) {
 			if tc.xff != "" {
 				r.Header.Set("X-Forwarded-For", tc.xff)
 			}
-			if got := clientIP(r, trusted); got != tc.want {
+			if got := ClientIP(r, trusted); got != tc.want {
 				t.Fatalf("clientIP = %q, want %q", got, tc.want)
 			}
-			if got := clientIP(r, nil); tc.xff != "" && got == tc.xff {
+			if got := ClientIP(r, nil); tc.xff != "" && got == tc.xff {
 				t.Fatal("X-Forwarded-For believed without trusted proxies")
 			}
 		})

@@ -132,7 +132,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var redirect *identityv1.LoginRedirect
-	ip, agent := clientIP(r, p.trusted), userAgent(r)
+	ip, agent := ClientIP(r, p.trusted), userAgent(r)
 	if params.SignUp {
 		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
 			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip, UserAgent: agent,
@@ -305,11 +305,11 @@ func fieldNote(st *status.Status) string {
 	return ""
 }
 
-// clientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
+// ClientIP is the end user's address, which feeds the attempt limits. It is the TCP peer unless
 // that peer is a trusted proxy: then X-Forwarded-For is read from the right, skipping trusted
 // proxies, and the first address not among them is the user. Entries left of it are whatever the
 // client sent and are never believed.
-func clientIP(r *http.Request, trusted []netip.Prefix) string {
+func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		host, _, splitErr := net.SplitHostPort(r.RemoteAddr)

@@ -29,6 +29,8 @@ import (
 
 // fakeLogin is an in-test LoginServiceClient: it records every request and answers as programmed.
 type fakeLogin struct {
+	// LoginServiceClient answers, with a panic, the account page's calls, which this page never makes.
+	identityv1.LoginServiceClient
 	mu          sync.Mutex
 	describeErr error
 	appName     string
