@@ -11,6 +11,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/apidocs"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
@@ -145,6 +146,19 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			page.ServeHTTP(w, r)
 		}); err != nil {
 			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
+		}
+	}
+	// The account page signs in over identity's public token service and acts with the user's
+	// own token on the sessions routes; its describe and password change are LoginService calls.
+	acct := account.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), identityv1.NewTokenServiceClient(checkedConn{o.login}),
+		identityv1.NewIdentityServiceClient(checkedConn{o.login}), log, o.trustedProxies)
+	for _, route := range []struct{ method, path string }{
+		{http.MethodGet, account.Path}, {http.MethodPost, account.Path}, {http.MethodGet, account.CallbackPath},
+	} {
+		if err := d.HandlePath(route.method, route.path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			acct.ServeHTTP(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register %s %s: %w", route.method, route.path, err)
 		}
 	}
 	if o.payment == nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/login"
 )
 
@@ -30,6 +31,8 @@ func routeLabel(rpc, path string) string {
 		return rpc
 	case path == login.Path:
 		return "login"
+	case path == account.Path || path == account.CallbackPath:
+		return "account"
 	default:
 		return "unmatched"
 	}

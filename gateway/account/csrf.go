@@ -1,0 +1,73 @@
+package account
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+)
+
+// The page's cookies, each scoped to Path so nothing else on the edge reads them.
+const (
+	// csrfCookie holds the double-submit token of the page's forms.
+	csrfCookie = "berth_account_csrf"
+	// flowCookie binds a sign-in's state and nonce to the browser that started it.
+	flowCookie = "berth_account_flow"
+	// tokenCookie holds the page's access token: its whole browser session.
+	tokenCookie = "berth_account"
+	csrfField   = "csrf_token"
+	// randomBytes of randomness make the CSRF token, state and nonce unguessable.
+	randomBytes = 32
+	// flowMaxAge bounds a sign-in: the hosted login page's form and the code after it.
+	flowMaxAge = 15 * 60
+)
+
+// random returns a fresh URL-safe random value.
+func random() string {
+	b := make([]byte, randomBytes)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// wellFormed reports whether s looks like a value random made, so a cookie planted in another
+// shape is never believed.
+func wellFormed(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == randomBytes
+}
+
+// equal compares two secrets in constant time.
+func equal(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// setCookie sets one of the page's cookies: HttpOnly, SameSite=Strict, under Path, Secure when
+// the deployment's public URL is https. maxAge < 0 deletes it.
+func setCookie(w http.ResponseWriter, name, value string, maxAge int, secure bool) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: value, Path: Path, MaxAge: maxAge, HttpOnly: true, Secure: secure,
+		// Strict: no request another site starts carries them, which is what the CSRF check and
+		// the token cookie rely on.
+		SameSite: http.SameSiteStrictMode,
+	})
+}
+
+// issueCSRF returns the token for the page being rendered and sets its cookie; an existing token
+// is kept, so two open tabs stay valid.
+func issueCSRF(w http.ResponseWriter, r *http.Request, secure bool) string {
+	token := ""
+	if c, err := r.Cookie(csrfCookie); err == nil && wellFormed(c.Value) {
+		token = c.Value
+	}
+	if token == "" {
+		token = random()
+	}
+	setCookie(w, csrfCookie, token, 0, secure)
+	return token
+}
+
+// validCSRF reports whether the posted field repeats the cookie's token.
+func validCSRF(r *http.Request) bool {
+	c, err := r.Cookie(csrfCookie)
+	return err == nil && wellFormed(c.Value) && equal(c.Value, r.PostForm.Get(csrfField))
+}
