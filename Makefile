@@ -20,11 +20,12 @@ test:
 test-cluster:
 	cd tests && BERTH_TEST_CLUSTER=1 go test -count=1 -timeout 15m -v -run '^TestAClusterOfReplicas' ./cluster/
 
-## fuzz: the edge's request decoding and the login form, FUZZTIME each (`make test` runs their seed corpus only).
+## fuzz: the edge's request decoding, the login form and the account page's forms, FUZZTIME each (`make test` runs their seed corpus only).
 FUZZTIME ?= 60s
 fuzz:
 	cd gateway && go test -run '^$$' -fuzz '^FuzzEdgeRequest$$' -fuzztime $(FUZZTIME) ./edge
 	cd gateway && go test -run '^$$' -fuzz '^FuzzLoginForm$$' -fuzztime $(FUZZTIME) ./login
+	cd gateway && go test -run '^$$' -fuzz '^FuzzAccountForm$$' -fuzztime $(FUZZTIME) ./account
 
 ## build: every binary of every module.
 build:

@@ -200,7 +200,7 @@ func flowOf(r *http.Request) (flow, bool) {
 func (p *Page) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, ok := flowOf(r)
-	if !ok || !equal(f.state, q.Get("state")) || !validParam(q.Get("code")) {
+	if !ok || !equal(f.state, q.Get("state")) || q.Get("code") == "" || !validParam(q.Get("code")) {
 		p.refuse(w, r, http.StatusBadRequest, msgSignIn, "the callback's state does not match this browser's sign-in")
 		return
 	}
