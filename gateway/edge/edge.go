@@ -148,10 +148,12 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
 		}
 	}
-	// The account page signs in over identity's public token service and acts with the user's
-	// own token on the sessions routes; its describe and password change are LoginService calls.
-	acct := account.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), identityv1.NewTokenServiceClient(checkedConn{o.login}),
-		identityv1.NewIdentityServiceClient(checkedConn{o.login}), log, o.trustedProxies)
+	// The account page's describe and password change are LoginService calls (the service
+	// token's connection); its code exchange and its calls with the user's own token go over the
+	// forwarding connection, which carries nothing but what the page puts in.
+	forward := checkedConn{conns[LoginModule]}
+	acct := account.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), identityv1.NewTokenServiceClient(forward),
+		identityv1.NewIdentityServiceClient(forward), log, o.trustedProxies)
 	for _, route := range []struct{ method, path string }{
 		{http.MethodGet, account.Path}, {http.MethodPost, account.Path}, {http.MethodGet, account.CallbackPath},
 	} {
