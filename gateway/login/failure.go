@@ -35,7 +35,7 @@ const (
 	msgSignInFailed          = "login.error.signInFailed"
 )
 
-// The password rules, one text each, shown on sign-up for the rule identity names as broken.
+// The password rules, one message each, shown on sign-up for the rule identity names as broken.
 const (
 	msgPasswordLength = "login.error.passwordLength"
 	msgPasswordBlank  = "login.error.passwordBlank"
@@ -112,8 +112,8 @@ func submitFailure(err error, signUp bool) failure {
 }
 
 // passwordRuleMessages maps the reasons identity gives a refused password (services/identity's
-// password.Reason*) to the page's text for that rule; a reason it does not know gets the general
-// text. Invalid UTF-8 is the characters text the form check shows too.
+// password.Reason*) to the page's message for that rule; a reason it does not know gets the
+// general one. Invalid UTF-8 is the characters text the form check shows too.
 var passwordRuleMessages = map[string]string{
 	"characters": msgBadPasswordCharacters,
 	"length":     msgPasswordLength,

@@ -15,10 +15,6 @@ var german = map[string]string{
 	"login.email":                       "E-Mail-Adresse",
 	"login.password":                    "Passwort",
 	"login.passwordRule":                "8 bis 128 Zeichen. Kein verbreitetes Passwort und nicht der Name deiner E-Mail-Adresse.",
-	"login.error.passwordLength":        "Wähle ein Passwort mit 8 bis 128 Zeichen.",
-	"login.error.passwordBlank":         "Das Passwort darf nicht nur aus Leerzeichen bestehen.",
-	"login.error.passwordCommon":        "Dieses Passwort ist zu verbreitet: Es steht auf Listen verbreiteter und geleakter Passwörter. Wähle ein anderes.",
-	"login.error.passwordEmail":         "Das Passwort darf nicht den Namen deiner E-Mail-Adresse (den Teil vor dem @) enthalten.",
 	"login.haveAccount":                 "Du hast schon ein Konto?",
 	"login.newHere":                     "Neu hier?",
 	"login.signInLink":                  "Anmelden",
@@ -37,6 +33,10 @@ var german = map[string]string{
 	"login.error.badPassword":           "Wähle ein anderes Passwort: Dieses erfüllt die Passwortregeln nicht.",
 	"login.error.signUpFailed":          "Mit diesen Angaben konnten wir kein Konto erstellen. Wenn du schon eines hast, melde dich stattdessen an.",
 	"login.error.signInFailed":          "Mit diesen Angaben konnten wir dich nicht anmelden. Bitte versuche es noch einmal.",
+	"login.error.passwordLength":        "Wähle ein Passwort mit 8 bis 128 Zeichen.",
+	"login.error.passwordBlank":         "Das Passwort darf nicht nur aus Leerzeichen bestehen.",
+	"login.error.passwordCommon":        "Dieses Passwort ist zu verbreitet: Es steht auf Listen verbreiteter und geleakter Passwörter. Wähle ein anderes.",
+	"login.error.passwordEmail":         "Das Passwort darf nicht den Namen deiner E-Mail-Adresse enthalten (den Teil vor dem @).",
 
 	// The account page (gateway/account).
 	"account.title":              "Dein Konto",

@@ -5,8 +5,9 @@
 //
 // Choose is used everywhere: a page passes the request's `language` (or `lng`) parameter
 // (Requested), its Accept-Language header and the app's default language (gateway/webpage.Language
-// does that for a request); a mail passes the recipient's stored
-// language and the app's default. The first that names a language Berth speaks wins, else English.
+// does that for a request); a mail passes the recipient's stored language and the app's default
+// (in identity: Choose(user.Language, "", app.Branding.DefaultLanguage)). The first that names a
+// language Berth speaks wins, else English.
 // A parameter or stored value follows Normalize (en, de, or an ISO 3166-1 country code, because the
 // published REST wrapper sends countries where a language is meant), and a BCP 47 tag such as
 // de-CH is matched like an Accept-Language entry. Accept-Language is matched with its q-values by

@@ -16,10 +16,6 @@ var english = map[string]string{
 	"login.email":                       "Email address",
 	"login.password":                    "Password",
 	"login.passwordRule":                "8 to 128 characters. Not a common password, and not your email address's name.",
-	"login.error.passwordLength":        "Choose a password of 8 to 128 characters.",
-	"login.error.passwordBlank":         "The password must not be only spaces.",
-	"login.error.passwordCommon":        "This password is too common: it appears on lists of common and leaked passwords. Choose another.",
-	"login.error.passwordEmail":         "The password must not contain your email address's name (the part before the @).",
 	"login.haveAccount":                 "Already have an account?",
 	"login.signInLink":                  "Sign in",
 	"login.newHere":                     "New here?",
@@ -38,6 +34,10 @@ var english = map[string]string{
 	"login.error.badPassword":           "Choose a different password: this one does not meet the password rules.",
 	"login.error.signUpFailed":          "We could not create an account with these details. If you already have one, sign in instead.",
 	"login.error.signInFailed":          "We could not sign you in with these details. Please try again.",
+	"login.error.passwordLength":        "Choose a password of 8 to 128 characters.",
+	"login.error.passwordBlank":         "The password must not be only spaces.",
+	"login.error.passwordCommon":        "This password is too common: it appears on lists of common and leaked passwords. Choose another.",
+	"login.error.passwordEmail":         "The password must not contain your email address's name (the part before the @).",
 
 	// The account page (gateway/account).
 	"account.title":              "Your account",
