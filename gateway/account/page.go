@@ -267,8 +267,8 @@ func sessionOf(accessToken string) (string, error) {
 
 // submit runs one of the page's actions and sends the browser back to the page with a 303.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	form, err := p.parseForm(w, r)
-	if err != nil {
+	form, ok := p.parseForm(w, r)
+	if !ok {
 		return
 	}
 	in, err := actionFrom(form)
@@ -332,11 +332,11 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, a.pageURL(notice), http.StatusSeeOther)
 }
 
-// parseForm reads a url-encoded body of at most maxForm; on failure it has answered.
-func (p *Page) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, error) {
+// parseForm reads a url-encoded body of at most maxForm; when it reports false it has answered.
+func (p *Page) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
 		p.refuse(w, r, http.StatusUnsupportedMediaType, msgBadRequest, "the form is not application/x-www-form-urlencoded")
-		return nil, errors.New("media type")
+		return nil, false
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
@@ -346,10 +346,10 @@ func (p *Page) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, er
 		} else {
 			p.refuse(w, r, http.StatusBadRequest, msgBadRequest, "the form cannot be parsed")
 		}
-		return nil, err
+		return nil, false
 	}
 	// Only the body counts: a query string on the action must not override the fields.
-	return r.PostForm, nil
+	return r.PostForm, true
 }
 
 // retry shows the page again with the failure's message, reading the user and sessions afresh.
