@@ -14,6 +14,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
+	"github.com/berthhq/berth/gateway/recovery"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 )
 
@@ -91,7 +92,7 @@ func probeDispatcher(t *testing.T) *dispatcher {
 		}
 	}
 	for _, p := range []struct{ method, path string }{
-		{http.MethodGet, login.Path}, {http.MethodPost, login.Path}, {http.MethodGet, pay.Path}, {http.MethodGet, pay.ReturnPath}, {http.MethodGet, OpenAPIPath},
+		{http.MethodGet, login.Path}, {http.MethodPost, login.Path}, {http.MethodGet, recovery.Path}, {http.MethodPost, recovery.Path}, {http.MethodGet, pay.Path}, {http.MethodGet, pay.ReturnPath}, {http.MethodGet, OpenAPIPath},
 	} {
 		if err := d.HandlePath(p.method, p.path, page); err != nil {
 			t.Fatal(err)
@@ -165,6 +166,7 @@ func TestDispatchedRequestsReachWhatTheMuxOfAllRoutesWouldReach(t *testing.T) {
 		request{http.MethodGet, "/"}, request{http.MethodGet, "/nowhere"}, request{http.MethodGet, "//v1/users/x1"},
 		request{http.MethodGet, "/v1/users/me"}, request{http.MethodGet, "/v1/tenants/me"},
 		request{http.MethodGet, login.Path}, request{http.MethodPost, login.Path}, request{http.MethodGet, pay.ReturnPath},
+		request{http.MethodGet, recovery.Path}, request{http.MethodPost, recovery.Path},
 		request{http.MethodPost, PspxWebhookPath}, request{http.MethodGet, PspyWebhookPath}, request{http.MethodGet, OpenAPIPath},
 		request{http.MethodGet, "/v1/users/x1:verb"},
 	)
@@ -187,7 +189,7 @@ func TestHotReadRoutesAreDispatchedToTheirServicesMux(t *testing.T) {
 		}
 	}
 	// Pages and routes shared by two services stay on the mux of all routes.
-	for _, target := range []string{login.Path, pay.ReturnPath, "/v1/users/x1%2Fx2", "/nowhere"} {
+	for _, target := range []string{login.Path, recovery.Path, pay.ReturnPath, "/v1/users/x1%2Fx2", "/nowhere"} {
 		if h := d.muxFor(httptest.NewRequest(http.MethodGet, target, nil)); h != http.Handler(d.all) {
 			t.Errorf("GET %s goes to a service's mux, want the mux of all routes", target)
 		}

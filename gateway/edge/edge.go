@@ -13,8 +13,10 @@ import (
 
 	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/apidocs"
+	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
+	"github.com/berthhq/berth/gateway/recovery"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -140,12 +142,26 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if o.login == nil {
 		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
 	}
-	page := login.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
+	loginClient := identityv1.NewLoginServiceClient(checkedConn{o.login})
+	for path, page := range map[string]http.Handler{
+		login.Path:       login.New(loginClient, log, o.trustedProxies),
+		emailchange.Path: emailchange.New(loginClient, log),
+	} {
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			if err := d.HandlePath(method, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+				page.ServeHTTP(w, r)
+			}); err != nil {
+				return nil, fmt.Errorf("edge: register %s %s: %w", method, path, err)
+			}
+		}
+	}
+	// The password-reset pages, which the sign-in page links to and reset mails link back to.
+	reset := recovery.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), log, o.trustedProxies)
 	for _, method := range []string{http.MethodGet, http.MethodPost} {
-		if err := d.HandlePath(method, login.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-			page.ServeHTTP(w, r)
+		if err := d.HandlePath(method, recovery.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			reset.ServeHTTP(w, r)
 		}); err != nil {
-			return nil, fmt.Errorf("edge: register %s %s: %w", method, login.Path, err)
+			return nil, fmt.Errorf("edge: register %s %s: %w", method, recovery.Path, err)
 		}
 	}
 	// The account page's describe and password change are LoginService calls (the service

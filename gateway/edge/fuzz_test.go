@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/recovery"
 	"github.com/berthhq/berth/pkg/fault"
 )
 
@@ -119,8 +120,8 @@ func checkEdgeAnswer(t *testing.T, req *http.Request, rec *httptest.ResponseReco
 	if rec.Code >= 500 {
 		t.Fatalf("%s %q answered %d: %s", req.Method, req.RequestURI, rec.Code, rec.Body.String())
 	}
-	if req.URL.Path == login.Path {
-		return // the hosted page answers HTML; FuzzLoginForm checks it
+	if req.URL.Path == login.Path || req.URL.Path == recovery.Path {
+		return // the hosted pages answer HTML; FuzzLoginForm and FuzzRecoveryForm check them
 	}
 	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("%s %q: Content-Type %q, body %q", req.Method, req.RequestURI, ct, rec.Body.String())

@@ -7,7 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/berthhq/berth/gateway/account"
+	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/recovery"
 )
 
 // HTTP metrics per route, on the process's default Prometheus registry. The route label is the
@@ -33,6 +35,10 @@ func routeLabel(rpc, path string) string {
 		return "login"
 	case path == account.Path || path == account.CallbackPath:
 		return "account"
+	case path == emailchange.Path:
+		return "email-change"
+	case path == recovery.Path:
+		return "recover"
 	default:
 		return "unmatched"
 	}

@@ -14,7 +14,9 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/berthhq/berth/gateway/account"
+	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/recovery"
 	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/tracing"
@@ -101,12 +103,13 @@ func acceptedMediaType(contentType string) bool {
 }
 
 // checkMediaType refuses a body of any other media type with a 400. No RPC is resolved yet, so the
-// answer takes the family of the path. The hosted login and account pages (browsers post their
-// forms url-encoded) and route 4 (pspy posts form-encoded) are the exceptions; each reads its media type itself.
+// answer takes the family of the path. The hosted pages with forms (browsers post them
+// url-encoded) and route 4 (pspy posts form-encoded) are the exceptions; each reads its media
+// type itself.
 func checkMediaType(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// ContentLength is 0 only for a request known to have no body; -1 (chunked) may carry one.
-		if r.ContentLength != 0 && r.URL.Path != login.Path && r.URL.Path != account.Path && r.URL.Path != PspyWebhookPath && !acceptedMediaType(r.Header.Get("Content-Type")) {
+		if r.ContentLength != 0 && !ownMediaType(r.URL.Path) && !acceptedMediaType(r.Header.Get("Content-Type")) {
 			writeFailure(w, familyOfPath(r.URL.Path), failure{
 				status:     http.StatusBadRequest,
 				message:    "unsupported Content-Type: send application/json",
@@ -116,6 +119,11 @@ func checkMediaType(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownMediaType reports whether the path's handler reads its body's media type itself.
+func ownMediaType(path string) bool {
+	return path == login.Path || path == recovery.Path || path == emailchange.Path || path == account.Path || path == PspyWebhookPath
 }
 
 // observe recovers panics into a 500 in the path's family and writes one access-log line per

@@ -64,7 +64,7 @@ func TestUserAgentIsKeptAsSentDroppedWhenNotTextAndCutOnACharacter(t *testing.T)
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest("POST", "/login", nil)
 			r.Header.Set("User-Agent", tc.header)
-			got := userAgent(r)
+			got := UserAgent(r)
 			if got != tc.want {
 				t.Fatalf("userAgent = %q, want %q", got, tc.want)
 			}

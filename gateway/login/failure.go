@@ -98,7 +98,7 @@ func submitFailure(err error, signUp bool) failure {
 			return failure{status: http.StatusBadRequest, message: msgBadEmail}
 		case "password":
 			if signUp {
-				return failure{status: http.StatusBadRequest, message: passwordRuleMessage(grpcx.ReasonOf(st))}
+				return failure{status: http.StatusBadRequest, message: PasswordRuleMessage(grpcx.ReasonOf(st))}
 			}
 		}
 	case codes.NotFound, codes.AlreadyExists, codes.FailedPrecondition, codes.OutOfRange:
@@ -122,8 +122,9 @@ var passwordRuleMessages = map[string]string{
 	"email":      msgPasswordEmail,
 }
 
-// passwordRuleMessage is the text for a password refused for reason.
-func passwordRuleMessage(reason string) string {
+// PasswordRuleMessage is the text (catalog key) for a password refused for reason; the reset
+// pages (gateway/recovery) show it too.
+func PasswordRuleMessage(reason string) string {
 	if m, ok := passwordRuleMessages[reason]; ok {
 		return m
 	}

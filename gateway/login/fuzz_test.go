@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/text"
 )
 
@@ -31,7 +32,7 @@ func FuzzLoginForm(f *testing.F) {
 		fake := newFake()
 		p, _ := newPage(fake)
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
-			req := httptest.NewRequestWithContext(t.Context(), method, Path, strings.NewReader(body+"&"+csrfField+"=tok"))
+			req := httptest.NewRequestWithContext(t.Context(), method, Path, strings.NewReader(body+"&"+webpage.CSRFField+"=tok"))
 			req.URL.RawQuery = query
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: "tok"})

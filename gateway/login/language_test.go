@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
@@ -106,7 +107,7 @@ func TestARefusedSubmissionAnswersInTheFormsLanguage(t *testing.T) {
 	fake := newFake()
 	fake.submitErr = wire(fault.Unauthenticated("wrong password"))
 	p := newPageOnly(fake)
-	token := newCSRFToken()
+	token := webpage.NewCSRFToken()
 	form := validForm("signIn", token)
 	form.Set("language", "de")
 	body := wantPage(t, post(t, p, form, token), http.StatusUnauthorized)

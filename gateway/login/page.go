@@ -1,8 +1,8 @@
 package login
 
 import (
-	"bytes"
 	"cmp"
+	"context"
 	_ "embed"
 	"errors"
 	"log/slog"
@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -27,6 +28,10 @@ import (
 // Path is where the page is served (the login_url of the authorization step).
 const Path = "/login"
 
+// RecoverPath is where the password-reset pages (gateway/recovery) are served: under Path, so that
+// the CSRF cookie reaches them.
+const RecoverPath = Path + "/recover"
+
 // maxForm is the POST body limit: a form of a few short fields never comes near it.
 const maxForm = 64 << 10
 
@@ -35,10 +40,18 @@ var pageHTML string
 
 var pages = webpage.Template("login", pageHTML)
 
+// Backend is the part of identity's LoginService the page calls; the service's other RPCs back
+// other hosted pages.
+type Backend interface {
+	DescribeLogin(ctx context.Context, in *identityv1.DescribeLoginRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
+	SignUp(ctx context.Context, in *identityv1.SignUpRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	SignIn(ctx context.Context, in *identityv1.SignInRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+}
+
 // Page is the hosted login page. It holds no state between requests: the authorization
 // parameters travel in the form, the CSRF token in a cookie.
 type Page struct {
-	client  identityv1.LoginServiceClient
+	client  Backend
 	log     *slog.Logger
 	trusted []netip.Prefix
 }
@@ -47,7 +60,7 @@ type Page struct {
 // failures the page answers with a 500. trusted lists the reverse proxies (load balancers) in front
 // of the edge whose X-Forwarded-For entries may name the end user; with none, the TCP peer is the
 // end user.
-func New(client identityv1.LoginServiceClient, log *slog.Logger, trusted []netip.Prefix) *Page {
+func New(client Backend, log *slog.Logger, trusted []netip.Prefix) *Page {
 	return &Page{client: client, log: log, trusted: trusted}
 }
 
@@ -69,7 +82,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // show renders the form for a valid link and an error page for anything else. It never redirects:
 // a link that failed the checks must not send the browser anywhere it names.
 func (p *Page) show(w http.ResponseWriter, r *http.Request) {
-	params, err := paramsFrom(r.URL.Query())
+	params, err := ParamsFrom(r.URL.Query())
 	if err != nil {
 		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
@@ -88,26 +101,13 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 // submit checks the form and signs the user up or in; on success the browser goes to the URL the
 // backend built from the registered redirect URI, with a 303 so it is fetched with GET.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
-		p.logRefusal(r, "the form is not application/x-www-form-urlencoded")
-		p.renderError(w, r, http.StatusUnsupportedMediaType, msgBadRequest)
+	form, refused, reason := ReadForm(w, r)
+	if refused != 0 {
+		p.logRefusal(r, reason)
+		p.renderError(w, r, refused, msgBadRequest)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			p.logRefusal(r, "the form is too large")
-			p.renderError(w, r, http.StatusRequestEntityTooLarge, msgBadRequest)
-			return
-		}
-		p.logRefusal(r, "the form cannot be parsed")
-		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
-		return
-	}
-	// Only the body counts: a query string on the form's action must not override the fields.
-	form := r.PostForm
-	params, err := paramsFrom(form)
+	params, err := ParamsFrom(form)
 	if err != nil {
 		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
@@ -121,7 +121,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.retry(w, r, view, f)
 		return
 	}
-	if !validCSRF(r) {
+	if !CSRF.Valid(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		p.retry(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
@@ -132,14 +132,14 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 
 	var redirect *identityv1.LoginRedirect
-	ip, agent := ClientIP(r, p.trusted), userAgent(r)
+	ip, agent := ClientIP(r, p.trusted), UserAgent(r)
 	if params.SignUp {
 		redirect, err = p.client.SignUp(r.Context(), &identityv1.SignUpRequest{
-			Params: params.proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip, UserAgent: agent,
+			Params: params.Proto(), Email: view.Email, Password: password, Name: view.Name, ClientIp: ip, UserAgent: agent,
 		})
 	} else {
 		redirect, err = p.client.SignIn(r.Context(), &identityv1.SignInRequest{
-			Params: params.proto(), Email: view.Email, Password: password, ClientIp: ip, UserAgent: agent,
+			Params: params.Proto(), Email: view.Email, Password: password, ClientIp: ip, UserAgent: agent,
 		})
 	}
 	if err != nil {
@@ -163,6 +163,24 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// ReadForm reads a url-encoded POST body of at most maxForm bytes. Only the body counts: a query
+// string on the form's action must not override the fields. A refusal is the status to answer and
+// the reason to log; status is 0 for a form that was read.
+func ReadForm(w http.ResponseWriter, r *http.Request) (form url.Values, status int, reason string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, http.StatusUnsupportedMediaType, "the form is not application/x-www-form-urlencoded"
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, http.StatusRequestEntityTooLarge, "the form is too large"
+		}
+		return nil, http.StatusBadRequest, "the form cannot be parsed"
+	}
+	return r.PostForm, 0, ""
 }
 
 // badField checks the typed fields against the text rule and returns the answer for the first
@@ -195,7 +213,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 	p.renderForm(w, r, f.status, view)
 }
 
-func (p *Page) describe(r *http.Request, params params) (*identityv1.LoginContext, error) {
+func (p *Page) describe(r *http.Request, params Params) (*identityv1.LoginContext, error) {
 	return p.client.DescribeLogin(r.Context(), &identityv1.DescribeLoginRequest{
 		ClientId:    params.ClientID,
 		RedirectUri: params.RedirectURI,
@@ -219,7 +237,7 @@ func (p *Page) failDescribe(w http.ResponseWriter, r *http.Request, err error) {
 
 // formView is what the form template shows. Every value is escaped by html/template.
 type formView struct {
-	Params  params
+	Params  Params
 	AppName string // the app's display name, else its name
 	Brand   webpage.Brand
 	Email   string // repeated after a failure; the password never is
@@ -256,8 +274,8 @@ func (v formView) Action() string    { return Path }
 func (v formView) SwitchURL() string { return v.Params.switchURL() }
 
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
-	view.CSRF = issueCSRF(w, r)
-	webpage.SetSecurityHeaders(w.Header(), redirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	view.CSRF = CSRF.Issue(w, r)
+	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
 	p.render(w, r, status, "form", view)
 }
 
@@ -270,15 +288,9 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, status int, m
 // render executes a template into a buffer first, so a template failure still leaves the status
 // and body unwritten and can become a plain 500.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.logCause(r, "render login page", err)
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // logCause records why a request failed; the end user only sees a generic message and the
@@ -340,10 +352,10 @@ func ClientIP(r *http.Request, trusted []netip.Prefix) string {
 // in bytes here, which is never more characters.
 const maxUserAgent = 512
 
-// userAgent is the browser's User-Agent as the session the sign-in starts records it: the header
+// UserAgent is the browser's User-Agent as the session the sign-in (or reset) starts records it: the header
 // describes the session to its user, so one that breaks the text rule (pkg/text) is left out
 // rather than refusing the sign-in over a header the person never chose, and a long one is cut.
-func userAgent(r *http.Request) string {
+func UserAgent(r *http.Request) string {
 	ua := strings.TrimSpace(r.UserAgent())
 	if !text.Valid(ua) {
 		return ""

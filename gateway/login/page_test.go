@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"html"
 	"log/slog"
@@ -29,8 +30,8 @@ import (
 
 // fakeLogin is an in-test LoginServiceClient: it records every request and answers as programmed.
 type fakeLogin struct {
-	// LoginServiceClient answers, with a panic, the account page's calls, which this page never makes.
-	identityv1.LoginServiceClient
+	identityv1.LoginServiceClient // the reset RPCs, which this page never calls
+
 	mu          sync.Mutex
 	describeErr error
 	appName     string
@@ -128,7 +129,7 @@ func post(t *testing.T, p *Page, form url.Values, cookie string) *httptest.Respo
 // validForm is a complete submission of the form of type typ carrying token.
 func validForm(typ, token string) url.Values {
 	f := linkQuery(typ)
-	f.Set(csrfField, token)
+	f.Set(webpage.CSRFField, token)
 	f.Set("email", "ada@example.com")
 	f.Set("password", password)
 	if typ == signUpType {
@@ -225,8 +226,8 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 				}
 			}
 			c := csrfCookieOf(t, rec)
-			if !wellFormed(c.Value) || fields[csrfField] != c.Value {
-				t.Errorf("csrf field %q does not repeat cookie %q", fields[csrfField], c.Value)
+			if !webpage.WellFormedCSRF(c.Value) || fields[webpage.CSRFField] != c.Value {
+				t.Errorf("csrf field %q does not repeat cookie %q", fields[webpage.CSRFField], c.Value)
 			}
 			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != Path {
 				t.Errorf("cookie attributes: HttpOnly=%v SameSite=%v Path=%q", c.HttpOnly, c.SameSite, c.Path)
@@ -260,13 +261,13 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 
 func TestShowKeepsAnExistingCSRFCookie(t *testing.T) {
 	p, _ := newPage(newFake())
-	token := newCSRFToken()
+	token := webpage.NewCSRFToken()
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, Path+"?"+linkQuery("signIn").Encode(), nil)
 	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: token})
 	rec := httptest.NewRecorder()
 	p.ServeHTTP(rec, req)
 	body := wantPage(t, rec, http.StatusOK)
-	if got := hiddenFields(t, body)[csrfField]; got != token {
+	if got := hiddenFields(t, body)[webpage.CSRFField]; got != token {
 		t.Errorf("csrf field = %q, want the existing cookie token %q (another open tab must stay valid)", got, token)
 	}
 }
@@ -337,14 +338,14 @@ func wantRefusal(t *testing.T, logs, reason string) {
 }
 
 func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
-	token := newCSRFToken()
+	token := webpage.NewCSRFToken()
 	tests := []struct {
 		name          string
 		cookie, field string
 	}{
 		{"no cookie", "", token},
 		{"no field", token, ""},
-		{"different tokens", token, newCSRFToken()},
+		{"different tokens", token, webpage.NewCSRFToken()},
 		{"malformed cookie repeated in field", "attacker-chosen", "attacker-chosen"},
 	}
 	for _, tt := range tests {
@@ -360,7 +361,7 @@ func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
 				t.Errorf("page lacks the expiry message:\n%s", body)
 			}
 			// The re-rendered form carries a usable token so the user can simply submit again.
-			if fields := hiddenFields(t, body); fields[csrfField] != csrfCookieOf(t, rec).Value || !wellFormed(fields[csrfField]) {
+			if fields := hiddenFields(t, body); fields[webpage.CSRFField] != csrfCookieOf(t, rec).Value || !webpage.WellFormedCSRF(fields[webpage.CSRFField]) {
 				t.Errorf("re-rendered form has no usable token")
 			}
 		})
@@ -372,7 +373,7 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			fake := newFake()
 			p, _ := newPage(fake)
-			token := newCSRFToken()
+			token := webpage.NewCSRFToken()
 			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, Path+"?state=from-query",
 				strings.NewReader(validForm(typ, token).Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
@@ -501,7 +502,7 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 			fake := newFake()
 			fake.submitErr = tt.err
 			p, logs := newPage(fake)
-			token := newCSRFToken()
+			token := webpage.NewCSRFToken()
 			rec := post(t, p, validForm(tt.typ, token), token)
 			body := wantPage(t, rec, tt.status)
 			if !strings.Contains(body, html.EscapeString(english(tt.message))) {
@@ -532,7 +533,7 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	token := newCSRFToken()
+	token := webpage.NewCSRFToken()
 	form := validForm("signIn", token)
 	form.Set("password", "")
 	body := wantPage(t, post(t, p, form, token), http.StatusBadRequest)
@@ -545,7 +546,7 @@ func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
 }
 
 func TestSubmitRefusesUnusableBodies(t *testing.T) {
-	token := newCSRFToken()
+	token := webpage.NewCSRFToken()
 	tests := []struct {
 		name        string
 		contentType string
@@ -555,7 +556,7 @@ func TestSubmitRefusesUnusableBodies(t *testing.T) {
 		{"JSON body", "application/json", `{"email":"ada@example.com"}`, http.StatusUnsupportedMediaType},
 		{"no content type", "", validForm("signIn", token).Encode(), http.StatusUnsupportedMediaType},
 		{"over 64 KiB", "application/x-www-form-urlencoded", "email=" + strings.Repeat("a", maxForm), http.StatusRequestEntityTooLarge},
-		{"form without the link parameters", "application/x-www-form-urlencoded", "email=a%40b.c&password=x&" + csrfField + "=" + token, http.StatusBadRequest},
+		{"form without the link parameters", "application/x-www-form-urlencoded", "email=a%40b.c&password=x&" + webpage.CSRFField + "=" + token, http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -602,7 +603,7 @@ func TestHostileInputIsEscaped(t *testing.T) {
 		t.Errorf("app name not shown as text")
 	}
 
-	token := newCSRFToken()
+	token := webpage.NewCSRFToken()
 	form := validForm("signIn", token)
 	form.Set("email", attack)
 	form.Set("state", attack)
@@ -623,8 +624,8 @@ func TestRedirectSource(t *testing.T) {
 		{"https://a.example%20script-src/cb", ""},
 	}
 	for _, tt := range tests {
-		if got := redirectSource(tt.in); got != tt.want {
-			t.Errorf("redirectSource(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := RedirectSource(tt.in); got != tt.want {
+			t.Errorf("RedirectSource(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
@@ -668,7 +669,7 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 				rec = get(t, p, linkQuery("signIn"))
 			} else {
 				fake.submitErr = tt.err
-				token := newCSRFToken()
+				token := webpage.NewCSRFToken()
 				rec = post(t, p, validForm("signIn", token), token)
 			}
 			body := wantPage(t, rec, tt.status)
@@ -679,5 +680,28 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 				t.Errorf("Retry-After = %q, want %q", got, tt.retryAfter)
 			}
 		})
+	}
+}
+
+var recoverLink = regexp.MustCompile(`<p class="switch recover"><a href="([^"]*)">Forgot your password\?</a>`)
+
+func TestTheSignInFormLinksToThePasswordResetWithTheRequestAndTheSignUpFormDoesNot(t *testing.T) {
+	p, _ := newPage(newFake())
+	m := recoverLink.FindStringSubmatch(get(t, p, linkQuery("signIn")).Body.String())
+	if m == nil {
+		t.Fatal("the sign-in form has no \"Forgot your password?\" link")
+	}
+	u, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil || u.Path != RecoverPath {
+		t.Fatalf("link %q (%v)", m[1], err)
+	}
+	want := linkQuery("signIn")
+	want.Del("type")
+	want.Del("referral") // a referral is for sign-up only
+	if u.Query().Encode() != want.Encode() {
+		t.Errorf("link query = %v, want %v", u.Query(), want)
+	}
+	if recoverLink.MatchString(get(t, p, linkQuery(signUpType)).Body.String()) {
+		t.Error("the sign-up form links to the password reset")
 	}
 }

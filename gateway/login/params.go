@@ -20,9 +20,9 @@ const maxParam = 2048
 // logout/unauthenticated types the published browser SDK sends to the same page) shows sign-in.
 const signUpType = "signUp"
 
-// params are the authorization-request parameters the page carries from the link through the form
+// Params are the authorization-request parameters the page carries from the link through the form
 // to the backend.
-type params struct {
+type Params struct {
 	ClientID    string
 	RedirectURI string
 	State       string
@@ -40,11 +40,11 @@ var errMissingParams = errors.New("the link lacks client_id, redirect_uri or sta
 var errLongParam = errors.New("a parameter is too long")
 var errBadParam = errors.New("a parameter breaks the text rule")
 
-// paramsFrom reads the parameters from a query (GET) or a form body (POST). client_id,
+// ParamsFrom reads the parameters from a query (GET) or a form body (POST). client_id,
 // redirect_uri and state are required: without state the client could not tie the redirect to
 // the request it made, which is what protects it against forged redirects.
-func paramsFrom(v url.Values) (params, error) {
-	p := params{
+func ParamsFrom(v url.Values) (Params, error) {
+	p := Params{
 		ClientID:    v.Get("client_id"),
 		RedirectURI: v.Get("redirect_uri"),
 		State:       v.Get("state"),
@@ -56,30 +56,30 @@ func paramsFrom(v url.Values) (params, error) {
 	}
 	for _, s := range []string{p.ClientID, p.RedirectURI, p.State, p.Nonce, p.Scope, p.Referral, v.Get("type")} {
 		if len(s) > maxParam {
-			return params{}, errLongParam
+			return Params{}, errLongParam
 		}
 		// Invalid UTF-8 could not even be sent to identity, and a control character is never part
 		// of an id, URL or random value: the link is broken either way.
 		if !text.Valid(s) {
-			return params{}, errBadParam
+			return Params{}, errBadParam
 		}
 	}
 	if p.ClientID == "" || p.RedirectURI == "" || p.State == "" {
-		return params{}, errMissingParams
+		return Params{}, errMissingParams
 	}
 	return p, nil
 }
 
 // typeName is the value of the type parameter for this form.
-func (p params) typeName() string {
+func (p Params) typeName() string {
 	if p.SignUp {
 		return signUpType
 	}
 	return "signIn"
 }
 
-// proto is the backend's view of the parameters.
-func (p params) proto() *identityv1.LoginParams {
+// Proto is the backend's view of the parameters.
+func (p Params) Proto() *identityv1.LoginParams {
 	return &identityv1.LoginParams{
 		ClientId:    p.ClientID,
 		RedirectUri: p.RedirectURI,
@@ -91,14 +91,23 @@ func (p params) proto() *identityv1.LoginParams {
 }
 
 // switchURL is the link to the other form (sign-in <-> sign-up) with the same parameters.
-func (p params) switchURL() string {
+func (p Params) switchURL() string {
 	other := p
 	other.SignUp = !p.SignUp
-	return Path + "?" + other.query().Encode()
+	return Path + "?" + other.Query().Encode()
 }
 
-// query renders the parameters as the page's query string.
-func (p params) query() url.Values {
+// RecoverURL is the link to the password-reset pages carrying the authorization request, which
+// they continue once the password is reset.
+func (p Params) RecoverURL() string {
+	q := p.Query()
+	q.Del("type")
+	q.Del("referral")
+	return RecoverPath + "?" + q.Encode()
+}
+
+// Query renders the parameters as the page's query string.
+func (p Params) Query() url.Values {
 	v := url.Values{
 		"client_id":    {p.ClientID},
 		"redirect_uri": {p.RedirectURI},
@@ -120,12 +129,12 @@ func (p params) query() url.Values {
 	return v
 }
 
-// redirectSource is the CSP source expression for redirect_uri's origin, or "" when it cannot be
+// RedirectSource is the CSP source expression for redirect_uri's origin, or "" when it cannot be
 // expressed safely. Browsers apply form-action to the redirects that follow a form post, so the
 // 303 to the app is only followed when its origin is allowed there. redirect_uri has already been
 // checked against the app's registered URIs; the character check keeps a value that passed that
 // check from still injecting directives into the header.
-func redirectSource(raw string) string {
+func RedirectSource(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return ""

@@ -179,8 +179,8 @@ func TestSignUpInChromiumRedirectsWithACodeThatExchangesForTokens(t *testing.T) 
 }
 
 // exchangeCode redeems the code at route 1 as the app's backend would, checks the 201 tokens
-// envelope and returns the refresh token.
-func exchangeCode(t *testing.T, env stacktest.Env, code, redirectURI, state, nonce string) string {
+// envelope and returns the access and refresh tokens.
+func exchangeCode(t *testing.T, env stacktest.Env, code, redirectURI, state, nonce string) (accessToken, refreshToken string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{
 		"client_id": env.App.AppID, "grant_type": "authorization_code", "code": code,
@@ -225,5 +225,5 @@ func exchangeCode(t *testing.T, env stacktest.Env, code, redirectURI, state, non
 	if ms, err := strconv.ParseInt(tok.ExpiresIn, 10, 64); err != nil || ms <= time.Now().UnixMilli() {
 		t.Errorf("expiresIn = %q, want a future Unix time in milliseconds", tok.ExpiresIn)
 	}
-	return tok.RefreshToken
+	return tok.AccessToken, tok.RefreshToken
 }

@@ -18,6 +18,11 @@
 // the folder, so the repository never holds a node_modules), signs a user up through the hosted page
 // and shows the user's email and tenant. Without node or npm it skips like the Chromium tests.
 //
+// The password-reset test signs a user up, then follows "Forgot your password?" from the sign-in
+// page, reads the mail in the development mailbox (/dev/mailbox), opens its link, sets a new
+// password and lands on the app with a code; the refresh token from before the reset is refused
+// and the new password signs in, on memory and on Postgres.
+//
 // The test needs Chromium at /usr/bin/chromium. When it is missing and the test runs as root, it
 // installs it with apt-get; otherwise it skips, or fails under CI=true.
 package browser

@@ -55,7 +55,8 @@ type Stack struct {
 	Addrs   map[string]string // module name -> gRPC address it serves on
 	TLS     *grpcx.TLS        // what a client of those addresses needs (Config.TLS)
 	Bus     events.Bus
-	// Mailbox receives every email the run sends (referral invites); /dev/mailbox shows it.
+	// Mailbox receives every email the run sends (referral invites, email-change mails); /dev/mailbox
+	// shows it.
 	Mailbox *mail.Mailbox
 	// Sandboxes are the provider sandboxes served on the edge's address, which billing calls.
 	Sandboxes *mount.Sandboxes

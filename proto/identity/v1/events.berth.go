@@ -17,8 +17,12 @@ const (
 	EventUserCreated eventsv1.Type = "identity.user.created"
 	// EventUserDeleted is carried by [UserDeleted].
 	EventUserDeleted eventsv1.Type = "identity.user.deleted"
+	// EventUserEmailChanged is carried by [UserEmailChanged].
+	EventUserEmailChanged eventsv1.Type = "identity.user.email_changed"
 	// EventUserFrozen is carried by [UserChanged].
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
+	// EventUserPasswordChanged is carried by [UserPasswordChanged].
+	EventUserPasswordChanged eventsv1.Type = "identity.user.password_changed"
 	// EventUserSignedIn is carried by [UserSignedIn].
 	EventUserSignedIn eventsv1.Type = "identity.user.signed_in"
 	// EventUserUnfrozen is carried by [UserChanged].

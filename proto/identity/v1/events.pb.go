@@ -478,6 +478,183 @@ func (x *SessionsRevoked) GetAt() string {
 	return ""
 }
 
+// UserEmailChanged is the payload of berth.identity.user.email_changed: a user's address changed.
+// verified is true when the new address confirmed the change by the link mailed to it (a change
+// asked for with the user's own tenant access token), false when the app's server changed it at
+// once with a write API key.
+type UserEmailChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef     string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	Email         string                 `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	PreviousEmail string                 `protobuf:"bytes,5,opt,name=previousEmail,proto3" json:"previousEmail,omitempty"`
+	Verified      bool                   `protobuf:"varint,6,opt,name=verified,proto3" json:"verified,omitempty"`
+	// at is the time of the change, RFC 3339 UTC.
+	At            string `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserEmailChanged) Reset() {
+	*x = UserEmailChanged{}
+	mi := &file_identity_v1_events_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserEmailChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserEmailChanged) ProtoMessage() {}
+
+func (x *UserEmailChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserEmailChanged.ProtoReflect.Descriptor instead.
+func (*UserEmailChanged) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UserEmailChanged) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *UserEmailChanged) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UserEmailChanged) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *UserEmailChanged) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *UserEmailChanged) GetPreviousEmail() string {
+	if x != nil {
+		return x.PreviousEmail
+	}
+	return ""
+}
+
+func (x *UserEmailChanged) GetVerified() bool {
+	if x != nil {
+		return x.Verified
+	}
+	return false
+}
+
+func (x *UserEmailChanged) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+// UserPasswordChanged is the payload of berth.identity.user.password_changed: the user's password
+// was replaced, and every session (refresh-token family) of the user was ended with it.
+type UserPasswordChanged struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	// at is the change's time, RFC 3339 UTC.
+	At string `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
+	// reason is why: "reset" (the forgotten-password flow of the hosted pages).
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserPasswordChanged) Reset() {
+	*x = UserPasswordChanged{}
+	mi := &file_identity_v1_events_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserPasswordChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserPasswordChanged) ProtoMessage() {}
+
+func (x *UserPasswordChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserPasswordChanged.ProtoReflect.Descriptor instead.
+func (*UserPasswordChanged) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UserPasswordChanged) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *UserPasswordChanged) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UserPasswordChanged) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *UserPasswordChanged) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *UserPasswordChanged) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -529,7 +706,23 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\x03all\x18\x04 \x01(\bR\x03all\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x0e\n" +
 	"\x02at\x18\x06 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
-	"\x19identity.sessions.revokedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x19identity.sessions.revoked\"\xe9\x01\n" +
+	"\x10UserEmailChanged\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12$\n" +
+	"\rpreviousEmail\x18\x05 \x01(\tR\rpreviousEmail\x12\x1a\n" +
+	"\bverified\x18\x06 \x01(\bR\bverified\x12\x0e\n" +
+	"\x02at\x18\a \x01(\tR\x02at:!\xd2\xf3\x18\x1d\n" +
+	"\x1bidentity.user.email_changed\"\xaf\x01\n" +
+	"\x13UserPasswordChanged\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x0e\n" +
+	"\x02at\x18\x04 \x01(\tR\x02at\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason:$\xd2\xf3\x18 \n" +
+	"\x1eidentity.user.password_changedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -543,19 +736,21 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_identity_v1_events_proto_goTypes = []any{
-	(*UserChanged)(nil),     // 0: berth.identity.v1.UserChanged
-	(*AppChanged)(nil),      // 1: berth.identity.v1.AppChanged
-	(*ApiKeyChanged)(nil),   // 2: berth.identity.v1.ApiKeyChanged
-	(*UserSignedIn)(nil),    // 3: berth.identity.v1.UserSignedIn
-	(*UserDeleted)(nil),     // 4: berth.identity.v1.UserDeleted
-	(*SessionsRevoked)(nil), // 5: berth.identity.v1.SessionsRevoked
-	(*TenantUser)(nil),      // 6: berth.identity.v1.TenantUser
+	(*UserChanged)(nil),         // 0: berth.identity.v1.UserChanged
+	(*AppChanged)(nil),          // 1: berth.identity.v1.AppChanged
+	(*ApiKeyChanged)(nil),       // 2: berth.identity.v1.ApiKeyChanged
+	(*UserSignedIn)(nil),        // 3: berth.identity.v1.UserSignedIn
+	(*UserDeleted)(nil),         // 4: berth.identity.v1.UserDeleted
+	(*SessionsRevoked)(nil),     // 5: berth.identity.v1.SessionsRevoked
+	(*UserEmailChanged)(nil),    // 6: berth.identity.v1.UserEmailChanged
+	(*UserPasswordChanged)(nil), // 7: berth.identity.v1.UserPasswordChanged
+	(*TenantUser)(nil),          // 8: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	6, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	6, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	8, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	8, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
 	2, // [2:2] is the sub-list for method output_type
 	2, // [2:2] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -575,7 +770,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

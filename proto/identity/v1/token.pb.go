@@ -1171,6 +1171,464 @@ func (x *LoginRedirect) GetUrl() string {
 	return ""
 }
 
+// EmailChangeLink is the secret of an email-change confirmation link, as the mail's link carries it.
+type EmailChangeLink struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmailChangeLink) Reset() {
+	*x = EmailChangeLink{}
+	mi := &file_identity_v1_token_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmailChangeLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmailChangeLink) ProtoMessage() {}
+
+func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
+func (*EmailChangeLink) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *EmailChangeLink) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// EmailChangeContext is what the confirmation page shows: the app and the address being confirmed.
+type EmailChangeContext struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	AppName string                 `protobuf:"bytes,1,opt,name=appName,proto3" json:"appName,omitempty"`
+	Email   string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	// branding is the app's look and default language for the hosted page.
+	Branding      *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmailChangeContext) Reset() {
+	*x = EmailChangeContext{}
+	mi := &file_identity_v1_token_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmailChangeContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmailChangeContext) ProtoMessage() {}
+
+func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
+func (*EmailChangeContext) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *EmailChangeContext) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *EmailChangeContext) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *EmailChangeContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
+}
+
+type StartPasswordResetRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Params        *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
+	Email         string                 `protobuf:"bytes,2,opt,name=email,proto3" json:"email,omitempty"`
+	ClientIp      string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartPasswordResetRequest) Reset() {
+	*x = StartPasswordResetRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartPasswordResetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartPasswordResetRequest) ProtoMessage() {}
+
+func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
+func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *StartPasswordResetRequest) GetParams() *LoginParams {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *StartPasswordResetRequest) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *StartPasswordResetRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+// PasswordResetFlow names the flow whose code the page asks for next. It is as random for an
+// address without an account as for one with: it tells nothing about the address.
+type PasswordResetFlow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FlowId        string                 `protobuf:"bytes,1,opt,name=flow_id,json=flowId,proto3" json:"flow_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasswordResetFlow) Reset() {
+	*x = PasswordResetFlow{}
+	mi := &file_identity_v1_token_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasswordResetFlow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasswordResetFlow) ProtoMessage() {}
+
+func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
+func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PasswordResetFlow) GetFlowId() string {
+	if x != nil {
+		return x.FlowId
+	}
+	return ""
+}
+
+// PasswordResetProof is what proves control of the address: the mail's link secret, or the flow
+// and the mail's code (client_id names the flow's app).
+type PasswordResetProof struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Link          string                 `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	ClientId      string                 `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	FlowId        string                 `protobuf:"bytes,3,opt,name=flow_id,json=flowId,proto3" json:"flow_id,omitempty"`
+	Code          string                 `protobuf:"bytes,4,opt,name=code,proto3" json:"code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasswordResetProof) Reset() {
+	*x = PasswordResetProof{}
+	mi := &file_identity_v1_token_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasswordResetProof) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasswordResetProof) ProtoMessage() {}
+
+func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
+func (*PasswordResetProof) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *PasswordResetProof) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+func (x *PasswordResetProof) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *PasswordResetProof) GetFlowId() string {
+	if x != nil {
+		return x.FlowId
+	}
+	return ""
+}
+
+func (x *PasswordResetProof) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+type CheckPasswordResetRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Proof         *PasswordResetProof    `protobuf:"bytes,1,opt,name=proof,proto3" json:"proof,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckPasswordResetRequest) Reset() {
+	*x = CheckPasswordResetRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckPasswordResetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckPasswordResetRequest) ProtoMessage() {}
+
+func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
+func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
+	if x != nil {
+		return x.Proof
+	}
+	return nil
+}
+
+// PasswordResetContext is what the new-password form shows and allows: the app's name and
+// branding, and the redirect URI the reset continues to (the form's post is redirected there).
+type PasswordResetContext struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppName       string                 `protobuf:"bytes,1,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
+	RedirectUri   string                 `protobuf:"bytes,2,opt,name=redirect_uri,json=redirectUri,proto3" json:"redirect_uri,omitempty"`
+	Branding      *AppBranding           `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasswordResetContext) Reset() {
+	*x = PasswordResetContext{}
+	mi := &file_identity_v1_token_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasswordResetContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasswordResetContext) ProtoMessage() {}
+
+func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
+func (*PasswordResetContext) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PasswordResetContext) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *PasswordResetContext) GetRedirectUri() string {
+	if x != nil {
+		return x.RedirectUri
+	}
+	return ""
+}
+
+func (x *PasswordResetContext) GetBranding() *AppBranding {
+	if x != nil {
+		return x.Branding
+	}
+	return nil
+}
+
+type CompletePasswordResetRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Proof    *PasswordResetProof    `protobuf:"bytes,1,opt,name=proof,proto3" json:"proof,omitempty"`
+	Password string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	ClientIp string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	// user_agent is the browser's User-Agent, recorded on the session the reset signs in.
+	UserAgent     string `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompletePasswordResetRequest) Reset() {
+	*x = CompletePasswordResetRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompletePasswordResetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompletePasswordResetRequest) ProtoMessage() {}
+
+func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
+func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
+	if x != nil {
+		return x.Proof
+	}
+	return nil
+}
+
+func (x *CompletePasswordResetRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+func (x *CompletePasswordResetRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *CompletePasswordResetRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
 var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
@@ -1267,17 +1725,51 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
 	"user_agent\x18\x05 \x01(\tR\tuserAgent\"!\n" +
 	"\rLoginRedirect\x12\x10\n" +
-	"\x03url\x18\x01 \x01(\tR\x03url2\xcb\x03\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\"'\n" +
+	"\x0fEmailChangeLink\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"\x80\x01\n" +
+	"\x12EmailChangeContext\x12\x18\n" +
+	"\aappName\x18\x01 \x01(\tR\aappName\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\x86\x01\n" +
+	"\x19StartPasswordResetRequest\x126\n" +
+	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1b\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\",\n" +
+	"\x11PasswordResetFlow\x12\x17\n" +
+	"\aflow_id\x18\x01 \x01(\tR\x06flowId\"r\n" +
+	"\x12PasswordResetProof\x12\x12\n" +
+	"\x04link\x18\x01 \x01(\tR\x04link\x12\x1b\n" +
+	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x17\n" +
+	"\aflow_id\x18\x03 \x01(\tR\x06flowId\x12\x12\n" +
+	"\x04code\x18\x04 \x01(\tR\x04code\"X\n" +
+	"\x19CheckPasswordResetRequest\x12;\n" +
+	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\"\x90\x01\n" +
+	"\x14PasswordResetContext\x12\x19\n" +
+	"\bapp_name\x18\x01 \x01(\tR\aappName\x12!\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12:\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\xb3\x01\n" +
+	"\x1cCompletePasswordResetRequest\x12;\n" +
+	"\x05proof\x18\x01 \x01(\v2%.berth.identity.v1.PasswordResetProofR\x05proof\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent2\xcb\x03\n" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xe0\x03\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x8e\b\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignIn\x12 .berth.identity.v1.SignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
 	"\x0fDescribeAccount\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12Z\n" +
-	"\x0eChangePassword\x12(.berth.identity.v1.ChangePasswordRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x0eChangePassword\x12(.berth.identity.v1.ChangePasswordRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
+	"\x13DescribeEmailChange\x12\".berth.identity.v1.EmailChangeLink\x1a%.berth.identity.v1.EmailChangeContext\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
+	"\x12ConfirmEmailChange\x12\".berth.identity.v1.EmailChangeLink\x1a%.berth.identity.v1.EmailChangeContext\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
+	"\x12StartPasswordReset\x12,.berth.identity.v1.StartPasswordResetRequest\x1a$.berth.identity.v1.PasswordResetFlow\"\x06\xca\xf3\x18\x02P\x01\x12s\n" +
+	"\x12CheckPasswordReset\x12,.berth.identity.v1.CheckPasswordResetRequest\x1a'.berth.identity.v1.PasswordResetContext\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
+	"\x15CompletePasswordReset\x12/.berth.identity.v1.CompletePasswordResetRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_token_proto_rawDescOnce sync.Once
@@ -1291,7 +1783,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*ExchangeTokenRequest)(nil),          // 0: berth.identity.v1.ExchangeTokenRequest
 	(*Token)(nil),                         // 1: berth.identity.v1.Token
@@ -1309,36 +1801,59 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*SignUpRequest)(nil),                 // 13: berth.identity.v1.SignUpRequest
 	(*SignInRequest)(nil),                 // 14: berth.identity.v1.SignInRequest
 	(*LoginRedirect)(nil),                 // 15: berth.identity.v1.LoginRedirect
-	(*AppBranding)(nil),                   // 16: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                 // 17: google.protobuf.Empty
+	(*EmailChangeLink)(nil),               // 16: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),            // 17: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),     // 18: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),             // 19: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),            // 20: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),     // 21: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),          // 22: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),  // 23: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                   // 24: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                 // 25: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	16, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	24, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
 	12, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
 	12, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	0,  // 5: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	3,  // 6: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	5,  // 7: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	8,  // 8: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	13, // 9: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	14, // 10: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	10, // 11: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	11, // 12: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	2,  // 13: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 14: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 15: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 16: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	15, // 17: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	15, // 18: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	9,  // 19: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	17, // 20: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	13, // [13:21] is the sub-list for method output_type
-	5,  // [5:13] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	24, // 5: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	12, // 6: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	20, // 7: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	24, // 8: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	20, // 9: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	0,  // 10: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	3,  // 11: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	5,  // 12: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	8,  // 13: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	13, // 14: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	14, // 15: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	10, // 16: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	11, // 17: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	16, // 18: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	16, // 19: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	18, // 20: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	21, // 21: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	23, // 22: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	2,  // 23: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 24: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 25: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 26: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	15, // 27: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	15, // 28: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 29: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	25, // 30: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	17, // 31: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	17, // 32: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	19, // 33: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	22, // 34: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	15, // 35: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	23, // [23:36] is the sub-list for method output_type
+	10, // [10:23] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -1353,7 +1868,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

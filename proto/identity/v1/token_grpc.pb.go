@@ -232,11 +232,16 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName   = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName          = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName          = "/berth.identity.v1.LoginService/SignIn"
-	LoginService_DescribeAccount_FullMethodName = "/berth.identity.v1.LoginService/DescribeAccount"
-	LoginService_ChangePassword_FullMethodName  = "/berth.identity.v1.LoginService/ChangePassword"
+	LoginService_DescribeLogin_FullMethodName         = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName                = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName                = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName       = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName        = "/berth.identity.v1.LoginService/ChangePassword"
+	LoginService_DescribeEmailChange_FullMethodName   = "/berth.identity.v1.LoginService/DescribeEmailChange"
+	LoginService_ConfirmEmailChange_FullMethodName    = "/berth.identity.v1.LoginService/ConfirmEmailChange"
+	LoginService_StartPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/StartPasswordReset"
+	LoginService_CheckPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/CheckPasswordReset"
+	LoginService_CompletePasswordReset_FullMethodName = "/berth.identity.v1.LoginService/CompletePasswordReset"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -258,6 +263,21 @@ type LoginServiceClient interface {
 	// ChangePassword replaces the password of the access token's user after checking the current
 	// one under the sign-in attempt limits, and ends every session of the user on the app.
 	ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// DescribeEmailChange checks the link of an email-change confirmation mail (hosted page, GET)
+	// without using it, and names the app and the new address.
+	DescribeEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error)
+	// ConfirmEmailChange uses the link (hosted page, POST): the user's address becomes the new
+	// one, verified. A used, retired or expired link answers InvalidArgument (field code).
+	ConfirmEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error)
+	// StartPasswordReset mails a reset link and code to the address when it belongs to an active
+	// user of the app; every address gets the same answer.
+	StartPasswordReset(ctx context.Context, in *StartPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetFlow, error)
+	// CheckPasswordReset checks a reset link, or a flow's code (a wrong code counts against it),
+	// before the page asks for the new password. It changes nothing else.
+	CheckPasswordReset(ctx context.Context, in *CheckPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetContext, error)
+	// CompletePasswordReset sets the new password, ends every session of the user and signs in,
+	// continuing the authorization request the reset started from.
+	CompletePasswordReset(ctx context.Context, in *CompletePasswordResetRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 }
 
 type loginServiceClient struct {
@@ -318,6 +338,56 @@ func (c *loginServiceClient) ChangePassword(ctx context.Context, in *ChangePassw
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EmailChangeContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeEmailChange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ConfirmEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EmailChangeContext)
+	err := c.cc.Invoke(ctx, LoginService_ConfirmEmailChange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartPasswordReset(ctx context.Context, in *StartPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetFlow, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasswordResetFlow)
+	err := c.cc.Invoke(ctx, LoginService_StartPasswordReset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) CheckPasswordReset(ctx context.Context, in *CheckPasswordResetRequest, opts ...grpc.CallOption) (*PasswordResetContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasswordResetContext)
+	err := c.cc.Invoke(ctx, LoginService_CheckPasswordReset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) CompletePasswordReset(ctx context.Context, in *CompletePasswordResetRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_CompletePasswordReset_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -337,6 +407,21 @@ type LoginServiceServer interface {
 	// ChangePassword replaces the password of the access token's user after checking the current
 	// one under the sign-in attempt limits, and ends every session of the user on the app.
 	ChangePassword(context.Context, *ChangePasswordRequest) (*emptypb.Empty, error)
+	// DescribeEmailChange checks the link of an email-change confirmation mail (hosted page, GET)
+	// without using it, and names the app and the new address.
+	DescribeEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error)
+	// ConfirmEmailChange uses the link (hosted page, POST): the user's address becomes the new
+	// one, verified. A used, retired or expired link answers InvalidArgument (field code).
+	ConfirmEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error)
+	// StartPasswordReset mails a reset link and code to the address when it belongs to an active
+	// user of the app; every address gets the same answer.
+	StartPasswordReset(context.Context, *StartPasswordResetRequest) (*PasswordResetFlow, error)
+	// CheckPasswordReset checks a reset link, or a flow's code (a wrong code counts against it),
+	// before the page asks for the new password. It changes nothing else.
+	CheckPasswordReset(context.Context, *CheckPasswordResetRequest) (*PasswordResetContext, error)
+	// CompletePasswordReset sets the new password, ends every session of the user and signs in,
+	// continuing the authorization request the reset started from.
+	CompletePasswordReset(context.Context, *CompletePasswordResetRequest) (*LoginRedirect, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -361,6 +446,21 @@ func (UnimplementedLoginServiceServer) DescribeAccount(context.Context, *Describ
 }
 func (UnimplementedLoginServiceServer) ChangePassword(context.Context, *ChangePasswordRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method ChangePassword not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeEmailChange not implemented")
+}
+func (UnimplementedLoginServiceServer) ConfirmEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmEmailChange not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasswordReset(context.Context, *StartPasswordResetRequest) (*PasswordResetFlow, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasswordReset not implemented")
+}
+func (UnimplementedLoginServiceServer) CheckPasswordReset(context.Context, *CheckPasswordResetRequest) (*PasswordResetContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckPasswordReset not implemented")
+}
+func (UnimplementedLoginServiceServer) CompletePasswordReset(context.Context, *CompletePasswordResetRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompletePasswordReset not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -473,6 +573,96 @@ func _LoginService_ChangePassword_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeEmailChange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EmailChangeLink)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeEmailChange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeEmailChange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeEmailChange(ctx, req.(*EmailChangeLink))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ConfirmEmailChange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EmailChangeLink)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ConfirmEmailChange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ConfirmEmailChange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ConfirmEmailChange(ctx, req.(*EmailChangeLink))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartPasswordReset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartPasswordResetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasswordReset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasswordReset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasswordReset(ctx, req.(*StartPasswordResetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_CheckPasswordReset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckPasswordResetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).CheckPasswordReset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_CheckPasswordReset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).CheckPasswordReset(ctx, req.(*CheckPasswordResetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_CompletePasswordReset_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompletePasswordResetRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).CompletePasswordReset(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_CompletePasswordReset_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).CompletePasswordReset(ctx, req.(*CompletePasswordResetRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -499,6 +689,26 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ChangePassword",
 			Handler:    _LoginService_ChangePassword_Handler,
+		},
+		{
+			MethodName: "DescribeEmailChange",
+			Handler:    _LoginService_DescribeEmailChange_Handler,
+		},
+		{
+			MethodName: "ConfirmEmailChange",
+			Handler:    _LoginService_ConfirmEmailChange_Handler,
+		},
+		{
+			MethodName: "StartPasswordReset",
+			Handler:    _LoginService_StartPasswordReset_Handler,
+		},
+		{
+			MethodName: "CheckPasswordReset",
+			Handler:    _LoginService_CheckPasswordReset_Handler,
+		},
+		{
+			MethodName: "CompletePasswordReset",
+			Handler:    _LoginService_CompletePasswordReset_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

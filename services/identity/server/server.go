@@ -43,7 +43,8 @@ type Config struct {
 	Tenant grpc.ClientConnInterface
 	// Passwords are the argon2id costs of new password hashes (zero = the production default).
 	Passwords password.Params
-	// Mailer sends referral invites (route 23); nil leaves them answering Unavailable.
+	// Mailer sends referral invites (route 23) and password-reset mails; nil leaves both answering
+	// Unavailable.
 	Mailer mail.Sender
 	// HashConcurrency bounds the password hashes running at once (0 = app.DefaultHashConcurrency:
 	// a memory budget over one hash's argon2 memory cost).
@@ -64,7 +65,7 @@ var settings = []config.Setting{
 	sealbox.KeySetting,
 	{Name: "BERTH_ISSUER", Kind: config.Text, Default: app.DefaultIssuer, Doc: "`iss` of issued tokens, which clients check"},
 	withDoc(module.PublicURLSetting, "the REST edge's public base URL, for the discovery document and links in mails"),
-	{Name: "BERTH_SMTP_ADDR", Kind: config.Addr, Doc: "SMTP server (host:port) for referral invites; unset: invites answer unavailable"},
+	{Name: "BERTH_SMTP_ADDR", Kind: config.Addr, Doc: "SMTP server (host:port) for referral invites, password-reset and email-change mails; unset: they answer unavailable"},
 	{Name: "BERTH_SMTP_FROM", Kind: config.Text, Doc: "sender address of the mails"},
 	{Name: "BERTH_SMTP_USER", Kind: config.Text, Doc: "SMTP user (PLAIN auth over TLS)"},
 	{Name: "BERTH_SMTP_PASSWORD", Kind: config.Text, Secret: true, Doc: "SMTP password"},
@@ -97,12 +98,12 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	})
 }
 
-// smtpMailer builds the sender of referral invites. Without an address the service runs without
-// mail, and invites answer Unavailable.
+// smtpMailer builds the sender of referral invites and password-reset mails. Without an address
+// the service runs without mail, and both answer Unavailable.
 func smtpMailer(settings config.Values, log *slog.Logger) (mail.Sender, error) {
 	addr := settings.String("BERTH_SMTP_ADDR")
 	if addr == "" {
-		log.Warn("BERTH_SMTP_ADDR is not set: referral invites are unavailable")
+		log.Warn("BERTH_SMTP_ADDR is not set: referral invites and password resets are unavailable")
 		return nil, nil
 	}
 	s, err := mail.NewSMTP(addr, settings.String("BERTH_SMTP_FROM"), settings.String("BERTH_SMTP_USER"), settings.String("BERTH_SMTP_PASSWORD"))

@@ -45,17 +45,17 @@ func TestTheAccountCallbackIsARedirectURIOfEveryEnabledApp(t *testing.T) {
 	wantStatus(t, "account page of a disabled app", err, codes.InvalidArgument)
 }
 
-// changePassword changes the password of the user of tok from goodPassword to newPassword.
+// changePassword changes the password of the user of tok from goodPassword to changedPassword.
 func (f *fixture) changePassword(tok app.Tokens, current, next string) error {
 	return f.svc.ChangePassword(context.Background(), app.PasswordChange{AccessToken: tok.AccessToken, Current: current, New: next, ClientIP: clientIP})
 }
 
-const newPassword = "a brand new password"
+const changedPassword = "a brand new password"
 
 func TestChangingThePasswordRefusesAWrongCurrentPasswordAndKeepsTheOldOne(t *testing.T) {
 	f := newFixture(t)
 	tok, _ := f.session(t, "grace@example.test")
-	err := f.changePassword(tok, "not my password", newPassword)
+	err := f.changePassword(tok, "not my password", changedPassword)
 	wantStatus(t, "wrong current password", err, codes.InvalidArgument)
 	if fieldOf(err) != "current_password" {
 		t.Errorf("field = %q, want current_password", fieldOf(err))
@@ -91,9 +91,9 @@ func TestChangingThePasswordCountsWrongCurrentPasswordsUnderTheSignInLimits(t *t
 	f.signUp(t, "grace@example.test")
 	tok, _ := f.session(t, "grace@example.test") // a sign-in that succeeds, which clears the counts
 	for range 2 {
-		wantStatus(t, "wrong guess", f.changePassword(tok, "guess", newPassword), codes.InvalidArgument)
+		wantStatus(t, "wrong guess", f.changePassword(tok, "guess", changedPassword), codes.InvalidArgument)
 	}
-	wantStatus(t, "guess over the limit", f.changePassword(tok, goodPassword, newPassword), codes.ResourceExhausted)
+	wantStatus(t, "guess over the limit", f.changePassword(tok, goodPassword, changedPassword), codes.ResourceExhausted)
 }
 
 func TestChangingThePasswordEndsEverySessionAndTheNewPasswordSignsIn(t *testing.T) {
@@ -103,7 +103,7 @@ func TestChangingThePasswordEndsEverySessionAndTheNewPasswordSignsIn(t *testing.
 	second, _ := f.session(t, "grace@example.test")
 	f.drain(t)
 
-	if err := f.changePassword(second, goodPassword, newPassword); err != nil {
+	if err := f.changePassword(second, goodPassword, changedPassword); err != nil {
 		t.Fatal(err)
 	}
 	for name, tok := range map[string]app.Tokens{"first": first, "second": second} {
@@ -119,7 +119,7 @@ func TestChangingThePasswordEndsEverySessionAndTheNewPasswordSignsIn(t *testing.
 	}
 	_, err := f.svc.SignIn(ctx, app.SignInInput{Params: f.params(), Email: "grace@example.test", Password: goodPassword, ClientIP: clientIP})
 	wantStatus(t, "sign-in with the old password", err, codes.InvalidArgument)
-	if _, err := f.svc.SignIn(ctx, app.SignInInput{Params: f.params(), Email: "grace@example.test", Password: newPassword, ClientIP: clientIP}); err != nil {
+	if _, err := f.svc.SignIn(ctx, app.SignInInput{Params: f.params(), Email: "grace@example.test", Password: changedPassword, ClientIP: clientIP}); err != nil {
 		t.Errorf("sign-in with the new password: %v", err)
 	}
 }
@@ -127,6 +127,6 @@ func TestChangingThePasswordEndsEverySessionAndTheNewPasswordSignsIn(t *testing.
 func TestChangingThePasswordNeedsAValidAccessToken(t *testing.T) {
 	f := newFixture(t)
 	f.session(t, "grace@example.test")
-	err := f.changePassword(app.Tokens{AccessToken: "not.a.token"}, goodPassword, newPassword)
+	err := f.changePassword(app.Tokens{AccessToken: "not.a.token"}, goodPassword, changedPassword)
 	wantStatus(t, "forged token", err, codes.Unauthenticated)
 }

@@ -313,8 +313,15 @@ func TestUpdateUserEmitsChangedFieldsOnce(t *testing.T) {
 		t.Errorf("user after update: %+v", u)
 	}
 	evs := f.drain(t)
-	if len(evs) != 1 || evs[0].Type != identityv1.EventUserUpdated {
-		t.Fatalf("events = %v, want one %s", types(evs), identityv1.EventUserUpdated)
+	if !slices.Equal(types(evs), []eventsv1.Type{identityv1.EventUserUpdated, identityv1.EventUserEmailChanged}) {
+		t.Fatalf("events = %v, want one %s and one %s", types(evs), identityv1.EventUserUpdated, identityv1.EventUserEmailChanged)
+	}
+	var emailChanged identityv1.UserEmailChanged
+	if err := evs[1].Decode(&emailChanged); err != nil {
+		t.Fatal(err)
+	}
+	if emailChanged.GetVerified() || emailChanged.GetEmail() != "new@example.test" || emailChanged.GetPreviousEmail() != "ada@example.test" {
+		t.Errorf("a write key's change: email_changed = %v, want unverified from ada@ to new@", &emailChanged)
 	}
 	var payload identityv1.UserChanged
 	if err := evs[0].Decode(&payload); err != nil {

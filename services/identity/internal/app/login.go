@@ -46,6 +46,13 @@ type LoginLimits struct {
 	// change tells whether the address is registered, so its rate bounds that probe.
 	EmailChanges      int
 	EmailChangeWindow time.Duration
+	// Resets is password-reset requests per email of an app, and ResetsPerIP per client address
+	// across all emails, within ResetWindow: each known address costs a mail, so neither one
+	// inbox nor one sender can be flooded. Unknown addresses count alike, so the limit tells
+	// nothing about which addresses have an account.
+	Resets      int
+	ResetsPerIP int
+	ResetWindow time.Duration
 }
 
 // DefaultLoginLimits allow a user many typos but an attacker only a handful of guesses per
@@ -54,6 +61,7 @@ var DefaultLoginLimits = LoginLimits{
 	PerEmailAddress: 10, PerEmail: 100, PerIP: 30, Window: 15 * time.Minute,
 	SignUps: 10, SignUpWindow: time.Hour,
 	EmailChanges: 5, EmailChangeWindow: 24 * time.Hour,
+	Resets: 5, ResetsPerIP: 20, ResetWindow: time.Hour,
 }
 
 // withDefaults fills every unset (zero) limit from DefaultLoginLimits.
@@ -62,7 +70,7 @@ func (l LoginLimits) withDefaults() LoginLimits {
 	for _, f := range []struct {
 		v   *int
 		def int
-	}{{&l.PerEmailAddress, d.PerEmailAddress}, {&l.PerEmail, d.PerEmail}, {&l.PerIP, d.PerIP}, {&l.SignUps, d.SignUps}, {&l.EmailChanges, d.EmailChanges}} {
+	}{{&l.PerEmailAddress, d.PerEmailAddress}, {&l.PerEmail, d.PerEmail}, {&l.PerIP, d.PerIP}, {&l.SignUps, d.SignUps}, {&l.EmailChanges, d.EmailChanges}, {&l.Resets, d.Resets}, {&l.ResetsPerIP, d.ResetsPerIP}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
@@ -70,7 +78,7 @@ func (l LoginLimits) withDefaults() LoginLimits {
 	for _, f := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&l.Window, d.Window}, {&l.SignUpWindow, d.SignUpWindow}, {&l.EmailChangeWindow, d.EmailChangeWindow}} {
+	}{{&l.Window, d.Window}, {&l.SignUpWindow, d.SignUpWindow}, {&l.EmailChangeWindow, d.EmailChangeWindow}, {&l.ResetWindow, d.ResetWindow}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
@@ -80,7 +88,8 @@ func (l LoginLimits) withDefaults() LoginLimits {
 
 func (l LoginLimits) valid() bool {
 	return l.PerEmailAddress > 0 && l.PerEmail > 0 && l.PerIP > 0 && l.Window > 0 &&
-		l.SignUps > 0 && l.SignUpWindow > 0 && l.EmailChanges > 0 && l.EmailChangeWindow > 0
+		l.SignUps > 0 && l.SignUpWindow > 0 && l.EmailChanges > 0 && l.EmailChangeWindow > 0 &&
+		l.Resets > 0 && l.ResetsPerIP > 0 && l.ResetWindow > 0
 }
 
 // LoginParams are the authorization request's values, carried by the hosted page through its form.

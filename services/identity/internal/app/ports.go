@@ -196,6 +196,11 @@ type ChallengeEffect struct {
 	// RevokeSessions revokes every refresh family (session) of the user with the change: a password
 	// reset must end every session the old password opened, or none of the change happens.
 	RevokeSessions bool
+	// SessionsRevoked, with RevokeSessions, makes the events of the sessions the change revoked:
+	// the store calls it with the ids of the families that were live until then (sorted), inside
+	// the transaction, and commits its events with the rest. It is not called when none was live,
+	// and an error from it writes nothing.
+	SessionsRevoked func(revoked []string) ([]events.Event, error)
 }
 
 // Tenants is the tenant service as sign-up needs it.

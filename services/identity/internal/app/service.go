@@ -46,7 +46,8 @@ type Config struct {
 	// Passwords); HashWait is how long an attempt waits for a slot (0 = DefaultHashWait).
 	HashConcurrency int
 	HashWait        time.Duration
-	// Mailer sends the referral invites of route 23; nil makes them answer Unavailable.
+	// Mailer sends the referral invites of route 23 and the password-reset mails; nil makes both
+	// answer Unavailable.
 	Mailer mail.Sender
 	// AppEnabledChanged is called after an app was enabled or disabled, so that this process's
 	// cache of verified API keys forgets the app at once instead of when the event comes back

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
@@ -80,11 +81,17 @@ func (s *Service) sessionsUser(ctx context.Context, callerApp, userID string) (s
 // identity.sessions.revoked for those that were live, in the revocation's transaction.
 func (s *Service) revokeSessions(ctx context.Context, appID, userID, sessionID, reason string) error {
 	now := s.now()
-	_, err := s.store.RevokeSessions(ctx, appID, userID, sessionID, now, func(revoked []string) ([]events.Event, error) {
+	_, err := s.store.RevokeSessions(ctx, appID, userID, sessionID, now, sessionsRevoked(appID, userID, reason, sessionID == "", now))
+	return err
+}
+
+// sessionsRevoked makes the identity.sessions.revoked event of the sessions a revocation ended;
+// all says whether it ended every session of the user.
+func sessionsRevoked(appID, userID, reason string, all bool, now time.Time) func(revoked []string) ([]events.Event, error) {
+	return func(revoked []string) ([]events.Event, error) {
 		return event(identityv1.EventSessionsRevoked, appID, &identityv1.SessionsRevoked{
-			AppId: appID, UserId: userID, SessionIds: slices.Clone(revoked), All: sessionID == "",
+			AppId: appID, UserId: userID, SessionIds: slices.Clone(revoked), All: all,
 			Reason: reason, At: convert.Timestamp(now),
 		})
-	})
-	return err
+	}
 }

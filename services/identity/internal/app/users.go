@@ -116,11 +116,12 @@ func (s *Service) UpdateUser(ctx context.Context, callerApp, userID string, patc
 		return err
 	}
 	_, err = s.store.UpdateUser(ctx, callerApp, userID, func(u *domain.User) ([]events.Event, error) {
-		changed, err := u.ApplyPatch(patch, s.now())
-		if err != nil || len(changed) == 0 {
+		previous, now := u.Email, s.now()
+		changed, err := u.ApplyPatch(patch, now)
+		if err != nil {
 			return nil, err
 		}
-		return event(identityv1.EventUserUpdated, u.AppID, convert.UserChanged(*u, changed))
+		return userChangeEvents(*u, previous, changed, now)
 	})
 	if err != nil && !errors.Is(err, domain.ErrEmailTaken) {
 		// Only a change that was tried counts: a refused address (the probe the limit is for) or a

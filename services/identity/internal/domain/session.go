@@ -20,6 +20,9 @@ const (
 	// RevokedPasswordChanged: the user changed the password on the hosted account page; whoever
 	// held a session with the old one loses it.
 	RevokedPasswordChanged = "password_changed"
+	// RevokedPasswordReset: the password was reset by a mail's link or code, which ends every
+	// session the old password opened.
+	RevokedPasswordReset = "password_reset"
 )
 
 // Session is one of a user's sessions as the sessions routes show it: a live refresh family.

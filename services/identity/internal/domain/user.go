@@ -128,6 +128,18 @@ func (u *User) RecordSignIn(at time.Time, ip string) error {
 	return nil
 }
 
+// ResetPassword replaces the password hash after the user proved control of the address by a
+// reset mail; the same proof verifies the address. It reports whether the address was unverified
+// before. Frozen and deleted users cannot reset: a reset would hand them a working sign-in.
+func (u *User) ResetPassword(hash string, now time.Time) (verifiedNow bool, err error) {
+	if err := u.CheckActive(); err != nil {
+		return false, err
+	}
+	verifiedNow = !u.EmailVerified
+	u.PasswordHash, u.EmailVerified, u.UpdatedAt = hash, true, now.UTC()
+	return verifiedNow, nil
+}
+
 // MarkDeleted soft-deletes the user: the row stays for the tenant's records and analytics, but
 // the user can no longer sign in, and the email address becomes free for a new account. Deleting
 // twice is "not found", as for any other missing user.
@@ -137,6 +149,23 @@ func (u *User) MarkDeleted(now time.Time) error {
 	}
 	u.Deleted, u.UpdatedAt = true, now.UTC()
 	return nil
+}
+
+// ConfirmEmail makes email, which the user just proved to read (an email-change confirmation), the
+// user's verified address. It returns the contract names of the fields that changed.
+func (u *User) ConfirmEmail(email string, now time.Time) (changed []string) {
+	if u.Email != email {
+		u.Email = email
+		changed = append(changed, "email")
+	}
+	if !u.EmailVerified {
+		u.EmailVerified = true
+		changed = append(changed, "email_verified")
+	}
+	if len(changed) > 0 {
+		u.UpdatedAt = now.UTC()
+	}
+	return changed
 }
 
 // ApplyPatch validates every set field of p and applies the ones that differ from the user's current

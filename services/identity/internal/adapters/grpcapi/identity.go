@@ -72,13 +72,19 @@ func (s *IdentityServer) SetAccessStatus(ctx context.Context, req *identityv1.Se
 }
 
 // UpdateUser is route 18. `test` (query or body) selects a provider's test mode; users have no
-// provider side yet, so it is accepted and has no effect.
+// provider side yet, so it is accepted and has no effect. With the user's own tenant access token
+// a new email waits for the new address to confirm (app.Service.UpdateUserByToken); with a write
+// key it applies at once.
 func (s *IdentityServer) UpdateUser(ctx context.Context, req *identityv1.UpdateUserRequest) (*emptypb.Empty, error) {
 	caller, err := authn.CallerApp(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.svc.UpdateUser(ctx, caller, req.GetUserId(), patch(req.GetBody().GetUser())); err != nil {
+	update := s.svc.UpdateUser
+	if p, _ := authn.FromContext(ctx); p.Kind == authn.KindTenantToken { // present: CallerApp found it
+		update = s.svc.UpdateUserByToken
+	}
+	if err := update(ctx, caller, req.GetUserId(), patch(req.GetBody().GetUser())); err != nil {
 		return nil, err
 	}
 	return &emptypb.Empty{}, nil

@@ -121,6 +121,65 @@ func (s *LoginServer) ChangePassword(ctx context.Context, req *identityv1.Change
 	return &emptypb.Empty{}, nil
 }
 
+// DescribeEmailChange checks an email-change confirmation link for the hosted page's GET.
+func (s *LoginServer) DescribeEmailChange(ctx context.Context, req *identityv1.EmailChangeLink) (*identityv1.EmailChangeContext, error) {
+	c, err := s.svc.DescribeEmailChange(ctx, req.GetToken())
+	if err != nil {
+		return nil, err
+	}
+	return emailChangeContext(c), nil
+}
+
+// ConfirmEmailChange uses an email-change confirmation link for the hosted page's POST.
+func (s *LoginServer) ConfirmEmailChange(ctx context.Context, req *identityv1.EmailChangeLink) (*identityv1.EmailChangeContext, error) {
+	c, err := s.svc.ConfirmEmailChange(ctx, req.GetToken())
+	if err != nil {
+		return nil, err
+	}
+	return emailChangeContext(c), nil
+}
+
+// emailChangeContext is what the confirmation page is told: the app, its branding and the address.
+func emailChangeContext(c app.EmailChange) *identityv1.EmailChangeContext {
+	return &identityv1.EmailChangeContext{AppName: c.App.Name, Email: c.Email, Branding: convert.Branding(c.App.Branding)}
+}
+
+// StartPasswordReset mails a reset link and code when the address has an active user; every
+// address gets the same answer.
+func (s *LoginServer) StartPasswordReset(ctx context.Context, req *identityv1.StartPasswordResetRequest) (*identityv1.PasswordResetFlow, error) {
+	flow, err := s.svc.StartPasswordReset(ctx, app.ResetStart{
+		Params: loginParams(req.GetParams()), Email: req.GetEmail(), ClientIP: req.GetClientIp(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.PasswordResetFlow{FlowId: flow}, nil
+}
+
+// CheckPasswordReset checks a reset link or code before the page asks for the new password.
+func (s *LoginServer) CheckPasswordReset(ctx context.Context, req *identityv1.CheckPasswordResetRequest) (*identityv1.PasswordResetContext, error) {
+	rc, err := s.svc.CheckPasswordReset(ctx, resetProof(req.GetProof()))
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.PasswordResetContext{AppName: rc.AppName, RedirectUri: rc.RedirectURI, Branding: convert.Branding(rc.Branding)}, nil
+}
+
+// CompletePasswordReset sets the new password and continues the authorization request.
+func (s *LoginServer) CompletePasswordReset(ctx context.Context, req *identityv1.CompletePasswordResetRequest) (*identityv1.LoginRedirect, error) {
+	url, err := s.svc.CompletePasswordReset(ctx, app.ResetCompletion{
+		Proof: resetProof(req.GetProof()), Password: req.GetPassword(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginRedirect{Url: url}, nil
+}
+
+func resetProof(p *identityv1.PasswordResetProof) app.ResetProof {
+	return app.ResetProof{Link: p.GetLink(), ClientID: p.GetClientId(), FlowID: p.GetFlowId(), Code: p.GetCode()}
+}
+
 func loginParams(p *identityv1.LoginParams) app.LoginParams {
 	return app.LoginParams{
 		ClientID: p.GetClientId(), RedirectURI: p.GetRedirectUri(), State: p.GetState(), Nonce: p.GetNonce(), Scope: p.GetScope(),

@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/berthhq/berth/services/identity/internal/app"
@@ -103,6 +104,23 @@ func (s *Store) MeetChallenge(ctx context.Context, appID, id string, now time.Ti
 	if !next.Deleted && s.emailUsed(appID, next.Email, next.ID) {
 		return domain.User{}, domain.ErrEmailTaken
 	}
+	evs := effect.Events
+	if effect.RevokeSessions && effect.SessionsRevoked != nil {
+		live := []string{}
+		for _, f := range s.families {
+			if f.AppID == appID && f.UserID == next.ID && !f.Revoked && f.Live(now) {
+				live = append(live, f.ID)
+			}
+		}
+		if len(live) > 0 {
+			slices.Sort(live)
+			more, err := effect.SessionsRevoked(live)
+			if err != nil {
+				return domain.User{}, err
+			}
+			evs = append(slices.Clip(evs), more...)
+		}
+	}
 	used := now
 	c.UsedAt = &used
 	s.challenges[id] = c
@@ -110,6 +128,6 @@ func (s *Store) MeetChallenge(ctx context.Context, appID, id string, now time.Ti
 	if effect.RevokeSessions {
 		s.revokeFamilies(func(f domain.RefreshFamily) bool { return f.AppID == appID && f.UserID == next.ID })
 	}
-	s.outbox.Add(ctx, effect.Events...)
+	s.outbox.Add(ctx, evs...)
 	return next, nil
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -135,14 +136,36 @@ func (s *Store) MeetChallenge(ctx context.Context, appID, id string, now time.Ti
 		if _, err := tx.Exec(ctx, `update challenges set used_at = $2 where id = $1`, id, now); err != nil {
 			return err
 		}
+		evs := effect.Events
 		if effect.RevokeSessions {
-			if _, err := tx.Exec(ctx, `update refresh_families set revoked = true
-				where app_id = $1 and user_id = $2 and not revoked`, appID, u.ID); err != nil {
+			rows, err := tx.Query(ctx, `update refresh_families set revoked = true
+				where app_id = $1 and user_id = $2 and not revoked
+				returning id::text, expires_at > $3`, appID, u.ID, now)
+			if err != nil {
 				return err
+			}
+			live := []string{}
+			var fam string
+			var alive bool
+			if _, err := pgx.ForEachRow(rows, []any{&fam, &alive}, func() error {
+				if alive {
+					live = append(live, fam)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if len(live) > 0 && effect.SessionsRevoked != nil {
+				slices.Sort(live)
+				more, err := effect.SessionsRevoked(live)
+				if err != nil {
+					return err
+				}
+				evs = append(slices.Clip(evs), more...)
 			}
 		}
 		out = u
-		return events.InsertOutbox(ctx, tx, effect.Events...)
+		return events.InsertOutbox(ctx, tx, evs...)
 	})
 	if err != nil {
 		return domain.User{}, err

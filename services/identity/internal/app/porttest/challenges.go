@@ -160,11 +160,16 @@ func testChallenges(t *testing.T, newStore Factory) {
 		}
 		c := seed(t, s, newChallenge(t, domain.PurposeResetPassword, a.ID, u.ID, t0))
 		ev := mustEvent(t, identityv1.EventUserUpdated, a.ID)
+		revokedEv := mustEvent(t, identityv1.EventSessionsRevoked, a.ID)
+		var revoked []string
 		at := t0.Add(time.Minute)
 		met, err := s.MeetChallenge(ctx, a.ID, c.ID, at, func(got domain.Challenge, x *domain.User) (app.ChallengeEffect, error) {
 			wantEqual(t, "challenge given to fn", got, c)
 			x.PasswordHash, x.UpdatedAt = "new-hash", at
-			return app.ChallengeEffect{Events: []events.Event{ev}, RevokeSessions: true}, nil
+			return app.ChallengeEffect{Events: []events.Event{ev}, RevokeSessions: true, SessionsRevoked: func(ids []string) ([]events.Event, error) {
+				revoked = ids
+				return []events.Event{revokedEv}, nil
+			}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -178,7 +183,8 @@ func testChallenges(t *testing.T, newStore Factory) {
 		if got.UsedAt == nil || !got.UsedAt.Equal(at) {
 			t.Errorf("UsedAt = %v, want %v", got.UsedAt, at)
 		}
-		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID})
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{ev.ID, revokedEv.ID})
+		wantEqual(t, "sessions given to SessionsRevoked", revoked, []string{f.ID})
 		if _, fam, _ := s.GetRefreshToken(ctx, first.Hash); !fam.Revoked {
 			t.Error("the user's session was not revoked")
 		}
