@@ -6,6 +6,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/password"
 )
@@ -42,6 +44,9 @@ func (s *Service) DescribeAccount(ctx context.Context, clientID string) (domain.
 	return s.DescribeLogin(ctx, clientID, s.AccountCallbackURI())
 }
 
+// ChangedReason is the reason of the password-changed event a signed-in change emits.
+const ChangedReason = "changed"
+
 // PasswordChange is the account page's password form with the signed-in user's access token.
 type PasswordChange struct {
 	AccessToken, Current, New string
@@ -57,7 +62,8 @@ var errCurrentPassword = fault.Invalid("current_password", "the current password
 // like a sign-in, under the same attempt limits, so a stolen access token cannot be used to guess
 // it faster than the sign-in page allows. Every session of the user on the app then ends: the
 // account page holds none of its own (its sign-in's session is ended at once), so these are all
-// the other ones, whoever holds them with the old password.
+// the other ones, whoever holds them with the old password. identity.user.password_changed
+// (reason "changed") is written with the new hash, identity.sessions.revoked with the revocation.
 func (s *Service) ChangePassword(ctx context.Context, in PasswordChange) error {
 	v, err := s.VerifyToken(ctx, in.AccessToken)
 	if err != nil {
@@ -100,7 +106,12 @@ func (s *Service) ChangePassword(ctx context.Context, in PasswordChange) error {
 	}
 	now := s.now()
 	_, err = s.store.UpdateUser(ctx, u.AppID, u.ID, func(x *domain.User) ([]events.Event, error) {
-		return nil, x.ChangePassword(hash, now)
+		if err := x.ChangePassword(hash, now); err != nil {
+			return nil, err
+		}
+		return event(identityv1.EventUserPasswordChanged, x.AppID, &identityv1.UserPasswordChanged{
+			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: convert.Timestamp(now), Reason: ChangedReason,
+		})
 	})
 	if errors.Is(err, domain.ErrUserInactive) {
 		return fault.Forbidden("this account cannot change its password")

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/berthhq/berth/pkg/grpcx"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
@@ -96,7 +97,7 @@ func TestChangingThePasswordCountsWrongCurrentPasswordsUnderTheSignInLimits(t *t
 	wantStatus(t, "guess over the limit", f.changePassword(tok, goodPassword, changedPassword), codes.ResourceExhausted)
 }
 
-func TestChangingThePasswordEndsEverySessionAndTheNewPasswordSignsIn(t *testing.T) {
+func TestChangingThePasswordWritesItsEventEndsEverySessionAndTheNewPasswordSignsIn(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	first, u := f.session(t, "grace@example.test")
@@ -113,7 +114,21 @@ func TestChangingThePasswordEndsEverySessionAndTheNewPasswordSignsIn(t *testing.
 	if got := f.sessions(t, u.ID, ""); len(got) != 0 {
 		t.Errorf("sessions after the change = %+v, want none", got)
 	}
-	revoked := sessionsRevoked(t, f.drain(t))
+	evs := f.drain(t)
+	var changed []*identityv1.UserPasswordChanged
+	for _, ev := range evs {
+		if ev.Type == identityv1.EventUserPasswordChanged {
+			var p identityv1.UserPasswordChanged
+			if err := ev.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			changed = append(changed, &p)
+		}
+	}
+	if len(changed) != 1 || changed[0].GetReason() != app.ChangedReason || changed[0].GetUserId() != u.ID || changed[0].GetTenantRef() != u.TenantID {
+		t.Errorf("password-changed events = %v, want one with reason %s", changed, app.ChangedReason)
+	}
+	revoked := sessionsRevoked(t, evs)
 	if len(revoked) != 1 || revoked[0].GetReason() != domain.RevokedPasswordChanged || !revoked[0].GetAll() || len(revoked[0].GetSessionIds()) != 2 {
 		t.Errorf("sessions revoked events = %v, want one for both sessions with reason %s", revoked, domain.RevokedPasswordChanged)
 	}
