@@ -65,12 +65,6 @@ func linkToken(t *testing.T, m mail.Message) string {
 	return match[1]
 }
 
-func (s *fakeSender) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sent)
-}
-
 func TestATokensNewEmailAppliesOnlyOnceTheNewAddressConfirms(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
