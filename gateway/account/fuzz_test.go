@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/text"
 )
 
@@ -33,10 +34,10 @@ func FuzzAccountForm(f *testing.F) {
 		for _, target := range []struct{ method, path string }{
 			{http.MethodGet, Path}, {http.MethodPost, Path}, {http.MethodGet, CallbackPath},
 		} {
-			req := httptest.NewRequestWithContext(t.Context(), target.method, target.path, strings.NewReader(body+"&"+csrfField+"="+strings.Repeat("A", 43)))
+			req := httptest.NewRequestWithContext(t.Context(), target.method, target.path, strings.NewReader(body+"&"+webpage.CSRFField+"="+strings.Repeat("A", 43)))
 			req.URL.RawQuery = query
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: strings.Repeat("A", 43)})
+			req.AddCookie(&http.Cookie{Name: csrf.Cookie, Value: strings.Repeat("A", 43)})
 			req.AddCookie(signedIn)
 			req.AddCookie(flow)
 			req.RemoteAddr = "203.0.113.9:51234"

@@ -1,7 +1,6 @@
 package account
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	_ "embed"
@@ -281,7 +280,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, err, "describe")
 		return
 	}
-	if !validCSRF(r) {
+	if !csrf.Valid(r) {
 		p.refuse(w, r, http.StatusForbidden, msgExpired, "the CSRF token is missing, wrong or expired")
 		return
 	}
@@ -431,7 +430,7 @@ func (p *Page) renderSignedOut(w http.ResponseWriter, r *http.Request, a app) {
 }
 
 func (p *Page) renderPage(w http.ResponseWriter, r *http.Request, status int, v view) {
-	v.CSRF = issueCSRF(w, r, v.secure())
+	v.CSRF = csrf.Issue(w, r)
 	webpage.SetSecurityHeaders(w.Header(), "", v.Brand.LogoSource())
 	p.render(w, r, status, "page", v)
 }
@@ -441,17 +440,11 @@ func (p *Page) renderCard(w http.ResponseWriter, r *http.Request, status int, c 
 	p.render(w, r, status, "card", c)
 }
 
-// render executes a template into a buffer first, so a template failure still becomes a plain 500.
+// render answers with a template of the page; a template failure becomes a plain 500.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
-	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := webpage.Render(w, pages, status, name, data); err != nil {
 		p.logCause(r, "render account page", err)
-		http.Error(w, http.StatusText(http.StatusInternalServerError), http.StatusInternalServerError)
-		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // logCause records why a request failed. Never pass anything that may hold a password or token.

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/reqid"
@@ -186,12 +187,12 @@ func TestAnExpiredTokenCookieStartsANewSignIn(t *testing.T) {
 
 var csrfInput = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 
-// csrf renders the page once and returns its CSRF pair.
-func csrf(t *testing.T, p *Page) (*http.Cookie, string) {
+// csrfPair renders the page once and returns its CSRF pair.
+func csrfPair(t *testing.T, p *Page) (*http.Cookie, string) {
 	t.Helper()
 	rec := serve(p, request(t, http.MethodGet, Path+"?client_id="+appID, "", signedIn))
 	m := csrfInput.FindStringSubmatch(rec.Body.String())
-	c := cookie(rec, csrfCookie)
+	c := cookie(rec, csrf.Cookie)
 	if m == nil || c == nil {
 		t.Fatalf("no CSRF pair on the page:\n%s", rec.Body)
 	}
@@ -199,7 +200,7 @@ func csrf(t *testing.T, p *Page) (*http.Cookie, string) {
 }
 
 func form(token string, kv ...string) string {
-	v := url.Values{"client_id": {appID}, csrfField: {token}}
+	v := url.Values{"client_id": {appID}, webpage.CSRFField: {token}}
 	for i := 0; i+1 < len(kv); i += 2 {
 		v.Set(kv[i], kv[i+1])
 	}
@@ -209,7 +210,7 @@ func form(token string, kv ...string) string {
 func TestChangingThePasswordPostsTheTokenAndAddressThenReturnsWithANotice(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	c, token := csrf(t, p)
+	c, token := csrfPair(t, p)
 	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "password", "current_password", "old secret", "new_password", "a new secret"), c, signedIn))
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Path+"?client_id="+appID+"&notice=password" {
 		t.Fatalf("POST password = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
@@ -244,7 +245,7 @@ func TestARefusedPasswordChangeSaysWhy(t *testing.T) {
 			fake := newFake()
 			fake.errs["ChangePassword"] = tc.err
 			p, logs := newPage(fake)
-			c, token := csrf(t, p)
+			c, token := csrfPair(t, p)
 			rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "password", "current_password", "old secret", "new_password", "password"), c, signedIn))
 			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
 				t.Errorf("= %d, want %d with %q:\n%s", rec.Code, tc.status, tc.want, rec.Body)
@@ -259,7 +260,7 @@ func TestARefusedPasswordChangeSaysWhy(t *testing.T) {
 func TestEveryActionNeedsTheCSRFToken(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	c, _ := csrf(t, p)
+	c, _ := csrfPair(t, p)
 	for _, action := range []string{"password", "end", "endAll", "signOut"} {
 		rec := serve(p, request(t, http.MethodPost, Path, form(random(), "action", action, "session_id", otherID, "current_password", "a", "new_password", "b"), c, signedIn))
 		if rec.Code != http.StatusForbidden {
@@ -276,7 +277,7 @@ func TestEveryActionNeedsTheCSRFToken(t *testing.T) {
 func TestEndingSessionsUsesTheUsersOwnToken(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	c, token := csrf(t, p)
+	c, token := csrfPair(t, p)
 	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "end", "session_id", otherID), c, signedIn))
 	if rec.Code != http.StatusSeeOther || !strings.HasSuffix(rec.Header().Get("Location"), "notice=ended") {
 		t.Fatalf("end = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
@@ -300,7 +301,7 @@ func TestEndingSessionsUsesTheUsersOwnToken(t *testing.T) {
 func TestSignOutClearsTheTokenCookie(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	c, token := csrf(t, p)
+	c, token := csrfPair(t, p)
 	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "signOut"), c, signedIn))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "You are signed out") {
 		t.Fatalf("sign out = %d:\n%s", rec.Code, rec.Body)
@@ -313,7 +314,7 @@ func TestSignOutClearsTheTokenCookie(t *testing.T) {
 func TestBadInputAnswersThePagesErrorCard(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	c, token := csrf(t, p)
+	c, token := csrfPair(t, p)
 	for name, req := range map[string]*http.Request{
 		"no client_id":         request(t, http.MethodGet, Path, ""),
 		"client_id not UTF-8":  request(t, http.MethodGet, Path+"?client_id=%ff", ""),

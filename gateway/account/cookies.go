@@ -5,18 +5,20 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
+
+	"github.com/berthhq/berth/gateway/webpage"
 )
 
-// The page's cookies, each scoped to Path so nothing else on the edge reads them.
+// csrf is the double-submit protection of the page's forms, the hosted pages' one scheme.
+var csrf = webpage.CSRF{Cookie: "berth_account_csrf", Path: Path}
+
+// The page's own cookies, each scoped to Path so nothing else on the edge reads them.
 const (
-	// csrfCookie holds the double-submit token of the page's forms.
-	csrfCookie = "berth_account_csrf"
 	// flowCookie binds a sign-in's state and nonce to the browser that started it.
 	flowCookie = "berth_account_flow"
 	// tokenCookie holds the page's access token: its whole browser session.
 	tokenCookie = "berth_account"
-	csrfField   = "csrf_token"
-	// randomBytes of randomness make the CSRF token, state and nonce unguessable.
+	// randomBytes of randomness make the state and nonce unguessable.
 	randomBytes = 32
 	// flowMaxAge bounds a sign-in: the hosted login page's form and the code after it.
 	flowMaxAge = 15 * 60
@@ -50,24 +52,4 @@ func setCookie(w http.ResponseWriter, name, value string, maxAge int, secure boo
 		// the token cookie rely on.
 		SameSite: http.SameSiteStrictMode,
 	})
-}
-
-// issueCSRF returns the token for the page being rendered and sets its cookie; an existing token
-// is kept, so two open tabs stay valid.
-func issueCSRF(w http.ResponseWriter, r *http.Request, secure bool) string {
-	token := ""
-	if c, err := r.Cookie(csrfCookie); err == nil && wellFormed(c.Value) {
-		token = c.Value
-	}
-	if token == "" {
-		token = random()
-	}
-	setCookie(w, csrfCookie, token, 0, secure)
-	return token
-}
-
-// validCSRF reports whether the posted field repeats the cookie's token.
-func validCSRF(r *http.Request) bool {
-	c, err := r.Cookie(csrfCookie)
-	return err == nil && wellFormed(c.Value) && equal(c.Value, r.PostForm.Get(csrfField))
 }
