@@ -1,10 +1,7 @@
 package browser
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,19 +14,6 @@ import (
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 )
 
-// refreshStatus is route 1's status for a refresh with rt, as the app's page would send it.
-func refreshStatus(t *testing.T, env stacktest.Env, rt string) int {
-	t.Helper()
-	body, _ := json.Marshal(map[string]string{"client_id": env.App.AppID, "grant_type": "authorization_code", "refresh_token": rt, "nonce": "n"})
-	res, err := http.Post(env.Stack.BaseURL+"/api/v1/tokens", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatalf("POST /api/v1/tokens: %v", err)
-	}
-	_, _ = io.Copy(io.Discard, res.Body)
-	_ = res.Body.Close()
-	return res.StatusCode
-}
-
 // signInOnTheHostedPage fills the sign-in form the browser shows.
 func signInOnTheHostedPage(email, password string) []chromedp.Action[chromedp.Void] {
 	return []chromedp.Action[chromedp.Void]{
@@ -37,18 +21,6 @@ func signInOnTheHostedPage(email, password string) []chromedp.Action[chromedp.Vo
 		chromedp.SendKeys(chromedp.ID("email"), email),
 		chromedp.SendKeys(chromedp.ID("password"), password),
 		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-	}
-}
-
-// landing is the query of the app callback the browser just landed on.
-func (a *callbackApp) landing(t *testing.T) url.Values {
-	t.Helper()
-	select {
-	case q := <-a.queries:
-		return q
-	case <-time.After(5 * time.Second):
-		t.Fatal("the app's callback was never requested")
-		return nil
 	}
 }
 
@@ -80,7 +52,7 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	if err != nil {
 		t.Fatalf("sign up: %v\npage:\n%s", err, currentPage(browser))
 	}
-	older := exchangeCode(t, env, app.landing(t).Get("code"), app.redirectURI(), "s", "n")
+	_, older := exchangeCode(t, env, landedQuery(t, app).Get("code"), app.redirectURI(), "s", "n")
 
 	// The account page sends the browser to sign in, then shows the email.
 	err = chromedp.Do(ctx, slices.Concat(
@@ -123,7 +95,7 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	if err != nil {
 		t.Fatalf("sign in with the new password: %v\npage:\n%s", err, currentPage(browser))
 	}
-	newer := exchangeCode(t, env, app.landing(t).Get("code"), app.redirectURI(), "s", "n")
+	_, newer := exchangeCode(t, env, landedQuery(t, app).Get("code"), app.redirectURI(), "s", "n")
 
 	// End that session on the account page (still signed in: its cookie lives 15 minutes).
 	err = chromedp.Do(ctx,
