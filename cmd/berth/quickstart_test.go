@@ -19,19 +19,27 @@ var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 // grpcAddr finds a module's gRPC address in the start-up banner.
 var grpcAddr = regexp.MustCompile(`(identity|tenant|analytics|billing|webhook) (127\.0\.0\.1:\d+)`)
 
-// browser stands in for the person in the quick start: sign_up opens the hosted page and submits
-// the sign-up form, printing the code the redirect carries; pay opens the payment page and pays
-// on the pspx sandbox's checkout page with the test card. The page's $WORK folder goes at the end.
+// browser stands in for the person in the quick start: sign_up opens the hosted page, submits
+// the sign-up form, opens the verification mail's link from the development mailbox, confirms, and
+// prints the code the verified page continues to; pay opens the payment page and pays on the pspx
+// sandbox's checkout page with the test card. The page's $WORK folder goes at the end.
 const browser = `
 trap 'rm -rf "${WORK:-}"' EXIT
+hidden_fields() {
+  grep -o '<input type="hidden" name="[a-z_]*" value="[^"]*"' |
+    sed 's/.*name="\([a-z_]*\)" value="\([^"]*\)"/-d \1=\2/' | tr '\n' ' '
+}
 sign_up() {
-  local jar form
+  local jar form email link
   jar=$(mktemp)
-  form=$(curl -s -c "$jar" -b "$jar" "$1" | grep -o '<input type="hidden" name="[a-z_]*" value="[^"]*"' |
-    sed 's/.*name="\([a-z_]*\)" value="\([^"]*\)"/-d \1=\2/' | tr '\n' ' ')
-  curl -s -o /dev/null -w '%{redirect_url}' -c "$jar" -b "$jar" $form -d name=Quick \
-    --data-urlencode email=quick-$RANDOM@example.com --data-urlencode 'password=correct horse battery' "$BASE/login" |
-    sed 's/.*[?&]code=\([^&]*\).*/\1/'
+  email=quick-$RANDOM@example.com
+  form=$(curl -s -c "$jar" -b "$jar" "$1" | hidden_fields)
+  curl -s -o /dev/null -c "$jar" -b "$jar" $form -d name=Quick \
+    --data-urlencode email=$email --data-urlencode 'password=correct horse battery' "$BASE/login"
+  link=$(curl -s "$BASE/dev/mailbox?format=json" | jq -r --arg to "$email" 'map(select(.to == $to))[0].text' |
+    grep -o "$BASE/login/verify?token=[A-Za-z0-9_-]*")
+  form=$(curl -s -c "$jar" -b "$jar" "$link" | hidden_fields)
+  curl -s -c "$jar" -b "$jar" $form "$BASE/login/verify" | grep -o 'url=[^"]*' | sed 's/.*[?&;]code=\([^&]*\).*/\1/'
 }
 pay() {
   local checkout

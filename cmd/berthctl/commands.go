@@ -35,18 +35,25 @@ const defaultTimeout = 30 * time.Second
 
 var providers = []string{"pspx", "pspy"}
 
+// verificationPolicies are the apps' email-verification policies (docs/accounts.md).
+var verificationPolicies = []string{"required", "optional"}
+
 // commands are berthctl's commands, in the usage's order.
 var commands = []command{
 	{name: "project-create", service: "identity", synopsis: "-name NAME", about: "Create a project, which holds apps.",
 		required: []string{"name"}},
-	{name: "app-create", service: "identity", synopsis: "-project ID -name NAME [-redirect-uri URI ...]",
-		about: "Create an app of the project; -redirect-uri is repeatable.", required: []string{"project", "name"}, ids: []string{"project"}},
+	{name: "app-create", service: "identity", synopsis: "-project ID -name NAME [-redirect-uri URI ...] [-email-verification required|optional]",
+		about:    "Create an app of the project; -redirect-uri is repeatable. Users verify their address before signing in unless -email-verification optional.",
+		required: []string{"project", "name"}, ids: []string{"project"}, enums: map[string][]string{"email-verification": verificationPolicies}},
 	{name: "app-disable", service: "identity", synopsis: "-app ID", about: "Disable the app: its keys and tokens are refused.",
 		required: []string{"app"}, ids: []string{"app"}},
 	{name: "app-enable", service: "identity", synopsis: "-app ID", about: "Enable a disabled app again.",
 		required: []string{"app"}, ids: []string{"app"}},
 	{name: "app-rotate-key", service: "identity", synopsis: "-app ID", about: "Rotate the app's signing key (logs out every user of the app).",
 		required: []string{"app"}, ids: []string{"app"}},
+	{name: "app-email-verification", service: "identity", synopsis: "-app ID -policy required|optional",
+		about:    "Set whether the app's users verify their address before signing in (required) or may verify it later (optional, which lets sign-up tell who is registered).",
+		required: []string{"app", "policy"}, ids: []string{"app"}, enums: map[string][]string{"policy": verificationPolicies}},
 	{name: "app-origin-add", service: "identity", synopsis: "-app ID -origin URL",
 		about: "Allow a browser origin scheme://host[:port] for CORS.", required: []string{"app", "origin"}, ids: []string{"app"}},
 	{name: "app-origin-remove", service: "identity", synopsis: "-app ID -origin URL",

@@ -33,6 +33,8 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		accent    = fs.String("accent-color", "", "accent colour #rrggbb of buttons and links")
 		logo      = fs.String("logo-url", "", "https URL of the logo shown on hosted pages and mails")
 		defLang   = fs.String("default-language", "", "language of hosted pages and mails when the link and browser name none: en or de")
+		policy    = fs.String("policy", "", "email-verification policy: required or optional")
+		verify    = fs.String("email-verification", "", "email-verification policy: required (the default) or optional")
 		redirects multi
 	)
 	fs.Var(&redirects, "redirect-uri", "allowed redirect URI (repeatable)")
@@ -44,7 +46,9 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 	case "project-create":
 		return c.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: *name})
 	case "app-create":
-		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects})
+		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects, EmailVerification: *verify})
+	case "app-email-verification":
+		return c.SetAppEmailVerification(ctx, &identityv1.SetAppEmailVerificationRequest{AppId: *app, Policy: *policy})
 	case "app-disable", "app-enable":
 		return c.SetAppEnabled(ctx, &identityv1.SetAppEnabledRequest{AppId: *app, Enabled: inv.cmd.name == "app-enable"})
 	case "app-rotate-key":

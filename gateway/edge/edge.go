@@ -143,8 +143,10 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		return nil, fmt.Errorf("edge: the login page needs a connection to %s (WithLogin)", LoginModule)
 	}
 	loginClient := identityv1.NewLoginServiceClient(checkedConn{o.login})
+	loginPage := login.New(loginClient, log, o.trustedProxies)
 	for path, page := range map[string]http.Handler{
-		login.Path:       login.New(loginClient, log, o.trustedProxies),
+		login.Path:       loginPage,
+		login.VerifyPath: loginPage,
 		emailchange.Path: emailchange.New(loginClient, log),
 	} {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {

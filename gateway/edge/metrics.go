@@ -31,7 +31,7 @@ func routeLabel(rpc, path string) string {
 	switch {
 	case rpc != "":
 		return rpc
-	case path == login.Path:
+	case login.Serves(path):
 		return "login"
 	case path == account.Path || path == account.CallbackPath:
 		return "account"

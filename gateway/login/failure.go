@@ -33,6 +33,12 @@ const (
 	msgBadPassword           = "login.error.badPassword"
 	msgSignUpFailed          = "login.error.signUpFailed"
 	msgSignInFailed          = "login.error.signInFailed"
+	// msgCodeInvalid and msgVerificationInvalid are the one answer to every code or link that
+	// cannot be used (wrong, expired, used, replaced by a newer mail, never sent): telling them
+	// apart would tell whether the address has an account.
+	msgCodeInvalid         = "verify.error.code"
+	msgVerificationInvalid = "verify.error.link"
+	msgResent              = "verify.resent"
 )
 
 // The password rules, one message each, shown on sign-up for the rule identity names as broken.

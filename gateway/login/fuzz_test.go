@@ -68,3 +68,63 @@ func FuzzLoginForm(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVerifyForm posts arbitrary bodies (and GETs arbitrary queries) to the verification page,
+// with a valid CSRF pair: no 5xx, always HTML, and every message sent to identity marshals and
+// passes the text rule.
+func FuzzVerifyForm(f *testing.F) {
+	for _, s := range []struct{ query, body string }{
+		{"token=abc", "op=link&token=abc"},
+		{"token=%ff", "op=link&token=%00"},
+		{"", "op=code&client_id=app&redirect_uri=x&state=s&verification=v&code=123456&email=a%40example.com"},
+		{"", "op=code&client_id=app&redirect_uri=x&state=s&verification=%c3%28&code=12%0a456"},
+		{"", "op=resend&client_id=app&redirect_uri=x&state=s&email=a%1b%40example.com"},
+		{"", "op=resend&client_id=app&redirect_uri=x&state=s&type=signUp&email=a%40example.com"},
+		{"", "op=nothing"},
+	} {
+		f.Add(s.query, s.body)
+	}
+	f.Fuzz(func(t *testing.T, query, body string) {
+		fake := newFake()
+		fake.verification = "0b8f3c2e-7a4d-4e61-9c1b-2d3e4f5a6b7c"
+		p, _ := newPage(fake)
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			req := httptest.NewRequestWithContext(t.Context(), method, VerifyPath, strings.NewReader(body+"&"+webpage.CSRFField+"=tok"))
+			req.URL.RawQuery = query
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.AddCookie(&http.Cookie{Name: csrfCookie, Value: "tok"})
+			req.RemoteAddr = "203.0.113.9:51234"
+			rec := httptest.NewRecorder()
+			p.ServeHTTP(rec, req)
+			if rec.Code >= 500 {
+				t.Fatalf("%s ?%q %q answered %d", method, query, body, rec.Code)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "text/html; charset=utf-8" {
+				t.Fatalf("%s ?%q %q: Content-Type %q", method, query, body, ct)
+			}
+		}
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		var sent []proto.Message
+		for _, m := range fake.resends {
+			sent = append(sent, m)
+		}
+		for _, m := range fake.codes {
+			sent = append(sent, m)
+		}
+		for _, m := range fake.links {
+			sent = append(sent, m)
+		}
+		for _, m := range fake.describes {
+			sent = append(sent, m)
+		}
+		for _, m := range sent {
+			if _, err := proto.Marshal(m); err != nil {
+				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
+			}
+			if err := text.Message(m); err != nil {
+				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
+			}
+		}
+	})
+}

@@ -38,14 +38,17 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = webpage.Template("login", pageHTML)
+var pages = webpage.Template("login", pageHTML+verifyHTML)
 
-// Backend is the part of identity's LoginService the page calls; the service's other RPCs back
-// other hosted pages.
+// Backend is the part of identity's LoginService the sign-in and verification pages call; the
+// service's other RPCs back other hosted pages.
 type Backend interface {
 	DescribeLogin(ctx context.Context, in *identityv1.DescribeLoginRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
 	SignUp(ctx context.Context, in *identityv1.SignUpRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 	SignIn(ctx context.Context, in *identityv1.SignInRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	VerifyEmailLink(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
+	VerifyEmailCode(ctx context.Context, in *identityv1.VerifyEmailCodeRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
+	ResendVerification(ctx context.Context, in *identityv1.ResendVerificationRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 }
 
 // Page is the hosted login page. It holds no state between requests: the authorization
@@ -64,9 +67,14 @@ func New(client Backend, log *slog.Logger, trusted []netip.Prefix) *Page {
 	return &Page{client: client, log: log, trusted: trusted}
 }
 
-// ServeHTTP answers GET (render the form) and POST (submit it) on Path.
+// ServeHTTP answers GET (render the form) and POST (submit it) on Path, and the verification
+// page on VerifyPath.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header(), "", "")
+	if r.URL.Path == VerifyPath {
+		p.serveVerify(w, r)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		p.show(w, r)
@@ -101,10 +109,8 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 // submit checks the form and signs the user up or in; on success the browser goes to the URL the
 // backend built from the registered redirect URI, with a 303 so it is fetched with GET.
 func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
-	form, refused, reason := ReadForm(w, r)
-	if refused != 0 {
-		p.logRefusal(r, reason)
-		p.renderError(w, r, refused, msgBadRequest)
+	form, ok := p.readForm(w, r)
+	if !ok {
 		return
 	}
 	params, err := ParamsFrom(form)
@@ -154,6 +160,12 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		p.retry(w, r, view, f)
 		return
 	}
+	if v := redirect.GetVerification(); v != "" {
+		// The address must be verified first; the answer is the same whether a verification mail
+		// or a "you already have an account" notice went out.
+		p.pending(w, r, pendingView{formView: formView{Params: params, Email: view.Email}, Verification: v}, failure{status: http.StatusOK})
+		return
+	}
 	target, err := url.Parse(redirect.GetUrl())
 	if err != nil || !target.IsAbs() {
 		// The backend builds this URL; a relative or broken one is its fault, and following it
@@ -181,6 +193,18 @@ func ReadForm(w http.ResponseWriter, r *http.Request) (form url.Values, status i
 		return nil, http.StatusBadRequest, "the form cannot be parsed"
 	}
 	return r.PostForm, 0, ""
+}
+
+// readForm is ReadForm answering a refusal with the page's error card; it reports whether the form
+// was read.
+func (p *Page) readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	form, refused, reason := ReadForm(w, r)
+	if refused != 0 {
+		p.logRefusal(r, reason)
+		p.renderError(w, r, refused, msgBadRequest)
+		return nil, false
+	}
+	return form, true
 }
 
 // badField checks the typed fields against the text rule and returns the answer for the first

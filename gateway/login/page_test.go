@@ -38,9 +38,18 @@ type fakeLogin struct {
 	branding    *identityv1.AppBranding
 	submitErr   error
 	redirectURL string
-	describes   []*identityv1.DescribeLoginRequest
-	signUps     []*identityv1.SignUpRequest
-	signIns     []*identityv1.SignInRequest
+	// verification, when set, is what SignUp, SignIn and ResendVerification answer instead of a
+	// redirect ("check your inbox").
+	verification string
+	// verifyURL and verifyErr answer VerifyEmailCode and VerifyEmailLink.
+	verifyURL string
+	verifyErr error
+	describes []*identityv1.DescribeLoginRequest
+	signUps   []*identityv1.SignUpRequest
+	signIns   []*identityv1.SignInRequest
+	resends   []*identityv1.ResendVerificationRequest
+	codes     []*identityv1.VerifyEmailCodeRequest
+	links     []*identityv1.VerifyEmailLinkRequest
 }
 
 func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
@@ -57,20 +66,52 @@ func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ..
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.signUps = append(f.signUps, in)
+	return f.redirect()
+}
+
+// redirect is the programmed answer of a form submission; the caller holds mu.
+func (f *fakeLogin) redirect() (*identityv1.LoginRedirect, error) {
 	if f.submitErr != nil {
 		return nil, f.submitErr
 	}
+	if f.verification != "" {
+		return &identityv1.LoginRedirect{Verification: f.verification}, nil
+	}
 	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
+}
+
+func (f *fakeLogin) ResendVerification(_ context.Context, in *identityv1.ResendVerificationRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resends = append(f.resends, in)
+	return f.redirect()
+}
+
+func (f *fakeLogin) VerifyEmailCode(_ context.Context, in *identityv1.VerifyEmailCodeRequest, _ ...grpc.CallOption) (*identityv1.VerifiedEmail, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.codes = append(f.codes, in)
+	if f.verifyErr != nil {
+		return nil, f.verifyErr
+	}
+	return &identityv1.VerifiedEmail{Url: f.verifyURL}, nil
+}
+
+func (f *fakeLogin) VerifyEmailLink(_ context.Context, in *identityv1.VerifyEmailLinkRequest, _ ...grpc.CallOption) (*identityv1.VerifiedEmail, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.links = append(f.links, in)
+	if f.verifyErr != nil {
+		return nil, f.verifyErr
+	}
+	return &identityv1.VerifiedEmail{Url: f.verifyURL}, nil
 }
 
 func (f *fakeLogin) SignIn(_ context.Context, in *identityv1.SignInRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.signIns = append(f.signIns, in)
-	if f.submitErr != nil {
-		return nil, f.submitErr
-	}
-	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
+	return f.redirect()
 }
 
 func (f *fakeLogin) submits() int {

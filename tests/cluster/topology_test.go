@@ -278,7 +278,8 @@ func provision(t *testing.T, adminToken string, common map[string]string, baseUR
 		Tenant:   tenantv1.NewTenantAdminServiceClient(dial("tenant")),
 		Billing:  billingv1.NewBillingAdminServiceClient(dial("billing")),
 	}, seed.Options{BaseURL: baseURL, RedirectURI: "https://app.example.org/callback",
-		Sandbox: seed.Sandbox{Pspx: sandbox + mount.PspxPath, Pspy: sandbox + mount.PspyPath}})
+		// Optional verification: the load signs users up and goes straight on to their tokens.
+		Sandbox: seed.Sandbox{Pspx: sandbox + mount.PspxPath, Pspy: sandbox + mount.PspyPath}, EmailVerification: "optional"})
 	if err != nil {
 		t.Fatalf("provision the demo apps: %v", err)
 	}

@@ -45,7 +45,7 @@ func startWith(t *testing.T, o stacktest.Options) *env {
 	defer cancel()
 	var err error
 	if e.other, err = seed.Run(ctx, e.admin, seed.Options{BaseURL: s.Stack.BaseURL, RedirectURI: "http://localhost:4000/callback",
-		Sandbox: seed.Sandbox{Pspx: s.Stack.Sandboxes.PspxURL, Pspy: s.Stack.Sandboxes.PspyURL}}); err != nil {
+		Sandbox: seed.Sandbox{Pspx: s.Stack.Sandboxes.PspxURL, Pspy: s.Stack.Sandboxes.PspyURL}, EmailVerification: "optional"}); err != nil {
 		t.Fatalf("seed second app: %v", err)
 	}
 	return e

@@ -45,7 +45,9 @@ type summary struct {
 
 func TestPublishedWebSDKExchangesAndRefreshesTokens(t *testing.T) {
 	dir := stacktest.NpmCI(t, ".")
-	env := stacktest.Start(t, sdkIssuer, redirectURI)
+	// The required policy, make run's default: the sign-up goes through the verification mail,
+	// whose code continues the authorization request, and the SDK sees the callback it always saw.
+	env := stacktest.StartWith(t, stacktest.Options{Issuer: sdkIssuer, RedirectURI: redirectURI, EmailVerification: "required"})
 
 	state := stacktest.RandomHex(16)
 	callback := signUpOnLoginPage(t, env, state)
@@ -93,7 +95,8 @@ var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" valu
 
 // signUpOnLoginPage does what a browser does on the hosted page, over plain HTTP: open the sign-up
 // link (which sets the CSRF cookie and renders the form), post the form with its hidden fields
-// and new credentials, and stop at the redirect back to the app, whose URL it returns.
+// and new credentials, read the verification mail in the development mailbox, post its code on
+// the "check your inbox" page, and stop at the continuation back to the app, whose URL it returns.
 func signUpOnLoginPage(t *testing.T, env stacktest.Env, state string) *url.URL {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
@@ -124,8 +127,9 @@ func signUpOnLoginPage(t *testing.T, env stacktest.Env, state string) *url.URL {
 	if len(form) == 0 {
 		t.Fatalf("login page has no form:\n%s", page)
 	}
+	email := "sdk-" + stacktest.RandomHex(4) + "@example.com"
 	form.Set("name", "SDK Test")
-	form.Set("email", "sdk-"+stacktest.RandomHex(4)+"@example.com")
+	form.Set("email", email)
 	form.Set("password", "a long enough passphrase 42")
 
 	res, err = client.PostForm(env.Stack.BaseURL+"/login", form)
@@ -133,17 +137,58 @@ func signUpOnLoginPage(t *testing.T, env stacktest.Env, state string) *url.URL {
 		t.Fatalf("POST /login: %v", err)
 	}
 	body := readAll(t, res)
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("POST /login = %d, want 303:\n%s", res.StatusCode, body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "Check your inbox") {
+		t.Fatalf("POST /login = %d, want the check-your-inbox page:\n%s", res.StatusCode, body)
 	}
-	loc, err := res.Location()
+	codeForm := url.Values{}
+	for _, m := range hiddenInput.FindAllStringSubmatch(body, -1) {
+		if _, dup := codeForm[m[1]]; !dup { // the first form is the code form
+			codeForm.Set(m[1], html.UnescapeString(m[2]))
+		}
+	}
+	codeForm.Set("code", mailedCode(t, env, email))
+	res, err = client.PostForm(env.Stack.BaseURL+"/login/verify", codeForm)
 	if err != nil {
-		t.Fatalf("POST /login redirect has no usable Location: %v", err)
+		t.Fatalf("POST /login/verify: %v", err)
+	}
+	body = readAll(t, res)
+	m := continueLink.FindStringSubmatch(body)
+	if res.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("POST /login/verify = %d, want the page continuing to the app:\n%s", res.StatusCode, body)
+	}
+	loc, err := url.Parse(html.UnescapeString(m[1]))
+	if err != nil {
+		t.Fatalf("the continuation is no URL: %v", err)
 	}
 	if !strings.HasPrefix(loc.String(), redirectURI+"?") || loc.Query().Get("code") == "" {
 		t.Fatalf("redirect = %s, want %s with a code", loc, redirectURI)
 	}
 	return loc
+}
+
+var (
+	continueLink = regexp.MustCompile(`<a href="([^"]*)">Continue</a>`)
+	mailCode     = regexp.MustCompile(`(?m)^([0-9]{6})$`)
+)
+
+// mailedCode reads the code of the newest mail to email from the all-in-one's development mailbox.
+func mailedCode(t *testing.T, env stacktest.Env, email string) string {
+	t.Helper()
+	res, err := http.Get(env.Stack.BaseURL + "/dev/mailbox?format=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []struct{ To, Text string }
+	if err := json.Unmarshal([]byte(readAll(t, res)), &kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range kept {
+		if c := mailCode.FindStringSubmatch(m.Text); m.To == email && c != nil {
+			return c[1]
+		}
+	}
+	t.Fatalf("no verification mail to %s in the mailbox", email)
+	return ""
 }
 
 func readAll(t *testing.T, res *http.Response) string {

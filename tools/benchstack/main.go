@@ -242,16 +242,22 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	defer berth.Stop()
-	var d seed.Demo
+	var (
+		d    seed.Demo
+		file seed.File
+	)
 	err = berth.WaitReady(2*time.Minute, 100*time.Millisecond, func() error {
 		f, err := seed.ReadFile(filepath.Join(dir, seed.FileName))
 		if err != nil {
 			return err // not written yet, or not complete
 		}
-		d = f.Demo
+		d, file = f.Demo, f
 		return procs.HTTPOK(ctx, d.BaseURL+"/readyz")()
 	})
 	if err != nil {
+		return err
+	}
+	if err := optionalVerification(ctx, file, d.AppID); err != nil {
 		return err
 	}
 	if d.BaseURL != "http://"+addrs[0] || len(d.UserIDs) == 0 {

@@ -87,6 +87,9 @@ type Options struct {
 	// ExampleURI, when set, is a second redirect URI of the first app: the example app's page.
 	ExampleURI string
 	Sandbox    Sandbox
+	// EmailVerification is both apps' email-verification policy; "" is the default of new apps
+	// (required), which make run's demo app shows.
+	EmailVerification string
 }
 
 // Run creates a project with two apps. The first, on pspx, has a read and a write API key, two
@@ -104,7 +107,7 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 	if o.ExampleURI != "" {
 		firstURIs = append(firstURIs, o.ExampleURI)
 	}
-	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", firstURIs, "example.com")
+	first, err := seedApp(ctx, a, d.ProjectID, "Demo app", firstURIs, "example.com", o.EmailVerification)
 	if err != nil {
 		return d, err
 	}
@@ -124,7 +127,7 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, err
 	}
 
-	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", []string{o.RedirectURI}, "example.org"); err != nil {
+	if d.PspyApp, err = seedApp(ctx, a, d.ProjectID, "Demo app on pspy", []string{o.RedirectURI}, "example.org", o.EmailVerification); err != nil {
 		return d, err
 	}
 	if err := seedPspy(ctx, a, &d.PspyApp, o); err != nil {
@@ -134,9 +137,10 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 }
 
 // seedApp creates an app with a read and a write key, a tenant with addresses and two users.
-func seedApp(ctx context.Context, a Admin, projectID, name string, redirectURIs []string, emailDomain string) (PspyDemo, error) {
+func seedApp(ctx context.Context, a Admin, projectID, name string, redirectURIs []string, emailDomain, verification string) (PspyDemo, error) {
 	var d PspyDemo
-	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: redirectURIs})
+	app, err := a.Identity.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: projectID, Name: name, RedirectUris: redirectURIs,
+		EmailVerification: verification})
 	if err != nil {
 		return d, fmt.Errorf("app %s: %w", name, err)
 	}

@@ -59,6 +59,10 @@ type Options struct {
 	// when set, the app's redirect URIs include the example's page. "" leaves the page without
 	// its files.
 	ExampleDir string
+	// EmailVerification is the provisioned apps' policy. "" makes it optional: most suites are
+	// about what follows a sign-up, which the required policy puts behind a mail; the tests of
+	// that flow pass "required" (make run's default).
+	EmailVerification string
 }
 
 // Start brings up the stack with tokens issued as issuer and provisions an app (with keys, a
@@ -129,6 +133,10 @@ func StartWith(t testing.TB, o Options) Env {
 	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	opts := s.DemoOptions(o.RedirectURI)
+	opts.EmailVerification = o.EmailVerification
+	if opts.EmailVerification == "" {
+		opts.EmailVerification = "optional"
+	}
 	if o.ExampleDir == "" {
 		opts.ExampleURI = "" // no example app to sign in to
 	}

@@ -19,6 +19,8 @@ const (
 	EventUserDeleted eventsv1.Type = "identity.user.deleted"
 	// EventUserEmailChanged is carried by [UserEmailChanged].
 	EventUserEmailChanged eventsv1.Type = "identity.user.email_changed"
+	// EventUserEmailVerified is carried by [EmailVerified].
+	EventUserEmailVerified eventsv1.Type = "identity.user.email_verified"
 	// EventUserFrozen is carried by [UserChanged].
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
 	// EventUserPasswordChanged is carried by [UserPasswordChanged].

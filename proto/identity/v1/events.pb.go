@@ -656,6 +656,86 @@ func (x *UserPasswordChanged) GetReason() string {
 	return ""
 }
 
+// EmailVerified is the payload of berth.identity.user.email_verified: the user proved control of
+// the address by a verification mail's link or code.
+type EmailVerified struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	// email is the address that was verified.
+	Email string `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	// at is the verification time, RFC 3339 UTC.
+	At            string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EmailVerified) Reset() {
+	*x = EmailVerified{}
+	mi := &file_identity_v1_events_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EmailVerified) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EmailVerified) ProtoMessage() {}
+
+func (x *EmailVerified) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EmailVerified.ProtoReflect.Descriptor instead.
+func (*EmailVerified) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *EmailVerified) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *EmailVerified) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *EmailVerified) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *EmailVerified) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *EmailVerified) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -723,7 +803,14 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x0e\n" +
 	"\x02at\x18\x04 \x01(\tR\x02at\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason:$\xd2\xf3\x18 \n" +
-	"\x1eidentity.user.password_changedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x1eidentity.user.password_changed\"\xa5\x01\n" +
+	"\rEmailVerified\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12\x0e\n" +
+	"\x02at\x18\x05 \x01(\tR\x02at:\"\xd2\xf3\x18\x1e\n" +
+	"\x1cidentity.user.email_verifiedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -737,7 +824,7 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_identity_v1_events_proto_goTypes = []any{
 	(*UserChanged)(nil),         // 0: berth.identity.v1.UserChanged
 	(*AppChanged)(nil),          // 1: berth.identity.v1.AppChanged
@@ -747,11 +834,12 @@ var file_identity_v1_events_proto_goTypes = []any{
 	(*SessionsRevoked)(nil),     // 5: berth.identity.v1.SessionsRevoked
 	(*UserEmailChanged)(nil),    // 6: berth.identity.v1.UserEmailChanged
 	(*UserPasswordChanged)(nil), // 7: berth.identity.v1.UserPasswordChanged
-	(*TenantUser)(nil),          // 8: berth.identity.v1.TenantUser
+	(*EmailVerified)(nil),       // 8: berth.identity.v1.EmailVerified
+	(*TenantUser)(nil),          // 9: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	8, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	8, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	9, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	9, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
 	2, // [2:2] is the sub-list for method output_type
 	2, // [2:2] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
@@ -771,7 +859,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

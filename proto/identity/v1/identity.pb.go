@@ -1981,8 +1981,10 @@ type App struct {
 	AccessTokenTtlSeconds  int32                  `protobuf:"varint,9,opt,name=accessTokenTtlSeconds,proto3" json:"accessTokenTtlSeconds,omitempty"`
 	RefreshTokenTtlSeconds int32                  `protobuf:"varint,10,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
 	Branding               *AppBranding           `protobuf:"bytes,11,opt,name=branding,proto3" json:"branding,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// emailVerification is the app's policy: "required" or "optional".
+	EmailVerification string `protobuf:"bytes,12,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *App) Reset() {
@@ -2090,6 +2092,13 @@ func (x *App) GetBranding() *AppBranding {
 		return x.Branding
 	}
 	return nil
+}
+
+func (x *App) GetEmailVerification() string {
+	if x != nil {
+		return x.EmailVerification
+	}
+	return ""
 }
 
 // AppBranding is an app's look on its hosted pages and mails; empty fields are the neutral look.
@@ -2271,8 +2280,10 @@ type CreateAppRequest struct {
 	// Token lifetimes of the app; 0 = defaults (access 15 minutes, refresh 30 days).
 	AccessTokenTtlSeconds  int32 `protobuf:"varint,4,opt,name=accessTokenTtlSeconds,proto3" json:"accessTokenTtlSeconds,omitempty"`
 	RefreshTokenTtlSeconds int32 `protobuf:"varint,5,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// emailVerification is "required" (the default when empty) or "optional".
+	EmailVerification string `protobuf:"bytes,6,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CreateAppRequest) Reset() {
@@ -2338,6 +2349,13 @@ func (x *CreateAppRequest) GetRefreshTokenTtlSeconds() int32 {
 		return x.RefreshTokenTtlSeconds
 	}
 	return 0
+}
+
+func (x *CreateAppRequest) GetEmailVerification() string {
+	if x != nil {
+		return x.EmailVerification
+	}
+	return ""
 }
 
 type SetAppEnabledRequest struct {
@@ -3922,6 +3940,59 @@ func (x *RevokeSessionsRequest) GetUserId() string {
 	return ""
 }
 
+type SetAppEmailVerificationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// policy is "required" or "optional".
+	Policy        string `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppEmailVerificationRequest) Reset() {
+	*x = SetAppEmailVerificationRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppEmailVerificationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppEmailVerificationRequest) ProtoMessage() {}
+
+func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppEmailVerificationRequest.ProtoReflect.Descriptor instead.
+func (*SetAppEmailVerificationRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetAppEmailVerificationRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppEmailVerificationRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
 var File_identity_v1_identity_proto protoreflect.FileDescriptor
 
 const file_identity_v1_identity_proto_rawDesc = "" +
@@ -4135,7 +4206,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aProject\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\x89\x03\n" +
+	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xb7\x03\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
@@ -4148,7 +4219,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x15accessTokenTtlSeconds\x18\t \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
 	"\x16refreshTokenTtlSeconds\x18\n" +
 	" \x01(\x05R\x16refreshTokenTtlSeconds\x12:\n" +
-	"\bbranding\x18\v \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\x95\x01\n" +
+	"\bbranding\x18\v \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x12,\n" +
+	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\"\x95\x01\n" +
 	"\vAppBranding\x12 \n" +
 	"\vdisplayName\x18\x01 \x01(\tR\vdisplayName\x12 \n" +
 	"\vaccentColor\x18\x02 \x01(\tR\vaccentColor\x12\x18\n" +
@@ -4158,13 +4230,14 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12:\n" +
 	"\bbranding\x18\x02 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\xd6\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x84\x02\n" +
 	"\x10CreateAppRequest\x12\x1c\n" +
 	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\"\n" +
 	"\fredirectUris\x18\x03 \x03(\tR\fredirectUris\x124\n" +
 	"\x15accessTokenTtlSeconds\x18\x04 \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
-	"\x16refreshTokenTtlSeconds\x18\x05 \x01(\x05R\x16refreshTokenTtlSeconds\"F\n" +
+	"\x16refreshTokenTtlSeconds\x18\x05 \x01(\x05R\x16refreshTokenTtlSeconds\x12,\n" +
+	"\x11emailVerification\x18\x06 \x01(\tR\x11emailVerification\"F\n" +
 	"\x14SetAppEnabledRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"+\n" +
@@ -4284,7 +4357,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x1c\n" +
 	"\tsessionId\x18\x02 \x01(\tR\tsessionId\"/\n" +
 	"\x15RevokeSessionsRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId2\xdf\r\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\"N\n" +
+	"\x1eSetAppEmailVerificationRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy2\xdf\r\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
@@ -4309,7 +4385,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xe2\t\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xd0\n" +
+	"\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -4324,7 +4401,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\fAddAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
 	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
 	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
-	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
+	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -4338,64 +4416,65 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_identity_v1_identity_proto_goTypes = []any{
-	(*ListUserRolesRequest)(nil),      // 0: berth.identity.v1.ListUserRolesRequest
-	(*UserRole)(nil),                  // 1: berth.identity.v1.UserRole
-	(*UserRoleList)(nil),              // 2: berth.identity.v1.UserRoleList
-	(*GetUserRequest)(nil),            // 3: berth.identity.v1.GetUserRequest
-	(*User)(nil),                      // 4: berth.identity.v1.User
-	(*TenantUser)(nil),                // 5: berth.identity.v1.TenantUser
-	(*GetPublicKeyRequest)(nil),       // 6: berth.identity.v1.GetPublicKeyRequest
-	(*PublicKey)(nil),                 // 7: berth.identity.v1.PublicKey
-	(*SetAccessStatusRequest)(nil),    // 8: berth.identity.v1.SetAccessStatusRequest
-	(*UserPatch)(nil),                 // 9: berth.identity.v1.UserPatch
-	(*UserUpdateBody)(nil),            // 10: berth.identity.v1.UserUpdateBody
-	(*UpdateUserRequest)(nil),         // 11: berth.identity.v1.UpdateUserRequest
-	(*VerifyApiKeyRequest)(nil),       // 12: berth.identity.v1.VerifyApiKeyRequest
-	(*VerifiedApiKey)(nil),            // 13: berth.identity.v1.VerifiedApiKey
-	(*GetAppRefRequest)(nil),          // 14: berth.identity.v1.GetAppRefRequest
-	(*AppRef)(nil),                    // 15: berth.identity.v1.AppRef
-	(*GetUserRefRequest)(nil),         // 16: berth.identity.v1.GetUserRefRequest
-	(*UserRef)(nil),                   // 17: berth.identity.v1.UserRef
-	(*ListWebOriginsRequest)(nil),     // 18: berth.identity.v1.ListWebOriginsRequest
-	(*WebOrigins)(nil),                // 19: berth.identity.v1.WebOrigins
-	(*GetTenantReferrerRequest)(nil),  // 20: berth.identity.v1.GetTenantReferrerRequest
-	(*ListTenantUsersRequest)(nil),    // 21: berth.identity.v1.ListTenantUsersRequest
-	(*TenantUserList)(nil),            // 22: berth.identity.v1.TenantUserList
-	(*Project)(nil),                   // 23: berth.identity.v1.Project
-	(*App)(nil),                       // 24: berth.identity.v1.App
-	(*AppBranding)(nil),               // 25: berth.identity.v1.AppBranding
-	(*SetAppBrandingRequest)(nil),     // 26: berth.identity.v1.SetAppBrandingRequest
-	(*CreateProjectRequest)(nil),      // 27: berth.identity.v1.CreateProjectRequest
-	(*CreateAppRequest)(nil),          // 28: berth.identity.v1.CreateAppRequest
-	(*SetAppEnabledRequest)(nil),      // 29: berth.identity.v1.SetAppEnabledRequest
-	(*RotateAppKeyRequest)(nil),       // 30: berth.identity.v1.RotateAppKeyRequest
-	(*CreateApiKeyRequest)(nil),       // 31: berth.identity.v1.CreateApiKeyRequest
-	(*ApiKey)(nil),                    // 32: berth.identity.v1.ApiKey
-	(*CreatedApiKey)(nil),             // 33: berth.identity.v1.CreatedApiKey
-	(*CreateUserRequest)(nil),         // 34: berth.identity.v1.CreateUserRequest
-	(*GetMeRequest)(nil),              // 35: berth.identity.v1.GetMeRequest
-	(*UpdateApiKeyRequest)(nil),       // 36: berth.identity.v1.UpdateApiKeyRequest
-	(*ApiKeyList)(nil),                // 37: berth.identity.v1.ApiKeyList
-	(*SendReferralInviteRequest)(nil), // 38: berth.identity.v1.SendReferralInviteRequest
-	(*AddProjectMemberRequest)(nil),   // 39: berth.identity.v1.AddProjectMemberRequest
-	(*ProjectMember)(nil),             // 40: berth.identity.v1.ProjectMember
-	(*IssueOperatorTokenRequest)(nil), // 41: berth.identity.v1.IssueOperatorTokenRequest
-	(*OperatorToken)(nil),             // 42: berth.identity.v1.OperatorToken
-	(*DeleteUserRequest)(nil),         // 43: berth.identity.v1.DeleteUserRequest
-	(*VerifyAccessTokenRequest)(nil),  // 44: berth.identity.v1.VerifyAccessTokenRequest
-	(*VerifiedAccessToken)(nil),       // 45: berth.identity.v1.VerifiedAccessToken
-	(*CreateUserRoleRequest)(nil),     // 46: berth.identity.v1.CreateUserRoleRequest
-	(*AppOriginRequest)(nil),          // 47: berth.identity.v1.AppOriginRequest
-	(*ListAppOriginsRequest)(nil),     // 48: berth.identity.v1.ListAppOriginsRequest
-	(*AppOrigins)(nil),                // 49: berth.identity.v1.AppOrigins
-	(*ListSessionsRequest)(nil),       // 50: berth.identity.v1.ListSessionsRequest
-	(*Session)(nil),                   // 51: berth.identity.v1.Session
-	(*SessionList)(nil),               // 52: berth.identity.v1.SessionList
-	(*RevokeSessionRequest)(nil),      // 53: berth.identity.v1.RevokeSessionRequest
-	(*RevokeSessionsRequest)(nil),     // 54: berth.identity.v1.RevokeSessionsRequest
-	(*emptypb.Empty)(nil),             // 55: google.protobuf.Empty
+	(*ListUserRolesRequest)(nil),           // 0: berth.identity.v1.ListUserRolesRequest
+	(*UserRole)(nil),                       // 1: berth.identity.v1.UserRole
+	(*UserRoleList)(nil),                   // 2: berth.identity.v1.UserRoleList
+	(*GetUserRequest)(nil),                 // 3: berth.identity.v1.GetUserRequest
+	(*User)(nil),                           // 4: berth.identity.v1.User
+	(*TenantUser)(nil),                     // 5: berth.identity.v1.TenantUser
+	(*GetPublicKeyRequest)(nil),            // 6: berth.identity.v1.GetPublicKeyRequest
+	(*PublicKey)(nil),                      // 7: berth.identity.v1.PublicKey
+	(*SetAccessStatusRequest)(nil),         // 8: berth.identity.v1.SetAccessStatusRequest
+	(*UserPatch)(nil),                      // 9: berth.identity.v1.UserPatch
+	(*UserUpdateBody)(nil),                 // 10: berth.identity.v1.UserUpdateBody
+	(*UpdateUserRequest)(nil),              // 11: berth.identity.v1.UpdateUserRequest
+	(*VerifyApiKeyRequest)(nil),            // 12: berth.identity.v1.VerifyApiKeyRequest
+	(*VerifiedApiKey)(nil),                 // 13: berth.identity.v1.VerifiedApiKey
+	(*GetAppRefRequest)(nil),               // 14: berth.identity.v1.GetAppRefRequest
+	(*AppRef)(nil),                         // 15: berth.identity.v1.AppRef
+	(*GetUserRefRequest)(nil),              // 16: berth.identity.v1.GetUserRefRequest
+	(*UserRef)(nil),                        // 17: berth.identity.v1.UserRef
+	(*ListWebOriginsRequest)(nil),          // 18: berth.identity.v1.ListWebOriginsRequest
+	(*WebOrigins)(nil),                     // 19: berth.identity.v1.WebOrigins
+	(*GetTenantReferrerRequest)(nil),       // 20: berth.identity.v1.GetTenantReferrerRequest
+	(*ListTenantUsersRequest)(nil),         // 21: berth.identity.v1.ListTenantUsersRequest
+	(*TenantUserList)(nil),                 // 22: berth.identity.v1.TenantUserList
+	(*Project)(nil),                        // 23: berth.identity.v1.Project
+	(*App)(nil),                            // 24: berth.identity.v1.App
+	(*AppBranding)(nil),                    // 25: berth.identity.v1.AppBranding
+	(*SetAppBrandingRequest)(nil),          // 26: berth.identity.v1.SetAppBrandingRequest
+	(*CreateProjectRequest)(nil),           // 27: berth.identity.v1.CreateProjectRequest
+	(*CreateAppRequest)(nil),               // 28: berth.identity.v1.CreateAppRequest
+	(*SetAppEnabledRequest)(nil),           // 29: berth.identity.v1.SetAppEnabledRequest
+	(*RotateAppKeyRequest)(nil),            // 30: berth.identity.v1.RotateAppKeyRequest
+	(*CreateApiKeyRequest)(nil),            // 31: berth.identity.v1.CreateApiKeyRequest
+	(*ApiKey)(nil),                         // 32: berth.identity.v1.ApiKey
+	(*CreatedApiKey)(nil),                  // 33: berth.identity.v1.CreatedApiKey
+	(*CreateUserRequest)(nil),              // 34: berth.identity.v1.CreateUserRequest
+	(*GetMeRequest)(nil),                   // 35: berth.identity.v1.GetMeRequest
+	(*UpdateApiKeyRequest)(nil),            // 36: berth.identity.v1.UpdateApiKeyRequest
+	(*ApiKeyList)(nil),                     // 37: berth.identity.v1.ApiKeyList
+	(*SendReferralInviteRequest)(nil),      // 38: berth.identity.v1.SendReferralInviteRequest
+	(*AddProjectMemberRequest)(nil),        // 39: berth.identity.v1.AddProjectMemberRequest
+	(*ProjectMember)(nil),                  // 40: berth.identity.v1.ProjectMember
+	(*IssueOperatorTokenRequest)(nil),      // 41: berth.identity.v1.IssueOperatorTokenRequest
+	(*OperatorToken)(nil),                  // 42: berth.identity.v1.OperatorToken
+	(*DeleteUserRequest)(nil),              // 43: berth.identity.v1.DeleteUserRequest
+	(*VerifyAccessTokenRequest)(nil),       // 44: berth.identity.v1.VerifyAccessTokenRequest
+	(*VerifiedAccessToken)(nil),            // 45: berth.identity.v1.VerifiedAccessToken
+	(*CreateUserRoleRequest)(nil),          // 46: berth.identity.v1.CreateUserRoleRequest
+	(*AppOriginRequest)(nil),               // 47: berth.identity.v1.AppOriginRequest
+	(*ListAppOriginsRequest)(nil),          // 48: berth.identity.v1.ListAppOriginsRequest
+	(*AppOrigins)(nil),                     // 49: berth.identity.v1.AppOrigins
+	(*ListSessionsRequest)(nil),            // 50: berth.identity.v1.ListSessionsRequest
+	(*Session)(nil),                        // 51: berth.identity.v1.Session
+	(*SessionList)(nil),                    // 52: berth.identity.v1.SessionList
+	(*RevokeSessionRequest)(nil),           // 53: berth.identity.v1.RevokeSessionRequest
+	(*RevokeSessionsRequest)(nil),          // 54: berth.identity.v1.RevokeSessionsRequest
+	(*SetAppEmailVerificationRequest)(nil), // 55: berth.identity.v1.SetAppEmailVerificationRequest
+	(*emptypb.Empty)(nil),                  // 56: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -4439,40 +4518,42 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	47, // 38: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
 	48, // 39: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
 	26, // 40: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	2,  // 41: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 42: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 43: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	55, // 44: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	55, // 45: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 46: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	55, // 47: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	55, // 48: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 49: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	55, // 50: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	55, // 51: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	37, // 52: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 53: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 54: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 55: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 56: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 57: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 58: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 59: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 60: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 61: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 62: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 63: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 64: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 65: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 66: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 67: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 68: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 69: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 70: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 71: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 72: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	41, // [41:73] is the sub-list for method output_type
-	9,  // [9:41] is the sub-list for method input_type
+	55, // 41: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	2,  // 42: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 43: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 44: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	56, // 45: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	56, // 46: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 47: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	56, // 48: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	56, // 49: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 50: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	56, // 51: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	56, // 52: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	37, // 53: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 54: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 55: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 56: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 57: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 58: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 59: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 60: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 61: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 62: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 63: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 64: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 65: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 66: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 67: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 68: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 69: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 70: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 71: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 72: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 73: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 74: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	42, // [42:75] is the sub-list for method output_type
+	9,  // [9:42] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -4493,7 +4574,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -1103,19 +1103,20 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	IdentityAdminService_CreateProject_FullMethodName      = "/berth.identity.v1.IdentityAdminService/CreateProject"
-	IdentityAdminService_CreateApp_FullMethodName          = "/berth.identity.v1.IdentityAdminService/CreateApp"
-	IdentityAdminService_SetAppEnabled_FullMethodName      = "/berth.identity.v1.IdentityAdminService/SetAppEnabled"
-	IdentityAdminService_RotateAppKey_FullMethodName       = "/berth.identity.v1.IdentityAdminService/RotateAppKey"
-	IdentityAdminService_CreateApiKey_FullMethodName       = "/berth.identity.v1.IdentityAdminService/CreateApiKey"
-	IdentityAdminService_CreateUser_FullMethodName         = "/berth.identity.v1.IdentityAdminService/CreateUser"
-	IdentityAdminService_CreateUserRole_FullMethodName     = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
-	IdentityAdminService_AddProjectMember_FullMethodName   = "/berth.identity.v1.IdentityAdminService/AddProjectMember"
-	IdentityAdminService_IssueOperatorToken_FullMethodName = "/berth.identity.v1.IdentityAdminService/IssueOperatorToken"
-	IdentityAdminService_AddAppOrigin_FullMethodName       = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
-	IdentityAdminService_RemoveAppOrigin_FullMethodName    = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
-	IdentityAdminService_ListAppOrigins_FullMethodName     = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
-	IdentityAdminService_SetAppBranding_FullMethodName     = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
+	IdentityAdminService_CreateProject_FullMethodName           = "/berth.identity.v1.IdentityAdminService/CreateProject"
+	IdentityAdminService_CreateApp_FullMethodName               = "/berth.identity.v1.IdentityAdminService/CreateApp"
+	IdentityAdminService_SetAppEnabled_FullMethodName           = "/berth.identity.v1.IdentityAdminService/SetAppEnabled"
+	IdentityAdminService_RotateAppKey_FullMethodName            = "/berth.identity.v1.IdentityAdminService/RotateAppKey"
+	IdentityAdminService_CreateApiKey_FullMethodName            = "/berth.identity.v1.IdentityAdminService/CreateApiKey"
+	IdentityAdminService_CreateUser_FullMethodName              = "/berth.identity.v1.IdentityAdminService/CreateUser"
+	IdentityAdminService_CreateUserRole_FullMethodName          = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
+	IdentityAdminService_AddProjectMember_FullMethodName        = "/berth.identity.v1.IdentityAdminService/AddProjectMember"
+	IdentityAdminService_IssueOperatorToken_FullMethodName      = "/berth.identity.v1.IdentityAdminService/IssueOperatorToken"
+	IdentityAdminService_AddAppOrigin_FullMethodName            = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
+	IdentityAdminService_RemoveAppOrigin_FullMethodName         = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
+	IdentityAdminService_ListAppOrigins_FullMethodName          = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
+	IdentityAdminService_SetAppBranding_FullMethodName          = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
+	IdentityAdminService_SetAppEmailVerification_FullMethodName = "/berth.identity.v1.IdentityAdminService/SetAppEmailVerification"
 )
 
 // IdentityAdminServiceClient is the client API for IdentityAdminService service.
@@ -1146,6 +1147,9 @@ type IdentityAdminServiceClient interface {
 	// SetAppBranding sets the app's look on its hosted pages and mails and their default language.
 	// Every field is replaced: an empty one returns to the neutral look (and English).
 	SetAppBranding(ctx context.Context, in *SetAppBrandingRequest, opts ...grpc.CallOption) (*App, error)
+	// SetAppEmailVerification sets whether the app's users must verify their address before they
+	// can sign in ("required") or may verify it later ("optional").
+	SetAppEmailVerification(ctx context.Context, in *SetAppEmailVerificationRequest, opts ...grpc.CallOption) (*App, error)
 }
 
 type identityAdminServiceClient struct {
@@ -1286,6 +1290,16 @@ func (c *identityAdminServiceClient) SetAppBranding(ctx context.Context, in *Set
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppEmailVerification(ctx context.Context, in *SetAppEmailVerificationRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppEmailVerification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityAdminServiceServer is the server API for IdentityAdminService service.
 // All implementations must embed UnimplementedIdentityAdminServiceServer
 // for forward compatibility.
@@ -1314,6 +1328,9 @@ type IdentityAdminServiceServer interface {
 	// SetAppBranding sets the app's look on its hosted pages and mails and their default language.
 	// Every field is replaced: an empty one returns to the neutral look (and English).
 	SetAppBranding(context.Context, *SetAppBrandingRequest) (*App, error)
+	// SetAppEmailVerification sets whether the app's users must verify their address before they
+	// can sign in ("required") or may verify it later ("optional").
+	SetAppEmailVerification(context.Context, *SetAppEmailVerificationRequest) (*App, error)
 	mustEmbedUnimplementedIdentityAdminServiceServer()
 }
 
@@ -1362,6 +1379,9 @@ func (UnimplementedIdentityAdminServiceServer) ListAppOrigins(context.Context, *
 }
 func (UnimplementedIdentityAdminServiceServer) SetAppBranding(context.Context, *SetAppBrandingRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAppBranding not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppEmailVerification(context.Context, *SetAppEmailVerificationRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppEmailVerification not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) mustEmbedUnimplementedIdentityAdminServiceServer() {}
 func (UnimplementedIdentityAdminServiceServer) testEmbeddedByValue()                              {}
@@ -1618,6 +1638,24 @@ func _IdentityAdminService_SetAppBranding_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppEmailVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppEmailVerificationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppEmailVerification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppEmailVerification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppEmailVerification(ctx, req.(*SetAppEmailVerificationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityAdminService_ServiceDesc is the grpc.ServiceDesc for IdentityAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1676,6 +1714,10 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAppBranding",
 			Handler:    _IdentityAdminService_SetAppBranding_Handler,
+		},
+		{
+			MethodName: "SetAppEmailVerification",
+			Handler:    _IdentityAdminService_SetAppEmailVerification_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

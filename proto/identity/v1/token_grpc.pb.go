@@ -242,6 +242,9 @@ const (
 	LoginService_StartPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/StartPasswordReset"
 	LoginService_CheckPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/CheckPasswordReset"
 	LoginService_CompletePasswordReset_FullMethodName = "/berth.identity.v1.LoginService/CompletePasswordReset"
+	LoginService_ResendVerification_FullMethodName    = "/berth.identity.v1.LoginService/ResendVerification"
+	LoginService_VerifyEmailCode_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailCode"
+	LoginService_VerifyEmailLink_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailLink"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -278,6 +281,13 @@ type LoginServiceClient interface {
 	// CompletePasswordReset sets the new password, ends every session of the user and signs in,
 	// continuing the authorization request the reset started from.
 	CompletePasswordReset(ctx context.Context, in *CompletePasswordResetRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// ResendVerification mails a fresh verification link and code to an unverified user of the
+	// app; any other address gets the same answer and no mail.
+	ResendVerification(ctx context.Context, in *ResendVerificationRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// VerifyEmailCode meets a verification by the code typed on the page.
+	VerifyEmailCode(ctx context.Context, in *VerifyEmailCodeRequest, opts ...grpc.CallOption) (*VerifiedEmail, error)
+	// VerifyEmailLink meets a verification by the secret of the mailed link.
+	VerifyEmailLink(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*VerifiedEmail, error)
 }
 
 type loginServiceClient struct {
@@ -388,6 +398,36 @@ func (c *loginServiceClient) CompletePasswordReset(ctx context.Context, in *Comp
 	return out, nil
 }
 
+func (c *loginServiceClient) ResendVerification(ctx context.Context, in *ResendVerificationRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_ResendVerification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) VerifyEmailCode(ctx context.Context, in *VerifyEmailCodeRequest, opts ...grpc.CallOption) (*VerifiedEmail, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifiedEmail)
+	err := c.cc.Invoke(ctx, LoginService_VerifyEmailCode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) VerifyEmailLink(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*VerifiedEmail, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifiedEmail)
+	err := c.cc.Invoke(ctx, LoginService_VerifyEmailLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -422,6 +462,13 @@ type LoginServiceServer interface {
 	// CompletePasswordReset sets the new password, ends every session of the user and signs in,
 	// continuing the authorization request the reset started from.
 	CompletePasswordReset(context.Context, *CompletePasswordResetRequest) (*LoginRedirect, error)
+	// ResendVerification mails a fresh verification link and code to an unverified user of the
+	// app; any other address gets the same answer and no mail.
+	ResendVerification(context.Context, *ResendVerificationRequest) (*LoginRedirect, error)
+	// VerifyEmailCode meets a verification by the code typed on the page.
+	VerifyEmailCode(context.Context, *VerifyEmailCodeRequest) (*VerifiedEmail, error)
+	// VerifyEmailLink meets a verification by the secret of the mailed link.
+	VerifyEmailLink(context.Context, *VerifyEmailLinkRequest) (*VerifiedEmail, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -461,6 +508,15 @@ func (UnimplementedLoginServiceServer) CheckPasswordReset(context.Context, *Chec
 }
 func (UnimplementedLoginServiceServer) CompletePasswordReset(context.Context, *CompletePasswordResetRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method CompletePasswordReset not implemented")
+}
+func (UnimplementedLoginServiceServer) ResendVerification(context.Context, *ResendVerificationRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResendVerification not implemented")
+}
+func (UnimplementedLoginServiceServer) VerifyEmailCode(context.Context, *VerifyEmailCodeRequest) (*VerifiedEmail, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyEmailCode not implemented")
+}
+func (UnimplementedLoginServiceServer) VerifyEmailLink(context.Context, *VerifyEmailLinkRequest) (*VerifiedEmail, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyEmailLink not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -663,6 +719,60 @@ func _LoginService_CompletePasswordReset_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_ResendVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResendVerificationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ResendVerification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ResendVerification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ResendVerification(ctx, req.(*ResendVerificationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_VerifyEmailCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyEmailCodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).VerifyEmailCode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_VerifyEmailCode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).VerifyEmailCode(ctx, req.(*VerifyEmailCodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_VerifyEmailLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyEmailLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).VerifyEmailLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_VerifyEmailLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).VerifyEmailLink(ctx, req.(*VerifyEmailLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -709,6 +819,18 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CompletePasswordReset",
 			Handler:    _LoginService_CompletePasswordReset_Handler,
+		},
+		{
+			MethodName: "ResendVerification",
+			Handler:    _LoginService_ResendVerification_Handler,
+		},
+		{
+			MethodName: "VerifyEmailCode",
+			Handler:    _LoginService_VerifyEmailCode_Handler,
+		},
+		{
+			MethodName: "VerifyEmailLink",
+			Handler:    _LoginService_VerifyEmailLink_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

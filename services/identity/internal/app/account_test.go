@@ -31,7 +31,7 @@ func TestTheAccountCallbackIsARedirectURIOfEveryEnabledApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := f.svc.ExchangeToken(ctx, app.TokenRequest{
-		ClientID: f.app.ID, GrantType: "authorization_code", RedirectURI: accountCallback, Code: query(t, redirect).Get("code"),
+		ClientID: f.app.ID, GrantType: "authorization_code", RedirectURI: accountCallback, Code: query(t, redirect.URL).Get("code"),
 	}); err != nil {
 		t.Fatalf("exchange of the account page's code: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/convert"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -28,6 +29,8 @@ type NewApp struct {
 	ProjectID, Name                 string
 	RedirectURIs                    []string
 	AccessTokenTTL, RefreshTokenTTL time.Duration
+	// EmailVerification is "required" or "optional"; "" is required, the default for new apps.
+	EmailVerification string
 }
 
 // CreateApp provisions an enabled app of a project with a fresh signing key pair.
@@ -41,6 +44,9 @@ func (s *Service) CreateApp(ctx context.Context, in NewApp) (domain.App, error) 
 		return domain.App{}, err
 	}
 	if err := a.SetTokenLifetimes(in.AccessTokenTTL, in.RefreshTokenTTL); err != nil {
+		return domain.App{}, err
+	}
+	if a.EmailVerification, err = domain.ParseEmailVerification("emailVerification", in.EmailVerification); err != nil {
 		return domain.App{}, err
 	}
 	kp, err := domain.GenerateKeyPair()
@@ -82,6 +88,27 @@ func (s *Service) SetAppEnabled(ctx context.Context, appID string, enabled bool)
 		s.enabled(a.ID)
 	}
 	return a, err
+}
+
+// SetAppEmailVerification sets the app's email-verification policy ("required" or "optional").
+// It applies to sign-ups and sign-ins from then on; users keep their verified flag either way.
+// Setting the current policy again changes nothing.
+func (s *Service) SetAppEmailVerification(ctx context.Context, appID, policy string) (domain.App, error) {
+	if policy == "" {
+		return domain.App{}, fault.InvalidField("policy", "must be %q or %q", domain.VerificationRequired, domain.VerificationOptional)
+	}
+	p, err := domain.ParseEmailVerification("policy", policy)
+	if err != nil {
+		return domain.App{}, err
+	}
+	return s.store.UpdateApp(ctx, domain.CanonicalID(appID), func(a *domain.App) ([]events.Event, error) {
+		if a.EmailVerification == p {
+			return nil, nil
+		}
+		// No event: nothing outside identity holds the policy.
+		a.EmailVerification, a.UpdatedAt = p, s.now()
+		return nil, nil
+	})
 }
 
 // RotateAppKey replaces an app's key pair; the old key is discarded, so every token it signed stops

@@ -46,7 +46,8 @@ func count(cs []codes.Code, c codes.Code) int {
 }
 
 func (f *fixture) signInFrom(email, pw, ip string) (string, error) {
-	return f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: ip})
+	out, err := f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: ip})
+	return out.URL, err
 }
 
 // The defect this guards: limits were checked before and recorded after hashing, so 24 parallel
@@ -147,14 +148,16 @@ func TestSignUpsAreLimitedPerAddress(t *testing.T) {
 	}
 }
 
-// countingHasher is a slow hasher that records the most hashes it ever ran at once.
+// countingHasher is a slow hasher that records the most hashes it ever ran at once, and how many
+// it ran.
 type countingHasher struct {
-	real          *password.Hasher
-	delay         time.Duration
-	running, peak atomic.Int32
+	real                 *password.Hasher
+	delay                time.Duration
+	running, peak, calls atomic.Int32
 }
 
 func (h *countingHasher) do(fn func()) {
+	h.calls.Add(1)
 	n := h.running.Add(1)
 	for {
 		p := h.peak.Load()

@@ -53,6 +53,12 @@ type LoginLimits struct {
 	Resets      int
 	ResetsPerIP int
 	ResetWindow time.Duration
+	// ResendsPerEmail and ResendsPerIP bound the verification mails the "check your inbox" page
+	// sends per address of an app and per client address within ResendWindow: enough for a mail
+	// that went to spam, too few to flood anyone's inbox.
+	ResendsPerEmail int
+	ResendsPerIP    int
+	ResendWindow    time.Duration
 }
 
 // DefaultLoginLimits allow a user many typos but an attacker only a handful of guesses per
@@ -62,6 +68,7 @@ var DefaultLoginLimits = LoginLimits{
 	SignUps: 10, SignUpWindow: time.Hour,
 	EmailChanges: 5, EmailChangeWindow: 24 * time.Hour,
 	Resets: 5, ResetsPerIP: 20, ResetWindow: time.Hour,
+	ResendsPerEmail: 5, ResendsPerIP: 20, ResendWindow: time.Hour,
 }
 
 // withDefaults fills every unset (zero) limit from DefaultLoginLimits.
@@ -70,7 +77,8 @@ func (l LoginLimits) withDefaults() LoginLimits {
 	for _, f := range []struct {
 		v   *int
 		def int
-	}{{&l.PerEmailAddress, d.PerEmailAddress}, {&l.PerEmail, d.PerEmail}, {&l.PerIP, d.PerIP}, {&l.SignUps, d.SignUps}, {&l.EmailChanges, d.EmailChanges}, {&l.Resets, d.Resets}, {&l.ResetsPerIP, d.ResetsPerIP}} {
+	}{{&l.PerEmailAddress, d.PerEmailAddress}, {&l.PerEmail, d.PerEmail}, {&l.PerIP, d.PerIP}, {&l.SignUps, d.SignUps}, {&l.EmailChanges, d.EmailChanges}, {&l.Resets, d.Resets}, {&l.ResetsPerIP, d.ResetsPerIP},
+		{&l.ResendsPerEmail, d.ResendsPerEmail}, {&l.ResendsPerIP, d.ResendsPerIP}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
@@ -78,7 +86,7 @@ func (l LoginLimits) withDefaults() LoginLimits {
 	for _, f := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&l.Window, d.Window}, {&l.SignUpWindow, d.SignUpWindow}, {&l.EmailChangeWindow, d.EmailChangeWindow}, {&l.ResetWindow, d.ResetWindow}} {
+	}{{&l.Window, d.Window}, {&l.SignUpWindow, d.SignUpWindow}, {&l.EmailChangeWindow, d.EmailChangeWindow}, {&l.ResetWindow, d.ResetWindow}, {&l.ResendWindow, d.ResendWindow}} {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
@@ -89,7 +97,8 @@ func (l LoginLimits) withDefaults() LoginLimits {
 func (l LoginLimits) valid() bool {
 	return l.PerEmailAddress > 0 && l.PerEmail > 0 && l.PerIP > 0 && l.Window > 0 &&
 		l.SignUps > 0 && l.SignUpWindow > 0 && l.EmailChanges > 0 && l.EmailChangeWindow > 0 &&
-		l.Resets > 0 && l.ResetsPerIP > 0 && l.ResetWindow > 0
+		l.Resets > 0 && l.ResetsPerIP > 0 && l.ResetWindow > 0 &&
+		l.ResendsPerEmail > 0 && l.ResendsPerIP > 0 && l.ResendWindow > 0
 }
 
 // LoginParams are the authorization request's values, carried by the hosted page through its form.
@@ -172,73 +181,101 @@ func (s *Service) enabledLoginApp(ctx context.Context, p LoginParams) (domain.Ap
 	return a, nil
 }
 
-// SignUp creates a user with a password and a tenant of its own (named after the email), then
-// signs the user in. It returns the URL to send the browser to. A valid referral code of the app
-// records the inviter as the user's referrer; any other code is ignored.
+// SignUp creates a user with a password and a tenant of its own (named after the email). A valid
+// referral code of the app records the inviter as the user's referrer; any other code is ignored.
 //
-// An address that already has an account gets the same answer as other refused details. The
-// tenant is created before the user: if the user then cannot be stored (two sign-ups racing for
-// one address), the tenant stays without users, which the tenant service treats like any tenant
-// whose users were deleted.
-func (s *Service) SignUp(ctx context.Context, in SignUpInput) (string, error) {
+// Under the app's optional verification policy it signs the user in at once (the outcome's URL)
+// and mails a link that verifies the address later; an address that already has an account gets
+// the same answer as other refused details, which tells the visitor it is registered. Under the
+// required policy it never signs in: a new address gets a verification mail, a registered one a
+// mail saying someone tried to sign up with it, and both get the same outcome (a verification
+// id) after the same steps: a password hash, a verification minted, one mail sent. What still
+// differs is that only a new address stores its user, tenant and verification.
+//
+// The tenant is created before the user: if the user then cannot be stored (two sign-ups racing
+// for one address), the tenant stays without users, which the tenant service treats like any
+// tenant whose users were deleted.
+func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, error) {
 	a, err := s.enabledLoginApp(ctx, in.Params)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
+	}
+	if verificationRequired(a) {
+		if err := s.mailReady(); err != nil {
+			return LoginOutcome{}, err
+		}
 	}
 	ip := clientIP(in.ClientIP)
 	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
-		return "", fault.Invalid("email", "must be a valid email address")
+		return LoginOutcome{}, fault.Invalid("email", "must be a valid email address")
 	}
 	if err := password.Check(in.Password, email); err != nil {
-		return "", err // an Invalid fault on the password naming the rule (its reason)
+		return LoginOutcome{}, err // an Invalid fault on the password naming the rule (its reason)
 	}
 	// Every sign-up that gets as far as hashing counts against its address, whatever its outcome:
 	// a refused one probes whether an address is registered, a successful one creates a user and a
 	// tenant. An address over its sign-in failure limit may not sign up either.
 	attempt, err := s.reserve(ctx, signUpLimits(s.limits, s.now(), addressKey(ip))...)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	// Hashing before the lookup keeps the time of a refused address close to that of a new one.
 	hash, err := s.hash(ctx, in.Password)
 	if err != nil {
 		s.release(ctx, attempt) // refused before any work: it was no attempt
-		return "", err
+		return LoginOutcome{}, err
 	}
 	existing, err := s.store.GetUserByEmail(ctx, a.ID, email)
 	switch {
+	case err == nil && !existing.Deleted && verificationRequired(a):
+		return s.signUpTaken(ctx, a, existing, in.Params)
 	case err == nil && !existing.Deleted:
-		return "", errSignUp
+		return LoginOutcome{}, errSignUp
 	case err != nil && !errors.Is(err, domain.ErrNotFound):
-		return "", err
+		return LoginOutcome{}, err
 	}
 	name := strings.TrimSpace(in.Name)
 	u, err := domain.NewUser(a.ID, "", domain.UserPatch{Email: &email, Name: &name}, false, s.now())
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if u.ReferredBy, err = s.referrer(ctx, a.ID, strings.TrimSpace(in.Params.Referral)); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if s.tenants == nil {
-		return "", fault.Unavailable(0, "sign-up is not available")
+		return LoginOutcome{}, fault.Unavailable(0, "sign-up is not available")
 	}
 	tenantID, err := s.tenants.CreateTenant(ctx, a.ID, email)
 	if err != nil {
-		return "", fault.Internal(fmt.Errorf("create tenant: %w", err))
+		return LoginOutcome{}, fault.Internal(fmt.Errorf("create tenant: %w", err))
 	}
 	u.TenantID, u.PasswordHash = domain.CanonicalID(tenantID), hash
 	if err := s.createUser(ctx, u); err != nil {
 		if errors.Is(err, domain.ErrEmailTaken) {
-			return "", errSignUp
+			return LoginOutcome{}, errSignUp
 		}
-		return "", err
+		return LoginOutcome{}, err
 	}
-	return s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	if verificationRequired(a) {
+		id, err := s.sendVerification(ctx, a, u, in.Params.continuation())
+		if err != nil {
+			return LoginOutcome{}, err
+		}
+		return LoginOutcome{Verification: id}, nil
+	}
+	// Optional policy: the mail only confirms the address (it continues nothing); without a
+	// mailer the user simply stays unverified, as before the policy existed.
+	if s.mailReady() == nil {
+		if _, err := s.sendVerification(ctx, a, u, domain.Continuation{}); err != nil {
+			slog.WarnContext(ctx, "verification mail after sign-up", slog.String("error", err.Error()))
+		}
+	}
+	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	return LoginOutcome{URL: target}, err
 }
 
 // maxPasswordBytes bounds what sign-in hashes: longer input cannot be a valid password (MaxLength
@@ -248,14 +285,14 @@ const maxPasswordBytes = 4 * password.MaxLength
 // SignIn checks an email and password and issues an authorization code. Unknown addresses and
 // wrong passwords get one answer in about the same time; frozen and deleted users are told so
 // only once they proved their password.
-func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, error) {
+func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, error) {
 	a, err := s.enabledLoginApp(ctx, in.Params)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	ip := clientIP(in.ClientIP)
 	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	email := strings.TrimSpace(in.Email)
 	keys := signInKeysOf(a.ID, email, addressKey(ip))
@@ -263,47 +300,69 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (string, error) {
 	// before hashing is what makes parallel guesses count each other.
 	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if len(in.Password) > maxPasswordBytes {
-		return "", errCredentials
+		return LoginOutcome{}, errCredentials
 	}
 	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
 	if errors.Is(err, domain.ErrNotFound) {
 		if err := s.burn(ctx, in.Password); err != nil {
 			s.release(ctx, attempt)
-			return "", err
+			return LoginOutcome{}, err
 		}
-		return "", errCredentials
+		return LoginOutcome{}, errCredentials
 	}
 	if err != nil {
 		s.release(ctx, attempt)
-		return "", err
+		return LoginOutcome{}, err
 	}
 	// A user without a password (provisioned by an operator) fails here too: Verify never matches
 	// an empty hash but spends the same time.
 	ok, err := s.verify(ctx, u.PasswordHash, in.Password)
 	if err != nil {
 		s.release(ctx, attempt)
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if !ok {
-		return "", errCredentials
+		return LoginOutcome{}, errCredentials
 	}
 	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if err := inactive(u); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	// A success resets the email's counts (strict and loose), so the owner gets a full allowance of
 	// typos again.
 	for _, k := range []string{keys.pair, keys.email} {
 		if err := s.store.ClearAttempts(ctx, k); err != nil {
-			return "", err
+			return LoginOutcome{}, err
 		}
 	}
-	return s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	if verificationRequired(a) && !u.EmailVerified {
+		return s.signInUnverified(ctx, a, u, in.Params, ip)
+	}
+	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	return LoginOutcome{URL: target}, err
+}
+
+// signInUnverified answers the right password of an unverified user under the required policy:
+// no sign-in, but a fresh verification mail continuing this request and the "check your inbox"
+// outcome, the page sign-up shows. The mail counts against the resend limits, so the password's
+// owner cannot flood the inbox either.
+func (s *Service) signInUnverified(ctx context.Context, a domain.App, u domain.User, p LoginParams, ip string) (LoginOutcome, error) {
+	if err := s.mailReady(); err != nil {
+		return LoginOutcome{}, err
+	}
+	if _, err := s.reserve(ctx, resendLimits(s.limits, s.now(), a.ID, u.Email, addressKey(ip))...); err != nil {
+		return LoginOutcome{}, err
+	}
+	id, err := s.sendVerification(ctx, a, u, p.continuation())
+	if err != nil {
+		return LoginOutcome{}, err
+	}
+	return LoginOutcome{Verification: id}, nil
 }
 
 // inactive is the PermissionDenied answer for a frozen or deleted user, nil for an active one.

@@ -32,15 +32,16 @@ func (f *fixture) params() app.LoginParams {
 // signUp signs up email with goodPassword and returns the redirect URL.
 func (f *fixture) signUp(t *testing.T, email string) string {
 	t.Helper()
-	u, err := f.svc.SignUp(context.Background(), app.SignUpInput{Params: f.params(), Email: email, Password: goodPassword, Name: "Grace", ClientIP: clientIP})
+	out, err := f.svc.SignUp(context.Background(), app.SignUpInput{Params: f.params(), Email: email, Password: goodPassword, Name: "Grace", ClientIP: clientIP})
 	if err != nil {
 		t.Fatalf("SignUp(%s): %v", email, err)
 	}
-	return u
+	return out.URL
 }
 
 func (f *fixture) signIn(email, pw string) (string, error) {
-	return f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: clientIP})
+	out, err := f.svc.SignIn(context.Background(), app.SignInInput{Params: f.params(), Email: email, Password: pw, ClientIP: clientIP})
+	return out.URL, err
 }
 
 // codeOf is the gRPC code a caller receives for err: use cases return faults, which the server
@@ -308,10 +309,11 @@ func TestRedirectKeepsTheRegisteredQuery(t *testing.T) {
 	f := newFixture(t)
 	p := f.params()
 	p.RedirectURI, p.Nonce, p.Scope, p.State = "https://app.test/return?from=login", "", "", "a b&c"
-	redirect, err := f.svc.SignUp(context.Background(), app.SignUpInput{Params: p, Email: "q@example.test", Password: goodPassword})
+	out, err := f.svc.SignUp(context.Background(), app.SignUpInput{Params: p, Email: "q@example.test", Password: goodPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
+	redirect := out.URL
 	q := query(t, redirect)
 	if !strings.HasPrefix(redirect, "https://app.test/return?") || q.Get("from") != "login" || q.Get("state") != "a b&c" || q.Has("nonce") || q.Has("scope") {
 		t.Errorf("redirect = %s", redirect)

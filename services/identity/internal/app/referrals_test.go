@@ -40,6 +40,13 @@ func (s *fakeSender) Send(_ context.Context, m mail.Message) error {
 	return nil
 }
 
+// count is how many mails were sent.
+func (s *fakeSender) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sent)
+}
+
 func (s *fakeSender) last(t *testing.T) mail.Message {
 	t.Helper()
 	s.mu.Lock()

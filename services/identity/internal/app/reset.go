@@ -157,7 +157,7 @@ func (s *Service) CheckPasswordReset(ctx context.Context, p ResetProof) (ResetCo
 	if err != nil {
 		return ResetContext{}, err
 	}
-	params := continuation(c)
+	params := resumedParams(c)
 	a, err := s.enabledLoginApp(ctx, params)
 	if err != nil {
 		return ResetContext{}, err
@@ -180,7 +180,7 @@ func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion)
 	if err := password.Check(in.Password, c.Email); err != nil {
 		return "", err
 	}
-	params := continuation(c)
+	params := resumedParams(c)
 	a, err := s.enabledLoginApp(ctx, params)
 	if err != nil {
 		return "", err
@@ -217,8 +217,8 @@ func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion)
 	return s.completeSignIn(ctx, a, u, params, browser{ip: clientIP(in.ClientIP), userAgent: in.UserAgent})
 }
 
-// continuation is the authorization request a challenge continues, as the login forms carry it.
-func continuation(c domain.Challenge) LoginParams {
+// resumedParams is the authorization request a challenge continues, as the login forms carry it.
+func resumedParams(c domain.Challenge) LoginParams {
 	k := c.Continue
 	return LoginParams{ClientID: k.ClientID, RedirectURI: k.RedirectURI, State: k.State, Nonce: k.Nonce, Scope: k.Scope}
 }

@@ -30,7 +30,7 @@ func (f *fixture) session(t *testing.T, email string) (app.Tokens, domain.User) 
 	if err != nil {
 		t.Fatalf("sign in %s: %v", email, err)
 	}
-	tok, err := f.exchange(query(t, redirect).Get("code"))
+	tok, err := f.exchange(query(t, redirect.URL).Get("code"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,10 +195,11 @@ func TestCodeExchangeRefusals(t *testing.T) {
 	s := base(t)
 	p := s.f.params()
 	p.Nonce = ""
-	redirect, err := s.f.svc.SignIn(ctx, app.SignInInput{Params: p, Email: "grace@example.test", Password: goodPassword})
+	out, err := s.f.svc.SignIn(ctx, app.SignInInput{Params: p, Email: "grace@example.test", Password: goodPassword})
 	if err != nil {
 		t.Fatal(err)
 	}
+	redirect := out.URL
 	s.req.Code, s.req.Nonce = query(t, redirect).Get("code"), "late-nonce"
 	tok, err := s.f.svc.ExchangeToken(ctx, s.req)
 	if err != nil || claimsOf(t, tok.IDToken, 1)["nonce"] != "late-nonce" {
@@ -367,7 +368,7 @@ func TestAppLifetimesApply(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	a, err := f.svc.CreateApp(ctx, app.NewApp{ProjectID: f.app.ProjectID, Name: "short", RedirectURIs: []string{"https://app.test/cb"},
-		AccessTokenTTL: 2 * time.Minute, RefreshTokenTTL: time.Hour})
+		AccessTokenTTL: 2 * time.Minute, RefreshTokenTTL: time.Hour, EmailVerification: "optional"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,6 +155,7 @@ func App(a domain.App) *identityv1.App {
 		AccessTokenTtlSeconds:  int32(a.AccessTokenTTL / time.Second),
 		RefreshTokenTtlSeconds: int32(a.RefreshTokenTTL / time.Second),
 		Branding:               Branding(a.Branding),
+		EmailVerification:      string(a.EmailVerification),
 	}
 }
 

@@ -38,9 +38,11 @@ type App struct {
 	AccessTokenTTL  time.Duration
 	RefreshTokenTTL time.Duration
 	// Branding is the app's look on its hosted pages and mails and their default language.
-	Branding  Branding
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Branding Branding
+	// EmailVerification is whether a user must prove the address before signing in.
+	EmailVerification EmailVerification
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // Default token lifetimes: short access tokens keep a stolen one useful only briefly (verification
@@ -127,8 +129,8 @@ func GenerateKeyPair() (KeyPair, error) {
 	return KeyPair{PublicPEM: string(pub), PrivateDER: der}, nil
 }
 
-// NewApp validates the app's name and redirect URIs. The app starts enabled; the caller sets the key
-// pair (sealed) before storing it.
+// NewApp validates the app's name and redirect URIs. The app starts enabled and requires verified
+// addresses; the caller sets the key pair (sealed) before storing it.
 func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, error) {
 	name, err := requiredName("name", name)
 	if err != nil {
@@ -145,7 +147,8 @@ func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, 
 	return App{
 		ID: uuid.NewString(), ProjectID: projectID, Name: name, Enabled: true, RedirectURIs: uris, ExtraOrigins: []string{},
 		AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL,
-		CreatedAt: now, UpdatedAt: now,
+		EmailVerification: VerificationRequired,
+		CreatedAt:         now, UpdatedAt: now,
 	}, nil
 }
 

@@ -28,8 +28,9 @@ func (s *AdminServer) CreateProject(ctx context.Context, req *identityv1.CreateP
 func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRequest) (*identityv1.App, error) {
 	a, err := s.svc.CreateApp(ctx, app.NewApp{
 		ProjectID: req.GetProjectId(), Name: req.GetName(), RedirectURIs: req.GetRedirectUris(),
-		AccessTokenTTL:  time.Duration(req.GetAccessTokenTtlSeconds()) * time.Second,
-		RefreshTokenTTL: time.Duration(req.GetRefreshTokenTtlSeconds()) * time.Second,
+		AccessTokenTTL:    time.Duration(req.GetAccessTokenTtlSeconds()) * time.Second,
+		RefreshTokenTTL:   time.Duration(req.GetRefreshTokenTtlSeconds()) * time.Second,
+		EmailVerification: req.GetEmailVerification(),
 	})
 	if err != nil {
 		return nil, err
@@ -40,6 +41,15 @@ func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRe
 // SetAppEnabled enables or disables an app.
 func (s *AdminServer) SetAppEnabled(ctx context.Context, req *identityv1.SetAppEnabledRequest) (*identityv1.App, error) {
 	a, err := s.svc.SetAppEnabled(ctx, req.GetAppId(), req.GetEnabled())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// SetAppEmailVerification sets the app's email-verification policy.
+func (s *AdminServer) SetAppEmailVerification(ctx context.Context, req *identityv1.SetAppEmailVerificationRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppEmailVerification(ctx, req.GetAppId(), req.GetPolicy())
 	if err != nil {
 		return nil, err
 	}

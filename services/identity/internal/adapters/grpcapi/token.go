@@ -76,28 +76,54 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding)}, nil
 }
 
-// SignUp creates the user and its tenant, then signs in.
+// SignUp creates the user and its tenant, then signs in or asks for verification.
 func (s *LoginServer) SignUp(ctx context.Context, req *identityv1.SignUpRequest) (*identityv1.LoginRedirect, error) {
-	url, err := s.svc.SignUp(ctx, app.SignUpInput{
+	return loginRedirect(s.svc.SignUp(ctx, app.SignUpInput{
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(),
 		Name: req.GetName(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &identityv1.LoginRedirect{Url: url}, nil
+	}))
 }
 
-// SignIn checks the password and issues an authorization code.
+// SignIn checks the password and issues an authorization code, or asks for verification.
 func (s *LoginServer) SignIn(ctx context.Context, req *identityv1.SignInRequest) (*identityv1.LoginRedirect, error) {
-	url, err := s.svc.SignIn(ctx, app.SignInInput{
+	return loginRedirect(s.svc.SignIn(ctx, app.SignInInput{
 		Params: loginParams(req.GetParams()), Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: req.GetClientIp(),
 		UserAgent: req.GetUserAgent(),
+	}))
+}
+
+// ResendVerification mails a fresh verification to an unverified user of the address.
+func (s *LoginServer) ResendVerification(ctx context.Context, req *identityv1.ResendVerificationRequest) (*identityv1.LoginRedirect, error) {
+	return loginRedirect(s.svc.ResendVerification(ctx, app.ResendInput{
+		Params: loginParams(req.GetParams()), Email: req.GetEmail(), ClientIP: req.GetClientIp(),
+	}))
+}
+
+// VerifyEmailCode meets a verification by its code.
+func (s *LoginServer) VerifyEmailCode(ctx context.Context, req *identityv1.VerifyEmailCodeRequest) (*identityv1.VerifiedEmail, error) {
+	url, err := s.svc.VerifyEmailCode(ctx, app.CodeInput{
+		ClientID: req.GetClientId(), Verification: req.GetVerification(), Code: req.GetCode(), ClientIP: req.GetClientIp(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginRedirect{Url: url}, nil
+	return &identityv1.VerifiedEmail{Url: url}, nil
+}
+
+// VerifyEmailLink meets a verification by its link's secret.
+func (s *LoginServer) VerifyEmailLink(ctx context.Context, req *identityv1.VerifyEmailLinkRequest) (*identityv1.VerifiedEmail, error) {
+	url, err := s.svc.VerifyEmailLink(ctx, req.GetToken(), req.GetClientIp())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.VerifiedEmail{Url: url}, nil
+}
+
+func loginRedirect(o app.LoginOutcome, err error) (*identityv1.LoginRedirect, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginRedirect{Url: o.URL, Verification: o.Verification}, nil
 }
 
 // DescribeAccount checks the account page's app and answers the deployment's account callback.

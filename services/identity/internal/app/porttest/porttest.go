@@ -68,7 +68,8 @@ func newApp(projectID string) domain.App {
 		ExtraOrigins:     []string{"https://www.example.test"},
 		PublicKeyPEM:     "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
 		SealedPrivateKey: []byte{1, 2, 3, 4}, AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
-		CreatedAt: t0, UpdatedAt: t0,
+		EmailVerification: domain.VerificationRequired,
+		CreatedAt:         t0, UpdatedAt: t0,
 	}
 }
 
@@ -356,6 +357,21 @@ func testApps(t *testing.T, newStore Factory) {
 				wantEqual(t, "listed app", x, got)
 			}
 		}
+	})
+
+	t.Run("the email-verification policy is stored and changes with the app", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "policy as created", got.EmailVerification, domain.VerificationRequired)
+		if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.EmailVerification = domain.VerificationOptional
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetApp(ctx, a.ID)
+		wantEqual(t, "policy after update", got.EmailVerification, domain.VerificationOptional)
 	})
 
 	t.Run("update of an unknown app is not found", func(t *testing.T) {

@@ -1,0 +1,118 @@
+package accountmail
+
+import (
+	"bytes"
+	"fmt"
+	htmltemplate "html/template"
+	texttemplate "text/template"
+
+	"github.com/berthhq/berth/pkg/locale"
+	"github.com/berthhq/berth/pkg/mail"
+)
+
+// Verify is what a verification mail says.
+type Verify struct {
+	To   string // the address to verify
+	App  string // the app's display name (or its name)
+	Link string // the hosted confirmation page with the link's secret
+	Code string // the six-digit code for the page the user signed up on
+}
+
+// Registered is what the notice to an already registered address says.
+type Registered struct {
+	To         string
+	App        string
+	SignInLink string // the hosted sign-in page of the app
+}
+
+// mailTemplate is one mail's subject, text part and HTML part. Every sentence is a message of
+// pkg/locale; the templates only arrange them.
+type mailTemplate struct {
+	subject *texttemplate.Template
+	text    *texttemplate.Template
+	html    *htmltemplate.Template
+}
+
+func newTemplate(name, subject, text, html string) mailTemplate {
+	return mailTemplate{
+		subject: texttemplate.Must(texttemplate.New(name + "-subject").Parse(subject)),
+		text:    texttemplate.Must(texttemplate.New(name + "-text").Parse(text)),
+		html:    htmltemplate.Must(htmltemplate.New(name + "-html").Parse(html)),
+	}
+}
+
+var (
+	verifyMail = newTemplate("verify",
+		`{{.T "verify.mail.subject" .App}}`,
+		`{{.T "verify.mail.greeting"}}
+
+{{.T "verify.mail.intro" .App}}
+
+{{.T "verify.mail.openLink"}}
+{{.Link}}
+
+{{.T "verify.mail.enterCode"}}
+{{.Code}}
+
+{{.T "verify.mail.validity" .App}}
+`,
+		`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "verify.mail.intro" .App}}</p>
+<p><a href="{{.Link}}">{{.T "verify.mail.linkText"}}</a></p>
+<p>{{.T "verify.mail.enterCode"}}</p>
+<p style="font-size:1.5em;letter-spacing:0.2em"><strong>{{.Code}}</strong></p>
+<p>{{.T "verify.mail.validity" .App}}</p>
+</body></html>
+`)
+	registeredMail = newTemplate("registered",
+		`{{.T "registered.mail.subject" .App}}`,
+		`{{.T "verify.mail.greeting"}}
+
+{{.T "registered.mail.intro" .App}}
+
+{{.T "registered.mail.signIn"}}
+{{.SignInLink}}
+
+{{.T "registered.mail.forgot"}}
+`,
+		`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "registered.mail.intro" .App}}</p>
+<p>{{.T "registered.mail.signIn"}} <a href="{{.SignInLink}}">{{.T "registered.mail.link"}}</a></p>
+<p>{{.T "registered.mail.forgot"}}</p>
+</body></html>
+`)
+)
+
+// ComposeVerify renders the verification mail in lang (en or de; anything else is English).
+func ComposeVerify(lang string, d Verify) (mail.Message, error) {
+	return verifyMail.compose(d.To, struct {
+		Verify
+		locale.Printer
+	}{d, locale.For(lang)})
+}
+
+// ComposeRegistered renders the notice to a registered address in lang.
+func ComposeRegistered(lang string, d Registered) (mail.Message, error) {
+	return registeredMail.compose(d.To, struct {
+		Registered
+		locale.Printer
+	}{d, locale.For(lang)})
+}
+
+func (t mailTemplate) compose(to string, data any) (mail.Message, error) {
+	var subject, text, html bytes.Buffer
+	if err := t.subject.Execute(&subject, data); err != nil {
+		return mail.Message{}, fmt.Errorf("accountmail: subject: %w", err)
+	}
+	if err := t.text.Execute(&text, data); err != nil {
+		return mail.Message{}, fmt.Errorf("accountmail: text: %w", err)
+	}
+	if err := t.html.Execute(&html, data); err != nil {
+		return mail.Message{}, fmt.Errorf("accountmail: html: %w", err)
+	}
+	return mail.Message{To: to, Subject: subject.String(), Text: text.String(), HTML: html.String()}, nil
+}

@@ -1,0 +1,61 @@
+package accountmail
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMailsHaveBothPartsAndOnlyTheAppNameInTheSubject(t *testing.T) {
+	v, err := ComposeVerify("en", Verify{To: "ada@example.test", App: "Shop", Link: "https://berth.test/login/verify?token=abc", Code: "012345"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ComposeRegistered("en", Registered{To: "ada@example.test", App: "Shop", SignInLink: "https://berth.test/login?client_id=x&state=y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		subject  string
+		got      string
+		contains []string
+		text     string
+		html     string
+	}{
+		{"verify", "Confirm your email address for Shop", v.Subject, []string{"https://berth.test/login/verify?token=abc", "012345"}, v.Text, v.HTML},
+		// The HTML part escapes the link's & like any value.
+		{"registered", "Sign-up attempt with your address at Shop", r.Subject, []string{"https://berth.test/login?client_id=x"}, r.Text, r.HTML},
+	} {
+		if c.got != c.subject {
+			t.Errorf("%s subject = %q, want %q", c.name, c.got, c.subject)
+		}
+		for _, want := range c.contains {
+			if !strings.Contains(c.text, want) || !strings.Contains(c.html, want) {
+				t.Errorf("%s: %q missing from a part", c.name, want)
+			}
+		}
+	}
+	if strings.Contains(r.Text, "012345") || strings.Contains(r.Text, "/login/verify") {
+		t.Error("the notice to a registered address carries a verification")
+	}
+}
+
+func TestTheHTMLPartEscapesTheAppName(t *testing.T) {
+	m, err := ComposeVerify("en", Verify{To: "a@example.test", App: `<script>x</script>`, Link: "https://berth.test/l", Code: "000000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(m.HTML, "<script>") {
+		t.Fatalf("the HTML part renders the app name as markup:\n%s", m.HTML)
+	}
+}
+
+func TestMailsSpeakGerman(t *testing.T) {
+	m, err := ComposeVerify("de", Verify{To: "a@example.test", App: "Shop", Link: "https://berth.test/l", Code: "000000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Subject != "Bestätige deine E-Mail-Adresse für Shop" || !strings.Contains(m.HTML, `lang="de"`) {
+		t.Fatalf("German mail: %q\n%s", m.Subject, m.HTML)
+	}
+}
