@@ -11,6 +11,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/apidocs"
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
@@ -163,6 +164,21 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			reset.ServeHTTP(w, r)
 		}); err != nil {
 			return nil, fmt.Errorf("edge: register %s %s: %w", method, recovery.Path, err)
+		}
+	}
+	// The account page's describe and password change are LoginService calls (the service
+	// token's connection); its code exchange and its calls with the user's own token go over the
+	// forwarding connection, which carries nothing but what the page puts in.
+	forward := checkedConn{conns[LoginModule]}
+	acct := account.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), identityv1.NewTokenServiceClient(forward),
+		identityv1.NewIdentityServiceClient(forward), log, o.trustedProxies)
+	for _, route := range []struct{ method, path string }{
+		{http.MethodGet, account.Path}, {http.MethodPost, account.Path}, {http.MethodGet, account.CallbackPath},
+	} {
+		if err := d.HandlePath(route.method, route.path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			acct.ServeHTTP(w, r)
+		}); err != nil {
+			return nil, fmt.Errorf("edge: register %s %s: %w", route.method, route.path, err)
 		}
 	}
 	if o.payment == nil {

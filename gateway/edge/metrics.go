@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/recovery"
@@ -32,6 +33,8 @@ func routeLabel(rpc, path string) string {
 		return rpc
 	case login.Serves(path):
 		return "login"
+	case path == account.Path || path == account.CallbackPath:
+		return "account"
 	case path == emailchange.Path:
 		return "email-change"
 	case path == recovery.Path:

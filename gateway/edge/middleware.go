@@ -13,6 +13,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
+	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/recovery"
@@ -122,7 +123,7 @@ func checkMediaType(next http.Handler) http.Handler {
 
 // ownMediaType reports whether the path's handler reads its body's media type itself.
 func ownMediaType(path string) bool {
-	return login.Serves(path) || path == recovery.Path || path == emailchange.Path || path == PspyWebhookPath
+	return login.Serves(path) || path == recovery.Path || path == emailchange.Path || path == account.Path || path == PspyWebhookPath
 }
 
 // observe recovers panics into a 500 in the path's family and writes one access-log line per

@@ -398,7 +398,7 @@ type SessionsRevoked struct {
 	All bool `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
 	// reason is why: "user_request" (the sessions routes), "frozen" (route 16), "deleted" (the user
 	// was deleted), "token_reuse" (a rotated refresh token was shown again: the session is taken to
-	// be stolen) or "password_reset".
+	// be stolen), "password_reset" or "password_changed" (the account page's password change).
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// at is the revocation time, RFC 3339 UTC.
 	At            string `protobuf:"bytes,6,opt,name=at,proto3" json:"at,omitempty"`
@@ -584,7 +584,8 @@ type UserPasswordChanged struct {
 	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
 	// at is the change's time, RFC 3339 UTC.
 	At string `protobuf:"bytes,4,opt,name=at,proto3" json:"at,omitempty"`
-	// reason is why: "reset" (the forgotten-password flow of the hosted pages).
+	// reason is why: "reset" (the forgotten-password flow of the hosted pages) or "changed" (the
+	// signed-in user changed it on the hosted account page, giving the current one).
 	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

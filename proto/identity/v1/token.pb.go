@@ -13,6 +13,7 @@ import (
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	emptypb "google.golang.org/protobuf/types/known/emptypb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -694,9 +695,13 @@ type LoginContext struct {
 	AppId   string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
 	AppName string                 `protobuf:"bytes,2,opt,name=appName,proto3" json:"appName,omitempty"`
 	// branding is the app's look and default language for the hosted page.
-	Branding      *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Branding *AppBranding `protobuf:"bytes,3,opt,name=branding,proto3" json:"branding,omitempty"`
+	// account_callback_uri is the deployment's account-page callback (its public URL +
+	// "/account/callback"), which every enabled app accepts as a redirect URI. Only DescribeAccount
+	// sets it.
+	AccountCallbackUri string `protobuf:"bytes,4,opt,name=account_callback_uri,json=accountCallbackUri,proto3" json:"account_callback_uri,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *LoginContext) Reset() {
@@ -750,6 +755,128 @@ func (x *LoginContext) GetBranding() *AppBranding {
 	return nil
 }
 
+func (x *LoginContext) GetAccountCallbackUri() string {
+	if x != nil {
+		return x.AccountCallbackUri
+	}
+	return ""
+}
+
+type DescribeAccountRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DescribeAccountRequest) Reset() {
+	*x = DescribeAccountRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DescribeAccountRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DescribeAccountRequest) ProtoMessage() {}
+
+func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DescribeAccountRequest.ProtoReflect.Descriptor instead.
+func (*DescribeAccountRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DescribeAccountRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+// ChangePasswordRequest is the account page's password form with the signed-in user's token.
+type ChangePasswordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// access_token is the user's access token: it names the user and the app.
+	AccessToken     string `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	CurrentPassword string `protobuf:"bytes,2,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	NewPassword     string `protobuf:"bytes,3,opt,name=new_password,json=newPassword,proto3" json:"new_password,omitempty"`
+	// client_ip is the end user's address as the edge saw it (attempt limits).
+	ClientIp      string `protobuf:"bytes,4,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangePasswordRequest) Reset() {
+	*x = ChangePasswordRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangePasswordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangePasswordRequest) ProtoMessage() {}
+
+func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
+func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ChangePasswordRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *ChangePasswordRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *ChangePasswordRequest) GetNewPassword() string {
+	if x != nil {
+		return x.NewPassword
+	}
+	return ""
+}
+
+func (x *ChangePasswordRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
 // LoginParams are the authorization-request parameters the page carries through the form.
 type LoginParams struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -766,7 +893,7 @@ type LoginParams struct {
 
 func (x *LoginParams) Reset() {
 	*x = LoginParams{}
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +905,7 @@ func (x *LoginParams) String() string {
 func (*LoginParams) ProtoMessage() {}
 
 func (x *LoginParams) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +918,7 @@ func (x *LoginParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginParams.ProtoReflect.Descriptor instead.
 func (*LoginParams) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LoginParams) GetClientId() string {
@@ -852,7 +979,7 @@ type SignUpRequest struct {
 
 func (x *SignUpRequest) Reset() {
 	*x = SignUpRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -864,7 +991,7 @@ func (x *SignUpRequest) String() string {
 func (*SignUpRequest) ProtoMessage() {}
 
 func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -877,7 +1004,7 @@ func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignUpRequest.ProtoReflect.Descriptor instead.
 func (*SignUpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SignUpRequest) GetParams() *LoginParams {
@@ -935,7 +1062,7 @@ type SignInRequest struct {
 
 func (x *SignInRequest) Reset() {
 	*x = SignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1074,7 @@ func (x *SignInRequest) String() string {
 func (*SignInRequest) ProtoMessage() {}
 
 func (x *SignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1087,7 @@ func (x *SignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
 func (*SignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SignInRequest) GetParams() *LoginParams {
@@ -1013,7 +1140,7 @@ type LoginRedirect struct {
 
 func (x *LoginRedirect) Reset() {
 	*x = LoginRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1152,7 @@ func (x *LoginRedirect) String() string {
 func (*LoginRedirect) ProtoMessage() {}
 
 func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1165,7 @@ func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRedirect.ProtoReflect.Descriptor instead.
 func (*LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LoginRedirect) GetUrl() string {
@@ -1066,7 +1193,7 @@ type ResendVerificationRequest struct {
 
 func (x *ResendVerificationRequest) Reset() {
 	*x = ResendVerificationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1205,7 @@ func (x *ResendVerificationRequest) String() string {
 func (*ResendVerificationRequest) ProtoMessage() {}
 
 func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1218,7 @@ func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendVerificationRequest.ProtoReflect.Descriptor instead.
 func (*ResendVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ResendVerificationRequest) GetParams() *LoginParams {
@@ -1128,7 +1255,7 @@ type VerifyEmailCodeRequest struct {
 
 func (x *VerifyEmailCodeRequest) Reset() {
 	*x = VerifyEmailCodeRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1267,7 @@ func (x *VerifyEmailCodeRequest) String() string {
 func (*VerifyEmailCodeRequest) ProtoMessage() {}
 
 func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1280,7 @@ func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailCodeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *VerifyEmailCodeRequest) GetClientId() string {
@@ -1195,7 +1322,7 @@ type VerifyEmailLinkRequest struct {
 
 func (x *VerifyEmailLinkRequest) Reset() {
 	*x = VerifyEmailLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1334,7 @@ func (x *VerifyEmailLinkRequest) String() string {
 func (*VerifyEmailLinkRequest) ProtoMessage() {}
 
 func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1347,7 @@ func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailLinkRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *VerifyEmailLinkRequest) GetToken() string {
@@ -1249,7 +1376,7 @@ type VerifiedEmail struct {
 
 func (x *VerifiedEmail) Reset() {
 	*x = VerifiedEmail{}
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1388,7 @@ func (x *VerifiedEmail) String() string {
 func (*VerifiedEmail) ProtoMessage() {}
 
 func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1401,7 @@ func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedEmail.ProtoReflect.Descriptor instead.
 func (*VerifiedEmail) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *VerifiedEmail) GetUrl() string {
@@ -1294,7 +1421,7 @@ type EmailChangeLink struct {
 
 func (x *EmailChangeLink) Reset() {
 	*x = EmailChangeLink{}
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1433,7 @@ func (x *EmailChangeLink) String() string {
 func (*EmailChangeLink) ProtoMessage() {}
 
 func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1446,7 @@ func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
 func (*EmailChangeLink) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EmailChangeLink) GetToken() string {
@@ -1342,7 +1469,7 @@ type EmailChangeContext struct {
 
 func (x *EmailChangeContext) Reset() {
 	*x = EmailChangeContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1481,7 @@ func (x *EmailChangeContext) String() string {
 func (*EmailChangeContext) ProtoMessage() {}
 
 func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1494,7 @@ func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
 func (*EmailChangeContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EmailChangeContext) GetAppName() string {
@@ -1402,7 +1529,7 @@ type StartPasswordResetRequest struct {
 
 func (x *StartPasswordResetRequest) Reset() {
 	*x = StartPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1414,7 +1541,7 @@ func (x *StartPasswordResetRequest) String() string {
 func (*StartPasswordResetRequest) ProtoMessage() {}
 
 func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1427,7 +1554,7 @@ func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StartPasswordResetRequest) GetParams() *LoginParams {
@@ -1462,7 +1589,7 @@ type PasswordResetFlow struct {
 
 func (x *PasswordResetFlow) Reset() {
 	*x = PasswordResetFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1474,7 +1601,7 @@ func (x *PasswordResetFlow) String() string {
 func (*PasswordResetFlow) ProtoMessage() {}
 
 func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1487,7 +1614,7 @@ func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
 func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PasswordResetFlow) GetFlowId() string {
@@ -1511,7 +1638,7 @@ type PasswordResetProof struct {
 
 func (x *PasswordResetProof) Reset() {
 	*x = PasswordResetProof{}
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1650,7 @@ func (x *PasswordResetProof) String() string {
 func (*PasswordResetProof) ProtoMessage() {}
 
 func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1663,7 @@ func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
 func (*PasswordResetProof) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PasswordResetProof) GetLink() string {
@@ -1576,7 +1703,7 @@ type CheckPasswordResetRequest struct {
 
 func (x *CheckPasswordResetRequest) Reset() {
 	*x = CheckPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1715,7 @@ func (x *CheckPasswordResetRequest) String() string {
 func (*CheckPasswordResetRequest) ProtoMessage() {}
 
 func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1728,7 @@ func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
@@ -1624,7 +1751,7 @@ type PasswordResetContext struct {
 
 func (x *PasswordResetContext) Reset() {
 	*x = PasswordResetContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1763,7 @@ func (x *PasswordResetContext) String() string {
 func (*PasswordResetContext) ProtoMessage() {}
 
 func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1776,7 @@ func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
 func (*PasswordResetContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PasswordResetContext) GetAppName() string {
@@ -1686,7 +1813,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1825,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1838,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -1746,7 +1873,7 @@ var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\"\xcb\x02\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"\xcb\x02\n" +
 	"\x14ExchangeTokenRequest\x12!\n" +
 	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
 	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
@@ -1802,11 +1929,19 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"z\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\xac\x01\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
-	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"\xab\x01\n" +
+	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x120\n" +
+	"\x14account_callback_uri\x18\x04 \x01(\tR\x12accountCallbackUri\"5\n" +
+	"\x16DescribeAccountRequest\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\xa5\x01\n" +
+	"\x15ChangePasswordRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12)\n" +
+	"\x10current_password\x18\x02 \x01(\tR\x0fcurrentPassword\x12!\n" +
+	"\fnew_password\x18\x03 \x01(\tR\vnewPassword\x12\x1b\n" +
+	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\"\xab\x01\n" +
 	"\vLoginParams\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
 	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\x12\x14\n" +
@@ -1878,11 +2013,14 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x89\t\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xcc\n" +
+	"\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
-	"\x06SignIn\x12 .berth.identity.v1.SignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
+	"\x06SignIn\x12 .berth.identity.v1.SignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
+	"\x0fDescribeAccount\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12Z\n" +
+	"\x0eChangePassword\x12(.berth.identity.v1.ChangePasswordRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
 	"\x13DescribeEmailChange\x12\".berth.identity.v1.EmailChangeLink\x1a%.berth.identity.v1.EmailChangeContext\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x12ConfirmEmailChange\x12\".berth.identity.v1.EmailChangeLink\x1a%.berth.identity.v1.EmailChangeContext\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
 	"\x12StartPasswordReset\x12,.berth.identity.v1.StartPasswordResetRequest\x1a$.berth.identity.v1.PasswordResetFlow\"\x06\xca\xf3\x18\x02P\x01\x12s\n" +
@@ -1904,7 +2042,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*ExchangeTokenRequest)(nil),          // 0: berth.identity.v1.ExchangeTokenRequest
 	(*Token)(nil),                         // 1: berth.identity.v1.Token
@@ -1916,66 +2054,73 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*JWKS)(nil),                          // 7: berth.identity.v1.JWKS
 	(*DescribeLoginRequest)(nil),          // 8: berth.identity.v1.DescribeLoginRequest
 	(*LoginContext)(nil),                  // 9: berth.identity.v1.LoginContext
-	(*LoginParams)(nil),                   // 10: berth.identity.v1.LoginParams
-	(*SignUpRequest)(nil),                 // 11: berth.identity.v1.SignUpRequest
-	(*SignInRequest)(nil),                 // 12: berth.identity.v1.SignInRequest
-	(*LoginRedirect)(nil),                 // 13: berth.identity.v1.LoginRedirect
-	(*ResendVerificationRequest)(nil),     // 14: berth.identity.v1.ResendVerificationRequest
-	(*VerifyEmailCodeRequest)(nil),        // 15: berth.identity.v1.VerifyEmailCodeRequest
-	(*VerifyEmailLinkRequest)(nil),        // 16: berth.identity.v1.VerifyEmailLinkRequest
-	(*VerifiedEmail)(nil),                 // 17: berth.identity.v1.VerifiedEmail
-	(*EmailChangeLink)(nil),               // 18: berth.identity.v1.EmailChangeLink
-	(*EmailChangeContext)(nil),            // 19: berth.identity.v1.EmailChangeContext
-	(*StartPasswordResetRequest)(nil),     // 20: berth.identity.v1.StartPasswordResetRequest
-	(*PasswordResetFlow)(nil),             // 21: berth.identity.v1.PasswordResetFlow
-	(*PasswordResetProof)(nil),            // 22: berth.identity.v1.PasswordResetProof
-	(*CheckPasswordResetRequest)(nil),     // 23: berth.identity.v1.CheckPasswordResetRequest
-	(*PasswordResetContext)(nil),          // 24: berth.identity.v1.PasswordResetContext
-	(*CompletePasswordResetRequest)(nil),  // 25: berth.identity.v1.CompletePasswordResetRequest
-	(*AppBranding)(nil),                   // 26: berth.identity.v1.AppBranding
+	(*DescribeAccountRequest)(nil),        // 10: berth.identity.v1.DescribeAccountRequest
+	(*ChangePasswordRequest)(nil),         // 11: berth.identity.v1.ChangePasswordRequest
+	(*LoginParams)(nil),                   // 12: berth.identity.v1.LoginParams
+	(*SignUpRequest)(nil),                 // 13: berth.identity.v1.SignUpRequest
+	(*SignInRequest)(nil),                 // 14: berth.identity.v1.SignInRequest
+	(*LoginRedirect)(nil),                 // 15: berth.identity.v1.LoginRedirect
+	(*ResendVerificationRequest)(nil),     // 16: berth.identity.v1.ResendVerificationRequest
+	(*VerifyEmailCodeRequest)(nil),        // 17: berth.identity.v1.VerifyEmailCodeRequest
+	(*VerifyEmailLinkRequest)(nil),        // 18: berth.identity.v1.VerifyEmailLinkRequest
+	(*VerifiedEmail)(nil),                 // 19: berth.identity.v1.VerifiedEmail
+	(*EmailChangeLink)(nil),               // 20: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),            // 21: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),     // 22: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),             // 23: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),            // 24: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),     // 25: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),          // 26: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),  // 27: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                   // 28: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                 // 29: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	26, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
-	10, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	10, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	26, // 6: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
-	10, // 7: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	22, // 8: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	26, // 9: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
-	22, // 10: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	28, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	12, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	12, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	12, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	28, // 6: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	12, // 7: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	24, // 8: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	28, // 9: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	24, // 10: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
 	0,  // 11: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
 	3,  // 12: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
 	5,  // 13: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
 	8,  // 14: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	11, // 15: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	12, // 16: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	18, // 17: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	18, // 18: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	20, // 19: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	23, // 20: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	25, // 21: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	14, // 22: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	15, // 23: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	16, // 24: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	2,  // 25: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 26: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 27: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 28: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	13, // 29: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	13, // 30: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	19, // 31: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	19, // 32: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	21, // 33: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	24, // 34: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	13, // 35: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	13, // 36: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	17, // 37: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	17, // 38: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	25, // [25:39] is the sub-list for method output_type
-	11, // [11:25] is the sub-list for method input_type
+	13, // 15: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	14, // 16: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	10, // 17: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	11, // 18: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	20, // 19: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	20, // 20: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	22, // 21: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	25, // 22: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	27, // 23: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	16, // 24: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	17, // 25: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	18, // 26: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	2,  // 27: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 28: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 29: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 30: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	15, // 31: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	15, // 32: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 33: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	29, // 34: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	21, // 35: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	21, // 36: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	23, // 37: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	26, // 38: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	15, // 39: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	15, // 40: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	19, // 41: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	19, // 42: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	27, // [27:43] is the sub-list for method output_type
+	11, // [11:27] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -1993,7 +2138,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

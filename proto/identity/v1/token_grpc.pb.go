@@ -13,6 +13,7 @@ import (
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
+	emptypb "google.golang.org/protobuf/types/known/emptypb"
 )
 
 // This is a compile-time assertion to ensure that this generated file
@@ -234,6 +235,8 @@ const (
 	LoginService_DescribeLogin_FullMethodName         = "/berth.identity.v1.LoginService/DescribeLogin"
 	LoginService_SignUp_FullMethodName                = "/berth.identity.v1.LoginService/SignUp"
 	LoginService_SignIn_FullMethodName                = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName       = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName        = "/berth.identity.v1.LoginService/ChangePassword"
 	LoginService_DescribeEmailChange_FullMethodName   = "/berth.identity.v1.LoginService/DescribeEmailChange"
 	LoginService_ConfirmEmailChange_FullMethodName    = "/berth.identity.v1.LoginService/ConfirmEmailChange"
 	LoginService_StartPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/StartPasswordReset"
@@ -257,6 +260,12 @@ type LoginServiceClient interface {
 	SignUp(ctx context.Context, in *SignUpRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 	// SignIn checks the password and issues an authorization code.
 	SignIn(ctx context.Context, in *SignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// DescribeAccount checks the app of the hosted account page (known and enabled) and answers its
+	// name and branding with account_callback_uri, where the page's sign-in returns to.
+	DescribeAccount(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error)
+	// ChangePassword replaces the password of the access token's user after checking the current
+	// one under the sign-in attempt limits, and ends every session of the user on the app.
+	ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// DescribeEmailChange checks the link of an email-change confirmation mail (hosted page, GET)
 	// without using it, and names the app and the new address.
 	DescribeEmailChange(ctx context.Context, in *EmailChangeLink, opts ...grpc.CallOption) (*EmailChangeContext, error)
@@ -313,6 +322,26 @@ func (c *loginServiceClient) SignIn(ctx context.Context, in *SignInRequest, opts
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LoginRedirect)
 	err := c.cc.Invoke(ctx, LoginService_SignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) DescribeAccount(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeAccount_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, LoginService_ChangePassword_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -412,6 +441,12 @@ type LoginServiceServer interface {
 	SignUp(context.Context, *SignUpRequest) (*LoginRedirect, error)
 	// SignIn checks the password and issues an authorization code.
 	SignIn(context.Context, *SignInRequest) (*LoginRedirect, error)
+	// DescribeAccount checks the app of the hosted account page (known and enabled) and answers its
+	// name and branding with account_callback_uri, where the page's sign-in returns to.
+	DescribeAccount(context.Context, *DescribeAccountRequest) (*LoginContext, error)
+	// ChangePassword replaces the password of the access token's user after checking the current
+	// one under the sign-in attempt limits, and ends every session of the user on the app.
+	ChangePassword(context.Context, *ChangePasswordRequest) (*emptypb.Empty, error)
 	// DescribeEmailChange checks the link of an email-change confirmation mail (hosted page, GET)
 	// without using it, and names the app and the new address.
 	DescribeEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error)
@@ -452,6 +487,12 @@ func (UnimplementedLoginServiceServer) SignUp(context.Context, *SignUpRequest) (
 }
 func (UnimplementedLoginServiceServer) SignIn(context.Context, *SignInRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method SignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeAccount(context.Context, *DescribeAccountRequest) (*LoginContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeAccount not implemented")
+}
+func (UnimplementedLoginServiceServer) ChangePassword(context.Context, *ChangePasswordRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChangePassword not implemented")
 }
 func (UnimplementedLoginServiceServer) DescribeEmailChange(context.Context, *EmailChangeLink) (*EmailChangeContext, error) {
 	return nil, status.Error(codes.Unimplemented, "method DescribeEmailChange not implemented")
@@ -548,6 +589,42 @@ func _LoginService_SignIn_Handler(srv interface{}, ctx context.Context, dec func
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(LoginServiceServer).SignIn(ctx, req.(*SignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_DescribeAccount_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeAccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeAccount(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeAccount_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeAccount(ctx, req.(*DescribeAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ChangePassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangePasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ChangePassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ChangePassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ChangePassword(ctx, req.(*ChangePasswordRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -714,6 +791,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SignIn",
 			Handler:    _LoginService_SignIn_Handler,
+		},
+		{
+			MethodName: "DescribeAccount",
+			Handler:    _LoginService_DescribeAccount_Handler,
+		},
+		{
+			MethodName: "ChangePassword",
+			Handler:    _LoginService_ChangePassword_Handler,
 		},
 		{
 			MethodName: "DescribeEmailChange",

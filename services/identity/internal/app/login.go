@@ -131,8 +131,9 @@ var (
 	errCredentials = fault.Invalid("", "invalid email or password")
 )
 
-// loginApp checks an authorization request: a known app and a redirect URI registered for it. The
-// app may be disabled; each caller decides how to answer that.
+// loginApp checks an authorization request: a known app and a redirect URI registered for it, or
+// the deployment's account-page callback (AccountCallbackPath). The app may be disabled; each
+// caller decides how to answer that, and both refuse a disabled one.
 func (s *Service) loginApp(ctx context.Context, p LoginParams) (domain.App, error) {
 	id := domain.CanonicalID(strings.TrimSpace(p.ClientID))
 	if !domain.IsUUID(id) {
@@ -145,7 +146,7 @@ func (s *Service) loginApp(ctx context.Context, p LoginParams) (domain.App, erro
 	if err != nil {
 		return domain.App{}, err
 	}
-	if !a.RegisteredRedirect(p.RedirectURI) {
+	if !a.RegisteredRedirect(p.RedirectURI) && !s.accountCallback(p.RedirectURI) {
 		return domain.App{}, fault.Invalid("redirect_uri", "redirect_uri is not registered for this app")
 	}
 	if err := domain.CheckAuthorizationParams(p.State, p.Nonce, p.Scope); err != nil {

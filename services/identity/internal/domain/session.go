@@ -17,6 +17,9 @@ const (
 	// RevokedTokenReuse: a refresh token was shown again after its rotation, so two parties hold
 	// the session (one of them a thief) and it ends for both.
 	RevokedTokenReuse = "token_reuse"
+	// RevokedPasswordChanged: the user changed the password on the hosted account page; whoever
+	// held a session with the old one loses it.
+	RevokedPasswordChanged = "password_changed"
 	// RevokedPasswordReset: the password was reset by a mail's link or code, which ends every
 	// session the old password opened.
 	RevokedPasswordReset = "password_reset"

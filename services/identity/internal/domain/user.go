@@ -108,6 +108,16 @@ func (u User) CheckActive() error {
 	return nil
 }
 
+// ChangePassword replaces the password hash of a user who proved the current password. Frozen and
+// deleted users cannot change it: their tokens no longer work, and a change would be a way back in.
+func (u *User) ChangePassword(hash string, now time.Time) error {
+	if err := u.CheckActive(); err != nil {
+		return err
+	}
+	u.PasswordHash, u.UpdatedAt = hash, now.UTC()
+	return nil
+}
+
 // RecordSignIn notes a successful sign-in (route 8 lists them; tenant reads show the flags).
 func (u *User) RecordSignIn(at time.Time, ip string) error {
 	if err := u.CheckActive(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"google.golang.org/protobuf/types/known/emptypb"
+
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/convert"
@@ -122,6 +124,27 @@ func loginRedirect(o app.LoginOutcome, err error) (*identityv1.LoginRedirect, er
 		return nil, err
 	}
 	return &identityv1.LoginRedirect{Url: o.URL, Verification: o.Verification}, nil
+}
+
+// DescribeAccount checks the account page's app and answers the deployment's account callback.
+func (s *LoginServer) DescribeAccount(ctx context.Context, req *identityv1.DescribeAccountRequest) (*identityv1.LoginContext, error) {
+	a, err := s.svc.DescribeAccount(ctx, req.GetClientId())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginContext{
+		AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding), AccountCallbackUri: s.svc.AccountCallbackURI(),
+	}, nil
+}
+
+// ChangePassword is the account page's password change for the user of the access token.
+func (s *LoginServer) ChangePassword(ctx context.Context, req *identityv1.ChangePasswordRequest) (*emptypb.Empty, error) {
+	if err := s.svc.ChangePassword(ctx, app.PasswordChange{
+		AccessToken: req.GetAccessToken(), Current: req.GetCurrentPassword(), New: req.GetNewPassword(), ClientIP: req.GetClientIp(),
+	}); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
 }
 
 // DescribeEmailChange checks an email-change confirmation link for the hosted page's GET.

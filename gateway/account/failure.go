@@ -1,0 +1,103 @@
+package account
+
+import (
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/pkg/grpcx"
+)
+
+// The page's messages: keys of pkg/locale's catalog. The backend's text is never shown.
+const (
+	msgTitle            = "account.error.title"
+	msgBadLink          = "account.error.badLink"
+	msgSignIn           = "account.error.signIn"
+	msgSignedOut        = "account.error.signedOut"
+	msgWrongCurrent     = "account.error.wrongCurrent"
+	msgMissing          = "account.error.missing"
+	msgSessionGone      = "account.error.sessionGone"
+	msgSignedOutTitle   = "account.signedOut.title"
+	msgSignedOutMessage = "account.signedOut.message"
+	// Shared with the login page: the same situations in the same words.
+	msgBadRequest     = "login.error.badRequest"
+	msgExpired        = "login.error.expired"
+	msgTooMany        = "login.error.tooMany"
+	msgBadPassword    = "login.error.badPassword"
+	msgInternal       = "page.error.internal"
+	msgUnavailable    = "page.error.unavailable"
+	msgPasswordChars  = "login.error.badPasswordCharacters"
+	msgPasswordLength = "login.error.passwordLength"
+	msgPasswordBlank  = "login.error.passwordBlank"
+	msgPasswordCommon = "login.error.passwordCommon"
+	msgPasswordEmail  = "login.error.passwordEmail"
+)
+
+// The notices a finished action sends the browser back with (the link's notice parameter).
+const (
+	noticePassword = "password"
+	noticeEnded    = "ended"
+	noticeEndedAll = "endedAll"
+)
+
+// noticeKey is the catalog key of a notice, "" for none or an unknown one: the link is anyone's
+// to edit, so only the page's own notices are shown.
+func noticeKey(n string) string {
+	switch n {
+	case noticePassword, noticeEnded, noticeEndedAll:
+		return "account.notice." + n
+	}
+	return ""
+}
+
+// failure is how the page answers a failed call: status, message key and Retry-After.
+type failure struct {
+	status     int
+	message    string
+	retryAfter time.Duration
+}
+
+// backendFailure maps a failed describe or read: the link's fault is a bad link, a backend down
+// is 503, the rest is ours.
+func backendFailure(err error) failure {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition, codes.PermissionDenied, codes.Unauthenticated:
+		return failure{status: http.StatusBadRequest, message: msgBadLink}
+	case codes.Unavailable:
+		return failure{status: http.StatusServiceUnavailable, message: msgUnavailable, retryAfter: grpcx.RetryAfterOf(st)}
+	case codes.ResourceExhausted:
+		return failure{status: http.StatusTooManyRequests, message: msgTooMany, retryAfter: grpcx.RetryAfterOf(st)}
+	}
+	return failure{status: http.StatusInternalServerError, message: msgInternal}
+}
+
+// passwordRules maps the reason identity gives a refused new password to the login page's text.
+var passwordRules = map[string]string{
+	"characters": msgPasswordChars,
+	"length":     msgPasswordLength,
+	"blank":      msgPasswordBlank,
+	"common":     msgPasswordCommon,
+	"email":      msgPasswordEmail,
+}
+
+// actionFailure maps a refused action to the page's message.
+func actionFailure(err error) failure {
+	st := status.Convert(err)
+	switch {
+	case st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "current_password":
+		return failure{status: http.StatusBadRequest, message: msgWrongCurrent}
+	case st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "password":
+		if m, ok := passwordRules[grpcx.ReasonOf(st)]; ok {
+			return failure{status: http.StatusBadRequest, message: m}
+		}
+		return failure{status: http.StatusBadRequest, message: msgBadPassword}
+	case st.Code() == codes.NotFound:
+		return failure{status: http.StatusNotFound, message: msgSessionGone}
+	case st.Code() == codes.InvalidArgument:
+		return failure{status: http.StatusBadRequest, message: msgBadRequest}
+	}
+	return backendFailure(err)
+}

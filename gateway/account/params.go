@@ -1,0 +1,91 @@
+package account
+
+import (
+	"errors"
+	"net/url"
+
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/locale"
+	"github.com/berthhq/berth/pkg/text"
+)
+
+// maxParam bounds every parameter but the passwords: ids, codes and tokens are far below it.
+const maxParam = 4096
+
+// maxPassword bounds a password field in bytes: identity allows 128 characters of at most 4 bytes.
+const maxPassword = 4 * 128
+
+// The page's actions, the posted action field.
+const (
+	actionPassword = "password"
+	actionEnd      = "end"
+	actionEndAll   = "endAll"
+	actionSignOut  = "signOut"
+)
+
+// link is what GET /account reads: the app, the language and the notice of a finished action.
+type link struct {
+	ClientID, Language, Notice string
+}
+
+// action is a posted form.
+type action struct {
+	link
+	Action       string
+	Current, New string // the password change
+	SessionID    string // ending one session
+}
+
+var (
+	errMissingClient = errors.New("the link lacks client_id")
+	errBadParam      = errors.New("a parameter is too long or breaks the text rule")
+	errBadAction     = errors.New("the form names no known action")
+	errBadSession    = errors.New("the session id is not a UUID")
+	errBadPassword   = errors.New("a password field is too long or holds control characters")
+)
+
+// validParam reports whether s may be sent on: valid UTF-8, no control characters, not too long.
+func validParam(s string) bool { return len(s) <= maxParam && text.Valid(s) }
+
+// linkFrom reads the page's link (or the same fields of a form).
+func linkFrom(v url.Values) (link, error) {
+	l := link{ClientID: v.Get("client_id"), Language: locale.Requested(v), Notice: v.Get("notice")}
+	for _, s := range []string{l.ClientID, l.Notice} {
+		if !validParam(s) {
+			return link{}, errBadParam
+		}
+	}
+	if l.ClientID == "" {
+		return link{}, errMissingClient
+	}
+	return l, nil
+}
+
+// actionFrom reads a posted form: the link's fields, the action and the action's own fields.
+func actionFrom(v url.Values) (action, error) {
+	l, err := linkFrom(v)
+	if err != nil {
+		return action{}, err
+	}
+	a := action{link: l, Action: v.Get("action")}
+	switch a.Action {
+	case actionPassword:
+		a.Current, a.New = v.Get("current_password"), v.Get("new_password")
+		for _, pw := range []string{a.Current, a.New} {
+			if len(pw) > maxPassword || !text.Valid(pw) {
+				return action{}, errBadPassword
+			}
+		}
+	case actionEnd:
+		id, err := uuid.Parse(v.Get("session_id"))
+		if err != nil || len(v.Get("session_id")) != 36 {
+			return action{}, errBadSession
+		}
+		a.SessionID = id.String()
+	case actionEndAll, actionSignOut:
+	default:
+		return action{}, errBadAction
+	}
+	return a, nil
+}
