@@ -26,9 +26,6 @@ import (
 // Path is where the pages are served; the reset mail links here with ?token=.
 const Path = login.RecoverPath
 
-// maxForm is the POST body limit: a form of a few short fields never comes near it.
-const maxForm = 64 << 10
-
 // Bounds of the typed and carried values. An address is at most 320 characters; codes, flow ids
 // and link secrets are far below maxSecret, which only keeps hostile values out of the calls.
 const (

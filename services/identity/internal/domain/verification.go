@@ -6,12 +6,12 @@ import "github.com/berthhq/berth/pkg/fault"
 type EmailVerification string
 
 const (
-	// VerificationRequired: sign-up never signs in; the user proves the address by the mailed link
+	// VerificationRequired means sign-up never signs in: the user proves the address by the mailed link
 	// or code first, and a sign-in with the right password of an unverified user mails a fresh
 	// one instead of signing in. Sign-up then answers the same for new and registered addresses,
 	// so it reveals nothing about who has an account. The default for new apps.
 	VerificationRequired EmailVerification = "required"
-	// VerificationOptional: sign-up signs in at once and the mail verifies the address later. A
+	// VerificationOptional means sign-up signs in at once and the mail verifies the address later. A
 	// refused sign-up then tells the visitor that the address is registered.
 	VerificationOptional EmailVerification = "optional"
 )
