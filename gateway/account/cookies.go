@@ -1,9 +1,7 @@
 package account
 
 import (
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"net/http"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -18,25 +16,9 @@ const (
 	flowCookie = "berth_account_flow"
 	// tokenCookie holds the page's access token: its whole browser session.
 	tokenCookie = "berth_account"
-	// randomBytes of randomness make the state and nonce unguessable.
-	randomBytes = 32
 	// flowMaxAge bounds a sign-in: the hosted login page's form and the code after it.
 	flowMaxAge = 15 * 60
 )
-
-// random returns a fresh URL-safe random value.
-func random() string {
-	b := make([]byte, randomBytes)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// wellFormed reports whether s looks like a value random made, so a cookie planted in another
-// shape is never believed.
-func wellFormed(s string) bool {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == randomBytes
-}
 
 // equal compares two secrets in constant time.
 func equal(a, b string) bool {

@@ -30,7 +30,7 @@ func FuzzAccountForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, query, body string) {
 		fake := newFake()
 		p, _ := newPage(fake)
-		flow := &http.Cookie{Name: flowCookie, Value: random() + "." + random() + "." + appID + "."}
+		flow := &http.Cookie{Name: flowCookie, Value: webpage.NewToken() + "." + webpage.NewToken() + "." + appID + "."}
 		for _, target := range []struct{ method, path string }{
 			{http.MethodGet, Path}, {http.MethodPost, Path}, {http.MethodGet, CallbackPath},
 		} {

@@ -166,7 +166,7 @@ func (p *Page) signIn(w http.ResponseWriter, r *http.Request, a app) {
 		p.refuse(w, r, http.StatusServiceUnavailable, msgUnavailable, "identity named no account callback")
 		return
 	}
-	state, nonce := random(), random()
+	state, nonce := webpage.NewToken(), webpage.NewToken()
 	setCookie(w, flowCookie, strings.Join([]string{state, nonce, a.ID, a.Language}, "."), flowMaxAge, a.secure())
 	q := url.Values{"client_id": {a.ID}, "redirect_uri": {a.Callback}, "state": {state}, "nonce": {nonce}, "type": {"signIn"}}
 	if a.Language != "" {
@@ -184,7 +184,7 @@ func flowOf(r *http.Request) (flow, bool) {
 		return flow{}, false
 	}
 	parts := strings.Split(c.Value, ".")
-	if len(parts) != 4 || !wellFormed(parts[0]) || !wellFormed(parts[1]) {
+	if len(parts) != 4 || !webpage.WellFormedToken(parts[0]) || !webpage.WellFormedToken(parts[1]) {
 		return flow{}, false
 	}
 	f := flow{state: parts[0], nonce: parts[1], clientID: parts[2], language: parts[3]}

@@ -66,7 +66,7 @@ func TestWithoutItsCookieThePageSignsInThroughTheLoginPageToItsCallback(t *testi
 	}
 	q := to.Query()
 	if q.Get("client_id") != appID || q.Get("redirect_uri") != callback || q.Get("type") != "signIn" || q.Get("language") != "de" ||
-		!wellFormed(q.Get("state")) || !wellFormed(q.Get("nonce")) {
+		!webpage.WellFormedToken(q.Get("state")) || !webpage.WellFormedToken(q.Get("nonce")) {
 		t.Errorf("sign-in link = %v", q)
 	}
 	c := cookie(rec, flowCookie)
@@ -82,10 +82,10 @@ func TestWithoutItsCookieThePageSignsInThroughTheLoginPageToItsCallback(t *testi
 func TestTheCallbackRefusesAStateThisBrowserDidNotStart(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	flow := &http.Cookie{Name: flowCookie, Value: random() + "." + random() + "." + appID + "."}
+	flow := &http.Cookie{Name: flowCookie, Value: webpage.NewToken() + "." + webpage.NewToken() + "." + appID + "."}
 	for name, req := range map[string]*http.Request{
-		"no flow cookie": request(t, http.MethodGet, CallbackPath+"?code=c&state="+random(), ""),
-		"another state":  request(t, http.MethodGet, CallbackPath+"?code=c&state="+random(), "", flow),
+		"no flow cookie": request(t, http.MethodGet, CallbackPath+"?code=c&state="+webpage.NewToken(), ""),
+		"another state":  request(t, http.MethodGet, CallbackPath+"?code=c&state="+webpage.NewToken(), "", flow),
 		"no code":        request(t, http.MethodGet, CallbackPath+"?state="+strings.Split(flow.Value, ".")[0], "", flow),
 	} {
 		rec := serve(p, req)
@@ -101,7 +101,7 @@ func TestTheCallbackRefusesAStateThisBrowserDidNotStart(t *testing.T) {
 func TestTheCallbackKeepsOnlyTheAccessTokenInAStrictCookieAndEndsThePagesOwnSession(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	state, nonce := random(), random()
+	state, nonce := webpage.NewToken(), webpage.NewToken()
 	flow := &http.Cookie{Name: flowCookie, Value: state + "." + nonce + "." + appID + ".de"}
 	rec := serve(p, request(t, http.MethodGet, CallbackPath+"?code=c0de&state="+state+"&client_id="+appID, "", flow))
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Path+"?client_id="+appID+"&language=de" {
@@ -262,7 +262,7 @@ func TestEveryActionNeedsTheCSRFToken(t *testing.T) {
 	p, _ := newPage(fake)
 	c, _ := csrfPair(t, p)
 	for _, action := range []string{"password", "end", "endAll", "signOut"} {
-		rec := serve(p, request(t, http.MethodPost, Path, form(random(), "action", action, "session_id", otherID, "current_password", "a", "new_password", "b"), c, signedIn))
+		rec := serve(p, request(t, http.MethodPost, Path, form(webpage.NewToken(), "action", action, "session_id", otherID, "current_password", "a", "new_password", "b"), c, signedIn))
 		if rec.Code != http.StatusForbidden {
 			t.Errorf("%s with a wrong CSRF token = %d", action, rec.Code)
 		}

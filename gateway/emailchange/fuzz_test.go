@@ -23,7 +23,7 @@ func FuzzEmailChangeForm(f *testing.F) {
 	} {
 		f.Add(s.query, s.body)
 	}
-	csrfToken := webpage.NewCSRFToken()
+	csrfToken := webpage.NewToken()
 	f.Fuzz(func(t *testing.T, query, body string) {
 		fake := &fakeIdentity{}
 		p, _ := newPage(fake)

@@ -141,7 +141,7 @@ func TestOpeningTheLinkShowsTheAddressAndAButtonWithoutConfirming(t *testing.T) 
 func TestPressingConfirmConfirmsTheLinkOnce(t *testing.T) {
 	fake := &fakeIdentity{}
 	p, logs := newPage(fake)
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	rec := post(t, p, url.Values{webpage.CSRFField: {token}, "token": {linkSecret}}, token)
 	body := wantPage(t, rec, http.StatusOK)
 	if !strings.Contains(body, en.T("emailChange.done.title")) || !strings.Contains(body, "new@example.test") {
@@ -160,8 +160,8 @@ func TestAForgedOrExpiredFormDoesNotConfirm(t *testing.T) {
 		name          string
 		cookie, field string
 	}{
-		{"no cookie", "", webpage.NewCSRFToken()},
-		{"field differs from the cookie", webpage.NewCSRFToken(), webpage.NewCSRFToken()},
+		{"no cookie", "", webpage.NewToken()},
+		{"field differs from the cookie", webpage.NewToken(), webpage.NewToken()},
 		{"cookie of another shape", "short", "short"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +219,7 @@ func TestBadLinksAndRefusalsGetTheErrorCardInTheirStatus(t *testing.T) {
 func TestAConfirmationIdentityRefusesGetsTheErrorCard(t *testing.T) {
 	fake := &fakeIdentity{confirmErr: status.Error(codes.InvalidArgument, "this link or code is no longer valid")}
 	p, _ := newPage(fake)
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	body := wantPage(t, post(t, p, url.Values{webpage.CSRFField: {token}, "token": {linkSecret}}, token), http.StatusBadRequest)
 	if !strings.Contains(body, html.EscapeString(en.T(msgBadLink))) {
 		t.Errorf("page:\n%s", body)

@@ -107,7 +107,7 @@ func TestARefusedSubmissionAnswersInTheFormsLanguage(t *testing.T) {
 	fake := newFake()
 	fake.submitErr = wire(fault.Unauthenticated("wrong password"))
 	p := newPageOnly(fake)
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	form := validForm("signIn", token)
 	form.Set("language", "de")
 	body := wantPage(t, post(t, p, form, token), http.StatusUnauthorized)

@@ -267,7 +267,7 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 				}
 			}
 			c := csrfCookieOf(t, rec)
-			if !webpage.WellFormedCSRF(c.Value) || fields[webpage.CSRFField] != c.Value {
+			if !webpage.WellFormedToken(c.Value) || fields[webpage.CSRFField] != c.Value {
 				t.Errorf("csrf field %q does not repeat cookie %q", fields[webpage.CSRFField], c.Value)
 			}
 			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != Path {
@@ -302,7 +302,7 @@ func TestShowRendersTheFormCarryingTheLinkParameters(t *testing.T) {
 
 func TestShowKeepsAnExistingCSRFCookie(t *testing.T) {
 	p, _ := newPage(newFake())
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, Path+"?"+linkQuery("signIn").Encode(), nil)
 	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: token})
 	rec := httptest.NewRecorder()
@@ -379,14 +379,14 @@ func wantRefusal(t *testing.T, logs, reason string) {
 }
 
 func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	tests := []struct {
 		name          string
 		cookie, field string
 	}{
 		{"no cookie", "", token},
 		{"no field", token, ""},
-		{"different tokens", token, webpage.NewCSRFToken()},
+		{"different tokens", token, webpage.NewToken()},
 		{"malformed cookie repeated in field", "attacker-chosen", "attacker-chosen"},
 	}
 	for _, tt := range tests {
@@ -402,7 +402,7 @@ func TestSubmitRefusesAMissingOrWrongCSRFToken(t *testing.T) {
 				t.Errorf("page lacks the expiry message:\n%s", body)
 			}
 			// The re-rendered form carries a usable token so the user can simply submit again.
-			if fields := hiddenFields(t, body); fields[webpage.CSRFField] != csrfCookieOf(t, rec).Value || !webpage.WellFormedCSRF(fields[webpage.CSRFField]) {
+			if fields := hiddenFields(t, body); fields[webpage.CSRFField] != csrfCookieOf(t, rec).Value || !webpage.WellFormedToken(fields[webpage.CSRFField]) {
 				t.Errorf("re-rendered form has no usable token")
 			}
 		})
@@ -414,7 +414,7 @@ func TestSubmitRedirectsToTheBackendURLOnSuccess(t *testing.T) {
 		t.Run(typ, func(t *testing.T) {
 			fake := newFake()
 			p, _ := newPage(fake)
-			token := webpage.NewCSRFToken()
+			token := webpage.NewToken()
 			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, Path+"?state=from-query",
 				strings.NewReader(validForm(typ, token).Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
@@ -543,7 +543,7 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 			fake := newFake()
 			fake.submitErr = tt.err
 			p, logs := newPage(fake)
-			token := webpage.NewCSRFToken()
+			token := webpage.NewToken()
 			rec := post(t, p, validForm(tt.typ, token), token)
 			body := wantPage(t, rec, tt.status)
 			if !strings.Contains(body, html.EscapeString(english(tt.message))) {
@@ -574,7 +574,7 @@ func TestSubmitFailureStatusAndMessage(t *testing.T) {
 func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	form := validForm("signIn", token)
 	form.Set("password", "")
 	body := wantPage(t, post(t, p, form, token), http.StatusBadRequest)
@@ -587,7 +587,7 @@ func TestSubmitWithoutCredentialsDoesNotCallTheBackend(t *testing.T) {
 }
 
 func TestSubmitRefusesUnusableBodies(t *testing.T) {
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	tests := []struct {
 		name        string
 		contentType string
@@ -644,7 +644,7 @@ func TestHostileInputIsEscaped(t *testing.T) {
 		t.Errorf("app name not shown as text")
 	}
 
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	form := validForm("signIn", token)
 	form.Set("email", attack)
 	form.Set("state", attack)
@@ -710,7 +710,7 @@ func TestLimitsAndOutagesTellTheBrowserWhenToRetry(t *testing.T) {
 				rec = get(t, p, linkQuery("signIn"))
 			} else {
 				fake.submitErr = tt.err
-				token := webpage.NewCSRFToken()
+				token := webpage.NewToken()
 				rec = post(t, p, validForm("signIn", token), token)
 			}
 			body := wantPage(t, rec, tt.status)

@@ -46,7 +46,7 @@ func TestSignUpThatNeedsVerificationShowsCheckYourInboxWithACodeForm(t *testing.
 	fake := newFake()
 	fake.verification = verification
 	p, _ := newPage(fake)
-	token := webpage.NewCSRFToken()
+	token := webpage.NewToken()
 	body := wantPage(t, postTo(t, p, Path, validForm(signUpType, ""), token), http.StatusOK)
 	if !strings.Contains(body, "Check your inbox") || !strings.Contains(body, `name="code"`) || !strings.Contains(body, `action="`+VerifyPath+`"`) {
 		t.Fatalf("not the check-your-inbox page:\n%s", body)
@@ -85,7 +85,7 @@ func TestVerificationLinkShowsAConfirmButtonAndOnlyThePostVerifies(t *testing.T)
 		t.Fatal("opening the link verified without the button")
 	}
 
-	body = wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewCSRFToken()), http.StatusOK)
+	body = wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewToken()), http.StatusOK)
 	if len(fake.links) != 1 || fake.links[0].GetToken() != "s3cret" || fake.links[0].GetClientIp() != "203.0.113.9" {
 		t.Fatalf("link requests = %v", fake.links)
 	}
@@ -94,7 +94,7 @@ func TestVerificationLinkShowsAConfirmButtonAndOnlyThePostVerifies(t *testing.T)
 	}
 
 	fake.verifyURL = ""
-	body = wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewCSRFToken()), http.StatusOK)
+	body = wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewToken()), http.StatusOK)
 	if strings.Contains(body, "refresh") || !strings.Contains(body, "Your email address is confirmed") {
 		t.Fatalf("a verification without a request to continue:\n%s", body)
 	}
@@ -105,7 +105,7 @@ func TestVerificationFailuresAnswerOneText(t *testing.T) {
 		fake := newFake()
 		fake.verifyErr = status.Error(code, "this link or code is no longer valid")
 		p, _ := newPage(fake)
-		body := wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewCSRFToken()), http.StatusBadRequest)
+		body := wantPage(t, postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewToken()), http.StatusBadRequest)
 		if !strings.Contains(body, html.EscapeString(english(msgVerificationInvalid))) {
 			t.Fatalf("%v link: %s", code, body)
 		}
@@ -113,7 +113,7 @@ func TestVerificationFailuresAnswerOneText(t *testing.T) {
 	fake := newFake()
 	fake.verifyErr = status.Error(codes.InvalidArgument, "this link or code is no longer valid")
 	p, _ := newPage(fake)
-	body := wantPage(t, postTo(t, p, VerifyPath, pendingForm(opCode), webpage.NewCSRFToken()), http.StatusBadRequest)
+	body := wantPage(t, postTo(t, p, VerifyPath, pendingForm(opCode), webpage.NewToken()), http.StatusBadRequest)
 	if !strings.Contains(body, html.EscapeString(english(msgCodeInvalid))) || hiddenFields(t, body)["verification"] != verification {
 		t.Fatalf("a refused code does not show the code form again with the one text:\n%s", body)
 	}
@@ -123,13 +123,13 @@ func TestCodeFormContinuesTheRequestAndResendAsksForANewMail(t *testing.T) {
 	fake := newFake()
 	fake.verifyURL = redirectURI + "?code=c0de&state=st4te"
 	p, _ := newPage(fake)
-	wantPage(t, postTo(t, p, VerifyPath, pendingForm(opCode), webpage.NewCSRFToken()), http.StatusOK)
+	wantPage(t, postTo(t, p, VerifyPath, pendingForm(opCode), webpage.NewToken()), http.StatusOK)
 	if len(fake.codes) != 1 || fake.codes[0].GetCode() != "123456" || fake.codes[0].GetVerification() != verification || fake.codes[0].GetClientId() != appID {
 		t.Fatalf("code requests = %v", fake.codes)
 	}
 
 	fake.verification = "9d0c1b2a-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
-	body := wantPage(t, postTo(t, p, VerifyPath, pendingForm(opResend), webpage.NewCSRFToken()), http.StatusOK)
+	body := wantPage(t, postTo(t, p, VerifyPath, pendingForm(opResend), webpage.NewToken()), http.StatusOK)
 	if len(fake.resends) != 1 || fake.resends[0].GetEmail() != "ada@example.com" || fake.resends[0].GetParams().GetState() != "st4te" {
 		t.Fatalf("resend requests = %v", fake.resends)
 	}
@@ -138,7 +138,7 @@ func TestCodeFormContinuesTheRequestAndResendAsksForANewMail(t *testing.T) {
 	}
 
 	fake.submitErr = status.Error(codes.ResourceExhausted, "too many")
-	rec := postTo(t, p, VerifyPath, pendingForm(opResend), webpage.NewCSRFToken())
+	rec := postTo(t, p, VerifyPath, pendingForm(opResend), webpage.NewToken())
 	if body := wantPage(t, rec, http.StatusTooManyRequests); !strings.Contains(body, html.EscapeString(english(msgTooMany))) {
 		t.Fatalf("a refused resend:\n%s", body)
 	}
@@ -151,12 +151,12 @@ func TestVerifyFormsWithoutCSRFOrWithBadFieldsCallNothing(t *testing.T) {
 		status int
 	}{
 		"no CSRF pair":    {pendingForm(opCode), "", http.StatusForbidden},
-		"unknown op":      {url.Values{"op": {"delete"}}, webpage.NewCSRFToken(), http.StatusBadRequest},
-		"no op":           {url.Values{"token": {"x"}}, webpage.NewCSRFToken(), http.StatusBadRequest},
-		"control in code": {func() url.Values { f := pendingForm(opCode); f.Set("code", "12\x0034"); return f }(), webpage.NewCSRFToken(), http.StatusBadRequest},
-		"missing state":   {func() url.Values { f := pendingForm(opResend); f.Del("state"); return f }(), webpage.NewCSRFToken(), http.StatusBadRequest},
-		"overlong token":  {url.Values{"op": {opLink}, "token": {strings.Repeat("a", maxToken+1)}}, webpage.NewCSRFToken(), http.StatusBadRequest},
-		"bad email":       {func() url.Values { f := pendingForm(opResend); f.Set("email", "a\x1b@example.com"); return f }(), webpage.NewCSRFToken(), http.StatusBadRequest},
+		"unknown op":      {url.Values{"op": {"delete"}}, webpage.NewToken(), http.StatusBadRequest},
+		"no op":           {url.Values{"token": {"x"}}, webpage.NewToken(), http.StatusBadRequest},
+		"control in code": {func() url.Values { f := pendingForm(opCode); f.Set("code", "12\x0034"); return f }(), webpage.NewToken(), http.StatusBadRequest},
+		"missing state":   {func() url.Values { f := pendingForm(opResend); f.Del("state"); return f }(), webpage.NewToken(), http.StatusBadRequest},
+		"overlong token":  {url.Values{"op": {opLink}, "token": {strings.Repeat("a", maxToken+1)}}, webpage.NewToken(), http.StatusBadRequest},
+		"bad email":       {func() url.Values { f := pendingForm(opResend); f.Set("email", "a\x1b@example.com"); return f }(), webpage.NewToken(), http.StatusBadRequest},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fake := newFake()
@@ -175,7 +175,7 @@ func TestCheckYourInboxSpeaksTheLanguageOfTheLink(t *testing.T) {
 	p, _ := newPage(fake)
 	form := validForm(signUpType, "")
 	form.Set("language", "de")
-	body := wantPage(t, postTo(t, p, Path, form, webpage.NewCSRFToken()), http.StatusOK)
+	body := wantPage(t, postTo(t, p, Path, form, webpage.NewToken()), http.StatusOK)
 	if !strings.Contains(body, "Schau in dein Postfach") || hiddenFields(t, body)["language"] != "de" {
 		t.Fatalf("the German sign-up's check-your-inbox page:\n%s", body)
 	}

@@ -10,8 +10,8 @@ import (
 // CSRFField is the hidden form field that must repeat the CSRF cookie's value.
 const CSRFField = "csrf_token"
 
-// csrfBytes of randomness make a token unguessable.
-const csrfBytes = 32
+// tokenBytes of randomness make a token unguessable.
+const tokenBytes = 32
 
 // CSRF is a hosted page's double-submit protection: a random token in a cookie scoped to the
 // page's path, which the posted form must repeat. Each page has its own cookie, so nothing else on
@@ -21,24 +21,25 @@ type CSRF struct {
 	Path   string // the page's path, the cookie's scope
 }
 
-// NewCSRFToken returns a fresh random token.
-func NewCSRFToken() string {
-	b := make([]byte, csrfBytes)
+// NewToken returns a fresh URL-safe random token: the CSRF tokens of every hosted page, and the
+// state and nonce of the account page's sign-in.
+func NewToken() string {
+	b := make([]byte, tokenBytes)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// WellFormedCSRF reports whether s looks like a token NewCSRFToken made, so a value planted in
-// the cookie in another shape is never reused.
-func WellFormedCSRF(s string) bool {
+// WellFormedToken reports whether s looks like a token NewToken made, so a value planted in a
+// cookie in another shape is never reused.
+func WellFormedToken(s string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == csrfBytes
+	return err == nil && len(b) == tokenBytes
 }
 
 // cookieToken is the token in the request's cookie, or "" when there is none of the right shape.
 func (c CSRF) cookieToken(r *http.Request) string {
 	k, err := r.Cookie(c.Cookie)
-	if err != nil || !WellFormedCSRF(k.Value) {
+	if err != nil || !WellFormedToken(k.Value) {
 		return ""
 	}
 	return k.Value
@@ -49,7 +50,7 @@ func (c CSRF) cookieToken(r *http.Request) string {
 func (c CSRF) Issue(w http.ResponseWriter, r *http.Request) string {
 	token := c.cookieToken(r)
 	if token == "" {
-		token = NewCSRFToken()
+		token = NewToken()
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     c.Cookie,

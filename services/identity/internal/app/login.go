@@ -355,7 +355,7 @@ func (s *Service) signInUnverified(ctx context.Context, a domain.App, u domain.U
 	if err := s.mailReady(); err != nil {
 		return LoginOutcome{}, err
 	}
-	if _, err := s.reserve(ctx, resendLimits(s.limits, s.now(), a.ID, u.Email, addressKey(ip))...); err != nil {
+	if _, err := s.reserve(ctx, resendLimits(s.limits).of(s.now(), a.ID, u.Email, addressKey(ip))...); err != nil {
 		return LoginOutcome{}, err
 	}
 	id, err := s.sendVerification(ctx, a, u, p.continuation())
@@ -487,6 +487,26 @@ type limit struct {
 
 func newLimit(key string, maxAttempts int, window time.Duration, now time.Time, refusal func(time.Duration) error) limit {
 	return limit{AttemptLimit: AttemptLimit{Key: key, Max: maxAttempts, Since: now.Add(-window)}, window: window, refusal: refusal}
+}
+
+// mailLimits bound the mails one kind of request sends (verification resends, password resets):
+// per address of an app, so one inbox cannot be flooded, and per client address, so one sender
+// cannot flood many.
+type mailLimits struct {
+	kind            string // the limit keys' prefix
+	perEmail, perIP int
+	window          time.Duration
+	refusal         func(window time.Duration) error
+}
+
+// of counts a request for email of appID from address ("" when unknown: then only the address of
+// the app counts).
+func (m mailLimits) of(now time.Time, appID, email, address string) []limit {
+	out := []limit{newLimit(m.kind+":email:"+appID+":"+strings.ToLower(email), m.perEmail, m.window, now, m.refusal)}
+	if address != "" {
+		out = append(out, newLimit(m.kind+":ip:"+address, m.perIP, m.window, now, m.refusal))
+	}
+	return out
 }
 
 func signInLimits(l LoginLimits, now time.Time, k signInKeys) []limit {

@@ -72,7 +72,7 @@ func (s *Service) StartPasswordReset(ctx context.Context, in ResetStart) (string
 	now := s.now()
 	// Every request counts, whatever the address: counting only known ones would make the limit
 	// itself tell which addresses have an account.
-	if _, err := s.reserve(ctx, resetLimits(s.limits, now, a.ID, email, addressKey(clientIP(in.ClientIP)))...); err != nil {
+	if _, err := s.reserve(ctx, resetLimits(s.limits).of(now, a.ID, email, addressKey(clientIP(in.ClientIP)))...); err != nil {
 		return "", err
 	}
 	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
@@ -109,14 +109,9 @@ func (s *Service) StartPasswordReset(ctx context.Context, in ResetStart) (string
 	return c.ID, nil
 }
 
-// resetLimits count a reset request under its app's address and under its client address (when
-// known).
-func resetLimits(l LoginLimits, now time.Time, appID, email, address string) []limit {
-	out := []limit{newLimit("reset:email:"+appID+":"+strings.ToLower(email), l.Resets, l.ResetWindow, now, errTooManyResets)}
-	if address != "" {
-		out = append(out, newLimit("reset:ip:"+address, l.ResetsPerIP, l.ResetWindow, now, errTooManyResets))
-	}
-	return out
+// resetLimits count a reset request under its app's address and under its client address.
+func resetLimits(l LoginLimits) mailLimits {
+	return mailLimits{kind: "reset", perEmail: l.Resets, perIP: l.ResetsPerIP, window: l.ResetWindow, refusal: errTooManyResets}
 }
 
 func errTooManyResets(window time.Duration) error {

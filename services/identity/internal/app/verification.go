@@ -127,12 +127,8 @@ func (s *Service) signUpTaken(ctx context.Context, a domain.App, u domain.User, 
 }
 
 // resendLimits count a resend under the address (of the app) and under the client address.
-func resendLimits(l LoginLimits, now time.Time, appID, email, address string) []limit {
-	out := []limit{newLimit("resend:"+appID+":"+strings.ToLower(email), l.ResendsPerEmail, l.ResendWindow, now, errTooManyResends)}
-	if address != "" {
-		out = append(out, newLimit("resend-ip:"+address, l.ResendsPerIP, l.ResendWindow, now, errTooManyResends))
-	}
-	return out
+func resendLimits(l LoginLimits) mailLimits {
+	return mailLimits{kind: "resend", perEmail: l.ResendsPerEmail, perIP: l.ResendsPerIP, window: l.ResendWindow, refusal: errTooManyResends}
 }
 
 func errTooManyResends(window time.Duration) error {
@@ -155,7 +151,7 @@ func (s *Service) ResendVerification(ctx context.Context, in ResendInput) (Login
 	if err := s.mailReady(); err != nil {
 		return LoginOutcome{}, err
 	}
-	if _, err := s.reserve(ctx, resendLimits(s.limits, s.now(), a.ID, email, addressKey(clientIP(in.ClientIP)))...); err != nil {
+	if _, err := s.reserve(ctx, resendLimits(s.limits).of(s.now(), a.ID, email, addressKey(clientIP(in.ClientIP)))...); err != nil {
 		return LoginOutcome{}, err
 	}
 	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
