@@ -42,7 +42,7 @@ func sumCounter(r io.Reader, metric string) (float64, error) {
 
 // counters reads, per replica, the requests it has answered: REST requests for an edge, gRPC
 // calls for a service.
-func (c *cluster) counters(t *testing.T) map[string]float64 {
+func (c *cluster) counters(t testing.TB) map[string]float64 {
 	t.Helper()
 	out := map[string]float64{}
 	for name, rs := range c.replicas {
@@ -93,7 +93,7 @@ func (c *cluster) enoughToJudge(before, after map[string]float64) bool {
 
 // checkBalance requires every replica of a service to have answered at least minShare of the
 // service's requests between two readings.
-func (c *cluster) checkBalance(t *testing.T, before, after map[string]float64) {
+func (c *cluster) checkBalance(t testing.TB, before, after map[string]float64) {
 	t.Helper()
 	totals := c.steadyTotals(before, after)
 	for _, name := range order {
@@ -122,7 +122,7 @@ func (c *cluster) checkBalance(t *testing.T, before, after map[string]float64) {
 // hold appears in analytics once, and every completed payment billing holds reached the tenant's
 // units and analytics once — none lost, none applied twice. It also checks that nothing the load
 // saw succeed is missing.
-func (c *cluster) checkExactlyOnce(t *testing.T, l *load, began time.Time) {
+func (c *cluster) checkExactlyOnce(t testing.TB, l *load, began time.Time) {
 	t.Helper()
 	from, to := began.Format(time.DateOnly), time.Now().UTC().Format(time.DateOnly)
 	var last string

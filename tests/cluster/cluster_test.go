@@ -42,7 +42,8 @@ type killed struct {
 	sent, gone time.Time
 }
 
-func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesReplica(t *testing.T) {
+func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesReplica(tt *testing.T) {
+	t := withRecap(tt)
 	if os.Getenv("BERTH_TEST_CLUSTER") == "" {
 		t.Skip("the multi-process cluster test runs with make test-cluster (BERTH_TEST_CLUSTER=1)")
 	}
@@ -102,7 +103,7 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 // their own readiness: each stays ready, identity's and tenant's routes answer as before, and a
 // billing route answers 500 in its family's envelope, so a load balancer keeps every edge and only
 // billing's routes fail. It runs last: billing stays down.
-func (c *cluster) checkTheEdgeServesTheOthersWithAServiceDown(t *testing.T, l *load) {
+func (c *cluster) checkTheEdgeServesTheOthersWithAServiceDown(t testing.TB, l *load) {
 	t.Helper()
 	for _, r := range c.replicas["billing"] {
 		r.proc.Kill()
@@ -137,7 +138,7 @@ func (c *cluster) checkTheEdgeServesTheOthersWithAServiceDown(t *testing.T, l *l
 // checkATraceCrossesProcesses looks, among the traces the processes exported, for a sign-up's:
 // one trace holding the edge's span, identity's and tenant's gRPC server spans and analytics'
 // span applying an event the sign-up wrote, each exported by its own process.
-func (c *cluster) checkATraceCrossesProcesses(t *testing.T) {
+func (c *cluster) checkATraceCrossesProcesses(t testing.TB) {
 	t.Helper()
 	var seen int
 	testkit.Eventually(t, "a trace spans the edge, identity, tenant and an analytics consumer", func() bool {
@@ -178,7 +179,7 @@ func (c *cluster) processes() int {
 // checkFailures fails the test for every failed call that was not in flight at a kill: one that
 // began before a replica was gone and ended after its kill was sent. Anything else (a call that
 // started once the replica was gone and still failed) means the cluster did not route around it.
-func checkFailures(t *testing.T, rec *recorder, kills []killed) {
+func checkFailures(t testing.TB, rec *recorder, kills []killed) {
 	t.Helper()
 	perOp := map[string][2]int{} // op -> calls, failed in flight
 	var stray []string

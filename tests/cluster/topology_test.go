@@ -106,7 +106,7 @@ type cluster struct {
 
 // startCluster builds the binaries and starts every replica, the sandboxes and the balancer, then
 // provisions the demo apps through the admin API.
-func startCluster(t *testing.T, natsURL string) *cluster {
+func startCluster(t testing.TB, natsURL string) *cluster {
 	t.Helper()
 	ctx := context.Background()
 	root, err := procs.RepoRoot()
@@ -259,7 +259,7 @@ func startCluster(t *testing.T, natsURL string) *cluster {
 }
 
 // provision creates the demo apps through the admin API, as an operator would.
-func provision(t *testing.T, adminToken string, common map[string]string, baseURL, sandbox string) seed.Demo {
+func provision(t testing.TB, adminToken string, common map[string]string, baseURL, sandbox string) seed.Demo {
 	t.Helper()
 	dial := func(name string) *grpc.ClientConn {
 		target := common[module.AddrVar(name)]
