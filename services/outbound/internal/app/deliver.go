@@ -38,6 +38,9 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 	if s.sender == nil {
 		panic("outbound: RunDeliveries needs a Sender")
 	}
+	if log == nil {
+		log = slog.Default()
+	}
 	var (
 		mu   sync.Mutex
 		busy = map[string]bool{}

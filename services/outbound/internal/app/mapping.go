@@ -104,8 +104,8 @@ func Map(ev events.Event, payload proto.Message) ([]Public, error) {
 	return out, nil
 }
 
-// render writes payloads with every field present, in the REST routes' JSON names.
-var render = protojson.MarshalOptions{EmitUnpopulated: true}
+// render writes payloads as the REST routes do: every field present, under its proto name.
+var render = protojson.MarshalOptions{EmitUnpopulated: true, UseProtoNames: true}
 
 // renderData is the payload's JSON object with updatedAt added.
 func renderData(payload proto.Message, at time.Time) (json.RawMessage, error) {
