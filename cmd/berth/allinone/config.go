@@ -57,7 +57,7 @@ func Settings() []config.Setting {
 
 // FromSettings makes the all-in-one configuration from its parsed Settings and checks every
 // module's settings from the environment, with
-// these all-in-one defaults: BERTH_ISSUER DefaultIssuer, BERTH_OUTBOUND_ALLOW_PRIVATE true, BERTH_PUBLIC_URL the edge's address,
+// these all-in-one defaults: BERTH_ISSUER DefaultIssuer, BERTH_PUBLIC_URL the edge's address,
 // BERTH_PSPX_URL and BERTH_PSPY_URL the sandboxes on it, and on memory stores BERTH_API_KEY_PEPPER
 // and BERTH_SECRET_KEY random per run. Secrets left unset are generated only on memory stores: with
 // a database they must survive restarts, so the modules then require them. Nothing is created or
@@ -83,9 +83,7 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 	if cfg.TLS, err = grpcx.TLSFromEnv(own.Env()); err != nil {
 		return cfg, err
 	}
-	// The all-in-one is where a newcomer points a webhook endpoint at a receiver on their machine:
-	// http and loopback addresses are allowed there, never by the production binaries' default.
-	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer, "BERTH_OUTBOUND_ALLOW_PRIVATE": "true"}
+	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer}
 	base := own.String("BERTH_DATABASE_URL")
 	if base == "" {
 		defaults["BERTH_API_KEY_PEPPER"] = randomHex(32)
@@ -112,10 +110,13 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 
 // moduleSettings parses the settings of every module of Modules and of the edge from env, with the
 // all-in-one's own defaults for the URLs that follow from the edge's address (baseURL): the public
-// URL and the sandboxes.
+// URL and the sandboxes; and webhook endpoints on loopback allowed.
 func moduleSettings(env config.Env, baseURL string) (map[string]config.Values, error) {
+	// BERTH_OUTBOUND_ALLOW_PRIVATE: the all-in-one is where a newcomer points a webhook endpoint at
+	// a receiver on their machine, so http and loopback are allowed here, never by default elsewhere.
 	env = config.Overlay(env, map[string]string{module.PublicURLSetting.Name: baseURL,
-		"BERTH_PSPX_URL": baseURL + mount.PspxPath, "BERTH_PSPY_URL": baseURL + mount.PspyPath})
+		"BERTH_PSPX_URL": baseURL + mount.PspxPath, "BERTH_PSPY_URL": baseURL + mount.PspyPath,
+		"BERTH_OUTBOUND_ALLOW_PRIVATE": "true"})
 	values := map[string]config.Values{}
 	var problems []error
 	for _, m := range append(slices.Clone(Modules), edge.Module) {

@@ -24,11 +24,11 @@ var migrationFiles embed.FS
 // Component is the name the outbound tables' migrations are recorded under.
 const Component = "outbound"
 
-// Migrate applies the outbound tables' migrations and the shared events tables (the inbox of the
-// consumers).
+// Migrate applies the outbound tables' migrations, the shared events tables (the inbox of the
+// consumers) and the record of the key the endpoint secrets are sealed with.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return pgxx.MigrateSets(ctx, pool, pgxx.Set{Component: Component, Files: migrationFiles, Dir: "migrations"},
-		pgxx.Set{Component: "events", Files: events.Migrations})
+		pgxx.Set{Component: "events", Files: events.Migrations}, pgxx.KeyCheckSet)
 }
 
 // Store implements app.Store.
