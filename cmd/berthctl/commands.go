@@ -146,6 +146,9 @@ var commands = []command{
 	{name: "webhook-delivery-retry", service: "outbound", synopsis: "-app ID -endpoint ID -delivery ID",
 		about:    "Send a webhook delivery again now, with the same webhook-id (BERTH_API_KEY: the app's write key).",
 		required: []string{"app", "endpoint", "delivery"}, ids: []string{"app", "endpoint", "delivery"}},
+	{name: "webhook-recover", service: "outbound", synopsis: "-app ID -endpoint ID -since RFC3339",
+		about:    "Send again every failed delivery of the endpoint since the time (BERTH_API_KEY: the app's write key).",
+		required: []string{"app", "endpoint", "since"}, ids: []string{"app", "endpoint"}},
 
 	// A rebuild replays every stored event: minutes on a large deployment.
 	{name: "analytics-rebuild", service: "analytics", timeout: time.Hour,

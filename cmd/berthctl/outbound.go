@@ -28,6 +28,7 @@ func runOutbound(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		url         = fs.String("url", "", "the receiver's URL (https)")
 		description = fs.String("description", "", "free text for the app's operators")
 		disabled    = fs.String("disabled", "", "true stops new deliveries, false resumes them")
+		since       = fs.String("since", "", "recover failed deliveries created at or after (RFC 3339)")
 		evs         multi
 	)
 	fs.Var(&evs, "event", "an event type (user.updated, ...) or * for all; repeatable")
@@ -65,6 +66,9 @@ func runOutbound(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		return c.DeleteWebhookEndpoint(ctx, &outboundv1.DeleteWebhookEndpointRequest{AppId: *appID, EndpointId: *endpoint})
 	case "webhook-endpoint-rotate":
 		return c.RotateWebhookEndpointSecret(ctx, &outboundv1.RotateWebhookEndpointSecretRequest{AppId: *appID, EndpointId: *endpoint})
+	case "webhook-recover":
+		return c.RecoverWebhookDeliveries(ctx, &outboundv1.RecoverWebhookDeliveriesRequest{AppId: *appID, EndpointId: *endpoint,
+			Recovery: &outboundv1.RecoveryInput{Since: *since}})
 	case "webhook-deliveries":
 		return c.ListWebhookDeliveries(ctx, &outboundv1.ListWebhookDeliveriesRequest{AppId: *appID, EndpointId: *endpoint})
 	}

@@ -62,6 +62,9 @@ func TestWebhookEndpointCommandsManageTheAppsEndpointsWithItsWriteKey(t *testing
 	if _, err := cli("webhook-deliveries", "-app", app, "-endpoint", id); err != nil {
 		t.Fatal(err)
 	}
+	if r, err := cli("webhook-recover", "-app", app, "-endpoint", id, "-since", "2026-01-01T00:00:00Z"); err != nil || r["deliveries"] != float64(0) {
+		t.Fatalf("recover %v, %v", r, err)
+	}
 	if _, err := cli("webhook-endpoint-delete", "-app", app, "-endpoint", id); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,12 @@ func (e *env) webhookPrincipals(t *testing.T) {
 	}
 	e.do("GET", one+"/deliveries", e.write(), "").ok(t, 200)
 	e.do("POST", one+"/deliveries/00000000-0000-4000-8000-000000000000/retries", e.write(), "").fails(t, 400)
+	recovered := e.do("POST", one+"/recoveries", e.write(), `{"since":"2026-01-01T00:00:00Z"}`).ok(t, 201).(map[string]any)
+	if recovered["kind"] != "webhookRecovery" || recovered["deliveries"] != float64(0) {
+		t.Fatalf("recovered = %v", recovered)
+	}
+	e.do("POST", one+"/recoveries", e.write(), `{"since":"yesterday"}`).fails(t, 400)
+	e.do("POST", one+"/recoveries", e.read(), `{"since":"2026-01-01T00:00:00Z"}`).fails(t, 403)
 	if data := e.do("DELETE", one, e.write(), "").ok(t, 200); data != nil {
 		t.Fatalf("delete data = %v, want null", data)
 	}

@@ -28,6 +28,174 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RecoveryInput is the body of the recover route.
+type RecoveryInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// since is an RFC 3339 time: deliveries created at or after it are recovered.
+	Since         string `protobuf:"bytes,1,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoveryInput) Reset() {
+	*x = RecoveryInput{}
+	mi := &file_outbound_v1_outbound_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoveryInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoveryInput) ProtoMessage() {}
+
+func (x *RecoveryInput) ProtoReflect() protoreflect.Message {
+	mi := &file_outbound_v1_outbound_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoveryInput.ProtoReflect.Descriptor instead.
+func (*RecoveryInput) Descriptor() ([]byte, []int) {
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RecoveryInput) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+type RecoverWebhookDeliveriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	EndpointId    string                 `protobuf:"bytes,2,opt,name=endpointId,proto3" json:"endpointId,omitempty"`
+	Recovery      *RecoveryInput         `protobuf:"bytes,3,opt,name=recovery,proto3" json:"recovery,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoverWebhookDeliveriesRequest) Reset() {
+	*x = RecoverWebhookDeliveriesRequest{}
+	mi := &file_outbound_v1_outbound_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoverWebhookDeliveriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoverWebhookDeliveriesRequest) ProtoMessage() {}
+
+func (x *RecoverWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_outbound_v1_outbound_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoverWebhookDeliveriesRequest.ProtoReflect.Descriptor instead.
+func (*RecoverWebhookDeliveriesRequest) Descriptor() ([]byte, []int) {
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RecoverWebhookDeliveriesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *RecoverWebhookDeliveriesRequest) GetEndpointId() string {
+	if x != nil {
+		return x.EndpointId
+	}
+	return ""
+}
+
+func (x *RecoverWebhookDeliveriesRequest) GetRecovery() *RecoveryInput {
+	if x != nil {
+		return x.Recovery
+	}
+	return nil
+}
+
+// WebhookRecovery is the recover route's data (kind "webhookRecovery").
+type WebhookRecovery struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Since string                 `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	// deliveries is how many failed deliveries are due again.
+	Deliveries    int32 `protobuf:"varint,3,opt,name=deliveries,proto3" json:"deliveries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WebhookRecovery) Reset() {
+	*x = WebhookRecovery{}
+	mi := &file_outbound_v1_outbound_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WebhookRecovery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WebhookRecovery) ProtoMessage() {}
+
+func (x *WebhookRecovery) ProtoReflect() protoreflect.Message {
+	mi := &file_outbound_v1_outbound_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WebhookRecovery.ProtoReflect.Descriptor instead.
+func (*WebhookRecovery) Descriptor() ([]byte, []int) {
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *WebhookRecovery) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *WebhookRecovery) GetSince() string {
+	if x != nil {
+		return x.Since
+	}
+	return ""
+}
+
+func (x *WebhookRecovery) GetDeliveries() int32 {
+	if x != nil {
+		return x.Deliveries
+	}
+	return 0
+}
+
 // EndpointInput is the body of the create route.
 type EndpointInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -42,7 +210,7 @@ type EndpointInput struct {
 
 func (x *EndpointInput) Reset() {
 	*x = EndpointInput{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[0]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +222,7 @@ func (x *EndpointInput) String() string {
 func (*EndpointInput) ProtoMessage() {}
 
 func (x *EndpointInput) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[0]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +235,7 @@ func (x *EndpointInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndpointInput.ProtoReflect.Descriptor instead.
 func (*EndpointInput) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{0}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *EndpointInput) GetUrl() string {
@@ -101,7 +269,7 @@ type CreateWebhookEndpointRequest struct {
 
 func (x *CreateWebhookEndpointRequest) Reset() {
 	*x = CreateWebhookEndpointRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[1]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -113,7 +281,7 @@ func (x *CreateWebhookEndpointRequest) String() string {
 func (*CreateWebhookEndpointRequest) ProtoMessage() {}
 
 func (x *CreateWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[1]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -126,7 +294,7 @@ func (x *CreateWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateWebhookEndpointRequest.ProtoReflect.Descriptor instead.
 func (*CreateWebhookEndpointRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{1}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateWebhookEndpointRequest) GetAppId() string {
@@ -157,7 +325,7 @@ type EndpointPatch struct {
 
 func (x *EndpointPatch) Reset() {
 	*x = EndpointPatch{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[2]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -169,7 +337,7 @@ func (x *EndpointPatch) String() string {
 func (*EndpointPatch) ProtoMessage() {}
 
 func (x *EndpointPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[2]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -182,7 +350,7 @@ func (x *EndpointPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndpointPatch.ProtoReflect.Descriptor instead.
 func (*EndpointPatch) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{2}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *EndpointPatch) GetUrl() string {
@@ -224,7 +392,7 @@ type UpdateWebhookEndpointRequest struct {
 
 func (x *UpdateWebhookEndpointRequest) Reset() {
 	*x = UpdateWebhookEndpointRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[3]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -236,7 +404,7 @@ func (x *UpdateWebhookEndpointRequest) String() string {
 func (*UpdateWebhookEndpointRequest) ProtoMessage() {}
 
 func (x *UpdateWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[3]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -249,7 +417,7 @@ func (x *UpdateWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateWebhookEndpointRequest.ProtoReflect.Descriptor instead.
 func (*UpdateWebhookEndpointRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{3}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UpdateWebhookEndpointRequest) GetAppId() string {
@@ -282,7 +450,7 @@ type ListWebhookEndpointsRequest struct {
 
 func (x *ListWebhookEndpointsRequest) Reset() {
 	*x = ListWebhookEndpointsRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[4]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -294,7 +462,7 @@ func (x *ListWebhookEndpointsRequest) String() string {
 func (*ListWebhookEndpointsRequest) ProtoMessage() {}
 
 func (x *ListWebhookEndpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[4]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -307,7 +475,7 @@ func (x *ListWebhookEndpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookEndpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookEndpointsRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{4}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListWebhookEndpointsRequest) GetAppId() string {
@@ -327,7 +495,7 @@ type GetWebhookEndpointRequest struct {
 
 func (x *GetWebhookEndpointRequest) Reset() {
 	*x = GetWebhookEndpointRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[5]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +507,7 @@ func (x *GetWebhookEndpointRequest) String() string {
 func (*GetWebhookEndpointRequest) ProtoMessage() {}
 
 func (x *GetWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[5]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +520,7 @@ func (x *GetWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetWebhookEndpointRequest.ProtoReflect.Descriptor instead.
 func (*GetWebhookEndpointRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{5}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetWebhookEndpointRequest) GetAppId() string {
@@ -379,7 +547,7 @@ type DeleteWebhookEndpointRequest struct {
 
 func (x *DeleteWebhookEndpointRequest) Reset() {
 	*x = DeleteWebhookEndpointRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[6]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +559,7 @@ func (x *DeleteWebhookEndpointRequest) String() string {
 func (*DeleteWebhookEndpointRequest) ProtoMessage() {}
 
 func (x *DeleteWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[6]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +572,7 @@ func (x *DeleteWebhookEndpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteWebhookEndpointRequest.ProtoReflect.Descriptor instead.
 func (*DeleteWebhookEndpointRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{6}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeleteWebhookEndpointRequest) GetAppId() string {
@@ -431,7 +599,7 @@ type RotateWebhookEndpointSecretRequest struct {
 
 func (x *RotateWebhookEndpointSecretRequest) Reset() {
 	*x = RotateWebhookEndpointSecretRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[7]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -443,7 +611,7 @@ func (x *RotateWebhookEndpointSecretRequest) String() string {
 func (*RotateWebhookEndpointSecretRequest) ProtoMessage() {}
 
 func (x *RotateWebhookEndpointSecretRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[7]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -456,7 +624,7 @@ func (x *RotateWebhookEndpointSecretRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use RotateWebhookEndpointSecretRequest.ProtoReflect.Descriptor instead.
 func (*RotateWebhookEndpointSecretRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{7}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RotateWebhookEndpointSecretRequest) GetAppId() string {
@@ -492,7 +660,7 @@ type WebhookEndpoint struct {
 
 func (x *WebhookEndpoint) Reset() {
 	*x = WebhookEndpoint{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[8]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +672,7 @@ func (x *WebhookEndpoint) String() string {
 func (*WebhookEndpoint) ProtoMessage() {}
 
 func (x *WebhookEndpoint) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[8]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +685,7 @@ func (x *WebhookEndpoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookEndpoint.ProtoReflect.Descriptor instead.
 func (*WebhookEndpoint) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{8}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WebhookEndpoint) GetKind() string {
@@ -595,7 +763,7 @@ type WebhookEndpointList struct {
 
 func (x *WebhookEndpointList) Reset() {
 	*x = WebhookEndpointList{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[9]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -607,7 +775,7 @@ func (x *WebhookEndpointList) String() string {
 func (*WebhookEndpointList) ProtoMessage() {}
 
 func (x *WebhookEndpointList) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[9]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -620,7 +788,7 @@ func (x *WebhookEndpointList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookEndpointList.ProtoReflect.Descriptor instead.
 func (*WebhookEndpointList) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{9}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WebhookEndpointList) GetKind() string {
@@ -654,7 +822,7 @@ type ListWebhookDeliveriesRequest struct {
 
 func (x *ListWebhookDeliveriesRequest) Reset() {
 	*x = ListWebhookDeliveriesRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[10]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +834,7 @@ func (x *ListWebhookDeliveriesRequest) String() string {
 func (*ListWebhookDeliveriesRequest) ProtoMessage() {}
 
 func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[10]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +847,7 @@ func (x *ListWebhookDeliveriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListWebhookDeliveriesRequest.ProtoReflect.Descriptor instead.
 func (*ListWebhookDeliveriesRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{10}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListWebhookDeliveriesRequest) GetAppId() string {
@@ -707,7 +875,7 @@ type RetryWebhookDeliveryRequest struct {
 
 func (x *RetryWebhookDeliveryRequest) Reset() {
 	*x = RetryWebhookDeliveryRequest{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[11]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +887,7 @@ func (x *RetryWebhookDeliveryRequest) String() string {
 func (*RetryWebhookDeliveryRequest) ProtoMessage() {}
 
 func (x *RetryWebhookDeliveryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[11]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +900,7 @@ func (x *RetryWebhookDeliveryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryWebhookDeliveryRequest.ProtoReflect.Descriptor instead.
 func (*RetryWebhookDeliveryRequest) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{11}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RetryWebhookDeliveryRequest) GetAppId() string {
@@ -772,7 +940,7 @@ type WebhookAttempt struct {
 
 func (x *WebhookAttempt) Reset() {
 	*x = WebhookAttempt{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[12]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +952,7 @@ func (x *WebhookAttempt) String() string {
 func (*WebhookAttempt) ProtoMessage() {}
 
 func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[12]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +965,7 @@ func (x *WebhookAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookAttempt.ProtoReflect.Descriptor instead.
 func (*WebhookAttempt) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{12}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WebhookAttempt) GetAt() string {
@@ -854,7 +1022,7 @@ type WebhookDelivery struct {
 
 func (x *WebhookDelivery) Reset() {
 	*x = WebhookDelivery{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[13]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -866,7 +1034,7 @@ func (x *WebhookDelivery) String() string {
 func (*WebhookDelivery) ProtoMessage() {}
 
 func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[13]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -879,7 +1047,7 @@ func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDelivery.ProtoReflect.Descriptor instead.
 func (*WebhookDelivery) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{13}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WebhookDelivery) GetKind() string {
@@ -950,7 +1118,7 @@ type WebhookDeliveryList struct {
 
 func (x *WebhookDeliveryList) Reset() {
 	*x = WebhookDeliveryList{}
-	mi := &file_outbound_v1_outbound_proto_msgTypes[14]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1130,7 @@ func (x *WebhookDeliveryList) String() string {
 func (*WebhookDeliveryList) ProtoMessage() {}
 
 func (x *WebhookDeliveryList) ProtoReflect() protoreflect.Message {
-	mi := &file_outbound_v1_outbound_proto_msgTypes[14]
+	mi := &file_outbound_v1_outbound_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1143,7 @@ func (x *WebhookDeliveryList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDeliveryList.ProtoReflect.Descriptor instead.
 func (*WebhookDeliveryList) Descriptor() ([]byte, []int) {
-	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{14}
+	return file_outbound_v1_outbound_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WebhookDeliveryList) GetKind() string {
@@ -1003,7 +1171,21 @@ var File_outbound_v1_outbound_proto protoreflect.FileDescriptor
 
 const file_outbound_v1_outbound_proto_rawDesc = "" +
 	"\n" +
-	"\x1aoutbound/v1/outbound.proto\x12\x11berth.outbound.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"a\n" +
+	"\x1aoutbound/v1/outbound.proto\x12\x11berth.outbound.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"%\n" +
+	"\rRecoveryInput\x12\x14\n" +
+	"\x05since\x18\x01 \x01(\tR\x05since\"\x95\x01\n" +
+	"\x1fRecoverWebhookDeliveriesRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1e\n" +
+	"\n" +
+	"endpointId\x18\x02 \x01(\tR\n" +
+	"endpointId\x12<\n" +
+	"\brecovery\x18\x03 \x01(\v2 .berth.outbound.v1.RecoveryInputR\brecovery\"[\n" +
+	"\x0fWebhookRecovery\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05since\x18\x02 \x01(\tR\x05since\x12\x1e\n" +
+	"\n" +
+	"deliveries\x18\x03 \x01(\x05R\n" +
+	"deliveries\"a\n" +
 	"\rEndpointInput\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x16\n" +
 	"\x06events\x18\x02 \x03(\tR\x06events\x12&\n" +
@@ -1091,7 +1273,7 @@ const file_outbound_v1_outbound_proto_rawDesc = "" +
 	"\x13WebhookDeliveryList\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
 	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\x128\n" +
-	"\x05items\x18\x03 \x03(\v2\".berth.outbound.v1.WebhookDeliveryR\x05items2\xb3\r\n" +
+	"\x05items\x18\x03 \x03(\v2\".berth.outbound.v1.WebhookDeliveryR\x05items2\x9f\x0f\n" +
 	"\x0fOutboundService\x12\xc9\x01\n" +
 	"\x15CreateWebhookEndpoint\x12/.berth.outbound.v1.CreateWebhookEndpointRequest\x1a\".berth.outbound.v1.WebhookEndpoint\"[\xca\xf3\x18#\b\x02\x10\xc9\x01\"\x18Webhook endpoint created(\x02p\x01\x82\xd3\xe4\x93\x02.:\bendpoint\"\"/v1/apps/{appId}/webhook-endpoints\x12\xbf\x01\n" +
 	"\x14ListWebhookEndpoints\x12..berth.outbound.v1.ListWebhookEndpointsRequest\x1a&.berth.outbound.v1.WebhookEndpointList\"O\xca\xf3\x18!\b\x02\"\x1bWebhook endpoints retrieved(\x02\x82\xd3\xe4\x93\x02$\x12\"/v1/apps/{appId}/webhook-endpoints\x12\xc3\x01\n" +
@@ -1100,7 +1282,8 @@ const file_outbound_v1_outbound_proto_rawDesc = "" +
 	"\x15DeleteWebhookEndpoint\x12/.berth.outbound.v1.DeleteWebhookEndpointRequest\x1a\x16.google.protobuf.Empty\"[\xca\xf3\x18 \b\x02\x18\x01\"\x18Webhook endpoint deleted(\x02\x82\xd3\xe4\x93\x021*//v1/apps/{appId}/webhook-endpoints/{endpointId}\x12\xf0\x01\n" +
 	"\x1bRotateWebhookEndpointSecret\x125.berth.outbound.v1.RotateWebhookEndpointSecretRequest\x1a\".berth.outbound.v1.WebhookEndpoint\"v\xca\xf3\x18*\b\x02\x10\xc9\x01\"\x1fWebhook endpoint secret rotated(\x02p\x01\x82\xd3\xe4\x93\x02B\"@/v1/apps/{appId}/webhook-endpoints/{endpointId}/secret-rotations\x12\xda\x01\n" +
 	"\x15ListWebhookDeliveries\x12/.berth.outbound.v1.ListWebhookDeliveriesRequest\x1a&.berth.outbound.v1.WebhookDeliveryList\"h\xca\xf3\x18\"\b\x02\"\x1cWebhook deliveries retrieved(\x02\x82\xd3\xe4\x93\x02<\x12:/v1/apps/{appId}/webhook-endpoints/{endpointId}/deliveries\x12\xea\x01\n" +
-	"\x14RetryWebhookDelivery\x12..berth.outbound.v1.RetryWebhookDeliveryRequest\x1a\".berth.outbound.v1.WebhookDelivery\"~\xca\xf3\x18#\b\x02\x10\xc9\x01\"\x1aWebhook delivery scheduled(\x02\x82\xd3\xe4\x93\x02Q\"O/v1/apps/{appId}/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retriesB7Z5github.com/berthhq/berth/proto/outbound/v1;outboundv1b\x06proto3"
+	"\x14RetryWebhookDelivery\x12..berth.outbound.v1.RetryWebhookDeliveryRequest\x1a\".berth.outbound.v1.WebhookDelivery\"~\xca\xf3\x18#\b\x02\x10\xc9\x01\"\x1aWebhook delivery scheduled(\x02\x82\xd3\xe4\x93\x02Q\"O/v1/apps/{appId}/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retries\x12\xe9\x01\n" +
+	"\x18RecoverWebhookDeliveries\x122.berth.outbound.v1.RecoverWebhookDeliveriesRequest\x1a\".berth.outbound.v1.WebhookRecovery\"u\xca\xf3\x18%\b\x02\x10\xc9\x01\"\x1cWebhook deliveries recovered(\x02\x82\xd3\xe4\x93\x02F:\brecovery\":/v1/apps/{appId}/webhook-endpoints/{endpointId}/recoveriesB7Z5github.com/berthhq/berth/proto/outbound/v1;outboundv1b\x06proto3"
 
 var (
 	file_outbound_v1_outbound_proto_rawDescOnce sync.Once
@@ -1114,52 +1297,58 @@ func file_outbound_v1_outbound_proto_rawDescGZIP() []byte {
 	return file_outbound_v1_outbound_proto_rawDescData
 }
 
-var file_outbound_v1_outbound_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_outbound_v1_outbound_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_outbound_v1_outbound_proto_goTypes = []any{
-	(*EndpointInput)(nil),                      // 0: berth.outbound.v1.EndpointInput
-	(*CreateWebhookEndpointRequest)(nil),       // 1: berth.outbound.v1.CreateWebhookEndpointRequest
-	(*EndpointPatch)(nil),                      // 2: berth.outbound.v1.EndpointPatch
-	(*UpdateWebhookEndpointRequest)(nil),       // 3: berth.outbound.v1.UpdateWebhookEndpointRequest
-	(*ListWebhookEndpointsRequest)(nil),        // 4: berth.outbound.v1.ListWebhookEndpointsRequest
-	(*GetWebhookEndpointRequest)(nil),          // 5: berth.outbound.v1.GetWebhookEndpointRequest
-	(*DeleteWebhookEndpointRequest)(nil),       // 6: berth.outbound.v1.DeleteWebhookEndpointRequest
-	(*RotateWebhookEndpointSecretRequest)(nil), // 7: berth.outbound.v1.RotateWebhookEndpointSecretRequest
-	(*WebhookEndpoint)(nil),                    // 8: berth.outbound.v1.WebhookEndpoint
-	(*WebhookEndpointList)(nil),                // 9: berth.outbound.v1.WebhookEndpointList
-	(*ListWebhookDeliveriesRequest)(nil),       // 10: berth.outbound.v1.ListWebhookDeliveriesRequest
-	(*RetryWebhookDeliveryRequest)(nil),        // 11: berth.outbound.v1.RetryWebhookDeliveryRequest
-	(*WebhookAttempt)(nil),                     // 12: berth.outbound.v1.WebhookAttempt
-	(*WebhookDelivery)(nil),                    // 13: berth.outbound.v1.WebhookDelivery
-	(*WebhookDeliveryList)(nil),                // 14: berth.outbound.v1.WebhookDeliveryList
-	(*emptypb.Empty)(nil),                      // 15: google.protobuf.Empty
+	(*RecoveryInput)(nil),                      // 0: berth.outbound.v1.RecoveryInput
+	(*RecoverWebhookDeliveriesRequest)(nil),    // 1: berth.outbound.v1.RecoverWebhookDeliveriesRequest
+	(*WebhookRecovery)(nil),                    // 2: berth.outbound.v1.WebhookRecovery
+	(*EndpointInput)(nil),                      // 3: berth.outbound.v1.EndpointInput
+	(*CreateWebhookEndpointRequest)(nil),       // 4: berth.outbound.v1.CreateWebhookEndpointRequest
+	(*EndpointPatch)(nil),                      // 5: berth.outbound.v1.EndpointPatch
+	(*UpdateWebhookEndpointRequest)(nil),       // 6: berth.outbound.v1.UpdateWebhookEndpointRequest
+	(*ListWebhookEndpointsRequest)(nil),        // 7: berth.outbound.v1.ListWebhookEndpointsRequest
+	(*GetWebhookEndpointRequest)(nil),          // 8: berth.outbound.v1.GetWebhookEndpointRequest
+	(*DeleteWebhookEndpointRequest)(nil),       // 9: berth.outbound.v1.DeleteWebhookEndpointRequest
+	(*RotateWebhookEndpointSecretRequest)(nil), // 10: berth.outbound.v1.RotateWebhookEndpointSecretRequest
+	(*WebhookEndpoint)(nil),                    // 11: berth.outbound.v1.WebhookEndpoint
+	(*WebhookEndpointList)(nil),                // 12: berth.outbound.v1.WebhookEndpointList
+	(*ListWebhookDeliveriesRequest)(nil),       // 13: berth.outbound.v1.ListWebhookDeliveriesRequest
+	(*RetryWebhookDeliveryRequest)(nil),        // 14: berth.outbound.v1.RetryWebhookDeliveryRequest
+	(*WebhookAttempt)(nil),                     // 15: berth.outbound.v1.WebhookAttempt
+	(*WebhookDelivery)(nil),                    // 16: berth.outbound.v1.WebhookDelivery
+	(*WebhookDeliveryList)(nil),                // 17: berth.outbound.v1.WebhookDeliveryList
+	(*emptypb.Empty)(nil),                      // 18: google.protobuf.Empty
 }
 var file_outbound_v1_outbound_proto_depIdxs = []int32{
-	0,  // 0: berth.outbound.v1.CreateWebhookEndpointRequest.endpoint:type_name -> berth.outbound.v1.EndpointInput
-	2,  // 1: berth.outbound.v1.UpdateWebhookEndpointRequest.patch:type_name -> berth.outbound.v1.EndpointPatch
-	8,  // 2: berth.outbound.v1.WebhookEndpointList.items:type_name -> berth.outbound.v1.WebhookEndpoint
-	12, // 3: berth.outbound.v1.WebhookDelivery.attempts:type_name -> berth.outbound.v1.WebhookAttempt
-	13, // 4: berth.outbound.v1.WebhookDeliveryList.items:type_name -> berth.outbound.v1.WebhookDelivery
-	1,  // 5: berth.outbound.v1.OutboundService.CreateWebhookEndpoint:input_type -> berth.outbound.v1.CreateWebhookEndpointRequest
-	4,  // 6: berth.outbound.v1.OutboundService.ListWebhookEndpoints:input_type -> berth.outbound.v1.ListWebhookEndpointsRequest
-	5,  // 7: berth.outbound.v1.OutboundService.GetWebhookEndpoint:input_type -> berth.outbound.v1.GetWebhookEndpointRequest
-	3,  // 8: berth.outbound.v1.OutboundService.UpdateWebhookEndpoint:input_type -> berth.outbound.v1.UpdateWebhookEndpointRequest
-	6,  // 9: berth.outbound.v1.OutboundService.DeleteWebhookEndpoint:input_type -> berth.outbound.v1.DeleteWebhookEndpointRequest
-	7,  // 10: berth.outbound.v1.OutboundService.RotateWebhookEndpointSecret:input_type -> berth.outbound.v1.RotateWebhookEndpointSecretRequest
-	10, // 11: berth.outbound.v1.OutboundService.ListWebhookDeliveries:input_type -> berth.outbound.v1.ListWebhookDeliveriesRequest
-	11, // 12: berth.outbound.v1.OutboundService.RetryWebhookDelivery:input_type -> berth.outbound.v1.RetryWebhookDeliveryRequest
-	8,  // 13: berth.outbound.v1.OutboundService.CreateWebhookEndpoint:output_type -> berth.outbound.v1.WebhookEndpoint
-	9,  // 14: berth.outbound.v1.OutboundService.ListWebhookEndpoints:output_type -> berth.outbound.v1.WebhookEndpointList
-	8,  // 15: berth.outbound.v1.OutboundService.GetWebhookEndpoint:output_type -> berth.outbound.v1.WebhookEndpoint
-	8,  // 16: berth.outbound.v1.OutboundService.UpdateWebhookEndpoint:output_type -> berth.outbound.v1.WebhookEndpoint
-	15, // 17: berth.outbound.v1.OutboundService.DeleteWebhookEndpoint:output_type -> google.protobuf.Empty
-	8,  // 18: berth.outbound.v1.OutboundService.RotateWebhookEndpointSecret:output_type -> berth.outbound.v1.WebhookEndpoint
-	14, // 19: berth.outbound.v1.OutboundService.ListWebhookDeliveries:output_type -> berth.outbound.v1.WebhookDeliveryList
-	13, // 20: berth.outbound.v1.OutboundService.RetryWebhookDelivery:output_type -> berth.outbound.v1.WebhookDelivery
-	13, // [13:21] is the sub-list for method output_type
-	5,  // [5:13] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	0,  // 0: berth.outbound.v1.RecoverWebhookDeliveriesRequest.recovery:type_name -> berth.outbound.v1.RecoveryInput
+	3,  // 1: berth.outbound.v1.CreateWebhookEndpointRequest.endpoint:type_name -> berth.outbound.v1.EndpointInput
+	5,  // 2: berth.outbound.v1.UpdateWebhookEndpointRequest.patch:type_name -> berth.outbound.v1.EndpointPatch
+	11, // 3: berth.outbound.v1.WebhookEndpointList.items:type_name -> berth.outbound.v1.WebhookEndpoint
+	15, // 4: berth.outbound.v1.WebhookDelivery.attempts:type_name -> berth.outbound.v1.WebhookAttempt
+	16, // 5: berth.outbound.v1.WebhookDeliveryList.items:type_name -> berth.outbound.v1.WebhookDelivery
+	4,  // 6: berth.outbound.v1.OutboundService.CreateWebhookEndpoint:input_type -> berth.outbound.v1.CreateWebhookEndpointRequest
+	7,  // 7: berth.outbound.v1.OutboundService.ListWebhookEndpoints:input_type -> berth.outbound.v1.ListWebhookEndpointsRequest
+	8,  // 8: berth.outbound.v1.OutboundService.GetWebhookEndpoint:input_type -> berth.outbound.v1.GetWebhookEndpointRequest
+	6,  // 9: berth.outbound.v1.OutboundService.UpdateWebhookEndpoint:input_type -> berth.outbound.v1.UpdateWebhookEndpointRequest
+	9,  // 10: berth.outbound.v1.OutboundService.DeleteWebhookEndpoint:input_type -> berth.outbound.v1.DeleteWebhookEndpointRequest
+	10, // 11: berth.outbound.v1.OutboundService.RotateWebhookEndpointSecret:input_type -> berth.outbound.v1.RotateWebhookEndpointSecretRequest
+	13, // 12: berth.outbound.v1.OutboundService.ListWebhookDeliveries:input_type -> berth.outbound.v1.ListWebhookDeliveriesRequest
+	14, // 13: berth.outbound.v1.OutboundService.RetryWebhookDelivery:input_type -> berth.outbound.v1.RetryWebhookDeliveryRequest
+	1,  // 14: berth.outbound.v1.OutboundService.RecoverWebhookDeliveries:input_type -> berth.outbound.v1.RecoverWebhookDeliveriesRequest
+	11, // 15: berth.outbound.v1.OutboundService.CreateWebhookEndpoint:output_type -> berth.outbound.v1.WebhookEndpoint
+	12, // 16: berth.outbound.v1.OutboundService.ListWebhookEndpoints:output_type -> berth.outbound.v1.WebhookEndpointList
+	11, // 17: berth.outbound.v1.OutboundService.GetWebhookEndpoint:output_type -> berth.outbound.v1.WebhookEndpoint
+	11, // 18: berth.outbound.v1.OutboundService.UpdateWebhookEndpoint:output_type -> berth.outbound.v1.WebhookEndpoint
+	18, // 19: berth.outbound.v1.OutboundService.DeleteWebhookEndpoint:output_type -> google.protobuf.Empty
+	11, // 20: berth.outbound.v1.OutboundService.RotateWebhookEndpointSecret:output_type -> berth.outbound.v1.WebhookEndpoint
+	17, // 21: berth.outbound.v1.OutboundService.ListWebhookDeliveries:output_type -> berth.outbound.v1.WebhookDeliveryList
+	16, // 22: berth.outbound.v1.OutboundService.RetryWebhookDelivery:output_type -> berth.outbound.v1.WebhookDelivery
+	2,  // 23: berth.outbound.v1.OutboundService.RecoverWebhookDeliveries:output_type -> berth.outbound.v1.WebhookRecovery
+	15, // [15:24] is the sub-list for method output_type
+	6,  // [6:15] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_outbound_v1_outbound_proto_init() }
@@ -1167,14 +1356,14 @@ func file_outbound_v1_outbound_proto_init() {
 	if File_outbound_v1_outbound_proto != nil {
 		return
 	}
-	file_outbound_v1_outbound_proto_msgTypes[2].OneofWrappers = []any{}
+	file_outbound_v1_outbound_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_outbound_v1_outbound_proto_rawDesc), len(file_outbound_v1_outbound_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

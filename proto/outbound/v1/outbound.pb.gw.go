@@ -471,6 +471,67 @@ func local_request_OutboundService_RetryWebhookDelivery_0(ctx context.Context, m
 	return msg, metadata, err
 }
 
+func request_OutboundService_RecoverWebhookDeliveries_0(ctx context.Context, marshaler runtime.Marshaler, client OutboundServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RecoverWebhookDeliveriesRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Recovery); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["appId"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "appId")
+	}
+	protoReq.AppId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "appId", err)
+	}
+	val, ok = pathParams["endpointId"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "endpointId")
+	}
+	protoReq.EndpointId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "endpointId", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.RecoverWebhookDeliveries(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_OutboundService_RecoverWebhookDeliveries_0(ctx context.Context, marshaler runtime.Marshaler, server OutboundServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RecoverWebhookDeliveriesRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Recovery); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["appId"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "appId")
+	}
+	protoReq.AppId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "appId", err)
+	}
+	val, ok = pathParams["endpointId"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "endpointId")
+	}
+	protoReq.EndpointId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "endpointId", err)
+	}
+	msg, err := server.RecoverWebhookDeliveries(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterOutboundServiceHandlerServer registers the http handlers for service OutboundService to "mux".
 // UnaryRPC     :call OutboundServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -636,6 +697,26 @@ func RegisterOutboundServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 			return
 		}
 		forward_OutboundService_RetryWebhookDelivery_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_OutboundService_RecoverWebhookDeliveries_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/berth.outbound.v1.OutboundService/RecoverWebhookDeliveries", runtime.WithHTTPPathPattern("/v1/apps/{appId}/webhook-endpoints/{endpointId}/recoveries"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_OutboundService_RecoverWebhookDeliveries_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OutboundService_RecoverWebhookDeliveries_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -813,6 +894,23 @@ func RegisterOutboundServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_OutboundService_RetryWebhookDelivery_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_OutboundService_RecoverWebhookDeliveries_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/berth.outbound.v1.OutboundService/RecoverWebhookDeliveries", runtime.WithHTTPPathPattern("/v1/apps/{appId}/webhook-endpoints/{endpointId}/recoveries"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_OutboundService_RecoverWebhookDeliveries_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_OutboundService_RecoverWebhookDeliveries_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -825,6 +923,7 @@ var (
 	pattern_OutboundService_RotateWebhookEndpointSecret_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"v1", "apps", "appId", "webhook-endpoints", "endpointId", "secret-rotations"}, ""))
 	pattern_OutboundService_ListWebhookDeliveries_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"v1", "apps", "appId", "webhook-endpoints", "endpointId", "deliveries"}, ""))
 	pattern_OutboundService_RetryWebhookDelivery_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6, 2, 7}, []string{"v1", "apps", "appId", "webhook-endpoints", "endpointId", "deliveries", "deliveryId", "retries"}, ""))
+	pattern_OutboundService_RecoverWebhookDeliveries_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5}, []string{"v1", "apps", "appId", "webhook-endpoints", "endpointId", "recoveries"}, ""))
 )
 
 var (
@@ -836,4 +935,5 @@ var (
 	forward_OutboundService_RotateWebhookEndpointSecret_0 = runtime.ForwardResponseMessage
 	forward_OutboundService_ListWebhookDeliveries_0       = runtime.ForwardResponseMessage
 	forward_OutboundService_RetryWebhookDelivery_0        = runtime.ForwardResponseMessage
+	forward_OutboundService_RecoverWebhookDeliveries_0    = runtime.ForwardResponseMessage
 )

@@ -32,6 +32,7 @@ const (
 	OutboundService_RotateWebhookEndpointSecret_FullMethodName = "/berth.outbound.v1.OutboundService/RotateWebhookEndpointSecret"
 	OutboundService_ListWebhookDeliveries_FullMethodName       = "/berth.outbound.v1.OutboundService/ListWebhookDeliveries"
 	OutboundService_RetryWebhookDelivery_FullMethodName        = "/berth.outbound.v1.OutboundService/RetryWebhookDelivery"
+	OutboundService_RecoverWebhookDeliveries_FullMethodName    = "/berth.outbound.v1.OutboundService/RecoverWebhookDeliveries"
 )
 
 // OutboundServiceClient is the client API for OutboundService service.
@@ -77,6 +78,12 @@ type OutboundServiceClient interface {
 	//
 	// Sends the delivery again now (same webhook-id), whether it succeeded, failed or is waiting.
 	RetryWebhookDelivery(ctx context.Context, in *RetryWebhookDeliveryRequest, opts ...grpc.CallOption) (*WebhookDelivery, error)
+	// Recover an endpoint's failed deliveries.
+	//
+	// Every delivery of the endpoint created at or after `since` that failed (its attempts exhausted)
+	// is sent again now, with its webhook-id, on the retry schedule from its start: what a receiver
+	// that was down for longer than the schedule missed. Answers how many.
+	RecoverWebhookDeliveries(ctx context.Context, in *RecoverWebhookDeliveriesRequest, opts ...grpc.CallOption) (*WebhookRecovery, error)
 }
 
 type outboundServiceClient struct {
@@ -167,6 +174,16 @@ func (c *outboundServiceClient) RetryWebhookDelivery(ctx context.Context, in *Re
 	return out, nil
 }
 
+func (c *outboundServiceClient) RecoverWebhookDeliveries(ctx context.Context, in *RecoverWebhookDeliveriesRequest, opts ...grpc.CallOption) (*WebhookRecovery, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WebhookRecovery)
+	err := c.cc.Invoke(ctx, OutboundService_RecoverWebhookDeliveries_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OutboundServiceServer is the server API for OutboundService service.
 // All implementations must embed UnimplementedOutboundServiceServer
 // for forward compatibility.
@@ -210,6 +227,12 @@ type OutboundServiceServer interface {
 	//
 	// Sends the delivery again now (same webhook-id), whether it succeeded, failed or is waiting.
 	RetryWebhookDelivery(context.Context, *RetryWebhookDeliveryRequest) (*WebhookDelivery, error)
+	// Recover an endpoint's failed deliveries.
+	//
+	// Every delivery of the endpoint created at or after `since` that failed (its attempts exhausted)
+	// is sent again now, with its webhook-id, on the retry schedule from its start: what a receiver
+	// that was down for longer than the schedule missed. Answers how many.
+	RecoverWebhookDeliveries(context.Context, *RecoverWebhookDeliveriesRequest) (*WebhookRecovery, error)
 	mustEmbedUnimplementedOutboundServiceServer()
 }
 
@@ -243,6 +266,9 @@ func (UnimplementedOutboundServiceServer) ListWebhookDeliveries(context.Context,
 }
 func (UnimplementedOutboundServiceServer) RetryWebhookDelivery(context.Context, *RetryWebhookDeliveryRequest) (*WebhookDelivery, error) {
 	return nil, status.Error(codes.Unimplemented, "method RetryWebhookDelivery not implemented")
+}
+func (UnimplementedOutboundServiceServer) RecoverWebhookDeliveries(context.Context, *RecoverWebhookDeliveriesRequest) (*WebhookRecovery, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecoverWebhookDeliveries not implemented")
 }
 func (UnimplementedOutboundServiceServer) mustEmbedUnimplementedOutboundServiceServer() {}
 func (UnimplementedOutboundServiceServer) testEmbeddedByValue()                         {}
@@ -409,6 +435,24 @@ func _OutboundService_RetryWebhookDelivery_Handler(srv interface{}, ctx context.
 	return interceptor(ctx, in, info, handler)
 }
 
+func _OutboundService_RecoverWebhookDeliveries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecoverWebhookDeliveriesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OutboundServiceServer).RecoverWebhookDeliveries(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: OutboundService_RecoverWebhookDeliveries_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OutboundServiceServer).RecoverWebhookDeliveries(ctx, req.(*RecoverWebhookDeliveriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // OutboundService_ServiceDesc is the grpc.ServiceDesc for OutboundService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -447,6 +491,10 @@ var OutboundService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RetryWebhookDelivery",
 			Handler:    _OutboundService_RetryWebhookDelivery_Handler,
+		},
+		{
+			MethodName: "RecoverWebhookDeliveries",
+			Handler:    _OutboundService_RecoverWebhookDeliveries_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

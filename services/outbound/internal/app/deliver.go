@@ -116,13 +116,44 @@ func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, log *slog
 			"endpoint_id", e.ID, "error", err.Error())
 		return
 	}
+	var succeeded, failed bool
 	for _, d := range ds {
-		s.send(ctx, e, secrets, d, log)
+		switch ok, tried := s.send(ctx, e, secrets, d, log); {
+		case !tried:
+		case ok:
+			succeeded = true
+		default:
+			failed = true
+		}
+	}
+	if succeeded || failed {
+		s.observe(ctx, e, succeeded, log)
 	}
 }
 
-// send makes one attempt of d and records it.
-func (s *Service) send(ctx context.Context, e domain.Endpoint, secrets []string, d domain.Delivery, log *slog.Logger) {
+// observe records the batch's outcome in the endpoint's failure streak (domain.Endpoint.Observe),
+// writing only when the streak changes: a batch with any success ends it.
+func (s *Service) observe(ctx context.Context, e domain.Endpoint, succeeded bool, log *slog.Logger) {
+	now := s.now()
+	probe := e
+	if changed, _ := probe.Observe(succeeded, now); !changed {
+		return
+	}
+	_, err := s.store.UpdateEndpoint(ctx, e.AppID, e.ID, func(cur *domain.Endpoint) error {
+		if changed, disabled := cur.Observe(succeeded, now); changed && disabled {
+			log.WarnContext(ctx, "outbound: endpoint disabled after failing every attempt for five days",
+				"app_id", cur.AppID, "endpoint_id", cur.ID, "failing_since", cur.FailingSince)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		log.WarnContext(ctx, "outbound: recording an endpoint's failure streak failed", "endpoint_id", e.ID, "error", err.Error())
+	}
+}
+
+// send makes one attempt of d and records it; tried is false when no request was made (the
+// endpoint disabled, signing impossible), ok whether the receiver took it.
+func (s *Service) send(ctx context.Context, e domain.Endpoint, secrets []string, d domain.Delivery, log *slog.Logger) (ok, tried bool) {
 	var a domain.Attempt
 	if e.Disabled {
 		// Disabled after the delivery was recorded: it is given up, not held for a re-enable.
@@ -134,7 +165,7 @@ func (s *Service) send(ctx context.Context, e domain.Endpoint, secrets []string,
 		sig, err := domain.Sign(d.ID, at, d.Body, secrets...)
 		if err != nil {
 			log.ErrorContext(ctx, "outbound: signing failed", "endpoint_id", e.ID, "error", err.Error())
-			return
+			return false, false
 		}
 		a = s.sender.Send(ctx, e.URL, map[string]string{
 			"Content-Type":      "application/json",
@@ -145,11 +176,13 @@ func (s *Service) send(ctx context.Context, e domain.Endpoint, secrets []string,
 		}, d.Body)
 		a.At = at
 		d = s.backoff.After(d, a)
+		ok, tried = a.Succeeded(), true
 	}
 	if err := s.store.RecordAttempt(ctx, d, a); err != nil {
 		log.WarnContext(ctx, "outbound: recording an attempt failed; the delivery is sent again when its lease ends",
 			"delivery_id", d.ID, "error", err.Error())
 	}
+	return ok, tried
 }
 
 // openSecrets returns the endpoint's signing secrets: the current one, and the previous one while

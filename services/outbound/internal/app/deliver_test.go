@@ -13,7 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/services/outbound/internal/adapters/httpsend"
+	"github.com/berthhq/berth/services/outbound/internal/adapters/memory"
 	"github.com/berthhq/berth/services/outbound/internal/app"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
 
@@ -229,5 +235,81 @@ func TestRetryAndRotationKeepTheWebhookIDAndSignWithBothSecrets(t *testing.T) {
 	after, _ := store.ListDeliveries(ctx, appID, created.Endpoint.ID, 10)
 	if len(after[0].Attempts) != 2 || after[0].Delivery.Status != domain.StatusSucceeded {
 		t.Errorf("delivery after retry: %+v", after[0])
+	}
+}
+
+func TestAnEndpointFailingForFiveDaysIsDisabledAndRecoveryResendsItsFailedDeliveries(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		offset time.Duration // the test's jump forward in time
+		down   = true
+	)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	box, _ := sealbox.New(make([]byte, sealbox.KeySize))
+	store := memory.New()
+	svc, err := app.New(app.Config{Store: store, Box: box, Sender: httpsend.New(true), URLs: domain.URLPolicy{AllowHTTP: true},
+		TimeScale: 1e-9, Clock: clock, NewID: uuid.NewString})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	created, err := svc.CreateEndpoint(ctx, appID, appID, app.EndpointInput{URL: srv.URL, Events: []string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Endpoint.ID
+	run(t, svc)
+	publish(t, svc, 1)
+	failed := func() bool {
+		vs, _ := store.ListDeliveries(ctx, appID, id, 10)
+		return len(vs) == 1 && vs[0].Delivery.Status == domain.StatusFailed
+	}
+	testkit.Eventually(t, "the delivery fails its whole schedule", failed)
+	if e, _ := store.GetEndpoint(ctx, appID, id); e.Disabled || e.FailingSince.IsZero() {
+		t.Fatalf("after a day's failures the endpoint is %+v, want failing but enabled", e)
+	}
+
+	mu.Lock()
+	offset = domain.DisableAfter
+	mu.Unlock()
+	vs, _ := store.ListDeliveries(ctx, appID, id, 10)
+	if _, err := svc.RetryDelivery(ctx, appID, appID, id, vs[0].Delivery.ID); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "five days of failures disable the endpoint", func() bool {
+		e, _ := store.GetEndpoint(ctx, appID, id)
+		return e.Disabled
+	})
+
+	// Back up and enabled again, the app recovers what failed meanwhile.
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	enabled := false
+	if _, err := svc.UpdateEndpoint(ctx, appID, appID, id, app.EndpointPatch{Disabled: &enabled}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the retried delivery has failed", failed)
+	r, err := svc.RecoverDeliveries(ctx, appID, appID, id, time.Now().Add(-time.Hour).Format(time.RFC3339))
+	if err != nil || r.Deliveries != 1 {
+		t.Fatalf("recovered %+v, %v", r, err)
+	}
+	testkit.Eventually(t, "the recovered delivery succeeds", func() bool {
+		vs, _ := store.ListDeliveries(ctx, appID, id, 10)
+		return vs[0].Delivery.Status == domain.StatusSucceeded
+	})
+	if e, _ := store.GetEndpoint(ctx, appID, id); !e.FailingSince.IsZero() {
+		t.Errorf("a success left the failure streak at %v", e.FailingSince)
+	}
+	if _, err := svc.RecoverDeliveries(ctx, appID, appID, id, "yesterday"); !fault.Is(err, fault.KindInvalid) {
+		t.Errorf("a malformed since: %v", err)
 	}
 }

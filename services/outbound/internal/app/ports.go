@@ -46,6 +46,9 @@ type Deliveries interface {
 	// RetryDelivery makes the endpoint's delivery pending and due at now, whatever its state, and
 	// returns it; domain.ErrDeliveryNotFound when absent or another endpoint's.
 	RetryDelivery(ctx context.Context, appID, endpointID, id string, now time.Time) (DeliveryView, error)
+	// RecoverDeliveries makes the endpoint's failed deliveries created at or after since pending,
+	// due at now and with their attempts counted from zero again, and returns how many.
+	RecoverDeliveries(ctx context.Context, appID, endpointID string, since, now time.Time) (int, error)
 }
 
 // Claim is what ClaimDue takes.

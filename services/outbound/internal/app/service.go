@@ -231,6 +231,39 @@ func (s *Service) RetryDelivery(ctx context.Context, callerApp, appID, endpointI
 	return v, nil
 }
 
+// Recovery is the recover route's answer: how many failed deliveries are due again.
+type Recovery struct {
+	Since      time.Time
+	Deliveries int
+}
+
+// RecoverDeliveries sends again every failed delivery of the endpoint created at or after since
+// (RFC 3339), each on the retry schedule from its start: what a receiver down longer than the
+// schedule missed.
+func (s *Service) RecoverDeliveries(ctx context.Context, callerApp, appID, endpointID, since string) (Recovery, error) {
+	if err := ownEndpoint(callerApp, appID, endpointID); err != nil {
+		return Recovery{}, err
+	}
+	from, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(since))
+	if err != nil {
+		return Recovery{}, fault.InvalidField("since", "must be an RFC 3339 time such as 2026-11-01T00:00:00Z")
+	}
+	now := s.now()
+	if from.After(now) {
+		return Recovery{}, fault.InvalidField("since", "must not be in the future")
+	}
+	endpointID = canonical(endpointID)
+	if _, err := s.store.GetEndpoint(ctx, callerApp, endpointID); err != nil {
+		return Recovery{}, err
+	}
+	n, err := s.store.RecoverDeliveries(ctx, callerApp, endpointID, from.UTC(), now)
+	if err != nil {
+		return Recovery{}, err
+	}
+	s.Wake()
+	return Recovery{Since: from.UTC(), Deliveries: n}, nil
+}
+
 // newSecret returns a fresh secret and its sealed form for endpoint id.
 func (s *Service) newSecret(id string) (plain string, sealed []byte, err error) {
 	plain, err = domain.NewSecret()

@@ -67,3 +67,8 @@ func EndpointInput(in *outboundv1.EndpointInput) app.EndpointInput {
 func EndpointPatch(p *outboundv1.EndpointPatch) app.EndpointPatch {
 	return app.EndpointPatch{URL: p.Url, Events: p.GetEvents(), Description: p.Description, Disabled: p.Disabled}
 }
+
+// Recovery renders the recover route's data (kind "webhookRecovery").
+func Recovery(r app.Recovery) *outboundv1.WebhookRecovery {
+	return &outboundv1.WebhookRecovery{Kind: "webhookRecovery", Since: stamp(r.Since), Deliveries: int32(r.Deliveries)}
+}

@@ -47,13 +47,36 @@ type Endpoint struct {
 	Secret        []byte
 	Previous      []byte
 	PreviousUntil time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// FailingSince is when the endpoint's attempts began failing with no success since (zero: the
+	// last attempt succeeded, or none was made).
+	FailingSince time.Time
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 // Wants reports whether the endpoint is sent events of type t.
 func (e Endpoint) Wants(t string) bool {
 	return !e.Disabled && (slices.Contains(e.Events, Wildcard) || slices.Contains(e.Events, t))
+}
+
+// DisableAfter is how long an endpoint may fail every attempt before it is disabled: a receiver
+// gone for good stops costing attempts, and its operators re-enable it once it is back.
+const DisableAfter = 5 * 24 * time.Hour
+
+// Observe applies an attempt's outcome at now to the endpoint's failure streak and reports whether
+// anything changed: a success ends the streak, a failure starts one, and a streak of DisableAfter
+// or longer disables the endpoint (disabled is then true).
+func (e *Endpoint) Observe(succeeded bool, now time.Time) (changed, disabled bool) {
+	switch {
+	case succeeded:
+		changed = !e.FailingSince.IsZero()
+		e.FailingSince = time.Time{}
+	case e.FailingSince.IsZero():
+		e.FailingSince, changed = now, true
+	case !e.Disabled && now.Sub(e.FailingSince) >= DisableAfter:
+		e.Disabled, changed, disabled = true, true, true
+	}
+	return changed, disabled
 }
 
 // Wildcard subscribes an endpoint to every public type.

@@ -166,3 +166,32 @@ func TestSignDuringARotationCarriesBothSignatures(t *testing.T) {
 		t.Error("a secret without whsec_ signed")
 	}
 }
+
+func TestObserveDisablesAnEndpointAfterFiveDaysOfFailuresOnly(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name         string
+		failingSince time.Time
+		succeeded    bool
+		now          time.Time
+		changed      bool
+		disabled     bool
+		wantSince    time.Time
+	}{
+		{"a first failure starts the streak", time.Time{}, false, t0, true, false, t0},
+		{"a failure within five days keeps it", t0, false, t0.Add(domain.DisableAfter - time.Second), false, false, t0},
+		{"five days of failures disable", t0, false, t0.Add(domain.DisableAfter), true, true, t0},
+		{"a success ends the streak", t0, true, t0.Add(time.Hour), true, false, time.Time{}},
+		{"a success without a streak changes nothing", time.Time{}, true, t0, false, false, time.Time{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := domain.Endpoint{FailingSince: tc.failingSince}
+			changed, disabled := e.Observe(tc.succeeded, tc.now)
+			if changed != tc.changed || disabled != tc.disabled || e.Disabled != tc.disabled || !e.FailingSince.Equal(tc.wantSince) {
+				t.Errorf("changed %v disabled %v (endpoint %v, since %v), want %v %v since %v",
+					changed, disabled, e.Disabled, e.FailingSince, tc.changed, tc.disabled, tc.wantSince)
+			}
+		})
+	}
+}

@@ -126,3 +126,16 @@ func (s *Server) RetryWebhookDelivery(ctx context.Context, req *outboundv1.Retry
 	}
 	return convert.Delivery(v), nil
 }
+
+// RecoverWebhookDeliveries sends an endpoint's failed deliveries since a time again.
+func (s *Server) RecoverWebhookDeliveries(ctx context.Context, req *outboundv1.RecoverWebhookDeliveriesRequest) (*outboundv1.WebhookRecovery, error) {
+	caller, err := authn.CallerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.svc.RecoverDeliveries(ctx, caller, req.GetAppId(), req.GetEndpointId(), req.GetRecovery().GetSince())
+	if err != nil {
+		return nil, err
+	}
+	return convert.Recovery(r), nil
+}

@@ -213,6 +213,20 @@ func (s *Store) RetryDelivery(_ context.Context, appID, endpointID, id string, n
 	return view(d), nil
 }
 
+// RecoverDeliveries makes the endpoint's failed deliveries since since pending again.
+func (s *Store) RecoverDeliveries(_ context.Context, appID, endpointID string, since, now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, d := range s.deliveries {
+		if d.d.AppID == appID && d.d.EndpointID == endpointID && d.d.Status == domain.StatusFailed && !d.d.CreatedAt.Before(since) {
+			d.d.Status, d.d.Attempts, d.d.NextAttemptAt = domain.StatusPending, 0, now
+			n++
+		}
+	}
+	return n, nil
+}
+
 func view(d *delivery) app.DeliveryView {
 	cp := d.d
 	cp.Body = bytes.Clone(cp.Body)

@@ -39,14 +39,14 @@ type Store struct {
 // New returns a store on a migrated database.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-const endpointColumns = `id::text, app_id::text, url, events, description, disabled, secret, previous_secret, previous_until, created_at, updated_at`
+const endpointColumns = `id::text, app_id::text, url, events, description, disabled, secret, previous_secret, previous_until, failing_since, created_at, updated_at`
 
 func scanEndpoint(row pgx.Row) (domain.Endpoint, error) {
 	var (
-		e     domain.Endpoint
-		until *time.Time
+		e              domain.Endpoint
+		until, failing *time.Time
 	)
-	err := row.Scan(&e.ID, &e.AppID, &e.URL, &e.Events, &e.Description, &e.Disabled, &e.Secret, &e.Previous, &until, &e.CreatedAt, &e.UpdatedAt)
+	err := row.Scan(&e.ID, &e.AppID, &e.URL, &e.Events, &e.Description, &e.Disabled, &e.Secret, &e.Previous, &until, &failing, &e.CreatedAt, &e.UpdatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return domain.Endpoint{}, domain.ErrNotFound
 	}
@@ -55,6 +55,9 @@ func scanEndpoint(row pgx.Row) (domain.Endpoint, error) {
 	}
 	if until != nil {
 		e.PreviousUntil = until.UTC()
+	}
+	if failing != nil {
+		e.FailingSince = failing.UTC()
 	}
 	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
 	return e, nil
@@ -69,9 +72,9 @@ func nullTime(t time.Time) *time.Time {
 
 // CreateEndpoint inserts the endpoint.
 func (s *Store) CreateEndpoint(ctx context.Context, e domain.Endpoint) error {
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `INSERT INTO endpoints (id, app_id, url, events, description, disabled, secret, previous_secret, previous_until, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		e.ID, e.AppID, e.URL, e.Events, e.Description, e.Disabled, e.Secret, e.Previous, nullTime(e.PreviousUntil), e.CreatedAt, e.UpdatedAt)
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `INSERT INTO endpoints (id, app_id, url, events, description, disabled, secret, previous_secret, previous_until, failing_since, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		e.ID, e.AppID, e.URL, e.Events, e.Description, e.Disabled, e.Secret, e.Previous, nullTime(e.PreviousUntil), nullTime(e.FailingSince), e.CreatedAt, e.UpdatedAt)
 	if err != nil {
 		return fmt.Errorf("insert endpoint: %w", err)
 	}
@@ -114,8 +117,8 @@ func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*d
 		}
 		e.ID, e.AppID = id, appID
 		if _, err := tx.Exec(ctx, `UPDATE endpoints SET url = $3, events = $4, description = $5, disabled = $6, secret = $7,
-			previous_secret = $8, previous_until = $9, updated_at = $10 WHERE id = $1 AND app_id = $2`,
-			id, appID, e.URL, e.Events, e.Description, e.Disabled, e.Secret, e.Previous, nullTime(e.PreviousUntil), e.UpdatedAt); err != nil {
+			previous_secret = $8, previous_until = $9, failing_since = $10, updated_at = $11 WHERE id = $1 AND app_id = $2`,
+			id, appID, e.URL, e.Events, e.Description, e.Disabled, e.Secret, e.Previous, nullTime(e.PreviousUntil), nullTime(e.FailingSince), e.UpdatedAt); err != nil {
 			return fmt.Errorf("update endpoint: %w", err)
 		}
 		out = e
@@ -306,4 +309,14 @@ func (s *Store) RetryDelivery(ctx context.Context, appID, endpointID, id string,
 		return attachAttempts(ctx, tx, []string{id}, func(_ string, a domain.Attempt) { out.Attempts = append(out.Attempts, a) })
 	})
 	return out, err
+}
+
+// RecoverDeliveries makes the endpoint's failed deliveries since since pending again.
+func (s *Store) RecoverDeliveries(ctx context.Context, appID, endpointID string, since, now time.Time) (int, error) {
+	tag, err := pgxx.Q(ctx, s.pool).Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $4, lease_until = NULL
+		WHERE app_id = $1 AND endpoint_id = $2 AND status = 'failed' AND created_at >= $3`, appID, endpointID, since, now)
+	if err != nil {
+		return 0, fmt.Errorf("recover deliveries: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

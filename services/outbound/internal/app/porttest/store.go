@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"ConcurrentClaimsTakeDisjointDeliveries", concurrentClaims},
 		{"RecordAttemptStoresStateAndAttempts", recordAttempt},
 		{"RetryMakesAFinishedDeliveryDueAgain", retry},
+		{"RecoverMakesTheFailedDeliveriesSinceATimeDueAgain", recoverSince},
 	}
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {
@@ -53,7 +54,7 @@ func newEndpoint(appID string, at time.Time) domain.Endpoint {
 	return domain.Endpoint{
 		ID: uuid.NewString(), AppID: appID, URL: "https://example.com/hooks", Events: []string{"user.created", "user.updated"},
 		Description: "the app's receiver", Secret: []byte("sealed-secret"), Previous: []byte("sealed-previous"),
-		PreviousUntil: at.Add(time.Hour), CreatedAt: at, UpdatedAt: at,
+		PreviousUntil: at.Add(time.Hour), FailingSince: at.Add(-time.Minute), CreatedAt: at, UpdatedAt: at,
 	}
 }
 
@@ -330,5 +331,39 @@ func retry(t *testing.T, store app.Store) {
 	}
 	if _, err := store.RetryDelivery(ctx, e.AppID, uuid.NewString(), d.ID, later); !errors.Is(err, domain.ErrDeliveryNotFound) {
 		t.Errorf("retry under another endpoint: %v, want ErrDeliveryNotFound", err)
+	}
+}
+
+func recoverSince(t *testing.T, store app.Store) {
+	ctx := context.Background()
+	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
+	old, recent, succeeded := newDelivery(e, instant), newDelivery(e, instant.Add(time.Hour)), newDelivery(e, instant.Add(time.Hour))
+	mustAdd(t, store, old, recent, succeeded)
+	for _, d := range []domain.Delivery{old, recent} {
+		d.Status, d.Attempts = domain.StatusFailed, len(domain.Schedule)
+		if err := store.RecordAttempt(ctx, d, domain.Attempt{At: instant, Error: "refused"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	succeeded.Status, succeeded.Attempts = domain.StatusSucceeded, 1
+	if err := store.RecordAttempt(ctx, succeeded, domain.Attempt{At: instant, Status: 200}); err != nil {
+		t.Fatal(err)
+	}
+	now := instant.Add(2 * time.Hour)
+	n, err := store.RecoverDeliveries(ctx, e.AppID, e.ID, instant.Add(30*time.Minute), now)
+	if err != nil || n != 1 {
+		t.Fatalf("recovered %d (%v), want only the failed delivery since the time", n, err)
+	}
+	if ids := claim(t, store, app.Claim{Now: now, Lease: time.Hour, Limit: 10, PerEndpoint: 10}); !slices.Equal(ids, []string{recent.ID}) {
+		t.Errorf("claimed %v after the recovery, want %s", ids, recent.ID)
+	}
+	list, _ := store.ListDeliveries(ctx, e.AppID, e.ID, 10)
+	for _, v := range list {
+		if v.Delivery.ID == recent.ID && (v.Delivery.Attempts != 0 || v.Delivery.Status != domain.StatusPending) {
+			t.Errorf("recovered delivery %+v, want pending with its attempts counted from zero", v.Delivery)
+		}
+	}
+	if n, _ := store.RecoverDeliveries(ctx, uuid.NewString(), e.ID, instant, now); n != 0 {
+		t.Errorf("another app recovered %d deliveries", n)
 	}
 }
