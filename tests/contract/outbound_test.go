@@ -87,7 +87,7 @@ func (e *env) webhookDelivery(t *testing.T) {
 		reqs []*http.Request
 		body [][]byte
 	)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		reqs, body = append(reqs, r), append(body, b)

@@ -144,7 +144,7 @@ func TestADeadEndpointDoesNotDelayAHealthyOne(t *testing.T) {
 	// The dead endpoint accepts connections and never answers: each attempt holds for the full
 	// 15-second timeout.
 	hang := make(chan struct{})
-	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	dead := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-hang:
 		case <-r.Context().Done():
@@ -191,7 +191,7 @@ func TestRetryAndRotationKeepTheWebhookIDAndSignWithBothSecrets(t *testing.T) {
 		reqs []*http.Request
 		body []byte
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		body, _ = io.ReadAll(r.Body)
@@ -245,7 +245,7 @@ func TestAnEndpointFailingForFiveDaysIsDisabledAndRecoveryResendsItsFailedDelive
 		down   = true
 	)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		if down {

@@ -116,7 +116,7 @@ func (s *Sender) Send(ctx context.Context, url string, header map[string]string,
 	if err != nil {
 		return domain.Attempt{Error: describe(err), Duration: time.Since(start)}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // the answer is read; a close error changes nothing
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, domain.MaxResponseBytes))
 	// Drain a little more so the connection can be reused, without reading an endless body.
 	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)

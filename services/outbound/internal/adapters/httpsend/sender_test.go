@@ -61,7 +61,7 @@ func TestTheGuardRefusesEveryInternalRange(t *testing.T) {
 
 func hits(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { n.Add(1) }))
 	t.Cleanup(srv.Close)
 	return srv, &n
 }

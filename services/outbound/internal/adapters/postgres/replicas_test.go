@@ -35,7 +35,7 @@ func TestTwoReplicasSendEachDeliveryOnce(t *testing.T) {
 		mu  sync.Mutex
 		got = map[string]int{}
 	)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		got[r.Header.Get("webhook-id")]++
 		mu.Unlock()
