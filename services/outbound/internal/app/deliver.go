@@ -11,14 +11,16 @@ import (
 	"github.com/berthhq/berth/services/outbound/internal/domain"
 )
 
-// Runner settings. A claimed endpoint's batch is sent in order by one goroutine, so one slow or
-// dead endpoint holds only its own goroutine while every other endpoint's run beside it.
+// Runner settings. A claimed endpoint's batch is sent by goroutines of its own, at most inFlight
+// requests at a time, so one slow or dead endpoint holds only its own while every other endpoint's
+// run beside it.
 const (
 	claimLimit  = 256
 	perEndpoint = 16
+	inFlight    = 4
 	// lease covers a whole endpoint batch timing out, with room to record the attempts: a
 	// replica that dies mid-batch gives its deliveries back after it.
-	lease = perEndpoint*domain.AttemptTimeout + time.Minute
+	lease = perEndpoint/inFlight*domain.AttemptTimeout + time.Minute
 )
 
 // Wake makes RunDeliveries claim now rather than at its next poll: a delivery was recorded or
@@ -31,8 +33,8 @@ func (s *Service) Wake() {
 }
 
 // RunDeliveries sends due deliveries until ctx ends: it claims them every poll interval (or at
-// once after Wake) and sends each endpoint's claimed deliveries in order on a goroutine of that
-// endpoint's own. Replicas run it side by side: a claim leases its deliveries, so no two send the
+// once after Wake) and sends each endpoint's claimed deliveries on goroutines of that endpoint's
+// own. Replicas run it side by side: a claim leases its deliveries, so no two send the
 // same attempt. It returns when ctx ends and every send in flight has been recorded.
 func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *slog.Logger) {
 	if s.sender == nil {
@@ -98,8 +100,9 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 	}
 }
 
-// sendBatch sends one endpoint's claimed deliveries in order. The endpoint is read once: a batch
-// is sent with the URL and secrets it had when the batch began.
+// sendBatch sends one endpoint's claimed deliveries, at most inFlight at a time, and records
+// their attempts together in one write. The endpoint is read once: a batch is sent with the URL
+// and secrets it had when the batch began.
 func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, log *slog.Logger) {
 	e, err := s.store.GetEndpoint(ctx, ds[0].AppID, ds[0].EndpointID)
 	if errors.Is(err, domain.ErrNotFound) {
@@ -116,19 +119,49 @@ func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, log *slog
 			"endpoint_id", e.ID, "error", err.Error())
 		return
 	}
-	var succeeded, failed bool
-	for _, d := range ds {
-		switch ok, tried := s.send(ctx, e, secrets, d, log); {
-		case !tried:
-		case ok:
+	outcomes := make([]outcome, len(ds))
+	sem := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			outcomes[i] = s.attempt(ctx, e, secrets, d, log)
+		})
+	}
+	wg.Wait()
+	var (
+		rs                []Recorded
+		succeeded, failed bool
+	)
+	for _, o := range outcomes {
+		if !o.record {
+			continue
+		}
+		rs = append(rs, o.Recorded)
+		switch {
+		case !o.sent:
+		case o.Attempt.Succeeded():
 			succeeded = true
 		default:
 			failed = true
 		}
 	}
+	if err := s.store.RecordAttempts(ctx, rs...); err != nil {
+		log.WarnContext(ctx, "outbound: recording attempts failed; the deliveries are sent again when their lease ends",
+			"endpoint_id", e.ID, "error", err.Error())
+		return
+	}
 	if succeeded || failed {
 		s.observe(ctx, e, succeeded, log)
 	}
+}
+
+// outcome is what one attempt of a batch leaves to record.
+type outcome struct {
+	Recorded
+	record bool // false: nothing to record (signing failed; the lease returns the delivery)
+	sent   bool // a request was made (not a delivery given up on a disabled endpoint)
 }
 
 // observe records the batch's outcome in the endpoint's failure streak (domain.Endpoint.Observe),
@@ -151,38 +184,29 @@ func (s *Service) observe(ctx context.Context, e domain.Endpoint, succeeded bool
 	}
 }
 
-// send makes one attempt of d and records it; tried is false when no request was made (the
-// endpoint disabled, signing impossible), ok whether the receiver took it.
-func (s *Service) send(ctx context.Context, e domain.Endpoint, secrets []string, d domain.Delivery, log *slog.Logger) (ok, tried bool) {
-	var a domain.Attempt
+// attempt makes one attempt of d and returns it with d's state after it. A disabled endpoint's
+// delivery is given up rather than held for a re-enable (recovery sends it again).
+func (s *Service) attempt(ctx context.Context, e domain.Endpoint, secrets []string, d domain.Delivery, log *slog.Logger) outcome {
 	if e.Disabled {
-		// Disabled after the delivery was recorded: it is given up, not held for a re-enable.
-		a = domain.Attempt{At: s.now(), Error: "endpoint disabled"}
 		d.Attempts++
 		d.Status = domain.StatusFailed
-	} else {
-		at := s.now()
-		sig, err := domain.Sign(d.ID, at, d.Body, secrets...)
-		if err != nil {
-			log.ErrorContext(ctx, "outbound: signing failed", "endpoint_id", e.ID, "error", err.Error())
-			return false, false
-		}
-		a = s.sender.Send(ctx, e.URL, map[string]string{
-			"Content-Type":      "application/json",
-			"User-Agent":        "Berth-Webhooks/1",
-			"Webhook-Id":        d.ID,
-			"Webhook-Timestamp": strconv.FormatInt(at.Unix(), 10),
-			"Webhook-Signature": sig,
-		}, d.Body)
-		a.At = at
-		d = s.backoff.After(d, a)
-		ok, tried = a.Succeeded(), true
+		return outcome{Recorded: Recorded{Delivery: d, Attempt: domain.Attempt{At: s.now(), Error: "endpoint disabled"}}, record: true}
 	}
-	if err := s.store.RecordAttempt(ctx, d, a); err != nil {
-		log.WarnContext(ctx, "outbound: recording an attempt failed; the delivery is sent again when its lease ends",
-			"delivery_id", d.ID, "error", err.Error())
+	at := s.now()
+	sig, err := domain.Sign(d.ID, at, d.Body, secrets...)
+	if err != nil {
+		log.ErrorContext(ctx, "outbound: signing failed", "endpoint_id", e.ID, "error", err.Error())
+		return outcome{}
 	}
-	return ok, tried
+	a := s.sender.Send(ctx, e.URL, map[string]string{
+		"Content-Type":      "application/json",
+		"User-Agent":        "Berth-Webhooks/1",
+		"Webhook-Id":        d.ID,
+		"Webhook-Timestamp": strconv.FormatInt(at.Unix(), 10),
+		"Webhook-Signature": sig,
+	}, d.Body)
+	a.At = at
+	return outcome{Recorded: Recorded{Delivery: s.backoff.After(d, a), Attempt: a}, record: true, sent: true}
 }
 
 // openSecrets returns the endpoint's signing secrets: the current one, and the previous one while

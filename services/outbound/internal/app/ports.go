@@ -37,9 +37,10 @@ type Deliveries interface {
 	// c.PerEndpoint of each endpoint, none of the endpoints c.Skip names) until c.Now+c.Lease: no
 	// other claimer gets them before then, and those another claimer holds are skipped.
 	ClaimDue(ctx context.Context, c Claim) ([]domain.Delivery, error)
-	// RecordAttempt stores an attempt and the delivery's new state (status, attempts, next attempt)
-	// and ends its lease. A delivery deleted meanwhile is ignored.
-	RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error
+	// RecordAttempts stores attempts, each with its delivery's new state (status, attempts, next
+	// attempt), and ends their leases, all in one transaction. A delivery deleted meanwhile is
+	// ignored.
+	RecordAttempts(ctx context.Context, rs ...Recorded) error
 	// ListDeliveries returns an endpoint's newest deliveries (at most limit), each with its
 	// attempts oldest first.
 	ListDeliveries(ctx context.Context, appID, endpointID string, limit int) ([]DeliveryView, error)
@@ -60,6 +61,12 @@ type Claim struct {
 	// Skip are endpoints whose deliveries the claimer is still sending: claiming more of theirs
 	// would only queue them behind those.
 	Skip []string
+}
+
+// Recorded is one attempt with the state its delivery is in after it.
+type Recorded struct {
+	Delivery domain.Delivery
+	Attempt  domain.Attempt
 }
 
 // DeliveryView is a delivery with its attempts, as the deliveries route shows it.

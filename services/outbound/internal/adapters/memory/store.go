@@ -165,17 +165,20 @@ func (s *Store) ClaimDue(_ context.Context, c app.Claim) ([]domain.Delivery, err
 	return out, nil
 }
 
-// RecordAttempt stores the attempt and the delivery's new state and ends its lease.
-func (s *Store) RecordAttempt(_ context.Context, d domain.Delivery, a domain.Attempt) error {
+// RecordAttempts stores the attempts and their deliveries' new state and ends their leases.
+func (s *Store) RecordAttempts(_ context.Context, rs ...app.Recorded) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, ok := s.deliveries[d.ID]
-	if !ok {
-		return nil
+	for _, r := range rs {
+		cur, ok := s.deliveries[r.Delivery.ID]
+		if !ok {
+			continue
+		}
+		d := r.Delivery
+		cur.d.Status, cur.d.Attempts, cur.d.NextAttemptAt = d.Status, d.Attempts, d.NextAttemptAt
+		cur.attempts = append(cur.attempts, r.Attempt)
+		cur.leaseUntil = time.Time{}
 	}
-	cur.d.Status, cur.d.Attempts, cur.d.NextAttemptAt = d.Status, d.Attempts, d.NextAttemptAt
-	cur.attempts = append(cur.attempts, a)
-	cur.leaseUntil = time.Time{}
 	return nil
 }
 

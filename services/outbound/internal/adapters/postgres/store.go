@@ -218,20 +218,42 @@ func qualified(cols string) string {
 	return "deliveries." + strings.ReplaceAll(cols, ", ", ", deliveries.")
 }
 
-// RecordAttempt stores the attempt and the delivery's state, ending its lease.
-func (s *Store) RecordAttempt(ctx context.Context, d domain.Delivery, a domain.Attempt) error {
+// RecordAttempts stores the attempts and their deliveries' state, ending their leases, in one
+// transaction: the deliveries' updates in one batch, the attempts in one COPY. An attempt of a
+// delivery deleted with its endpoint is dropped.
+func (s *Store) RecordAttempts(ctx context.Context, rs ...app.Recorded) error {
+	if len(rs) == 0 {
+		return nil
+	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1`,
-			d.ID, d.Status, d.Attempts, d.NextAttemptAt)
-		if err != nil {
-			return fmt.Errorf("update delivery: %w", err)
+		batch := &pgx.Batch{}
+		for _, r := range rs {
+			d := r.Delivery
+			batch.Queue(`UPDATE deliveries SET status = $2, attempts = $3, next_attempt_at = $4, lease_until = NULL WHERE id = $1`,
+				d.ID, d.Status, d.Attempts, d.NextAttemptAt)
 		}
-		if tag.RowsAffected() == 0 {
-			return nil // deleted with its endpoint
+		results := tx.SendBatch(ctx, batch)
+		var attempts [][]any
+		for _, r := range rs {
+			tag, err := results.Exec()
+			if err != nil {
+				_ = results.Close()
+				return fmt.Errorf("update delivery: %w", err)
+			}
+			if tag.RowsAffected() == 1 {
+				a := r.Attempt
+				attempts = append(attempts, []any{r.Delivery.ID, a.At, a.Status, a.Response, a.Error, a.Duration.Milliseconds()})
+			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO delivery_attempts (delivery_id, at, status, response, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)`,
-			d.ID, a.At, a.Status, a.Response, a.Error, a.Duration.Milliseconds()); err != nil {
-			return fmt.Errorf("insert attempt: %w", err)
+		if err := results.Close(); err != nil {
+			return fmt.Errorf("update deliveries: %w", err)
+		}
+		if len(attempts) == 0 {
+			return nil
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"delivery_attempts"},
+			[]string{"delivery_id", "at", "status", "response", "error", "duration_ms"}, pgx.CopyFromRows(attempts)); err != nil {
+			return fmt.Errorf("insert attempts: %w", err)
 		}
 		return nil
 	})

@@ -271,7 +271,7 @@ func recordAttempt(t *testing.T, store app.Store) {
 	claim(t, store, app.Claim{Now: instant, Lease: time.Hour, Limit: 1, PerEndpoint: 1})
 	failed := domain.Attempt{At: instant, Status: 503, Response: "busy", Duration: 12 * time.Millisecond}
 	d.Attempts, d.NextAttemptAt = 1, instant.Add(5*time.Second)
-	if err := store.RecordAttempt(ctx, d, failed); err != nil {
+	if err := store.RecordAttempts(ctx, app.Recorded{Delivery: d, Attempt: failed}); err != nil {
 		t.Fatal(err)
 	}
 	// Recording ended the lease: once due again it is claimed again.
@@ -280,7 +280,7 @@ func recordAttempt(t *testing.T, store app.Store) {
 	}
 	ok := domain.Attempt{At: instant.Add(5 * time.Second), Status: 204, Error: "", Duration: time.Millisecond}
 	d.Attempts, d.Status = 2, domain.StatusSucceeded
-	if err := store.RecordAttempt(ctx, d, ok); err != nil {
+	if err := store.RecordAttempts(ctx, app.Recorded{Delivery: d, Attempt: ok}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := store.ListDeliveries(ctx, e.AppID, e.ID, 10)
@@ -304,7 +304,7 @@ func recordAttempt(t *testing.T, store app.Store) {
 	if err := store.DeleteEndpoint(ctx, e.AppID, e.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.RecordAttempt(ctx, d, ok); err != nil {
+	if err := store.RecordAttempts(ctx, app.Recorded{Delivery: d, Attempt: ok}); err != nil {
 		t.Errorf("recording for a deleted delivery: %v", err)
 	}
 }
@@ -315,7 +315,7 @@ func retry(t *testing.T, store app.Store) {
 	d := newDelivery(e, instant)
 	mustAdd(t, store, d)
 	d.Status, d.Attempts = domain.StatusFailed, len(domain.Schedule)
-	if err := store.RecordAttempt(ctx, d, domain.Attempt{At: instant, Error: "refused"}); err != nil {
+	if err := store.RecordAttempts(ctx, app.Recorded{Delivery: d, Attempt: domain.Attempt{At: instant, Error: "refused"}}); err != nil {
 		t.Fatal(err)
 	}
 	later := instant.Add(time.Hour)
@@ -341,12 +341,12 @@ func recoverSince(t *testing.T, store app.Store) {
 	mustAdd(t, store, old, recent, succeeded)
 	for _, d := range []domain.Delivery{old, recent} {
 		d.Status, d.Attempts = domain.StatusFailed, len(domain.Schedule)
-		if err := store.RecordAttempt(ctx, d, domain.Attempt{At: instant, Error: "refused"}); err != nil {
+		if err := store.RecordAttempts(ctx, app.Recorded{Delivery: d, Attempt: domain.Attempt{At: instant, Error: "refused"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	succeeded.Status, succeeded.Attempts = domain.StatusSucceeded, 1
-	if err := store.RecordAttempt(ctx, succeeded, domain.Attempt{At: instant, Status: 200}); err != nil {
+	if err := store.RecordAttempts(ctx, app.Recorded{Delivery: succeeded, Attempt: domain.Attempt{At: instant, Status: 200}}); err != nil {
 		t.Fatal(err)
 	}
 	now := instant.Add(2 * time.Hour)
