@@ -74,8 +74,9 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 		AllowPrivate: c.Settings.Bool(allowPrivate.Name), TimeScale: c.Settings.Float(timeScale.Name)})
 }
 
-// New opens the store (migrating Postgres) and builds the process: the gRPC server, the consumers
-// that turn identity's, tenant's and billing's events into deliveries, and the delivery runner.
+// New opens the store (migrating Postgres) and builds the process: the gRPC server, the outbox
+// relay (an endpoint disabled after five days of failures is an event), the consumers that turn
+// identity's, tenant's and billing's events into deliveries, and the delivery runner.
 func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Identity == nil {
 		return nil, errors.New("outbound: an identity connection is required")
@@ -91,17 +92,19 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		cfg.Poll = defaultPoll
 	}
 	var (
-		store app.Store
-		inbox events.Inbox // kept with the store, so deliveries commit with the consumed event's record
-		pool  *pgxpool.Pool
+		store  app.Store
+		outbox events.OutboxSource
+		inbox  events.Inbox // kept with the store, so deliveries commit with the consumed event's record
+		pool   *pgxpool.Pool
 	)
 	if cfg.DatabaseURL == "" {
-		store, inbox = memory.New(), events.NewMemoryInbox()
+		mem := &events.MemoryOutbox{}
+		store, outbox, inbox = memory.New(mem), mem, events.NewMemoryInbox()
 	} else {
 		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("outbound: database: %w", err)
 		}
-		store, inbox = postgres.New(pool), events.NewPGInbox(pool)
+		store, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	}
 	closePool := func() {
 		if pool != nil {
@@ -131,6 +134,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		p.UsePool(pool)
 	}
 	grpcapi.Register(p, svc)
+	p.Relay = events.NewRelay(name, outbox, cfg.Bus, cfg.Log)
 	p.Watches = append(p.Watches,
 		func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) },
 		func(ctx context.Context) (func(), error) {

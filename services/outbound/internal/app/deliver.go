@@ -8,8 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
+
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 )
+
+// Source is the producer name on the events this service emits (outboundv1.Event*).
+const Source = "outbound"
 
 // Runner settings. A claimed endpoint's batch is sent by goroutines of its own, at most inFlight
 // requests at a time, so one slow or dead endpoint holds only its own while every other endpoint's
@@ -172,12 +178,19 @@ func (s *Service) observe(ctx context.Context, e domain.Endpoint, succeeded bool
 	if changed, _ := probe.Observe(succeeded, now); !changed {
 		return
 	}
-	_, err := s.store.UpdateEndpoint(ctx, e.AppID, e.ID, func(cur *domain.Endpoint) error {
-		if changed, disabled := cur.Observe(succeeded, now); changed && disabled {
-			log.WarnContext(ctx, "outbound: endpoint disabled after failing every attempt for five days",
-				"app_id", cur.AppID, "endpoint_id", cur.ID, "failing_since", cur.FailingSince)
+	_, err := s.store.UpdateEndpoint(ctx, e.AppID, e.ID, func(cur *domain.Endpoint) ([]events.Event, error) {
+		if _, disabled := cur.Observe(succeeded, now); !disabled {
+			return nil, nil
 		}
-		return nil
+		log.WarnContext(ctx, "outbound: endpoint disabled after failing every attempt for five days",
+			"app_id", cur.AppID, "endpoint_id", cur.ID, "failing_since", cur.FailingSince)
+		ev, err := events.New(Source, outboundv1.EventEndpointDisabled, cur.AppID, &outboundv1.EndpointDisabled{
+			AppId: cur.AppID, EndpointId: cur.ID, Url: cur.URL,
+			FailingSince: cur.FailingSince.Format(time.RFC3339Nano), At: now.Format(time.RFC3339Nano)})
+		if err != nil {
+			return nil, err
+		}
+		return []events.Event{ev}, nil
 	})
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		log.WarnContext(ctx, "outbound: recording an endpoint's failure streak failed", "endpoint_id", e.ID, "error", err.Error())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/pkg/testkit"
@@ -24,6 +25,7 @@ import (
 	"github.com/berthhq/berth/services/outbound/internal/domain"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 )
 
 // receiver is an app's webhook endpoint: it verifies every request's signature with the secret the
@@ -254,7 +256,8 @@ func TestAnEndpointFailingForFiveDaysIsDisabledAndRecoveryResendsItsFailedDelive
 	}))
 	t.Cleanup(srv.Close)
 	box, _ := sealbox.New(make([]byte, sealbox.KeySize))
-	store := memory.New()
+	outbox := &events.MemoryOutbox{}
+	store := memory.New(outbox)
 	svc, err := app.New(app.Config{Store: store, Box: box, Sender: httpsend.New(true), URLs: domain.URLPolicy{AllowHTTP: true},
 		TimeScale: 1e-9, Clock: clock, NewID: uuid.NewString})
 	if err != nil {
@@ -288,6 +291,14 @@ func TestAnEndpointFailingForFiveDaysIsDisabledAndRecoveryResendsItsFailedDelive
 		e, _ := store.GetEndpoint(ctx, appID, id)
 		return e.Disabled
 	})
+	pending, _ := outbox.Pending(ctx, 10)
+	if len(pending) != 1 || pending[0].Type != outboundv1.EventEndpointDisabled {
+		t.Fatalf("outbox holds %v, want one endpoint.disabled event for the app's operators", pending)
+	}
+	var disabledEv outboundv1.EndpointDisabled
+	if err := pending[0].Decode(&disabledEv); err != nil || disabledEv.GetEndpointId() != id || disabledEv.GetFailingSince() == "" {
+		t.Errorf("event payload %v (%v)", &disabledEv, err)
+	}
 
 	// Back up and enabled again, the app recovers what failed meanwhile.
 	mu.Lock()

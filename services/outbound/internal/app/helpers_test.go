@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/services/outbound/internal/adapters/httpsend"
 	"github.com/berthhq/berth/services/outbound/internal/adapters/memory"
@@ -22,7 +23,7 @@ func newService(t *testing.T, scale float64) (*app.Service, *memory.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memory.New()
+	store := memory.New(&events.MemoryOutbox{})
 	svc, err := app.New(app.Config{Store: store, Box: box, Sender: httpsend.New(true), URLs: domain.URLPolicy{AllowHTTP: true},
 		TimeScale: scale, NewID: uuid.NewString})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
 )
 
@@ -22,8 +23,9 @@ type Endpoints interface {
 	// ListEndpoints returns the app's endpoints, oldest first.
 	ListEndpoints(ctx context.Context, appID string) ([]domain.Endpoint, error)
 	// UpdateEndpoint runs fn on a copy of the endpoint, locked against concurrent updates, and
-	// stores the copy; nothing is stored when fn fails. domain.ErrNotFound as GetEndpoint.
-	UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) error) (domain.Endpoint, error)
+	// stores the copy with the events fn returns, atomically; nothing is stored when fn fails.
+	// domain.ErrNotFound as GetEndpoint.
+	UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) ([]events.Event, error)) (domain.Endpoint, error)
 	// DeleteEndpoint removes the endpoint and its deliveries; domain.ErrNotFound as GetEndpoint.
 	DeleteEndpoint(ctx context.Context, appID, id string) error
 }

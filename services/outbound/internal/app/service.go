@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
 )
@@ -151,7 +152,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, callerApp, appID, id strin
 			return domain.Endpoint{}, err
 		}
 	}
-	return s.store.UpdateEndpoint(ctx, callerApp, canonical(id), func(e *domain.Endpoint) error {
+	return s.store.UpdateEndpoint(ctx, callerApp, canonical(id), func(e *domain.Endpoint) ([]events.Event, error) {
 		if p.URL != nil {
 			e.URL = u
 		}
@@ -163,9 +164,12 @@ func (s *Service) UpdateEndpoint(ctx context.Context, callerApp, appID, id strin
 		}
 		if p.Disabled != nil {
 			e.Disabled = *p.Disabled
+			if !e.Disabled {
+				e.FailingSince = time.Time{} // re-enabled: the five days count from its next failure
+			}
 		}
 		e.UpdatedAt = s.now()
-		return nil
+		return nil, nil
 	})
 }
 
@@ -188,11 +192,11 @@ func (s *Service) RotateSecret(ctx context.Context, callerApp, appID, id string)
 	if err != nil {
 		return EndpointView{}, err
 	}
-	e, err := s.store.UpdateEndpoint(ctx, callerApp, id, func(e *domain.Endpoint) error {
+	e, err := s.store.UpdateEndpoint(ctx, callerApp, id, func(e *domain.Endpoint) ([]events.Event, error) {
 		now := s.now()
 		e.Previous, e.PreviousUntil = e.Secret, now.Add(domain.RotationOverlap)
 		e.Secret, e.UpdatedAt = sealed, now
-		return nil
+		return nil, nil
 	})
 	if err != nil {
 		return EndpointView{}, err

@@ -7,12 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/outbound/internal/app"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
 )
 
 // Store implements app.Store.
 type Store struct {
+	outbox     *events.MemoryOutbox
 	mu         sync.Mutex
 	endpoints  map[string]domain.Endpoint // by id
 	deliveries map[string]*delivery       // by id
@@ -24,9 +26,9 @@ type delivery struct {
 	leaseUntil time.Time
 }
 
-// New returns an empty store.
-func New() *Store {
-	return &Store{endpoints: map[string]domain.Endpoint{}, deliveries: map[string]*delivery{}}
+// New returns an empty store whose writes' events go to outbox.
+func New(outbox *events.MemoryOutbox) *Store {
+	return &Store{outbox: outbox, endpoints: map[string]domain.Endpoint{}, deliveries: map[string]*delivery{}}
 }
 
 func copyEndpoint(e domain.Endpoint) domain.Endpoint {
@@ -83,8 +85,9 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// UpdateEndpoint runs fn on a copy under the store's lock and keeps the copy when fn succeeds.
-func (s *Store) UpdateEndpoint(_ context.Context, appID, id string, fn func(*domain.Endpoint) error) (domain.Endpoint, error) {
+// UpdateEndpoint runs fn on a copy under the store's lock and keeps the copy and its events when
+// fn succeeds.
+func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) ([]events.Event, error)) (domain.Endpoint, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.endpoints[id]
@@ -92,11 +95,13 @@ func (s *Store) UpdateEndpoint(_ context.Context, appID, id string, fn func(*dom
 		return domain.Endpoint{}, domain.ErrNotFound
 	}
 	c := copyEndpoint(e)
-	if err := fn(&c); err != nil {
+	evs, err := fn(&c)
+	if err != nil {
 		return domain.Endpoint{}, err
 	}
 	c.ID, c.AppID = id, appID
 	s.endpoints[id] = copyEndpoint(c)
+	s.outbox.Add(ctx, evs...)
 	return c, nil
 }
 

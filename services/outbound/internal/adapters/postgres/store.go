@@ -104,15 +104,17 @@ func (s *Store) ListEndpoints(ctx context.Context, appID string) ([]domain.Endpo
 	return out, rows.Err()
 }
 
-// UpdateEndpoint locks the row for the transaction so concurrent updates apply one after the other.
-func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) error) (domain.Endpoint, error) {
+// UpdateEndpoint locks the row for the transaction so concurrent updates apply one after the
+// other, and stores fn's events in the outbox in the same transaction.
+func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) ([]events.Event, error)) (domain.Endpoint, error) {
 	var out domain.Endpoint
 	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		e, err := scanEndpoint(tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1 AND app_id = $2 FOR UPDATE`, id, appID))
 		if err != nil {
 			return err
 		}
-		if err := fn(&e); err != nil {
+		evs, err := fn(&e)
+		if err != nil {
 			return err
 		}
 		e.ID, e.AppID = id, appID
@@ -122,7 +124,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*d
 			return fmt.Errorf("update endpoint: %w", err)
 		}
 		out = e
-		return nil
+		return events.InsertOutbox(ctx, tx, evs...)
 	})
 	return out, err
 }

@@ -30,7 +30,9 @@ var stores = []struct {
 	name string
 	open func(t *testing.T) (app.Store, events.Inbox)
 }{
-	{"memory", func(*testing.T) (app.Store, events.Inbox) { return memory.New(), events.NewMemoryInbox() }},
+	{"memory", func(*testing.T) (app.Store, events.Inbox) {
+		return memory.New(&events.MemoryOutbox{}), events.NewMemoryInbox()
+	}},
 	{"postgres", func(t *testing.T) (app.Store, events.Inbox) {
 		pool := pgtest.New(t, "outbound-consumer", postgres.Migrate)
 		return postgres.New(pool), events.NewPGInbox(pool)

@@ -11,13 +11,16 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/testkit/conformance"
 	"github.com/berthhq/berth/services/outbound/internal/app"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
+
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 )
 
-// Factory returns a fresh, empty store.
-type Factory func(t *testing.T) app.Store
+// Factory returns a fresh, empty store and the outbox its writes feed.
+type Factory func(t *testing.T) (app.Store, events.OutboxSource)
 
 // Exempt declares a case the adapter under test cannot honour, and why.
 type Exempt = conformance.Exempt
@@ -27,8 +30,9 @@ type Exempt = conformance.Exempt
 func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	tests := []struct {
 		name string
-		run  func(t *testing.T, store app.Store)
+		run  func(t *testing.T, store app.Store, outbox events.OutboxSource)
 	}{
+		{"UpdateStoresItsEventsWithTheEndpoint", updateStoresEvents},
 		{"CreateThenGetReturnsEveryField", createThenGet},
 		{"EndpointsAreScopedToTheirApp", scopedToApp},
 		{"ListIsOldestFirst", listOldestFirst},
@@ -43,7 +47,39 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	}
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {
-		s.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
+		s.Run(tc.name, func(t *testing.T) {
+			store, outbox := newStore(t)
+			tc.run(t, store, outbox)
+		})
+	}
+}
+
+func updateStoresEvents(t *testing.T, store app.Store, outbox events.OutboxSource) {
+	ctx := context.Background()
+	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
+	ev, err := events.New(app.Source, outboundv1.EventEndpointDisabled, e.AppID, &outboundv1.EndpointDisabled{AppId: e.AppID, EndpointId: e.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.UpdateEndpoint(ctx, e.AppID, e.ID, func(x *domain.Endpoint) ([]events.Event, error) {
+		x.Disabled = true
+		return []events.Event{ev}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	lost, _ := events.New(app.Source, outboundv1.EventEndpointDisabled, e.AppID, &outboundv1.EndpointDisabled{AppId: e.AppID})
+	if _, err := store.UpdateEndpoint(ctx, e.AppID, e.ID, func(*domain.Endpoint) ([]events.Event, error) {
+		return []events.Event{lost}, boom
+	}); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	pending, err := outbox.Pending(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].ID != ev.ID {
+		t.Errorf("outbox holds %v, want exactly the committed update's event", pending)
 	}
 }
 
@@ -91,7 +127,7 @@ func claim(t *testing.T, store app.Store, c app.Claim) []string {
 	return ids
 }
 
-func createThenGet(t *testing.T, store app.Store) {
+func createThenGet(t *testing.T, store app.Store, _ events.OutboxSource) {
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	got, err := store.GetEndpoint(context.Background(), e.AppID, e.ID)
 	if err != nil {
@@ -102,14 +138,14 @@ func createThenGet(t *testing.T, store app.Store) {
 	}
 }
 
-func scopedToApp(t *testing.T, store app.Store) {
+func scopedToApp(t *testing.T, store app.Store, _ events.OutboxSource) {
 	ctx := context.Background()
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	other := uuid.NewString()
 	if _, err := store.GetEndpoint(ctx, other, e.ID); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("another app's read: %v, want ErrNotFound", err)
 	}
-	if _, err := store.UpdateEndpoint(ctx, other, e.ID, func(*domain.Endpoint) error { return nil }); !errors.Is(err, domain.ErrNotFound) {
+	if _, err := store.UpdateEndpoint(ctx, other, e.ID, func(*domain.Endpoint) ([]events.Event, error) { return nil, nil }); !errors.Is(err, domain.ErrNotFound) {
 		t.Errorf("another app's update: %v, want ErrNotFound", err)
 	}
 	if err := store.DeleteEndpoint(ctx, other, e.ID); !errors.Is(err, domain.ErrNotFound) {
@@ -128,7 +164,7 @@ func scopedToApp(t *testing.T, store app.Store) {
 	}
 }
 
-func listOldestFirst(t *testing.T, store app.Store) {
+func listOldestFirst(t *testing.T, store app.Store, _ events.OutboxSource) {
 	appID := uuid.NewString()
 	second := mustCreate(t, store, newEndpoint(appID, instant.Add(time.Second)))
 	first := mustCreate(t, store, newEndpoint(appID, instant))
@@ -141,13 +177,13 @@ func listOldestFirst(t *testing.T, store app.Store) {
 	}
 }
 
-func update(t *testing.T, store app.Store) {
+func update(t *testing.T, store app.Store, _ events.OutboxSource) {
 	ctx := context.Background()
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
-	got, err := store.UpdateEndpoint(ctx, e.AppID, e.ID, func(x *domain.Endpoint) error {
+	got, err := store.UpdateEndpoint(ctx, e.AppID, e.ID, func(x *domain.Endpoint) ([]events.Event, error) {
 		x.URL, x.Events, x.Disabled, x.Secret, x.Previous = "https://example.org/new", []string{"*"}, true, []byte("s2"), nil
 		x.PreviousUntil, x.UpdatedAt = time.Time{}, instant.Add(time.Minute)
-		return nil
+		return nil, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +193,7 @@ func update(t *testing.T, store app.Store) {
 		t.Errorf("after update read %+v, update returned %+v", read, got)
 	}
 	boom := errors.New("boom")
-	if _, err := store.UpdateEndpoint(ctx, e.AppID, e.ID, func(x *domain.Endpoint) error { x.URL = "https://lost"; return boom }); !errors.Is(err, boom) {
+	if _, err := store.UpdateEndpoint(ctx, e.AppID, e.ID, func(x *domain.Endpoint) ([]events.Event, error) { x.URL = "https://lost"; return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("failed update: %v", err)
 	}
 	if again, _ := store.GetEndpoint(ctx, e.AppID, e.ID); again.URL != read.URL {
@@ -165,7 +201,7 @@ func update(t *testing.T, store app.Store) {
 	}
 }
 
-func deleteCascades(t *testing.T, store app.Store) {
+func deleteCascades(t *testing.T, store app.Store, _ events.OutboxSource) {
 	ctx := context.Background()
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	mustAdd(t, store, newDelivery(e, instant))
@@ -183,7 +219,7 @@ func deleteCascades(t *testing.T, store app.Store) {
 	}
 }
 
-func claimLeases(t *testing.T, store app.Store) {
+func claimLeases(t *testing.T, store app.Store, _ events.OutboxSource) {
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	due, later := newDelivery(e, instant), newDelivery(e, instant.Add(time.Hour))
 	mustAdd(t, store, due, later)
@@ -201,7 +237,7 @@ func claimLeases(t *testing.T, store app.Store) {
 	}
 }
 
-func claimLimits(t *testing.T, store app.Store) {
+func claimLimits(t *testing.T, store app.Store, _ events.OutboxSource) {
 	appID := uuid.NewString()
 	a, b, busy := mustCreate(t, store, newEndpoint(appID, instant)), mustCreate(t, store, newEndpoint(appID, instant)), mustCreate(t, store, newEndpoint(appID, instant))
 	var aIDs []string
@@ -222,7 +258,7 @@ func claimLimits(t *testing.T, store app.Store) {
 	}
 }
 
-func concurrentClaims(t *testing.T, store app.Store) {
+func concurrentClaims(t *testing.T, store app.Store, _ events.OutboxSource) {
 	appID := uuid.NewString()
 	var all []domain.Delivery
 	for range 4 {
@@ -263,7 +299,7 @@ func concurrentClaims(t *testing.T, store app.Store) {
 	}
 }
 
-func recordAttempt(t *testing.T, store app.Store) {
+func recordAttempt(t *testing.T, store app.Store, _ events.OutboxSource) {
 	ctx := context.Background()
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	d := newDelivery(e, instant)
@@ -309,7 +345,7 @@ func recordAttempt(t *testing.T, store app.Store) {
 	}
 }
 
-func retry(t *testing.T, store app.Store) {
+func retry(t *testing.T, store app.Store, _ events.OutboxSource) {
 	ctx := context.Background()
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	d := newDelivery(e, instant)
@@ -334,7 +370,7 @@ func retry(t *testing.T, store app.Store) {
 	}
 }
 
-func recoverSince(t *testing.T, store app.Store) {
+func recoverSince(t *testing.T, store app.Store, _ events.OutboxSource) {
 	ctx := context.Background()
 	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
 	old, recent, succeeded := newDelivery(e, instant), newDelivery(e, instant.Add(time.Hour)), newDelivery(e, instant.Add(time.Hour))
