@@ -25,7 +25,8 @@ const (
 	perEndpoint = 16
 	inFlight    = 4
 	// lease covers a whole endpoint batch timing out, with room to record the attempts: a
-	// replica that dies mid-batch gives its deliveries back after it.
+	// replica that dies mid-batch gives its deliveries back after it (scaled with the schedule,
+	// so a test's killed replica gives them back in its time).
 	lease = perEndpoint/inFlight*domain.AttemptTimeout + time.Minute
 )
 
@@ -70,7 +71,7 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 			skip = append(skip, id)
 		}
 		mu.Unlock()
-		ds, err := s.store.ClaimDue(ctx, Claim{Now: s.now(), Lease: lease, Limit: claimLimit, PerEndpoint: perEndpoint, Skip: skip})
+		ds, err := s.store.ClaimDue(ctx, Claim{Now: s.now(), Lease: s.backoff.Scaled(lease), Limit: claimLimit, PerEndpoint: perEndpoint, Skip: skip})
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "outbound: claiming due deliveries failed; retrying at the next poll", "error", err.Error())
 		}

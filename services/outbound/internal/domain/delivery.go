@@ -76,6 +76,14 @@ func (b Backoff) After(d Delivery, a Attempt) Delivery {
 	return d
 }
 
+// Scaled is d under the backoff's scale, without jitter.
+func (b Backoff) Scaled(d time.Duration) time.Duration {
+	if b.Scale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * b.Scale)
+}
+
 // Delay is the wait before attempt number n+1 (n attempts made), scaled and jittered.
 func (b Backoff) Delay(n int) time.Duration {
 	if n <= 0 || n >= len(Schedule) {
