@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/berthhq/berth/cmd/berth/stacktest"
 	"github.com/berthhq/berth/pkg/testkit"
 )
 
@@ -36,6 +37,9 @@ func (e *env) webhookPrincipals(t *testing.T) {
 	body := `{"url":"https://example.com/hooks","events":["user.updated"],"description":"prod"}`
 	e.do("POST", base, e.read(), body).fails(t, 403)
 	e.do("POST", base, nil, body).fails(t, 401)
+	tk := e.newUser(t, "hooks-"+stacktest.RandomHex(4)+"@example.com")
+	e.do("POST", base, bearer(tk.access), body).fails(t, 401) // an end user's token manages no endpoints
+	e.do("GET", base, bearer(tk.access), "").fails(t, 401)
 	e.do("POST", "/v1/apps/"+e.other.AppID+"/webhook-endpoints", e.write(), body).fails(t, 400) // another app's path
 	e.do("POST", "/v1/apps/not-a-uuid/webhook-endpoints", e.write(), body).fails(t, 400)
 	e.do("POST", base, e.write(), `{"url":"ftp://example.com","events":["*"]}`).fails(t, 400)
