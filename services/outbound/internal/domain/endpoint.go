@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -115,6 +116,14 @@ func (p URLPolicy) CheckURL(field, raw string) (string, error) {
 	}
 	if u.Fragment != "" {
 		return "", fault.InvalidField(field, "must not carry a fragment")
+	}
+	// The sender refuses internal addresses when connecting, whatever a name resolves to; a URL
+	// that names one outright is refused here already, so the app learns it at once.
+	if !p.AllowHTTP {
+		host := strings.ToLower(u.Hostname())
+		if ip, err := netip.ParseAddr(host); (err == nil && Refused(ip)) || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+			return "", fault.InvalidField(field, "must not name a loopback, private or link-local address")
+		}
 	}
 	return u.String(), nil
 }

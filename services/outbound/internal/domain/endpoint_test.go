@@ -31,6 +31,11 @@ func TestCheckURLAcceptsHTTPSAndHTTPOnlyWhereAllowed(t *testing.T) {
 		{"control character", "https://example.com/\x01", false, false},
 		{"invalid UTF-8", "https://example.com/\xff", false, false},
 		{"too long", long, false, false},
+		{"loopback literal in production", "https://127.0.0.1/h", false, false},
+		{"metadata address in production", "https://169.254.169.254/latest", false, false},
+		{"IPv6 loopback in production", "https://[::1]/h", false, false},
+		{"localhost in production", "https://LOCALHOST/h", false, false},
+		{"a public address", "https://8.8.8.8/h", false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
