@@ -42,7 +42,7 @@ func (s *Service) Wake() {
 // RunDeliveries sends due deliveries until ctx ends: it claims them every poll interval (or at
 // once after Wake) and sends each endpoint's claimed deliveries on goroutines of that endpoint's
 // own. Replicas run it side by side: a claim leases its deliveries, so no two send the
-// same attempt. It returns when ctx ends and every send in flight has been recorded.
+// same attempt. It returns when ctx ends and the sends in flight have been cut short.
 func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *slog.Logger) {
 	if s.sender == nil {
 		panic("outbound: RunDeliveries needs a Sender")
@@ -94,7 +94,7 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 					mu.Unlock()
 					s.Wake() // the endpoint may have more due
 				}()
-				s.sendBatch(context.WithoutCancel(ctx), byEndpoint[id], log)
+				s.sendBatch(ctx, byEndpoint[id], log)
 			})
 		}
 		if !timer.Stop() {
@@ -137,6 +137,12 @@ func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, log *slog
 		})
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		// Stopping: the requests were cut short, so their outcomes are not the receiver's. Nothing
+		// is recorded; the deliveries come back when their lease ends (at least once).
+		return
+	}
+	ctx = context.WithoutCancel(ctx) // the outcomes are recorded even if stopping begins now
 	var (
 		rs                []Recorded
 		succeeded, failed bool
