@@ -324,3 +324,35 @@ func TestAnEndpointFailingForFiveDaysIsDisabledAndRecoveryResendsItsFailedDelive
 		t.Errorf("a malformed since: %v", err)
 	}
 }
+
+func TestStoppingCutsOpenAttemptsShortAndRecordsNoneOfThem(t *testing.T) {
+	svc, store := newService(t, 1)
+	arrived := make(chan struct{}, 1)
+	dead := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		// The server notices a client gone only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(dead.Close)
+	e := register(t, svc, dead.URL, nil)
+	stop := run(t, svc)
+	publish(t, svc, 1)
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attempt never reached the endpoint")
+	}
+	began := time.Now()
+	stop()
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("stopping waited %s for an attempt that hangs for %s", took, domain.AttemptTimeout)
+	}
+	vs, _ := store.ListDeliveries(context.Background(), appID, e.ID, 10)
+	if len(vs) != 1 || vs[0].Delivery.Status != domain.StatusPending || len(vs[0].Attempts) != 0 {
+		t.Errorf("after the stop the delivery is %+v with %d attempts, want pending with none recorded", vs[0].Delivery, len(vs[0].Attempts))
+	}
+}
