@@ -113,3 +113,16 @@ func TestARotationWithoutAGracePeriodRetiresTheOldKeyAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestRotatingInALoopRetiresTheOldestKeysEarlyAtEightPublished(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var kids []string
+	for range 9 {
+		_, out := e.postJSON("POST", "/idpA/keys/rotate", `{"retireAfterSeconds": 3600}`)
+		kids = append(kids, out["kid"].(string))
+	}
+	if got := e.publishedKids(); len(got) != 8 || got[7] != kids[8] || got[0] != kids[1] {
+		t.Fatalf("published %v after rotating to %v", got, kids)
+	}
+}
