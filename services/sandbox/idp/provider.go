@@ -147,7 +147,8 @@ func (p *provider) sign(claims any) (string, error) {
 }
 
 // prune forgets what has expired, before something new is stored: the maps only hold what can
-// still be used (and spent codes until their expiry, so a replay is recognised as one).
+// still be used, and spent codes as long as a token they were redeemed for can live, so a replay
+// is recognised as one and revokes it.
 func (p *provider) prune(now time.Time) {
 	for id, r := range p.requests {
 		if !now.Before(r.expires) {
@@ -155,7 +156,11 @@ func (p *provider) prune(now time.Time) {
 		}
 	}
 	for c, g := range p.codes {
-		if !now.Before(g.expires) {
+		end := g.expires
+		if g.spent {
+			end = end.Add(tokenLifetime)
+		}
+		if !now.Before(end) {
 			delete(p.codes, c)
 		}
 	}
