@@ -9,6 +9,9 @@ CREATE TABLE endpoints (
     secret bytea NOT NULL,
     previous_secret bytea,
     previous_until timestamptz,
+    -- When the endpoint's attempts began failing without a success since (NULL: its last attempt
+    -- succeeded, or none was made); five days of it disable the endpoint.
+    failing_since timestamptz,
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL
 );
