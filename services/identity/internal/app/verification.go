@@ -139,10 +139,18 @@ func errTooManyResends(window time.Duration) error {
 // the address, continuing the request of the page. Every other address (unknown, verified, frozen,
 // deleted) gets the same answer and no mail; each request counts against the address's and the
 // client address's limits, whatever the address.
+//
+// A request naming the account page's callback (the account page's resend) continues nothing: the
+// page's sign-in is bound to one browser's short-lived cookie, which a mail opened later or on
+// another device cannot show, so its link and code only confirm the address.
 func (s *Service) ResendVerification(ctx context.Context, in ResendInput) (LoginOutcome, error) {
 	a, err := s.enabledLoginApp(ctx, in.Params)
 	if err != nil {
 		return LoginOutcome{}, err
+	}
+	cont := in.Params.continuation()
+	if s.accountCallback(in.Params.RedirectURI) {
+		cont = domain.Continuation{}
 	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
@@ -159,13 +167,13 @@ func (s *Service) ResendVerification(ctx context.Context, in ResendInput) (Login
 		return LoginOutcome{}, err
 	}
 	if err != nil || u.EmailVerified || inactive(u) != nil {
-		c, _, err := s.newVerification(a, "", email, in.Params.continuation())
+		c, _, err := s.newVerification(a, "", email, cont)
 		if err != nil {
 			return LoginOutcome{}, err
 		}
 		return LoginOutcome{Verification: c.ID}, nil
 	}
-	id, err := s.sendVerification(ctx, a, u, in.Params.continuation())
+	id, err := s.sendVerification(ctx, a, u, cont)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
