@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
@@ -42,6 +43,21 @@ func (s *Service) DescribeAccount(ctx context.Context, clientID string) (domain.
 		return domain.App{}, fault.Unavailable(0, "the account page needs the deployment's public URL")
 	}
 	return s.DescribeLogin(ctx, clientID, s.AccountCallbackURI())
+}
+
+// DescribeApp answers a known app, enabled or not, for the hosted pages that carry only its id
+// (the payment pages show its name and branding). An unknown or malformed id is InvalidArgument,
+// as for DescribeLogin.
+func (s *Service) DescribeApp(ctx context.Context, clientID string) (domain.App, error) {
+	id := domain.CanonicalID(strings.TrimSpace(clientID))
+	if !domain.IsUUID(id) {
+		return domain.App{}, fault.Invalid("client_id", "unknown client_id")
+	}
+	a, err := s.store.GetApp(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.App{}, fault.Invalid("client_id", "unknown client_id")
+	}
+	return a, err
 }
 
 // ChangedReason is the reason of the password-changed event a signed-in change emits.

@@ -228,6 +228,27 @@ func (s *Service) VerifyEmailLink(ctx context.Context, token, ip string) (string
 	return s.meetVerification(ctx, c, ip)
 }
 
+// DescribeVerification answers the app of a live verification link without meeting it: the
+// pages the link opens show the app's name and branding. Every failure is errVerification, the
+// answer VerifyEmailLink gives the same link.
+func (s *Service) DescribeVerification(ctx context.Context, token string) (domain.App, error) {
+	token = strings.TrimSpace(token)
+	if !domain.WellFormedSecret(token) {
+		return domain.App{}, errVerification
+	}
+	c, err := s.store.GetChallengeByLink(ctx, domain.HashSecret(token))
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.App{}, errVerification
+	}
+	if err != nil {
+		return domain.App{}, err
+	}
+	if c.Purpose != domain.PurposeVerifyEmail || !c.Live(s.now()) {
+		return domain.App{}, errVerification
+	}
+	return s.store.GetApp(ctx, c.AppID)
+}
+
 // meetVerification marks the challenge's address verified, with the email-verified and
 // user-updated events, then continues the authorization request it carries exactly as a sign-in
 // does. A user whose address changed since the mail, or who was deleted, cannot meet it.
