@@ -427,7 +427,7 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 			t.Fatal(err)
 		}
 		wantEqual(t, "after revoking user one", state(), []bool{true, true, false, false})
-		rotate := func(a *domain.App) ([]events.Event, error) { return nil, nil }
+		rotate := func(*domain.App) ([]events.Event, error) { return nil, nil }
 		if _, err := s.RotateAppKey(ctx, a.ID, t0, rotate, func(string, []string) ([]events.Event, error) { return nil, nil }); err != nil {
 			t.Fatal(err)
 		}
