@@ -340,8 +340,9 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 // resend mails the signed-in user a fresh verification through identity's ResendVerification,
 // whose limits per address and per client address hold for the page as for the "check your
 // inbox" page. The address is the token's user's, never one from the form. The request names the
-// account callback, which identity takes as "confirm only": the page's own sign-in lives in one
-// browser's 15-minute cookie, so a mail opened later or elsewhere could not continue it. A user
+// account callback without a state, which identity takes as "confirm only": the page's own
+// sign-in lives in one browser's 15-minute cookie, so a mail opened later or elsewhere could not
+// continue it. A user
 // verified meanwhile gets no mail and no notice. done reports that resend has answered (a token
 // of another app's page).
 func (p *Page) resend(w http.ResponseWriter, r *http.Request, a app, token string) (notice string, done bool, err error) {

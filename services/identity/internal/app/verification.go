@@ -140,16 +140,18 @@ func errTooManyResends(window time.Duration) error {
 // deleted) gets the same answer and no mail; each request counts against the address's and the
 // client address's limits, whatever the address.
 //
-// A request naming the account page's callback (the account page's resend) continues nothing: the
-// page's sign-in is bound to one browser's short-lived cookie, which a mail opened later or on
-// another device cannot show, so its link and code only confirm the address.
+// The account page's own resend names its callback without a state: it continues nothing, and its
+// link and code only confirm the address. The page's sign-in is bound to one browser's
+// short-lived cookie holding the state, so a continuation without one could never be taken there.
+// (The "check your inbox" page of the account page's sign-in carries that sign-in's state and
+// continues it as usual.)
 func (s *Service) ResendVerification(ctx context.Context, in ResendInput) (LoginOutcome, error) {
 	a, err := s.enabledLoginApp(ctx, in.Params)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
 	cont := in.Params.continuation()
-	if s.accountCallback(in.Params.RedirectURI) {
+	if s.accountCallback(in.Params.RedirectURI) && in.Params.State == "" {
 		cont = domain.Continuation{}
 	}
 	email := strings.TrimSpace(in.Email)

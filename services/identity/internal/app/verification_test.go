@@ -406,3 +406,19 @@ func TestAResendFromTheAccountPageOnlyConfirmsTheAddress(t *testing.T) {
 		t.Fatal("the link did not verify the address")
 	}
 }
+
+// The "check your inbox" page of the account page's own sign-in carries that sign-in's state: its
+// resend continues the sign-in to the account callback as any resend continues its request.
+func TestAResendOfTheAccountPagesSignInContinuesIt(t *testing.T) {
+	f := newFixture(t)
+	f.signUpOutcome(t, "new@example.test", goodPassword)
+	p := app.LoginParams{ClientID: f.app.ID, RedirectURI: accountCallback, State: "account-state", Nonce: "account-nonce"}
+	if _, err := f.svc.ResendVerification(context.Background(), app.ResendInput{Params: p, Email: "new@example.test", ClientIP: clientIP}); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := secretsOf(t, f.mailer.last(t))
+	target, err := f.svc.VerifyEmailLink(context.Background(), token, clientIP)
+	if err != nil || !strings.HasPrefix(target, accountCallback+"?") || query(t, target).Get("state") != "account-state" {
+		t.Fatalf("link = %q, %v; want the account callback with the sign-in's state", target, err)
+	}
+}
