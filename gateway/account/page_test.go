@@ -361,7 +361,7 @@ func TestResendingMailsTheSignedInUsersAddressThroughIdentityThenReturnsWithANot
 		t.Fatalf("resends = %v", got)
 	}
 	r := got[0].req.(*identityv1.ResendVerificationRequest)
-	if r.GetEmail() != userEmail || r.GetClientIp() != "203.0.113.9" || r.GetParams().GetClientId() != appID || r.GetParams().GetRedirectUri() != callback {
+	if r.GetEmail() != userEmail || r.GetClientIp() != "203.0.113.9" || r.GetParams().GetClientId() != appID || r.GetParams().GetRedirectUri() != callback || r.GetParams().GetState() != "" {
 		t.Errorf("resend = %v", r)
 	}
 	back := serve(p, request(t, http.MethodGet, rec.Header().Get("Location"), "", signedIn))
