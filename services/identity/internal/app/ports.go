@@ -116,7 +116,7 @@ type RefreshTokens interface {
 }
 
 // Sessions are the refresh-token families seen as a user's sessions: listed and revoked by the
-// sessions routes, revoked all at once when the user is frozen or deleted.
+// sessions routes, revoked all at once when the user is frozen or deleted or changes the password.
 type Sessions interface {
 	// ListSessions returns at most limit of the user's families that are live at now
 	// (domain.RefreshFamily.Live), the most recently used first (then by id).
