@@ -159,7 +159,7 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, clientID string, er
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
 		p.render(w, r, clientID, http.StatusServiceUnavailable, msgUnavailable)
 	default:
-		p.log.ErrorContext(r.Context(), "payment page failed", "error", err, "request_id", reqid.From(r.Context()))
+		webpage.LogFailure(p.log, r, "payment page failed", err)
 		p.render(w, r, clientID, http.StatusInternalServerError, msgInternal)
 	}
 }
@@ -174,7 +174,7 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, clientID string, 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
 	if err := page.Execute(w, card); err != nil {
-		p.log.ErrorContext(r.Context(), "render payment page", "error", err)
+		webpage.LogFailure(p.log, r, "render payment page", err)
 	}
 }
 
@@ -187,7 +187,7 @@ func (p *Pages) app(r *http.Request, clientID string) *identityv1.LoginContext {
 	lc, err := p.apps.DescribeApp(r.Context(), &identityv1.DescribeAccountRequest{ClientId: clientID})
 	if err != nil {
 		if c := status.Code(err); c != codes.InvalidArgument && c != codes.NotFound {
-			p.log.ErrorContext(r.Context(), "describe the payment's app", "error", err, "request_id", reqid.From(r.Context()))
+			webpage.LogFailure(p.log, r, "describe the payment's app", err)
 		}
 		return nil
 	}
