@@ -2013,8 +2013,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xcc\n" +
-	"\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x9b\f\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -2028,7 +2027,9 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x15CompletePasswordReset\x12/.berth.identity.v1.CompletePasswordResetRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
 	"\x12ResendVerification\x12,.berth.identity.v1.ResendVerificationRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
 	"\x0fVerifyEmailCode\x12).berth.identity.v1.VerifyEmailCodeRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
-	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
+	"\x14DescribeVerification\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
+	"\vDescribeApp\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_token_proto_rawDescOnce sync.Once
@@ -2103,24 +2104,28 @@ var file_identity_v1_token_proto_depIdxs = []int32{
 	16, // 24: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
 	17, // 25: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
 	18, // 26: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	2,  // 27: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 28: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 29: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 30: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	15, // 31: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	15, // 32: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	9,  // 33: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	29, // 34: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	21, // 35: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	21, // 36: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	23, // 37: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	26, // 38: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	15, // 39: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	15, // 40: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	19, // 41: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	19, // 42: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	27, // [27:43] is the sub-list for method output_type
-	11, // [11:27] is the sub-list for method input_type
+	18, // 27: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	10, // 28: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
+	2,  // 29: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 30: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 31: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 32: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	15, // 33: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	15, // 34: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 35: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	29, // 36: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	21, // 37: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	21, // 38: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	23, // 39: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	26, // 40: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	15, // 41: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	15, // 42: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	19, // 43: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	19, // 44: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	9,  // 45: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
+	9,  // 46: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
+	29, // [29:47] is the sub-list for method output_type
+	11, // [11:29] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
