@@ -69,7 +69,7 @@ var commands = []command{
 			"one left out returns to the neutral look (no display name, the neutral colour, no logo, English).",
 		required: []string{"app"}, ids: []string{"app"}, enums: map[string][]string{"default-language": {"en", "de"}}},
 	{name: "app-idp-set", service: "identity",
-		synopsis: "-app ID -slot idpA|idpB|idpC|idpD -display-name NAME -client-id ID (-discovery-url URL | -issuer URL -authorization-url URL -token-url URL -jwks-url URL) " +
+		synopsis: "-app ID -slot idpA|idpB|idpC|idpD -display-name NAME -client-id ID [-discovery-url URL | -issuer URL -authorization-url URL -token-url URL -jwks-url URL] " +
 			"[-userinfo-url URL] [-scope SCOPE ...] [-allowed-domain DOMAIN ...]",
 		about: "Configure one of the app's identity-provider slots (OpenID Connect, or plain OAuth 2.0 with the endpoints named), replacing what it held; " +
 			"-scope and -allowed-domain are repeatable. The client secret comes from IDP_CLIENT_SECRET, never from a flag; unset keeps the slot's stored one.",
