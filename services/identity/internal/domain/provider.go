@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"errors"
 	"net"
 	"net/url"
 	"regexp"
@@ -245,19 +244,32 @@ func NewProviderLink(appID, slot, subject, userID, email string, now time.Time) 
 	return ProviderLink{AppID: appID, Slot: slot, Subject: subject, UserID: userID, Email: email, CreatedAt: now}, nil
 }
 
-// SetProviderEmailVerified sets the user's idpX_email_verified flag of slot.
-func (u *User) SetProviderEmailVerified(slot string, verified bool) error {
+// providerFlag is the user's idpX_email_verified flag of slot, nil for an unknown slot.
+func (u *User) providerFlag(slot string) *bool {
 	switch slot {
 	case "idpA":
-		u.IdpAEmailVerified = verified
+		return &u.IdpAEmailVerified
 	case "idpB":
-		u.IdpBEmailVerified = verified
+		return &u.IdpBEmailVerified
 	case "idpC":
-		u.IdpCEmailVerified = verified
+		return &u.IdpCEmailVerified
 	case "idpD":
-		u.IdpDEmailVerified = verified
-	default:
-		return errors.New("unknown provider slot " + slot)
+		return &u.IdpDEmailVerified
 	}
 	return nil
+}
+
+// SetProviderEmailVerified records whether the provider of slot asserts the user's address
+// verified (the user field idpX_email_verified) and returns the changed field's name, "" when
+// nothing changed.
+func (u *User) SetProviderEmailVerified(slot string, verified bool, now time.Time) (string, error) {
+	f := u.providerFlag(slot)
+	if f == nil {
+		return "", ErrBadSlot
+	}
+	if *f == verified {
+		return "", nil
+	}
+	*f, u.UpdatedAt = verified, now
+	return slot + "_email_verified", nil
 }
