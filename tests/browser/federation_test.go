@@ -1,0 +1,127 @@
+package browser
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/berthhq/berth/cmd/berth/stacktest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/sandbox/idp"
+)
+
+// A new user signs in through the sandbox's OpenID Connect provider in Chromium: "Continue with
+// Sandbox A" on the hosted page, the provider's page (a typed address it vouches for), back on the
+// app with a code and service=idpA, which route 1 exchanges; the tenant read then lists the user
+// with idpA_email_verified.
+func TestANewUserSignsInThroughTheSandboxProviderInChromiumAndLandsOnTheAppWithServiceIdpA(t *testing.T) {
+	chromium := ensureChromium(t)
+	app := newCallbackApp(t)
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
+	provider := "idpA-" + stacktest.RandomHex(6)
+	const secret = "a-client-secret-for-the-browser-test"
+	if _, err := env.Stack.Sandboxes.Idp.RegisterClient(provider, idp.Client{ClientID: "berth-browser", ClientSecret: secret,
+		RedirectURIs: []string{env.Stack.BaseURL + "/login/idp/callback"}}); err != nil {
+		t.Fatalf("register the client at the sandbox provider: %v", err)
+	}
+	admin, cancelAdmin := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelAdmin()
+	if _, err := env.Admin.Identity.SetAppIdentityProvider(admin, &identityv1.SetAppIdentityProviderRequest{AppId: env.App.AppID, ClientSecret: secret,
+		Provider: &identityv1.IdentityProvider{Slot: "idpA", DisplayName: "Sandbox A", ClientId: "berth-browser",
+			DiscoveryUrl: env.Stack.Sandboxes.Idp.Issuer(provider) + "/.well-known/openid-configuration"}}); err != nil {
+		t.Fatalf("SetAppIdentityProvider: %v", err)
+	}
+
+	state, nonce := stacktest.RandomHex(16), stacktest.RandomHex(16)
+	loginURL := env.Stack.BaseURL + "/login?" + url.Values{
+		"client_id": {env.App.AppID}, "state": {state}, "type": {"signIn"}, "redirect_uri": {app.redirectURI()}, "nonce": {nonce},
+	}.Encode()
+	browser := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(browser, 60*time.Second)
+	defer cancel()
+	email := "federated-" + stacktest.RandomHex(4) + "@example.com"
+	if err := chromedp.Do(ctx, chromedp.Navigate(loginURL), chromedp.WaitVisible(chromedp.CSS("a.provider"))); err != nil {
+		t.Fatalf("open the sign-in page: %v\npage:\n%s", err, currentPage(browser))
+	}
+	button, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("a.provider").innerText`))
+	if err != nil {
+		t.Fatalf("read the button: %v", err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS("a.provider")),
+		chromedp.WaitVisible(chromedp.ID("allow")),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("name"), "Fed Erated"),
+	)
+	if err != nil {
+		t.Fatalf("open the provider's page: %v\npage:\n%s", err, currentPage(browser))
+	}
+	// The provider vouches for the address (its page's box, ticked whatever its default).
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("email_verified").checked = true`)); err != nil {
+		t.Fatalf("tick email_verified: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("allow")), chromedp.WaitVisible(chromedp.ID("signed-in"))); err != nil {
+		t.Fatalf("sign in through the provider: %v\npage:\n%s", err, currentPage(browser))
+	}
+	if button != "Continue with Sandbox A" {
+		t.Errorf("the button says %q", button)
+	}
+	var q url.Values
+	select {
+	case q = <-app.queries:
+	default:
+		t.Fatal("the app's callback was never requested")
+	}
+	if q.Get("state") != state || q.Get("code") == "" || q.Get("service") != "idpA" || q.Get("client_id") != env.App.AppID {
+		t.Fatalf("callback query = %v, want the app's state, a code, service=idpA and client_id", q)
+	}
+
+	access, _ := exchangeCode(t, env, q.Get("code"), app.redirectURI(), state, nonce)
+	if status, me := asUser(t, env, http.MethodGet, "/v1/users/me", access, ""); status != http.StatusOK || me["email"] != email || me["name"] != "Fed Erated" {
+		t.Fatalf("route 14 (me) = %d %v, want the new user with the provider's email and name", status, me)
+	}
+	tenantID := tokenClaim(t, access, "tenantId")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var tenant struct {
+			Users []map[string]any `json:"users"`
+		}
+		callAPI(t, env, http.MethodGet, "/v1/tenants/"+tenantID, env.App.AppID, env.App.ReadKey, "read", "", &tenant)
+		if len(tenant.Users) == 1 && tenant.Users[0]["idpA_email_verified"] == true && tenant.Users[0]["idpB_email_verified"] == false {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tenant's users = %v, want the user with idpA_email_verified true", tenant.Users)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// tokenClaim reads one string claim of a JWT's payload (the signature is route 1's business).
+func tokenClaim(t *testing.T, jwt, claim string) string {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", jwt)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(raw, &claims); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := claims[claim].(string)
+	if v == "" {
+		t.Fatalf("the token has no %s claim: %s", claim, raw)
+	}
+	return v
+}
