@@ -13,30 +13,20 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/berthhq/berth/cmd/berth/stacktest"
-	identityv1 "github.com/berthhq/berth/proto/identity/v1"
-	"github.com/berthhq/berth/services/sandbox/idp"
 )
 
 // A new user signs in through the sandbox's OpenID Connect provider in Chromium: "Continue with
-// Sandbox A" on the hosted page, the provider's page (a typed address it vouches for), back on the
+// Sandbox A" on the demo app's hosted page, the provider's page (a typed address it vouches for), back on the
 // app with a code and service=idpA, which route 1 exchanges; the tenant read then lists the user
 // with idpA_email_verified.
 func TestANewUserSignsInThroughTheSandboxProviderInChromiumAndLandsOnTheAppWithServiceIdpA(t *testing.T) {
 	chromium := ensureChromium(t)
 	app := newCallbackApp(t)
 	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
-	provider := "idpA-" + stacktest.RandomHex(6)
-	const secret = "a-client-secret-for-the-browser-test"
-	if _, err := env.Stack.Sandboxes.Idp.RegisterClient(provider, idp.Client{ClientID: "berth-browser", ClientSecret: secret,
-		RedirectURIs: []string{env.Stack.BaseURL + "/login/idp/callback"}}); err != nil {
-		t.Fatalf("register the client at the sandbox provider: %v", err)
-	}
-	admin, cancelAdmin := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancelAdmin()
-	if _, err := env.Admin.Identity.SetAppIdentityProvider(admin, &identityv1.SetAppIdentityProviderRequest{AppId: env.App.AppID, ClientSecret: secret,
-		Provider: &identityv1.IdentityProvider{Slot: "idpA", DisplayName: "Sandbox A", ClientId: "berth-browser",
-			DiscoveryUrl: env.Stack.Sandboxes.Idp.Issuer(provider) + "/.well-known/openid-configuration"}}); err != nil {
-		t.Fatalf("SetAppIdentityProvider: %v", err)
+	// The demo app comes with idpA and idpB configured against the sandbox's providers, as make
+	// run's does.
+	if got := env.App.Idp["idpA"]; got.Issuer != env.Stack.Sandboxes.IdpURL+"/idpA" || got.DisplayName != "Sandbox A" {
+		t.Fatalf("the demo's idpA = %+v, want the sandbox's idpA", got)
 	}
 
 	state, nonce := stacktest.RandomHex(16), stacktest.RandomHex(16)
@@ -70,7 +60,7 @@ func TestANewUserSignsInThroughTheSandboxProviderInChromiumAndLandsOnTheAppWithS
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("allow")), chromedp.WaitVisible(chromedp.ID("signed-in"))); err != nil {
 		t.Fatalf("sign in through the provider: %v\npage:\n%s", err, currentPage(browser))
 	}
-	if button != "Continue with Sandbox A" {
+	if !strings.HasPrefix(button, "Continue with Sandbox A") {
 		t.Errorf("the button says %q", button)
 	}
 	var q url.Values
