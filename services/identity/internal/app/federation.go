@@ -178,19 +178,9 @@ const discoverySuffix = "/.well-known/openid-configuration"
 // oauthConfig reads the provider's endpoints (its discovery document, which go-oidc checks names
 // the same issuer, or the slot's explicit endpoints) and opens the slot's client secret.
 func (s *Service) oauthConfig(ctx context.Context, idp domain.IdentityProvider) (oauth2.Config, *oidc.Provider, error) {
-	pctx := providerContext(ctx)
-	var (
-		provider *oidc.Provider
-		err      error
-	)
-	if idp.DiscoveryURL != "" {
-		provider, err = oidc.NewProvider(pctx, strings.TrimSuffix(idp.DiscoveryURL, discoverySuffix))
-		if err != nil {
-			return oauth2.Config{}, nil, providerRefusal(ProviderReasonUnreachable, "discovery of %s failed: %v", idp.Slot, err)
-		}
-	} else {
-		provider = (&oidc.ProviderConfig{IssuerURL: idp.Issuer, AuthURL: idp.AuthURL, TokenURL: idp.TokenURL,
-			UserInfoURL: idp.UserinfoURL, JWKSURL: idp.JWKSURL}).NewProvider(pctx)
+	provider, err := s.provider(ctx, idp)
+	if err != nil {
+		return oauth2.Config{}, nil, err
 	}
 	cfg := oauth2.Config{ClientID: idp.ClientID, Endpoint: provider.Endpoint(), Scopes: idp.Scopes,
 		RedirectURL: s.publicURL + ProviderCallbackPath}
@@ -202,6 +192,49 @@ func (s *Service) oauthConfig(ctx context.Context, idp domain.IdentityProvider) 
 		cfg.ClientSecret = string(secret)
 	}
 	return cfg, provider, nil
+}
+
+// providerCacheTTL is how long a provider's discovery document is reused. Its keys are not bound
+// by it: go-oidc fetches the JWKS again when a token names a key it does not know.
+const providerCacheTTL = time.Hour
+
+// cachedProvider is a slot's provider as discovered at fetched, for the slot's configuration of
+// updated.
+type cachedProvider struct {
+	provider         *oidc.Provider
+	updated, fetched time.Time
+}
+
+// provider is the slot's provider: its discovery document (which go-oidc checks names the
+// configured issuer) or its explicit endpoints, reused for providerCacheTTL while the slot is
+// unchanged, so that neither the sign-in link nor the callback fetches discovery and keys anew
+// each time.
+func (s *Service) provider(ctx context.Context, idp domain.IdentityProvider) (*oidc.Provider, error) {
+	key := idp.AppID + "/" + idp.Slot
+	now := time.Now()
+	if c, ok := s.providers.Load(key); ok {
+		if c := c.(cachedProvider); c.updated.Equal(idp.UpdatedAt) && now.Sub(c.fetched) < providerCacheTTL {
+			return c.provider, nil
+		}
+	}
+	// The provider keeps the context's HTTP client (bounded) for its later key fetches, not the
+	// request's deadline.
+	pctx := providerContext(context.WithoutCancel(ctx))
+	var provider *oidc.Provider
+	if idp.DiscoveryURL != "" {
+		dctx, cancel := context.WithTimeout(pctx, providerTimeout)
+		defer cancel()
+		p, err := oidc.NewProvider(dctx, strings.TrimSuffix(idp.DiscoveryURL, discoverySuffix))
+		if err != nil {
+			return nil, providerRefusal(ProviderReasonUnreachable, "discovery of %s failed: %v", idp.Slot, err)
+		}
+		provider = p
+	} else {
+		provider = (&oidc.ProviderConfig{IssuerURL: idp.Issuer, AuthURL: idp.AuthURL, TokenURL: idp.TokenURL,
+			UserInfoURL: idp.UserinfoURL, JWKSURL: idp.JWKSURL}).NewProvider(pctx)
+	}
+	s.providers.Store(key, cachedProvider{provider: provider, updated: idp.UpdatedAt, fetched: now})
+	return provider, nil
 }
 
 // ProviderCallback is the provider's answer as the browser brought it back, with the flow the
@@ -320,7 +353,7 @@ func (s *Service) providerIdentity(ctx context.Context, idp domain.IdentityProvi
 	if raw == "" {
 		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s returned no ID token (scope openid?)", idp.Slot)
 	}
-	idt, err := provider.VerifierContext(pctx, &oidc.Config{ClientID: idp.ClientID, Now: s.clock}).Verify(pctx, raw)
+	idt, err := provider.Verifier(&oidc.Config{ClientID: idp.ClientID, Now: s.clock}).Verify(pctx, raw)
 	if err != nil {
 		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s ID token: %v", idp.Slot, err)
 	}

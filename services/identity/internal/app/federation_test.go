@@ -334,3 +334,14 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 		wantProviderRefusal(t, "start", err, app.ProviderReasonSlot)
 	})
 }
+
+// The provider's keys are cached with its discovery, and a token signed with a key it rotated in
+// since makes them fetched again: a rotation at the provider needs nothing from Berth.
+func TestAProviderKeyRotationIsPickedUpWithoutReconfiguring(t *testing.T) {
+	f := newFixture(t)
+	rig := newIdpRig(t, f, nil)
+	ada := person{email: "rot@example.test", verified: true}
+	signedIn(t, f, rig.consent(t, ada))
+	rig.post(t, "/keys/rotate", map[string]any{"retireAfterSeconds": 0})
+	signedIn(t, f, rig.consent(t, ada))
+}

@@ -78,6 +78,8 @@ type Service struct {
 	opKey *rsa.PrivateKey // the operator signing key once loaded (see operatorKey)
 
 	appKeys sync.Map // app id -> openedKey: apps' signing keys as last opened (see signingKey)
+
+	providers sync.Map // app id + "/" + slot -> cachedProvider: identity providers as last discovered (see provider)
 }
 
 // New checks the configuration and returns the use cases.
