@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,80 @@ func tokenClaim(t *testing.T, jwt, claim string) string {
 		t.Fatalf("the token has no %s claim: %s", claim, raw)
 	}
 	return v
+}
+
+// An existing account is linked only with its password, and only when the provider vouches for
+// the address; an unverified provider address of an existing account is refused on the error
+// card, which says how to sign in instead.
+func TestAProviderLinksToAnExistingAccountOnlyWithItsPasswordAndAVerifiedAddressInChromium(t *testing.T) {
+	chromium := ensureChromium(t)
+	app := newCallbackApp(t)
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
+	browser := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	defer cancel()
+	loginURL := func(typ string) string {
+		return env.Stack.BaseURL + "/login?" + url.Values{"client_id": {env.App.AppID}, "state": {stacktest.RandomHex(16)}, "type": {typ},
+			"redirect_uri": {app.redirectURI()}}.Encode()
+	}
+	landedWith := func(what, service string) {
+		t.Helper()
+		select {
+		case q := <-app.queries:
+			if q.Get("code") == "" || q.Get("service") != service {
+				t.Fatalf("%s: the app got %v, want a code and service=%s", what, q, service)
+			}
+		default:
+			t.Fatalf("%s: the app's callback was never requested", what)
+		}
+	}
+	// through the provider's page as email, vouched for or not, up to the page Berth answers.
+	throughProvider := func(email string, verified bool) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(loginURL("signIn")), chromedp.WaitVisible(chromedp.CSS("a.provider")),
+			chromedp.Click(chromedp.CSS("a.provider")), chromedp.WaitVisible(chromedp.ID("allow")),
+			chromedp.SendKeys(chromedp.ID("email"), email)); err != nil {
+			t.Fatalf("open the provider's page: %v\npage:\n%s", err, currentPage(browser))
+		}
+		js := `document.getElementById("email_verified").checked = false`
+		if verified {
+			js = `document.getElementById("email_verified").checked = true`
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](js)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("allow")), chromedp.WaitNotPresent(chromedp.ID("allow")), chromedp.WaitVisible(chromedp.CSS("body"))); err != nil {
+			t.Fatalf("allow at the provider: %v\npage:\n%s", err, currentPage(browser))
+		}
+	}
+
+	owner := "owner-" + stacktest.RandomHex(4) + "@example.com"
+	if err := chromedp.Do(ctx, slices.Concat([]chromedp.Action[chromedp.Void]{chromedp.Navigate(loginURL("signUp"))},
+		signUpOnTheHostedPage("Owner", owner), []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))})...); err != nil {
+		t.Fatalf("sign up with a password: %v\npage:\n%s", err, currentPage(browser))
+	}
+	landedWith("the sign-up", "email")
+
+	// Unverified at the provider: refused, never linked.
+	throughProvider(owner, false)
+	card, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
+	if err != nil || !strings.Contains(card, "An account with this email address already exists") || !strings.Contains(card, "Sign in with your email address and password instead") {
+		t.Fatalf("an unverified provider address of an account shows %q (%v), want the refusal", card, err)
+	}
+
+	// Vouched for: the confirmation page asks for the account's password, then the app gets the code.
+	throughProvider(owner, true)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("password")),
+		chromedp.SendKeys(chromedp.ID("password"), "a long enough passphrase 42"),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)), chromedp.WaitVisible(chromedp.ID("signed-in"))); err != nil {
+		t.Fatalf("confirm the link with the password: %v\npage:\n%s", err, currentPage(browser))
+	}
+	landedWith("the confirmed link", "idpA")
+
+	// Linked: the provider alone signs the account in from now on.
+	throughProvider(owner, true)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("signed-in"))); err != nil {
+		t.Fatalf("sign in through the linked provider: %v\npage:\n%s", err, currentPage(browser))
+	}
+	landedWith("the linked sign-in", "idpA")
 }
