@@ -6,15 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/coreos/go-oidc/v3/oidc"
-	"golang.org/x/oauth2"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
@@ -32,10 +27,6 @@ const ProviderCallbackPath = "/login/idp/callback"
 // from the callback to the password that confirms it: long enough for a consent screen and a
 // password manager, short enough that a flow left in a shared browser soon dies.
 const providerFlowTTL = 10 * time.Minute
-
-// providerTimeout bounds each call to a provider (discovery, keys, token, userinfo): a provider
-// that hangs must not hold the sign-in page open.
-const providerTimeout = 10 * time.Second
 
 // The sealbox owners of the sealed flow and the sealed pending link: neither opens as the other.
 const (
@@ -61,8 +52,38 @@ const (
 	ProviderReasonLinked      = "linked"      // the provider identity or the account's slot is linked already
 )
 
-func providerRefusal(reason, format string, args ...any) error {
+// ProviderRefusal is a refused provider sign-in: an Invalid fault on the field "provider" with
+// its reason (ProviderReason*), whose message says why for the developer's log.
+func ProviderRefusal(reason, format string, args ...any) error {
 	return fault.InvalidField("provider", format, args...).WithReason(reason)
+}
+
+// ProviderClient talks to identity providers (adapters/oidc). Its failures are ProviderRefusals.
+type ProviderClient interface {
+	// AuthCodeURL answers the provider's authorization URL of the code flow with PKCE (the S256
+	// challenge of verifier), state and nonce.
+	AuthCodeURL(ctx context.Context, call ProviderCall, state, nonce, verifier string) (string, error)
+	// Exchange exchanges the code with the verifier and answers who the verified ID token (issuer,
+	// audience, expiry, signature, and nonce) says signed in.
+	Exchange(ctx context.Context, call ProviderCall, code, verifier, nonce string) (ProviderIdentity, error)
+}
+
+// ProviderCall is one slot's provider and what Berth is to it.
+type ProviderCall struct {
+	Provider     domain.IdentityProvider
+	ClientSecret string // opened from the slot; "" for a public client
+	RedirectURI  string // the deployment's ProviderCallbackPath
+	Now          func() time.Time
+}
+
+// ProviderIdentity is what the provider asserted about the person.
+type ProviderIdentity struct {
+	Subject       string
+	Email         string
+	EmailVerified bool
+	Name          string
+	GivenName     string
+	FamilyName    string
 }
 
 // providerFlow is one provider sign-in between the button and the callback, sealed (flowOwner) into
@@ -127,33 +148,36 @@ func (s *Service) StartProviderSignIn(ctx context.Context, p LoginParams, slot s
 	if err != nil {
 		return ProviderStart{}, err
 	}
-	if s.publicURL == "" {
+	if s.publicURL == "" || s.providers == nil {
 		return ProviderStart{}, fault.Unavailable(0, "sign-in with identity providers needs the deployment's public URL")
 	}
 	idp, err := s.configuredProvider(ctx, a.ID, slot)
 	if err != nil {
 		return ProviderStart{}, err
 	}
-	cfg, _, err := s.oauthConfig(ctx, idp)
+	call, err := s.providerCall(idp)
 	if err != nil {
 		return ProviderStart{}, err
 	}
-	f := providerFlow{AppID: a.ID, Slot: idp.Slot, Params: p, SignUp: signUp, Verifier: oauth2.GenerateVerifier(),
-		Expires: s.now().Add(providerFlowTTL)}
+	f := providerFlow{AppID: a.ID, Slot: idp.Slot, Params: p, SignUp: signUp, Expires: s.now().Add(providerFlowTTL)}
+	if f.Verifier, err = domain.NewPKCEVerifier(); err != nil {
+		return ProviderStart{}, err
+	}
 	if f.State, err = domain.NewState(); err != nil {
 		return ProviderStart{}, err
 	}
 	if f.Nonce, err = domain.NewState(); err != nil {
 		return ProviderStart{}, err
 	}
+	authURL, err := s.providers.AuthCodeURL(ctx, call, f.State, f.Nonce, f.Verifier)
+	if err != nil {
+		return ProviderStart{}, err
+	}
 	sealed, err := s.seal(f, flowOwner)
 	if err != nil {
 		return ProviderStart{}, err
 	}
-	return ProviderStart{
-		URL:  cfg.AuthCodeURL(f.State, oauth2.S256ChallengeOption(f.Verifier), oidc.Nonce(f.Nonce)),
-		Flow: sealed,
-	}, nil
+	return ProviderStart{URL: authURL, Flow: sealed}, nil
 }
 
 func (s *Service) configuredProvider(ctx context.Context, appID, slot string) (domain.IdentityProvider, error) {
@@ -162,79 +186,22 @@ func (s *Service) configuredProvider(ctx context.Context, appID, slot string) (d
 	}
 	idp, err := s.store.GetIdentityProvider(ctx, appID, slot)
 	if errors.Is(err, domain.ErrNotFound) {
-		return domain.IdentityProvider{}, providerRefusal(ProviderReasonSlot, "slot %s of the app is not configured", slot)
+		return domain.IdentityProvider{}, ProviderRefusal(ProviderReasonSlot, "slot %s of the app is not configured", slot)
 	}
 	return idp, err
 }
 
-// providerContext makes go-oidc and oauth2 call the provider with a bounded client.
-func providerContext(ctx context.Context) context.Context {
-	return oidc.ClientContext(ctx, &http.Client{Timeout: providerTimeout})
-}
-
-// discoverySuffix ends a discovery URL; go-oidc wants the issuer, which the URL starts with.
-const discoverySuffix = "/.well-known/openid-configuration"
-
-// oauthConfig reads the provider's endpoints (its discovery document, which go-oidc checks names
-// the same issuer, or the slot's explicit endpoints) and opens the slot's client secret.
-func (s *Service) oauthConfig(ctx context.Context, idp domain.IdentityProvider) (oauth2.Config, *oidc.Provider, error) {
-	provider, err := s.provider(ctx, idp)
-	if err != nil {
-		return oauth2.Config{}, nil, err
-	}
-	cfg := oauth2.Config{ClientID: idp.ClientID, Endpoint: provider.Endpoint(), Scopes: idp.Scopes,
-		RedirectURL: s.publicURL + ProviderCallbackPath}
+// providerCall opens the slot's client secret for a call to its provider.
+func (s *Service) providerCall(idp domain.IdentityProvider) (ProviderCall, error) {
+	call := ProviderCall{Provider: idp, RedirectURI: s.publicURL + ProviderCallbackPath, Now: s.clock}
 	if len(idp.SealedSecret) > 0 {
 		secret, err := s.box.Open(idp.SealedSecret, domain.ProviderSecretOwner(idp.AppID, idp.Slot))
 		if err != nil {
-			return oauth2.Config{}, nil, err
+			return ProviderCall{}, err
 		}
-		cfg.ClientSecret = string(secret)
+		call.ClientSecret = string(secret)
 	}
-	return cfg, provider, nil
-}
-
-// providerCacheTTL is how long a provider's discovery document is reused. Its keys are not bound
-// by it: go-oidc fetches the JWKS again when a token names a key it does not know.
-const providerCacheTTL = time.Hour
-
-// cachedProvider is a slot's provider as discovered at fetched, for the slot's configuration of
-// updated.
-type cachedProvider struct {
-	provider         *oidc.Provider
-	updated, fetched time.Time
-}
-
-// provider is the slot's provider: its discovery document (which go-oidc checks names the
-// configured issuer) or its explicit endpoints, reused for providerCacheTTL while the slot is
-// unchanged, so that neither the sign-in link nor the callback fetches discovery and keys anew
-// each time.
-func (s *Service) provider(ctx context.Context, idp domain.IdentityProvider) (*oidc.Provider, error) {
-	key := idp.AppID + "/" + idp.Slot
-	now := time.Now()
-	if c, ok := s.providers.Load(key); ok {
-		if c := c.(cachedProvider); c.updated.Equal(idp.UpdatedAt) && now.Sub(c.fetched) < providerCacheTTL {
-			return c.provider, nil
-		}
-	}
-	// The provider keeps the context's HTTP client (bounded) for its later key fetches, not the
-	// request's deadline.
-	pctx := providerContext(context.WithoutCancel(ctx))
-	var provider *oidc.Provider
-	if idp.DiscoveryURL != "" {
-		dctx, cancel := context.WithTimeout(pctx, providerTimeout)
-		defer cancel()
-		p, err := oidc.NewProvider(dctx, strings.TrimSuffix(idp.DiscoveryURL, discoverySuffix))
-		if err != nil {
-			return nil, providerRefusal(ProviderReasonUnreachable, "discovery of %s failed: %v", idp.Slot, err)
-		}
-		provider = p
-	} else {
-		provider = (&oidc.ProviderConfig{IssuerURL: idp.Issuer, AuthURL: idp.AuthURL, TokenURL: idp.TokenURL,
-			UserInfoURL: idp.UserinfoURL, JWKSURL: idp.JWKSURL}).NewProvider(pctx)
-	}
-	s.providers.Store(key, cachedProvider{provider: provider, updated: idp.UpdatedAt, fetched: now})
-	return provider, nil
+	return call, nil
 }
 
 // ProviderCallback is the provider's answer as the browser brought it back, with the flow the
@@ -254,16 +221,6 @@ type ProviderOutcome struct {
 	Params       LoginParams
 }
 
-// providerIdentity is what the provider asserted about the person.
-type providerIdentity struct {
-	Subject       string
-	Email         string
-	EmailVerified bool
-	Name          string
-	GivenName     string
-	FamilyName    string
-}
-
 // FinishProviderSignIn completes a provider sign-in at its callback. The state must be the flow's
 // (compared in constant time) and the flow live; the code is exchanged with the PKCE verifier and
 // the ID token verified (signature through the provider's JWKS, issuer, audience, expiry, and the
@@ -276,21 +233,21 @@ type providerIdentity struct {
 func (s *Service) FinishProviderSignIn(ctx context.Context, cb ProviderCallback) (ProviderOutcome, error) {
 	var f providerFlow
 	if !s.open(cb.Flow, flowOwner, &f) {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonState, "the callback carries no flow this deployment sealed")
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonState, "the callback carries no flow this deployment sealed")
 	}
 	if subtle.ConstantTimeCompare([]byte(cb.State), []byte(f.State)) != 1 {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonState, "the callback's state is not its flow's")
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonState, "the callback's state is not its flow's")
 	}
 	if !s.now().Before(f.Expires) {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonState, "the flow expired")
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonState, "the flow expired")
 	}
 	switch {
 	case cb.Error == "access_denied":
-		return ProviderOutcome{}, providerRefusal(ProviderReasonDenied, "%s: consent denied at the provider", f.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonDenied, "%s: consent denied at the provider", f.Slot)
 	case cb.Error != "":
-		return ProviderOutcome{}, providerRefusal(ProviderReasonError, "%s answered error %q: %s", f.Slot, cb.Error, cb.ErrorDescription)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonError, "%s answered error %q: %s", f.Slot, cb.Error, cb.ErrorDescription)
 	case cb.Code == "":
-		return ProviderOutcome{}, providerRefusal(ProviderReasonCode, "%s sent no code", f.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonCode, "%s sent no code", f.Slot)
 	}
 	a, err := s.enabledLoginApp(ctx, f.Params)
 	if err != nil {
@@ -311,7 +268,7 @@ func (s *Service) FinishProviderSignIn(ctx context.Context, cb ProviderCallback)
 	p := f.Params
 	p.Service = idp.Slot
 	if who.Email != "" && !idp.AllowsEmail(who.Email) || who.Email == "" && len(idp.AllowedDomains) > 0 {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonDomain, "%s: the address's domain may not sign in through this slot", idp.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonDomain, "%s: the address's domain may not sign in through this slot", idp.Slot)
 	}
 	link, err := s.store.GetProviderLink(ctx, a.ID, idp.Slot, who.Subject)
 	switch {
@@ -321,7 +278,7 @@ func (s *Service) FinishProviderSignIn(ctx context.Context, cb ProviderCallback)
 		return ProviderOutcome{}, err
 	}
 	if !domain.IsEmail(who.Email) {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonEmail, "%s named no usable email address (scope email?)", idp.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonEmail, "%s named no usable email address (scope email?)", idp.Slot)
 	}
 	existing, err := s.store.GetUserByEmail(ctx, a.ID, who.Email)
 	switch {
@@ -333,75 +290,23 @@ func (s *Service) FinishProviderSignIn(ctx context.Context, cb ProviderCallback)
 	return s.signUpLinked(ctx, a, idp, who, p, b)
 }
 
-// providerIdentity exchanges the code and verifies the ID token; the userinfo endpoint fills in an
-// address the token lacks.
-func (s *Service) providerIdentity(ctx context.Context, idp domain.IdentityProvider, f providerFlow, code string) (providerIdentity, error) {
-	cfg, provider, err := s.oauthConfig(ctx, idp)
+// providerIdentity exchanges the code and verifies the ID token through the provider client, and
+// keeps of the profile claims what user fields take.
+func (s *Service) providerIdentity(ctx context.Context, idp domain.IdentityProvider, f providerFlow, code string) (ProviderIdentity, error) {
+	if s.providers == nil {
+		return ProviderIdentity{}, fault.Unavailable(0, "sign-in with identity providers is not available")
+	}
+	call, err := s.providerCall(idp)
 	if err != nil {
-		return providerIdentity{}, err
+		return ProviderIdentity{}, err
 	}
-	pctx := providerContext(ctx)
-	tok, err := cfg.Exchange(pctx, code, oauth2.VerifierOption(f.Verifier))
+	who, err := s.providers.Exchange(ctx, call, code, f.Verifier, f.Nonce)
 	if err != nil {
-		var refused *oauth2.RetrieveError
-		if errors.As(err, &refused) && refused.Response != nil && refused.Response.StatusCode < http.StatusInternalServerError {
-			return providerIdentity{}, providerRefusal(ProviderReasonCode, "%s refused the code: %v", idp.Slot, err)
-		}
-		return providerIdentity{}, providerRefusal(ProviderReasonUnreachable, "%s token endpoint: %v", idp.Slot, err)
+		return ProviderIdentity{}, err
 	}
-	raw, _ := tok.Extra("id_token").(string)
-	if raw == "" {
-		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s returned no ID token (scope openid?)", idp.Slot)
-	}
-	idt, err := provider.Verifier(&oidc.Config{ClientID: idp.ClientID, Now: s.clock}).Verify(pctx, raw)
-	if err != nil {
-		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s ID token: %v", idp.Slot, err)
-	}
-	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(f.Nonce)) != 1 {
-		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s ID token: the nonce is not the flow's", idp.Slot)
-	}
-	var c struct {
-		Email         string   `json:"email"`
-		EmailVerified flexBool `json:"email_verified"`
-		Name          string   `json:"name"`
-		GivenName     string   `json:"given_name"`
-		FamilyName    string   `json:"family_name"`
-	}
-	if err := idt.Claims(&c); err != nil {
-		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s ID token claims: %v", idp.Slot, err)
-	}
-	if c.Email == "" && provider.UserInfoEndpoint() != "" {
-		info, err := provider.UserInfo(pctx, oauth2.StaticTokenSource(tok))
-		if err != nil {
-			return providerIdentity{}, providerRefusal(ProviderReasonUnreachable, "%s userinfo: %v", idp.Slot, err)
-		}
-		// Userinfo of another subject would be another person's address.
-		if info.Subject == idt.Subject {
-			c.Email, c.EmailVerified = info.Email, flexBool(info.EmailVerified)
-		}
-	}
-	if !text.Valid(idt.Subject) || idt.Subject == "" || len(idt.Subject) > 255 {
-		return providerIdentity{}, providerRefusal(ProviderReasonToken, "%s ID token: unusable subject", idp.Slot)
-	}
-	return providerIdentity{
-		Subject: idt.Subject, Email: strings.TrimSpace(c.Email), EmailVerified: bool(c.EmailVerified),
-		Name: claimText(c.Name), GivenName: claimText(c.GivenName), FamilyName: claimText(c.FamilyName),
-	}, nil
-}
-
-// flexBool reads a JSON boolean, or the strings "true" and "false" some providers send instead.
-type flexBool bool
-
-func (b *flexBool) UnmarshalJSON(data []byte) error {
-	switch string(data) {
-	case "true", `"true"`:
-		*b = true
-	case "false", `"false"`, "null":
-		*b = false
-	default:
-		return fmt.Errorf("email_verified is neither true nor false")
-	}
-	return nil
+	who.Email = strings.TrimSpace(who.Email)
+	who.Name, who.GivenName, who.FamilyName = claimText(who.Name), claimText(who.GivenName), claimText(who.FamilyName)
+	return who, nil
 }
 
 // maxClaimName is the longest profile name taken from a provider (the users' name fields' limit).
@@ -425,7 +330,7 @@ func verifiedForPolicy(a domain.App, u domain.User, providerVerified bool) bool 
 
 // signInLinked signs in the user a provider identity is linked to, recording what the provider now
 // asserts about the address.
-func (s *Service) signInLinked(ctx context.Context, a domain.App, l domain.ProviderLink, who providerIdentity, p LoginParams, b browser) (ProviderOutcome, error) {
+func (s *Service) signInLinked(ctx context.Context, a domain.App, l domain.ProviderLink, who ProviderIdentity, p LoginParams, b browser) (ProviderOutcome, error) {
 	u, err := s.store.GetUser(ctx, a.ID, l.UserID)
 	if err != nil {
 		return ProviderOutcome{}, err
@@ -437,7 +342,7 @@ func (s *Service) signInLinked(ctx context.Context, a domain.App, l domain.Provi
 		return ProviderOutcome{}, err
 	}
 	if !verifiedForPolicy(a, u, who.EmailVerified) {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonUnverified, "%s does not assert the address verified and the app requires it", l.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonUnverified, "%s does not assert the address verified and the app requires it", l.Slot)
 	}
 	target, err := s.completeSignIn(ctx, a, u, p, b)
 	return ProviderOutcome{URL: target}, err
@@ -462,9 +367,9 @@ func (s *Service) recordProviderEmail(ctx context.Context, u domain.User, slot s
 // offerLink answers a provider identity whose address has an account. Only an address the
 // provider asserts verified may be linked, and only once the person gives the account's password:
 // a provider that lets anyone claim any address must never open someone else's account.
-func (s *Service) offerLink(a domain.App, idp domain.IdentityProvider, u domain.User, who providerIdentity, p LoginParams) (ProviderOutcome, error) {
+func (s *Service) offerLink(a domain.App, idp domain.IdentityProvider, u domain.User, who ProviderIdentity, p LoginParams) (ProviderOutcome, error) {
 	if !who.EmailVerified {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonTaken, "%s: the address has an account and the provider does not assert it verified", idp.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonTaken, "%s: the address has an account and the provider does not assert it verified", idp.Slot)
 	}
 	sealed, err := s.seal(pendingLink{AppID: a.ID, Slot: idp.Slot, Subject: who.Subject, UserID: u.ID, Email: u.Email, Params: p,
 		Expires: s.now().Add(providerFlowTTL)}, linkOwner)
@@ -476,9 +381,9 @@ func (s *Service) offerLink(a domain.App, idp domain.IdentityProvider, u domain.
 
 // signUpLinked creates the user of a first provider sign-in, with its tenant, as sign-up does, and
 // links the provider identity in the same write.
-func (s *Service) signUpLinked(ctx context.Context, a domain.App, idp domain.IdentityProvider, who providerIdentity, p LoginParams, b browser) (ProviderOutcome, error) {
+func (s *Service) signUpLinked(ctx context.Context, a domain.App, idp domain.IdentityProvider, who ProviderIdentity, p LoginParams, b browser) (ProviderOutcome, error) {
 	if verificationRequired(a) && !who.EmailVerified {
-		return ProviderOutcome{}, providerRefusal(ProviderReasonUnverified, "%s does not assert the address verified and the app requires it", idp.Slot)
+		return ProviderOutcome{}, ProviderRefusal(ProviderReasonUnverified, "%s does not assert the address verified and the app requires it", idp.Slot)
 	}
 	profile := domain.UserPatch{Email: &who.Email}
 	for _, f := range []struct {
@@ -512,7 +417,7 @@ func (s *Service) signUpLinked(ctx context.Context, a domain.App, idp domain.Ide
 		if errors.Is(err, domain.ErrEmailTaken) || errors.Is(err, domain.ErrProviderLinked) {
 			// Another sign-in made the account or the link meanwhile: the person starts again and
 			// takes the path that account now offers.
-			return ProviderOutcome{}, providerRefusal(ProviderReasonLinked, "%s: a concurrent sign-in created the account or link", idp.Slot)
+			return ProviderOutcome{}, ProviderRefusal(ProviderReasonLinked, "%s: a concurrent sign-in created the account or link", idp.Slot)
 		}
 		return ProviderOutcome{}, err
 	}
@@ -538,7 +443,7 @@ type ConfirmLinkInput struct {
 func (s *Service) ConfirmProviderLink(ctx context.Context, in ConfirmLinkInput) (string, error) {
 	var pl pendingLink
 	if !s.open(in.Link, linkOwner, &pl) || !s.now().Before(pl.Expires) {
-		return "", providerRefusal(ProviderReasonLink, "the link confirmation is broken or expired")
+		return "", ProviderRefusal(ProviderReasonLink, "the link confirmation is broken or expired")
 	}
 	a, err := s.enabledLoginApp(ctx, pl.Params)
 	if err != nil {
@@ -554,7 +459,7 @@ func (s *Service) ConfirmProviderLink(ctx context.Context, in ConfirmLinkInput) 
 	}
 	if u.ID != pl.UserID {
 		// The address moved to another account since the callback.
-		return "", providerRefusal(ProviderReasonLink, "the address belongs to another account now")
+		return "", ProviderRefusal(ProviderReasonLink, "the address belongs to another account now")
 	}
 	l, err := domain.NewProviderLink(a.ID, pl.Slot, pl.Subject, u.ID, pl.Email, s.now())
 	if err != nil {
@@ -566,7 +471,7 @@ func (s *Service) ConfirmProviderLink(ctx context.Context, in ConfirmLinkInput) 
 	}
 	if err := s.store.CreateProviderLink(ctx, l, evs...); err != nil {
 		if errors.Is(err, domain.ErrProviderLinked) {
-			return "", providerRefusal(ProviderReasonLinked, "%s: the identity or the account's slot is linked already", pl.Slot)
+			return "", ProviderRefusal(ProviderReasonLinked, "%s: the identity or the account's slot is linked already", pl.Slot)
 		}
 		return "", err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/berthhq/berth/pkg/testkit/sandboxproc"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"github.com/berthhq/berth/services/identity/internal/adapters/oidc"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
@@ -50,6 +51,9 @@ func newIdpRig(t *testing.T, f *fixture, configure func(*domain.ProviderSettings
 	}
 	return r
 }
+
+// withProviders gives the service the real provider client (adapters/oidc).
+func withProviders(c *app.Config) { c.Providers = oidc.New() }
 
 var suffixChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
@@ -158,7 +162,7 @@ func signedIn(t *testing.T, f *fixture, cb app.ProviderCallback) string {
 }
 
 func TestAFirstProviderSignInCreatesTheUserAndTenantLinkedAndTheNextFindsItBySubject(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, withProviders)
 	rig := newIdpRig(t, f, nil)
 	f.drain(t)
 	ctx := context.Background()
@@ -216,7 +220,7 @@ func TestTheLinkingRulesGuardExistingAccounts(t *testing.T) {
 		{name: "domain allowed", policy: "optional", verified: true, domains: []string{"example.test"}, want: "url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newFixture(t, withProviders)
 			ctx := context.Background()
 			rig := newIdpRig(t, f, func(s *domain.ProviderSettings) { s.AllowedDomains = tc.domains })
 			email := "lin@example.test"
@@ -294,7 +298,7 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 		{name: "a provider error at the token endpoint", faults: map[string]any{"tokenError": "invalid_grant"}, want: app.ProviderReasonCode},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t)
+			f := newFixture(t, withProviders)
 			rig := newIdpRig(t, f, nil)
 			if tc.faults != nil {
 				rig.post(t, "/faults", tc.faults)
@@ -311,7 +315,7 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 	}
 
 	t.Run("a reused code", func(t *testing.T) {
-		f := newFixture(t)
+		f := newFixture(t, withProviders)
 		rig := newIdpRig(t, f, nil)
 		cb := rig.consent(t, ada)
 		signedIn(t, f, cb)
@@ -320,7 +324,7 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 	})
 
 	t.Run("an unreachable provider", func(t *testing.T) {
-		f := newFixture(t)
+		f := newFixture(t, withProviders)
 		newIdpRig(t, f, func(s *domain.ProviderSettings) {
 			s.DiscoveryURL = "http://127.0.0.1:1/.well-known/openid-configuration"
 		})
@@ -329,7 +333,7 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 	})
 
 	t.Run("an empty slot", func(t *testing.T) {
-		f := newFixture(t)
+		f := newFixture(t, withProviders)
 		_, err := f.svc.StartProviderSignIn(ctx, loginParams(f), "idpB", false)
 		wantProviderRefusal(t, "start", err, app.ProviderReasonSlot)
 	})
@@ -338,7 +342,7 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 // The provider's keys are cached with its discovery, and a token signed with a key it rotated in
 // since makes them fetched again: a rotation at the provider needs nothing from Berth.
 func TestAProviderKeyRotationIsPickedUpWithoutReconfiguring(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, withProviders)
 	rig := newIdpRig(t, f, nil)
 	ada := person{email: "rot@example.test", verified: true}
 	signedIn(t, f, rig.consent(t, ada))

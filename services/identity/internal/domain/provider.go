@@ -1,6 +1,8 @@
 package domain
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"net"
 	"net/url"
 	"regexp"
@@ -272,4 +274,14 @@ func (u *User) SetProviderEmailVerified(slot string, verified bool, now time.Tim
 	}
 	*f, u.UpdatedAt = verified, now
 	return slot + "_email_verified", nil
+}
+
+// NewPKCEVerifier returns a PKCE code verifier (RFC 7636): 43 characters of base64url from 256
+// random bits.
+func NewPKCEVerifier() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }
