@@ -385,6 +385,11 @@ func (s *Service) signUpLinked(ctx context.Context, a domain.App, idp domain.Ide
 	if verificationRequired(a) && !who.EmailVerified {
 		return ProviderOutcome{}, ProviderRefusal(ProviderReasonUnverified, "%s does not assert the address verified and the app requires it", idp.Slot)
 	}
+	// Each first sign-in creates a user and a tenant, as a sign-up does, and counts like one under
+	// the client address's sign-up limit.
+	if _, err := s.reserve(ctx, signUpLimits(s.limits, s.now(), addressKey(b.ip))...); err != nil {
+		return ProviderOutcome{}, err
+	}
 	profile := domain.UserPatch{Email: &who.Email}
 	for _, f := range []struct {
 		v   string

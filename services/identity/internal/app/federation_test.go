@@ -349,3 +349,16 @@ func TestAProviderKeyRotationIsPickedUpWithoutReconfiguring(t *testing.T) {
 	rig.post(t, "/keys/rotate", map[string]any{"retireAfterSeconds": 0})
 	signedIn(t, f, rig.consent(t, ada))
 }
+
+// A first sign-in through a provider creates a user and a tenant, so it counts under the client
+// address's sign-up limit like a sign-up; a returning one does not.
+func TestFirstProviderSignInsCountUnderTheSignUpLimitOfTheClientAddress(t *testing.T) {
+	f := newFixture(t, withProviders, func(c *app.Config) { c.Limits.SignUps = 1 })
+	rig := newIdpRig(t, f, nil)
+	signedIn(t, f, rig.consent(t, person{email: "first@example.test", verified: true}))
+	_, err := f.svc.FinishProviderSignIn(context.Background(), rig.consent(t, person{email: "second@example.test", verified: true}))
+	if fe, ok := fault.As(err); !ok || fe.Kind() != fault.KindExhausted {
+		t.Fatalf("a second new user from the address: %v, want the sign-up limit", err)
+	}
+	signedIn(t, f, rig.consent(t, person{email: "first@example.test", verified: true}))
+}
