@@ -117,7 +117,7 @@ func (p *Page) startProvider(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start, err := p.client.StartProviderSignIn(r.Context(), &identityv1.StartProviderSignInRequest{
-		Params: params.Proto(), Slot: slot, SignUp: params.SignUp,
+		Params: params.Proto(), Slot: slot,
 	})
 	if err != nil {
 		p.failProvider(w, r, "start", err)

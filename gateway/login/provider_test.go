@@ -127,7 +127,7 @@ func TestAProviderLinkSetsALaxFlowCookieAndSendsTheBrowserToTheProvider(t *testi
 	if flow == nil || flow.Value != "sealed-flow" || flow.SameSite != http.SameSiteLaxMode || !flow.HttpOnly || flow.Path != ProviderPath || flow.MaxAge != flowMaxAge {
 		t.Errorf("flow cookie = %+v, want the sealed flow, Lax, HttpOnly, on %s, %ds", flow, ProviderPath, flowMaxAge)
 	}
-	if len(fake.starts) != 1 || fake.starts[0].GetSlot() != "idpA" || !fake.starts[0].GetSignUp() || fake.starts[0].GetParams().GetState() != "st4te" {
+	if len(fake.starts) != 1 || fake.starts[0].GetSlot() != "idpA" || fake.starts[0].GetParams().GetState() != "st4te" {
 		t.Errorf("StartProviderSignIn got %v", fake.starts)
 	}
 	if rec := serve(t, p, http.MethodPost, ProviderPath+"?"+q.Encode()); rec.Code != http.StatusMethodNotAllowed {

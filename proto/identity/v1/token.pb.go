@@ -826,11 +826,9 @@ func (x *LoginProvider) GetDisplayName() string {
 }
 
 type StartProviderSignInRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Params *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
-	Slot   string                 `protobuf:"bytes,2,opt,name=slot,proto3" json:"slot,omitempty"`
-	// sign_up says the button was on the sign-up form (the callback's pages keep to it).
-	SignUp        bool `protobuf:"varint,3,opt,name=sign_up,json=signUp,proto3" json:"sign_up,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Params        *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
+	Slot          string                 `protobuf:"bytes,2,opt,name=slot,proto3" json:"slot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -877,13 +875,6 @@ func (x *StartProviderSignInRequest) GetSlot() string {
 		return x.Slot
 	}
 	return ""
-}
-
-func (x *StartProviderSignInRequest) GetSignUp() bool {
-	if x != nil {
-		return x.SignUp
-	}
-	return false
 }
 
 // ProviderRedirect sends the browser to the provider; flow is sealed, opaque to the edge, and
@@ -2358,11 +2349,10 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\tproviders\x18\x05 \x03(\v2 .berth.identity.v1.LoginProviderR\tproviders\"F\n" +
 	"\rLoginProvider\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\tR\x04slot\x12!\n" +
-	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\"\x81\x01\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\"h\n" +
 	"\x1aStartProviderSignInRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x12\n" +
-	"\x04slot\x18\x02 \x01(\tR\x04slot\x12\x17\n" +
-	"\asign_up\x18\x03 \x01(\bR\x06signUp\"8\n" +
+	"\x04slot\x18\x02 \x01(\tR\x04slot\"8\n" +
 	"\x10ProviderRedirect\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
 	"\x04flow\x18\x02 \x01(\tR\x04flow\"\xda\x01\n" +

@@ -92,7 +92,6 @@ type providerFlow struct {
 	AppID    string      `json:"app"`
 	Slot     string      `json:"slot"`
 	Params   LoginParams `json:"params"`
-	SignUp   bool        `json:"signUp,omitempty"`
 	State    string      `json:"state"`
 	Nonce    string      `json:"nonce"`
 	Verifier string      `json:"verifier"`
@@ -143,7 +142,7 @@ type ProviderStart struct {
 // StartProviderSignIn begins a sign-in through the app's provider in slot: authorization code flow
 // with PKCE (S256), a random state and nonce, all bound to this authorization request in the
 // sealed flow.
-func (s *Service) StartProviderSignIn(ctx context.Context, p LoginParams, slot string, signUp bool) (ProviderStart, error) {
+func (s *Service) StartProviderSignIn(ctx context.Context, p LoginParams, slot string) (ProviderStart, error) {
 	a, err := s.enabledLoginApp(ctx, p)
 	if err != nil {
 		return ProviderStart{}, err
@@ -159,7 +158,7 @@ func (s *Service) StartProviderSignIn(ctx context.Context, p LoginParams, slot s
 	if err != nil {
 		return ProviderStart{}, err
 	}
-	f := providerFlow{AppID: a.ID, Slot: idp.Slot, Params: p, SignUp: signUp, Expires: s.now().Add(providerFlowTTL)}
+	f := providerFlow{AppID: a.ID, Slot: idp.Slot, Params: p, Expires: s.now().Add(providerFlowTTL)}
 	if f.Verifier, err = domain.NewPKCEVerifier(); err != nil {
 		return ProviderStart{}, err
 	}

@@ -89,7 +89,7 @@ var requestField = regexp.MustCompile(`name="request" value="([^"]+)"`)
 // callback the browser would bring back.
 func (r *idpRig) consent(t *testing.T, p person) app.ProviderCallback {
 	t.Helper()
-	start, err := r.f.svc.StartProviderSignIn(context.Background(), loginParams(r.f), "idpA", false)
+	start, err := r.f.svc.StartProviderSignIn(context.Background(), loginParams(r.f), "idpA")
 	if err != nil {
 		t.Fatalf("StartProviderSignIn: %v", err)
 	}
@@ -328,13 +328,13 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 		newIdpRig(t, f, func(s *domain.ProviderSettings) {
 			s.DiscoveryURL = "http://127.0.0.1:1/.well-known/openid-configuration"
 		})
-		_, err := f.svc.StartProviderSignIn(ctx, loginParams(f), "idpA", false)
+		_, err := f.svc.StartProviderSignIn(ctx, loginParams(f), "idpA")
 		wantProviderRefusal(t, "start", err, app.ProviderReasonUnreachable)
 	})
 
 	t.Run("an empty slot", func(t *testing.T) {
 		f := newFixture(t, withProviders)
-		_, err := f.svc.StartProviderSignIn(ctx, loginParams(f), "idpB", false)
+		_, err := f.svc.StartProviderSignIn(ctx, loginParams(f), "idpB")
 		wantProviderRefusal(t, "start", err, app.ProviderReasonSlot)
 	})
 }

@@ -87,7 +87,7 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 
 // StartProviderSignIn begins a sign-in through one of the app's identity providers.
 func (s *LoginServer) StartProviderSignIn(ctx context.Context, req *identityv1.StartProviderSignInRequest) (*identityv1.ProviderRedirect, error) {
-	start, err := s.svc.StartProviderSignIn(ctx, loginParams(req.GetParams()), req.GetSlot(), req.GetSignUp())
+	start, err := s.svc.StartProviderSignIn(ctx, loginParams(req.GetParams()), req.GetSlot())
 	if err != nil {
 		return nil, err
 	}
