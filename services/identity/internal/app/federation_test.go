@@ -53,7 +53,7 @@ func newIdpRig(t *testing.T, f *fixture, configure func(*domain.ProviderSettings
 }
 
 // withProviders gives the service the real provider client (adapters/oidc).
-func withProviders(c *app.Config) { c.Providers = oidc.New() }
+func withProviders(c *app.Config) { c.Providers = oidc.New(0) }
 
 var suffixChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
@@ -296,9 +296,12 @@ func TestProviderFailuresAreRefusalsWithTheirReason(t *testing.T) {
 		{name: "a bad signature", faults: map[string]any{"badSignature": true}, want: app.ProviderReasonToken},
 		{name: "the wrong issuer", faults: map[string]any{"wrongIssuer": true}, want: app.ProviderReasonToken},
 		{name: "a provider error at the token endpoint", faults: map[string]any{"tokenError": "invalid_grant"}, want: app.ProviderReasonCode},
+		{name: "a provider failing at the token endpoint", faults: map[string]any{"tokenError": "server_error"}, want: app.ProviderReasonUnreachable},
+		{name: "a provider slower than the timeout", faults: map[string]any{"delayMs": 3000}, want: app.ProviderReasonUnreachable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, withProviders)
+			// Calls to the provider time out after half a second here (10 seconds in production).
+			f := newFixture(t, func(c *app.Config) { c.Providers = oidc.New(500 * time.Millisecond) })
 			rig := newIdpRig(t, f, nil)
 			if tc.faults != nil {
 				rig.post(t, "/faults", tc.faults)

@@ -18,9 +18,9 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
-// timeout bounds each call to a provider (discovery, keys, token, userinfo): a provider that hangs
-// must not hold the sign-in page open.
-const timeout = 10 * time.Second
+// DefaultTimeout bounds each call to a provider (discovery, keys, token, userinfo): a provider
+// that hangs must not hold the sign-in page open.
+const DefaultTimeout = 10 * time.Second
 
 // cacheTTL is how long a provider's discovery document is reused. Its keys are not bound by it:
 // go-oidc fetches the JWKS again when a token names a key it does not know.
@@ -40,8 +40,11 @@ type Client struct {
 
 var _ app.ProviderClient = (*Client)(nil)
 
-// New returns a client whose calls to providers are bounded by a 10-second timeout.
-func New() *Client {
+// New returns a client whose calls to providers are bounded by timeout (0: DefaultTimeout).
+func New(timeout time.Duration) *Client {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	return &Client{http: &http.Client{Timeout: timeout}}
 }
 
