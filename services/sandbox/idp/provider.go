@@ -101,11 +101,19 @@ func (p *provider) published(now time.Time) []*signingKey {
 	return out
 }
 
+// maxKeys bounds the keys JWKS publishes at once: rotating in a loop retires the oldest early
+// rather than growing the set without end.
+const maxKeys = 8
+
 // rotate makes a new signing key and keeps the old one published for retireAfter; keys whose
 // time is up are forgotten. The caller holds p.mu; the new key is made beforehand.
 func (p *provider) rotate(fresh *signingKey, now time.Time, retireAfter time.Duration) {
 	p.keys[len(p.keys)-1].retireAt = now.Add(retireAfter)
-	p.keys = append(p.published(now), fresh)
+	keys := p.published(now)
+	if len(keys) >= maxKeys {
+		keys = keys[len(keys)-maxKeys+1:]
+	}
+	p.keys = append(keys, fresh)
 }
 
 // sign serializes claims as a compact JWS signed by the current key, or, with the bad-signature
@@ -139,7 +147,8 @@ func (p *provider) sign(claims any) (string, error) {
 }
 
 // prune forgets what has expired, before something new is stored: the maps only hold what can
-// still be used (and spent codes until their expiry, so a replay is recognised as one).
+// still be used, and spent codes as long as a token they were redeemed for can live, so a replay
+// is recognised as one and revokes it.
 func (p *provider) prune(now time.Time) {
 	for id, r := range p.requests {
 		if !now.Before(r.expires) {
@@ -147,7 +156,11 @@ func (p *provider) prune(now time.Time) {
 		}
 	}
 	for c, g := range p.codes {
-		if !now.Before(g.expires) {
+		end := g.expires
+		if g.spent {
+			end = end.Add(tokenLifetime)
+		}
+		if !now.Before(end) {
 			delete(p.codes, c)
 		}
 	}

@@ -78,7 +78,7 @@ func (s *Server) token(p *provider, w http.ResponseWriter, r *http.Request) {
 	}
 	id, secret, basic, oerr := clientCredentials(r, form)
 	if oerr != nil {
-		writeJSON(w, http.StatusBadRequest, oerr)
+		writeJSON(w, tokenErrorStatus[oerr.Error], oerr)
 		return
 	}
 	now := s.clock.Now()
