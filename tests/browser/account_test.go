@@ -58,7 +58,8 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	err = chromedp.Do(ctx, slices.Concat(
 		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(accountURL)},
 		signInOnTheHostedPage(email, oldPassword),
-		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("email"))},
+		// The sign-in form has an #email too: wait for what only the account page shows.
+		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("change-password"))},
 	)...)
 	if err != nil {
 		t.Fatalf("sign in to the account page: %v\npage:\n%s", err, currentPage(browser))

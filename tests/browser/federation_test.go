@@ -171,6 +171,9 @@ func TestAProviderLinksToAnExistingAccountOnlyWithItsPasswordAndAVerifiedAddress
 
 	// Unverified at the provider: refused, never linked.
 	throughProvider(owner, false)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("p.ref"))); err != nil {
+		t.Fatalf("wait for the error card: %v\npage:\n%s", err, currentPage(browser))
+	}
 	card, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
 	if err != nil || !strings.Contains(card, "An account with this email address already exists") || !strings.Contains(card, "Sign in with your email address and password instead") {
 		t.Fatalf("an unverified provider address of an account shows %q (%v), want the refusal", card, err)
