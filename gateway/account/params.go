@@ -22,6 +22,7 @@ const (
 	actionEnd      = "end"
 	actionEndAll   = "endAll"
 	actionSignOut  = "signOut"
+	actionResend   = "resend"
 )
 
 // link is what GET /account reads: the app, the language and the notice of a finished action.
@@ -83,7 +84,7 @@ func actionFrom(v url.Values) (action, error) {
 			return action{}, errBadSession
 		}
 		a.SessionID = id.String()
-	case actionEndAll, actionSignOut:
+	case actionEndAll, actionSignOut, actionResend:
 	default:
 		return action{}, errBadAction
 	}

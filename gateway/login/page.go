@@ -52,6 +52,7 @@ type Backend interface {
 	StartProviderSignIn(ctx context.Context, in *identityv1.StartProviderSignInRequest, opts ...grpc.CallOption) (*identityv1.ProviderRedirect, error)
 	FinishProviderSignIn(ctx context.Context, in *identityv1.FinishProviderSignInRequest, opts ...grpc.CallOption) (*identityv1.ProviderOutcome, error)
 	ConfirmProviderLink(ctx context.Context, in *identityv1.ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	DescribeVerification(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
 }
 
 // Page is the hosted login page. It holds no state between requests: the authorization
@@ -285,7 +286,7 @@ type formView struct {
 func (v *formView) describe(r *http.Request, lc *identityv1.LoginContext) {
 	b := lc.GetBranding()
 	v.AppName = cmp.Or(b.GetDisplayName(), lc.GetAppName())
-	v.Brand = webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked()
+	v.Brand = webpage.BrandOf(b)
 	v.Printer = locale.For(webpage.Language(r, b.GetDefaultLanguage()))
 	v.Providers = lc.GetProviders()
 }

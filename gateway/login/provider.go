@@ -170,7 +170,7 @@ func (p *Page) providerCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if out.GetLink() != "" {
-		p.renderLink(w, r, linkView{formView: formView{Params: paramsOf(out.GetParams())}, Link: out.GetLink(), Email: out.GetEmail(),
+		p.renderProviderLink(w, r, providerLinkView{formView: formView{Params: paramsOf(out.GetParams())}, Link: out.GetLink(), Email: out.GetEmail(),
 			ProviderName: out.GetProviderName()}, failure{status: http.StatusOK})
 		return
 	}
@@ -200,7 +200,7 @@ func (p *Page) confirmLink(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	view := linkView{Link: form.Get("link"), Email: form.Get("email"), ProviderName: form.Get("provider")}
+	view := providerLinkView{Link: form.Get("link"), Email: form.Get("email"), ProviderName: form.Get("provider")}
 	params, err := ParamsFrom(form)
 	password := form.Get("password")
 	for _, v := range []string{view.Link, view.Email, view.ProviderName, password} {
@@ -216,11 +216,11 @@ func (p *Page) confirmLink(w http.ResponseWriter, r *http.Request) {
 	view.Params = params
 	if !CSRF.Valid(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
-		p.renderLink(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
+		p.renderProviderLink(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
 	}
 	if password == "" {
-		p.renderLink(w, r, view, failure{status: http.StatusBadRequest, message: msgMissingCredentials})
+		p.renderProviderLink(w, r, view, failure{status: http.StatusBadRequest, message: msgMissingCredentials})
 		return
 	}
 	out, err := p.client.ConfirmProviderLink(r.Context(), &identityv1.ConfirmProviderLinkRequest{
@@ -234,7 +234,7 @@ func (p *Page) confirmLink(w http.ResponseWriter, r *http.Request) {
 		}
 		f := submitFailure(err, false)
 		p.logRefusal(r, "identity refused the link confirmation: "+st.Code().String()+fieldNote(st))
-		p.renderLink(w, r, view, f)
+		p.renderProviderLink(w, r, view, f)
 		return
 	}
 	p.redirectTo(w, r, out.GetUrl())
@@ -254,22 +254,22 @@ func (p *Page) failProvider(w http.ResponseWriter, r *http.Request, step string,
 	p.renderError(w, r, f.status, f.message)
 }
 
-// linkView is the confirmation page of a link to an existing account.
-type linkView struct {
+// providerLinkView is the confirmation page of a link to an existing account.
+type providerLinkView struct {
 	formView
 	Link, Email, ProviderName string
 }
 
-func (v linkView) Action() string { return ProviderLinkPath }
+func (v providerLinkView) Action() string { return ProviderLinkPath }
 
 // Head is the layout's view of the page.
-func (v linkView) Head() webpage.Head {
+func (v providerLinkView) Head() webpage.Head {
 	return webpage.Head{Title: v.T("login.idp.link.title"), Brand: v.Brand, Printer: v.Printer}
 }
 
-// renderLink shows the confirmation form, asking identity for the app again so that the page never
+// renderProviderLink shows the confirmation form, asking identity for the app again so that the page never
 // shows a name the form made up.
-func (p *Page) renderLink(w http.ResponseWriter, r *http.Request, view linkView, f failure) {
+func (p *Page) renderProviderLink(w http.ResponseWriter, r *http.Request, view providerLinkView, f failure) {
 	lc, err := p.describe(r, view.Params)
 	if err != nil {
 		p.failDescribe(w, r, err)
@@ -281,7 +281,7 @@ func (p *Page) renderLink(w http.ResponseWriter, r *http.Request, view linkView,
 	view.CSRF = CSRF.Issue(w, r)
 	SetRetryAfter(w.Header(), f.retryAfter)
 	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
-	p.render(w, r, f.status, "link", view)
+	p.render(w, r, f.status, "providerLink", view)
 }
 
 // ProviderURL is the "Continue with …" link of slot, carrying the authorization request.

@@ -2455,7 +2455,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xa3\r\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xf2\x0e\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -2472,7 +2472,9 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12q\n" +
 	"\x13StartProviderSignIn\x12-.berth.identity.v1.StartProviderSignInRequest\x1a#.berth.identity.v1.ProviderRedirect\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
 	"\x14FinishProviderSignIn\x12..berth.identity.v1.FinishProviderSignInRequest\x1a\".berth.identity.v1.ProviderOutcome\"\x06\xca\xf3\x18\x02P\x01\x12n\n" +
-	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
+	"\x14DescribeVerification\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
+	"\vDescribeApp\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_token_proto_rawDescOnce sync.Once
@@ -2559,27 +2561,31 @@ var file_identity_v1_token_proto_depIdxs = []int32{
 	11, // 30: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
 	13, // 31: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
 	15, // 32: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
-	2,  // 33: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 34: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 35: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 36: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	21, // 37: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	21, // 38: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	9,  // 39: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	35, // 40: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	27, // 41: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	27, // 42: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	29, // 43: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	32, // 44: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	21, // 45: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	21, // 46: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	25, // 47: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	25, // 48: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	12, // 49: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
-	14, // 50: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
-	21, // 51: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
-	33, // [33:52] is the sub-list for method output_type
-	14, // [14:33] is the sub-list for method input_type
+	24, // 33: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	16, // 34: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
+	2,  // 35: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 36: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 37: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 38: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	21, // 39: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	21, // 40: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 41: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	35, // 42: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	27, // 43: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	27, // 44: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	29, // 45: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	32, // 46: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	21, // 47: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	21, // 48: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	25, // 49: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	25, // 50: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	12, // 51: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
+	14, // 52: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
+	21, // 53: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 54: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
+	9,  // 55: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
+	35, // [35:56] is the sub-list for method output_type
+	14, // [14:35] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name

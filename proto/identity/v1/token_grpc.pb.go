@@ -248,6 +248,8 @@ const (
 	LoginService_StartProviderSignIn_FullMethodName   = "/berth.identity.v1.LoginService/StartProviderSignIn"
 	LoginService_FinishProviderSignIn_FullMethodName  = "/berth.identity.v1.LoginService/FinishProviderSignIn"
 	LoginService_ConfirmProviderLink_FullMethodName   = "/berth.identity.v1.LoginService/ConfirmProviderLink"
+	LoginService_DescribeVerification_FullMethodName  = "/berth.identity.v1.LoginService/DescribeVerification"
+	LoginService_DescribeApp_FullMethodName           = "/berth.identity.v1.LoginService/DescribeApp"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -302,6 +304,13 @@ type LoginServiceClient interface {
 	// ConfirmProviderLink links a provider identity to the existing account whose password the
 	// person proved, then signs in.
 	ConfirmProviderLink(ctx context.Context, in *ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// DescribeVerification answers the app (name and branding) of a live verification link without
+	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
+	// InvalidArgument, as VerifyEmailLink answers it.
+	DescribeVerification(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*LoginContext, error)
+	// DescribeApp answers the name and branding of a known app, enabled or not, for hosted pages
+	// that carry only the app's id (the payment pages). An unknown id is InvalidArgument.
+	DescribeApp(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error)
 }
 
 type loginServiceClient struct {
@@ -472,6 +481,26 @@ func (c *loginServiceClient) ConfirmProviderLink(ctx context.Context, in *Confir
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeVerification(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeVerification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) DescribeApp(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -524,6 +553,13 @@ type LoginServiceServer interface {
 	// ConfirmProviderLink links a provider identity to the existing account whose password the
 	// person proved, then signs in.
 	ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error)
+	// DescribeVerification answers the app (name and branding) of a live verification link without
+	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
+	// InvalidArgument, as VerifyEmailLink answers it.
+	DescribeVerification(context.Context, *VerifyEmailLinkRequest) (*LoginContext, error)
+	// DescribeApp answers the name and branding of a known app, enabled or not, for hosted pages
+	// that carry only the app's id (the payment pages). An unknown id is InvalidArgument.
+	DescribeApp(context.Context, *DescribeAccountRequest) (*LoginContext, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -581,6 +617,12 @@ func (UnimplementedLoginServiceServer) FinishProviderSignIn(context.Context, *Fi
 }
 func (UnimplementedLoginServiceServer) ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfirmProviderLink not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeVerification(context.Context, *VerifyEmailLinkRequest) (*LoginContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeVerification not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeApp(context.Context, *DescribeAccountRequest) (*LoginContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeApp not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -891,6 +933,42 @@ func _LoginService_ConfirmProviderLink_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyEmailLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeVerification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeVerification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeVerification(ctx, req.(*VerifyEmailLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_DescribeApp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeAccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeApp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeApp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeApp(ctx, req.(*DescribeAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -961,6 +1039,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConfirmProviderLink",
 			Handler:    _LoginService_ConfirmProviderLink_Handler,
+		},
+		{
+			MethodName: "DescribeVerification",
+			Handler:    _LoginService_DescribeVerification_Handler,
+		},
+		{
+			MethodName: "DescribeApp",
+			Handler:    _LoginService_DescribeApp_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

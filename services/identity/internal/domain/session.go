@@ -23,6 +23,9 @@ const (
 	// RevokedPasswordReset: the password was reset by a mail's link or code, which ends every
 	// session the old password opened.
 	RevokedPasswordReset = "password_reset"
+	// RevokedKeyRotated: an operator rotated the app's signing key, which ends every session of
+	// the app.
+	RevokedKeyRotated = "key_rotated"
 )
 
 // Session is one of a user's sessions as the sessions routes show it: a live refresh family.
