@@ -30,10 +30,13 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	dir := t.TempDir()
 	run := start(t, build(t, dir), dir, "BERTH_HTTP_ADDR=127.0.0.1:0", "BERTH_DATABASE_URL=")
 	demo := readDemo(t, dir)
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp", "adminToken", "grpc"} {
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp", "idp", "adminToken", "grpc"} {
 		if demo[k] == nil || demo[k] == "" {
 			t.Fatalf("demo.json lacks %s: %v", k, demo)
 		}
+	}
+	if idp, _ := demo["idp"].(map[string]any); idp["idpA"] == nil || idp["idpB"] == nil {
+		t.Fatalf("demo.json names the identity providers %v, want idpA and idpB", demo["idp"])
 	}
 	if grpc, _ := demo["grpc"].(map[string]any); len(grpc) != len(allinone.Modules) {
 		t.Fatalf("demo.json names %d modules' gRPC addresses, want %d: %v", len(grpc), len(allinone.Modules), demo)

@@ -38,6 +38,9 @@ var providers = []string{"pspx", "pspy"}
 // verificationPolicies are the apps' email-verification policies (docs/accounts.md).
 var verificationPolicies = []string{"required", "optional"}
 
+// idpSlots are the apps' identity-provider slots (docs/accounts.md).
+var idpSlots = []string{"idpA", "idpB", "idpC", "idpD"}
+
 // commands are berthctl's commands, in the usage's order.
 var commands = []command{
 	{name: "project-create", service: "identity", synopsis: "-name NAME", about: "Create a project, which holds apps.",
@@ -65,6 +68,17 @@ var commands = []command{
 		about: "Set the app's look on its hosted pages and mails and their default language. Every value is replaced: " +
 			"one left out returns to the neutral look (no display name, the neutral colour, no logo, English).",
 		required: []string{"app"}, ids: []string{"app"}, enums: map[string][]string{"default-language": {"en", "de"}}},
+	{name: "app-idp-set", service: "identity",
+		synopsis: "-app ID -slot idpA|idpB|idpC|idpD -display-name NAME -client-id ID [-discovery-url URL | -issuer URL -authorization-url URL -token-url URL -jwks-url URL] " +
+			"[-userinfo-url URL] [-scope SCOPE ...] [-allowed-domain DOMAIN ...]",
+		about: "Configure one of the app's identity-provider slots (OpenID Connect, or plain OAuth 2.0 with the endpoints named), replacing what it held; " +
+			"-scope and -allowed-domain are repeatable. The client secret comes from IDP_CLIENT_SECRET, never from a flag; unset keeps the slot's stored one.",
+		required: []string{"app", "slot", "display-name", "client-id"}, ids: []string{"app"}, enums: map[string][]string{"slot": idpSlots}},
+	{name: "app-idp-clear", service: "identity", synopsis: "-app ID -slot idpA|idpB|idpC|idpD",
+		about:    "Empty one of the app's identity-provider slots; the users it signed in keep their links.",
+		required: []string{"app", "slot"}, ids: []string{"app"}, enums: map[string][]string{"slot": idpSlots}},
+	{name: "app-idps", service: "identity", synopsis: "-app ID",
+		about: "List the app's identity-provider slots (whether a client secret is stored, not the secret).", required: []string{"app"}, ids: []string{"app"}},
 	{name: "key-create", service: "identity", synopsis: "-app ID -type read|write -name NAME [-description TEXT]",
 		about:    "Create an API key of the app. Its secret is printed once: Berth keeps only its hash.",
 		required: []string{"app", "type", "name"}, ids: []string{"app"}, enums: map[string][]string{"type": {"read", "write"}}},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -35,9 +37,21 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		defLang   = fs.String("default-language", "", "language of hosted pages and mails when the link and browser name none: en or de")
 		policy    = fs.String("policy", "", "email-verification policy: required or optional")
 		verify    = fs.String("email-verification", "", "email-verification policy: required (the default) or optional")
+		slot      = fs.String("slot", "", "identity-provider slot: idpA, idpB, idpC or idpD")
+		clientID  = fs.String("client-id", "", "the app's client id at the identity provider")
+		discovery = fs.String("discovery-url", "", "the provider's OpenID discovery URL (.well-known/openid-configuration)")
+		issuer    = fs.String("issuer", "", "the provider's issuer, without -discovery-url")
+		authURL   = fs.String("authorization-url", "", "the provider's authorization endpoint, without -discovery-url")
+		tokenURL  = fs.String("token-url", "", "the provider's token endpoint, without -discovery-url")
+		jwksURL   = fs.String("jwks-url", "", "the provider's JWKS URL, without -discovery-url")
+		userinfo  = fs.String("userinfo-url", "", "the provider's userinfo endpoint")
 		redirects multi
+		scopes    multi
+		domains   multi
 	)
 	fs.Var(&redirects, "redirect-uri", "allowed redirect URI (repeatable)")
+	fs.Var(&scopes, "scope", "scope to ask the identity provider for (repeatable; default openid email profile)")
+	fs.Var(&domains, "allowed-domain", "email domain that may sign in through the identity provider (repeatable; default any)")
 	if err := inv.parse(); err != nil {
 		return nil, err
 	}
@@ -63,6 +77,16 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		return c.SetAppBranding(ctx, &identityv1.SetAppBrandingRequest{AppId: *app, Branding: &identityv1.AppBranding{
 			DisplayName: *display, AccentColor: *accent, LogoUrl: *logo, DefaultLanguage: *defLang,
 		}})
+	case "app-idp-set":
+		return c.SetAppIdentityProvider(ctx, &identityv1.SetAppIdentityProviderRequest{AppId: *app,
+			ClientSecret: strings.TrimSpace(os.Getenv("IDP_CLIENT_SECRET")),
+			Provider: &identityv1.IdentityProvider{Slot: *slot, DisplayName: *display, ClientId: *clientID, DiscoveryUrl: *discovery,
+				Issuer: *issuer, AuthorizationUrl: *authURL, TokenUrl: *tokenURL, JwksUrl: *jwksURL, UserinfoUrl: *userinfo,
+				Scopes: scopes, AllowedEmailDomains: domains}})
+	case "app-idp-clear":
+		return c.ClearAppIdentityProvider(ctx, &identityv1.ClearAppIdentityProviderRequest{AppId: *app, Slot: *slot})
+	case "app-idps":
+		return c.ListAppIdentityProviders(ctx, &identityv1.ListAppIdentityProvidersRequest{AppId: *app})
 	case "key-create":
 		return c.CreateApiKey(ctx, &identityv1.CreateApiKeyRequest{AppId: *app, Type: *keyType, Name: *name, Description: *descr})
 	case "role-create":

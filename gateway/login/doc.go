@@ -7,6 +7,12 @@
 // under a Content-Security-Policy that allows nothing but its own styles and form posts (and, for
 // an app with a logo, images from the logo's origin).
 //
+// For each identity provider the app configured (idpA…idpD) the forms show a "Continue with …"
+// link to ProviderPath, which starts identity's code flow and keeps its sealed flow in a Lax
+// cookie; the provider returns to ProviderCallbackPath, which continues the authorization request
+// or, for an address that has an account, asks for its password on a confirmation form
+// (ProviderLinkPath). Provider failures end on the error card with a fixed text by reason.
+//
 // The page speaks English or German (webpage.Language: the link's language or lng, which the form
 // carries on, then Accept-Language, then the app's default language) with every text from
 // pkg/locale, and shows the app's branding (display name, accent colour, logo) that DescribeLogin

@@ -128,3 +128,51 @@ func FuzzVerifyForm(f *testing.F) {
 		}
 	})
 }
+
+// FuzzProviderCallback sends arbitrary callback queries and flow cookies to the provider callback,
+// and arbitrary bodies to the link confirmation (with a valid CSRF pair). The pages must never
+// answer 5xx, and whatever they send to identity must pass the text rule.
+func FuzzProviderCallback(f *testing.F) {
+	for _, s := range []struct{ query, cookie, body string }{
+		{"code=c0de&state=st4te", "sealed-flow", ""},
+		{"error=access_denied&error_description=The+user+said+no&state=s", "sealed-flow", ""},
+		{"code=%ff&state=%00", "x", "link=l&password=%00&client_id=app&redirect_uri=x&state=s"},
+		{"state=s&state=t&code=", "", "link=&password=p"},
+		{"code=c;x&iss=https%3A%2F%2Fidp.example", "a%2Cb", "link=sealed&password=correct+horse&client_id=%c3%28&redirect_uri=x&state=s"},
+	} {
+		f.Add(s.query, s.cookie, s.body)
+	}
+	f.Fuzz(func(t *testing.T, query, cookie, body string) {
+		p, fake, _ := newProviderPage()
+		for _, r := range []*http.Request{
+			httptest.NewRequestWithContext(t.Context(), http.MethodGet, ProviderCallbackPath, nil),
+			httptest.NewRequestWithContext(t.Context(), http.MethodPost, ProviderLinkPath, strings.NewReader(body+"&"+webpage.CSRFField+"=tok")),
+		} {
+			r.URL.RawQuery = query
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.AddCookie(&http.Cookie{Name: csrfCookie, Value: "tok"})
+			if cookie != "" {
+				r.AddCookie(&http.Cookie{Name: flowCookie, Value: cookie})
+			}
+			rec := httptest.NewRecorder()
+			p.ServeHTTP(rec, r)
+			if rec.Code >= 500 {
+				t.Fatalf("%s ?%q cookie %q body %q answered %d", r.Method, query, cookie, body, rec.Code)
+			}
+		}
+		fake.pmu.Lock()
+		defer fake.pmu.Unlock()
+		for _, m := range fake.finishes {
+			for _, v := range []string{m.GetFlow(), m.GetState(), m.GetCode(), m.GetError(), m.GetErrorDescription()} {
+				if !text.Valid(v) {
+					t.Fatalf("sent %q to identity", v)
+				}
+			}
+		}
+		for _, m := range fake.confirms {
+			if !text.Valid(m.GetLink()) || !text.Valid(m.GetPassword()) {
+				t.Fatalf("sent %v to identity", m)
+			}
+		}
+	})
+}

@@ -38,7 +38,7 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = webpage.Template("login", pageHTML+verifyHTML)
+var pages = webpage.Template("login", pageHTML+verifyHTML+providerHTML)
 
 // Backend is the part of identity's LoginService the sign-in and verification pages call; the
 // service's other RPCs back other hosted pages.
@@ -49,6 +49,9 @@ type Backend interface {
 	VerifyEmailLink(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
 	VerifyEmailCode(ctx context.Context, in *identityv1.VerifyEmailCodeRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
 	ResendVerification(ctx context.Context, in *identityv1.ResendVerificationRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	StartProviderSignIn(ctx context.Context, in *identityv1.StartProviderSignInRequest, opts ...grpc.CallOption) (*identityv1.ProviderRedirect, error)
+	FinishProviderSignIn(ctx context.Context, in *identityv1.FinishProviderSignInRequest, opts ...grpc.CallOption) (*identityv1.ProviderOutcome, error)
+	ConfirmProviderLink(ctx context.Context, in *identityv1.ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 	DescribeVerification(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
 }
 
@@ -74,6 +77,9 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header(), "", "")
 	if r.URL.Path == VerifyPath {
 		p.serveVerify(w, r)
+		return
+	}
+	if p.serveProvider(w, r) {
 		return
 	}
 	switch r.Method {
@@ -269,6 +275,8 @@ type formView struct {
 	Name    string
 	Message string // a catalog key
 	CSRF    string
+	// Providers are the app's identity providers, one "Continue with …" link each.
+	Providers []*identityv1.LoginProvider
 	// Printer speaks the page's language.
 	locale.Printer
 }
@@ -280,6 +288,7 @@ func (v *formView) describe(r *http.Request, lc *identityv1.LoginContext) {
 	v.AppName = cmp.Or(b.GetDisplayName(), lc.GetAppName())
 	v.Brand = webpage.BrandOf(b)
 	v.Printer = locale.For(webpage.Language(r, b.GetDefaultLanguage()))
+	v.Providers = lc.GetProviders()
 }
 
 func (v formView) Title() string {

@@ -50,6 +50,8 @@ type fakeLogin struct {
 	resends   []*identityv1.ResendVerificationRequest
 	codes     []*identityv1.VerifyEmailCodeRequest
 	links     []*identityv1.VerifyEmailLinkRequest
+	// providers are the app's identity providers DescribeLogin names.
+	providers []*identityv1.LoginProvider
 }
 
 func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
@@ -59,7 +61,7 @@ func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLogi
 	if f.describeErr != nil {
 		return nil, f.describeErr
 	}
-	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding}, nil
+	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding, Providers: f.providers}, nil
 }
 
 func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {

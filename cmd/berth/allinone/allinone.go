@@ -83,7 +83,7 @@ func (s *Stack) ShowDemo(d seed.Demo) {
 // paying; otherwise the apps sign in and return to redirectURI.
 func (s *Stack) DemoOptions(redirectURI string) seed.Options {
 	o := seed.Options{BaseURL: s.BaseURL, RedirectURI: redirectURI,
-		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL}}
+		Sandbox: seed.Sandbox{Pspx: s.Sandboxes.PspxURL, Pspy: s.Sandboxes.PspyURL, Idp: s.Sandboxes.IdpURL}}
 	if redirectURI == "" {
 		o.RedirectURI, o.PaidURL = s.BaseURL+DevCallbackPath, s.BaseURL+DevPaidPath
 	}

@@ -18,7 +18,8 @@ var ErrNotHere = errors.New("the earlier run's demo is not on these services")
 // so a restart adds no second project. Its API keys' secrets exist only in prev: each app whose
 // keys no longer authenticate at the edge gets new ones. The provider sandboxes keep their state in
 // memory, so each app gets a new connection to this run's sandbox, and the pspx side (webhook
-// endpoint, prices, tax rate) is made again there; pspy's catalog is billing's and stays.
+// endpoint, prices, tax rate) is made again there, as are the first app's clients at the identity
+// providers; pspy's catalog is billing's and stays.
 func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
 	if prev.AppID == "" || prev.PspyApp.AppID == "" || prev.Pspx.ConnectionID == "" || prev.RedirectURI != o.RedirectURI ||
 		prev.ExampleURI != o.ExampleURI {
@@ -47,6 +48,11 @@ func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
 	// run's sandboxes never had: each app is connected to an account on them, and uses it.
 	var err error
 	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o); err != nil {
+		return d, err
+	}
+	// The sandbox's identity providers forgot the app's clients too: register them again, and
+	// give the slots the new secrets.
+	if d.Idp, err = seedIdp(ctx, a, d.AppID, o); err != nil {
 		return d, err
 	}
 	return d, connectPspy(ctx, a, &d.PspyApp, o)

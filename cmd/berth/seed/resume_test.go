@@ -18,7 +18,7 @@ func TestResumeReplacesKeysThatNoLongerAuthenticateAndRefusesADemoTheServicesDoN
 	const redirect = "https://app.example.com/callback"
 	env := stacktest.Start(t, "resume-test", redirect)
 	opts := seed.Options{BaseURL: env.Stack.BaseURL, RedirectURI: redirect,
-		Sandbox: seed.Sandbox{Pspx: env.Stack.Sandboxes.PspxURL, Pspy: env.Stack.Sandboxes.PspyURL}}
+		Sandbox: seed.Sandbox{Pspx: env.Stack.Sandboxes.PspxURL, Pspy: env.Stack.Sandboxes.PspyURL, Idp: env.Stack.Sandboxes.IdpURL}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -34,6 +34,9 @@ func TestResumeReplacesKeysThatNoLongerAuthenticateAndRefusesADemoTheServicesDoN
 	}
 	if got.PspyApp.ReadKey != env.App.PspyApp.ReadKey {
 		t.Error("the second app's working keys were replaced")
+	}
+	if got.Idp["idpA"].Issuer != env.Stack.Sandboxes.IdpURL+"/idpA" || got.Idp["idpB"].ClientID == "" {
+		t.Errorf("resumed identity providers = %v, want idpA and idpB on this run's sandbox", got.Idp)
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, got.BaseURL+"/v1/apps/"+got.AppID+"/user-roles", nil)
 	req.Header.Set("X-API-KEY", got.ReadKey)

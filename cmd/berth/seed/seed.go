@@ -35,13 +35,30 @@ type Demo struct {
 	Pspx PspxDemo `json:"pspx"`
 	// PspyApp is the second demo app, connected to pspy.
 	PspyApp PspyDemo `json:"pspyApp"`
+	// Idp are the first app's identity-provider slots (idpA, idpB), each configured against the
+	// sandbox's OpenID Connect provider of the same name; empty without an identity-provider sandbox.
+	Idp map[string]IdpDemo `json:"idp,omitempty"`
 }
 
 // Sandbox is where the provider sandboxes answer.
 type Sandbox struct {
 	Pspx string `json:"pspx"`
 	Pspy string `json:"pspy"`
+	// Idp is the OpenID Connect providers' base URL (provider P's issuer is Idp + "/" + P); ""
+	// configures no identity provider.
+	Idp string `json:"idp,omitempty"`
 }
+
+// IdpDemo is one identity-provider slot of the demo app: the sandbox provider's issuer and the
+// client the app is registered as there (its secret is sealed in identity and nowhere else).
+type IdpDemo struct {
+	DisplayName string `json:"displayName"`
+	Issuer      string `json:"issuer"`
+	ClientID    string `json:"clientId"`
+}
+
+// DemoIdpSlots are the slots the demo app has configured, with their buttons' names.
+var DemoIdpSlots = []struct{ Slot, DisplayName string }{{"idpA", "Sandbox A"}, {"idpB", "Sandbox B"}}
 
 // Prices are the ids of a one-time, a monthly and a yearly price.
 type Prices struct {
@@ -124,6 +141,9 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 	}
 	d.PromotionCode = promo.GetCode()
 	if d.Pspx, err = seedPspx(ctx, a, d.AppID, o); err != nil {
+		return d, err
+	}
+	if d.Idp, err = seedIdp(ctx, a, d.AppID, o); err != nil {
 		return d, err
 	}
 

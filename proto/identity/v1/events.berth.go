@@ -25,6 +25,8 @@ const (
 	EventUserFrozen eventsv1.Type = "identity.user.frozen"
 	// EventUserPasswordChanged is carried by [UserPasswordChanged].
 	EventUserPasswordChanged eventsv1.Type = "identity.user.password_changed"
+	// EventUserProviderLinked is carried by [ProviderLinked].
+	EventUserProviderLinked eventsv1.Type = "identity.user.provider_linked"
 	// EventUserSignedIn is carried by [UserSignedIn].
 	EventUserSignedIn eventsv1.Type = "identity.user.signed_in"
 	// EventUserUnfrozen is carried by [UserChanged].

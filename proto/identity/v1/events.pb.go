@@ -737,6 +737,86 @@ func (x *EmailVerified) GetAt() string {
 	return ""
 }
 
+// ProviderLinked is the payload of berth.identity.user.provider_linked: a provider identity now
+// signs the user in, made by the user's first sign-in through it or confirmed with the password.
+type ProviderLinked struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	// slot is idpA, idpB, idpC or idpD.
+	Slot string `protobuf:"bytes,4,opt,name=slot,proto3" json:"slot,omitempty"`
+	// at is the time of the link, RFC 3339 UTC.
+	At            string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderLinked) Reset() {
+	*x = ProviderLinked{}
+	mi := &file_identity_v1_events_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderLinked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderLinked) ProtoMessage() {}
+
+func (x *ProviderLinked) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderLinked.ProtoReflect.Descriptor instead.
+func (*ProviderLinked) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ProviderLinked) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ProviderLinked) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ProviderLinked) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *ProviderLinked) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *ProviderLinked) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -811,7 +891,14 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x14\n" +
 	"\x05email\x18\x04 \x01(\tR\x05email\x12\x0e\n" +
 	"\x02at\x18\x05 \x01(\tR\x02at:\"\xd2\xf3\x18\x1e\n" +
-	"\x1cidentity.user.email_verifiedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x1cidentity.user.email_verified\"\xa5\x01\n" +
+	"\x0eProviderLinked\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x12\n" +
+	"\x04slot\x18\x04 \x01(\tR\x04slot\x12\x0e\n" +
+	"\x02at\x18\x05 \x01(\tR\x02at:#\xd2\xf3\x18\x1f\n" +
+	"\x1didentity.user.provider_linkedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -825,7 +912,7 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_identity_v1_events_proto_goTypes = []any{
 	(*UserChanged)(nil),         // 0: berth.identity.v1.UserChanged
 	(*AppChanged)(nil),          // 1: berth.identity.v1.AppChanged
@@ -836,16 +923,17 @@ var file_identity_v1_events_proto_goTypes = []any{
 	(*UserEmailChanged)(nil),    // 6: berth.identity.v1.UserEmailChanged
 	(*UserPasswordChanged)(nil), // 7: berth.identity.v1.UserPasswordChanged
 	(*EmailVerified)(nil),       // 8: berth.identity.v1.EmailVerified
-	(*TenantUser)(nil),          // 9: berth.identity.v1.TenantUser
+	(*ProviderLinked)(nil),      // 9: berth.identity.v1.ProviderLinked
+	(*TenantUser)(nil),          // 10: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	9, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	9, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	10, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	10, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	2,  // [2:2] is the sub-list for method output_type
+	2,  // [2:2] is the sub-list for method input_type
+	2,  // [2:2] is the sub-list for extension type_name
+	2,  // [2:2] is the sub-list for extension extendee
+	0,  // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_events_proto_init() }
@@ -860,7 +948,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

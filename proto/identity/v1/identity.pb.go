@@ -3993,6 +3993,356 @@ func (x *SetAppEmailVerificationRequest) GetPolicy() string {
 	return ""
 }
 
+// IdentityProvider is an app's OpenID Connect (or plain OAuth 2.0) provider in one slot. Either
+// discoveryUrl is set, or issuer, authorizationUrl, tokenUrl and jwksUrl name the endpoints.
+// Endpoints are https URLs (http only on a loopback host).
+type IdentityProvider struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// slot is idpA, idpB, idpC or idpD.
+	Slot string `protobuf:"bytes,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	// displayName is the hosted pages' "Continue with …" (at most 128 characters).
+	DisplayName      string `protobuf:"bytes,2,opt,name=displayName,proto3" json:"displayName,omitempty"`
+	DiscoveryUrl     string `protobuf:"bytes,3,opt,name=discoveryUrl,proto3" json:"discoveryUrl,omitempty"`
+	Issuer           string `protobuf:"bytes,4,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	AuthorizationUrl string `protobuf:"bytes,5,opt,name=authorizationUrl,proto3" json:"authorizationUrl,omitempty"`
+	TokenUrl         string `protobuf:"bytes,6,opt,name=tokenUrl,proto3" json:"tokenUrl,omitempty"`
+	UserinfoUrl      string `protobuf:"bytes,7,opt,name=userinfoUrl,proto3" json:"userinfoUrl,omitempty"`
+	JwksUrl          string `protobuf:"bytes,8,opt,name=jwksUrl,proto3" json:"jwksUrl,omitempty"`
+	ClientId         string `protobuf:"bytes,9,opt,name=clientId,proto3" json:"clientId,omitempty"`
+	// hasClientSecret says whether a client secret is stored; the secret itself is never returned.
+	HasClientSecret bool `protobuf:"varint,10,opt,name=hasClientSecret,proto3" json:"hasClientSecret,omitempty"`
+	// scopes always include openid; empty when set means "openid email profile".
+	Scopes []string `protobuf:"bytes,11,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// allowedEmailDomains, when not empty, are the only email domains that may sign in this way.
+	AllowedEmailDomains []string `protobuf:"bytes,12,rep,name=allowedEmailDomains,proto3" json:"allowedEmailDomains,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *IdentityProvider) Reset() {
+	*x = IdentityProvider{}
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IdentityProvider) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IdentityProvider) ProtoMessage() {}
+
+func (x *IdentityProvider) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IdentityProvider.ProtoReflect.Descriptor instead.
+func (*IdentityProvider) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *IdentityProvider) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetDiscoveryUrl() string {
+	if x != nil {
+		return x.DiscoveryUrl
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetAuthorizationUrl() string {
+	if x != nil {
+		return x.AuthorizationUrl
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetTokenUrl() string {
+	if x != nil {
+		return x.TokenUrl
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetUserinfoUrl() string {
+	if x != nil {
+		return x.UserinfoUrl
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetJwksUrl() string {
+	if x != nil {
+		return x.JwksUrl
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *IdentityProvider) GetHasClientSecret() bool {
+	if x != nil {
+		return x.HasClientSecret
+	}
+	return false
+}
+
+func (x *IdentityProvider) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *IdentityProvider) GetAllowedEmailDomains() []string {
+	if x != nil {
+		return x.AllowedEmailDomains
+	}
+	return nil
+}
+
+type SetAppIdentityProviderRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Provider *IdentityProvider      `protobuf:"bytes,2,opt,name=provider,proto3" json:"provider,omitempty"`
+	// clientSecret is sealed at rest; empty keeps the slot's stored one (none for a public client).
+	ClientSecret  string `protobuf:"bytes,3,opt,name=clientSecret,proto3" json:"clientSecret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppIdentityProviderRequest) Reset() {
+	*x = SetAppIdentityProviderRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppIdentityProviderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppIdentityProviderRequest) ProtoMessage() {}
+
+func (x *SetAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppIdentityProviderRequest.ProtoReflect.Descriptor instead.
+func (*SetAppIdentityProviderRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *SetAppIdentityProviderRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppIdentityProviderRequest) GetProvider() *IdentityProvider {
+	if x != nil {
+		return x.Provider
+	}
+	return nil
+}
+
+func (x *SetAppIdentityProviderRequest) GetClientSecret() string {
+	if x != nil {
+		return x.ClientSecret
+	}
+	return ""
+}
+
+type ClearAppIdentityProviderRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Slot          string                 `protobuf:"bytes,2,opt,name=slot,proto3" json:"slot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearAppIdentityProviderRequest) Reset() {
+	*x = ClearAppIdentityProviderRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearAppIdentityProviderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearAppIdentityProviderRequest) ProtoMessage() {}
+
+func (x *ClearAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearAppIdentityProviderRequest.ProtoReflect.Descriptor instead.
+func (*ClearAppIdentityProviderRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ClearAppIdentityProviderRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ClearAppIdentityProviderRequest) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+type ListAppIdentityProvidersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppIdentityProvidersRequest) Reset() {
+	*x = ListAppIdentityProvidersRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppIdentityProvidersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppIdentityProvidersRequest) ProtoMessage() {}
+
+func (x *ListAppIdentityProvidersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppIdentityProvidersRequest.ProtoReflect.Descriptor instead.
+func (*ListAppIdentityProvidersRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ListAppIdentityProvidersRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// AppIdentityProviders are the app's configured slots in slot order.
+type AppIdentityProviders struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Items         []*IdentityProvider    `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppIdentityProviders) Reset() {
+	*x = AppIdentityProviders{}
+	mi := &file_identity_v1_identity_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppIdentityProviders) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppIdentityProviders) ProtoMessage() {}
+
+func (x *AppIdentityProviders) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppIdentityProviders.ProtoReflect.Descriptor instead.
+func (*AppIdentityProviders) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *AppIdentityProviders) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AppIdentityProviders) GetItems() []*IdentityProvider {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 var File_identity_v1_identity_proto protoreflect.FileDescriptor
 
 const file_identity_v1_identity_proto_rawDesc = "" +
@@ -4360,7 +4710,33 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\"N\n" +
 	"\x1eSetAppEmailVerificationRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
-	"\x06policy\x18\x02 \x01(\tR\x06policy2\xdf\r\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\"\x98\x03\n" +
+	"\x10IdentityProvider\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\tR\x04slot\x12 \n" +
+	"\vdisplayName\x18\x02 \x01(\tR\vdisplayName\x12\"\n" +
+	"\fdiscoveryUrl\x18\x03 \x01(\tR\fdiscoveryUrl\x12\x16\n" +
+	"\x06issuer\x18\x04 \x01(\tR\x06issuer\x12*\n" +
+	"\x10authorizationUrl\x18\x05 \x01(\tR\x10authorizationUrl\x12\x1a\n" +
+	"\btokenUrl\x18\x06 \x01(\tR\btokenUrl\x12 \n" +
+	"\vuserinfoUrl\x18\a \x01(\tR\vuserinfoUrl\x12\x18\n" +
+	"\ajwksUrl\x18\b \x01(\tR\ajwksUrl\x12\x1a\n" +
+	"\bclientId\x18\t \x01(\tR\bclientId\x12(\n" +
+	"\x0fhasClientSecret\x18\n" +
+	" \x01(\bR\x0fhasClientSecret\x12\x16\n" +
+	"\x06scopes\x18\v \x03(\tR\x06scopes\x120\n" +
+	"\x13allowedEmailDomains\x18\f \x03(\tR\x13allowedEmailDomains\"\x9a\x01\n" +
+	"\x1dSetAppIdentityProviderRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12?\n" +
+	"\bprovider\x18\x02 \x01(\v2#.berth.identity.v1.IdentityProviderR\bprovider\x12\"\n" +
+	"\fclientSecret\x18\x03 \x01(\tR\fclientSecret\"K\n" +
+	"\x1fClearAppIdentityProviderRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04slot\x18\x02 \x01(\tR\x04slot\"7\n" +
+	"\x1fListAppIdentityProvidersRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\"g\n" +
+	"\x14AppIdentityProviders\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x129\n" +
+	"\x05items\x18\x02 \x03(\v2#.berth.identity.v1.IdentityProviderR\x05items2\xdf\r\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
@@ -4385,8 +4761,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xd0\n" +
-	"\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xcf\r\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -4402,7 +4777,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
 	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
 	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
-	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12{\n" +
+	"\x16SetAppIdentityProvider\x120.berth.identity.v1.SetAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12\x7f\n" +
+	"\x18ClearAppIdentityProvider\x122.berth.identity.v1.ClearAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12\x7f\n" +
+	"\x18ListAppIdentityProviders\x122.berth.identity.v1.ListAppIdentityProvidersRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -4416,65 +4794,70 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_identity_v1_identity_proto_goTypes = []any{
-	(*ListUserRolesRequest)(nil),           // 0: berth.identity.v1.ListUserRolesRequest
-	(*UserRole)(nil),                       // 1: berth.identity.v1.UserRole
-	(*UserRoleList)(nil),                   // 2: berth.identity.v1.UserRoleList
-	(*GetUserRequest)(nil),                 // 3: berth.identity.v1.GetUserRequest
-	(*User)(nil),                           // 4: berth.identity.v1.User
-	(*TenantUser)(nil),                     // 5: berth.identity.v1.TenantUser
-	(*GetPublicKeyRequest)(nil),            // 6: berth.identity.v1.GetPublicKeyRequest
-	(*PublicKey)(nil),                      // 7: berth.identity.v1.PublicKey
-	(*SetAccessStatusRequest)(nil),         // 8: berth.identity.v1.SetAccessStatusRequest
-	(*UserPatch)(nil),                      // 9: berth.identity.v1.UserPatch
-	(*UserUpdateBody)(nil),                 // 10: berth.identity.v1.UserUpdateBody
-	(*UpdateUserRequest)(nil),              // 11: berth.identity.v1.UpdateUserRequest
-	(*VerifyApiKeyRequest)(nil),            // 12: berth.identity.v1.VerifyApiKeyRequest
-	(*VerifiedApiKey)(nil),                 // 13: berth.identity.v1.VerifiedApiKey
-	(*GetAppRefRequest)(nil),               // 14: berth.identity.v1.GetAppRefRequest
-	(*AppRef)(nil),                         // 15: berth.identity.v1.AppRef
-	(*GetUserRefRequest)(nil),              // 16: berth.identity.v1.GetUserRefRequest
-	(*UserRef)(nil),                        // 17: berth.identity.v1.UserRef
-	(*ListWebOriginsRequest)(nil),          // 18: berth.identity.v1.ListWebOriginsRequest
-	(*WebOrigins)(nil),                     // 19: berth.identity.v1.WebOrigins
-	(*GetTenantReferrerRequest)(nil),       // 20: berth.identity.v1.GetTenantReferrerRequest
-	(*ListTenantUsersRequest)(nil),         // 21: berth.identity.v1.ListTenantUsersRequest
-	(*TenantUserList)(nil),                 // 22: berth.identity.v1.TenantUserList
-	(*Project)(nil),                        // 23: berth.identity.v1.Project
-	(*App)(nil),                            // 24: berth.identity.v1.App
-	(*AppBranding)(nil),                    // 25: berth.identity.v1.AppBranding
-	(*SetAppBrandingRequest)(nil),          // 26: berth.identity.v1.SetAppBrandingRequest
-	(*CreateProjectRequest)(nil),           // 27: berth.identity.v1.CreateProjectRequest
-	(*CreateAppRequest)(nil),               // 28: berth.identity.v1.CreateAppRequest
-	(*SetAppEnabledRequest)(nil),           // 29: berth.identity.v1.SetAppEnabledRequest
-	(*RotateAppKeyRequest)(nil),            // 30: berth.identity.v1.RotateAppKeyRequest
-	(*CreateApiKeyRequest)(nil),            // 31: berth.identity.v1.CreateApiKeyRequest
-	(*ApiKey)(nil),                         // 32: berth.identity.v1.ApiKey
-	(*CreatedApiKey)(nil),                  // 33: berth.identity.v1.CreatedApiKey
-	(*CreateUserRequest)(nil),              // 34: berth.identity.v1.CreateUserRequest
-	(*GetMeRequest)(nil),                   // 35: berth.identity.v1.GetMeRequest
-	(*UpdateApiKeyRequest)(nil),            // 36: berth.identity.v1.UpdateApiKeyRequest
-	(*ApiKeyList)(nil),                     // 37: berth.identity.v1.ApiKeyList
-	(*SendReferralInviteRequest)(nil),      // 38: berth.identity.v1.SendReferralInviteRequest
-	(*AddProjectMemberRequest)(nil),        // 39: berth.identity.v1.AddProjectMemberRequest
-	(*ProjectMember)(nil),                  // 40: berth.identity.v1.ProjectMember
-	(*IssueOperatorTokenRequest)(nil),      // 41: berth.identity.v1.IssueOperatorTokenRequest
-	(*OperatorToken)(nil),                  // 42: berth.identity.v1.OperatorToken
-	(*DeleteUserRequest)(nil),              // 43: berth.identity.v1.DeleteUserRequest
-	(*VerifyAccessTokenRequest)(nil),       // 44: berth.identity.v1.VerifyAccessTokenRequest
-	(*VerifiedAccessToken)(nil),            // 45: berth.identity.v1.VerifiedAccessToken
-	(*CreateUserRoleRequest)(nil),          // 46: berth.identity.v1.CreateUserRoleRequest
-	(*AppOriginRequest)(nil),               // 47: berth.identity.v1.AppOriginRequest
-	(*ListAppOriginsRequest)(nil),          // 48: berth.identity.v1.ListAppOriginsRequest
-	(*AppOrigins)(nil),                     // 49: berth.identity.v1.AppOrigins
-	(*ListSessionsRequest)(nil),            // 50: berth.identity.v1.ListSessionsRequest
-	(*Session)(nil),                        // 51: berth.identity.v1.Session
-	(*SessionList)(nil),                    // 52: berth.identity.v1.SessionList
-	(*RevokeSessionRequest)(nil),           // 53: berth.identity.v1.RevokeSessionRequest
-	(*RevokeSessionsRequest)(nil),          // 54: berth.identity.v1.RevokeSessionsRequest
-	(*SetAppEmailVerificationRequest)(nil), // 55: berth.identity.v1.SetAppEmailVerificationRequest
-	(*emptypb.Empty)(nil),                  // 56: google.protobuf.Empty
+	(*ListUserRolesRequest)(nil),            // 0: berth.identity.v1.ListUserRolesRequest
+	(*UserRole)(nil),                        // 1: berth.identity.v1.UserRole
+	(*UserRoleList)(nil),                    // 2: berth.identity.v1.UserRoleList
+	(*GetUserRequest)(nil),                  // 3: berth.identity.v1.GetUserRequest
+	(*User)(nil),                            // 4: berth.identity.v1.User
+	(*TenantUser)(nil),                      // 5: berth.identity.v1.TenantUser
+	(*GetPublicKeyRequest)(nil),             // 6: berth.identity.v1.GetPublicKeyRequest
+	(*PublicKey)(nil),                       // 7: berth.identity.v1.PublicKey
+	(*SetAccessStatusRequest)(nil),          // 8: berth.identity.v1.SetAccessStatusRequest
+	(*UserPatch)(nil),                       // 9: berth.identity.v1.UserPatch
+	(*UserUpdateBody)(nil),                  // 10: berth.identity.v1.UserUpdateBody
+	(*UpdateUserRequest)(nil),               // 11: berth.identity.v1.UpdateUserRequest
+	(*VerifyApiKeyRequest)(nil),             // 12: berth.identity.v1.VerifyApiKeyRequest
+	(*VerifiedApiKey)(nil),                  // 13: berth.identity.v1.VerifiedApiKey
+	(*GetAppRefRequest)(nil),                // 14: berth.identity.v1.GetAppRefRequest
+	(*AppRef)(nil),                          // 15: berth.identity.v1.AppRef
+	(*GetUserRefRequest)(nil),               // 16: berth.identity.v1.GetUserRefRequest
+	(*UserRef)(nil),                         // 17: berth.identity.v1.UserRef
+	(*ListWebOriginsRequest)(nil),           // 18: berth.identity.v1.ListWebOriginsRequest
+	(*WebOrigins)(nil),                      // 19: berth.identity.v1.WebOrigins
+	(*GetTenantReferrerRequest)(nil),        // 20: berth.identity.v1.GetTenantReferrerRequest
+	(*ListTenantUsersRequest)(nil),          // 21: berth.identity.v1.ListTenantUsersRequest
+	(*TenantUserList)(nil),                  // 22: berth.identity.v1.TenantUserList
+	(*Project)(nil),                         // 23: berth.identity.v1.Project
+	(*App)(nil),                             // 24: berth.identity.v1.App
+	(*AppBranding)(nil),                     // 25: berth.identity.v1.AppBranding
+	(*SetAppBrandingRequest)(nil),           // 26: berth.identity.v1.SetAppBrandingRequest
+	(*CreateProjectRequest)(nil),            // 27: berth.identity.v1.CreateProjectRequest
+	(*CreateAppRequest)(nil),                // 28: berth.identity.v1.CreateAppRequest
+	(*SetAppEnabledRequest)(nil),            // 29: berth.identity.v1.SetAppEnabledRequest
+	(*RotateAppKeyRequest)(nil),             // 30: berth.identity.v1.RotateAppKeyRequest
+	(*CreateApiKeyRequest)(nil),             // 31: berth.identity.v1.CreateApiKeyRequest
+	(*ApiKey)(nil),                          // 32: berth.identity.v1.ApiKey
+	(*CreatedApiKey)(nil),                   // 33: berth.identity.v1.CreatedApiKey
+	(*CreateUserRequest)(nil),               // 34: berth.identity.v1.CreateUserRequest
+	(*GetMeRequest)(nil),                    // 35: berth.identity.v1.GetMeRequest
+	(*UpdateApiKeyRequest)(nil),             // 36: berth.identity.v1.UpdateApiKeyRequest
+	(*ApiKeyList)(nil),                      // 37: berth.identity.v1.ApiKeyList
+	(*SendReferralInviteRequest)(nil),       // 38: berth.identity.v1.SendReferralInviteRequest
+	(*AddProjectMemberRequest)(nil),         // 39: berth.identity.v1.AddProjectMemberRequest
+	(*ProjectMember)(nil),                   // 40: berth.identity.v1.ProjectMember
+	(*IssueOperatorTokenRequest)(nil),       // 41: berth.identity.v1.IssueOperatorTokenRequest
+	(*OperatorToken)(nil),                   // 42: berth.identity.v1.OperatorToken
+	(*DeleteUserRequest)(nil),               // 43: berth.identity.v1.DeleteUserRequest
+	(*VerifyAccessTokenRequest)(nil),        // 44: berth.identity.v1.VerifyAccessTokenRequest
+	(*VerifiedAccessToken)(nil),             // 45: berth.identity.v1.VerifiedAccessToken
+	(*CreateUserRoleRequest)(nil),           // 46: berth.identity.v1.CreateUserRoleRequest
+	(*AppOriginRequest)(nil),                // 47: berth.identity.v1.AppOriginRequest
+	(*ListAppOriginsRequest)(nil),           // 48: berth.identity.v1.ListAppOriginsRequest
+	(*AppOrigins)(nil),                      // 49: berth.identity.v1.AppOrigins
+	(*ListSessionsRequest)(nil),             // 50: berth.identity.v1.ListSessionsRequest
+	(*Session)(nil),                         // 51: berth.identity.v1.Session
+	(*SessionList)(nil),                     // 52: berth.identity.v1.SessionList
+	(*RevokeSessionRequest)(nil),            // 53: berth.identity.v1.RevokeSessionRequest
+	(*RevokeSessionsRequest)(nil),           // 54: berth.identity.v1.RevokeSessionsRequest
+	(*SetAppEmailVerificationRequest)(nil),  // 55: berth.identity.v1.SetAppEmailVerificationRequest
+	(*IdentityProvider)(nil),                // 56: berth.identity.v1.IdentityProvider
+	(*SetAppIdentityProviderRequest)(nil),   // 57: berth.identity.v1.SetAppIdentityProviderRequest
+	(*ClearAppIdentityProviderRequest)(nil), // 58: berth.identity.v1.ClearAppIdentityProviderRequest
+	(*ListAppIdentityProvidersRequest)(nil), // 59: berth.identity.v1.ListAppIdentityProvidersRequest
+	(*AppIdentityProviders)(nil),            // 60: berth.identity.v1.AppIdentityProviders
+	(*emptypb.Empty)(nil),                   // 61: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -4486,77 +4869,85 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	32, // 6: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
 	32, // 7: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
 	51, // 8: berth.identity.v1.SessionList.items:type_name -> berth.identity.v1.Session
-	0,  // 9: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
-	3,  // 10: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
-	6,  // 11: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
-	8,  // 12: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
-	11, // 13: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
-	35, // 14: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
-	38, // 15: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
-	43, // 16: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
-	50, // 17: berth.identity.v1.IdentityService.ListSessions:input_type -> berth.identity.v1.ListSessionsRequest
-	53, // 18: berth.identity.v1.IdentityService.RevokeSession:input_type -> berth.identity.v1.RevokeSessionRequest
-	54, // 19: berth.identity.v1.IdentityService.RevokeSessions:input_type -> berth.identity.v1.RevokeSessionsRequest
-	36, // 20: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
-	12, // 21: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	21, // 22: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	44, // 23: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
-	16, // 24: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
-	14, // 25: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
-	20, // 26: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
-	18, // 27: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
-	27, // 28: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	28, // 29: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	29, // 30: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	30, // 31: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	31, // 32: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	34, // 33: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	46, // 34: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	39, // 35: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
-	41, // 36: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	47, // 37: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	47, // 38: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	48, // 39: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
-	26, // 40: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	55, // 41: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
-	2,  // 42: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 43: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 44: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	56, // 45: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	56, // 46: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 47: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	56, // 48: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	56, // 49: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 50: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	56, // 51: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	56, // 52: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	37, // 53: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 54: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 55: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 56: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 57: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 58: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 59: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 60: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 61: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 62: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 63: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 64: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 65: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 66: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 67: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 68: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 69: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 70: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 71: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 72: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 73: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	24, // 74: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	42, // [42:75] is the sub-list for method output_type
-	9,  // [9:42] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	56, // 9: berth.identity.v1.SetAppIdentityProviderRequest.provider:type_name -> berth.identity.v1.IdentityProvider
+	56, // 10: berth.identity.v1.AppIdentityProviders.items:type_name -> berth.identity.v1.IdentityProvider
+	0,  // 11: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
+	3,  // 12: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
+	6,  // 13: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
+	8,  // 14: berth.identity.v1.IdentityService.SetAccessStatus:input_type -> berth.identity.v1.SetAccessStatusRequest
+	11, // 15: berth.identity.v1.IdentityService.UpdateUser:input_type -> berth.identity.v1.UpdateUserRequest
+	35, // 16: berth.identity.v1.IdentityService.GetMe:input_type -> berth.identity.v1.GetMeRequest
+	38, // 17: berth.identity.v1.IdentityService.SendReferralInvite:input_type -> berth.identity.v1.SendReferralInviteRequest
+	43, // 18: berth.identity.v1.IdentityService.DeleteUser:input_type -> berth.identity.v1.DeleteUserRequest
+	50, // 19: berth.identity.v1.IdentityService.ListSessions:input_type -> berth.identity.v1.ListSessionsRequest
+	53, // 20: berth.identity.v1.IdentityService.RevokeSession:input_type -> berth.identity.v1.RevokeSessionRequest
+	54, // 21: berth.identity.v1.IdentityService.RevokeSessions:input_type -> berth.identity.v1.RevokeSessionsRequest
+	36, // 22: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
+	12, // 23: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
+	21, // 24: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	44, // 25: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	16, // 26: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
+	14, // 27: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
+	20, // 28: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
+	18, // 29: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
+	27, // 30: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	28, // 31: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	29, // 32: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	30, // 33: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	31, // 34: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	34, // 35: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	46, // 36: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	39, // 37: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	41, // 38: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	47, // 39: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	47, // 40: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	48, // 41: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	26, // 42: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
+	55, // 43: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	57, // 44: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
+	58, // 45: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
+	59, // 46: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
+	2,  // 47: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 48: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 49: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	61, // 50: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	61, // 51: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 52: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	61, // 53: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	61, // 54: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 55: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	61, // 56: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	61, // 57: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	37, // 58: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 59: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 60: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 61: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 62: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 63: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 64: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 65: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 66: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 67: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 68: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 69: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 70: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 71: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 72: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 73: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 74: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 75: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 76: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 77: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 78: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 79: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	60, // 80: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	60, // 81: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	60, // 82: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
+	47, // [47:83] is the sub-list for method output_type
+	11, // [11:47] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_identity_proto_init() }
@@ -4574,7 +4965,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   56,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -1103,20 +1103,23 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	IdentityAdminService_CreateProject_FullMethodName           = "/berth.identity.v1.IdentityAdminService/CreateProject"
-	IdentityAdminService_CreateApp_FullMethodName               = "/berth.identity.v1.IdentityAdminService/CreateApp"
-	IdentityAdminService_SetAppEnabled_FullMethodName           = "/berth.identity.v1.IdentityAdminService/SetAppEnabled"
-	IdentityAdminService_RotateAppKey_FullMethodName            = "/berth.identity.v1.IdentityAdminService/RotateAppKey"
-	IdentityAdminService_CreateApiKey_FullMethodName            = "/berth.identity.v1.IdentityAdminService/CreateApiKey"
-	IdentityAdminService_CreateUser_FullMethodName              = "/berth.identity.v1.IdentityAdminService/CreateUser"
-	IdentityAdminService_CreateUserRole_FullMethodName          = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
-	IdentityAdminService_AddProjectMember_FullMethodName        = "/berth.identity.v1.IdentityAdminService/AddProjectMember"
-	IdentityAdminService_IssueOperatorToken_FullMethodName      = "/berth.identity.v1.IdentityAdminService/IssueOperatorToken"
-	IdentityAdminService_AddAppOrigin_FullMethodName            = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
-	IdentityAdminService_RemoveAppOrigin_FullMethodName         = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
-	IdentityAdminService_ListAppOrigins_FullMethodName          = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
-	IdentityAdminService_SetAppBranding_FullMethodName          = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
-	IdentityAdminService_SetAppEmailVerification_FullMethodName = "/berth.identity.v1.IdentityAdminService/SetAppEmailVerification"
+	IdentityAdminService_CreateProject_FullMethodName            = "/berth.identity.v1.IdentityAdminService/CreateProject"
+	IdentityAdminService_CreateApp_FullMethodName                = "/berth.identity.v1.IdentityAdminService/CreateApp"
+	IdentityAdminService_SetAppEnabled_FullMethodName            = "/berth.identity.v1.IdentityAdminService/SetAppEnabled"
+	IdentityAdminService_RotateAppKey_FullMethodName             = "/berth.identity.v1.IdentityAdminService/RotateAppKey"
+	IdentityAdminService_CreateApiKey_FullMethodName             = "/berth.identity.v1.IdentityAdminService/CreateApiKey"
+	IdentityAdminService_CreateUser_FullMethodName               = "/berth.identity.v1.IdentityAdminService/CreateUser"
+	IdentityAdminService_CreateUserRole_FullMethodName           = "/berth.identity.v1.IdentityAdminService/CreateUserRole"
+	IdentityAdminService_AddProjectMember_FullMethodName         = "/berth.identity.v1.IdentityAdminService/AddProjectMember"
+	IdentityAdminService_IssueOperatorToken_FullMethodName       = "/berth.identity.v1.IdentityAdminService/IssueOperatorToken"
+	IdentityAdminService_AddAppOrigin_FullMethodName             = "/berth.identity.v1.IdentityAdminService/AddAppOrigin"
+	IdentityAdminService_RemoveAppOrigin_FullMethodName          = "/berth.identity.v1.IdentityAdminService/RemoveAppOrigin"
+	IdentityAdminService_ListAppOrigins_FullMethodName           = "/berth.identity.v1.IdentityAdminService/ListAppOrigins"
+	IdentityAdminService_SetAppBranding_FullMethodName           = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
+	IdentityAdminService_SetAppEmailVerification_FullMethodName  = "/berth.identity.v1.IdentityAdminService/SetAppEmailVerification"
+	IdentityAdminService_SetAppIdentityProvider_FullMethodName   = "/berth.identity.v1.IdentityAdminService/SetAppIdentityProvider"
+	IdentityAdminService_ClearAppIdentityProvider_FullMethodName = "/berth.identity.v1.IdentityAdminService/ClearAppIdentityProvider"
+	IdentityAdminService_ListAppIdentityProviders_FullMethodName = "/berth.identity.v1.IdentityAdminService/ListAppIdentityProviders"
 )
 
 // IdentityAdminServiceClient is the client API for IdentityAdminService service.
@@ -1150,6 +1153,14 @@ type IdentityAdminServiceClient interface {
 	// SetAppEmailVerification sets whether the app's users must verify their address before they
 	// can sign in ("required") or may verify it later ("optional").
 	SetAppEmailVerification(ctx context.Context, in *SetAppEmailVerificationRequest, opts ...grpc.CallOption) (*App, error)
+	// SetAppIdentityProvider configures one of the app's identity-provider slots (idpA…idpD),
+	// replacing what the slot held. An empty clientSecret keeps the slot's stored secret.
+	SetAppIdentityProvider(ctx context.Context, in *SetAppIdentityProviderRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error)
+	// ClearAppIdentityProvider empties a slot: its button leaves the hosted pages. The users it
+	// linked keep their links, so configuring the same provider again signs them in again.
+	ClearAppIdentityProvider(ctx context.Context, in *ClearAppIdentityProviderRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error)
+	// ListAppIdentityProviders lists the app's configured slots (never their secrets).
+	ListAppIdentityProviders(ctx context.Context, in *ListAppIdentityProvidersRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error)
 }
 
 type identityAdminServiceClient struct {
@@ -1300,6 +1311,36 @@ func (c *identityAdminServiceClient) SetAppEmailVerification(ctx context.Context
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppIdentityProvider(ctx context.Context, in *SetAppIdentityProviderRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppIdentityProviders)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppIdentityProvider_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) ClearAppIdentityProvider(ctx context.Context, in *ClearAppIdentityProviderRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppIdentityProviders)
+	err := c.cc.Invoke(ctx, IdentityAdminService_ClearAppIdentityProvider_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) ListAppIdentityProviders(ctx context.Context, in *ListAppIdentityProvidersRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppIdentityProviders)
+	err := c.cc.Invoke(ctx, IdentityAdminService_ListAppIdentityProviders_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityAdminServiceServer is the server API for IdentityAdminService service.
 // All implementations must embed UnimplementedIdentityAdminServiceServer
 // for forward compatibility.
@@ -1331,6 +1372,14 @@ type IdentityAdminServiceServer interface {
 	// SetAppEmailVerification sets whether the app's users must verify their address before they
 	// can sign in ("required") or may verify it later ("optional").
 	SetAppEmailVerification(context.Context, *SetAppEmailVerificationRequest) (*App, error)
+	// SetAppIdentityProvider configures one of the app's identity-provider slots (idpA…idpD),
+	// replacing what the slot held. An empty clientSecret keeps the slot's stored secret.
+	SetAppIdentityProvider(context.Context, *SetAppIdentityProviderRequest) (*AppIdentityProviders, error)
+	// ClearAppIdentityProvider empties a slot: its button leaves the hosted pages. The users it
+	// linked keep their links, so configuring the same provider again signs them in again.
+	ClearAppIdentityProvider(context.Context, *ClearAppIdentityProviderRequest) (*AppIdentityProviders, error)
+	// ListAppIdentityProviders lists the app's configured slots (never their secrets).
+	ListAppIdentityProviders(context.Context, *ListAppIdentityProvidersRequest) (*AppIdentityProviders, error)
 	mustEmbedUnimplementedIdentityAdminServiceServer()
 }
 
@@ -1382,6 +1431,15 @@ func (UnimplementedIdentityAdminServiceServer) SetAppBranding(context.Context, *
 }
 func (UnimplementedIdentityAdminServiceServer) SetAppEmailVerification(context.Context, *SetAppEmailVerificationRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAppEmailVerification not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppIdentityProvider(context.Context, *SetAppIdentityProviderRequest) (*AppIdentityProviders, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppIdentityProvider not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) ClearAppIdentityProvider(context.Context, *ClearAppIdentityProviderRequest) (*AppIdentityProviders, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClearAppIdentityProvider not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) ListAppIdentityProviders(context.Context, *ListAppIdentityProvidersRequest) (*AppIdentityProviders, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppIdentityProviders not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) mustEmbedUnimplementedIdentityAdminServiceServer() {}
 func (UnimplementedIdentityAdminServiceServer) testEmbeddedByValue()                              {}
@@ -1656,6 +1714,60 @@ func _IdentityAdminService_SetAppEmailVerification_Handler(srv interface{}, ctx 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppIdentityProvider_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppIdentityProviderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppIdentityProvider(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppIdentityProvider_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppIdentityProvider(ctx, req.(*SetAppIdentityProviderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_ClearAppIdentityProvider_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClearAppIdentityProviderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).ClearAppIdentityProvider(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_ClearAppIdentityProvider_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).ClearAppIdentityProvider(ctx, req.(*ClearAppIdentityProviderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_ListAppIdentityProviders_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppIdentityProvidersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).ListAppIdentityProviders(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_ListAppIdentityProviders_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).ListAppIdentityProviders(ctx, req.(*ListAppIdentityProvidersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityAdminService_ServiceDesc is the grpc.ServiceDesc for IdentityAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1718,6 +1830,18 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAppEmailVerification",
 			Handler:    _IdentityAdminService_SetAppEmailVerification_Handler,
+		},
+		{
+			MethodName: "SetAppIdentityProvider",
+			Handler:    _IdentityAdminService_SetAppIdentityProvider_Handler,
+		},
+		{
+			MethodName: "ClearAppIdentityProvider",
+			Handler:    _IdentityAdminService_ClearAppIdentityProvider_Handler,
+		},
+		{
+			MethodName: "ListAppIdentityProviders",
+			Handler:    _IdentityAdminService_ListAppIdentityProviders_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -700,8 +700,10 @@ type LoginContext struct {
 	// "/account/callback"), which every enabled app accepts as a redirect URI. Only DescribeAccount
 	// sets it.
 	AccountCallbackUri string `protobuf:"bytes,4,opt,name=account_callback_uri,json=accountCallbackUri,proto3" json:"account_callback_uri,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// providers are the app's configured identity providers, whose buttons the page shows.
+	Providers     []*LoginProvider `protobuf:"bytes,5,rep,name=providers,proto3" json:"providers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoginContext) Reset() {
@@ -762,6 +764,415 @@ func (x *LoginContext) GetAccountCallbackUri() string {
 	return ""
 }
 
+func (x *LoginContext) GetProviders() []*LoginProvider {
+	if x != nil {
+		return x.Providers
+	}
+	return nil
+}
+
+// LoginProvider is one "Continue with …" button of the hosted sign-in and sign-up pages.
+type LoginProvider struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// slot is idpA, idpB, idpC or idpD.
+	Slot          string `protobuf:"bytes,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	DisplayName   string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginProvider) Reset() {
+	*x = LoginProvider{}
+	mi := &file_identity_v1_token_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginProvider) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginProvider) ProtoMessage() {}
+
+func (x *LoginProvider) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginProvider.ProtoReflect.Descriptor instead.
+func (*LoginProvider) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *LoginProvider) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *LoginProvider) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+type StartProviderSignInRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Params        *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
+	Slot          string                 `protobuf:"bytes,2,opt,name=slot,proto3" json:"slot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartProviderSignInRequest) Reset() {
+	*x = StartProviderSignInRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartProviderSignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartProviderSignInRequest) ProtoMessage() {}
+
+func (x *StartProviderSignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartProviderSignInRequest.ProtoReflect.Descriptor instead.
+func (*StartProviderSignInRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *StartProviderSignInRequest) GetParams() *LoginParams {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *StartProviderSignInRequest) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+// ProviderRedirect sends the browser to the provider; flow is sealed, opaque to the edge, and
+// comes back with the callback (the edge keeps it in a short-lived cookie).
+type ProviderRedirect struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Url           string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	Flow          string                 `protobuf:"bytes,2,opt,name=flow,proto3" json:"flow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderRedirect) Reset() {
+	*x = ProviderRedirect{}
+	mi := &file_identity_v1_token_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderRedirect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderRedirect) ProtoMessage() {}
+
+func (x *ProviderRedirect) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderRedirect.ProtoReflect.Descriptor instead.
+func (*ProviderRedirect) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ProviderRedirect) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ProviderRedirect) GetFlow() string {
+	if x != nil {
+		return x.Flow
+	}
+	return ""
+}
+
+// FinishProviderSignInRequest is the provider's callback: code and state, or error and its
+// description when the provider refused.
+type FinishProviderSignInRequest struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Flow             string                 `protobuf:"bytes,1,opt,name=flow,proto3" json:"flow,omitempty"`
+	State            string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	Code             string                 `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
+	Error            string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	ErrorDescription string                 `protobuf:"bytes,5,opt,name=error_description,json=errorDescription,proto3" json:"error_description,omitempty"`
+	ClientIp         string                 `protobuf:"bytes,6,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent        string                 `protobuf:"bytes,7,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *FinishProviderSignInRequest) Reset() {
+	*x = FinishProviderSignInRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishProviderSignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishProviderSignInRequest) ProtoMessage() {}
+
+func (x *FinishProviderSignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishProviderSignInRequest.ProtoReflect.Descriptor instead.
+func (*FinishProviderSignInRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *FinishProviderSignInRequest) GetFlow() string {
+	if x != nil {
+		return x.Flow
+	}
+	return ""
+}
+
+func (x *FinishProviderSignInRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *FinishProviderSignInRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *FinishProviderSignInRequest) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *FinishProviderSignInRequest) GetErrorDescription() string {
+	if x != nil {
+		return x.ErrorDescription
+	}
+	return ""
+}
+
+func (x *FinishProviderSignInRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *FinishProviderSignInRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
+// ProviderOutcome is where a provider sign-in leads: the app (url), or the confirmation page for
+// linking an existing account (link, with the address and the provider's display name).
+type ProviderOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Url   string                 `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
+	// link is sealed and short-lived: the confirmation form posts it back with the password.
+	Link         string `protobuf:"bytes,2,opt,name=link,proto3" json:"link,omitempty"`
+	Email        string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	ProviderName string `protobuf:"bytes,4,opt,name=provider_name,json=providerName,proto3" json:"provider_name,omitempty"`
+	// params are the authorization request's, for the confirmation page (app, language).
+	Params        *LoginParams `protobuf:"bytes,5,opt,name=params,proto3" json:"params,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderOutcome) Reset() {
+	*x = ProviderOutcome{}
+	mi := &file_identity_v1_token_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderOutcome) ProtoMessage() {}
+
+func (x *ProviderOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderOutcome.ProtoReflect.Descriptor instead.
+func (*ProviderOutcome) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ProviderOutcome) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ProviderOutcome) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+func (x *ProviderOutcome) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *ProviderOutcome) GetProviderName() string {
+	if x != nil {
+		return x.ProviderName
+	}
+	return ""
+}
+
+func (x *ProviderOutcome) GetParams() *LoginParams {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+type ConfirmProviderLinkRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Link          string                 `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	Password      string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	ClientIp      string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent     string                 `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfirmProviderLinkRequest) Reset() {
+	*x = ConfirmProviderLinkRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmProviderLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmProviderLinkRequest) ProtoMessage() {}
+
+func (x *ConfirmProviderLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmProviderLinkRequest.ProtoReflect.Descriptor instead.
+func (*ConfirmProviderLinkRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ConfirmProviderLinkRequest) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+func (x *ConfirmProviderLinkRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+func (x *ConfirmProviderLinkRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *ConfirmProviderLinkRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
 type DescribeAccountRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
@@ -771,7 +1182,7 @@ type DescribeAccountRequest struct {
 
 func (x *DescribeAccountRequest) Reset() {
 	*x = DescribeAccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +1194,7 @@ func (x *DescribeAccountRequest) String() string {
 func (*DescribeAccountRequest) ProtoMessage() {}
 
 func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +1207,7 @@ func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeAccountRequest.ProtoReflect.Descriptor instead.
 func (*DescribeAccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DescribeAccountRequest) GetClientId() string {
@@ -821,7 +1232,7 @@ type ChangePasswordRequest struct {
 
 func (x *ChangePasswordRequest) Reset() {
 	*x = ChangePasswordRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -833,7 +1244,7 @@ func (x *ChangePasswordRequest) String() string {
 func (*ChangePasswordRequest) ProtoMessage() {}
 
 func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -846,7 +1257,7 @@ func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
 func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ChangePasswordRequest) GetAccessToken() string {
@@ -893,7 +1304,7 @@ type LoginParams struct {
 
 func (x *LoginParams) Reset() {
 	*x = LoginParams{}
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -905,7 +1316,7 @@ func (x *LoginParams) String() string {
 func (*LoginParams) ProtoMessage() {}
 
 func (x *LoginParams) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -918,7 +1329,7 @@ func (x *LoginParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginParams.ProtoReflect.Descriptor instead.
 func (*LoginParams) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LoginParams) GetClientId() string {
@@ -979,7 +1390,7 @@ type SignUpRequest struct {
 
 func (x *SignUpRequest) Reset() {
 	*x = SignUpRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1402,7 @@ func (x *SignUpRequest) String() string {
 func (*SignUpRequest) ProtoMessage() {}
 
 func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1415,7 @@ func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignUpRequest.ProtoReflect.Descriptor instead.
 func (*SignUpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SignUpRequest) GetParams() *LoginParams {
@@ -1062,7 +1473,7 @@ type SignInRequest struct {
 
 func (x *SignInRequest) Reset() {
 	*x = SignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1074,7 +1485,7 @@ func (x *SignInRequest) String() string {
 func (*SignInRequest) ProtoMessage() {}
 
 func (x *SignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1087,7 +1498,7 @@ func (x *SignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
 func (*SignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SignInRequest) GetParams() *LoginParams {
@@ -1140,7 +1551,7 @@ type LoginRedirect struct {
 
 func (x *LoginRedirect) Reset() {
 	*x = LoginRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1563,7 @@ func (x *LoginRedirect) String() string {
 func (*LoginRedirect) ProtoMessage() {}
 
 func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1576,7 @@ func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRedirect.ProtoReflect.Descriptor instead.
 func (*LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LoginRedirect) GetUrl() string {
@@ -1193,7 +1604,7 @@ type ResendVerificationRequest struct {
 
 func (x *ResendVerificationRequest) Reset() {
 	*x = ResendVerificationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1616,7 @@ func (x *ResendVerificationRequest) String() string {
 func (*ResendVerificationRequest) ProtoMessage() {}
 
 func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1629,7 @@ func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendVerificationRequest.ProtoReflect.Descriptor instead.
 func (*ResendVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResendVerificationRequest) GetParams() *LoginParams {
@@ -1255,7 +1666,7 @@ type VerifyEmailCodeRequest struct {
 
 func (x *VerifyEmailCodeRequest) Reset() {
 	*x = VerifyEmailCodeRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1678,7 @@ func (x *VerifyEmailCodeRequest) String() string {
 func (*VerifyEmailCodeRequest) ProtoMessage() {}
 
 func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1691,7 @@ func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailCodeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *VerifyEmailCodeRequest) GetClientId() string {
@@ -1322,7 +1733,7 @@ type VerifyEmailLinkRequest struct {
 
 func (x *VerifyEmailLinkRequest) Reset() {
 	*x = VerifyEmailLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1745,7 @@ func (x *VerifyEmailLinkRequest) String() string {
 func (*VerifyEmailLinkRequest) ProtoMessage() {}
 
 func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1758,7 @@ func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailLinkRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *VerifyEmailLinkRequest) GetToken() string {
@@ -1376,7 +1787,7 @@ type VerifiedEmail struct {
 
 func (x *VerifiedEmail) Reset() {
 	*x = VerifiedEmail{}
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1799,7 @@ func (x *VerifiedEmail) String() string {
 func (*VerifiedEmail) ProtoMessage() {}
 
 func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1812,7 @@ func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedEmail.ProtoReflect.Descriptor instead.
 func (*VerifiedEmail) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *VerifiedEmail) GetUrl() string {
@@ -1421,7 +1832,7 @@ type EmailChangeLink struct {
 
 func (x *EmailChangeLink) Reset() {
 	*x = EmailChangeLink{}
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +1844,7 @@ func (x *EmailChangeLink) String() string {
 func (*EmailChangeLink) ProtoMessage() {}
 
 func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +1857,7 @@ func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
 func (*EmailChangeLink) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EmailChangeLink) GetToken() string {
@@ -1469,7 +1880,7 @@ type EmailChangeContext struct {
 
 func (x *EmailChangeContext) Reset() {
 	*x = EmailChangeContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1892,7 @@ func (x *EmailChangeContext) String() string {
 func (*EmailChangeContext) ProtoMessage() {}
 
 func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1905,7 @@ func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
 func (*EmailChangeContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EmailChangeContext) GetAppName() string {
@@ -1529,7 +1940,7 @@ type StartPasswordResetRequest struct {
 
 func (x *StartPasswordResetRequest) Reset() {
 	*x = StartPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1541,7 +1952,7 @@ func (x *StartPasswordResetRequest) String() string {
 func (*StartPasswordResetRequest) ProtoMessage() {}
 
 func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1554,7 +1965,7 @@ func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StartPasswordResetRequest) GetParams() *LoginParams {
@@ -1589,7 +2000,7 @@ type PasswordResetFlow struct {
 
 func (x *PasswordResetFlow) Reset() {
 	*x = PasswordResetFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +2012,7 @@ func (x *PasswordResetFlow) String() string {
 func (*PasswordResetFlow) ProtoMessage() {}
 
 func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +2025,7 @@ func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
 func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PasswordResetFlow) GetFlowId() string {
@@ -1638,7 +2049,7 @@ type PasswordResetProof struct {
 
 func (x *PasswordResetProof) Reset() {
 	*x = PasswordResetProof{}
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +2061,7 @@ func (x *PasswordResetProof) String() string {
 func (*PasswordResetProof) ProtoMessage() {}
 
 func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +2074,7 @@ func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
 func (*PasswordResetProof) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PasswordResetProof) GetLink() string {
@@ -1703,7 +2114,7 @@ type CheckPasswordResetRequest struct {
 
 func (x *CheckPasswordResetRequest) Reset() {
 	*x = CheckPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +2126,7 @@ func (x *CheckPasswordResetRequest) String() string {
 func (*CheckPasswordResetRequest) ProtoMessage() {}
 
 func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +2139,7 @@ func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
@@ -1751,7 +2162,7 @@ type PasswordResetContext struct {
 
 func (x *PasswordResetContext) Reset() {
 	*x = PasswordResetContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +2174,7 @@ func (x *PasswordResetContext) String() string {
 func (*PasswordResetContext) ProtoMessage() {}
 
 func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2187,7 @@ func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
 func (*PasswordResetContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PasswordResetContext) GetAppName() string {
@@ -1813,7 +2224,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1825,7 +2236,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1838,7 +2249,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -1929,12 +2340,43 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\xac\x01\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\xec\x01\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
 	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x120\n" +
-	"\x14account_callback_uri\x18\x04 \x01(\tR\x12accountCallbackUri\"5\n" +
+	"\x14account_callback_uri\x18\x04 \x01(\tR\x12accountCallbackUri\x12>\n" +
+	"\tproviders\x18\x05 \x03(\v2 .berth.identity.v1.LoginProviderR\tproviders\"F\n" +
+	"\rLoginProvider\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\tR\x04slot\x12!\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\"h\n" +
+	"\x1aStartProviderSignInRequest\x126\n" +
+	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x12\n" +
+	"\x04slot\x18\x02 \x01(\tR\x04slot\"8\n" +
+	"\x10ProviderRedirect\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
+	"\x04flow\x18\x02 \x01(\tR\x04flow\"\xda\x01\n" +
+	"\x1bFinishProviderSignInRequest\x12\x12\n" +
+	"\x04flow\x18\x01 \x01(\tR\x04flow\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12+\n" +
+	"\x11error_description\x18\x05 \x01(\tR\x10errorDescription\x12\x1b\n" +
+	"\tclient_ip\x18\x06 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\a \x01(\tR\tuserAgent\"\xaa\x01\n" +
+	"\x0fProviderOutcome\x12\x10\n" +
+	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
+	"\x04link\x18\x02 \x01(\tR\x04link\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12#\n" +
+	"\rprovider_name\x18\x04 \x01(\tR\fproviderName\x126\n" +
+	"\x06params\x18\x05 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\"\x88\x01\n" +
+	"\x1aConfirmProviderLinkRequest\x12\x12\n" +
+	"\x04link\x18\x01 \x01(\tR\x04link\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent\"5\n" +
 	"\x16DescribeAccountRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\xa5\x01\n" +
 	"\x15ChangePasswordRequest\x12!\n" +
@@ -2013,7 +2455,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x9b\f\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xf2\x0e\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -2027,7 +2469,10 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x15CompletePasswordReset\x12/.berth.identity.v1.CompletePasswordResetRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
 	"\x12ResendVerification\x12,.berth.identity.v1.ResendVerificationRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
 	"\x0fVerifyEmailCode\x12).berth.identity.v1.VerifyEmailCodeRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
-	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
+	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12q\n" +
+	"\x13StartProviderSignIn\x12-.berth.identity.v1.StartProviderSignInRequest\x1a#.berth.identity.v1.ProviderRedirect\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
+	"\x14FinishProviderSignIn\x12..berth.identity.v1.FinishProviderSignInRequest\x1a\".berth.identity.v1.ProviderOutcome\"\x06\xca\xf3\x18\x02P\x01\x12n\n" +
+	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
 	"\x14DescribeVerification\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\vDescribeApp\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
@@ -2043,7 +2488,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*ExchangeTokenRequest)(nil),          // 0: berth.identity.v1.ExchangeTokenRequest
 	(*Token)(nil),                         // 1: berth.identity.v1.Token
@@ -2055,80 +2500,95 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*JWKS)(nil),                          // 7: berth.identity.v1.JWKS
 	(*DescribeLoginRequest)(nil),          // 8: berth.identity.v1.DescribeLoginRequest
 	(*LoginContext)(nil),                  // 9: berth.identity.v1.LoginContext
-	(*DescribeAccountRequest)(nil),        // 10: berth.identity.v1.DescribeAccountRequest
-	(*ChangePasswordRequest)(nil),         // 11: berth.identity.v1.ChangePasswordRequest
-	(*LoginParams)(nil),                   // 12: berth.identity.v1.LoginParams
-	(*SignUpRequest)(nil),                 // 13: berth.identity.v1.SignUpRequest
-	(*SignInRequest)(nil),                 // 14: berth.identity.v1.SignInRequest
-	(*LoginRedirect)(nil),                 // 15: berth.identity.v1.LoginRedirect
-	(*ResendVerificationRequest)(nil),     // 16: berth.identity.v1.ResendVerificationRequest
-	(*VerifyEmailCodeRequest)(nil),        // 17: berth.identity.v1.VerifyEmailCodeRequest
-	(*VerifyEmailLinkRequest)(nil),        // 18: berth.identity.v1.VerifyEmailLinkRequest
-	(*VerifiedEmail)(nil),                 // 19: berth.identity.v1.VerifiedEmail
-	(*EmailChangeLink)(nil),               // 20: berth.identity.v1.EmailChangeLink
-	(*EmailChangeContext)(nil),            // 21: berth.identity.v1.EmailChangeContext
-	(*StartPasswordResetRequest)(nil),     // 22: berth.identity.v1.StartPasswordResetRequest
-	(*PasswordResetFlow)(nil),             // 23: berth.identity.v1.PasswordResetFlow
-	(*PasswordResetProof)(nil),            // 24: berth.identity.v1.PasswordResetProof
-	(*CheckPasswordResetRequest)(nil),     // 25: berth.identity.v1.CheckPasswordResetRequest
-	(*PasswordResetContext)(nil),          // 26: berth.identity.v1.PasswordResetContext
-	(*CompletePasswordResetRequest)(nil),  // 27: berth.identity.v1.CompletePasswordResetRequest
-	(*AppBranding)(nil),                   // 28: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                 // 29: google.protobuf.Empty
+	(*LoginProvider)(nil),                 // 10: berth.identity.v1.LoginProvider
+	(*StartProviderSignInRequest)(nil),    // 11: berth.identity.v1.StartProviderSignInRequest
+	(*ProviderRedirect)(nil),              // 12: berth.identity.v1.ProviderRedirect
+	(*FinishProviderSignInRequest)(nil),   // 13: berth.identity.v1.FinishProviderSignInRequest
+	(*ProviderOutcome)(nil),               // 14: berth.identity.v1.ProviderOutcome
+	(*ConfirmProviderLinkRequest)(nil),    // 15: berth.identity.v1.ConfirmProviderLinkRequest
+	(*DescribeAccountRequest)(nil),        // 16: berth.identity.v1.DescribeAccountRequest
+	(*ChangePasswordRequest)(nil),         // 17: berth.identity.v1.ChangePasswordRequest
+	(*LoginParams)(nil),                   // 18: berth.identity.v1.LoginParams
+	(*SignUpRequest)(nil),                 // 19: berth.identity.v1.SignUpRequest
+	(*SignInRequest)(nil),                 // 20: berth.identity.v1.SignInRequest
+	(*LoginRedirect)(nil),                 // 21: berth.identity.v1.LoginRedirect
+	(*ResendVerificationRequest)(nil),     // 22: berth.identity.v1.ResendVerificationRequest
+	(*VerifyEmailCodeRequest)(nil),        // 23: berth.identity.v1.VerifyEmailCodeRequest
+	(*VerifyEmailLinkRequest)(nil),        // 24: berth.identity.v1.VerifyEmailLinkRequest
+	(*VerifiedEmail)(nil),                 // 25: berth.identity.v1.VerifiedEmail
+	(*EmailChangeLink)(nil),               // 26: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),            // 27: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),     // 28: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),             // 29: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),            // 30: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),     // 31: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),          // 32: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),  // 33: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                   // 34: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                 // 35: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	28, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
-	12, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	12, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	12, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	28, // 6: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
-	12, // 7: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	24, // 8: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	28, // 9: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
-	24, // 10: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	0,  // 11: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	3,  // 12: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	5,  // 13: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	8,  // 14: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	13, // 15: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	14, // 16: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	10, // 17: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	11, // 18: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	20, // 19: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	20, // 20: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	22, // 21: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	25, // 22: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	27, // 23: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	16, // 24: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	17, // 25: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	18, // 26: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	18, // 27: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	10, // 28: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
-	2,  // 29: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 30: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 31: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 32: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	15, // 33: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	15, // 34: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	9,  // 35: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	29, // 36: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	21, // 37: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	21, // 38: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	23, // 39: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	26, // 40: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	15, // 41: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	15, // 42: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	19, // 43: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	19, // 44: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	9,  // 45: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
-	9,  // 46: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
-	29, // [29:47] is the sub-list for method output_type
-	11, // [11:29] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	34, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	10, // 3: berth.identity.v1.LoginContext.providers:type_name -> berth.identity.v1.LoginProvider
+	18, // 4: berth.identity.v1.StartProviderSignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	18, // 5: berth.identity.v1.ProviderOutcome.params:type_name -> berth.identity.v1.LoginParams
+	18, // 6: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	18, // 7: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	18, // 8: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	34, // 9: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	18, // 10: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	30, // 11: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	34, // 12: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	30, // 13: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	0,  // 14: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	3,  // 15: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	5,  // 16: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	8,  // 17: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	19, // 18: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	20, // 19: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	16, // 20: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	17, // 21: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	26, // 22: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	26, // 23: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	28, // 24: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	31, // 25: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	33, // 26: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	22, // 27: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	23, // 28: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	24, // 29: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	11, // 30: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
+	13, // 31: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
+	15, // 32: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
+	24, // 33: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	16, // 34: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
+	2,  // 35: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	4,  // 36: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	7,  // 37: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	9,  // 38: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	21, // 39: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	21, // 40: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 41: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	35, // 42: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	27, // 43: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	27, // 44: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	29, // 45: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	32, // 46: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	21, // 47: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	21, // 48: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	25, // 49: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	25, // 50: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	12, // 51: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
+	14, // 52: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
+	21, // 53: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
+	9,  // 54: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
+	9,  // 55: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
+	35, // [35:56] is the sub-list for method output_type
+	14, // [14:35] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -2143,7 +2603,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

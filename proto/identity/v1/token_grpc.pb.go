@@ -245,6 +245,9 @@ const (
 	LoginService_ResendVerification_FullMethodName    = "/berth.identity.v1.LoginService/ResendVerification"
 	LoginService_VerifyEmailCode_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailCode"
 	LoginService_VerifyEmailLink_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailLink"
+	LoginService_StartProviderSignIn_FullMethodName   = "/berth.identity.v1.LoginService/StartProviderSignIn"
+	LoginService_FinishProviderSignIn_FullMethodName  = "/berth.identity.v1.LoginService/FinishProviderSignIn"
+	LoginService_ConfirmProviderLink_FullMethodName   = "/berth.identity.v1.LoginService/ConfirmProviderLink"
 	LoginService_DescribeVerification_FullMethodName  = "/berth.identity.v1.LoginService/DescribeVerification"
 	LoginService_DescribeApp_FullMethodName           = "/berth.identity.v1.LoginService/DescribeApp"
 )
@@ -290,6 +293,17 @@ type LoginServiceClient interface {
 	VerifyEmailCode(ctx context.Context, in *VerifyEmailCodeRequest, opts ...grpc.CallOption) (*VerifiedEmail, error)
 	// VerifyEmailLink meets a verification by the secret of the mailed link.
 	VerifyEmailLink(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*VerifiedEmail, error)
+	// StartProviderSignIn begins a sign-in through one of the app's identity providers: it answers
+	// the provider's authorization URL (code flow with PKCE, state and nonce) and the sealed flow
+	// that binds the callback to this authorization request.
+	StartProviderSignIn(ctx context.Context, in *StartProviderSignInRequest, opts ...grpc.CallOption) (*ProviderRedirect, error)
+	// FinishProviderSignIn takes the provider's callback: it checks the state against the flow,
+	// exchanges the code, verifies the ID token and signs the user in (creating the user on a first
+	// sign-in), or asks for the Berth password before it links an existing account.
+	FinishProviderSignIn(ctx context.Context, in *FinishProviderSignInRequest, opts ...grpc.CallOption) (*ProviderOutcome, error)
+	// ConfirmProviderLink links a provider identity to the existing account whose password the
+	// person proved, then signs in.
+	ConfirmProviderLink(ctx context.Context, in *ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 	// DescribeVerification answers the app (name and branding) of a live verification link without
 	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
 	// InvalidArgument, as VerifyEmailLink answers it.
@@ -437,6 +451,36 @@ func (c *loginServiceClient) VerifyEmailLink(ctx context.Context, in *VerifyEmai
 	return out, nil
 }
 
+func (c *loginServiceClient) StartProviderSignIn(ctx context.Context, in *StartProviderSignInRequest, opts ...grpc.CallOption) (*ProviderRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProviderRedirect)
+	err := c.cc.Invoke(ctx, LoginService_StartProviderSignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) FinishProviderSignIn(ctx context.Context, in *FinishProviderSignInRequest, opts ...grpc.CallOption) (*ProviderOutcome, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProviderOutcome)
+	err := c.cc.Invoke(ctx, LoginService_FinishProviderSignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ConfirmProviderLink(ctx context.Context, in *ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_ConfirmProviderLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *loginServiceClient) DescribeVerification(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*LoginContext, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LoginContext)
@@ -498,6 +542,17 @@ type LoginServiceServer interface {
 	VerifyEmailCode(context.Context, *VerifyEmailCodeRequest) (*VerifiedEmail, error)
 	// VerifyEmailLink meets a verification by the secret of the mailed link.
 	VerifyEmailLink(context.Context, *VerifyEmailLinkRequest) (*VerifiedEmail, error)
+	// StartProviderSignIn begins a sign-in through one of the app's identity providers: it answers
+	// the provider's authorization URL (code flow with PKCE, state and nonce) and the sealed flow
+	// that binds the callback to this authorization request.
+	StartProviderSignIn(context.Context, *StartProviderSignInRequest) (*ProviderRedirect, error)
+	// FinishProviderSignIn takes the provider's callback: it checks the state against the flow,
+	// exchanges the code, verifies the ID token and signs the user in (creating the user on a first
+	// sign-in), or asks for the Berth password before it links an existing account.
+	FinishProviderSignIn(context.Context, *FinishProviderSignInRequest) (*ProviderOutcome, error)
+	// ConfirmProviderLink links a provider identity to the existing account whose password the
+	// person proved, then signs in.
+	ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error)
 	// DescribeVerification answers the app (name and branding) of a live verification link without
 	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
 	// InvalidArgument, as VerifyEmailLink answers it.
@@ -553,6 +608,15 @@ func (UnimplementedLoginServiceServer) VerifyEmailCode(context.Context, *VerifyE
 }
 func (UnimplementedLoginServiceServer) VerifyEmailLink(context.Context, *VerifyEmailLinkRequest) (*VerifiedEmail, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifyEmailLink not implemented")
+}
+func (UnimplementedLoginServiceServer) StartProviderSignIn(context.Context, *StartProviderSignInRequest) (*ProviderRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartProviderSignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) FinishProviderSignIn(context.Context, *FinishProviderSignInRequest) (*ProviderOutcome, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishProviderSignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmProviderLink not implemented")
 }
 func (UnimplementedLoginServiceServer) DescribeVerification(context.Context, *VerifyEmailLinkRequest) (*LoginContext, error) {
 	return nil, status.Error(codes.Unimplemented, "method DescribeVerification not implemented")
@@ -815,6 +879,60 @@ func _LoginService_VerifyEmailLink_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_StartProviderSignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartProviderSignInRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartProviderSignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartProviderSignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartProviderSignIn(ctx, req.(*StartProviderSignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_FinishProviderSignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishProviderSignInRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).FinishProviderSignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_FinishProviderSignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).FinishProviderSignIn(ctx, req.(*FinishProviderSignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ConfirmProviderLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfirmProviderLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ConfirmProviderLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ConfirmProviderLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ConfirmProviderLink(ctx, req.(*ConfirmProviderLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LoginService_DescribeVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(VerifyEmailLinkRequest)
 	if err := dec(in); err != nil {
@@ -909,6 +1027,18 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyEmailLink",
 			Handler:    _LoginService_VerifyEmailLink_Handler,
+		},
+		{
+			MethodName: "StartProviderSignIn",
+			Handler:    _LoginService_StartProviderSignIn_Handler,
+		},
+		{
+			MethodName: "FinishProviderSignIn",
+			Handler:    _LoginService_FinishProviderSignIn_Handler,
+		},
+		{
+			MethodName: "ConfirmProviderLink",
+			Handler:    _LoginService_ConfirmProviderLink_Handler,
 		},
 		{
 			MethodName: "DescribeVerification",

@@ -20,6 +20,7 @@ import (
 	"github.com/berthhq/berth/pkg/sealbox"
 	"github.com/berthhq/berth/services/identity/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
+	"github.com/berthhq/berth/services/identity/internal/adapters/oidc"
 	"github.com/berthhq/berth/services/identity/internal/adapters/postgres"
 	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/identity/internal/app"
@@ -166,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		AppEnabledChanged: func(appID string) { keys.Forget(appID, "") },
 		Store:             store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
 		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords, Mailer: cfg.Mailer,
-		HashConcurrency: cfg.HashConcurrency,
+		HashConcurrency: cfg.HashConcurrency, Providers: oidc.New(0),
 	})
 	if err != nil {
 		if pool != nil {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,6 +107,9 @@ func (l LoginLimits) valid() bool {
 type LoginParams struct {
 	ClientID, RedirectURI, State, Nonce, Scope string
 	Referral                                   string
+	// Service names how the user proved who they are, for the redirect's service parameter: ""
+	// is "email" (a password or a mailed code), else the identity-provider slot (idpA…idpD).
+	Service string
 }
 
 // SignUpInput is a sign-up form.
@@ -239,21 +243,11 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 		return LoginOutcome{}, err
 	}
 	name := strings.TrimSpace(in.Name)
-	u, err := domain.NewUser(a.ID, "", domain.UserPatch{Email: &email, Name: &name}, false, s.now())
+	u, err := s.newSignUpUser(ctx, a, domain.UserPatch{Email: &email, Name: &name}, false, in.Params.Referral)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
-	if u.ReferredBy, err = s.referrer(ctx, a.ID, strings.TrimSpace(in.Params.Referral)); err != nil {
-		return LoginOutcome{}, err
-	}
-	if s.tenants == nil {
-		return LoginOutcome{}, fault.Unavailable(0, "sign-up is not available")
-	}
-	tenantID, err := s.tenants.CreateTenant(ctx, a.ID, email)
-	if err != nil {
-		return LoginOutcome{}, fault.Internal(fmt.Errorf("create tenant: %w", err))
-	}
-	u.TenantID, u.PasswordHash = domain.CanonicalID(tenantID), hash
+	u.PasswordHash = hash
 	if err := s.createUser(ctx, u); err != nil {
 		if errors.Is(err, domain.ErrEmailTaken) {
 			return LoginOutcome{}, errSignUp
@@ -278,6 +272,28 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 	return LoginOutcome{URL: target}, err
 }
 
+// newSignUpUser builds the user a sign-up creates (not stored yet) and creates its tenant, named
+// after the email. A valid referral code of the app records the inviter as the user's referrer;
+// any other code is ignored. Password sign-ups and first sign-ins through a provider share it.
+func (s *Service) newSignUpUser(ctx context.Context, a domain.App, profile domain.UserPatch, verified bool, referral string) (domain.User, error) {
+	u, err := domain.NewUser(a.ID, "", profile, verified, s.now())
+	if err != nil {
+		return domain.User{}, err
+	}
+	if u.ReferredBy, err = s.referrer(ctx, a.ID, strings.TrimSpace(referral)); err != nil {
+		return domain.User{}, err
+	}
+	if s.tenants == nil {
+		return domain.User{}, fault.Unavailable(0, "sign-up is not available")
+	}
+	tenantID, err := s.tenants.CreateTenant(ctx, a.ID, u.Email)
+	if err != nil {
+		return domain.User{}, fault.Internal(fmt.Errorf("create tenant: %w", err))
+	}
+	u.TenantID = domain.CanonicalID(tenantID)
+	return u, nil
+}
+
 // maxPasswordBytes bounds what sign-in hashes: longer input cannot be a valid password (MaxLength
 // runes of at most 4 bytes), so it is refused without spending a hash on it.
 const maxPasswordBytes = 4 * password.MaxLength
@@ -294,57 +310,68 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
 		return LoginOutcome{}, err
 	}
-	email := strings.TrimSpace(in.Email)
-	keys := signInKeysOf(a.ID, email, addressKey(ip))
-	// The attempt counts as a failure from here on; a correct password releases it. Reserving it
-	// before hashing is what makes parallel guesses count each other.
-	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	u, err := s.passwordUser(ctx, a, in.Email, in.Password, ip)
 	if err != nil {
 		return LoginOutcome{}, err
-	}
-	if len(in.Password) > maxPasswordBytes {
-		return LoginOutcome{}, errCredentials
-	}
-	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
-	if errors.Is(err, domain.ErrNotFound) {
-		if err := s.burn(ctx, in.Password); err != nil {
-			s.release(ctx, attempt)
-			return LoginOutcome{}, err
-		}
-		return LoginOutcome{}, errCredentials
-	}
-	if err != nil {
-		s.release(ctx, attempt)
-		return LoginOutcome{}, err
-	}
-	// A user without a password (provisioned by an operator) fails here too: Verify never matches
-	// an empty hash but spends the same time.
-	ok, err := s.verify(ctx, u.PasswordHash, in.Password)
-	if err != nil {
-		s.release(ctx, attempt)
-		return LoginOutcome{}, err
-	}
-	if !ok {
-		return LoginOutcome{}, errCredentials
-	}
-	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
-		return LoginOutcome{}, err
-	}
-	if err := inactive(u); err != nil {
-		return LoginOutcome{}, err
-	}
-	// A success resets the email's counts (strict and loose), so the owner gets a full allowance of
-	// typos again.
-	for _, k := range []string{keys.pair, keys.email} {
-		if err := s.store.ClearAttempts(ctx, k); err != nil {
-			return LoginOutcome{}, err
-		}
 	}
 	if verificationRequired(a) && !u.EmailVerified {
 		return s.signInUnverified(ctx, a, u, in.Params, ip)
 	}
 	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
 	return LoginOutcome{URL: target}, err
+}
+
+// passwordUser returns the active user of the app whose email and password these are, under the
+// sign-in attempt limits of the email and the client address ip. Sign-in and the confirmation of a
+// provider link prove a password through it.
+func (s *Service) passwordUser(ctx context.Context, a domain.App, email, password, ip string) (domain.User, error) {
+	email = strings.TrimSpace(email)
+	keys := signInKeysOf(a.ID, email, addressKey(ip))
+	// The attempt counts as a failure from here on; a correct password releases it. Reserving it
+	// before hashing is what makes parallel guesses count each other.
+	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	if err != nil {
+		return domain.User{}, err
+	}
+	if len(password) > maxPasswordBytes {
+		return domain.User{}, errCredentials
+	}
+	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
+	if errors.Is(err, domain.ErrNotFound) {
+		if err := s.burn(ctx, password); err != nil {
+			s.release(ctx, attempt)
+			return domain.User{}, err
+		}
+		return domain.User{}, errCredentials
+	}
+	if err != nil {
+		s.release(ctx, attempt)
+		return domain.User{}, err
+	}
+	// A user without a password (provisioned by an operator) fails here too: Verify never matches
+	// an empty hash but spends the same time.
+	ok, err := s.verify(ctx, u.PasswordHash, password)
+	if err != nil {
+		s.release(ctx, attempt)
+		return domain.User{}, err
+	}
+	if !ok {
+		return domain.User{}, errCredentials
+	}
+	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
+		return domain.User{}, err
+	}
+	if err := inactive(u); err != nil {
+		return domain.User{}, err
+	}
+	// A success resets the email's counts (strict and loose), so the owner gets a full allowance of
+	// typos again.
+	for _, k := range []string{keys.pair, keys.email} {
+		if err := s.store.ClearAttempts(ctx, k); err != nil {
+			return domain.User{}, err
+		}
+	}
+	return u, nil
 }
 
 // signInUnverified answers the right password of an unverified user under the required policy:
@@ -412,7 +439,8 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 	return redirectURL(p, code, a.ID)
 }
 
-// redirectURL is redirect_uri?code&state&service=email&client_id (+ nonce and scope when given),
+// redirectURL is redirect_uri?code&state&service&client_id (+ nonce and scope when given), service
+// "email" or the provider's slot (LoginParams.Service),
 // keeping any query the redirect URI already has.
 func redirectURL(p LoginParams, code, appID string) (string, error) {
 	u, err := url.Parse(p.RedirectURI)
@@ -422,7 +450,7 @@ func redirectURL(p LoginParams, code, appID string) (string, error) {
 	q := u.Query()
 	q.Set("code", code)
 	q.Set("state", p.State)
-	q.Set("service", "email")
+	q.Set("service", cmp.Or(p.Service, "email"))
 	q.Set("client_id", appID)
 	if p.Nonce != "" {
 		q.Set("nonce", p.Nonce)

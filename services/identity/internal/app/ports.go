@@ -216,6 +216,36 @@ type ChallengeEffect struct {
 	SessionsRevoked func(revoked []string) ([]events.Event, error)
 }
 
+// IdentityProviders stores the apps' identity-provider slots (idpA…idpD).
+type IdentityProviders interface {
+	// PutIdentityProvider stores p in its app's slot, replacing what the slot held (keeping the
+	// slot's CreatedAt then). The app must exist.
+	PutIdentityProvider(ctx context.Context, p domain.IdentityProvider) error
+	// GetIdentityProvider returns the app's provider in slot, or domain.ErrNotFound for an empty slot.
+	GetIdentityProvider(ctx context.Context, appID, slot string) (domain.IdentityProvider, error)
+	// ListIdentityProviders returns the app's configured slots in slot order.
+	ListIdentityProviders(ctx context.Context, appID string) ([]domain.IdentityProvider, error)
+	// DeleteIdentityProvider empties the slot; an empty slot is no error. The slot's links stay, so
+	// configuring the slot again with the same provider finds its users again.
+	DeleteIdentityProvider(ctx context.Context, appID, slot string) error
+}
+
+// ProviderLinks stores which provider identity (slot and subject) signs in which user. A provider
+// identity links to one user, and a user has at most one identity per slot: both answer
+// domain.ErrProviderLinked when taken.
+type ProviderLinks interface {
+	// CreateProviderLink stores l and evs atomically; the user must exist.
+	CreateProviderLink(ctx context.Context, l domain.ProviderLink, evs ...events.Event) error
+	// CreateLinkedUser stores the user, its link and evs in one transaction, so that a user made by
+	// a provider sign-in never exists without the link that signs it in (its email taken:
+	// domain.ErrEmailTaken, and nothing is stored).
+	CreateLinkedUser(ctx context.Context, u domain.User, l domain.ProviderLink, evs ...events.Event) error
+	// GetProviderLink returns the link of the provider identity.
+	GetProviderLink(ctx context.Context, appID, slot, subject string) (domain.ProviderLink, error)
+	// ListProviderLinks returns the user's links in slot order.
+	ListProviderLinks(ctx context.Context, appID, userID string) ([]domain.ProviderLink, error)
+}
+
 // Tenants is the tenant service as sign-up needs it.
 type Tenants interface {
 	// CreateTenant creates the tenant of a user signing up and returns its id.
@@ -238,4 +268,6 @@ type Store interface {
 	Attempts
 	Referrals
 	Challenges
+	IdentityProviders
+	ProviderLinks
 }

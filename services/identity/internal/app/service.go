@@ -49,6 +49,9 @@ type Config struct {
 	// Mailer sends the referral invites of route 23 and the password-reset mails; nil makes both
 	// answer Unavailable.
 	Mailer mail.Sender
+	// Providers talks to the apps' identity providers; nil makes sign-in through them answer
+	// Unavailable.
+	Providers ProviderClient
 	// AppEnabledChanged is called after an app was enabled or disabled, so that this process's
 	// cache of verified API keys forgets the app at once instead of when the event comes back
 	// from the bus (other replicas forget it then). nil: nothing to tell.
@@ -73,6 +76,7 @@ type Service struct {
 	limits    LoginLimits
 	mailer    mail.Sender
 	enabled   func(appID string)
+	providers ProviderClient
 
 	opMu  sync.Mutex
 	opKey *rsa.PrivateKey // the operator signing key once loaded (see operatorKey)
@@ -127,6 +131,7 @@ func New(c Config) (*Service, error) {
 	return &Service{
 		enabled: enabled, store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, hashes: newHashGate(concurrency, wait), limits: limits, mailer: c.Mailer,
+		providers: c.Providers,
 	}, nil
 }
 

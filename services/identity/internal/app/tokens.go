@@ -21,6 +21,9 @@ import (
 // TokenRequest is the route-1 body as the use case needs it.
 type TokenRequest struct {
 	ClientID, GrantType, RedirectURI, Code, Nonce, Scope, RefreshToken string
+	// Service is the redirect's service, which the published SDKs send back: "" or one the hosted
+	// login redirects with (email, or a provider slot idpA…idpD).
+	Service string
 }
 
 // Tokens is an issued token set.
@@ -49,6 +52,9 @@ func (s *Service) ExchangeToken(ctx context.Context, r TokenRequest) (Tokens, er
 	a, err := s.tokenClient(ctx, r.ClientID)
 	if err != nil {
 		return Tokens{}, err
+	}
+	if r.Service != "" && r.Service != "email" && !domain.IsProviderSlot(r.Service) {
+		return Tokens{}, fault.Invalid("service", "service must be email, idpA, idpB, idpC or idpD")
 	}
 	if r.RefreshToken != "" {
 		return s.refresh(ctx, a, r)

@@ -192,3 +192,17 @@ func AppOrigins(a domain.App) *identityv1.AppOrigins {
 	}
 	return &identityv1.AppOrigins{AppId: a.ID, Origins: extra, RedirectUriOrigins: a.RedirectOrigins(), Allowed: a.WebOrigins()}
 }
+
+// IdentityProviders is the admin API's view of an app's slots: everything but the secret, of
+// which it says only whether one is stored.
+func IdentityProviders(appID string, ps []domain.IdentityProvider) *identityv1.AppIdentityProviders {
+	out := &identityv1.AppIdentityProviders{AppId: appID, Items: make([]*identityv1.IdentityProvider, 0, len(ps))}
+	for _, p := range ps {
+		out.Items = append(out.Items, &identityv1.IdentityProvider{
+			Slot: p.Slot, DisplayName: p.DisplayName, DiscoveryUrl: p.DiscoveryURL, Issuer: p.Issuer,
+			AuthorizationUrl: p.AuthURL, TokenUrl: p.TokenURL, UserinfoUrl: p.UserinfoURL, JwksUrl: p.JWKSURL,
+			ClientId: p.ClientID, HasClientSecret: len(p.SealedSecret) > 0, Scopes: p.Scopes, AllowedEmailDomains: p.AllowedDomains,
+		})
+	}
+	return out
+}

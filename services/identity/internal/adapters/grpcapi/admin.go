@@ -7,6 +7,7 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/convert"
+	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
 // AdminServer implements the operators' provisioning API.
@@ -149,4 +150,39 @@ func (s *AdminServer) SetAppBranding(ctx context.Context, req *identityv1.SetApp
 		return nil, err
 	}
 	return convert.App(a), nil
+}
+
+// SetAppIdentityProvider configures one of an app's identity-provider slots.
+func (s *AdminServer) SetAppIdentityProvider(ctx context.Context, req *identityv1.SetAppIdentityProviderRequest) (*identityv1.AppIdentityProviders, error) {
+	p := req.GetProvider()
+	ps, err := s.svc.SetAppIdentityProvider(ctx, req.GetAppId(), app.ProviderInput{
+		Slot: p.GetSlot(), ClientSecret: req.GetClientSecret(),
+		Settings: domain.ProviderSettings{
+			DisplayName: p.GetDisplayName(), DiscoveryURL: p.GetDiscoveryUrl(), Issuer: p.GetIssuer(), AuthURL: p.GetAuthorizationUrl(),
+			TokenURL: p.GetTokenUrl(), UserinfoURL: p.GetUserinfoUrl(), JWKSURL: p.GetJwksUrl(), ClientID: p.GetClientId(),
+			Scopes: p.GetScopes(), AllowedDomains: p.GetAllowedEmailDomains(),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return convert.IdentityProviders(domain.CanonicalID(req.GetAppId()), ps), nil
+}
+
+// ClearAppIdentityProvider empties one of an app's identity-provider slots.
+func (s *AdminServer) ClearAppIdentityProvider(ctx context.Context, req *identityv1.ClearAppIdentityProviderRequest) (*identityv1.AppIdentityProviders, error) {
+	ps, err := s.svc.ClearAppIdentityProvider(ctx, req.GetAppId(), req.GetSlot())
+	if err != nil {
+		return nil, err
+	}
+	return convert.IdentityProviders(domain.CanonicalID(req.GetAppId()), ps), nil
+}
+
+// ListAppIdentityProviders lists an app's configured identity-provider slots.
+func (s *AdminServer) ListAppIdentityProviders(ctx context.Context, req *identityv1.ListAppIdentityProvidersRequest) (*identityv1.AppIdentityProviders, error) {
+	ps, err := s.svc.ListAppIdentityProviders(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return convert.IdentityProviders(domain.CanonicalID(req.GetAppId()), ps), nil
 }

@@ -26,6 +26,7 @@ func (s *TokenServer) ExchangeToken(ctx context.Context, req *identityv1.Exchang
 	t, err := s.svc.ExchangeToken(ctx, app.TokenRequest{
 		ClientID: req.GetClientId(), GrantType: req.GetGrantType(), RedirectURI: req.GetRedirectUri(),
 		Code: req.GetCode(), Nonce: req.GetNonce(), Scope: req.GetScope(), RefreshToken: req.GetRefreshToken(),
+		Service: req.GetService(),
 	})
 	if err != nil {
 		return nil, err
@@ -70,7 +71,55 @@ type LoginServer struct {
 
 // DescribeLogin checks an authorization request before the page shows its form.
 func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.LoginContext, error) {
-	return loginContext(s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri()))
+	out, err := loginContext(s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri()))
+	if err != nil {
+		return nil, err
+	}
+	idps, err := s.svc.LoginProviders(ctx, out.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range idps {
+		out.Providers = append(out.Providers, &identityv1.LoginProvider{Slot: p.Slot, DisplayName: p.DisplayName})
+	}
+	return out, nil
+}
+
+// StartProviderSignIn begins a sign-in through one of the app's identity providers.
+func (s *LoginServer) StartProviderSignIn(ctx context.Context, req *identityv1.StartProviderSignInRequest) (*identityv1.ProviderRedirect, error) {
+	start, err := s.svc.StartProviderSignIn(ctx, loginParams(req.GetParams()), req.GetSlot())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.ProviderRedirect{Url: start.URL, Flow: start.Flow}, nil
+}
+
+// FinishProviderSignIn takes the provider's callback.
+func (s *LoginServer) FinishProviderSignIn(ctx context.Context, req *identityv1.FinishProviderSignInRequest) (*identityv1.ProviderOutcome, error) {
+	o, err := s.svc.FinishProviderSignIn(ctx, app.ProviderCallback{
+		Flow: req.GetFlow(), State: req.GetState(), Code: req.GetCode(), Error: req.GetError(), ErrorDescription: req.GetErrorDescription(),
+		ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &identityv1.ProviderOutcome{Url: o.URL, Link: o.Link, Email: o.Email, ProviderName: o.ProviderName}
+	if o.Link != "" {
+		pp := o.Params
+		out.Params = &identityv1.LoginParams{ClientId: pp.ClientID, RedirectUri: pp.RedirectURI, State: pp.State, Nonce: pp.Nonce, Scope: pp.Scope, Referral: pp.Referral}
+	}
+	return out, nil
+}
+
+// ConfirmProviderLink links a provider identity to the account whose password was given.
+func (s *LoginServer) ConfirmProviderLink(ctx context.Context, req *identityv1.ConfirmProviderLinkRequest) (*identityv1.LoginRedirect, error) {
+	url, err := s.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{
+		Link: req.GetLink(), Password: req.GetPassword(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginRedirect{Url: url}, nil
 }
 
 // SignUp creates the user and its tenant, then signs in or asks for verification.

@@ -32,6 +32,10 @@ type Store struct {
 	referrals map[string]domain.Referral
 	// challenges are the mails' challenges, by id.
 	challenges map[string]domain.Challenge
+	// providers are the apps' provider slots, by providerKey; links the provider identities by
+	// linkKey.
+	providers map[string]domain.IdentityProvider
+	links     map[string]domain.ProviderLink
 	// operatorKey is the sealed operator signing key; nil until the first operator token.
 	operatorKey []byte
 }
@@ -54,6 +58,8 @@ func New(outbox *events.MemoryOutbox) *Store {
 		members:    map[string]domain.ProjectMember{},
 		referrals:  map[string]domain.Referral{},
 		challenges: map[string]domain.Challenge{},
+		providers:  map[string]domain.IdentityProvider{},
+		links:      map[string]domain.ProviderLink{},
 	}
 }
 

@@ -47,7 +47,7 @@ const (
 
 // translate maps constraint violations to the ports' errors: a missing parent row is "not found",
 // a second user with the same email is domain.ErrEmailTaken, a second role of the same name
-// domain.ErrRoleTaken.
+// domain.ErrRoleTaken, a provider identity or a user's slot linked twice domain.ErrProviderLinked.
 func translate(err error, parent string) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -56,6 +56,8 @@ func translate(err error, parent string) error {
 			return domain.ErrEmailTaken
 		case pgErr.Code == uniqueViolation && pgErr.ConstraintName == "user_roles_app_name":
 			return domain.ErrRoleTaken
+		case pgErr.Code == uniqueViolation && (pgErr.ConstraintName == "provider_links_pkey" || pgErr.ConstraintName == "provider_links_user_slot"):
+			return domain.ErrProviderLinked
 		case pgErr.Code == foreignKeyViolation:
 			return domain.NotFound(parent)
 		}

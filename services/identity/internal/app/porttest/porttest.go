@@ -44,6 +44,8 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	s.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
 	s.Run("Challenges", func(t *testing.T) { testChallenges(t, newStore) })
+	s.Run("IdentityProviders", func(t *testing.T) { testIdentityProviders(t, newStore) })
+	s.Run("ProviderLinks", func(t *testing.T) { testProviderLinks(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 }
 
@@ -108,6 +110,8 @@ func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event
 		payload = &identityv1.UserChanged{AppId: appID}
 	case identityv1.EventSessionsRevoked:
 		payload = &identityv1.SessionsRevoked{AppId: appID}
+	case identityv1.EventUserProviderLinked:
+		payload = &identityv1.ProviderLinked{AppId: appID}
 	case identityv1.EventUserPasswordChanged:
 		payload = &identityv1.UserPasswordChanged{AppId: appID}
 	default:

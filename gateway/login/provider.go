@@ -1,0 +1,292 @@
+package login
+
+import (
+	_ "embed"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/text"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+)
+
+// The pages of a sign-in through one of the app's identity providers (idpA…idpD), all under Path
+// so that the CSRF cookie reaches the link confirmation. ProviderPath (GET, the "Continue with …"
+// link) starts the flow and sends the browser to the provider; the provider sends it back to
+// ProviderCallbackPath, which identity registers as every slot's redirect URI; ProviderLinkPath
+// takes the confirmation form of a link to an existing account.
+const (
+	ProviderPath         = Path + "/idp"
+	ProviderCallbackPath = ProviderPath + "/callback"
+	ProviderLinkPath     = ProviderPath + "/link"
+)
+
+// flowCookie keeps the sealed flow (identity's, opaque here) from the start to the callback. It is
+// SameSite=Lax, unlike the CSRF cookie: the callback is a top-level navigation the provider's
+// site starts, and a Strict cookie would not come with it. Lax still keeps it from any request
+// another site sends with a body or from a frame, and the flow holds nothing but what binds the
+// callback to this browser's request (identity checks the state against it).
+const flowCookie = "berth_idp_flow"
+
+// flowMaxAge is the cookie's life, identity's flow lifetime (its sealed expiry decides).
+const flowMaxAge = 600
+
+// maxSealed bounds the sealed values (flow, pending link) the pages pass through: a flow holds the
+// authorization request's parameters, each at most maxParam.
+const maxSealed = 16 << 10
+
+//go:embed provider.html
+var providerHTML string
+
+// providerMessages are the texts of refused provider sign-ins by identity's reason (app.ProviderReason*).
+var providerMessages = map[string]failure{
+	"state":      {status: http.StatusBadRequest, message: "login.error.idp.state"},
+	"denied":     {status: http.StatusBadRequest, message: "login.error.idp.denied"},
+	"error":      {status: http.StatusBadRequest, message: "login.error.idp.failed"},
+	"code":       {status: http.StatusBadRequest, message: "login.error.idp.failed"},
+	"token":      {status: http.StatusBadRequest, message: "login.error.idp.failed"},
+	"slot":       {status: http.StatusBadRequest, message: "login.error.idp.failed"},
+	"email":      {status: http.StatusBadRequest, message: "login.error.idp.email"},
+	"domain":     {status: http.StatusForbidden, message: "login.error.idp.domain"},
+	"taken":      {status: http.StatusForbidden, message: "login.error.idp.taken"},
+	"unverified": {status: http.StatusForbidden, message: "login.error.idp.unverified"},
+	"link":       {status: http.StatusBadRequest, message: "login.error.idp.link"},
+	"linked":     {status: http.StatusConflict, message: "login.error.idp.linked"},
+	// An unreachable provider is not the edge's failure: the card says to try again, and the
+	// status stays below 500 so that monitoring of Berth does not page for someone else's outage.
+	"unreachable": {status: http.StatusBadRequest, message: "login.error.idp.unreachable"},
+}
+
+// providerFailure maps a failed provider call: identity's provider refusals by reason, the rest as
+// the sign-in form's failures.
+func providerFailure(err error) failure {
+	st := status.Convert(err)
+	if st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "provider" {
+		if f, ok := providerMessages[grpcx.ReasonOf(st)]; ok {
+			return f
+		}
+	}
+	if st.Code() == codes.InvalidArgument {
+		return failure{status: http.StatusBadRequest, message: msgBadLink}
+	}
+	return submitFailure(err, false)
+}
+
+// serveProvider answers the provider pages; it reports whether path was one of them.
+func (p *Page) serveProvider(w http.ResponseWriter, r *http.Request) bool {
+	var want string
+	var serve func(http.ResponseWriter, *http.Request)
+	switch r.URL.Path {
+	case ProviderPath:
+		want, serve = http.MethodGet, p.startProvider
+	case ProviderCallbackPath:
+		want, serve = http.MethodGet, p.providerCallback
+	case ProviderLinkPath:
+		want, serve = http.MethodPost, p.confirmLink
+	default:
+		return false
+	}
+	if r.Method != want {
+		w.Header().Set("Allow", want)
+		p.logRefusal(r, "method "+r.Method+" is not allowed")
+		p.renderError(w, r, http.StatusMethodNotAllowed, msgBadRequest)
+		return true
+	}
+	serve(w, r)
+	return true
+}
+
+// startProvider is the "Continue with …" link: identity checks the request and the slot and
+// answers the provider's authorization URL with the sealed flow, which the cookie keeps.
+func (p *Page) startProvider(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	params, err := ParamsFrom(q)
+	slot := q.Get("slot")
+	if err == nil && (len(slot) > maxParam || !text.Valid(slot)) {
+		err = errBadParam
+	}
+	if err != nil {
+		p.logRefusal(r, err.Error())
+		p.renderError(w, r, http.StatusBadRequest, msgBadLink)
+		return
+	}
+	start, err := p.client.StartProviderSignIn(r.Context(), &identityv1.StartProviderSignInRequest{
+		Params: params.Proto(), Slot: slot,
+	})
+	if err != nil {
+		p.failProvider(w, r, "start", err)
+		return
+	}
+	target, err := url.Parse(start.GetUrl())
+	if err != nil || !target.IsAbs() || (target.Scheme != "https" && target.Scheme != "http") {
+		p.logCause(r, "provider authorization URL is not an absolute http(s) URL", errors.New("unusable provider URL"))
+		p.renderError(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	p.setFlow(w, r, start.GetFlow(), flowMaxAge)
+	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+func (p *Page) setFlow(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: flowCookie, Value: value, Path: ProviderPath, MaxAge: maxAge, HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
+	})
+}
+
+// providerCallback is where the provider sends the browser back. The flow cookie is deleted
+// whatever the outcome, so one flow serves one callback.
+func (p *Page) providerCallback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	in := &identityv1.FinishProviderSignInRequest{
+		State: q.Get("state"), Code: q.Get("code"), Error: q.Get("error"), ErrorDescription: q.Get("error_description"),
+		ClientIp: ClientIP(r, p.trusted), UserAgent: UserAgent(r),
+	}
+	if c, err := r.Cookie(flowCookie); err == nil {
+		in.Flow = c.Value
+	}
+	p.setFlow(w, r, "", -1)
+	for _, v := range []string{in.State, in.Code, in.Error, in.ErrorDescription} {
+		if len(v) > maxParam || !text.Valid(v) {
+			p.logRefusal(r, "a callback parameter is too long or breaks the text rule")
+			p.renderError(w, r, http.StatusBadRequest, "login.error.idp.failed")
+			return
+		}
+	}
+	if in.Flow == "" || len(in.Flow) > maxSealed {
+		p.logRefusal(r, "the provider callback came without the flow cookie")
+		p.renderError(w, r, http.StatusBadRequest, "login.error.idp.state")
+		return
+	}
+	out, err := p.client.FinishProviderSignIn(r.Context(), in)
+	if err != nil {
+		p.failProvider(w, r, "callback", err)
+		return
+	}
+	if out.GetLink() != "" {
+		p.renderProviderLink(w, r, providerLinkView{formView: formView{Params: paramsOf(out.GetParams())}, Link: out.GetLink(), Email: out.GetEmail(),
+			ProviderName: out.GetProviderName()}, failure{status: http.StatusOK})
+		return
+	}
+	p.redirectTo(w, r, out.GetUrl())
+}
+
+// redirectTo sends the browser to the app's redirect URI that identity built.
+func (p *Page) redirectTo(w http.ResponseWriter, r *http.Request, raw string) {
+	target, err := url.Parse(raw)
+	if err != nil || !target.IsAbs() {
+		p.logCause(r, "login redirect is not an absolute URL", errors.New("unusable redirect URL"))
+		p.renderError(w, r, http.StatusInternalServerError, msgInternal)
+		return
+	}
+	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+}
+
+// paramsOf is the page's view of the parameters identity sends back.
+func paramsOf(lp *identityv1.LoginParams) Params {
+	return Params{ClientID: lp.GetClientId(), RedirectURI: lp.GetRedirectUri(), State: lp.GetState(), Nonce: lp.GetNonce(),
+		Scope: lp.GetScope(), Referral: lp.GetReferral()}
+}
+
+// confirmLink takes the confirmation form: the account's password links the provider identity.
+func (p *Page) confirmLink(w http.ResponseWriter, r *http.Request) {
+	form, ok := p.readForm(w, r)
+	if !ok {
+		return
+	}
+	view := providerLinkView{Link: form.Get("link"), Email: form.Get("email"), ProviderName: form.Get("provider")}
+	params, err := ParamsFrom(form)
+	password := form.Get("password")
+	for _, v := range []string{view.Link, view.Email, view.ProviderName, password} {
+		if err == nil && (len(v) > maxSealed || !text.Valid(v)) {
+			err = errBadParam
+		}
+	}
+	if err != nil || view.Link == "" {
+		p.logRefusal(r, "the link confirmation form is broken")
+		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
+		return
+	}
+	view.Params = params
+	if !CSRF.Valid(r) {
+		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
+		p.renderProviderLink(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
+		return
+	}
+	if password == "" {
+		p.renderProviderLink(w, r, view, failure{status: http.StatusBadRequest, message: msgMissingCredentials})
+		return
+	}
+	out, err := p.client.ConfirmProviderLink(r.Context(), &identityv1.ConfirmProviderLinkRequest{
+		Link: view.Link, Password: password, ClientIp: ClientIP(r, p.trusted), UserAgent: UserAgent(r),
+	})
+	if err != nil {
+		st := status.Convert(err)
+		if st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "provider" {
+			p.failProvider(w, r, "link", err)
+			return
+		}
+		f := submitFailure(err, false)
+		p.logRefusal(r, "identity refused the link confirmation: "+st.Code().String()+fieldNote(st))
+		p.renderProviderLink(w, r, view, f)
+		return
+	}
+	p.redirectTo(w, r, out.GetUrl())
+}
+
+// failProvider answers a refused or failed provider step with the error card. The log line carries
+// identity's message, which says why for the developer (the card shows a fixed text by reason).
+func (p *Page) failProvider(w http.ResponseWriter, r *http.Request, step string, err error) {
+	f := providerFailure(err)
+	st := status.Convert(err)
+	if f.status >= http.StatusInternalServerError {
+		p.logCause(r, "provider sign-in "+step+" failed", err)
+	} else {
+		p.logRefusal(r, "provider sign-in "+step+" refused: "+st.Code().String()+fieldNote(st)+": "+st.Message())
+	}
+	SetRetryAfter(w.Header(), f.retryAfter)
+	p.renderError(w, r, f.status, f.message)
+}
+
+// providerLinkView is the confirmation page of a link to an existing account.
+type providerLinkView struct {
+	formView
+	Link, Email, ProviderName string
+}
+
+func (v providerLinkView) Action() string { return ProviderLinkPath }
+
+// Head is the layout's view of the page.
+func (v providerLinkView) Head() webpage.Head {
+	return webpage.Head{Title: v.T("login.idp.link.title"), Brand: v.Brand, Printer: v.Printer}
+}
+
+// renderProviderLink shows the confirmation form, asking identity for the app again so that the page never
+// shows a name the form made up.
+func (p *Page) renderProviderLink(w http.ResponseWriter, r *http.Request, view providerLinkView, f failure) {
+	lc, err := p.describe(r, view.Params)
+	if err != nil {
+		p.failDescribe(w, r, err)
+		return
+	}
+	view.describe(r, lc)
+	view.Message = f.message
+	view.Email, view.ProviderName = strings.TrimSpace(view.Email), strings.TrimSpace(view.ProviderName)
+	view.CSRF = CSRF.Issue(w, r)
+	SetRetryAfter(w.Header(), f.retryAfter)
+	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	p.render(w, r, f.status, "providerLink", view)
+}
+
+// ProviderURL is the "Continue with …" link of slot, carrying the authorization request.
+func (p Params) ProviderURL(slot string) string {
+	q := p.Query()
+	q.Set("slot", slot)
+	return ProviderPath + "?" + q.Encode()
+}
