@@ -1983,8 +1983,10 @@ type App struct {
 	Branding               *AppBranding           `protobuf:"bytes,11,opt,name=branding,proto3" json:"branding,omitempty"`
 	// emailVerification is the app's policy: "required" or "optional".
 	EmailVerification string `protobuf:"bytes,12,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// mfa is the app's second-factor policy: "off", "optional" or "required".
+	Mfa           string `protobuf:"bytes,13,opt,name=mfa,proto3" json:"mfa,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *App) Reset() {
@@ -2097,6 +2099,13 @@ func (x *App) GetBranding() *AppBranding {
 func (x *App) GetEmailVerification() string {
 	if x != nil {
 		return x.EmailVerification
+	}
+	return ""
+}
+
+func (x *App) GetMfa() string {
+	if x != nil {
+		return x.Mfa
 	}
 	return ""
 }
@@ -2282,8 +2291,10 @@ type CreateAppRequest struct {
 	RefreshTokenTtlSeconds int32 `protobuf:"varint,5,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
 	// emailVerification is "required" (the default when empty) or "optional".
 	EmailVerification string `protobuf:"bytes,6,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// mfa is "off", "optional" (the default when empty) or "required".
+	Mfa           string `protobuf:"bytes,7,opt,name=mfa,proto3" json:"mfa,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateAppRequest) Reset() {
@@ -2354,6 +2365,13 @@ func (x *CreateAppRequest) GetRefreshTokenTtlSeconds() int32 {
 func (x *CreateAppRequest) GetEmailVerification() string {
 	if x != nil {
 		return x.EmailVerification
+	}
+	return ""
+}
+
+func (x *CreateAppRequest) GetMfa() string {
+	if x != nil {
+		return x.Mfa
 	}
 	return ""
 }
@@ -3940,6 +3958,155 @@ func (x *RevokeSessionsRequest) GetUserId() string {
 	return ""
 }
 
+type SetAppMfaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// policy is "off", "optional" or "required".
+	Policy        string `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppMfaRequest) Reset() {
+	*x = SetAppMfaRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppMfaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppMfaRequest) ProtoMessage() {}
+
+func (x *SetAppMfaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppMfaRequest.ProtoReflect.Descriptor instead.
+func (*SetAppMfaRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetAppMfaRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppMfaRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type ResetSecondFactorsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetSecondFactorsRequest) Reset() {
+	*x = ResetSecondFactorsRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetSecondFactorsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetSecondFactorsRequest) ProtoMessage() {}
+
+func (x *ResetSecondFactorsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetSecondFactorsRequest.ProtoReflect.Descriptor instead.
+func (*ResetSecondFactorsRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *ResetSecondFactorsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ResetSecondFactorsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type RemoveSecondFactorsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveSecondFactorsRequest) Reset() {
+	*x = RemoveSecondFactorsRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveSecondFactorsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveSecondFactorsRequest) ProtoMessage() {}
+
+func (x *RemoveSecondFactorsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveSecondFactorsRequest.ProtoReflect.Descriptor instead.
+func (*RemoveSecondFactorsRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *RemoveSecondFactorsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
 type SetAppEmailVerificationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -3951,7 +4118,7 @@ type SetAppEmailVerificationRequest struct {
 
 func (x *SetAppEmailVerificationRequest) Reset() {
 	*x = SetAppEmailVerificationRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4130,7 @@ func (x *SetAppEmailVerificationRequest) String() string {
 func (*SetAppEmailVerificationRequest) ProtoMessage() {}
 
 func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4143,7 @@ func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEmailVerificationRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEmailVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SetAppEmailVerificationRequest) GetAppId() string {
@@ -4206,7 +4373,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aProject\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xb7\x03\n" +
+	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xc9\x03\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
@@ -4220,7 +4387,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x16refreshTokenTtlSeconds\x18\n" +
 	" \x01(\x05R\x16refreshTokenTtlSeconds\x12:\n" +
 	"\bbranding\x18\v \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x12,\n" +
-	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\"\x95\x01\n" +
+	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\x12\x10\n" +
+	"\x03mfa\x18\r \x01(\tR\x03mfa\"\x95\x01\n" +
 	"\vAppBranding\x12 \n" +
 	"\vdisplayName\x18\x01 \x01(\tR\vdisplayName\x12 \n" +
 	"\vaccentColor\x18\x02 \x01(\tR\vaccentColor\x12\x18\n" +
@@ -4230,14 +4398,15 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12:\n" +
 	"\bbranding\x18\x02 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x84\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x96\x02\n" +
 	"\x10CreateAppRequest\x12\x1c\n" +
 	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\"\n" +
 	"\fredirectUris\x18\x03 \x03(\tR\fredirectUris\x124\n" +
 	"\x15accessTokenTtlSeconds\x18\x04 \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
 	"\x16refreshTokenTtlSeconds\x18\x05 \x01(\x05R\x16refreshTokenTtlSeconds\x12,\n" +
-	"\x11emailVerification\x18\x06 \x01(\tR\x11emailVerification\"F\n" +
+	"\x11emailVerification\x18\x06 \x01(\tR\x11emailVerification\x12\x10\n" +
+	"\x03mfa\x18\a \x01(\tR\x03mfa\"F\n" +
 	"\x14SetAppEnabledRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"+\n" +
@@ -4357,10 +4526,18 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x1c\n" +
 	"\tsessionId\x18\x02 \x01(\tR\tsessionId\"/\n" +
 	"\x15RevokeSessionsRequest\x12\x16\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\"@\n" +
+	"\x10SetAppMfaRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\"I\n" +
+	"\x19ResetSecondFactorsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\"4\n" +
+	"\x1aRemoveSecondFactorsRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\"N\n" +
 	"\x1eSetAppEmailVerificationRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
-	"\x06policy\x18\x02 \x01(\tR\x06policy2\xdf\r\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy2\x8b\x0f\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
@@ -4374,7 +4551,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}\x12\xa1\x01\n" +
 	"\fListSessions\x12&.berth.identity.v1.ListSessionsRequest\x1a\x1e.berth.identity.v1.SessionList\"I\xca\xf3\x18\"\b\x02\"\x12Sessions retrieved(\x010\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/users/{userId}/sessions\x12\xa6\x01\n" +
 	"\rRevokeSession\x12'.berth.identity.v1.RevokeSessionRequest\x1a\x16.google.protobuf.Empty\"T\xca\xf3\x18!\b\x02\x18\x01\"\x0fSession revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02)*'/v1/users/{userId}/sessions/{sessionId}\x12\x9d\x01\n" +
-	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"I\xca\xf3\x18\"\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions2\xca\x01\n" +
+	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"I\xca\xf3\x18\"\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions\x12\xa9\x01\n" +
+	"\x13RemoveSecondFactors\x12-.berth.identity.v1.RemoveSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\x1e\b\x02\x18\x01\"\x16Second factors removed(\x02\x82\xd3\xe4\x93\x02#*!/v1/users/{userId}/second-factors2\xca\x01\n" +
 	"\x0fOperatorService\x12\xb6\x01\n" +
 	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xcd\x05\n" +
 	"\x17IdentityInternalService\x12a\n" +
@@ -4385,8 +4563,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xd0\n" +
-	"\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\x86\f\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -4402,7 +4579,9 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
 	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
 	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
-	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
+	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12b\n" +
+	"\x12ResetSecondFactors\x12,.berth.identity.v1.ResetSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -4416,7 +4595,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),           // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                       // 1: berth.identity.v1.UserRole
@@ -4473,8 +4652,11 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*SessionList)(nil),                    // 52: berth.identity.v1.SessionList
 	(*RevokeSessionRequest)(nil),           // 53: berth.identity.v1.RevokeSessionRequest
 	(*RevokeSessionsRequest)(nil),          // 54: berth.identity.v1.RevokeSessionsRequest
-	(*SetAppEmailVerificationRequest)(nil), // 55: berth.identity.v1.SetAppEmailVerificationRequest
-	(*emptypb.Empty)(nil),                  // 56: google.protobuf.Empty
+	(*SetAppMfaRequest)(nil),               // 55: berth.identity.v1.SetAppMfaRequest
+	(*ResetSecondFactorsRequest)(nil),      // 56: berth.identity.v1.ResetSecondFactorsRequest
+	(*RemoveSecondFactorsRequest)(nil),     // 57: berth.identity.v1.RemoveSecondFactorsRequest
+	(*SetAppEmailVerificationRequest)(nil), // 58: berth.identity.v1.SetAppEmailVerificationRequest
+	(*emptypb.Empty)(nil),                  // 59: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -4497,63 +4679,69 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	50, // 17: berth.identity.v1.IdentityService.ListSessions:input_type -> berth.identity.v1.ListSessionsRequest
 	53, // 18: berth.identity.v1.IdentityService.RevokeSession:input_type -> berth.identity.v1.RevokeSessionRequest
 	54, // 19: berth.identity.v1.IdentityService.RevokeSessions:input_type -> berth.identity.v1.RevokeSessionsRequest
-	36, // 20: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
-	12, // 21: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	21, // 22: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	44, // 23: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
-	16, // 24: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
-	14, // 25: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
-	20, // 26: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
-	18, // 27: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
-	27, // 28: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	28, // 29: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	29, // 30: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	30, // 31: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	31, // 32: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	34, // 33: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	46, // 34: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	39, // 35: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
-	41, // 36: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	47, // 37: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	47, // 38: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	48, // 39: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
-	26, // 40: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	55, // 41: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
-	2,  // 42: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 43: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 44: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	56, // 45: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	56, // 46: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 47: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	56, // 48: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	56, // 49: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 50: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	56, // 51: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	56, // 52: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	37, // 53: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 54: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 55: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 56: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 57: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 58: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 59: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 60: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 61: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 62: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 63: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 64: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 65: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 66: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 67: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 68: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 69: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 70: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 71: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 72: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 73: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	24, // 74: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	42, // [42:75] is the sub-list for method output_type
-	9,  // [9:42] is the sub-list for method input_type
+	57, // 20: berth.identity.v1.IdentityService.RemoveSecondFactors:input_type -> berth.identity.v1.RemoveSecondFactorsRequest
+	36, // 21: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
+	12, // 22: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
+	21, // 23: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	44, // 24: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	16, // 25: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
+	14, // 26: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
+	20, // 27: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
+	18, // 28: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
+	27, // 29: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	28, // 30: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	29, // 31: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	30, // 32: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	31, // 33: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	34, // 34: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	46, // 35: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	39, // 36: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	41, // 37: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	47, // 38: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	47, // 39: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	48, // 40: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	26, // 41: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
+	58, // 42: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	55, // 43: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
+	56, // 44: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
+	2,  // 45: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 46: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 47: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	59, // 48: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	59, // 49: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 50: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	59, // 51: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	59, // 52: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 53: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	59, // 54: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	59, // 55: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	59, // 56: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
+	37, // 57: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 58: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 59: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 60: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 61: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 62: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 63: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 64: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 65: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 66: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 67: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 68: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 69: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 70: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 71: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 72: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 73: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 74: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 75: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 76: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 77: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 78: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	24, // 79: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
+	59, // 80: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
+	45, // [45:81] is the sub-list for method output_type
+	9,  // [9:45] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -4574,7 +4762,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   56,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -232,19 +232,25 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName         = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName                = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName                = "/berth.identity.v1.LoginService/SignIn"
-	LoginService_DescribeAccount_FullMethodName       = "/berth.identity.v1.LoginService/DescribeAccount"
-	LoginService_ChangePassword_FullMethodName        = "/berth.identity.v1.LoginService/ChangePassword"
-	LoginService_DescribeEmailChange_FullMethodName   = "/berth.identity.v1.LoginService/DescribeEmailChange"
-	LoginService_ConfirmEmailChange_FullMethodName    = "/berth.identity.v1.LoginService/ConfirmEmailChange"
-	LoginService_StartPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/StartPasswordReset"
-	LoginService_CheckPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/CheckPasswordReset"
-	LoginService_CompletePasswordReset_FullMethodName = "/berth.identity.v1.LoginService/CompletePasswordReset"
-	LoginService_ResendVerification_FullMethodName    = "/berth.identity.v1.LoginService/ResendVerification"
-	LoginService_VerifyEmailCode_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailCode"
-	LoginService_VerifyEmailLink_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailLink"
+	LoginService_DescribeLogin_FullMethodName           = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName                  = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName                  = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName         = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName          = "/berth.identity.v1.LoginService/ChangePassword"
+	LoginService_DescribeEmailChange_FullMethodName     = "/berth.identity.v1.LoginService/DescribeEmailChange"
+	LoginService_ConfirmEmailChange_FullMethodName      = "/berth.identity.v1.LoginService/ConfirmEmailChange"
+	LoginService_StartPasswordReset_FullMethodName      = "/berth.identity.v1.LoginService/StartPasswordReset"
+	LoginService_CheckPasswordReset_FullMethodName      = "/berth.identity.v1.LoginService/CheckPasswordReset"
+	LoginService_CompletePasswordReset_FullMethodName   = "/berth.identity.v1.LoginService/CompletePasswordReset"
+	LoginService_ResendVerification_FullMethodName      = "/berth.identity.v1.LoginService/ResendVerification"
+	LoginService_VerifyEmailCode_FullMethodName         = "/berth.identity.v1.LoginService/VerifyEmailCode"
+	LoginService_VerifyEmailLink_FullMethodName         = "/berth.identity.v1.LoginService/VerifyEmailLink"
+	LoginService_DescribeSecondFactors_FullMethodName   = "/berth.identity.v1.LoginService/DescribeSecondFactors"
+	LoginService_StartTotpEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/StartTotpEnrolment"
+	LoginService_ConfirmTotpEnrolment_FullMethodName    = "/berth.identity.v1.LoginService/ConfirmTotpEnrolment"
+	LoginService_RegenerateRecoveryCodes_FullMethodName = "/berth.identity.v1.LoginService/RegenerateRecoveryCodes"
+	LoginService_StartSignInEnrolment_FullMethodName    = "/berth.identity.v1.LoginService/StartSignInEnrolment"
+	LoginService_VerifySecondFactor_FullMethodName      = "/berth.identity.v1.LoginService/VerifySecondFactor"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -288,6 +294,23 @@ type LoginServiceClient interface {
 	VerifyEmailCode(ctx context.Context, in *VerifyEmailCodeRequest, opts ...grpc.CallOption) (*VerifiedEmail, error)
 	// VerifyEmailLink meets a verification by the secret of the mailed link.
 	VerifyEmailLink(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*VerifiedEmail, error)
+	// DescribeSecondFactors tells the account page the app's MFA policy and the second factors of
+	// the access token's user.
+	DescribeSecondFactors(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SecondFactors, error)
+	// StartTotpEnrolment starts (or resumes, within 15 minutes) the TOTP enrolment of the access
+	// token's user and answers the key to show.
+	StartTotpEnrolment(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*TotpKey, error)
+	// ConfirmTotpEnrolment confirms the enrolment with the first code and answers the user's ten
+	// new recovery codes, which are never shown again.
+	ConfirmTotpEnrolment(ctx context.Context, in *ConfirmTotpEnrolmentRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
+	RegenerateRecoveryCodes(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
+	// LoginRedirect's second_factor with enrol set).
+	StartSignInEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*TotpKey, error)
+	// VerifySecondFactor checks the TOTP or recovery code of a sign-in's second step (or confirms
+	// the enrolment of an enrolling one) and continues the authorization request.
+	VerifySecondFactor(ctx context.Context, in *VerifySecondFactorRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 }
 
 type loginServiceClient struct {
@@ -428,6 +451,66 @@ func (c *loginServiceClient) VerifyEmailLink(ctx context.Context, in *VerifyEmai
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeSecondFactors(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SecondFactors, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SecondFactors)
+	err := c.cc.Invoke(ctx, LoginService_DescribeSecondFactors_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartTotpEnrolment(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*TotpKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TotpKey)
+	err := c.cc.Invoke(ctx, LoginService_StartTotpEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ConfirmTotpEnrolment(ctx context.Context, in *ConfirmTotpEnrolmentRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, LoginService_ConfirmTotpEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) RegenerateRecoveryCodes(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, LoginService_RegenerateRecoveryCodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartSignInEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*TotpKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TotpKey)
+	err := c.cc.Invoke(ctx, LoginService_StartSignInEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) VerifySecondFactor(ctx context.Context, in *VerifySecondFactorRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_VerifySecondFactor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -469,6 +552,23 @@ type LoginServiceServer interface {
 	VerifyEmailCode(context.Context, *VerifyEmailCodeRequest) (*VerifiedEmail, error)
 	// VerifyEmailLink meets a verification by the secret of the mailed link.
 	VerifyEmailLink(context.Context, *VerifyEmailLinkRequest) (*VerifiedEmail, error)
+	// DescribeSecondFactors tells the account page the app's MFA policy and the second factors of
+	// the access token's user.
+	DescribeSecondFactors(context.Context, *AccountRequest) (*SecondFactors, error)
+	// StartTotpEnrolment starts (or resumes, within 15 minutes) the TOTP enrolment of the access
+	// token's user and answers the key to show.
+	StartTotpEnrolment(context.Context, *AccountRequest) (*TotpKey, error)
+	// ConfirmTotpEnrolment confirms the enrolment with the first code and answers the user's ten
+	// new recovery codes, which are never shown again.
+	ConfirmTotpEnrolment(context.Context, *ConfirmTotpEnrolmentRequest) (*RecoveryCodes, error)
+	// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
+	RegenerateRecoveryCodes(context.Context, *AccountRequest) (*RecoveryCodes, error)
+	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
+	// LoginRedirect's second_factor with enrol set).
+	StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error)
+	// VerifySecondFactor checks the TOTP or recovery code of a sign-in's second step (or confirms
+	// the enrolment of an enrolling one) and continues the authorization request.
+	VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -517,6 +617,24 @@ func (UnimplementedLoginServiceServer) VerifyEmailCode(context.Context, *VerifyE
 }
 func (UnimplementedLoginServiceServer) VerifyEmailLink(context.Context, *VerifyEmailLinkRequest) (*VerifiedEmail, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifyEmailLink not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeSecondFactors(context.Context, *AccountRequest) (*SecondFactors, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeSecondFactors not implemented")
+}
+func (UnimplementedLoginServiceServer) StartTotpEnrolment(context.Context, *AccountRequest) (*TotpKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartTotpEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) ConfirmTotpEnrolment(context.Context, *ConfirmTotpEnrolmentRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmTotpEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) RegenerateRecoveryCodes(context.Context, *AccountRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegenerateRecoveryCodes not implemented")
+}
+func (UnimplementedLoginServiceServer) StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartSignInEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifySecondFactor not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -773,6 +891,114 @@ func _LoginService_VerifyEmailLink_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeSecondFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeSecondFactors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeSecondFactors_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeSecondFactors(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartTotpEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartTotpEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartTotpEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartTotpEnrolment(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ConfirmTotpEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfirmTotpEnrolmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ConfirmTotpEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ConfirmTotpEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ConfirmTotpEnrolment(ctx, req.(*ConfirmTotpEnrolmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_RegenerateRecoveryCodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).RegenerateRecoveryCodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_RegenerateRecoveryCodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).RegenerateRecoveryCodes(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartSignInEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SecondFactorFlow)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartSignInEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartSignInEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartSignInEnrolment(ctx, req.(*SecondFactorFlow))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_VerifySecondFactor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifySecondFactorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).VerifySecondFactor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_VerifySecondFactor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).VerifySecondFactor(ctx, req.(*VerifySecondFactorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -831,6 +1057,30 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyEmailLink",
 			Handler:    _LoginService_VerifyEmailLink_Handler,
+		},
+		{
+			MethodName: "DescribeSecondFactors",
+			Handler:    _LoginService_DescribeSecondFactors_Handler,
+		},
+		{
+			MethodName: "StartTotpEnrolment",
+			Handler:    _LoginService_StartTotpEnrolment_Handler,
+		},
+		{
+			MethodName: "ConfirmTotpEnrolment",
+			Handler:    _LoginService_ConfirmTotpEnrolment_Handler,
+		},
+		{
+			MethodName: "RegenerateRecoveryCodes",
+			Handler:    _LoginService_RegenerateRecoveryCodes_Handler,
+		},
+		{
+			MethodName: "StartSignInEnrolment",
+			Handler:    _LoginService_StartSignInEnrolment_Handler,
+		},
+		{
+			MethodName: "VerifySecondFactor",
+			Handler:    _LoginService_VerifySecondFactor_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -274,8 +274,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 			slog.WarnContext(ctx, "verification mail after sign-up", slog.String("error", err.Error()))
 		}
 	}
-	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
-	return LoginOutcome{URL: target}, err
+	return s.afterPassword(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
 }
 
 // maxPasswordBytes bounds what sign-in hashes: longer input cannot be a valid password (MaxLength
@@ -343,8 +342,7 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 	if verificationRequired(a) && !u.EmailVerified {
 		return s.signInUnverified(ctx, a, u, in.Params, ip)
 	}
-	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
-	return LoginOutcome{URL: target}, err
+	return s.afterPassword(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
 }
 
 // signInUnverified answers the right password of an unverified user under the required policy:
@@ -382,8 +380,9 @@ type browser struct {
 }
 
 // completeSignIn records the sign-in (with its event) and issues the authorization code, which
-// carries the browser on to the session its exchange starts.
-func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser) (string, error) {
+// carries the browser and the sign-in's authentication methods (amr) on to the session its
+// exchange starts.
+func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser, amr []string) (string, error) {
 	now := s.now()
 	_, err := s.store.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
 		if err := x.RecordSignIn(now, b.ip); err != nil {
@@ -405,7 +404,7 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 	}
 	if err := s.store.CreateAuthCode(ctx, domain.AuthCode{
 		Hash: hash, AppID: a.ID, UserID: u.ID, RedirectURI: p.RedirectURI, Nonce: p.Nonce, Scope: p.Scope,
-		AuthTime: now, CreatedAt: now, ExpiresAt: now.Add(domain.AuthCodeTTL), ClientIP: b.ip, UserAgent: b.userAgent,
+		AuthTime: now, CreatedAt: now, ExpiresAt: now.Add(domain.AuthCodeTTL), ClientIP: b.ip, UserAgent: b.userAgent, AMR: amr,
 	}); err != nil {
 		return "", err
 	}

@@ -209,7 +209,7 @@ func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion)
 	if err != nil {
 		return "", err
 	}
-	return s.completeSignIn(ctx, a, u, params, browser{ip: clientIP(in.ClientIP), userAgent: in.UserAgent})
+	return s.signInAfterMail(ctx, a, u, params, browser{ip: clientIP(in.ClientIP), userAgent: in.UserAgent})
 }
 
 // resumedParams is the authorization request a challenge continues, as the login forms carry it.

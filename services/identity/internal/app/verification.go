@@ -20,10 +20,15 @@ const VerifyPath = "/login/verify"
 
 // LoginOutcome is where a hosted-page form leads: URL continues the authorization request (the
 // app's redirect_uri with a code), or, instead, Verification says the address must be verified
-// first and names the verification whose code the "check your inbox" page takes.
+// first and names the verification whose code the "check your inbox" page takes, or
+// SecondFactor names the flow of a sign-in that must prove a second factor (Enrol: enrol one
+// first). RecoveryCodes are shown once beside URL after an enrolment at sign-in.
 type LoginOutcome struct {
-	URL          string
-	Verification string
+	URL           string
+	Verification  string
+	SecondFactor  string
+	Enrol         bool
+	RecoveryCodes []string
 }
 
 // ResendInput is the "resend" button of the "check your inbox" page.
@@ -265,5 +270,5 @@ func (s *Service) meetVerification(ctx context.Context, c domain.Challenge, ip s
 		return "", err
 	}
 	// The verification forms do not pass the browser's user agent: the session records none.
-	return s.completeSignIn(ctx, a, u, p, browser{ip: clientIP(ip)})
+	return s.signInAfterMail(ctx, a, u, p, browser{ip: clientIP(ip)})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/pquerna/otp"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -123,7 +124,7 @@ func loginRedirect(o app.LoginOutcome, err error) (*identityv1.LoginRedirect, er
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginRedirect{Url: o.URL, Verification: o.Verification}, nil
+	return &identityv1.LoginRedirect{Url: o.URL, Verification: o.Verification, SecondFactor: o.SecondFactor, Enrol: o.Enrol, RecoveryCodes: o.RecoveryCodes}, nil
 }
 
 // DescribeAccount checks the account page's app and answers the deployment's account callback.
@@ -211,4 +212,55 @@ func loginParams(p *identityv1.LoginParams) app.LoginParams {
 		ClientID: p.GetClientId(), RedirectURI: p.GetRedirectUri(), State: p.GetState(), Nonce: p.GetNonce(), Scope: p.GetScope(),
 		Referral: p.GetReferral(),
 	}
+}
+
+// DescribeSecondFactors answers the policy and factors of the access token's user.
+func (s *LoginServer) DescribeSecondFactors(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.SecondFactors, error) {
+	st, err := s.svc.DescribeSecondFactors(ctx, req.GetAccessToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.SecondFactors{Policy: string(st.Policy), Totp: st.TOTP, RecoveryCodesLeft: int32(st.RecoveryCodesLeft)}, nil
+}
+
+// StartTotpEnrolment starts or resumes the TOTP enrolment of the access token's user.
+func (s *LoginServer) StartTotpEnrolment(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.TotpKey, error) {
+	return totpKey(s.svc.StartTOTPEnrolment(ctx, req.GetAccessToken()))
+}
+
+// ConfirmTotpEnrolment confirms the enrolment with its first code.
+func (s *LoginServer) ConfirmTotpEnrolment(ctx context.Context, req *identityv1.ConfirmTotpEnrolmentRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.ConfirmTOTPEnrolment(ctx, req.GetAccessToken(), req.GetCode(), req.GetClientIp())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
+func (s *LoginServer) RegenerateRecoveryCodes(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.RegenerateRecoveryCodes(ctx, req.GetAccessToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// StartSignInEnrolment answers the TOTP key of a sign-in that enrols a factor.
+func (s *LoginServer) StartSignInEnrolment(ctx context.Context, req *identityv1.SecondFactorFlow) (*identityv1.TotpKey, error) {
+	return totpKey(s.svc.StartSignInEnrolment(ctx, req.GetFlow()))
+}
+
+// VerifySecondFactor checks a sign-in's second factor and continues the authorization request.
+func (s *LoginServer) VerifySecondFactor(ctx context.Context, req *identityv1.VerifySecondFactorRequest) (*identityv1.LoginRedirect, error) {
+	return loginRedirect(s.svc.VerifySecondFactor(ctx, app.SecondFactorInput{
+		Flow: req.GetFlow(), Code: req.GetCode(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	}))
+}
+
+func totpKey(k *otp.Key, err error) (*identityv1.TotpKey, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.TotpKey{OtpauthUrl: k.URL(), Secret: k.Secret()}, nil
 }

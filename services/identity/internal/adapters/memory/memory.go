@@ -32,6 +32,9 @@ type Store struct {
 	referrals map[string]domain.Referral
 	// challenges are the mails' challenges, by id.
 	challenges map[string]domain.Challenge
+	// factors are the users' second factors, by id; recovery the recovery codes, by user id.
+	factors  map[string]domain.Factor
+	recovery map[string][]domain.RecoveryCode
 	// operatorKey is the sealed operator signing key; nil until the first operator token.
 	operatorKey []byte
 }
@@ -54,6 +57,8 @@ func New(outbox *events.MemoryOutbox) *Store {
 		members:    map[string]domain.ProjectMember{},
 		referrals:  map[string]domain.Referral{},
 		challenges: map[string]domain.Challenge{},
+		factors:    map[string]domain.Factor{},
+		recovery:   map[string][]domain.RecoveryCode{},
 	}
 }
 

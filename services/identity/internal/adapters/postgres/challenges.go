@@ -138,25 +138,11 @@ func (s *Store) MeetChallenge(ctx context.Context, appID, id string, now time.Ti
 		}
 		evs := effect.Events
 		if effect.RevokeSessions {
-			rows, err := tx.Query(ctx, `update refresh_families set revoked = true
-				where app_id = $1 and user_id = $2 and not revoked
-				returning id::text, expires_at > $3`, appID, u.ID, now)
+			live, err := revokeAllFamilies(ctx, tx, appID, u.ID, now)
 			if err != nil {
 				return err
 			}
-			live := []string{}
-			var fam string
-			var alive bool
-			if _, err := pgx.ForEachRow(rows, []any{&fam, &alive}, func() error {
-				if alive {
-					live = append(live, fam)
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
 			if len(live) > 0 && effect.SessionsRevoked != nil {
-				slices.Sort(live)
 				more, err := effect.SessionsRevoked(live)
 				if err != nil {
 					return err

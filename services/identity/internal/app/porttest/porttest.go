@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("Attempts", func(t *testing.T) { testAttempts(t, newStore) })
 	s.Run("Referrals", func(t *testing.T) { testReferrals(t, newStore) })
 	s.Run("Challenges", func(t *testing.T) { testChallenges(t, newStore) })
+	s.Run("Factors", func(t *testing.T) { testFactors(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 }
 
@@ -68,8 +69,8 @@ func newApp(projectID string) domain.App {
 		ExtraOrigins:     []string{"https://www.example.test"},
 		PublicKeyPEM:     "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
 		SealedPrivateKey: []byte{1, 2, 3, 4}, AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
-		EmailVerification: domain.VerificationRequired,
-		CreatedAt:         t0, UpdatedAt: t0,
+		EmailVerification: domain.VerificationRequired, MFA: domain.MFAOptional,
+		CreatedAt: t0, UpdatedAt: t0,
 	}
 }
 
@@ -372,6 +373,23 @@ func testApps(t *testing.T, newStore Factory) {
 		}
 		got, _ = s.GetApp(ctx, a.ID)
 		wantEqual(t, "policy after update", got.EmailVerification, domain.VerificationOptional)
+	})
+
+	t.Run("the MFA policy is stored and changes with the app", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "policy as created", got.MFA, domain.MFAOptional)
+		for _, p := range []domain.MFAPolicy{domain.MFARequired, domain.MFAOff} {
+			if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+				x.MFA = p
+				return nil, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ = s.GetApp(ctx, a.ID)
+			wantEqual(t, "policy after update", got.MFA, p)
+		}
 	})
 
 	t.Run("update of an unknown app is not found", func(t *testing.T) {
