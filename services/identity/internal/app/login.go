@@ -332,17 +332,31 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 	if err := inactive(u); err != nil {
 		return LoginOutcome{}, err
 	}
-	// A success resets the email's counts (strict and loose), so the owner gets a full allowance of
-	// typos again.
-	for _, k := range []string{keys.pair, keys.email} {
-		if err := s.store.ClearAttempts(ctx, k); err != nil {
+	if verificationRequired(a) && !u.EmailVerified {
+		if err := s.clearSignInFailures(ctx, keys); err != nil {
 			return LoginOutcome{}, err
 		}
-	}
-	if verificationRequired(a) && !u.EmailVerified {
 		return s.signInUnverified(ctx, a, u, in.Params, ip)
 	}
-	return s.afterPassword(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	out, err := s.afterPassword(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	if err != nil || out.SecondFactor != "" {
+		// A sign-in that still needs its second factor keeps the failures counted: wrong codes
+		// count under the same keys, and a right password must not wipe them, or it would buy a
+		// fresh allowance of code guesses each time.
+		return out, err
+	}
+	return out, s.clearSignInFailures(ctx, keys)
+}
+
+// clearSignInFailures resets the email's counts (strict and loose) after a successful sign-in, so
+// the owner gets a full allowance of typos again.
+func (s *Service) clearSignInFailures(ctx context.Context, keys signInKeys) error {
+	for _, k := range []string{keys.pair, keys.email} {
+		if err := s.store.ClearAttempts(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // signInUnverified answers the right password of an unverified user under the required policy:

@@ -200,10 +200,8 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
 		return LoginOutcome{}, err
 	}
-	for _, k := range []string{keys.pair, keys.email} {
-		if err := s.store.ClearAttempts(ctx, k); err != nil {
-			return LoginOutcome{}, err
-		}
+	if err := s.clearSignInFailures(ctx, keys); err != nil {
+		return LoginOutcome{}, err
 	}
 	// Meeting the flow makes it single use: of two posts racing with two good codes one signs in.
 	if _, err := s.store.MeetChallenge(ctx, c.AppID, c.ID, s.now(), func(domain.Challenge, *domain.User) (ChallengeEffect, error) {
