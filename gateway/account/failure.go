@@ -19,6 +19,8 @@ const (
 	msgWrongCurrent     = "account.error.wrongCurrent"
 	msgMissing          = "account.error.missing"
 	msgSessionGone      = "account.error.sessionGone"
+	msgCodeWrong        = "account.mfa.wrongCode"
+	msgMFAUnavailable   = "account.mfa.unavailable"
 	msgSignedOutTitle   = "account.signedOut.title"
 	msgSignedOutMessage = "account.signedOut.message"
 	// Shared with the login page: the same situations in the same words.
@@ -96,6 +98,10 @@ func actionFailure(err error) failure {
 		return failure{status: http.StatusBadRequest, message: msgBadPassword}
 	case st.Code() == codes.NotFound:
 		return failure{status: http.StatusNotFound, message: msgSessionGone}
+	case st.Code() == codes.FailedPrecondition:
+		// A second-factor action the app's policy or the user's factors do not allow (an
+		// enrolment beside an enrolled factor, codes without a factor): the page shows what is.
+		return failure{status: http.StatusConflict, message: msgMFAUnavailable}
 	case st.Code() == codes.InvalidArgument:
 		return failure{status: http.StatusBadRequest, message: msgBadRequest}
 	}

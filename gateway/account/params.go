@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -13,6 +14,9 @@ import (
 // maxParam bounds every parameter but the passwords: ids, codes and tokens are far below it.
 const maxParam = 4096
 
+// maxCode bounds a typed one-time code: six digits, with spaces to spare.
+const maxCode = 32
+
 // maxPassword bounds a password field in bytes: identity allows 128 characters of at most 4 bytes.
 const maxPassword = 4 * 128
 
@@ -22,6 +26,11 @@ const (
 	actionEnd      = "end"
 	actionEndAll   = "endAll"
 	actionSignOut  = "signOut"
+	// The second factor: start a TOTP enrolment, confirm it with the first code, replace the
+	// recovery codes.
+	actionTOTPStart   = "totpStart"
+	actionTOTPConfirm = "totpConfirm"
+	actionNewRecovery = "recoveryCodes"
 )
 
 // link is what GET /account reads: the app, the language and the notice of a finished action.
@@ -35,6 +44,7 @@ type action struct {
 	Action       string
 	Current, New string // the password change
 	SessionID    string // ending one session
+	Code         string // confirming a TOTP enrolment
 }
 
 var (
@@ -43,6 +53,7 @@ var (
 	errBadAction     = errors.New("the form names no known action")
 	errBadSession    = errors.New("the session id is not a UUID")
 	errBadPassword   = errors.New("a password field is too long or holds control characters")
+	errBadCode       = errors.New("the code is too long or holds control characters")
 )
 
 // validParam reports whether s may be sent on: valid UTF-8, no control characters, not too long.
@@ -83,7 +94,12 @@ func actionFrom(v url.Values) (action, error) {
 			return action{}, errBadSession
 		}
 		a.SessionID = id.String()
-	case actionEndAll, actionSignOut:
+	case actionTOTPConfirm:
+		a.Code = strings.TrimSpace(v.Get("code"))
+		if len(a.Code) > maxCode || !text.Valid(a.Code) {
+			return action{}, errBadCode
+		}
+	case actionEndAll, actionSignOut, actionTOTPStart, actionNewRecovery:
 	default:
 		return action{}, errBadAction
 	}

@@ -145,9 +145,10 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	loginClient := identityv1.NewLoginServiceClient(checkedConn{o.login})
 	loginPage := login.New(loginClient, log, o.trustedProxies)
 	for path, page := range map[string]http.Handler{
-		login.Path:       loginPage,
-		login.VerifyPath: loginPage,
-		emailchange.Path: emailchange.New(loginClient, log),
+		login.Path:             loginPage,
+		login.VerifyPath:       loginPage,
+		login.SecondFactorPath: loginPage,
+		emailchange.Path:       emailchange.New(loginClient, log),
 	} {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
 			if err := d.HandlePath(method, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {

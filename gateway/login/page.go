@@ -38,7 +38,7 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = webpage.Template("login", pageHTML+verifyHTML)
+var pages = webpage.Template("login", pageHTML+verifyHTML+secondFactorHTML)
 
 // Backend is the part of identity's LoginService the sign-in and verification pages call; the
 // service's other RPCs back other hosted pages.
@@ -49,6 +49,8 @@ type Backend interface {
 	VerifyEmailLink(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
 	VerifyEmailCode(ctx context.Context, in *identityv1.VerifyEmailCodeRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
 	ResendVerification(ctx context.Context, in *identityv1.ResendVerificationRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	StartSignInEnrolment(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.TotpKey, error)
+	VerifySecondFactor(ctx context.Context, in *identityv1.VerifySecondFactorRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 }
 
 // Page is the hosted login page. It holds no state between requests: the authorization
@@ -71,8 +73,12 @@ func New(client Backend, log *slog.Logger, trusted []netip.Prefix) *Page {
 // page on VerifyPath.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header(), "", "")
-	if r.URL.Path == VerifyPath {
+	switch r.URL.Path {
+	case VerifyPath:
 		p.serveVerify(w, r)
+		return
+	case SecondFactorPath:
+		p.submitSecondFactor(w, r)
 		return
 	}
 	switch r.Method {
@@ -164,6 +170,11 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		// The address must be verified first; the answer is the same whether a verification mail
 		// or a "you already have an account" notice went out.
 		p.pending(w, r, pendingView{formView: formView{Params: params, Email: view.Email}, Verification: v}, failure{status: http.StatusOK})
+		return
+	}
+	if flow := redirect.GetSecondFactor(); flow != "" {
+		// The password was right; the sign-in continues once the second factor is proved.
+		p.askSecondFactor(w, r, secondFactorView{formView: formView{Params: params}, Flow: flow, Enrol: redirect.GetEnrol()}, failure{status: http.StatusOK})
 		return
 	}
 	target, err := url.Parse(redirect.GetUrl())

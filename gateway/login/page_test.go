@@ -50,6 +50,31 @@ type fakeLogin struct {
 	resends   []*identityv1.ResendVerificationRequest
 	codes     []*identityv1.VerifyEmailCodeRequest
 	links     []*identityv1.VerifyEmailLinkRequest
+	// secondFactor, when set, is the flow SignIn answers (enrol: an enrolling one); factorErr and
+	// recovery answer VerifySecondFactor.
+	secondFactor string
+	enrol        bool
+	factorErr    error
+	recovery     []string
+	enrolments   []*identityv1.SecondFactorFlow
+	factors      []*identityv1.VerifySecondFactorRequest
+}
+
+func (f *fakeLogin) StartSignInEnrolment(_ context.Context, in *identityv1.SecondFactorFlow, _ ...grpc.CallOption) (*identityv1.TotpKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.enrolments = append(f.enrolments, in)
+	return &identityv1.TotpKey{OtpauthUrl: "otpauth://totp/Demo:ada@example.com?secret=JBSWY3DPEHPK3PXP&issuer=Demo", Secret: "JBSWY3DPEHPK3PXP"}, nil
+}
+
+func (f *fakeLogin) VerifySecondFactor(_ context.Context, in *identityv1.VerifySecondFactorRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.factors = append(f.factors, in)
+	if f.factorErr != nil {
+		return nil, f.factorErr
+	}
+	return &identityv1.LoginRedirect{Url: f.redirectURL, RecoveryCodes: f.recovery}, nil
 }
 
 func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
@@ -76,6 +101,9 @@ func (f *fakeLogin) redirect() (*identityv1.LoginRedirect, error) {
 	}
 	if f.verification != "" {
 		return &identityv1.LoginRedirect{Verification: f.verification}, nil
+	}
+	if f.secondFactor != "" {
+		return &identityv1.LoginRedirect{SecondFactor: f.secondFactor, Enrol: f.enrol}, nil
 	}
 	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
 }

@@ -22,7 +22,7 @@ import (
 const VerifyPath = Path + "/verify"
 
 // Serves reports whether path is one of the page's paths.
-func Serves(path string) bool { return path == Path || path == VerifyPath }
+func Serves(path string) bool { return path == Path || path == VerifyPath || path == SecondFactorPath }
 
 //go:embed verify.html
 var verifyHTML string

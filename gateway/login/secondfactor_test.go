@@ -1,0 +1,101 @@
+package login
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/grpcx"
+)
+
+// tok is a well-formed CSRF token the tests send as cookie and field alike.
+var tok = webpage.NewToken()
+
+// secondStepForm is the second step's form as the page renders it, with a code typed.
+func secondStepForm(flow, code string, extra ...string) url.Values {
+	v := url.Values{"client_id": {appID}, "redirect_uri": {redirectURI}, "state": {"st4te"}, "flow": {flow}, "code": {code}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		v.Set(extra[i], extra[i+1])
+	}
+	return v
+}
+
+// submitSignIn posts a valid sign-in form.
+func submitSignIn(t *testing.T, p *Page) *httptest.ResponseRecorder {
+	t.Helper()
+	return post(t, p, validForm("signIn", tok), tok)
+}
+
+func TestARightPasswordOfAUserWithASecondFactorAsksForTheCode(t *testing.T) {
+	fake := newFake()
+	fake.secondFactor = "flow-secret"
+	p, _ := newPage(fake)
+	rec := submitSignIn(t, p)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, `action="/login/second-factor"`) || !strings.Contains(body, `value="flow-secret"`) ||
+		!strings.Contains(body, "authenticator app, or one of your recovery codes") {
+		t.Fatalf("answer to the password = %d:\n%s", rec.Code, body)
+	}
+	if strings.Contains(body, "<svg") {
+		t.Error("a user with a factor is shown an enrolment")
+	}
+}
+
+func TestTheRightCodeContinuesToTheAppAndAWrongOneAsksAgain(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	rec := postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "123456"), tok)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != fake.redirectURL {
+		t.Fatalf("right code = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if got := fake.factors[0]; got.GetFlow() != "flow-secret" || got.GetCode() != "123456" || got.GetClientIp() != "203.0.113.9" {
+		t.Errorf("VerifySecondFactor = %v", got)
+	}
+	fake.factorErr = grpcx.StatusOf(fault.Invalid("code", "wrong")).Err()
+	rec = postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "000000"), tok)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "This code is not correct") || !strings.Contains(rec.Body.String(), `value="flow-secret"`) {
+		t.Errorf("wrong code = %d:\n%s", rec.Code, rec.Body)
+	}
+	fake.factorErr = grpcx.StatusOf(fault.Invalid("flow", "expired")).Err()
+	rec = postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "111111"), tok)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "This sign-in expired") {
+		t.Errorf("spent flow = %d:\n%s", rec.Code, rec.Body)
+	}
+}
+
+func TestAnEnrolmentAtSignInShowsTheKeyThenTheRecoveryCodesWithTheWayOn(t *testing.T) {
+	fake := newFake()
+	fake.secondFactor, fake.enrol = "flow-secret", true
+	p, _ := newPage(fake)
+	rec := submitSignIn(t, p)
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, "<svg") || !strings.Contains(body, "JBSWY3DPEHPK3PXP") || !strings.Contains(body, `name="enrol" value="1"`) {
+		t.Fatalf("enrolment = %d:\n%s", rec.Code, body)
+	}
+	fake.recovery = []string{"abcde-fghjk", "mnpqr-stuvw"}
+	rec = postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "123456", "enrol", "1"), tok)
+	body = rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, "mnpqr-stuvw") || !strings.Contains(body, `id="continue" href="`+strings.ReplaceAll(fake.redirectURL, "&", "&amp;")+`"`) {
+		t.Fatalf("recovery codes = %d:\n%s", rec.Code, body)
+	}
+}
+
+func TestTheSecondStepRefusesAFormWithoutACSRFTokenOrFlow(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	rec := postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "123456"), "")
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("without CSRF = %d", rec.Code)
+	}
+	rec = postTo(t, p, SecondFactorPath, secondStepForm("", "123456"), tok)
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("without flow = %d", rec.Code)
+	}
+	if len(fake.factors) != 0 {
+		t.Errorf("identity was asked %d times", len(fake.factors))
+	}
+}
