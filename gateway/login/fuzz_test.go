@@ -58,14 +58,7 @@ func FuzzLoginForm(f *testing.F) {
 		for _, m := range fake.signIns {
 			sent = append(sent, m)
 		}
-		for _, m := range sent {
-			if _, err := proto.Marshal(m); err != nil {
-				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
-			}
-			if err := text.Message(m); err != nil {
-				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
-			}
-		}
+		sendable(t, sent)
 	})
 }
 
@@ -118,14 +111,7 @@ func FuzzVerifyForm(f *testing.F) {
 		for _, m := range fake.describes {
 			sent = append(sent, m)
 		}
-		for _, m := range sent {
-			if _, err := proto.Marshal(m); err != nil {
-				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
-			}
-			if err := text.Message(m); err != nil {
-				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
-			}
-		}
+		sendable(t, sent)
 	})
 }
 
@@ -172,13 +158,20 @@ func FuzzSecondFactorForm(f *testing.F) {
 		for _, m := range fake.describes {
 			sent = append(sent, m)
 		}
-		for _, m := range sent {
-			if _, err := proto.Marshal(m); err != nil {
-				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
-			}
-			if err := text.Message(m); err != nil {
-				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
-			}
-		}
+		sendable(t, sent)
 	})
+}
+
+// sendable fails the fuzz run when a message the page sent identity could not travel: gRPC cannot
+// marshal invalid UTF-8, and Postgres refuses NUL (the text rule).
+func sendable(t *testing.T, sent []proto.Message) {
+	t.Helper()
+	for _, m := range sent {
+		if _, err := proto.Marshal(m); err != nil {
+			t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
+		}
+		if err := text.Message(m); err != nil {
+			t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
+		}
+	}
 }

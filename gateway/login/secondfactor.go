@@ -195,13 +195,6 @@ func (p *Page) failSecondFactor(w http.ResponseWriter, r *http.Request, view sec
 		p.logRefusal(r, "identity refused the second step: "+st.Code().String()+fieldNote(st))
 		p.renderError(w, r, http.StatusBadRequest, msgFlowExpired)
 	default:
-		f := submitFailure(err, false)
-		if f.status >= http.StatusInternalServerError {
-			p.logCause(r, "second step failed", err)
-		} else {
-			p.logRefusal(r, "identity refused the second step: "+st.Code().String()+fieldNote(st))
-		}
-		SetRetryAfter(w.Header(), f.retryAfter)
-		p.renderError(w, r, f.status, f.message)
+		p.failCard(w, r, "second step", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
@@ -33,34 +32,10 @@ func (e *env) setMFA(t *testing.T, policy string) {
 	}
 }
 
-// hostedSignIn signs email in on the hosted page as a browser does and returns the answer to the
-// password (body read) with the client that keeps the page's cookies.
+// hostedSignIn signs email in on the hosted page as a browser does.
 func (e *env) hostedSignIn(t *testing.T, email string) (*http.Client, *http.Response, string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	params := url.Values{"client_id": {e.demo.AppID}, "redirect_uri": {e.demo.RedirectURI}, "state": {strings.Repeat("s", 64)}, "type": {"signIn"}}
-	res, err := client.Get(e.stack.BaseURL + "/login?" + params.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := csrfField.FindSubmatch(page)
-	if m == nil {
-		t.Fatalf("login page: %d %s", res.StatusCode, page)
-	}
-	form := url.Values{"csrf_token": {string(m[1])}, "email": {email}, "password": {sessionsPassword}}
-	for k, v := range params {
-		form[k] = v
-	}
-	res, err = client.PostForm(e.stack.BaseURL+"/login", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	return client, res, string(body)
+	return e.hostedSubmit(t, "signIn", email, sessionsPassword)
 }
 
 // enrolAtSignIn signs email in under the required policy, enrols the authenticator the page shows
