@@ -274,7 +274,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 			slog.WarnContext(ctx, "verification mail after sign-up", slog.String("error", err.Error()))
 		}
 	}
-	return s.afterPassword(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	return s.afterFirstFactor(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword)
 }
 
 // maxPasswordBytes bounds what sign-in hashes: longer input cannot be a valid password (MaxLength
@@ -338,7 +338,7 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 		}
 		return s.signInUnverified(ctx, a, u, in.Params, ip)
 	}
-	out, err := s.afterPassword(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
+	out, err := s.afterFirstFactor(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword)
 	if err != nil || out.SecondFactor != "" {
 		// A sign-in that still needs its second factor keeps the failures counted: wrong codes
 		// count under the same keys, and a right password must not wipe them, or it would buy a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/pquerna/otp"
@@ -64,21 +65,23 @@ func (s *Service) secondStep(ctx context.Context, a domain.App, u domain.User) (
 	return a.MFA == domain.MFARequired, a.MFA == domain.MFARequired, nil
 }
 
-// afterPassword continues a sign-in (or sign-up) whose password was right: straight to the app
-// when no second factor is needed, else to the second step, whose flow the page carries.
-func (s *Service) afterPassword(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser) (LoginOutcome, error) {
+// afterFirstFactor continues a sign-in (or sign-up) whose first factor was proved by the
+// methods (AMR, e.g. the password): straight to the app when no second factor is needed, else to
+// the second step, whose flow the page carries and which remembers the methods for the tokens.
+func (s *Service) afterFirstFactor(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser, methods ...string) (LoginOutcome, error) {
 	need, enrol, err := s.secondStep(ctx, a, u)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
 	if !need {
-		target, err := s.completeSignIn(ctx, a, u, p, b, []string{domain.AMRPassword})
+		target, err := s.completeSignIn(ctx, a, u, p, b, methods)
 		return LoginOutcome{URL: target}, err
 	}
 	c, secrets, err := domain.NewChallenge(domain.PurposeSecondFactor, a.ID, u.ID, u.Email, p.continuation(), s.now(), s.pepper)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
+	c.Methods = methods
 	if err := s.store.CreateChallenge(ctx, c); err != nil {
 		return LoginOutcome{}, err
 	}
@@ -212,8 +215,8 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 		}
 		return LoginOutcome{}, err
 	}
-	target, err := s.completeSignIn(ctx, a, u, resumedParams(c), browser{ip: ip, userAgent: in.UserAgent},
-		[]string{domain.AMRPassword, domain.AMROTP, domain.AMRMulti})
+	amr := append(slices.Clip(c.Methods), domain.AMROTP, domain.AMRMulti)
+	target, err := s.completeSignIn(ctx, a, u, resumedParams(c), browser{ip: ip, userAgent: in.UserAgent}, amr)
 	return LoginOutcome{URL: target, RecoveryCodes: codes}, err
 }
 

@@ -89,7 +89,10 @@ type Challenge struct {
 	CodeHash     []byte
 	CodeAttempts int // wrong codes typed so far
 	Continue     Continuation
-	CreatedAt    time.Time
+	// Methods are the authentication methods (AMR) a second-factor challenge's sign-in proved
+	// before it: the first factor, carried on to the tokens with the second.
+	Methods   []string
+	CreatedAt time.Time
 	ExpiresAt    time.Time
 	UsedAt       *time.Time // set when met, or when a newer challenge of its user and purpose retired it
 }

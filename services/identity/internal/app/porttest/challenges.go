@@ -24,6 +24,9 @@ func newChallenge(t *testing.T, purpose domain.ChallengePurpose, appID, userID s
 	if err != nil {
 		t.Fatal(err)
 	}
+	if purpose == domain.PurposeSecondFactor {
+		c.Methods = []string{domain.AMRPassword}
+	}
 	return c
 }
 

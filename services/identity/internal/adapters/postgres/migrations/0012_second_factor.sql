@@ -35,3 +35,6 @@ create table recovery_codes (
 -- Codes and sessions from before second factors were all password sign-ins.
 alter table auth_codes add column amr text[] not null default '{pwd}';
 alter table refresh_families add column amr text[] not null default '{pwd}';
+
+-- A second-factor challenge remembers what the sign-in proved before it (its first factor).
+alter table challenges add column methods text[] not null default '{}';
