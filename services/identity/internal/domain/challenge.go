@@ -93,8 +93,8 @@ type Challenge struct {
 	// before it: the first factor, carried on to the tokens with the second.
 	Methods   []string
 	CreatedAt time.Time
-	ExpiresAt    time.Time
-	UsedAt       *time.Time // set when met, or when a newer challenge of its user and purpose retired it
+	ExpiresAt time.Time
+	UsedAt    *time.Time // set when met, or when a newer challenge of its user and purpose retired it
 }
 
 // ChallengeSecrets are what the mail carries; they exist only in the mail, never in a store.
