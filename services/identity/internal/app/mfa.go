@@ -44,7 +44,7 @@ func (s *Service) SetAppMFA(ctx context.Context, appID, policy string) (domain.A
 var (
 	errFlowSpent  = fault.Invalid("flow", "this sign-in expired; sign in again")
 	errWrongCode  = fault.Invalid("code", "this code is not correct")
-	errMFADisable = fault.Precondition("this app does not use second factors")
+	errMFAOff = fault.Precondition("this app does not use second factors")
 )
 
 // secondStep says whether a sign-in of u on a needs a second factor, and whether it must enrol
@@ -292,7 +292,7 @@ func (s *Service) openFactor(f domain.Factor) (*otp.Key, error) {
 // authenticator may have scanned already.
 func (s *Service) pendingTOTP(ctx context.Context, a domain.App, u domain.User) (*otp.Key, error) {
 	if a.MFA == domain.MFAOff {
-		return nil, errMFADisable
+		return nil, errMFAOff
 	}
 	factors, err := s.store.ListFactors(ctx, a.ID, u.ID)
 	if err != nil {
@@ -399,6 +399,11 @@ func (s *Service) DescribeSecondFactors(ctx context.Context, accessToken string)
 	if err != nil {
 		return SecondFactorState{}, err
 	}
+	return s.secondFactorState(ctx, a, u)
+}
+
+// secondFactorState is the policy and the second factors of u on a.
+func (s *Service) secondFactorState(ctx context.Context, a domain.App, u domain.User) (SecondFactorState, error) {
 	factors, err := s.store.ListFactors(ctx, a.ID, u.ID)
 	if err != nil {
 		return SecondFactorState{}, err
@@ -430,7 +435,7 @@ func (s *Service) ConfirmTOTPEnrolment(ctx context.Context, accessToken, code, i
 		return nil, err
 	}
 	if a.MFA == domain.MFAOff {
-		return nil, errMFADisable
+		return nil, errMFAOff
 	}
 	keys := signInKeysOf(a.ID, u.Email, addressKey(clientIP(ip)))
 	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
@@ -452,7 +457,7 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, accessToken strin
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.DescribeSecondFactors(ctx, accessToken)
+	st, err := s.secondFactorState(ctx, a, u)
 	if err != nil {
 		return nil, err
 	}
