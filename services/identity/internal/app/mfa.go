@@ -42,9 +42,9 @@ func (s *Service) SetAppMFA(ctx context.Context, appID, policy string) (domain.A
 // Answers of the second step. A flow that is unknown, spent, expired or out of attempts is one
 // answer: the page then starts the sign-in again.
 var (
-	errFlowSpent  = fault.Invalid("flow", "this sign-in expired; sign in again")
-	errWrongCode  = fault.Invalid("code", "this code is not correct")
-	errMFAOff = fault.Precondition("this app does not use second factors")
+	errFlowSpent = fault.Invalid("flow", "this sign-in expired; sign in again")
+	errWrongCode = fault.Invalid("code", "this code is not correct")
+	errMFAOff    = fault.Precondition("this app does not use second factors")
 )
 
 // secondStep says whether a sign-in of u on a needs a second factor, and whether it must enrol
