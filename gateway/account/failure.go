@@ -20,6 +20,7 @@ const (
 	msgMissing          = "account.error.missing"
 	msgSessionGone      = "account.error.sessionGone"
 	msgCodeWrong        = "account.mfa.wrongCode"
+	msgPasskeyWrong     = "account.mfa.passkeyFailed"
 	msgMFAUnavailable   = "account.mfa.unavailable"
 	msgSignedOutTitle   = "account.signedOut.title"
 	msgSignedOutMessage = "account.signedOut.message"
@@ -42,13 +43,14 @@ const (
 	noticePassword = "password"
 	noticeEnded    = "ended"
 	noticeEndedAll = "endedAll"
+	noticePasskey  = "passkey"
 )
 
 // noticeKey is the catalog key of a notice, "" for none or an unknown one: the link is anyone's
 // to edit, so only the page's own notices are shown.
 func noticeKey(n string) string {
 	switch n {
-	case noticePassword, noticeEnded, noticeEndedAll:
+	case noticePassword, noticeEnded, noticeEndedAll, noticePasskey:
 		return "account.notice." + n
 	}
 	return ""

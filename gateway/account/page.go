@@ -301,7 +301,7 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := withToken(r.Context(), token)
 	switch in.Action {
-	case actionTOTPStart, actionTOTPConfirm, actionNewRecovery:
+	case actionTOTPStart, actionTOTPConfirm, actionNewRecovery, actionPasskeyStart, actionPasskeyFinish:
 		p.secondFactor(w, r, a, token, in)
 		return
 	}
@@ -367,6 +367,23 @@ func (p *Page) secondFactor(w http.ResponseWriter, r *http.Request, a app, token
 		}
 	case actionNewRecovery:
 		fresh, err = p.login.RegenerateRecoveryCodes(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	case actionPasskeyStart:
+		p.createPasskey(w, r, a, token)
+		return
+	case actionPasskeyFinish:
+		fresh, err = p.login.FinishPasskeyRegistration(r.Context(), &identityv1.FinishPasskeyRegistrationRequest{
+			AccessToken: token, Credential: in.Passkey, State: in.PasskeyState,
+		})
+		if st := status.Convert(err); err != nil && st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "passkey" {
+			p.logRefusal(r, "identity refused the created passkey")
+			p.retry(w, r, a, token, failure{status: http.StatusBadRequest, message: msgPasskeyWrong})
+			return
+		}
+		if err == nil && len(fresh.GetCodes()) == 0 {
+			// The user had recovery codes already: nothing to show once.
+			http.Redirect(w, r, a.pageURL(noticePasskey), http.StatusSeeOther)
+			return
+		}
 	}
 	if err != nil {
 		p.failAction(w, r, a, token, in.Action, err)
@@ -374,6 +391,20 @@ func (p *Page) secondFactor(w http.ResponseWriter, r *http.Request, a app, token
 	}
 	webpage.SetSecurityHeaders(w.Header(), "", a.Brand.LogoSource())
 	p.render(w, r, http.StatusOK, "codes", codesView{app: a, Codes: webpage.RecoveryCodes{Codes: fresh.GetCodes(), Printer: a.Printer}})
+}
+
+// createPasskey shows the page whose script asks the browser to create a passkey for the options
+// identity made; the form posts the created passkey back.
+func (p *Page) createPasskey(w http.ResponseWriter, r *http.Request, a app, token string) {
+	ceremony, err := p.login.StartPasskeyRegistration(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	if err != nil {
+		p.failAction(w, r, a, token, actionPasskeyStart, err)
+		return
+	}
+	v := passkeyView{app: a, Passkey: webpage.Passkey{Options: ceremony.GetOptions(), State: ceremony.GetState(), Nonce: webpage.NewToken()}, CSRF: csrf.Issue(w, r)}
+	webpage.SetSecurityHeaders(w.Header(), "", a.Brand.LogoSource())
+	webpage.AllowScript(w.Header(), v.Passkey.Nonce)
+	p.render(w, r, http.StatusOK, "passkey", v)
 }
 
 // enrol shows the TOTP enrolment: identity starts one, or resumes the one begun minutes ago, so

@@ -14,6 +14,9 @@ import (
 // maxParam bounds every parameter but the passwords: ids, codes and tokens are far below it.
 const maxParam = 4096
 
+// maxPasskey bounds a created passkey's JSON and its state (a few kilobytes each).
+const maxPasskey = 32 << 10
+
 // maxCode bounds a typed one-time code: six digits, with spaces to spare.
 const maxCode = 32
 
@@ -31,6 +34,9 @@ const (
 	actionTOTPStart   = "totpStart"
 	actionTOTPConfirm = "totpConfirm"
 	actionNewRecovery = "recoveryCodes"
+	// A passkey: start its creation (the browser's prompt), then store what the browser made.
+	actionPasskeyStart  = "passkeyStart"
+	actionPasskeyFinish = "passkeyFinish"
 )
 
 // link is what GET /account reads: the app, the language and the notice of a finished action.
@@ -45,6 +51,8 @@ type action struct {
 	Current, New string // the password change
 	SessionID    string // ending one session
 	Code         string // confirming a TOTP enrolment
+	// Passkey and PasskeyState are a created passkey (JSON) and its ceremony's sealed state.
+	Passkey, PasskeyState string
 }
 
 var (
@@ -54,6 +62,7 @@ var (
 	errBadSession    = errors.New("the session id is not a UUID")
 	errBadPassword   = errors.New("a password field is too long or holds control characters")
 	errBadCode       = errors.New("the code is too long or holds control characters")
+	errBadPasskey    = errors.New("the passkey fields are missing, too long or hold control characters")
 )
 
 // validParam reports whether s may be sent on: valid UTF-8, no control characters, not too long.
@@ -99,7 +108,14 @@ func actionFrom(v url.Values) (action, error) {
 		if len(a.Code) > maxCode || !text.Valid(a.Code) {
 			return action{}, errBadCode
 		}
-	case actionEndAll, actionSignOut, actionTOTPStart, actionNewRecovery:
+	case actionPasskeyFinish:
+		a.Passkey, a.PasskeyState = v.Get("passkey"), v.Get("passkey_state")
+		for _, s := range []string{a.Passkey, a.PasskeyState} {
+			if s == "" || len(s) > maxPasskey || !text.Valid(s) {
+				return action{}, errBadPasskey
+			}
+		}
+	case actionEndAll, actionSignOut, actionTOTPStart, actionNewRecovery, actionPasskeyStart:
 	default:
 		return action{}, errBadAction
 	}

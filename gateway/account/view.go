@@ -75,3 +75,18 @@ func (v codesView) Head() webpage.Head {
 }
 
 func (v codesView) Back() string { return v.pageURL("") }
+
+// passkeyView is the page that creates a passkey in the browser.
+type passkeyView struct {
+	app
+	Passkey webpage.Passkey
+	CSRF    string
+}
+
+func (v passkeyView) Head() webpage.Head {
+	return webpage.Head{Title: v.T("account.mfa.passkeyTitle"), Brand: v.Brand, Printer: v.Printer}
+}
+
+func (v passkeyView) Action() string { return Path }
+
+func (v passkeyView) Back() string { return v.pageURL("") }

@@ -51,6 +51,7 @@ type Backend interface {
 	ResendVerification(ctx context.Context, in *identityv1.ResendVerificationRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 	StartSignInEnrolment(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.TotpKey, error)
 	VerifySecondFactor(ctx context.Context, in *identityv1.VerifySecondFactorRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	StartPasskeyAssertion(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.PasskeyCeremony, error)
 }
 
 // Page is the hosted login page. It holds no state between requests: the authorization

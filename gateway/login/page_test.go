@@ -56,7 +56,8 @@ type fakeLogin struct {
 	enrol        bool
 	factorErr    error
 	recovery     []string
-	enrolments   []*identityv1.SecondFactorFlow
+	enrolments     []*identityv1.SecondFactorFlow
+	passkeyOptions string
 	factors      []*identityv1.VerifySecondFactorRequest
 }
 
@@ -65,6 +66,16 @@ func (f *fakeLogin) StartSignInEnrolment(_ context.Context, in *identityv1.Secon
 	defer f.mu.Unlock()
 	f.enrolments = append(f.enrolments, in)
 	return &identityv1.TotpKey{OtpauthUrl: "otpauth://totp/Demo:ada@example.com?secret=JBSWY3DPEHPK3PXP&issuer=Demo", Secret: "JBSWY3DPEHPK3PXP"}, nil
+}
+
+// passkeyOptions, when set, is what StartPasskeyAssertion answers (a user with passkeys).
+func (f *fakeLogin) StartPasskeyAssertion(_ context.Context, _ *identityv1.SecondFactorFlow, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.passkeyOptions == "" {
+		return &identityv1.PasskeyCeremony{}, nil
+	}
+	return &identityv1.PasskeyCeremony{Options: f.passkeyOptions, State: "sealed-state"}, nil
 }
 
 func (f *fakeLogin) VerifySecondFactor(_ context.Context, in *identityv1.VerifySecondFactorRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {

@@ -26,18 +26,25 @@ var secondFactorHTML string
 
 // The second step's messages.
 const (
-	msgCodeWrong   = "mfa.error.code"
-	msgFlowExpired = "mfa.error.flow"
+	msgCodeWrong    = "mfa.error.code"
+	msgPasskeyWrong = "mfa.error.passkey"
+	msgFlowExpired  = "mfa.error.flow"
 )
 
 // secondFactorForm is a POST to SecondFactorPath: the request's parameters (to name and brand the
-// app again), the flow identity issued after the password, and the code.
+// app again), the flow identity issued after the password, and the code or a passkey's assertion
+// (JSON) with its ceremony's state.
 type secondFactorForm struct {
-	Params Params
-	Flow   string
-	Enrol  bool
-	Code   string
+	Params       Params
+	Flow         string
+	Enrol        bool
+	Code         string
+	Passkey      string
+	PasskeyState string
 }
+
+// maxPasskey bounds a passkey's assertion (JSON of a few kilobytes) and its state.
+const maxPasskey = 32 << 10
 
 var errMissingFlow = errors.New("the second-step form has no flow")
 
@@ -50,6 +57,15 @@ func secondFactorFormFrom(v url.Values) (secondFactorForm, error) {
 	f := secondFactorForm{Params: p, Flow: strings.TrimSpace(v.Get("flow")), Enrol: v.Get("enrol") == "1", Code: strings.TrimSpace(v.Get("code"))}
 	for _, s := range []string{f.Flow, f.Code, v.Get("enrol")} {
 		if len(s) > maxToken {
+			return secondFactorForm{}, errLongParam
+		}
+		if !text.Valid(s) {
+			return secondFactorForm{}, errBadParam
+		}
+	}
+	f.Passkey, f.PasskeyState = v.Get("passkey"), v.Get("passkey_state")
+	for _, s := range []string{f.Passkey, f.PasskeyState} {
+		if len(s) > maxPasskey {
 			return secondFactorForm{}, errLongParam
 		}
 		if !text.Valid(s) {
@@ -69,6 +85,8 @@ type secondFactorView struct {
 	Enrol bool
 	// Key is the TOTP key being enrolled (Enrol only).
 	Key webpage.TOTPKey
+	// Passkey is the assertion the user's passkeys can answer; zero when the user has none.
+	Passkey webpage.Passkey
 }
 
 func (v secondFactorView) Title() string {
@@ -118,9 +136,22 @@ func (p *Page) askSecondFactor(w http.ResponseWriter, r *http.Request, view seco
 			return
 		}
 	}
+	if !view.Enrol {
+		ceremony, err := p.client.StartPasskeyAssertion(r.Context(), &identityv1.SecondFactorFlow{Flow: view.Flow})
+		if err != nil {
+			p.failSecondFactor(w, r, view, err)
+			return
+		}
+		if ceremony.GetOptions() != "" {
+			view.Passkey = webpage.Passkey{Options: ceremony.GetOptions(), State: ceremony.GetState(), Nonce: webpage.NewToken()}
+		}
+	}
 	SetRetryAfter(w.Header(), f.retryAfter)
 	view.CSRF = CSRF.Issue(w, r)
 	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	if view.Passkey.Nonce != "" {
+		webpage.AllowScript(w.Header(), view.Passkey.Nonce)
+	}
 	p.render(w, r, f.status, "secondFactor", view)
 }
 
@@ -148,12 +179,12 @@ func (p *Page) submitSecondFactor(w http.ResponseWriter, r *http.Request) {
 		p.askSecondFactor(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
 	}
-	if f.Code == "" {
+	if f.Code == "" && f.Passkey == "" {
 		p.askSecondFactor(w, r, view, failure{status: http.StatusBadRequest, message: msgCodeWrong})
 		return
 	}
 	res, err := p.client.VerifySecondFactor(r.Context(), &identityv1.VerifySecondFactorRequest{
-		Flow: f.Flow, Code: f.Code, ClientIp: ClientIP(r, p.trusted), UserAgent: UserAgent(r),
+		Flow: f.Flow, Code: f.Code, Passkey: f.Passkey, PasskeyState: f.PasskeyState, ClientIp: ClientIP(r, p.trusted), UserAgent: UserAgent(r),
 	})
 	if err != nil {
 		p.failSecondFactor(w, r, view, err)
@@ -191,6 +222,9 @@ func (p *Page) failSecondFactor(w http.ResponseWriter, r *http.Request, view sec
 	case st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "code":
 		p.logRefusal(r, "identity refused the second factor's code")
 		p.askSecondFactor(w, r, view, failure{status: http.StatusBadRequest, message: msgCodeWrong})
+	case st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "passkey":
+		p.logRefusal(r, "identity refused the passkey")
+		p.askSecondFactor(w, r, view, failure{status: http.StatusBadRequest, message: msgPasskeyWrong})
 	case st.Code() == codes.InvalidArgument:
 		p.logRefusal(r, "identity refused the second step: "+st.Code().String()+fieldNote(st))
 		p.renderError(w, r, http.StatusBadRequest, msgFlowExpired)

@@ -45,3 +45,9 @@ type RecoveryCodes struct {
 	Codes []string
 	locale.Printer
 }
+
+// Passkey is a WebAuthn ceremony a page runs with the layout's "passkeyScript": its options'
+// JSON, the sealed state the form posts back, and the answer's script nonce.
+type Passkey struct {
+	Options, State, Nonce string
+}

@@ -26,6 +26,122 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PasskeyCeremony is one WebAuthn ceremony as the page runs it: options is the JSON of the
+// publicKey options (binary values base64url), state the sealed ceremony state to post back.
+type PasskeyCeremony struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Options       string                 `protobuf:"bytes,1,opt,name=options,proto3" json:"options,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasskeyCeremony) Reset() {
+	*x = PasskeyCeremony{}
+	mi := &file_identity_v1_token_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasskeyCeremony) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasskeyCeremony) ProtoMessage() {}
+
+func (x *PasskeyCeremony) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasskeyCeremony.ProtoReflect.Descriptor instead.
+func (*PasskeyCeremony) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *PasskeyCeremony) GetOptions() string {
+	if x != nil {
+		return x.Options
+	}
+	return ""
+}
+
+func (x *PasskeyCeremony) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+type FinishPasskeyRegistrationRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	// credential is the JSON of the PublicKeyCredential the browser created (binary values
+	// base64url).
+	Credential    string `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishPasskeyRegistrationRequest) Reset() {
+	*x = FinishPasskeyRegistrationRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishPasskeyRegistrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishPasskeyRegistrationRequest) ProtoMessage() {}
+
+func (x *FinishPasskeyRegistrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishPasskeyRegistrationRequest.ProtoReflect.Descriptor instead.
+func (*FinishPasskeyRegistrationRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetCredential() string {
+	if x != nil {
+		return x.Credential
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 // AccountRequest names the signed-in user of the account page by the user's access token.
 type AccountRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -36,7 +152,7 @@ type AccountRequest struct {
 
 func (x *AccountRequest) Reset() {
 	*x = AccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[0]
+	mi := &file_identity_v1_token_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +164,7 @@ func (x *AccountRequest) String() string {
 func (*AccountRequest) ProtoMessage() {}
 
 func (x *AccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[0]
+	mi := &file_identity_v1_token_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +177,7 @@ func (x *AccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountRequest.ProtoReflect.Descriptor instead.
 func (*AccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{0}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AccountRequest) GetAccessToken() string {
@@ -78,13 +194,15 @@ type SecondFactors struct {
 	Policy            string `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
 	Totp              bool   `protobuf:"varint,2,opt,name=totp,proto3" json:"totp,omitempty"`
 	RecoveryCodesLeft int32  `protobuf:"varint,3,opt,name=recovery_codes_left,json=recoveryCodesLeft,proto3" json:"recovery_codes_left,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// passkeys is how many passkeys the user registered.
+	Passkeys      int32 `protobuf:"varint,4,opt,name=passkeys,proto3" json:"passkeys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SecondFactors) Reset() {
 	*x = SecondFactors{}
-	mi := &file_identity_v1_token_proto_msgTypes[1]
+	mi := &file_identity_v1_token_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +214,7 @@ func (x *SecondFactors) String() string {
 func (*SecondFactors) ProtoMessage() {}
 
 func (x *SecondFactors) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[1]
+	mi := &file_identity_v1_token_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +227,7 @@ func (x *SecondFactors) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecondFactors.ProtoReflect.Descriptor instead.
 func (*SecondFactors) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{1}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SecondFactors) GetPolicy() string {
@@ -133,6 +251,13 @@ func (x *SecondFactors) GetRecoveryCodesLeft() int32 {
 	return 0
 }
 
+func (x *SecondFactors) GetPasskeys() int32 {
+	if x != nil {
+		return x.Passkeys
+	}
+	return 0
+}
+
 // TotpKey is a TOTP secret being enrolled: the otpauth URL for the QR code and the base32 secret
 // for typing.
 type TotpKey struct {
@@ -145,7 +270,7 @@ type TotpKey struct {
 
 func (x *TotpKey) Reset() {
 	*x = TotpKey{}
-	mi := &file_identity_v1_token_proto_msgTypes[2]
+	mi := &file_identity_v1_token_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -157,7 +282,7 @@ func (x *TotpKey) String() string {
 func (*TotpKey) ProtoMessage() {}
 
 func (x *TotpKey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[2]
+	mi := &file_identity_v1_token_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -170,7 +295,7 @@ func (x *TotpKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TotpKey.ProtoReflect.Descriptor instead.
 func (*TotpKey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{2}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TotpKey) GetOtpauthUrl() string {
@@ -198,7 +323,7 @@ type ConfirmTotpEnrolmentRequest struct {
 
 func (x *ConfirmTotpEnrolmentRequest) Reset() {
 	*x = ConfirmTotpEnrolmentRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[3]
+	mi := &file_identity_v1_token_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -210,7 +335,7 @@ func (x *ConfirmTotpEnrolmentRequest) String() string {
 func (*ConfirmTotpEnrolmentRequest) ProtoMessage() {}
 
 func (x *ConfirmTotpEnrolmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[3]
+	mi := &file_identity_v1_token_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -223,7 +348,7 @@ func (x *ConfirmTotpEnrolmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmTotpEnrolmentRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmTotpEnrolmentRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{3}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfirmTotpEnrolmentRequest) GetAccessToken() string {
@@ -257,7 +382,7 @@ type RecoveryCodes struct {
 
 func (x *RecoveryCodes) Reset() {
 	*x = RecoveryCodes{}
-	mi := &file_identity_v1_token_proto_msgTypes[4]
+	mi := &file_identity_v1_token_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -269,7 +394,7 @@ func (x *RecoveryCodes) String() string {
 func (*RecoveryCodes) ProtoMessage() {}
 
 func (x *RecoveryCodes) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[4]
+	mi := &file_identity_v1_token_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -282,7 +407,7 @@ func (x *RecoveryCodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoveryCodes.ProtoReflect.Descriptor instead.
 func (*RecoveryCodes) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{4}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RecoveryCodes) GetCodes() []string {
@@ -302,7 +427,7 @@ type SecondFactorFlow struct {
 
 func (x *SecondFactorFlow) Reset() {
 	*x = SecondFactorFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[5]
+	mi := &file_identity_v1_token_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +439,7 @@ func (x *SecondFactorFlow) String() string {
 func (*SecondFactorFlow) ProtoMessage() {}
 
 func (x *SecondFactorFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[5]
+	mi := &file_identity_v1_token_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,7 +452,7 @@ func (x *SecondFactorFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecondFactorFlow.ProtoReflect.Descriptor instead.
 func (*SecondFactorFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{5}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SecondFactorFlow) GetFlow() string {
@@ -341,16 +466,20 @@ type VerifySecondFactorRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Flow  string                 `protobuf:"bytes,1,opt,name=flow,proto3" json:"flow,omitempty"`
 	// code is a TOTP code or a recovery code.
-	Code          string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
-	ClientIp      string `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
-	UserAgent     string `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	Code      string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	ClientIp  string `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent string `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	// passkey, instead of code, is the JSON of the PublicKeyCredential of an assertion, with the
+	// ceremony's state from StartPasskeyAssertion.
+	Passkey       string `protobuf:"bytes,5,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	PasskeyState  string `protobuf:"bytes,6,opt,name=passkey_state,json=passkeyState,proto3" json:"passkey_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *VerifySecondFactorRequest) Reset() {
 	*x = VerifySecondFactorRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[6]
+	mi := &file_identity_v1_token_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -362,7 +491,7 @@ func (x *VerifySecondFactorRequest) String() string {
 func (*VerifySecondFactorRequest) ProtoMessage() {}
 
 func (x *VerifySecondFactorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[6]
+	mi := &file_identity_v1_token_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -375,7 +504,7 @@ func (x *VerifySecondFactorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifySecondFactorRequest.ProtoReflect.Descriptor instead.
 func (*VerifySecondFactorRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{6}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *VerifySecondFactorRequest) GetFlow() string {
@@ -406,6 +535,20 @@ func (x *VerifySecondFactorRequest) GetUserAgent() string {
 	return ""
 }
 
+func (x *VerifySecondFactorRequest) GetPasskey() string {
+	if x != nil {
+		return x.Passkey
+	}
+	return ""
+}
+
+func (x *VerifySecondFactorRequest) GetPasskeyState() string {
+	if x != nil {
+		return x.PasskeyState
+	}
+	return ""
+}
+
 // ExchangeTokenRequest is the route-1 body; every field is text as the published clients send it.
 type ExchangeTokenRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -426,7 +569,7 @@ type ExchangeTokenRequest struct {
 
 func (x *ExchangeTokenRequest) Reset() {
 	*x = ExchangeTokenRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[7]
+	mi := &file_identity_v1_token_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -438,7 +581,7 @@ func (x *ExchangeTokenRequest) String() string {
 func (*ExchangeTokenRequest) ProtoMessage() {}
 
 func (x *ExchangeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[7]
+	mi := &file_identity_v1_token_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -451,7 +594,7 @@ func (x *ExchangeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeTokenRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{7}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExchangeTokenRequest) GetClientId() string {
@@ -547,7 +690,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_identity_v1_token_proto_msgTypes[8]
+	mi := &file_identity_v1_token_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +702,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[8]
+	mi := &file_identity_v1_token_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +715,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{8}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Token) GetAccessToken() string {
@@ -630,7 +773,7 @@ type TokenList struct {
 
 func (x *TokenList) Reset() {
 	*x = TokenList{}
-	mi := &file_identity_v1_token_proto_msgTypes[9]
+	mi := &file_identity_v1_token_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -642,7 +785,7 @@ func (x *TokenList) String() string {
 func (*TokenList) ProtoMessage() {}
 
 func (x *TokenList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[9]
+	mi := &file_identity_v1_token_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -655,7 +798,7 @@ func (x *TokenList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenList.ProtoReflect.Descriptor instead.
 func (*TokenList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{9}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TokenList) GetKind() string {
@@ -695,7 +838,7 @@ type GetOpenIDConfigurationRequest struct {
 
 func (x *GetOpenIDConfigurationRequest) Reset() {
 	*x = GetOpenIDConfigurationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -707,7 +850,7 @@ func (x *GetOpenIDConfigurationRequest) String() string {
 func (*GetOpenIDConfigurationRequest) ProtoMessage() {}
 
 func (x *GetOpenIDConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -720,7 +863,7 @@ func (x *GetOpenIDConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOpenIDConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetOpenIDConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetOpenIDConfigurationRequest) GetAppId() string {
@@ -748,7 +891,7 @@ type OpenIDConfiguration struct {
 
 func (x *OpenIDConfiguration) Reset() {
 	*x = OpenIDConfiguration{}
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +903,7 @@ func (x *OpenIDConfiguration) String() string {
 func (*OpenIDConfiguration) ProtoMessage() {}
 
 func (x *OpenIDConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +916,7 @@ func (x *OpenIDConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenIDConfiguration.ProtoReflect.Descriptor instead.
 func (*OpenIDConfiguration) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *OpenIDConfiguration) GetIssuer() string {
@@ -855,7 +998,7 @@ type GetJWKSRequest struct {
 
 func (x *GetJWKSRequest) Reset() {
 	*x = GetJWKSRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1010,7 @@ func (x *GetJWKSRequest) String() string {
 func (*GetJWKSRequest) ProtoMessage() {}
 
 func (x *GetJWKSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1023,7 @@ func (x *GetJWKSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJWKSRequest.ProtoReflect.Descriptor instead.
 func (*GetJWKSRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetJWKSRequest) GetAppId() string {
@@ -904,7 +1047,7 @@ type JWK struct {
 
 func (x *JWK) Reset() {
 	*x = JWK{}
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -916,7 +1059,7 @@ func (x *JWK) String() string {
 func (*JWK) ProtoMessage() {}
 
 func (x *JWK) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -929,7 +1072,7 @@ func (x *JWK) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JWK.ProtoReflect.Descriptor instead.
 func (*JWK) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JWK) GetKty() string {
@@ -983,7 +1126,7 @@ type JWKS struct {
 
 func (x *JWKS) Reset() {
 	*x = JWKS{}
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +1138,7 @@ func (x *JWKS) String() string {
 func (*JWKS) ProtoMessage() {}
 
 func (x *JWKS) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1151,7 @@ func (x *JWKS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JWKS.ProtoReflect.Descriptor instead.
 func (*JWKS) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JWKS) GetKeys() []*JWK {
@@ -1028,7 +1171,7 @@ type DescribeLoginRequest struct {
 
 func (x *DescribeLoginRequest) Reset() {
 	*x = DescribeLoginRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1183,7 @@ func (x *DescribeLoginRequest) String() string {
 func (*DescribeLoginRequest) ProtoMessage() {}
 
 func (x *DescribeLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1196,7 @@ func (x *DescribeLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeLoginRequest.ProtoReflect.Descriptor instead.
 func (*DescribeLoginRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DescribeLoginRequest) GetClientId() string {
@@ -1086,7 +1229,7 @@ type LoginContext struct {
 
 func (x *LoginContext) Reset() {
 	*x = LoginContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1241,7 @@ func (x *LoginContext) String() string {
 func (*LoginContext) ProtoMessage() {}
 
 func (x *LoginContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1254,7 @@ func (x *LoginContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginContext.ProtoReflect.Descriptor instead.
 func (*LoginContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LoginContext) GetAppId() string {
@@ -1151,7 +1294,7 @@ type DescribeAccountRequest struct {
 
 func (x *DescribeAccountRequest) Reset() {
 	*x = DescribeAccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1163,7 +1306,7 @@ func (x *DescribeAccountRequest) String() string {
 func (*DescribeAccountRequest) ProtoMessage() {}
 
 func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1176,7 +1319,7 @@ func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeAccountRequest.ProtoReflect.Descriptor instead.
 func (*DescribeAccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DescribeAccountRequest) GetClientId() string {
@@ -1201,7 +1344,7 @@ type ChangePasswordRequest struct {
 
 func (x *ChangePasswordRequest) Reset() {
 	*x = ChangePasswordRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1213,7 +1356,7 @@ func (x *ChangePasswordRequest) String() string {
 func (*ChangePasswordRequest) ProtoMessage() {}
 
 func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1226,7 +1369,7 @@ func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
 func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChangePasswordRequest) GetAccessToken() string {
@@ -1273,7 +1416,7 @@ type LoginParams struct {
 
 func (x *LoginParams) Reset() {
 	*x = LoginParams{}
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1285,7 +1428,7 @@ func (x *LoginParams) String() string {
 func (*LoginParams) ProtoMessage() {}
 
 func (x *LoginParams) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1298,7 +1441,7 @@ func (x *LoginParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginParams.ProtoReflect.Descriptor instead.
 func (*LoginParams) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LoginParams) GetClientId() string {
@@ -1359,7 +1502,7 @@ type SignUpRequest struct {
 
 func (x *SignUpRequest) Reset() {
 	*x = SignUpRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1514,7 @@ func (x *SignUpRequest) String() string {
 func (*SignUpRequest) ProtoMessage() {}
 
 func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1527,7 @@ func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignUpRequest.ProtoReflect.Descriptor instead.
 func (*SignUpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SignUpRequest) GetParams() *LoginParams {
@@ -1442,7 +1585,7 @@ type SignInRequest struct {
 
 func (x *SignInRequest) Reset() {
 	*x = SignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1597,7 @@ func (x *SignInRequest) String() string {
 func (*SignInRequest) ProtoMessage() {}
 
 func (x *SignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1610,7 @@ func (x *SignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
 func (*SignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SignInRequest) GetParams() *LoginParams {
@@ -1526,7 +1669,7 @@ type LoginRedirect struct {
 
 func (x *LoginRedirect) Reset() {
 	*x = LoginRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1538,7 +1681,7 @@ func (x *LoginRedirect) String() string {
 func (*LoginRedirect) ProtoMessage() {}
 
 func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1551,7 +1694,7 @@ func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRedirect.ProtoReflect.Descriptor instead.
 func (*LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LoginRedirect) GetUrl() string {
@@ -1600,7 +1743,7 @@ type ResendVerificationRequest struct {
 
 func (x *ResendVerificationRequest) Reset() {
 	*x = ResendVerificationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1755,7 @@ func (x *ResendVerificationRequest) String() string {
 func (*ResendVerificationRequest) ProtoMessage() {}
 
 func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1768,7 @@ func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendVerificationRequest.ProtoReflect.Descriptor instead.
 func (*ResendVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResendVerificationRequest) GetParams() *LoginParams {
@@ -1662,7 +1805,7 @@ type VerifyEmailCodeRequest struct {
 
 func (x *VerifyEmailCodeRequest) Reset() {
 	*x = VerifyEmailCodeRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1674,7 +1817,7 @@ func (x *VerifyEmailCodeRequest) String() string {
 func (*VerifyEmailCodeRequest) ProtoMessage() {}
 
 func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1687,7 +1830,7 @@ func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailCodeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *VerifyEmailCodeRequest) GetClientId() string {
@@ -1729,7 +1872,7 @@ type VerifyEmailLinkRequest struct {
 
 func (x *VerifyEmailLinkRequest) Reset() {
 	*x = VerifyEmailLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1884,7 @@ func (x *VerifyEmailLinkRequest) String() string {
 func (*VerifyEmailLinkRequest) ProtoMessage() {}
 
 func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1897,7 @@ func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailLinkRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *VerifyEmailLinkRequest) GetToken() string {
@@ -1783,7 +1926,7 @@ type VerifiedEmail struct {
 
 func (x *VerifiedEmail) Reset() {
 	*x = VerifiedEmail{}
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1795,7 +1938,7 @@ func (x *VerifiedEmail) String() string {
 func (*VerifiedEmail) ProtoMessage() {}
 
 func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1808,7 +1951,7 @@ func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedEmail.ProtoReflect.Descriptor instead.
 func (*VerifiedEmail) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *VerifiedEmail) GetUrl() string {
@@ -1828,7 +1971,7 @@ type EmailChangeLink struct {
 
 func (x *EmailChangeLink) Reset() {
 	*x = EmailChangeLink{}
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +1983,7 @@ func (x *EmailChangeLink) String() string {
 func (*EmailChangeLink) ProtoMessage() {}
 
 func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +1996,7 @@ func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
 func (*EmailChangeLink) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *EmailChangeLink) GetToken() string {
@@ -1876,7 +2019,7 @@ type EmailChangeContext struct {
 
 func (x *EmailChangeContext) Reset() {
 	*x = EmailChangeContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1888,7 +2031,7 @@ func (x *EmailChangeContext) String() string {
 func (*EmailChangeContext) ProtoMessage() {}
 
 func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1901,7 +2044,7 @@ func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
 func (*EmailChangeContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EmailChangeContext) GetAppName() string {
@@ -1936,7 +2079,7 @@ type StartPasswordResetRequest struct {
 
 func (x *StartPasswordResetRequest) Reset() {
 	*x = StartPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2091,7 @@ func (x *StartPasswordResetRequest) String() string {
 func (*StartPasswordResetRequest) ProtoMessage() {}
 
 func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2104,7 @@ func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StartPasswordResetRequest) GetParams() *LoginParams {
@@ -1996,7 +2139,7 @@ type PasswordResetFlow struct {
 
 func (x *PasswordResetFlow) Reset() {
 	*x = PasswordResetFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2008,7 +2151,7 @@ func (x *PasswordResetFlow) String() string {
 func (*PasswordResetFlow) ProtoMessage() {}
 
 func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2021,7 +2164,7 @@ func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
 func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PasswordResetFlow) GetFlowId() string {
@@ -2045,7 +2188,7 @@ type PasswordResetProof struct {
 
 func (x *PasswordResetProof) Reset() {
 	*x = PasswordResetProof{}
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2200,7 @@ func (x *PasswordResetProof) String() string {
 func (*PasswordResetProof) ProtoMessage() {}
 
 func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2213,7 @@ func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
 func (*PasswordResetProof) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PasswordResetProof) GetLink() string {
@@ -2110,7 +2253,7 @@ type CheckPasswordResetRequest struct {
 
 func (x *CheckPasswordResetRequest) Reset() {
 	*x = CheckPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2122,7 +2265,7 @@ func (x *CheckPasswordResetRequest) String() string {
 func (*CheckPasswordResetRequest) ProtoMessage() {}
 
 func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2135,7 +2278,7 @@ func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2158,7 +2301,7 @@ type PasswordResetContext struct {
 
 func (x *PasswordResetContext) Reset() {
 	*x = PasswordResetContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2313,7 @@ func (x *PasswordResetContext) String() string {
 func (*PasswordResetContext) ProtoMessage() {}
 
 func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2326,7 @@ func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
 func (*PasswordResetContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PasswordResetContext) GetAppName() string {
@@ -2220,7 +2363,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[34]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2232,7 +2375,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[34]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2245,7 +2388,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2280,13 +2423,23 @@ var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"3\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"A\n" +
+	"\x0fPasskeyCeremony\x12\x18\n" +
+	"\aoptions\x18\x01 \x01(\tR\aoptions\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"{\n" +
+	" FinishPasskeyRegistrationRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1e\n" +
+	"\n" +
+	"credential\x18\x02 \x01(\tR\n" +
+	"credential\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\"3\n" +
 	"\x0eAccountRequest\x12!\n" +
-	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\"k\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\"\x87\x01\n" +
 	"\rSecondFactors\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x12\n" +
 	"\x04totp\x18\x02 \x01(\bR\x04totp\x12.\n" +
-	"\x13recovery_codes_left\x18\x03 \x01(\x05R\x11recoveryCodesLeft\"B\n" +
+	"\x13recovery_codes_left\x18\x03 \x01(\x05R\x11recoveryCodesLeft\x12\x1a\n" +
+	"\bpasskeys\x18\x04 \x01(\x05R\bpasskeys\"B\n" +
 	"\aTotpKey\x12\x1f\n" +
 	"\votpauth_url\x18\x01 \x01(\tR\n" +
 	"otpauthUrl\x12\x16\n" +
@@ -2298,13 +2451,15 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\rRecoveryCodes\x12\x14\n" +
 	"\x05codes\x18\x01 \x03(\tR\x05codes\"&\n" +
 	"\x10SecondFactorFlow\x12\x12\n" +
-	"\x04flow\x18\x01 \x01(\tR\x04flow\"\x7f\n" +
+	"\x04flow\x18\x01 \x01(\tR\x04flow\"\xbe\x01\n" +
 	"\x19VerifySecondFactorRequest\x12\x12\n" +
 	"\x04flow\x18\x01 \x01(\tR\x04flow\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1b\n" +
 	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\x04 \x01(\tR\tuserAgent\"\xcb\x02\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent\x12\x18\n" +
+	"\apasskey\x18\x05 \x01(\tR\apasskey\x12#\n" +
+	"\rpasskey_state\x18\x06 \x01(\tR\fpasskeyState\"\xcb\x02\n" +
 	"\x14ExchangeTokenRequest\x12!\n" +
 	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
 	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
@@ -2447,7 +2602,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xb8\x0f\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x89\x12\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -2467,7 +2622,10 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x14ConfirmTotpEnrolment\x12..berth.identity.v1.ConfirmTotpEnrolmentRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
 	"\x17RegenerateRecoveryCodes\x12!.berth.identity.v1.AccountRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
 	"\x14StartSignInEnrolment\x12#.berth.identity.v1.SecondFactorFlow\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
-	"\x12VerifySecondFactor\x12,.berth.identity.v1.VerifySecondFactorRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x12VerifySecondFactor\x12,.berth.identity.v1.VerifySecondFactorRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
+	"\x18StartPasskeyRegistration\x12!.berth.identity.v1.AccountRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12z\n" +
+	"\x19FinishPasskeyRegistration\x123.berth.identity.v1.FinishPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
+	"\x15StartPasskeyAssertion\x12#.berth.identity.v1.SecondFactorFlow\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_token_proto_rawDescOnce sync.Once
@@ -2481,104 +2639,112 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_identity_v1_token_proto_goTypes = []any{
-	(*AccountRequest)(nil),                // 0: berth.identity.v1.AccountRequest
-	(*SecondFactors)(nil),                 // 1: berth.identity.v1.SecondFactors
-	(*TotpKey)(nil),                       // 2: berth.identity.v1.TotpKey
-	(*ConfirmTotpEnrolmentRequest)(nil),   // 3: berth.identity.v1.ConfirmTotpEnrolmentRequest
-	(*RecoveryCodes)(nil),                 // 4: berth.identity.v1.RecoveryCodes
-	(*SecondFactorFlow)(nil),              // 5: berth.identity.v1.SecondFactorFlow
-	(*VerifySecondFactorRequest)(nil),     // 6: berth.identity.v1.VerifySecondFactorRequest
-	(*ExchangeTokenRequest)(nil),          // 7: berth.identity.v1.ExchangeTokenRequest
-	(*Token)(nil),                         // 8: berth.identity.v1.Token
-	(*TokenList)(nil),                     // 9: berth.identity.v1.TokenList
-	(*GetOpenIDConfigurationRequest)(nil), // 10: berth.identity.v1.GetOpenIDConfigurationRequest
-	(*OpenIDConfiguration)(nil),           // 11: berth.identity.v1.OpenIDConfiguration
-	(*GetJWKSRequest)(nil),                // 12: berth.identity.v1.GetJWKSRequest
-	(*JWK)(nil),                           // 13: berth.identity.v1.JWK
-	(*JWKS)(nil),                          // 14: berth.identity.v1.JWKS
-	(*DescribeLoginRequest)(nil),          // 15: berth.identity.v1.DescribeLoginRequest
-	(*LoginContext)(nil),                  // 16: berth.identity.v1.LoginContext
-	(*DescribeAccountRequest)(nil),        // 17: berth.identity.v1.DescribeAccountRequest
-	(*ChangePasswordRequest)(nil),         // 18: berth.identity.v1.ChangePasswordRequest
-	(*LoginParams)(nil),                   // 19: berth.identity.v1.LoginParams
-	(*SignUpRequest)(nil),                 // 20: berth.identity.v1.SignUpRequest
-	(*SignInRequest)(nil),                 // 21: berth.identity.v1.SignInRequest
-	(*LoginRedirect)(nil),                 // 22: berth.identity.v1.LoginRedirect
-	(*ResendVerificationRequest)(nil),     // 23: berth.identity.v1.ResendVerificationRequest
-	(*VerifyEmailCodeRequest)(nil),        // 24: berth.identity.v1.VerifyEmailCodeRequest
-	(*VerifyEmailLinkRequest)(nil),        // 25: berth.identity.v1.VerifyEmailLinkRequest
-	(*VerifiedEmail)(nil),                 // 26: berth.identity.v1.VerifiedEmail
-	(*EmailChangeLink)(nil),               // 27: berth.identity.v1.EmailChangeLink
-	(*EmailChangeContext)(nil),            // 28: berth.identity.v1.EmailChangeContext
-	(*StartPasswordResetRequest)(nil),     // 29: berth.identity.v1.StartPasswordResetRequest
-	(*PasswordResetFlow)(nil),             // 30: berth.identity.v1.PasswordResetFlow
-	(*PasswordResetProof)(nil),            // 31: berth.identity.v1.PasswordResetProof
-	(*CheckPasswordResetRequest)(nil),     // 32: berth.identity.v1.CheckPasswordResetRequest
-	(*PasswordResetContext)(nil),          // 33: berth.identity.v1.PasswordResetContext
-	(*CompletePasswordResetRequest)(nil),  // 34: berth.identity.v1.CompletePasswordResetRequest
-	(*AppBranding)(nil),                   // 35: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                 // 36: google.protobuf.Empty
+	(*PasskeyCeremony)(nil),                  // 0: berth.identity.v1.PasskeyCeremony
+	(*FinishPasskeyRegistrationRequest)(nil), // 1: berth.identity.v1.FinishPasskeyRegistrationRequest
+	(*AccountRequest)(nil),                   // 2: berth.identity.v1.AccountRequest
+	(*SecondFactors)(nil),                    // 3: berth.identity.v1.SecondFactors
+	(*TotpKey)(nil),                          // 4: berth.identity.v1.TotpKey
+	(*ConfirmTotpEnrolmentRequest)(nil),      // 5: berth.identity.v1.ConfirmTotpEnrolmentRequest
+	(*RecoveryCodes)(nil),                    // 6: berth.identity.v1.RecoveryCodes
+	(*SecondFactorFlow)(nil),                 // 7: berth.identity.v1.SecondFactorFlow
+	(*VerifySecondFactorRequest)(nil),        // 8: berth.identity.v1.VerifySecondFactorRequest
+	(*ExchangeTokenRequest)(nil),             // 9: berth.identity.v1.ExchangeTokenRequest
+	(*Token)(nil),                            // 10: berth.identity.v1.Token
+	(*TokenList)(nil),                        // 11: berth.identity.v1.TokenList
+	(*GetOpenIDConfigurationRequest)(nil),    // 12: berth.identity.v1.GetOpenIDConfigurationRequest
+	(*OpenIDConfiguration)(nil),              // 13: berth.identity.v1.OpenIDConfiguration
+	(*GetJWKSRequest)(nil),                   // 14: berth.identity.v1.GetJWKSRequest
+	(*JWK)(nil),                              // 15: berth.identity.v1.JWK
+	(*JWKS)(nil),                             // 16: berth.identity.v1.JWKS
+	(*DescribeLoginRequest)(nil),             // 17: berth.identity.v1.DescribeLoginRequest
+	(*LoginContext)(nil),                     // 18: berth.identity.v1.LoginContext
+	(*DescribeAccountRequest)(nil),           // 19: berth.identity.v1.DescribeAccountRequest
+	(*ChangePasswordRequest)(nil),            // 20: berth.identity.v1.ChangePasswordRequest
+	(*LoginParams)(nil),                      // 21: berth.identity.v1.LoginParams
+	(*SignUpRequest)(nil),                    // 22: berth.identity.v1.SignUpRequest
+	(*SignInRequest)(nil),                    // 23: berth.identity.v1.SignInRequest
+	(*LoginRedirect)(nil),                    // 24: berth.identity.v1.LoginRedirect
+	(*ResendVerificationRequest)(nil),        // 25: berth.identity.v1.ResendVerificationRequest
+	(*VerifyEmailCodeRequest)(nil),           // 26: berth.identity.v1.VerifyEmailCodeRequest
+	(*VerifyEmailLinkRequest)(nil),           // 27: berth.identity.v1.VerifyEmailLinkRequest
+	(*VerifiedEmail)(nil),                    // 28: berth.identity.v1.VerifiedEmail
+	(*EmailChangeLink)(nil),                  // 29: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),               // 30: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),        // 31: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),                // 32: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),               // 33: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),        // 34: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),             // 35: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),     // 36: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                      // 37: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                    // 38: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
-	8,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
-	13, // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	35, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
-	19, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	19, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	19, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	35, // 6: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
-	19, // 7: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	31, // 8: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	35, // 9: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
-	31, // 10: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	7,  // 11: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	10, // 12: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	12, // 13: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	15, // 14: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	20, // 15: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	21, // 16: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	17, // 17: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	18, // 18: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	27, // 19: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	27, // 20: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	29, // 21: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	32, // 22: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	34, // 23: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	23, // 24: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	24, // 25: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	25, // 26: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	0,  // 27: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
-	0,  // 28: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
-	3,  // 29: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
-	0,  // 30: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
-	5,  // 31: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
-	6,  // 32: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
-	9,  // 33: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	11, // 34: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	14, // 35: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	16, // 36: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	22, // 37: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	22, // 38: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	16, // 39: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	36, // 40: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	28, // 41: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	28, // 42: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	30, // 43: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	33, // 44: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	22, // 45: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	22, // 46: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	26, // 47: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	26, // 48: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	1,  // 49: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
-	2,  // 50: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
-	4,  // 51: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
-	4,  // 52: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
-	2,  // 53: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
-	22, // 54: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
-	33, // [33:55] is the sub-list for method output_type
-	11, // [11:33] is the sub-list for method input_type
+	10, // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
+	15, // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
+	37, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	21, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	21, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	21, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	37, // 6: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	21, // 7: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	33, // 8: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	37, // 9: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	33, // 10: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	9,  // 11: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	12, // 12: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	14, // 13: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	17, // 14: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	22, // 15: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	23, // 16: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	19, // 17: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	20, // 18: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	29, // 19: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	29, // 20: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	31, // 21: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	34, // 22: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	36, // 23: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	25, // 24: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	26, // 25: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	27, // 26: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	2,  // 27: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
+	2,  // 28: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
+	5,  // 29: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
+	2,  // 30: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
+	7,  // 31: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
+	8,  // 32: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
+	2,  // 33: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
+	1,  // 34: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
+	7,  // 35: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
+	11, // 36: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	13, // 37: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	16, // 38: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	18, // 39: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	24, // 40: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	24, // 41: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	18, // 42: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	38, // 43: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	30, // 44: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	30, // 45: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	32, // 46: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	35, // 47: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	24, // 48: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	24, // 49: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	28, // 50: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	28, // 51: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	3,  // 52: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
+	4,  // 53: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
+	6,  // 54: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
+	6,  // 55: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
+	4,  // 56: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
+	24, // 57: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 58: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	6,  // 59: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	0,  // 60: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	36, // [36:61] is the sub-list for method output_type
+	11, // [11:36] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -2596,7 +2762,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -232,25 +232,28 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName           = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName                  = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName                  = "/berth.identity.v1.LoginService/SignIn"
-	LoginService_DescribeAccount_FullMethodName         = "/berth.identity.v1.LoginService/DescribeAccount"
-	LoginService_ChangePassword_FullMethodName          = "/berth.identity.v1.LoginService/ChangePassword"
-	LoginService_DescribeEmailChange_FullMethodName     = "/berth.identity.v1.LoginService/DescribeEmailChange"
-	LoginService_ConfirmEmailChange_FullMethodName      = "/berth.identity.v1.LoginService/ConfirmEmailChange"
-	LoginService_StartPasswordReset_FullMethodName      = "/berth.identity.v1.LoginService/StartPasswordReset"
-	LoginService_CheckPasswordReset_FullMethodName      = "/berth.identity.v1.LoginService/CheckPasswordReset"
-	LoginService_CompletePasswordReset_FullMethodName   = "/berth.identity.v1.LoginService/CompletePasswordReset"
-	LoginService_ResendVerification_FullMethodName      = "/berth.identity.v1.LoginService/ResendVerification"
-	LoginService_VerifyEmailCode_FullMethodName         = "/berth.identity.v1.LoginService/VerifyEmailCode"
-	LoginService_VerifyEmailLink_FullMethodName         = "/berth.identity.v1.LoginService/VerifyEmailLink"
-	LoginService_DescribeSecondFactors_FullMethodName   = "/berth.identity.v1.LoginService/DescribeSecondFactors"
-	LoginService_StartTotpEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/StartTotpEnrolment"
-	LoginService_ConfirmTotpEnrolment_FullMethodName    = "/berth.identity.v1.LoginService/ConfirmTotpEnrolment"
-	LoginService_RegenerateRecoveryCodes_FullMethodName = "/berth.identity.v1.LoginService/RegenerateRecoveryCodes"
-	LoginService_StartSignInEnrolment_FullMethodName    = "/berth.identity.v1.LoginService/StartSignInEnrolment"
-	LoginService_VerifySecondFactor_FullMethodName      = "/berth.identity.v1.LoginService/VerifySecondFactor"
+	LoginService_DescribeLogin_FullMethodName             = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName                    = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName                    = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName           = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName            = "/berth.identity.v1.LoginService/ChangePassword"
+	LoginService_DescribeEmailChange_FullMethodName       = "/berth.identity.v1.LoginService/DescribeEmailChange"
+	LoginService_ConfirmEmailChange_FullMethodName        = "/berth.identity.v1.LoginService/ConfirmEmailChange"
+	LoginService_StartPasswordReset_FullMethodName        = "/berth.identity.v1.LoginService/StartPasswordReset"
+	LoginService_CheckPasswordReset_FullMethodName        = "/berth.identity.v1.LoginService/CheckPasswordReset"
+	LoginService_CompletePasswordReset_FullMethodName     = "/berth.identity.v1.LoginService/CompletePasswordReset"
+	LoginService_ResendVerification_FullMethodName        = "/berth.identity.v1.LoginService/ResendVerification"
+	LoginService_VerifyEmailCode_FullMethodName           = "/berth.identity.v1.LoginService/VerifyEmailCode"
+	LoginService_VerifyEmailLink_FullMethodName           = "/berth.identity.v1.LoginService/VerifyEmailLink"
+	LoginService_DescribeSecondFactors_FullMethodName     = "/berth.identity.v1.LoginService/DescribeSecondFactors"
+	LoginService_StartTotpEnrolment_FullMethodName        = "/berth.identity.v1.LoginService/StartTotpEnrolment"
+	LoginService_ConfirmTotpEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/ConfirmTotpEnrolment"
+	LoginService_RegenerateRecoveryCodes_FullMethodName   = "/berth.identity.v1.LoginService/RegenerateRecoveryCodes"
+	LoginService_StartSignInEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/StartSignInEnrolment"
+	LoginService_VerifySecondFactor_FullMethodName        = "/berth.identity.v1.LoginService/VerifySecondFactor"
+	LoginService_StartPasskeyRegistration_FullMethodName  = "/berth.identity.v1.LoginService/StartPasskeyRegistration"
+	LoginService_FinishPasskeyRegistration_FullMethodName = "/berth.identity.v1.LoginService/FinishPasskeyRegistration"
+	LoginService_StartPasskeyAssertion_FullMethodName     = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -308,9 +311,18 @@ type LoginServiceClient interface {
 	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
 	// LoginRedirect's second_factor with enrol set).
 	StartSignInEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*TotpKey, error)
-	// VerifySecondFactor checks the TOTP or recovery code of a sign-in's second step (or confirms
-	// the enrolment of an enrolling one) and continues the authorization request.
+	// VerifySecondFactor checks the TOTP or recovery code, or the passkey, of a sign-in's second
+	// step (or confirms the enrolment of an enrolling one) and continues the authorization request.
 	VerifySecondFactor(ctx context.Context, in *VerifySecondFactorRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// StartPasskeyRegistration begins adding a passkey for the access token's user: the options of
+	// navigator.credentials.create and the ceremony's sealed state, which the page posts back.
+	StartPasskeyRegistration(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// FinishPasskeyRegistration stores the passkey the browser created and answers new recovery
+	// codes when the user had none (empty otherwise).
+	FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
+	// step and the ceremony's sealed state; empty when the user has no passkey.
+	StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error)
 }
 
 type loginServiceClient struct {
@@ -511,6 +523,36 @@ func (c *loginServiceClient) VerifySecondFactor(ctx context.Context, in *VerifyS
 	return out, nil
 }
 
+func (c *loginServiceClient) StartPasskeyRegistration(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, LoginService_FinishPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartPasskeyAssertion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -566,9 +608,18 @@ type LoginServiceServer interface {
 	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
 	// LoginRedirect's second_factor with enrol set).
 	StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error)
-	// VerifySecondFactor checks the TOTP or recovery code of a sign-in's second step (or confirms
-	// the enrolment of an enrolling one) and continues the authorization request.
+	// VerifySecondFactor checks the TOTP or recovery code, or the passkey, of a sign-in's second
+	// step (or confirms the enrolment of an enrolling one) and continues the authorization request.
 	VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error)
+	// StartPasskeyRegistration begins adding a passkey for the access token's user: the options of
+	// navigator.credentials.create and the ceremony's sealed state, which the page posts back.
+	StartPasskeyRegistration(context.Context, *AccountRequest) (*PasskeyCeremony, error)
+	// FinishPasskeyRegistration stores the passkey the browser created and answers new recovery
+	// codes when the user had none (empty otherwise).
+	FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*RecoveryCodes, error)
+	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
+	// step and the ceremony's sealed state; empty when the user has no passkey.
+	StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -635,6 +686,15 @@ func (UnimplementedLoginServiceServer) StartSignInEnrolment(context.Context, *Se
 }
 func (UnimplementedLoginServiceServer) VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifySecondFactor not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasskeyRegistration(context.Context, *AccountRequest) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasskeyRegistration not implemented")
+}
+func (UnimplementedLoginServiceServer) FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishPasskeyRegistration not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasskeyAssertion not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -999,6 +1059,60 @@ func _LoginService_VerifySecondFactor_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_StartPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasskeyRegistration(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_FinishPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishPasskeyRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).FinishPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_FinishPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).FinishPasskeyRegistration(ctx, req.(*FinishPasskeyRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartPasskeyAssertion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SecondFactorFlow)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasskeyAssertion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasskeyAssertion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasskeyAssertion(ctx, req.(*SecondFactorFlow))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1081,6 +1195,18 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifySecondFactor",
 			Handler:    _LoginService_VerifySecondFactor_Handler,
+		},
+		{
+			MethodName: "StartPasskeyRegistration",
+			Handler:    _LoginService_StartPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "FinishPasskeyRegistration",
+			Handler:    _LoginService_FinishPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "StartPasskeyAssertion",
+			Handler:    _LoginService_StartPasskeyAssertion_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -164,10 +164,12 @@ func cmpErr(err, fallback error) error {
 	return fallback
 }
 
-// SecondFactorInput is the second step's form.
+// SecondFactorInput is the second step's form: a code, or a passkey's assertion with its
+// ceremony's state.
 type SecondFactorInput struct {
-	Flow, Code          string
-	ClientIP, UserAgent string
+	Flow, Code            string
+	Passkey, PasskeyState string
+	ClientIP, UserAgent   string
 }
 
 // VerifySecondFactor checks the second step's code and continues the authorization request. The
@@ -189,7 +191,7 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 	if err != nil {
 		return LoginOutcome{}, err
 	}
-	codes, ok, err := s.checkSecondFactor(ctx, a, u, in.Code)
+	codes, ok, err := s.checkSecondFactor(ctx, c, a, u, in)
 	if err != nil {
 		s.release(ctx, attempt)
 		return LoginOutcome{}, err
@@ -215,15 +217,27 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 		}
 		return LoginOutcome{}, err
 	}
-	amr := append(slices.Clip(c.Methods), domain.AMROTP, domain.AMRMulti)
+	// A passkey is something the user has (RFC 8176 "hwk"); a TOTP or recovery code a one-time
+	// password.
+	second := domain.AMROTP
+	if in.Passkey != "" {
+		second = domain.AMRHardwareKey
+	}
+	amr := append(slices.Clip(c.Methods), second, domain.AMRMulti)
 	target, err := s.completeSignIn(ctx, a, u, resumedParams(c), browser{ip: ip, userAgent: in.UserAgent}, amr)
 	return LoginOutcome{URL: target, RecoveryCodes: codes}, err
 }
 
-// checkSecondFactor reports whether code proves the user's second factor, using it up: a TOTP
-// code's time step, or a recovery code. For a user enrolling (no confirmed factor) it must be the
-// pending factor's code, which confirms it; codes are then the new recovery codes.
-func (s *Service) checkSecondFactor(ctx context.Context, a domain.App, u domain.User, code string) (codes []string, ok bool, err error) {
+// checkSecondFactor reports whether the form proves the user's second factor, using it up: a
+// passkey's assertion, a TOTP code's time step, or a recovery code. For a user enrolling (no
+// confirmed factor, the required policy) it must be the pending TOTP factor's code, which
+// confirms it; codes are then the new recovery codes.
+func (s *Service) checkSecondFactor(ctx context.Context, c domain.Challenge, a domain.App, u domain.User, in SecondFactorInput) (codes []string, ok bool, err error) {
+	if in.Passkey != "" {
+		ok, err := s.checkPasskey(ctx, c, a, u, in.Passkey, in.PasskeyState)
+		return nil, ok, err
+	}
+	code := in.Code
 	if len(code) > 64 {
 		return nil, false, nil
 	}
@@ -231,14 +245,20 @@ func (s *Service) checkSecondFactor(ctx context.Context, a domain.App, u domain.
 	if err != nil {
 		return nil, false, err
 	}
+	enrolled := false
 	for _, f := range factors {
-		if f.Kind != domain.FactorTOTP || !f.Confirmed() {
+		if !f.Confirmed() {
 			continue
 		}
-		ok, err := s.useTOTP(ctx, f, code)
-		if ok || err != nil {
+		enrolled = true
+		if f.Kind != domain.FactorTOTP {
+			continue
+		}
+		if ok, err := s.useTOTP(ctx, f, code); ok || err != nil {
 			return nil, ok, err
 		}
+	}
+	if enrolled {
 		if !domain.WellFormedRecoveryCode(code) {
 			return nil, false, nil
 		}
@@ -376,6 +396,7 @@ func (s *Service) confirmTOTP(ctx context.Context, a domain.App, u domain.User, 
 type SecondFactorState struct {
 	Policy            domain.MFAPolicy
 	TOTP              bool
+	Passkeys          int
 	RecoveryCodesLeft int
 }
 
@@ -408,7 +429,7 @@ func (s *Service) secondFactorState(ctx context.Context, a domain.App, u domain.
 	if err != nil {
 		return SecondFactorState{}, err
 	}
-	st := SecondFactorState{Policy: a.MFA}
+	st := SecondFactorState{Policy: a.MFA, Passkeys: countPasskeys(factors)}
 	for _, f := range factors {
 		st.TOTP = st.TOTP || (f.Kind == domain.FactorTOTP && f.Confirmed())
 	}
@@ -461,7 +482,7 @@ func (s *Service) RegenerateRecoveryCodes(ctx context.Context, accessToken strin
 	if err != nil {
 		return nil, err
 	}
-	if !st.TOTP {
+	if !st.TOTP && st.Passkeys == 0 {
 		return nil, fault.Precondition("recovery codes need a second factor")
 	}
 	plain, stored, err := domain.NewRecoveryCodes(a.ID, u.ID, s.now(), s.pepper)

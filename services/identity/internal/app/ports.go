@@ -205,15 +205,16 @@ type ChallengeEffect struct {
 
 // Factors stores users' second factors and recovery codes.
 type Factors interface {
-	// SavePendingFactor stores f, not confirmed, as the user's factor of its kind, replacing a
-	// pending one; the user must exist. When the user has a confirmed factor of the kind it answers
+	// SavePendingFactor stores f, not confirmed, as the user's pending factor of its kind,
+	// replacing a pending one; the user must exist. When the kind is single
+	// (domain.FactorKind.Single) and the user has a confirmed factor of it, it answers
 	// domain.ErrFactorEnrolled and changes nothing.
 	SavePendingFactor(ctx context.Context, f domain.Factor) error
 	// ListFactors returns the user's factors, pending and confirmed, oldest first.
 	ListFactors(ctx context.Context, appID, userID string) ([]domain.Factor, error)
 	// ConfirmFactor marks the user's pending factor id confirmed at now with step as its last used
-	// time step, replaces the user's recovery codes with codes and commits evs, in one
-	// transaction. A factor that is not pending (absent, or confirmed already) answers
+	// time step (or signature counter), replaces the user's recovery codes with codes (nil keeps
+	// them) and commits evs, in one transaction. A factor that is not pending (absent, or confirmed already) answers
 	// domain.ErrNotFound and nothing changes.
 	ConfirmFactor(ctx context.Context, appID, userID, id string, step int64, now time.Time, codes []domain.RecoveryCode, evs ...events.Event) error
 	// UseFactorStep records step as the confirmed factor's last used time step unless it accepted

@@ -45,8 +45,16 @@ func ParseMFAPolicy(field, s string) (MFAPolicy, error) {
 // FactorKind names a kind of second factor.
 type FactorKind string
 
-// FactorTOTP is a time-based one-time password app (RFC 6238).
-const FactorTOTP FactorKind = "totp"
+const (
+	// FactorTOTP is a time-based one-time password app (RFC 6238). A user has at most one.
+	FactorTOTP FactorKind = "totp"
+	// FactorPasskey is a WebAuthn credential (a passkey or security key). A user may have
+	// several; each is stored confirmed, as its registration proves it.
+	FactorPasskey FactorKind = "passkey"
+)
+
+// Single reports whether a user holds at most one confirmed factor of the kind.
+func (k FactorKind) Single() bool { return k == FactorTOTP }
 
 // Factor is a user's second factor. A factor is pending from its enrolment's start until its
 // first code confirms it; only confirmed factors are asked for at sign-in.
@@ -55,11 +63,13 @@ type Factor struct {
 	AppID  string
 	UserID string
 	Kind   FactorKind
-	// SealedSecret is the TOTP key's otpauth URL (which holds the secret) sealed by the
-	// application layer under the factor's id: a database dump alone yields no codes.
+	// SealedSecret is sealed by the application layer under the factor's id: a TOTP key's
+	// otpauth URL (which holds the secret: a database dump alone yields no codes), or a passkey's
+	// WebAuthn credential record.
 	SealedSecret []byte
-	// LastStep is the latest TOTP time step a code was accepted for: a code of that step or an
-	// earlier one is refused, so an observed code cannot be used again.
+	// LastStep is the latest TOTP time step a code was accepted for (a code of that step or an
+	// earlier one is refused, so an observed code cannot be used again), or a passkey's signature
+	// counter (an assertion must raise it, unless the authenticator keeps none).
 	LastStep    int64
 	CreatedAt   time.Time
 	ConfirmedAt *time.Time
@@ -206,7 +216,9 @@ func RecoveryCodeHash(userID, code string, key []byte) []byte {
 const (
 	AMRPassword = "pwd" // the password
 	AMROTP      = "otp" // a TOTP code or a recovery code (both one-time passwords)
-	AMRMulti    = "mfa" // more than one factor
+	// AMRHardwareKey is a passkey: proof of possession of a key the authenticator holds.
+	AMRHardwareKey = "hwk"
+	AMRMulti       = "mfa" // more than one factor
 )
 
 // Authentication context classes of the ID token's acr claim.

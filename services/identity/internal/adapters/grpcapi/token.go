@@ -220,7 +220,7 @@ func (s *LoginServer) DescribeSecondFactors(ctx context.Context, req *identityv1
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.SecondFactors{Policy: string(st.Policy), Totp: st.TOTP, RecoveryCodesLeft: int32(st.RecoveryCodesLeft)}, nil
+	return &identityv1.SecondFactors{Policy: string(st.Policy), Totp: st.TOTP, RecoveryCodesLeft: int32(st.RecoveryCodesLeft), Passkeys: int32(st.Passkeys)}, nil
 }
 
 // StartTotpEnrolment starts or resumes the TOTP enrolment of the access token's user.
@@ -254,7 +254,8 @@ func (s *LoginServer) StartSignInEnrolment(ctx context.Context, req *identityv1.
 // VerifySecondFactor checks a sign-in's second factor and continues the authorization request.
 func (s *LoginServer) VerifySecondFactor(ctx context.Context, req *identityv1.VerifySecondFactorRequest) (*identityv1.LoginRedirect, error) {
 	return loginRedirect(s.svc.VerifySecondFactor(ctx, app.SecondFactorInput{
-		Flow: req.GetFlow(), Code: req.GetCode(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+		Flow: req.GetFlow(), Code: req.GetCode(), Passkey: req.GetPasskey(), PasskeyState: req.GetPasskeyState(),
+		ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
 	}))
 }
 
@@ -263,4 +264,30 @@ func totpKey(k *otp.Key, err error) (*identityv1.TotpKey, error) {
 		return nil, err
 	}
 	return &identityv1.TotpKey{OtpauthUrl: k.URL(), Secret: k.Secret()}, nil
+}
+
+// StartPasskeyRegistration begins adding a passkey for the access token's user.
+func (s *LoginServer) StartPasskeyRegistration(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartPasskeyRegistration(ctx, req.GetAccessToken()))
+}
+
+// FinishPasskeyRegistration stores the passkey the browser created.
+func (s *LoginServer) FinishPasskeyRegistration(ctx context.Context, req *identityv1.FinishPasskeyRegistrationRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.FinishPasskeyRegistration(ctx, req.GetAccessToken(), req.GetCredential(), req.GetState())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// StartPasskeyAssertion answers a sign-in's passkey options.
+func (s *LoginServer) StartPasskeyAssertion(ctx context.Context, req *identityv1.SecondFactorFlow) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartPasskeyAssertion(ctx, req.GetFlow()))
+}
+
+func ceremony(c app.PasskeyCeremony, err error) (*identityv1.PasskeyCeremony, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.PasskeyCeremony{Options: c.Options, State: c.State}, nil
 }

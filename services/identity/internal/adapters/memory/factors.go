@@ -53,11 +53,13 @@ func (s *Store) SavePendingFactor(_ context.Context, f domain.Factor) error {
 	if !s.userExists(f.AppID, f.UserID) {
 		return domain.NotFound("user")
 	}
+	for _, old := range s.factors {
+		if old.AppID == f.AppID && old.UserID == f.UserID && old.Kind == f.Kind && old.Confirmed() && f.Kind.Single() {
+			return domain.ErrFactorEnrolled
+		}
+	}
 	for id, old := range s.factors {
-		if old.AppID == f.AppID && old.UserID == f.UserID && old.Kind == f.Kind {
-			if old.Confirmed() {
-				return domain.ErrFactorEnrolled
-			}
+		if old.AppID == f.AppID && old.UserID == f.UserID && old.Kind == f.Kind && !old.Confirmed() {
 			delete(s.factors, id)
 		}
 	}
@@ -84,7 +86,9 @@ func (s *Store) ConfirmFactor(ctx context.Context, appID, userID, id string, ste
 	at := now.UTC()
 	f.ConfirmedAt, f.LastStep = &at, step
 	s.factors[id] = f
-	s.recovery[userID] = cloneRecoveryCodes(codes)
+	if codes != nil {
+		s.recovery[userID] = cloneRecoveryCodes(codes)
+	}
 	s.outbox.Add(ctx, evs...)
 	return nil
 }

@@ -45,32 +45,37 @@ func listFactors(ctx context.Context, q pgxx.Querier, appID, userID string, lock
 	return out, nil
 }
 
-// SavePendingFactor implements app.Factors. The upsert keeps a confirmed factor: its where clause
-// leaves the row alone, and no row affected means one was enrolled already.
+// SavePendingFactor implements app.Factors. The user's row is locked, so two enrolments of one
+// user run one after the other and see each other's factor.
 func (s *Store) SavePendingFactor(ctx context.Context, f domain.Factor) error {
 	if !ids(f.ID, f.AppID, f.UserID) {
 		return domain.NotFound("user")
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		var exists bool
-		if err := tx.QueryRow(ctx, `select exists (select 1 from users where app_id = $1 and id = $2)`, f.AppID, f.UserID).Scan(&exists); err != nil {
+		if err := tx.QueryRow(ctx, `select exists (select 1 from users where app_id = $1 and id = $2 for update)`, f.AppID, f.UserID).Scan(&exists); err != nil {
 			return err
 		}
 		if !exists {
 			return domain.NotFound("user")
 		}
-		tag, err := tx.Exec(ctx, `insert into second_factors (`+factorColumns+`) values ($1, $2, $3, $4, $5, $6, $7, null)
-			on conflict (user_id, kind) do update set id = excluded.id, app_id = excluded.app_id,
-				sealed_secret = excluded.sealed_secret, last_step = excluded.last_step, created_at = excluded.created_at
-			where second_factors.confirmed_at is null`,
+		if f.Kind.Single() {
+			var enrolled bool
+			if err := tx.QueryRow(ctx, `select exists (select 1 from second_factors
+				where user_id = $1 and kind = $2 and confirmed_at is not null)`, f.UserID, string(f.Kind)).Scan(&enrolled); err != nil {
+				return err
+			}
+			if enrolled {
+				return domain.ErrFactorEnrolled
+			}
+		}
+		if _, err := tx.Exec(ctx, `delete from second_factors where user_id = $1 and kind = $2 and confirmed_at is null`,
+			f.UserID, string(f.Kind)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `insert into second_factors (`+factorColumns+`) values ($1, $2, $3, $4, $5, $6, $7, null)`,
 			f.ID, f.AppID, f.UserID, string(f.Kind), f.SealedSecret, f.LastStep, f.CreatedAt)
-		if err != nil {
-			return translate(err, "user")
-		}
-		if tag.RowsAffected() == 0 {
-			return domain.ErrFactorEnrolled
-		}
-		return nil
+		return translate(err, "user")
 	})
 }
 
@@ -96,8 +101,10 @@ func (s *Store) ConfirmFactor(ctx context.Context, appID, userID, id string, ste
 		if tag.RowsAffected() == 0 {
 			return domain.NotFound("second factor")
 		}
-		if err := replaceCodes(ctx, tx, appID, userID, codes); err != nil {
-			return err
+		if codes != nil {
+			if err := replaceCodes(ctx, tx, appID, userID, codes); err != nil {
+				return err
+			}
 		}
 		return events.InsertOutbox(ctx, tx, evs...)
 	})

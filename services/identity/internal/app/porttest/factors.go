@@ -105,6 +105,32 @@ func testFactors(t *testing.T, newStore Factory) {
 		wantEqual(t, "factor after the refused enrolment", got, []domain.Factor{f})
 	})
 
+	t.Run("a user holds several passkeys beside the authenticator, and adding one keeps the recovery codes", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		u, totp, _ := confirmed(t, s, a, "passkeys@example.test")
+		var keys []domain.Factor
+		for i := range 2 {
+			f := newFactor(a.ID, u.ID, t0.Add(time.Duration(i+1)*time.Hour))
+			f.Kind = domain.FactorPasskey
+			if err := s.SavePendingFactor(ctx, f); err != nil {
+				t.Fatalf("passkey %d: %v", i, err)
+			}
+			if err := s.ConfirmFactor(ctx, a.ID, u.ID, f.ID, 7, f.CreatedAt, nil); err != nil {
+				t.Fatalf("confirm passkey %d: %v", i, err)
+			}
+			at := f.CreatedAt
+			f.ConfirmedAt, f.LastStep = &at, 7
+			keys = append(keys, f)
+		}
+		got, _ := s.ListFactors(ctx, a.ID, u.ID)
+		at := t0.Add(time.Minute)
+		totp.ConfirmedAt, totp.LastStep = &at, 100
+		wantEqual(t, "factors", got, append([]domain.Factor{totp}, keys...))
+		n, _ := s.CountRecoveryCodes(ctx, a.ID, u.ID)
+		wantEqual(t, "recovery codes kept", n, domain.RecoveryCodeCount)
+	})
+
 	t.Run("a time step is accepted once and never an earlier one", func(t *testing.T) {
 		s, _ := newStore(t)
 		a := seedApp(t, s)

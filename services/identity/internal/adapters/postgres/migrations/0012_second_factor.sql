@@ -11,15 +11,16 @@ create table second_factors (
     id            uuid primary key,
     app_id        uuid not null,
     user_id       uuid not null references users (id),
-    kind          text not null check (kind in ('totp')),
+    kind          text not null check (kind in ('totp', 'passkey')),
     sealed_secret bytea not null,
     last_step     bigint not null default 0,
     created_at    timestamptz not null,
     confirmed_at  timestamptz
 );
 
--- One factor of each kind per user, pending or confirmed.
-create unique index second_factors_user_kind on second_factors (user_id, kind);
+-- At most one TOTP factor per user, pending or confirmed; passkeys may be many.
+create unique index second_factors_user_totp on second_factors (user_id) where kind = 'totp';
+create index second_factors_user on second_factors (app_id, user_id);
 
 -- Recovery codes: an HMAC of each code (domain.RecoveryCodeHash), single use.
 create table recovery_codes (
