@@ -52,13 +52,13 @@ type fakeLogin struct {
 	links     []*identityv1.VerifyEmailLinkRequest
 	// secondFactor, when set, is the flow SignIn answers (enrol: an enrolling one); factorErr and
 	// recovery answer VerifySecondFactor.
-	secondFactor string
-	enrol        bool
-	factorErr    error
-	recovery     []string
+	secondFactor   string
+	enrol          bool
+	factorErr      error
+	recovery       []string
 	enrolments     []*identityv1.SecondFactorFlow
 	passkeyOptions string
-	factors      []*identityv1.VerifySecondFactorRequest
+	factors        []*identityv1.VerifySecondFactorRequest
 }
 
 func (f *fakeLogin) StartSignInEnrolment(_ context.Context, in *identityv1.SecondFactorFlow, _ ...grpc.CallOption) (*identityv1.TotpKey, error) {
