@@ -192,6 +192,29 @@ func (f *fakeIdentity) RegenerateRecoveryCodes(ctx context.Context, in *identity
 	return &identityv1.RecoveryCodes{Codes: []string{"xyzab-cdefg"}}, nil
 }
 
+func (f *fakeIdentity) StartPasskeyRegistration(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	if err := f.record(ctx, "StartPasskeyRegistration", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.PasskeyCeremony{Options: `{"challenge":"Y2hhbGxlbmdl"}`, State: "sealed-state"}, nil
+}
+
+// FinishPasskeyRegistration answers recovery codes for the first factor of the fake's user.
+func (f *fakeIdentity) FinishPasskeyRegistration(ctx context.Context, in *identityv1.FinishPasskeyRegistrationRequest, _ ...grpc.CallOption) (*identityv1.RecoveryCodes, error) {
+	if err := f.record(ctx, "FinishPasskeyRegistration", in); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first := !f.mfa.GetTotp() && f.mfa.GetPasskeys() == 0
+	f.mfa.Passkeys++
+	if first {
+		f.mfa.RecoveryCodesLeft = 10
+		return &identityv1.RecoveryCodes{Codes: []string{"abcde-fghjk"}}, nil
+	}
+	return &identityv1.RecoveryCodes{}, nil
+}
+
 // newPage is the page over fake, at the tests' fixed time, and the buffer its log goes to.
 func newPage(fake *fakeIdentity) (*Page, *bytes.Buffer) {
 	logs := &bytes.Buffer{}

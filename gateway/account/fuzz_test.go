@@ -28,6 +28,9 @@ func FuzzAccountForm(f *testing.F) {
 		{"", "client_id=" + appID + "&action=totpConfirm&code=123456"},
 		{"", "client_id=" + appID + "&action=totpConfirm&code=12%0034"},
 		{"", "client_id=" + appID + "&action=recoveryCodes"},
+		{"", "client_id=" + appID + "&action=passkeyStart"},
+		{"", "client_id=" + appID + "&action=passkeyFinish&passkey=%7B%7D&passkey_state=s"},
+		{"", "client_id=" + appID + "&action=passkeyFinish&passkey=%00"},
 	} {
 		f.Add(s.query, s.body)
 	}

@@ -98,3 +98,35 @@ func TestAnOverlongOrControlCharacterCodeIsRefusedBeforeIdentity(t *testing.T) {
 		t.Errorf("identity was asked %d times", n)
 	}
 }
+
+func TestAddingAPasskeyRunsTheBrowsersPromptThenShowsCodesOnlyForTheFirstFactor(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	c, token := csrfPair(t, p)
+	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyStart"), c, signedIn))
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, `data-mode="create"`) || !strings.Contains(body, `value="passkeyFinish"`) ||
+		!strings.Contains(body, `name="passkey_state" value="sealed-state"`) {
+		t.Fatalf("passkey page = %d:\n%s", rec.Code, body)
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'nonce-") {
+		t.Errorf("CSP %q does not allow the prompt's script", csp)
+	}
+	c, token = csrfPair(t, p)
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"x"}`, "passkey_state", "sealed-state"), c, signedIn))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "abcde-fghjk") {
+		t.Fatalf("the first passkey = %d:\n%s", rec.Code, rec.Body)
+	}
+	got := fake.received("FinishPasskeyRegistration")
+	if r := got[0].req.(*identityv1.FinishPasskeyRegistrationRequest); r.GetCredential() != `{"id":"x"}` || r.GetState() != "sealed-state" || r.GetAccessToken() != accessToken(sessionID) {
+		t.Errorf("finish = %v", r)
+	}
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"y"}`, "passkey_state", "sealed-state"), c, signedIn))
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Path+"?client_id="+appID+"&notice=passkey" {
+		t.Errorf("a second passkey = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	page := serve(p, request(t, http.MethodGet, rec.Header().Get("Location"), "", signedIn)).Body.String()
+	if !strings.Contains(page, "Your passkey was added.") || !strings.Contains(page, "Passkeys: 2") {
+		t.Errorf("the page after the second passkey:\n%s", page)
+	}
+}

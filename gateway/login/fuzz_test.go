@@ -127,6 +127,8 @@ func FuzzSecondFactorForm(f *testing.F) {
 		"client_id=app&redirect_uri=x&state=s&code=123456",
 		"client_id=app&redirect_uri=x&flow=f&code=123456",
 		"flow=f&code=%zz",
+		"client_id=app&redirect_uri=x&state=s&flow=f&passkey=%7B%22id%22%3A%22x%22%7D&passkey_state=s",
+		"client_id=app&redirect_uri=x&state=s&flow=f&passkey=%00&passkey_state=%ff",
 	} {
 		f.Add(s)
 	}

@@ -3,6 +3,7 @@ package login
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"net/url"
 	"strings"
 	"testing"
@@ -97,5 +98,46 @@ func TestTheSecondStepRefusesAFormWithoutACSRFTokenOrFlow(t *testing.T) {
 	}
 	if len(fake.factors) != 0 {
 		t.Errorf("identity was asked %d times", len(fake.factors))
+	}
+}
+
+func TestAUserWithAPasskeyIsOfferedItWithAScriptOnlyThisAnswerMayRun(t *testing.T) {
+	fake := newFake()
+	fake.secondFactor, fake.passkeyOptions = "flow-secret", `{"challenge":"Y2hhbGxlbmdl","allowCredentials":[]}`
+	p, _ := newPage(fake)
+	rec := submitSignIn(t, p)
+	body := rec.Body.String()
+	nonce := regexp.MustCompile(`<script nonce="([^"]+)">`).FindStringSubmatch(body)
+	if rec.Code != http.StatusOK || nonce == nil || !strings.Contains(body, `id="passkey-button"`) || !strings.Contains(body, `name="passkey_state" value="sealed-state"`) {
+		t.Fatalf("second step with a passkey = %d:\n%s", rec.Code, body)
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'nonce-"+nonce[1]+"'") {
+		t.Errorf("CSP %q does not allow the page's script", csp)
+	}
+	if !strings.Contains(body, `data-options="{&#34;challenge&#34;:&#34;Y2hhbGxlbmdl&#34;`) {
+		t.Errorf("the options are not in the form's data attribute:\n%s", body)
+	}
+	// Without passkeys there is no script and no script-src.
+	fake.passkeyOptions = ""
+	rec = submitSignIn(t, p)
+	if strings.Contains(rec.Body.String(), "<script") || strings.Contains(rec.Header().Get("Content-Security-Policy"), "script-src") {
+		t.Error("a user without passkeys gets a script")
+	}
+}
+
+func TestAPasskeyAssertionIsPostedToIdentityAndARefusedOneAsksAgain(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	rec := postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "", "passkey", `{"id":"abc"}`, "passkey_state", "sealed"), tok)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("a passkey = %d:\n%s", rec.Code, rec.Body)
+	}
+	if got := fake.factors[0]; got.GetPasskey() != `{"id":"abc"}` || got.GetPasskeyState() != "sealed" || got.GetCode() != "" {
+		t.Errorf("VerifySecondFactor = %v", got)
+	}
+	fake.factorErr = grpcx.StatusOf(fault.Invalid("passkey", "bad")).Err()
+	rec = postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "", "passkey", `{"id":"abc"}`, "passkey_state", "sealed"), tok)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "This passkey could not be verified") {
+		t.Errorf("a refused passkey = %d:\n%s", rec.Code, rec.Body)
 	}
 }

@@ -1,0 +1,90 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/berthhq/berth/services/identity/internal/app"
+)
+
+func TestPasskeyOptionsNameThePublicHostAndTheAppAndExcludeNothingForANewUser(t *testing.T) {
+	f := newFixture(t)
+	tok, _ := f.session(t, "grace@example.test")
+	c, err := f.svc.StartPasskeyRegistration(context.Background(), tok.AccessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts struct {
+		Challenge string `json:"challenge"`
+		RP        struct{ ID, Name string }
+		User      struct {
+			Name string `json:"name"`
+		} `json:"user"`
+		Exclude []any `json:"excludeCredentials"`
+	}
+	if err := json.Unmarshal([]byte(c.Options), &opts); err != nil {
+		t.Fatal(err)
+	}
+	if opts.RP.ID != "berth.test" || opts.RP.Name != "app" || opts.User.Name != "grace@example.test" || len(opts.Challenge) < 40 || len(opts.Exclude) != 0 {
+		t.Errorf("registration options = %s", c.Options)
+	}
+	if c.State == "" || json.Valid([]byte(c.State)) {
+		t.Errorf("the ceremony's state is not sealed: %q", c.State)
+	}
+}
+
+func TestAPasskeyThatCannotBeVerifiedIsRefusedAsThePasskeyField(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	tok, _ := f.session(t, "grace@example.test")
+	c, err := f.svc.StartPasskeyRegistration(ctx, tok.AccessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := f.session(t, "lin@example.test")
+	for name, in := range map[string]struct{ token, credential, state string }{
+		"not JSON":                   {tok.AccessToken, "not json", c.State},
+		"an empty credential":        {tok.AccessToken, "{}", c.State},
+		"a forged state":             {tok.AccessToken, `{"id":"x"}`, "AAAA"},
+		"another user's state":       {other.AccessToken, `{"id":"x"}`, c.State},
+		"a state that is not base64": {tok.AccessToken, `{"id":"x"}`, "%%%"},
+	} {
+		_, err := f.svc.FinishPasskeyRegistration(ctx, in.token, in.credential, in.state)
+		if fieldOf(err) != "passkey" {
+			t.Errorf("%s: %v, want a refusal of the passkey", name, err)
+		}
+	}
+}
+
+func TestASignInWithoutPasskeysGetsNoPasskeyOptionsAndAForgedAssertionCountsAsAWrongCode(t *testing.T) {
+	// Four failures: the first sign-in attempt of f.session (the address has no user yet) and the
+	// three forged assertions.
+	f := newFixture(t, func(c *app.Config) { c.Limits = app.LoginLimits{PerEmailAddress: 4} })
+	f.enrolTOTP(t, "grace@example.test")
+	flow := f.secondStep(t, "grace@example.test").SecondFactor
+	c, err := f.svc.StartPasskeyAssertion(context.Background(), flow)
+	if err != nil || c.Options != "" || c.State != "" {
+		t.Errorf("assertion options of a user without passkeys = %+v, %v", c, err)
+	}
+	for range 3 {
+		_, err := f.svc.VerifySecondFactor(context.Background(), app.SecondFactorInput{Flow: flow, Passkey: `{"id":"x"}`, PasskeyState: "AAAA", ClientIP: clientIP})
+		if fieldOf(err) != "code" {
+			t.Fatalf("a forged assertion: %v, want a refused code", err)
+		}
+	}
+	_, err = f.signIn("grace@example.test", goodPassword)
+	wantStatus(t, "a sign-in after three forged assertions", err, codes.ResourceExhausted)
+}
+
+func TestPasskeysAreRefusedWhileTheAppTurnsSecondFactorsOff(t *testing.T) {
+	f := newFixture(t)
+	tok, _ := f.session(t, "grace@example.test")
+	if _, err := f.svc.SetAppMFA(context.Background(), f.app.ID, "off"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.svc.StartPasskeyRegistration(context.Background(), tok.AccessToken)
+	wantStatus(t, "passkey registration under off", err, codes.FailedPrecondition)
+}
