@@ -3,8 +3,8 @@ package login
 import (
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
