@@ -33,7 +33,7 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		accent    = fs.String("accent-color", "", "accent colour #rrggbb of buttons and links")
 		logo      = fs.String("logo-url", "", "https URL of the logo shown on hosted pages and mails")
 		defLang   = fs.String("default-language", "", "language of hosted pages and mails when the link and browser name none: en or de")
-		policy    = fs.String("policy", "", "the policy app-email-verification or app-mfa sets")
+		policy    = fs.String("policy", "", "the policy app-email-verification, app-mfa or app-passkey-sign-in sets")
 		verify    = fs.String("email-verification", "", "email-verification policy: required (the default) or optional")
 		mfa       = fs.String("mfa", "", "second-factor policy: off, optional (the default) or required")
 		userID    = fs.String("user", "", "user id")
@@ -53,6 +53,8 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		return c.SetAppEmailVerification(ctx, &identityv1.SetAppEmailVerificationRequest{AppId: *app, Policy: *policy})
 	case "app-mfa":
 		return c.SetAppMfa(ctx, &identityv1.SetAppMfaRequest{AppId: *app, Policy: *policy})
+	case "app-passkey-sign-in":
+		return c.SetAppPasskeySignIn(ctx, &identityv1.SetAppPasskeySignInRequest{AppId: *app, Enabled: *policy == "on"})
 	case "user-mfa-reset":
 		return c.ResetSecondFactors(ctx, &identityv1.ResetSecondFactorsRequest{AppId: *app, UserId: *userID})
 	case "app-disable", "app-enable":

@@ -148,6 +148,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		login.Path:             loginPage,
 		login.VerifyPath:       loginPage,
 		login.SecondFactorPath: loginPage,
+		login.PasskeyPath:      loginPage,
 		emailchange.Path:       emailchange.New(loginClient, log),
 	} {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {

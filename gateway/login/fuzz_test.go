@@ -177,3 +177,45 @@ func sendable(t *testing.T, sent []proto.Message) {
 		}
 	}
 }
+
+// FuzzPasskeyForm posts arbitrary bodies to the sign-in form's passkey path, with a valid CSRF
+// pair: no 5xx, HTML or a redirect, and every message sent to identity marshals and passes the
+// text rule.
+func FuzzPasskeyForm(f *testing.F) {
+	for _, s := range []string{
+		"client_id=app&redirect_uri=x&state=s&passkey=%7B%22id%22%3A%22x%22%7D&passkey_state=st",
+		"client_id=app&redirect_uri=x&state=s&passkey=%00&passkey_state=%ff",
+		"client_id=app&redirect_uri=x&state=s&type=signUp&passkey=p&passkey_state=s",
+		"client_id=app&redirect_uri=x&state=s&passkey_state=s",
+		"passkey=p&passkey_state=s",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		fake := newFake()
+		fake.signInOptions = `{"challenge":"Y2hhbGxlbmdl"}`
+		p, _ := newPage(fake)
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, PasskeyPath, strings.NewReader(body+"&"+webpage.CSRFField+"="+tok))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(&http.Cookie{Name: csrfCookie, Value: tok})
+		req.RemoteAddr = "203.0.113.9:51234"
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%q answered %d", body, rec.Code)
+		}
+		if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusSeeOther && ct != "text/html; charset=utf-8" {
+			t.Fatalf("%q: Content-Type %q", body, ct)
+		}
+		fake.mu.Lock()
+		defer fake.mu.Unlock()
+		var sent []proto.Message
+		for _, m := range fake.passkeySignIns {
+			sent = append(sent, m)
+		}
+		for _, m := range fake.describes {
+			sent = append(sent, m)
+		}
+		sendable(t, sent)
+	})
+}

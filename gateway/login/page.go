@@ -52,6 +52,8 @@ type Backend interface {
 	StartSignInEnrolment(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.TotpKey, error)
 	VerifySecondFactor(ctx context.Context, in *identityv1.VerifySecondFactorRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 	StartPasskeyAssertion(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.PasskeyCeremony, error)
+	StartPasskeySignIn(ctx context.Context, in *identityv1.DescribeLoginRequest, opts ...grpc.CallOption) (*identityv1.PasskeyCeremony, error)
+	PasskeySignIn(ctx context.Context, in *identityv1.PasskeySignInRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 }
 
 // Page is the hosted login page. It holds no state between requests: the authorization
@@ -80,6 +82,9 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case SecondFactorPath:
 		p.submitSecondFactor(w, r)
+		return
+	case PasskeyPath:
+		p.submitPasskey(w, r)
 		return
 	}
 	switch r.Method {
@@ -110,6 +115,7 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 	}
 	view := formView{Params: params}
 	view.describe(r, lc)
+	p.offerPasskey(r, &view, lc)
 	p.renderForm(w, r, http.StatusOK, view)
 }
 
@@ -245,6 +251,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 	}
 	view.describe(r, lc)
 	view.Message = f.message
+	p.offerPasskey(r, &view, lc)
 	SetRetryAfter(w.Header(), f.retryAfter)
 	p.renderForm(w, r, f.status, view)
 }
@@ -280,6 +287,8 @@ type formView struct {
 	Name    string
 	Message string // a catalog key
 	CSRF    string
+	// Passkey is the passkey sign-in the sign-in form offers beside the password (zero: none).
+	Passkey webpage.Passkey
 	// Printer speaks the page's language.
 	locale.Printer
 }
@@ -312,6 +321,9 @@ func (v formView) SwitchURL() string { return v.Params.switchURL() }
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
 	view.CSRF = CSRF.Issue(w, r)
 	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	if view.Passkey.Nonce != "" {
+		webpage.AllowScript(w.Header(), view.Passkey.Nonce)
+	}
 	p.render(w, r, status, "form", view)
 }
 

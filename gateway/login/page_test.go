@@ -58,6 +58,8 @@ type fakeLogin struct {
 	recovery       []string
 	enrolments     []*identityv1.SecondFactorFlow
 	passkeyOptions string
+	signInOptions  string
+	passkeySignIns []*identityv1.PasskeySignInRequest
 	factors        []*identityv1.VerifySecondFactorRequest
 }
 
@@ -78,6 +80,24 @@ func (f *fakeLogin) StartPasskeyAssertion(_ context.Context, _ *identityv1.Secon
 	return &identityv1.PasskeyCeremony{Options: f.passkeyOptions, State: "sealed-state"}, nil
 }
 
+// signInOptions, when set, makes DescribeLogin offer passkey sign-in and StartPasskeySignIn
+// answer these options; passkeySignIns records PasskeySignIn.
+func (f *fakeLogin) StartPasskeySignIn(_ context.Context, _ *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &identityv1.PasskeyCeremony{Options: f.signInOptions, State: "sign-in-state"}, nil
+}
+
+func (f *fakeLogin) PasskeySignIn(_ context.Context, in *identityv1.PasskeySignInRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.passkeySignIns = append(f.passkeySignIns, in)
+	if f.factorErr != nil {
+		return nil, f.factorErr
+	}
+	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
+}
+
 func (f *fakeLogin) VerifySecondFactor(_ context.Context, in *identityv1.VerifySecondFactorRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -95,7 +115,7 @@ func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLogi
 	if f.describeErr != nil {
 		return nil, f.describeErr
 	}
-	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding}, nil
+	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding, PasskeySignIn: f.signInOptions != ""}, nil
 }
 
 func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {

@@ -141,3 +141,36 @@ func TestAPasskeyAssertionIsPostedToIdentityAndARefusedOneAsksAgain(t *testing.T
 		t.Errorf("a refused passkey = %d:\n%s", rec.Code, rec.Body)
 	}
 }
+
+func TestASignInFormOfAnAppThatAllowsItOffersAPasskeyThatSignsInWithoutThePassword(t *testing.T) {
+	fake := newFake()
+	fake.signInOptions = `{"challenge":"Y2hhbGxlbmdl"}`
+	p, _ := newPage(fake)
+	rec := get(t, p, linkQuery("signIn"))
+	body := rec.Body.String()
+	if !strings.Contains(body, `action="/login/passkey" id="passkey-form"`) || !strings.Contains(body, `value="sign-in-state"`) ||
+		!strings.Contains(rec.Header().Get("Content-Security-Policy"), "script-src 'nonce-") {
+		t.Fatalf("sign-in form of an app with passkey sign-in:\n%s", body)
+	}
+	if up := get(t, p, linkQuery("signUp")); strings.Contains(up.Body.String(), "passkey-form") {
+		t.Error("the sign-up form offers a passkey sign-in")
+	}
+	form := url.Values{"client_id": {appID}, "redirect_uri": {redirectURI}, "state": {"st4te"}, "passkey": {`{"id":"k"}`}, "passkey_state": {"sign-in-state"}}
+	rec = postTo(t, p, PasskeyPath, form, tok)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != fake.redirectURL {
+		t.Fatalf("passkey sign-in = %d:\n%s", rec.Code, rec.Body)
+	}
+	if got := fake.passkeySignIns[0]; got.GetPasskey() != `{"id":"k"}` || got.GetState() != "sign-in-state" || got.GetParams().GetState() != "st4te" || got.GetClientIp() != "203.0.113.9" {
+		t.Errorf("PasskeySignIn = %v", got)
+	}
+	fake.factorErr = grpcx.StatusOf(fault.Invalid("passkey", "bad")).Err()
+	rec = postTo(t, p, PasskeyPath, form, tok)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "This passkey could not be verified") || !strings.Contains(rec.Body.String(), `id="password"`) {
+		t.Errorf("a refused passkey = %d:\n%s", rec.Code, rec.Body)
+	}
+	// A form without the assertion never reaches identity.
+	delete(form, "passkey")
+	if rec := postTo(t, p, PasskeyPath, form, tok); rec.Code != http.StatusBadRequest || len(fake.passkeySignIns) != 2 {
+		t.Errorf("without an assertion = %d, identity asked %d times", rec.Code, len(fake.passkeySignIns))
+	}
+}

@@ -22,7 +22,9 @@ import (
 const VerifyPath = Path + "/verify"
 
 // Serves reports whether path is one of the page's paths.
-func Serves(path string) bool { return path == Path || path == VerifyPath || path == SecondFactorPath }
+func Serves(path string) bool {
+	return path == Path || path == VerifyPath || path == SecondFactorPath || path == PasskeyPath
+}
 
 //go:embed verify.html
 var verifyHTML string

@@ -210,4 +210,6 @@ var german = map[string]string{
 	"account.mfa.createPasskey":  "Passkey anlegen",
 	"account.mfa.passkeyFailed":  "Der Passkey konnte nicht hinzugefügt werden. Versuche es noch einmal.",
 	"account.notice.passkey":     "Dein Passkey wurde hinzugefügt.",
+	"login.passkey":              "Mit einem Passkey anmelden",
+	"login.passkeyFailed":        "Der Browser hat keinen Passkey verwendet. Versuche es noch einmal oder melde dich mit deinem Passwort an.",
 }

@@ -218,4 +218,6 @@ var english = map[string]string{
 	"account.mfa.createPasskey":  "Create the passkey",
 	"account.mfa.passkeyFailed":  "The passkey could not be added. Try again.",
 	"account.notice.passkey":     "Your passkey was added.",
+	"login.passkey":              "Sign in with a passkey",
+	"login.passkeyFailed":        "The browser did not use a passkey. Try again, or sign in with your password.",
 }

@@ -12,13 +12,15 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/berthhq/berth/cmd/berth/stacktest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 // A passkey end to end, through Chromium's virtual authenticator (DevTools WebAuthn domain): the
 // user adds a passkey on the account page (the first factor of the account, so the page shows
 // the recovery codes once), and signing in then asks for it after the password; the browser's
-// passkey answers and the tokens say a key was proved besides the password.
-func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInInChromium(t *testing.T) {
+// passkey answers and the tokens say a key was proved besides the password. Once the app allows
+// it, the passkey alone signs in from the sign-in page.
+func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesThePasswordInChromium(t *testing.T) {
 	chromium := ensureChromium(t)
 	app := newCallbackApp(t)
 	// Passkeys are bound to a host name: the stack is served as localhost, not 127.0.0.1.
@@ -108,5 +110,25 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInInChromium(t *testing.T)
 	access, _ := exchangeCode(t, env, landedQuery(t, app).Get("code"), app.redirectURI(), "s", "n")
 	if got := amrOf(t, access); !slices.Equal(got, []string{"pwd", "hwk", "mfa"}) {
 		t.Errorf("amr after the passkey = %v, want [pwd hwk mfa]", got)
+	}
+
+	// Where the app allows it, the passkey signs in without the password.
+	admin, cancelAdmin := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelAdmin()
+	if _, err := env.Admin.Identity.SetAppPasskeySignIn(admin, &identityv1.SetAppPasskeySignInRequest{AppId: env.App.AppID, Enabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(loginURL("signIn")),
+		chromedp.WaitVisible(chromedp.ID("passkey-button")),
+		chromedp.Click(chromedp.ID("passkey-button")),
+		chromedp.WaitVisible(chromedp.ID("signed-in")),
+	)
+	if err != nil {
+		t.Fatalf("sign in with the passkey alone: %v\npage:\n%s", err, currentPage(browser))
+	}
+	access, _ = exchangeCode(t, env, landedQuery(t, app).Get("code"), app.redirectURI(), "s", "n")
+	if got := amrOf(t, access); !slices.Equal(got, []string{"hwk", "mfa"}) {
+		t.Errorf("amr after a passwordless sign-in = %v, want [hwk mfa]", got)
 	}
 }

@@ -1984,7 +1984,9 @@ type App struct {
 	// emailVerification is the app's policy: "required" or "optional".
 	EmailVerification string `protobuf:"bytes,12,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
 	// mfa is the app's second-factor policy: "off", "optional" or "required".
-	Mfa           string `protobuf:"bytes,13,opt,name=mfa,proto3" json:"mfa,omitempty"`
+	Mfa string `protobuf:"bytes,13,opt,name=mfa,proto3" json:"mfa,omitempty"`
+	// passkeySignIn: users may sign in with a passkey instead of the password.
+	PasskeySignIn bool `protobuf:"varint,14,opt,name=passkeySignIn,proto3" json:"passkeySignIn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2108,6 +2110,13 @@ func (x *App) GetMfa() string {
 		return x.Mfa
 	}
 	return ""
+}
+
+func (x *App) GetPasskeySignIn() bool {
+	if x != nil {
+		return x.PasskeySignIn
+	}
+	return false
 }
 
 // AppBranding is an app's look on its hosted pages and mails; empty fields are the neutral look.
@@ -4011,6 +4020,58 @@ func (x *SetAppMfaRequest) GetPolicy() string {
 	return ""
 }
 
+type SetAppPasskeySignInRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Enabled       bool                   `protobuf:"varint,2,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppPasskeySignInRequest) Reset() {
+	*x = SetAppPasskeySignInRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppPasskeySignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppPasskeySignInRequest) ProtoMessage() {}
+
+func (x *SetAppPasskeySignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppPasskeySignInRequest.ProtoReflect.Descriptor instead.
+func (*SetAppPasskeySignInRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *SetAppPasskeySignInRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppPasskeySignInRequest) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
 type ResetSecondFactorsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -4021,7 +4082,7 @@ type ResetSecondFactorsRequest struct {
 
 func (x *ResetSecondFactorsRequest) Reset() {
 	*x = ResetSecondFactorsRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4033,7 +4094,7 @@ func (x *ResetSecondFactorsRequest) String() string {
 func (*ResetSecondFactorsRequest) ProtoMessage() {}
 
 func (x *ResetSecondFactorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4046,7 +4107,7 @@ func (x *ResetSecondFactorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetSecondFactorsRequest.ProtoReflect.Descriptor instead.
 func (*ResetSecondFactorsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ResetSecondFactorsRequest) GetAppId() string {
@@ -4072,7 +4133,7 @@ type RemoveSecondFactorsRequest struct {
 
 func (x *RemoveSecondFactorsRequest) Reset() {
 	*x = RemoveSecondFactorsRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4084,7 +4145,7 @@ func (x *RemoveSecondFactorsRequest) String() string {
 func (*RemoveSecondFactorsRequest) ProtoMessage() {}
 
 func (x *RemoveSecondFactorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4097,7 +4158,7 @@ func (x *RemoveSecondFactorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSecondFactorsRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSecondFactorsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *RemoveSecondFactorsRequest) GetUserId() string {
@@ -4118,7 +4179,7 @@ type SetAppEmailVerificationRequest struct {
 
 func (x *SetAppEmailVerificationRequest) Reset() {
 	*x = SetAppEmailVerificationRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4130,7 +4191,7 @@ func (x *SetAppEmailVerificationRequest) String() string {
 func (*SetAppEmailVerificationRequest) ProtoMessage() {}
 
 func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4143,7 +4204,7 @@ func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEmailVerificationRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEmailVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *SetAppEmailVerificationRequest) GetAppId() string {
@@ -4373,7 +4434,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aProject\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xc9\x03\n" +
+	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xef\x03\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
@@ -4388,7 +4449,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	" \x01(\x05R\x16refreshTokenTtlSeconds\x12:\n" +
 	"\bbranding\x18\v \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x12,\n" +
 	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\x12\x10\n" +
-	"\x03mfa\x18\r \x01(\tR\x03mfa\"\x95\x01\n" +
+	"\x03mfa\x18\r \x01(\tR\x03mfa\x12$\n" +
+	"\rpasskeySignIn\x18\x0e \x01(\bR\rpasskeySignIn\"\x95\x01\n" +
 	"\vAppBranding\x12 \n" +
 	"\vdisplayName\x18\x01 \x01(\tR\vdisplayName\x12 \n" +
 	"\vaccentColor\x18\x02 \x01(\tR\vaccentColor\x12\x18\n" +
@@ -4529,7 +4591,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\"@\n" +
 	"\x10SetAppMfaRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
-	"\x06policy\x18\x02 \x01(\tR\x06policy\"I\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\"L\n" +
+	"\x1aSetAppPasskeySignInRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
+	"\aenabled\x18\x02 \x01(\bR\aenabled\"I\n" +
 	"\x19ResetSecondFactorsRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\"4\n" +
@@ -4563,7 +4628,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\x86\f\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xec\f\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -4580,7 +4645,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
 	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
 	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
-	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12b\n" +
+	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12d\n" +
+	"\x13SetAppPasskeySignIn\x12-.berth.identity.v1.SetAppPasskeySignInRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12b\n" +
 	"\x12ResetSecondFactors\x12,.berth.identity.v1.ResetSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
@@ -4595,7 +4661,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),           // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                       // 1: berth.identity.v1.UserRole
@@ -4653,10 +4719,11 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*RevokeSessionRequest)(nil),           // 53: berth.identity.v1.RevokeSessionRequest
 	(*RevokeSessionsRequest)(nil),          // 54: berth.identity.v1.RevokeSessionsRequest
 	(*SetAppMfaRequest)(nil),               // 55: berth.identity.v1.SetAppMfaRequest
-	(*ResetSecondFactorsRequest)(nil),      // 56: berth.identity.v1.ResetSecondFactorsRequest
-	(*RemoveSecondFactorsRequest)(nil),     // 57: berth.identity.v1.RemoveSecondFactorsRequest
-	(*SetAppEmailVerificationRequest)(nil), // 58: berth.identity.v1.SetAppEmailVerificationRequest
-	(*emptypb.Empty)(nil),                  // 59: google.protobuf.Empty
+	(*SetAppPasskeySignInRequest)(nil),     // 56: berth.identity.v1.SetAppPasskeySignInRequest
+	(*ResetSecondFactorsRequest)(nil),      // 57: berth.identity.v1.ResetSecondFactorsRequest
+	(*RemoveSecondFactorsRequest)(nil),     // 58: berth.identity.v1.RemoveSecondFactorsRequest
+	(*SetAppEmailVerificationRequest)(nil), // 59: berth.identity.v1.SetAppEmailVerificationRequest
+	(*emptypb.Empty)(nil),                  // 60: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -4679,7 +4746,7 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	50, // 17: berth.identity.v1.IdentityService.ListSessions:input_type -> berth.identity.v1.ListSessionsRequest
 	53, // 18: berth.identity.v1.IdentityService.RevokeSession:input_type -> berth.identity.v1.RevokeSessionRequest
 	54, // 19: berth.identity.v1.IdentityService.RevokeSessions:input_type -> berth.identity.v1.RevokeSessionsRequest
-	57, // 20: berth.identity.v1.IdentityService.RemoveSecondFactors:input_type -> berth.identity.v1.RemoveSecondFactorsRequest
+	58, // 20: berth.identity.v1.IdentityService.RemoveSecondFactors:input_type -> berth.identity.v1.RemoveSecondFactorsRequest
 	36, // 21: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
 	12, // 22: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
 	21, // 23: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
@@ -4701,47 +4768,49 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	47, // 39: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
 	48, // 40: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
 	26, // 41: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	58, // 42: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	59, // 42: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
 	55, // 43: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
-	56, // 44: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
-	2,  // 45: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 46: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 47: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	59, // 48: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	59, // 49: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 50: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	59, // 51: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	59, // 52: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 53: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	59, // 54: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	59, // 55: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	59, // 56: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
-	37, // 57: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 58: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 59: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 60: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 61: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 62: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 63: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 64: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 65: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 66: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 67: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 68: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 69: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 70: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 71: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 72: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 73: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 74: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 75: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 76: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 77: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	24, // 78: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	24, // 79: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
-	59, // 80: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
-	45, // [45:81] is the sub-list for method output_type
-	9,  // [9:45] is the sub-list for method input_type
+	56, // 44: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:input_type -> berth.identity.v1.SetAppPasskeySignInRequest
+	57, // 45: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
+	2,  // 46: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 47: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 48: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	60, // 49: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	60, // 50: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 51: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	60, // 52: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	60, // 53: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 54: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	60, // 55: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	60, // 56: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	60, // 57: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
+	37, // 58: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 59: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 60: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 61: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 62: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 63: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 64: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 65: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 66: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 67: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 68: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 69: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 70: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 71: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 72: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 73: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 74: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 75: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 76: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 77: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 78: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 79: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	24, // 80: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
+	24, // 81: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:output_type -> berth.identity.v1.App
+	60, // 82: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
+	46, // [46:83] is the sub-list for method output_type
+	9,  // [9:46] is the sub-list for method input_type
 	9,  // [9:9] is the sub-list for extension type_name
 	9,  // [9:9] is the sub-list for extension extendee
 	0,  // [0:9] is the sub-list for field type_name
@@ -4762,7 +4831,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   59,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -1170,6 +1170,7 @@ const (
 	IdentityAdminService_SetAppBranding_FullMethodName          = "/berth.identity.v1.IdentityAdminService/SetAppBranding"
 	IdentityAdminService_SetAppEmailVerification_FullMethodName = "/berth.identity.v1.IdentityAdminService/SetAppEmailVerification"
 	IdentityAdminService_SetAppMfa_FullMethodName               = "/berth.identity.v1.IdentityAdminService/SetAppMfa"
+	IdentityAdminService_SetAppPasskeySignIn_FullMethodName     = "/berth.identity.v1.IdentityAdminService/SetAppPasskeySignIn"
 	IdentityAdminService_ResetSecondFactors_FullMethodName      = "/berth.identity.v1.IdentityAdminService/ResetSecondFactors"
 )
 
@@ -1207,6 +1208,9 @@ type IdentityAdminServiceClient interface {
 	// SetAppMfa sets the app's second-factor policy: "off", "optional" (users may enrol) or
 	// "required" (every user proves a second factor at sign-in, enrolling at the next one).
 	SetAppMfa(ctx context.Context, in *SetAppMfaRequest, opts ...grpc.CallOption) (*App, error)
+	// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
+	// password (their passkeys prove two factors: the device and its screen lock).
+	SetAppPasskeySignIn(ctx context.Context, in *SetAppPasskeySignInRequest, opts ...grpc.CallOption) (*App, error)
 	// ResetSecondFactors removes every second factor and recovery code of a user, revokes the
 	// user's sessions and mails the user.
 	ResetSecondFactors(ctx context.Context, in *ResetSecondFactorsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
@@ -1370,6 +1374,16 @@ func (c *identityAdminServiceClient) SetAppMfa(ctx context.Context, in *SetAppMf
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppPasskeySignIn(ctx context.Context, in *SetAppPasskeySignInRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppPasskeySignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *identityAdminServiceClient) ResetSecondFactors(ctx context.Context, in *ResetSecondFactorsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(emptypb.Empty)
@@ -1414,6 +1428,9 @@ type IdentityAdminServiceServer interface {
 	// SetAppMfa sets the app's second-factor policy: "off", "optional" (users may enrol) or
 	// "required" (every user proves a second factor at sign-in, enrolling at the next one).
 	SetAppMfa(context.Context, *SetAppMfaRequest) (*App, error)
+	// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
+	// password (their passkeys prove two factors: the device and its screen lock).
+	SetAppPasskeySignIn(context.Context, *SetAppPasskeySignInRequest) (*App, error)
 	// ResetSecondFactors removes every second factor and recovery code of a user, revokes the
 	// user's sessions and mails the user.
 	ResetSecondFactors(context.Context, *ResetSecondFactorsRequest) (*emptypb.Empty, error)
@@ -1471,6 +1488,9 @@ func (UnimplementedIdentityAdminServiceServer) SetAppEmailVerification(context.C
 }
 func (UnimplementedIdentityAdminServiceServer) SetAppMfa(context.Context, *SetAppMfaRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAppMfa not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppPasskeySignIn(context.Context, *SetAppPasskeySignInRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppPasskeySignIn not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) ResetSecondFactors(context.Context, *ResetSecondFactorsRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResetSecondFactors not implemented")
@@ -1766,6 +1786,24 @@ func _IdentityAdminService_SetAppMfa_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppPasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppPasskeySignInRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppPasskeySignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppPasskeySignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppPasskeySignIn(ctx, req.(*SetAppPasskeySignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IdentityAdminService_ResetSecondFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ResetSecondFactorsRequest)
 	if err := dec(in); err != nil {
@@ -1850,6 +1888,10 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAppMfa",
 			Handler:    _IdentityAdminService_SetAppMfa_Handler,
+		},
+		{
+			MethodName: "SetAppPasskeySignIn",
+			Handler:    _IdentityAdminService_SetAppPasskeySignIn_Handler,
 		},
 		{
 			MethodName: "ResetSecondFactors",

@@ -80,6 +80,84 @@ func (x *PasskeyCeremony) GetState() string {
 	return ""
 }
 
+type PasskeySignInRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Params *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
+	// passkey is the JSON of the PublicKeyCredential of the assertion (binary values base64url),
+	// state the ceremony's state from StartPasskeySignIn.
+	Passkey       string `protobuf:"bytes,2,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	ClientIp      string `protobuf:"bytes,4,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent     string `protobuf:"bytes,5,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasskeySignInRequest) Reset() {
+	*x = PasskeySignInRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasskeySignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasskeySignInRequest) ProtoMessage() {}
+
+func (x *PasskeySignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasskeySignInRequest.ProtoReflect.Descriptor instead.
+func (*PasskeySignInRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PasskeySignInRequest) GetParams() *LoginParams {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *PasskeySignInRequest) GetPasskey() string {
+	if x != nil {
+		return x.Passkey
+	}
+	return ""
+}
+
+func (x *PasskeySignInRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PasskeySignInRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *PasskeySignInRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
 type FinishPasskeyRegistrationRequest struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
@@ -93,7 +171,7 @@ type FinishPasskeyRegistrationRequest struct {
 
 func (x *FinishPasskeyRegistrationRequest) Reset() {
 	*x = FinishPasskeyRegistrationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[1]
+	mi := &file_identity_v1_token_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -105,7 +183,7 @@ func (x *FinishPasskeyRegistrationRequest) String() string {
 func (*FinishPasskeyRegistrationRequest) ProtoMessage() {}
 
 func (x *FinishPasskeyRegistrationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[1]
+	mi := &file_identity_v1_token_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -118,7 +196,7 @@ func (x *FinishPasskeyRegistrationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishPasskeyRegistrationRequest.ProtoReflect.Descriptor instead.
 func (*FinishPasskeyRegistrationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{1}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FinishPasskeyRegistrationRequest) GetAccessToken() string {
@@ -152,7 +230,7 @@ type AccountRequest struct {
 
 func (x *AccountRequest) Reset() {
 	*x = AccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[2]
+	mi := &file_identity_v1_token_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -164,7 +242,7 @@ func (x *AccountRequest) String() string {
 func (*AccountRequest) ProtoMessage() {}
 
 func (x *AccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[2]
+	mi := &file_identity_v1_token_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -177,7 +255,7 @@ func (x *AccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountRequest.ProtoReflect.Descriptor instead.
 func (*AccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{2}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AccountRequest) GetAccessToken() string {
@@ -202,7 +280,7 @@ type SecondFactors struct {
 
 func (x *SecondFactors) Reset() {
 	*x = SecondFactors{}
-	mi := &file_identity_v1_token_proto_msgTypes[3]
+	mi := &file_identity_v1_token_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -214,7 +292,7 @@ func (x *SecondFactors) String() string {
 func (*SecondFactors) ProtoMessage() {}
 
 func (x *SecondFactors) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[3]
+	mi := &file_identity_v1_token_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -227,7 +305,7 @@ func (x *SecondFactors) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecondFactors.ProtoReflect.Descriptor instead.
 func (*SecondFactors) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{3}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SecondFactors) GetPolicy() string {
@@ -270,7 +348,7 @@ type TotpKey struct {
 
 func (x *TotpKey) Reset() {
 	*x = TotpKey{}
-	mi := &file_identity_v1_token_proto_msgTypes[4]
+	mi := &file_identity_v1_token_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -282,7 +360,7 @@ func (x *TotpKey) String() string {
 func (*TotpKey) ProtoMessage() {}
 
 func (x *TotpKey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[4]
+	mi := &file_identity_v1_token_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -295,7 +373,7 @@ func (x *TotpKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TotpKey.ProtoReflect.Descriptor instead.
 func (*TotpKey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{4}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TotpKey) GetOtpauthUrl() string {
@@ -323,7 +401,7 @@ type ConfirmTotpEnrolmentRequest struct {
 
 func (x *ConfirmTotpEnrolmentRequest) Reset() {
 	*x = ConfirmTotpEnrolmentRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[5]
+	mi := &file_identity_v1_token_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -335,7 +413,7 @@ func (x *ConfirmTotpEnrolmentRequest) String() string {
 func (*ConfirmTotpEnrolmentRequest) ProtoMessage() {}
 
 func (x *ConfirmTotpEnrolmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[5]
+	mi := &file_identity_v1_token_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -348,7 +426,7 @@ func (x *ConfirmTotpEnrolmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmTotpEnrolmentRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmTotpEnrolmentRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{5}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ConfirmTotpEnrolmentRequest) GetAccessToken() string {
@@ -382,7 +460,7 @@ type RecoveryCodes struct {
 
 func (x *RecoveryCodes) Reset() {
 	*x = RecoveryCodes{}
-	mi := &file_identity_v1_token_proto_msgTypes[6]
+	mi := &file_identity_v1_token_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +472,7 @@ func (x *RecoveryCodes) String() string {
 func (*RecoveryCodes) ProtoMessage() {}
 
 func (x *RecoveryCodes) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[6]
+	mi := &file_identity_v1_token_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +485,7 @@ func (x *RecoveryCodes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoveryCodes.ProtoReflect.Descriptor instead.
 func (*RecoveryCodes) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{6}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RecoveryCodes) GetCodes() []string {
@@ -427,7 +505,7 @@ type SecondFactorFlow struct {
 
 func (x *SecondFactorFlow) Reset() {
 	*x = SecondFactorFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[7]
+	mi := &file_identity_v1_token_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +517,7 @@ func (x *SecondFactorFlow) String() string {
 func (*SecondFactorFlow) ProtoMessage() {}
 
 func (x *SecondFactorFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[7]
+	mi := &file_identity_v1_token_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +530,7 @@ func (x *SecondFactorFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SecondFactorFlow.ProtoReflect.Descriptor instead.
 func (*SecondFactorFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{7}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SecondFactorFlow) GetFlow() string {
@@ -479,7 +557,7 @@ type VerifySecondFactorRequest struct {
 
 func (x *VerifySecondFactorRequest) Reset() {
 	*x = VerifySecondFactorRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[8]
+	mi := &file_identity_v1_token_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -491,7 +569,7 @@ func (x *VerifySecondFactorRequest) String() string {
 func (*VerifySecondFactorRequest) ProtoMessage() {}
 
 func (x *VerifySecondFactorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[8]
+	mi := &file_identity_v1_token_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -504,7 +582,7 @@ func (x *VerifySecondFactorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifySecondFactorRequest.ProtoReflect.Descriptor instead.
 func (*VerifySecondFactorRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{8}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *VerifySecondFactorRequest) GetFlow() string {
@@ -569,7 +647,7 @@ type ExchangeTokenRequest struct {
 
 func (x *ExchangeTokenRequest) Reset() {
 	*x = ExchangeTokenRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[9]
+	mi := &file_identity_v1_token_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +659,7 @@ func (x *ExchangeTokenRequest) String() string {
 func (*ExchangeTokenRequest) ProtoMessage() {}
 
 func (x *ExchangeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[9]
+	mi := &file_identity_v1_token_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +672,7 @@ func (x *ExchangeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeTokenRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{9}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExchangeTokenRequest) GetClientId() string {
@@ -690,7 +768,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +780,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +793,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Token) GetAccessToken() string {
@@ -773,7 +851,7 @@ type TokenList struct {
 
 func (x *TokenList) Reset() {
 	*x = TokenList{}
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -785,7 +863,7 @@ func (x *TokenList) String() string {
 func (*TokenList) ProtoMessage() {}
 
 func (x *TokenList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -798,7 +876,7 @@ func (x *TokenList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenList.ProtoReflect.Descriptor instead.
 func (*TokenList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TokenList) GetKind() string {
@@ -838,7 +916,7 @@ type GetOpenIDConfigurationRequest struct {
 
 func (x *GetOpenIDConfigurationRequest) Reset() {
 	*x = GetOpenIDConfigurationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -850,7 +928,7 @@ func (x *GetOpenIDConfigurationRequest) String() string {
 func (*GetOpenIDConfigurationRequest) ProtoMessage() {}
 
 func (x *GetOpenIDConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -863,7 +941,7 @@ func (x *GetOpenIDConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOpenIDConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetOpenIDConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetOpenIDConfigurationRequest) GetAppId() string {
@@ -891,7 +969,7 @@ type OpenIDConfiguration struct {
 
 func (x *OpenIDConfiguration) Reset() {
 	*x = OpenIDConfiguration{}
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +981,7 @@ func (x *OpenIDConfiguration) String() string {
 func (*OpenIDConfiguration) ProtoMessage() {}
 
 func (x *OpenIDConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +994,7 @@ func (x *OpenIDConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenIDConfiguration.ProtoReflect.Descriptor instead.
 func (*OpenIDConfiguration) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpenIDConfiguration) GetIssuer() string {
@@ -998,7 +1076,7 @@ type GetJWKSRequest struct {
 
 func (x *GetJWKSRequest) Reset() {
 	*x = GetJWKSRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1088,7 @@ func (x *GetJWKSRequest) String() string {
 func (*GetJWKSRequest) ProtoMessage() {}
 
 func (x *GetJWKSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1101,7 @@ func (x *GetJWKSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJWKSRequest.ProtoReflect.Descriptor instead.
 func (*GetJWKSRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetJWKSRequest) GetAppId() string {
@@ -1047,7 +1125,7 @@ type JWK struct {
 
 func (x *JWK) Reset() {
 	*x = JWK{}
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1137,7 @@ func (x *JWK) String() string {
 func (*JWK) ProtoMessage() {}
 
 func (x *JWK) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1150,7 @@ func (x *JWK) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JWK.ProtoReflect.Descriptor instead.
 func (*JWK) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JWK) GetKty() string {
@@ -1126,7 +1204,7 @@ type JWKS struct {
 
 func (x *JWKS) Reset() {
 	*x = JWKS{}
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1216,7 @@ func (x *JWKS) String() string {
 func (*JWKS) ProtoMessage() {}
 
 func (x *JWKS) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1229,7 @@ func (x *JWKS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JWKS.ProtoReflect.Descriptor instead.
 func (*JWKS) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JWKS) GetKeys() []*JWK {
@@ -1171,7 +1249,7 @@ type DescribeLoginRequest struct {
 
 func (x *DescribeLoginRequest) Reset() {
 	*x = DescribeLoginRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1261,7 @@ func (x *DescribeLoginRequest) String() string {
 func (*DescribeLoginRequest) ProtoMessage() {}
 
 func (x *DescribeLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1274,7 @@ func (x *DescribeLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeLoginRequest.ProtoReflect.Descriptor instead.
 func (*DescribeLoginRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DescribeLoginRequest) GetClientId() string {
@@ -1223,13 +1301,15 @@ type LoginContext struct {
 	// "/account/callback"), which every enabled app accepts as a redirect URI. Only DescribeAccount
 	// sets it.
 	AccountCallbackUri string `protobuf:"bytes,4,opt,name=account_callback_uri,json=accountCallbackUri,proto3" json:"account_callback_uri,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// passkey_sign_in: the sign-in page offers "Sign in with a passkey" (StartPasskeySignIn).
+	PasskeySignIn bool `protobuf:"varint,5,opt,name=passkey_sign_in,json=passkeySignIn,proto3" json:"passkey_sign_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoginContext) Reset() {
 	*x = LoginContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1321,7 @@ func (x *LoginContext) String() string {
 func (*LoginContext) ProtoMessage() {}
 
 func (x *LoginContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1334,7 @@ func (x *LoginContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginContext.ProtoReflect.Descriptor instead.
 func (*LoginContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LoginContext) GetAppId() string {
@@ -1285,6 +1365,13 @@ func (x *LoginContext) GetAccountCallbackUri() string {
 	return ""
 }
 
+func (x *LoginContext) GetPasskeySignIn() bool {
+	if x != nil {
+		return x.PasskeySignIn
+	}
+	return false
+}
+
 type DescribeAccountRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
@@ -1294,7 +1381,7 @@ type DescribeAccountRequest struct {
 
 func (x *DescribeAccountRequest) Reset() {
 	*x = DescribeAccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1393,7 @@ func (x *DescribeAccountRequest) String() string {
 func (*DescribeAccountRequest) ProtoMessage() {}
 
 func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1406,7 @@ func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeAccountRequest.ProtoReflect.Descriptor instead.
 func (*DescribeAccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DescribeAccountRequest) GetClientId() string {
@@ -1344,7 +1431,7 @@ type ChangePasswordRequest struct {
 
 func (x *ChangePasswordRequest) Reset() {
 	*x = ChangePasswordRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1443,7 @@ func (x *ChangePasswordRequest) String() string {
 func (*ChangePasswordRequest) ProtoMessage() {}
 
 func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1456,7 @@ func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
 func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ChangePasswordRequest) GetAccessToken() string {
@@ -1416,7 +1503,7 @@ type LoginParams struct {
 
 func (x *LoginParams) Reset() {
 	*x = LoginParams{}
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1515,7 @@ func (x *LoginParams) String() string {
 func (*LoginParams) ProtoMessage() {}
 
 func (x *LoginParams) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1528,7 @@ func (x *LoginParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginParams.ProtoReflect.Descriptor instead.
 func (*LoginParams) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LoginParams) GetClientId() string {
@@ -1502,7 +1589,7 @@ type SignUpRequest struct {
 
 func (x *SignUpRequest) Reset() {
 	*x = SignUpRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1601,7 @@ func (x *SignUpRequest) String() string {
 func (*SignUpRequest) ProtoMessage() {}
 
 func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1614,7 @@ func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignUpRequest.ProtoReflect.Descriptor instead.
 func (*SignUpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SignUpRequest) GetParams() *LoginParams {
@@ -1585,7 +1672,7 @@ type SignInRequest struct {
 
 func (x *SignInRequest) Reset() {
 	*x = SignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1684,7 @@ func (x *SignInRequest) String() string {
 func (*SignInRequest) ProtoMessage() {}
 
 func (x *SignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1697,7 @@ func (x *SignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
 func (*SignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SignInRequest) GetParams() *LoginParams {
@@ -1669,7 +1756,7 @@ type LoginRedirect struct {
 
 func (x *LoginRedirect) Reset() {
 	*x = LoginRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1768,7 @@ func (x *LoginRedirect) String() string {
 func (*LoginRedirect) ProtoMessage() {}
 
 func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1781,7 @@ func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRedirect.ProtoReflect.Descriptor instead.
 func (*LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LoginRedirect) GetUrl() string {
@@ -1743,7 +1830,7 @@ type ResendVerificationRequest struct {
 
 func (x *ResendVerificationRequest) Reset() {
 	*x = ResendVerificationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1842,7 @@ func (x *ResendVerificationRequest) String() string {
 func (*ResendVerificationRequest) ProtoMessage() {}
 
 func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1855,7 @@ func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendVerificationRequest.ProtoReflect.Descriptor instead.
 func (*ResendVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResendVerificationRequest) GetParams() *LoginParams {
@@ -1805,7 +1892,7 @@ type VerifyEmailCodeRequest struct {
 
 func (x *VerifyEmailCodeRequest) Reset() {
 	*x = VerifyEmailCodeRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +1904,7 @@ func (x *VerifyEmailCodeRequest) String() string {
 func (*VerifyEmailCodeRequest) ProtoMessage() {}
 
 func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +1917,7 @@ func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailCodeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *VerifyEmailCodeRequest) GetClientId() string {
@@ -1872,7 +1959,7 @@ type VerifyEmailLinkRequest struct {
 
 func (x *VerifyEmailLinkRequest) Reset() {
 	*x = VerifyEmailLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +1971,7 @@ func (x *VerifyEmailLinkRequest) String() string {
 func (*VerifyEmailLinkRequest) ProtoMessage() {}
 
 func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +1984,7 @@ func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailLinkRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *VerifyEmailLinkRequest) GetToken() string {
@@ -1926,7 +2013,7 @@ type VerifiedEmail struct {
 
 func (x *VerifiedEmail) Reset() {
 	*x = VerifiedEmail{}
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2025,7 @@ func (x *VerifiedEmail) String() string {
 func (*VerifiedEmail) ProtoMessage() {}
 
 func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2038,7 @@ func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedEmail.ProtoReflect.Descriptor instead.
 func (*VerifiedEmail) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *VerifiedEmail) GetUrl() string {
@@ -1971,7 +2058,7 @@ type EmailChangeLink struct {
 
 func (x *EmailChangeLink) Reset() {
 	*x = EmailChangeLink{}
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2070,7 @@ func (x *EmailChangeLink) String() string {
 func (*EmailChangeLink) ProtoMessage() {}
 
 func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2083,7 @@ func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
 func (*EmailChangeLink) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EmailChangeLink) GetToken() string {
@@ -2019,7 +2106,7 @@ type EmailChangeContext struct {
 
 func (x *EmailChangeContext) Reset() {
 	*x = EmailChangeContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2118,7 @@ func (x *EmailChangeContext) String() string {
 func (*EmailChangeContext) ProtoMessage() {}
 
 func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2131,7 @@ func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
 func (*EmailChangeContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EmailChangeContext) GetAppName() string {
@@ -2079,7 +2166,7 @@ type StartPasswordResetRequest struct {
 
 func (x *StartPasswordResetRequest) Reset() {
 	*x = StartPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2091,7 +2178,7 @@ func (x *StartPasswordResetRequest) String() string {
 func (*StartPasswordResetRequest) ProtoMessage() {}
 
 func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2104,7 +2191,7 @@ func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StartPasswordResetRequest) GetParams() *LoginParams {
@@ -2139,7 +2226,7 @@ type PasswordResetFlow struct {
 
 func (x *PasswordResetFlow) Reset() {
 	*x = PasswordResetFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2238,7 @@ func (x *PasswordResetFlow) String() string {
 func (*PasswordResetFlow) ProtoMessage() {}
 
 func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2251,7 @@ func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
 func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PasswordResetFlow) GetFlowId() string {
@@ -2188,7 +2275,7 @@ type PasswordResetProof struct {
 
 func (x *PasswordResetProof) Reset() {
 	*x = PasswordResetProof{}
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2200,7 +2287,7 @@ func (x *PasswordResetProof) String() string {
 func (*PasswordResetProof) ProtoMessage() {}
 
 func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2213,7 +2300,7 @@ func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
 func (*PasswordResetProof) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PasswordResetProof) GetLink() string {
@@ -2253,7 +2340,7 @@ type CheckPasswordResetRequest struct {
 
 func (x *CheckPasswordResetRequest) Reset() {
 	*x = CheckPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[34]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2352,7 @@ func (x *CheckPasswordResetRequest) String() string {
 func (*CheckPasswordResetRequest) ProtoMessage() {}
 
 func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[34]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2365,7 @@ func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2301,7 +2388,7 @@ type PasswordResetContext struct {
 
 func (x *PasswordResetContext) Reset() {
 	*x = PasswordResetContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[35]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2400,7 @@ func (x *PasswordResetContext) String() string {
 func (*PasswordResetContext) ProtoMessage() {}
 
 func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[35]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2413,7 @@ func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
 func (*PasswordResetContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{35}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PasswordResetContext) GetAppName() string {
@@ -2363,7 +2450,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[36]
+	mi := &file_identity_v1_token_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2375,7 +2462,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[36]
+	mi := &file_identity_v1_token_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2388,7 +2475,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{36}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2426,7 +2513,14 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"A\n" +
 	"\x0fPasskeyCeremony\x12\x18\n" +
 	"\aoptions\x18\x01 \x01(\tR\aoptions\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\tR\x05state\"{\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"\xba\x01\n" +
+	"\x14PasskeySignInRequest\x126\n" +
+	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x18\n" +
+	"\apasskey\x18\x02 \x01(\tR\apasskey\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1b\n" +
+	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x05 \x01(\tR\tuserAgent\"{\n" +
 	" FinishPasskeyRegistrationRequest\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1e\n" +
 	"\n" +
@@ -2515,12 +2609,13 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\xac\x01\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\xd4\x01\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
 	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x120\n" +
-	"\x14account_callback_uri\x18\x04 \x01(\tR\x12accountCallbackUri\"5\n" +
+	"\x14account_callback_uri\x18\x04 \x01(\tR\x12accountCallbackUri\x12&\n" +
+	"\x0fpasskey_sign_in\x18\x05 \x01(\bR\rpasskeySignIn\"5\n" +
 	"\x16DescribeAccountRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\xa5\x01\n" +
 	"\x15ChangePasswordRequest\x12!\n" +
@@ -2602,7 +2697,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x89\x12\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xd8\x13\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -2624,7 +2719,9 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x14StartSignInEnrolment\x12#.berth.identity.v1.SecondFactorFlow\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
 	"\x12VerifySecondFactor\x12,.berth.identity.v1.VerifySecondFactorRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
 	"\x18StartPasskeyRegistration\x12!.berth.identity.v1.AccountRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12z\n" +
-	"\x19FinishPasskeyRegistration\x123.berth.identity.v1.FinishPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
+	"\x19FinishPasskeyRegistration\x123.berth.identity.v1.FinishPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
+	"\x12StartPasskeySignIn\x12'.berth.identity.v1.DescribeLoginRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12b\n" +
+	"\rPasskeySignIn\x12'.berth.identity.v1.PasskeySignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
 	"\x15StartPasskeyAssertion\x12#.berth.identity.v1.SecondFactorFlow\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
@@ -2639,115 +2736,121 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*PasskeyCeremony)(nil),                  // 0: berth.identity.v1.PasskeyCeremony
-	(*FinishPasskeyRegistrationRequest)(nil), // 1: berth.identity.v1.FinishPasskeyRegistrationRequest
-	(*AccountRequest)(nil),                   // 2: berth.identity.v1.AccountRequest
-	(*SecondFactors)(nil),                    // 3: berth.identity.v1.SecondFactors
-	(*TotpKey)(nil),                          // 4: berth.identity.v1.TotpKey
-	(*ConfirmTotpEnrolmentRequest)(nil),      // 5: berth.identity.v1.ConfirmTotpEnrolmentRequest
-	(*RecoveryCodes)(nil),                    // 6: berth.identity.v1.RecoveryCodes
-	(*SecondFactorFlow)(nil),                 // 7: berth.identity.v1.SecondFactorFlow
-	(*VerifySecondFactorRequest)(nil),        // 8: berth.identity.v1.VerifySecondFactorRequest
-	(*ExchangeTokenRequest)(nil),             // 9: berth.identity.v1.ExchangeTokenRequest
-	(*Token)(nil),                            // 10: berth.identity.v1.Token
-	(*TokenList)(nil),                        // 11: berth.identity.v1.TokenList
-	(*GetOpenIDConfigurationRequest)(nil),    // 12: berth.identity.v1.GetOpenIDConfigurationRequest
-	(*OpenIDConfiguration)(nil),              // 13: berth.identity.v1.OpenIDConfiguration
-	(*GetJWKSRequest)(nil),                   // 14: berth.identity.v1.GetJWKSRequest
-	(*JWK)(nil),                              // 15: berth.identity.v1.JWK
-	(*JWKS)(nil),                             // 16: berth.identity.v1.JWKS
-	(*DescribeLoginRequest)(nil),             // 17: berth.identity.v1.DescribeLoginRequest
-	(*LoginContext)(nil),                     // 18: berth.identity.v1.LoginContext
-	(*DescribeAccountRequest)(nil),           // 19: berth.identity.v1.DescribeAccountRequest
-	(*ChangePasswordRequest)(nil),            // 20: berth.identity.v1.ChangePasswordRequest
-	(*LoginParams)(nil),                      // 21: berth.identity.v1.LoginParams
-	(*SignUpRequest)(nil),                    // 22: berth.identity.v1.SignUpRequest
-	(*SignInRequest)(nil),                    // 23: berth.identity.v1.SignInRequest
-	(*LoginRedirect)(nil),                    // 24: berth.identity.v1.LoginRedirect
-	(*ResendVerificationRequest)(nil),        // 25: berth.identity.v1.ResendVerificationRequest
-	(*VerifyEmailCodeRequest)(nil),           // 26: berth.identity.v1.VerifyEmailCodeRequest
-	(*VerifyEmailLinkRequest)(nil),           // 27: berth.identity.v1.VerifyEmailLinkRequest
-	(*VerifiedEmail)(nil),                    // 28: berth.identity.v1.VerifiedEmail
-	(*EmailChangeLink)(nil),                  // 29: berth.identity.v1.EmailChangeLink
-	(*EmailChangeContext)(nil),               // 30: berth.identity.v1.EmailChangeContext
-	(*StartPasswordResetRequest)(nil),        // 31: berth.identity.v1.StartPasswordResetRequest
-	(*PasswordResetFlow)(nil),                // 32: berth.identity.v1.PasswordResetFlow
-	(*PasswordResetProof)(nil),               // 33: berth.identity.v1.PasswordResetProof
-	(*CheckPasswordResetRequest)(nil),        // 34: berth.identity.v1.CheckPasswordResetRequest
-	(*PasswordResetContext)(nil),             // 35: berth.identity.v1.PasswordResetContext
-	(*CompletePasswordResetRequest)(nil),     // 36: berth.identity.v1.CompletePasswordResetRequest
-	(*AppBranding)(nil),                      // 37: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                    // 38: google.protobuf.Empty
+	(*PasskeySignInRequest)(nil),             // 1: berth.identity.v1.PasskeySignInRequest
+	(*FinishPasskeyRegistrationRequest)(nil), // 2: berth.identity.v1.FinishPasskeyRegistrationRequest
+	(*AccountRequest)(nil),                   // 3: berth.identity.v1.AccountRequest
+	(*SecondFactors)(nil),                    // 4: berth.identity.v1.SecondFactors
+	(*TotpKey)(nil),                          // 5: berth.identity.v1.TotpKey
+	(*ConfirmTotpEnrolmentRequest)(nil),      // 6: berth.identity.v1.ConfirmTotpEnrolmentRequest
+	(*RecoveryCodes)(nil),                    // 7: berth.identity.v1.RecoveryCodes
+	(*SecondFactorFlow)(nil),                 // 8: berth.identity.v1.SecondFactorFlow
+	(*VerifySecondFactorRequest)(nil),        // 9: berth.identity.v1.VerifySecondFactorRequest
+	(*ExchangeTokenRequest)(nil),             // 10: berth.identity.v1.ExchangeTokenRequest
+	(*Token)(nil),                            // 11: berth.identity.v1.Token
+	(*TokenList)(nil),                        // 12: berth.identity.v1.TokenList
+	(*GetOpenIDConfigurationRequest)(nil),    // 13: berth.identity.v1.GetOpenIDConfigurationRequest
+	(*OpenIDConfiguration)(nil),              // 14: berth.identity.v1.OpenIDConfiguration
+	(*GetJWKSRequest)(nil),                   // 15: berth.identity.v1.GetJWKSRequest
+	(*JWK)(nil),                              // 16: berth.identity.v1.JWK
+	(*JWKS)(nil),                             // 17: berth.identity.v1.JWKS
+	(*DescribeLoginRequest)(nil),             // 18: berth.identity.v1.DescribeLoginRequest
+	(*LoginContext)(nil),                     // 19: berth.identity.v1.LoginContext
+	(*DescribeAccountRequest)(nil),           // 20: berth.identity.v1.DescribeAccountRequest
+	(*ChangePasswordRequest)(nil),            // 21: berth.identity.v1.ChangePasswordRequest
+	(*LoginParams)(nil),                      // 22: berth.identity.v1.LoginParams
+	(*SignUpRequest)(nil),                    // 23: berth.identity.v1.SignUpRequest
+	(*SignInRequest)(nil),                    // 24: berth.identity.v1.SignInRequest
+	(*LoginRedirect)(nil),                    // 25: berth.identity.v1.LoginRedirect
+	(*ResendVerificationRequest)(nil),        // 26: berth.identity.v1.ResendVerificationRequest
+	(*VerifyEmailCodeRequest)(nil),           // 27: berth.identity.v1.VerifyEmailCodeRequest
+	(*VerifyEmailLinkRequest)(nil),           // 28: berth.identity.v1.VerifyEmailLinkRequest
+	(*VerifiedEmail)(nil),                    // 29: berth.identity.v1.VerifiedEmail
+	(*EmailChangeLink)(nil),                  // 30: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),               // 31: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),        // 32: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),                // 33: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),               // 34: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),        // 35: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),             // 36: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),     // 37: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                      // 38: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                    // 39: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
-	10, // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
-	15, // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	37, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
-	21, // 3: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	21, // 4: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	21, // 5: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	37, // 6: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
-	21, // 7: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	33, // 8: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	37, // 9: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
-	33, // 10: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	9,  // 11: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	12, // 12: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	14, // 13: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	17, // 14: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	22, // 15: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	23, // 16: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	19, // 17: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	20, // 18: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	29, // 19: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	29, // 20: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	31, // 21: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	34, // 22: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	36, // 23: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	25, // 24: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	26, // 25: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	27, // 26: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	2,  // 27: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
-	2,  // 28: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
-	5,  // 29: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
-	2,  // 30: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
-	7,  // 31: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
-	8,  // 32: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
-	2,  // 33: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
-	1,  // 34: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
-	7,  // 35: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
-	11, // 36: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	13, // 37: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	16, // 38: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	18, // 39: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	24, // 40: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	24, // 41: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	18, // 42: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	38, // 43: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	30, // 44: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	30, // 45: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	32, // 46: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	35, // 47: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	24, // 48: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	24, // 49: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	28, // 50: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	28, // 51: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	3,  // 52: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
-	4,  // 53: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
-	6,  // 54: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
-	6,  // 55: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
-	4,  // 56: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
-	24, // 57: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
-	0,  // 58: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
-	6,  // 59: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
-	0,  // 60: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
-	36, // [36:61] is the sub-list for method output_type
-	11, // [11:36] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	22, // 0: berth.identity.v1.PasskeySignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	11, // 1: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
+	16, // 2: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
+	38, // 3: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	22, // 4: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	22, // 5: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	22, // 6: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	38, // 7: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	22, // 8: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	34, // 9: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	38, // 10: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	34, // 11: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	10, // 12: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	13, // 13: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	15, // 14: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	18, // 15: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	23, // 16: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	24, // 17: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	20, // 18: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	21, // 19: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	30, // 20: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	30, // 21: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	32, // 22: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	35, // 23: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	37, // 24: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	26, // 25: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	27, // 26: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	28, // 27: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	3,  // 28: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
+	3,  // 29: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
+	6,  // 30: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
+	3,  // 31: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
+	8,  // 32: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
+	9,  // 33: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
+	3,  // 34: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
+	2,  // 35: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
+	18, // 36: berth.identity.v1.LoginService.StartPasskeySignIn:input_type -> berth.identity.v1.DescribeLoginRequest
+	1,  // 37: berth.identity.v1.LoginService.PasskeySignIn:input_type -> berth.identity.v1.PasskeySignInRequest
+	8,  // 38: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
+	12, // 39: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	14, // 40: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	17, // 41: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	19, // 42: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	25, // 43: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	25, // 44: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	19, // 45: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	39, // 46: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	31, // 47: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	31, // 48: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	33, // 49: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	36, // 50: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	25, // 51: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	25, // 52: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	29, // 53: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	29, // 54: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	4,  // 55: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
+	5,  // 56: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
+	7,  // 57: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
+	7,  // 58: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
+	5,  // 59: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
+	25, // 60: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 61: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	7,  // 62: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	0,  // 63: berth.identity.v1.LoginService.StartPasskeySignIn:output_type -> berth.identity.v1.PasskeyCeremony
+	25, // 64: berth.identity.v1.LoginService.PasskeySignIn:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 65: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	39, // [39:66] is the sub-list for method output_type
+	12, // [12:39] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -2762,7 +2865,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -253,6 +253,8 @@ const (
 	LoginService_VerifySecondFactor_FullMethodName        = "/berth.identity.v1.LoginService/VerifySecondFactor"
 	LoginService_StartPasskeyRegistration_FullMethodName  = "/berth.identity.v1.LoginService/StartPasskeyRegistration"
 	LoginService_FinishPasskeyRegistration_FullMethodName = "/berth.identity.v1.LoginService/FinishPasskeyRegistration"
+	LoginService_StartPasskeySignIn_FullMethodName        = "/berth.identity.v1.LoginService/StartPasskeySignIn"
+	LoginService_PasskeySignIn_FullMethodName             = "/berth.identity.v1.LoginService/PasskeySignIn"
 	LoginService_StartPasskeyAssertion_FullMethodName     = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
 )
 
@@ -320,6 +322,11 @@ type LoginServiceClient interface {
 	// FinishPasskeyRegistration stores the passkey the browser created and answers new recovery
 	// codes when the user had none (empty otherwise).
 	FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// StartPasskeySignIn answers the options of navigator.credentials.get for signing in with a
+	// passkey instead of the password, where the app allows it (LoginContext.passkey_sign_in).
+	StartPasskeySignIn(ctx context.Context, in *DescribeLoginRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// PasskeySignIn signs in with a passkey's assertion and continues the authorization request.
+	PasskeySignIn(ctx context.Context, in *PasskeySignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
 	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
 	// step and the ceremony's sealed state; empty when the user has no passkey.
 	StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error)
@@ -543,6 +550,26 @@ func (c *loginServiceClient) FinishPasskeyRegistration(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *loginServiceClient) StartPasskeySignIn(ctx context.Context, in *DescribeLoginRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartPasskeySignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) PasskeySignIn(ctx context.Context, in *PasskeySignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_PasskeySignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *loginServiceClient) StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PasskeyCeremony)
@@ -617,6 +644,11 @@ type LoginServiceServer interface {
 	// FinishPasskeyRegistration stores the passkey the browser created and answers new recovery
 	// codes when the user had none (empty otherwise).
 	FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*RecoveryCodes, error)
+	// StartPasskeySignIn answers the options of navigator.credentials.get for signing in with a
+	// passkey instead of the password, where the app allows it (LoginContext.passkey_sign_in).
+	StartPasskeySignIn(context.Context, *DescribeLoginRequest) (*PasskeyCeremony, error)
+	// PasskeySignIn signs in with a passkey's assertion and continues the authorization request.
+	PasskeySignIn(context.Context, *PasskeySignInRequest) (*LoginRedirect, error)
 	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
 	// step and the ceremony's sealed state; empty when the user has no passkey.
 	StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error)
@@ -692,6 +724,12 @@ func (UnimplementedLoginServiceServer) StartPasskeyRegistration(context.Context,
 }
 func (UnimplementedLoginServiceServer) FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*RecoveryCodes, error) {
 	return nil, status.Error(codes.Unimplemented, "method FinishPasskeyRegistration not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasskeySignIn(context.Context, *DescribeLoginRequest) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasskeySignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) PasskeySignIn(context.Context, *PasskeySignInRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method PasskeySignIn not implemented")
 }
 func (UnimplementedLoginServiceServer) StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartPasskeyAssertion not implemented")
@@ -1095,6 +1133,42 @@ func _LoginService_FinishPasskeyRegistration_Handler(srv interface{}, ctx contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_StartPasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeLoginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasskeySignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasskeySignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasskeySignIn(ctx, req.(*DescribeLoginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_PasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PasskeySignInRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).PasskeySignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_PasskeySignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).PasskeySignIn(ctx, req.(*PasskeySignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LoginService_StartPasskeyAssertion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SecondFactorFlow)
 	if err := dec(in); err != nil {
@@ -1203,6 +1277,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FinishPasskeyRegistration",
 			Handler:    _LoginService_FinishPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "StartPasskeySignIn",
+			Handler:    _LoginService_StartPasskeySignIn_Handler,
+		},
+		{
+			MethodName: "PasskeySignIn",
+			Handler:    _LoginService_PasskeySignIn_Handler,
 		},
 		{
 			MethodName: "StartPasskeyAssertion",

@@ -39,6 +39,18 @@ func (s *Service) SetAppMFA(ctx context.Context, appID, policy string) (domain.A
 	})
 }
 
+// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
+// password. Setting the current value again changes nothing.
+func (s *Service) SetAppPasskeySignIn(ctx context.Context, appID string, enabled bool) (domain.App, error) {
+	return s.store.UpdateApp(ctx, domain.CanonicalID(appID), func(a *domain.App) ([]events.Event, error) {
+		if a.PasskeySignIn != enabled {
+			// No event: nothing outside identity holds the setting.
+			a.PasskeySignIn, a.UpdatedAt = enabled, s.now()
+		}
+		return nil, nil
+	})
+}
+
 // Answers of the second step. A flow that is unknown, spent, expired or out of attempts is one
 // answer: the page then starts the sign-in again.
 var (

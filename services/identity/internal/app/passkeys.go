@@ -264,7 +264,17 @@ func (s *Service) checkPasskey(ctx context.Context, c domain.Challenge, a domain
 		return false, err
 	}
 	cred, err := rp.ValidateLogin(pu, session, parsed)
-	if err != nil || cred.Authenticator.CloneWarning {
+	if err != nil {
+		return false, nil
+	}
+	return s.useCounter(ctx, a, u, pu, keys, cred)
+}
+
+// useCounter records the signature counter of a verified assertion of one of pu's passkeys: a
+// counter that did not rise (a cloned authenticator, or a replay) is refused, unless the
+// authenticator keeps none.
+func (s *Service) useCounter(ctx context.Context, a domain.App, u domain.User, pu passkeyUser, keys []domain.Factor, cred *webauthn.Credential) (bool, error) {
+	if cred.Authenticator.CloneWarning {
 		return false, nil
 	}
 	for i, known := range pu.creds {
@@ -281,6 +291,122 @@ func (s *Service) checkPasskey(ctx context.Context, c domain.Challenge, a domain
 		return err == nil, err
 	}
 	return false, nil
+}
+
+// passkeySignInApp is the app of a passkey sign-in's request: enabled, allowing it, and able to
+// run WebAuthn.
+func (s *Service) passkeySignInApp(ctx context.Context, p LoginParams) (domain.App, *webauthn.WebAuthn, error) {
+	a, err := s.enabledLoginApp(ctx, p)
+	if err != nil {
+		return domain.App{}, nil, err
+	}
+	if !a.PasskeySignIn || a.MFA == domain.MFAOff {
+		return domain.App{}, nil, fault.Precondition("this app does not offer passkey sign-in")
+	}
+	rp, err := s.relyingParty(a)
+	return a, rp, err
+}
+
+// OffersPasskeySignIn reports whether the sign-in page of a offers passkeys.
+func (s *Service) OffersPasskeySignIn(a domain.App) bool {
+	return a.PasskeySignIn && a.MFA != domain.MFAOff && s.publicURL != ""
+}
+
+// StartPasskeySignIn answers the options of a passkey sign-in: any passkey of the app's users
+// (a discoverable credential names its user), verified by the device's screen lock.
+func (s *Service) StartPasskeySignIn(ctx context.Context, p LoginParams) (PasskeyCeremony, error) {
+	a, rp, err := s.passkeySignInApp(ctx, p)
+	if err != nil {
+		return PasskeyCeremony{}, err
+	}
+	assertion, session, err := rp.BeginDiscoverableLogin(webauthn.WithUserVerification(protocol.VerificationRequired))
+	if err != nil {
+		return PasskeyCeremony{}, fmt.Errorf("begin passkey sign-in: %w", err)
+	}
+	return s.sealCeremony(assertion.Response, session, "passkey sign-in\x00"+a.ID)
+}
+
+// PasskeySignInInput is the sign-in page's passkey form.
+type PasskeySignInInput struct {
+	Params              LoginParams
+	Passkey, State      string
+	ClientIP, UserAgent string
+}
+
+// PasskeySignIn signs in with a passkey instead of the password. The passkey, verified by the
+// device's screen lock (user verification is required), proves two factors: the sign-in needs
+// no second step and its tokens say amr ["hwk", "mfa"]. A passkey that cannot be verified counts
+// as a failed sign-in of the client address.
+func (s *Service) PasskeySignIn(ctx context.Context, in PasskeySignInInput) (LoginOutcome, error) {
+	a, rp, err := s.passkeySignInApp(ctx, in.Params)
+	if err != nil {
+		return LoginOutcome{}, err
+	}
+	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
+		return LoginOutcome{}, err
+	}
+	ip := clientIP(in.ClientIP)
+	var limits []limit
+	if address := addressKey(ip); address != "" {
+		limits = append(limits, newLimit("ip:"+address, s.limits.PerIP, s.limits.Window, s.now(), errTooMany))
+	}
+	attempt, err := s.reserve(ctx, limits...)
+	if err != nil {
+		return LoginOutcome{}, err
+	}
+	u, ok, err := s.verifyPasskeySignIn(ctx, a, rp, in)
+	if err != nil {
+		s.release(ctx, attempt)
+		return LoginOutcome{}, err
+	}
+	if !ok {
+		return LoginOutcome{}, errPasskey
+	}
+	s.release(ctx, attempt)
+	if err := inactive(u); err != nil {
+		return LoginOutcome{}, err
+	}
+	if verificationRequired(a) && !u.EmailVerified {
+		return s.signInUnverified(ctx, a, u, in.Params, ip)
+	}
+	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent},
+		[]string{domain.AMRHardwareKey, domain.AMRMulti})
+	return LoginOutcome{URL: target}, err
+}
+
+// verifyPasskeySignIn checks the assertion against the passkeys of the user its credential names.
+func (s *Service) verifyPasskeySignIn(ctx context.Context, a domain.App, rp *webauthn.WebAuthn, in PasskeySignInInput) (domain.User, bool, error) {
+	session, err := s.openCeremony(in.State, "passkey sign-in\x00"+a.ID)
+	if err != nil || len(in.Passkey) > maxPasskeyJSON {
+		return domain.User{}, false, nil
+	}
+	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(in.Passkey))
+	if err != nil {
+		return domain.User{}, false, nil
+	}
+	var (
+		found passkeyUser
+		keys  []domain.Factor
+	)
+	// The credential's user handle is the user's id (passkeyUser.WebAuthnID) in this app.
+	handler := func(_, userHandle []byte) (webauthn.User, error) {
+		id := domain.CanonicalID(string(userHandle))
+		if !domain.IsUUID(id) {
+			return nil, errPasskey
+		}
+		u, err := s.store.GetUser(ctx, a.ID, id)
+		if err != nil {
+			return nil, err
+		}
+		found, keys, err = s.passkeysOf(ctx, a, u)
+		return found, err
+	}
+	cred, err := rp.ValidateDiscoverableLogin(handler, session, parsed)
+	if err != nil {
+		return domain.User{}, false, nil
+	}
+	ok, err := s.useCounter(ctx, a, found.u, found, keys, cred)
+	return found.u, ok, err
 }
 
 // countPasskeys is how many confirmed passkeys factors holds.

@@ -88,3 +88,41 @@ func TestPasskeysAreRefusedWhileTheAppTurnsSecondFactorsOff(t *testing.T) {
 	_, err := f.svc.StartPasskeyRegistration(context.Background(), tok.AccessToken)
 	wantStatus(t, "passkey registration under off", err, codes.FailedPrecondition)
 }
+
+func TestPasskeySignInIsOfferedOnlyWhereTheAppAllowsItAndAForgedOneCountsAgainstTheAddress(t *testing.T) {
+	f := newFixture(t, func(c *app.Config) { c.Limits = app.LoginLimits{PerIP: 2} })
+	ctx := context.Background()
+	if f.svc.OffersPasskeySignIn(f.app) {
+		t.Error("a new app offers passkey sign-in")
+	}
+	_, err := f.svc.StartPasskeySignIn(ctx, f.params())
+	wantStatus(t, "passkey sign-in of an app that does not allow it", err, codes.FailedPrecondition)
+	a, err := f.svc.SetAppPasskeySignIn(ctx, f.app.ID, true)
+	if err != nil || !a.PasskeySignIn || !f.svc.OffersPasskeySignIn(a) {
+		t.Fatalf("SetAppPasskeySignIn = %+v, %v", a.PasskeySignIn, err)
+	}
+	c, err := f.svc.StartPasskeySignIn(ctx, f.params())
+	if err != nil || c.Options == "" || c.State == "" {
+		t.Fatalf("StartPasskeySignIn = %+v, %v", c, err)
+	}
+	var opts struct {
+		UserVerification string `json:"userVerification"`
+		Allow            []any  `json:"allowCredentials"`
+	}
+	if err := json.Unmarshal([]byte(c.Options), &opts); err != nil || opts.UserVerification != "required" || len(opts.Allow) != 0 {
+		t.Errorf("sign-in options = %s (%v), want user verification required and any credential", c.Options, err)
+	}
+	for range 2 {
+		_, err := f.svc.PasskeySignIn(ctx, app.PasskeySignInInput{Params: f.params(), Passkey: `{"id":"x"}`, State: c.State, ClientIP: clientIP})
+		if fieldOf(err) != "passkey" {
+			t.Fatalf("a forged assertion: %v, want a refusal of the passkey", err)
+		}
+	}
+	_, err = f.svc.PasskeySignIn(ctx, app.PasskeySignInInput{Params: f.params(), Passkey: `{"id":"x"}`, State: c.State, ClientIP: clientIP})
+	wantStatus(t, "a third forged assertion from one address", err, codes.ResourceExhausted)
+	if _, err := f.svc.SetAppMFA(ctx, f.app.ID, "off"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.StartPasskeySignIn(ctx, f.params())
+	wantStatus(t, "passkey sign-in while second factors are off", err, codes.FailedPrecondition)
+}

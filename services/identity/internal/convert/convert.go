@@ -157,6 +157,7 @@ func App(a domain.App) *identityv1.App {
 		Branding:               Branding(a.Branding),
 		EmailVerification:      string(a.EmailVerification),
 		Mfa:                    string(a.MFA),
+		PasskeySignIn:          a.PasskeySignIn,
 	}
 }
 

@@ -42,9 +42,11 @@ type App struct {
 	// EmailVerification is whether a user must prove the address before signing in.
 	EmailVerification EmailVerification
 	// MFA is whether users may or must prove a second factor at sign-in.
-	MFA       MFAPolicy
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	MFA MFAPolicy
+	// PasskeySignIn lets users sign in with a passkey instead of the password.
+	PasskeySignIn bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Default token lifetimes: short access tokens keep a stolen one useful only briefly (verification

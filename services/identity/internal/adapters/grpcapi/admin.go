@@ -68,6 +68,15 @@ func (s *AdminServer) SetAppMfa(ctx context.Context, req *identityv1.SetAppMfaRe
 	return convert.App(a), nil
 }
 
+// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey.
+func (s *AdminServer) SetAppPasskeySignIn(ctx context.Context, req *identityv1.SetAppPasskeySignInRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppPasskeySignIn(ctx, req.GetAppId(), req.GetEnabled())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
 // ResetSecondFactors removes a user's second factors for an operator.
 func (s *AdminServer) ResetSecondFactors(ctx context.Context, req *identityv1.ResetSecondFactorsRequest) (*emptypb.Empty, error) {
 	if err := s.svc.RemoveSecondFactors(ctx, req.GetAppId(), req.GetUserId(), app.RemovedByOperator); err != nil {

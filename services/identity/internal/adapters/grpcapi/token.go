@@ -74,7 +74,7 @@ func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.Describ
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding)}, nil
+	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding), PasskeySignIn: s.svc.OffersPasskeySignIn(a)}, nil
 }
 
 // SignUp creates the user and its tenant, then signs in or asks for verification.
@@ -290,4 +290,17 @@ func ceremony(c app.PasskeyCeremony, err error) (*identityv1.PasskeyCeremony, er
 		return nil, err
 	}
 	return &identityv1.PasskeyCeremony{Options: c.Options, State: c.State}, nil
+}
+
+// StartPasskeySignIn answers the options of a passkey sign-in.
+func (s *LoginServer) StartPasskeySignIn(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartPasskeySignIn(ctx, app.LoginParams{ClientID: req.GetClientId(), RedirectURI: req.GetRedirectUri()}))
+}
+
+// PasskeySignIn signs in with a passkey instead of the password.
+func (s *LoginServer) PasskeySignIn(ctx context.Context, req *identityv1.PasskeySignInRequest) (*identityv1.LoginRedirect, error) {
+	return loginRedirect(s.svc.PasskeySignIn(ctx, app.PasskeySignInInput{
+		Params: loginParams(req.GetParams()), Passkey: req.GetPasskey(), State: req.GetState(),
+		ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	}))
 }

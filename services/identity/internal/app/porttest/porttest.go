@@ -375,7 +375,7 @@ func testApps(t *testing.T, newStore Factory) {
 		wantEqual(t, "policy after update", got.EmailVerification, domain.VerificationOptional)
 	})
 
-	t.Run("the MFA policy is stored and changes with the app", func(t *testing.T) {
+	t.Run("the MFA policy and passkey sign-in are stored and change with the app", func(t *testing.T) {
 		s, _ := newStore(t)
 		a := seedApp(t, s)
 		got, _ := s.GetApp(ctx, a.ID)
@@ -390,6 +390,14 @@ func testApps(t *testing.T, newStore Factory) {
 			got, _ = s.GetApp(ctx, a.ID)
 			wantEqual(t, "policy after update", got.MFA, p)
 		}
+		if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.PasskeySignIn = true
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetApp(ctx, a.ID)
+		wantEqual(t, "passkey sign-in after update", got.PasskeySignIn, true)
 	})
 
 	t.Run("update of an unknown app is not found", func(t *testing.T) {

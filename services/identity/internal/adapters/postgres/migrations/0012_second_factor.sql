@@ -4,6 +4,8 @@
 alter table apps add column mfa_policy text not null default 'optional'
     check (mfa_policy in ('off', 'optional', 'required'));
 alter table apps alter column mfa_policy drop default;
+-- Whether users may sign in with a passkey instead of the password (domain.App.PasskeySignIn).
+alter table apps add column passkey_sign_in boolean not null default false;
 
 -- A factor is pending until its first code confirms it (confirmed_at). The TOTP secret is sealed
 -- by the application; last_step is the latest time step a code was accepted for (no replays).
