@@ -135,33 +135,43 @@ func FuzzSecondFactorForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		fake := newFake()
 		fake.recovery = []string{"abcde-fghjk"}
-		p, _ := newPage(fake)
-		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, SecondFactorPath, strings.NewReader(body+"&"+webpage.CSRFField+"="+tok))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.AddCookie(&http.Cookie{Name: csrfCookie, Value: tok})
-		req.RemoteAddr = "203.0.113.9:51234"
-		rec := httptest.NewRecorder()
-		p.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%q answered %d", body, rec.Code)
-		}
-		if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusSeeOther && ct != "text/html; charset=utf-8" {
-			t.Fatalf("%q: Content-Type %q", body, ct)
-		}
-		fake.mu.Lock()
-		defer fake.mu.Unlock()
-		var sent []proto.Message
-		for _, m := range fake.factors {
-			sent = append(sent, m)
-		}
-		for _, m := range fake.enrolments {
-			sent = append(sent, m)
-		}
-		for _, m := range fake.describes {
-			sent = append(sent, m)
-		}
-		sendable(t, sent)
+		fuzzPost(t, fake, SecondFactorPath, body)
 	})
+}
+
+// fuzzPost posts body to path of a page over fake with a valid CSRF pair and checks the answer
+// and every message the page sent identity.
+func fuzzPost(t *testing.T, fake *fakeLogin, path, body string) {
+	t.Helper()
+	p, _ := newPage(fake)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, strings.NewReader(body+"&"+webpage.CSRFField+"="+tok))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: tok})
+	req.RemoteAddr = "203.0.113.9:51234"
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		t.Fatalf("%q answered %d", body, rec.Code)
+	}
+	if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusSeeOther && ct != "text/html; charset=utf-8" {
+		t.Fatalf("%q: Content-Type %q", body, ct)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	var sent []proto.Message
+	for _, m := range fake.factors {
+		sent = append(sent, m)
+	}
+	for _, m := range fake.enrolments {
+		sent = append(sent, m)
+	}
+	for _, m := range fake.passkeySignIns {
+		sent = append(sent, m)
+	}
+	for _, m := range fake.describes {
+		sent = append(sent, m)
+	}
+	sendable(t, sent)
 }
 
 // sendable fails the fuzz run when a message the page sent identity could not travel: gRPC cannot
@@ -194,28 +204,6 @@ func FuzzPasskeyForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		fake := newFake()
 		fake.signInOptions = `{"challenge":"Y2hhbGxlbmdl"}`
-		p, _ := newPage(fake)
-		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, PasskeyPath, strings.NewReader(body+"&"+webpage.CSRFField+"="+tok))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.AddCookie(&http.Cookie{Name: csrfCookie, Value: tok})
-		req.RemoteAddr = "203.0.113.9:51234"
-		rec := httptest.NewRecorder()
-		p.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%q answered %d", body, rec.Code)
-		}
-		if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusSeeOther && ct != "text/html; charset=utf-8" {
-			t.Fatalf("%q: Content-Type %q", body, ct)
-		}
-		fake.mu.Lock()
-		defer fake.mu.Unlock()
-		var sent []proto.Message
-		for _, m := range fake.passkeySignIns {
-			sent = append(sent, m)
-		}
-		for _, m := range fake.describes {
-			sent = append(sent, m)
-		}
-		sendable(t, sent)
+		fuzzPost(t, fake, PasskeyPath, body)
 	})
 }

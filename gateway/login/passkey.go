@@ -69,13 +69,7 @@ var errMissingPasskey = errors.New("the passkey form has no assertion or state")
 // submitPasskey signs in with the browser's passkey and continues to the app, as the password
 // form does.
 func (p *Page) submitPasskey(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		p.logRefusal(r, "method "+r.Method+" is not allowed")
-		p.renderError(w, r, http.StatusMethodNotAllowed, msgBadRequest)
-		return
-	}
-	values, ok := p.readForm(w, r)
+	values, ok := p.postedForm(w, r)
 	if !ok {
 		return
 	}

@@ -155,15 +155,21 @@ func (p *Page) askSecondFactor(w http.ResponseWriter, r *http.Request, view seco
 	p.render(w, r, f.status, "secondFactor", view)
 }
 
-// submitSecondFactor checks the second step's code and continues to the app.
-func (p *Page) submitSecondFactor(w http.ResponseWriter, r *http.Request) {
+// postedForm is readForm for the paths that take only a POST; when it reports false it has
+// answered.
+func (p *Page) postedForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		p.logRefusal(r, "method "+r.Method+" is not allowed")
 		p.renderError(w, r, http.StatusMethodNotAllowed, msgBadRequest)
-		return
+		return nil, false
 	}
-	values, ok := p.readForm(w, r)
+	return p.readForm(w, r)
+}
+
+// submitSecondFactor checks the second step's code and continues to the app.
+func (p *Page) submitSecondFactor(w http.ResponseWriter, r *http.Request) {
+	values, ok := p.postedForm(w, r)
 	if !ok {
 		return
 	}
