@@ -96,8 +96,8 @@ func TestAppsThatExistedBeforeTheMFAPolicyLetUsersEnrolAndOldSessionsSayPassword
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.MFA != domain.MFAOptional {
-		t.Fatalf("an app created before migration 0012 has MFA policy %q, want %q", a.MFA, domain.MFAOptional)
+	if a.MFA != domain.MFAOptional || a.PasskeySignIn {
+		t.Fatalf("an app created before migration 0012 has MFA policy %q and passkey sign-in %v, want %q and off", a.MFA, a.PasskeySignIn, domain.MFAOptional)
 	}
 	live, err := New(pool).ListSessions(ctx, appID, userID, time.Now(), 10)
 	if err != nil || len(live) != 1 || !slices.Equal(live[0].AMR, []string{domain.AMRPassword}) {
