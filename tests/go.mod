@@ -33,6 +33,7 @@ require (
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.34.1
 	sigs.k8s.io/yaml v1.6.0
+	github.com/pquerna/otp v1.5.0
 )
 
 require (
@@ -97,7 +98,6 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/power-devops/perfstat v0.0.0-20240221224432-82ca36839d55 // indirect
-	github.com/pquerna/otp v1.5.0 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
