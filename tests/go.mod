@@ -25,6 +25,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
+	github.com/pquerna/otp v1.5.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.opentelemetry.io/proto/otlp v1.11.0
@@ -33,7 +34,6 @@ require (
 	google.golang.org/protobuf v1.36.12
 	k8s.io/api v0.34.1
 	sigs.k8s.io/yaml v1.6.0
-	github.com/pquerna/otp v1.5.0
 )
 
 require (
