@@ -109,3 +109,19 @@ func actionFailure(err error) failure {
 	}
 	return backendFailure(err)
 }
+
+// enrolAgain maps a refused enrolment code or current password to the enrolment page's message:
+// the same key is shown again to fix the field. Anything else is not for that page.
+func enrolAgain(err error) (failure, bool) {
+	st := status.Convert(err)
+	if err == nil || st.Code() != codes.InvalidArgument {
+		return failure{}, false
+	}
+	switch grpcx.FieldOf(st) {
+	case "code":
+		return failure{status: http.StatusBadRequest, message: msgCodeWrong}, true
+	case "current_password":
+		return failure{status: http.StatusBadRequest, message: msgWrongCurrent}, true
+	}
+	return failure{}, false
+}

@@ -163,6 +163,8 @@ const (
 	totpURL    = "otpauth://totp/Demo%20App:ada@example.com?issuer=Demo%20App&secret=JBSWY3DPEHPK3PXP"
 	totpSecret = "JBSWY3DPEHPK3PXP"
 	goodCode   = "123456"
+	// userPassword is the password the fake takes to confirm a new second factor.
+	userPassword = "my password"
 )
 
 func (f *fakeIdentity) StartTotpEnrolment(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.TotpKey, error) {
@@ -175,6 +177,9 @@ func (f *fakeIdentity) StartTotpEnrolment(ctx context.Context, in *identityv1.Ac
 func (f *fakeIdentity) ConfirmTotpEnrolment(ctx context.Context, in *identityv1.ConfirmTotpEnrolmentRequest, _ ...grpc.CallOption) (*identityv1.RecoveryCodes, error) {
 	if err := f.record(ctx, "ConfirmTotpEnrolment", in); err != nil {
 		return nil, err
+	}
+	if in.GetCurrentPassword() != userPassword {
+		return nil, grpcx.StatusOf(fault.Invalid("current_password", "wrong")).Err()
 	}
 	if in.GetCode() != goodCode {
 		return nil, grpcx.StatusOf(fault.Invalid("code", "wrong")).Err()
@@ -203,6 +208,9 @@ func (f *fakeIdentity) StartPasskeyRegistration(ctx context.Context, in *identit
 func (f *fakeIdentity) FinishPasskeyRegistration(ctx context.Context, in *identityv1.FinishPasskeyRegistrationRequest, _ ...grpc.CallOption) (*identityv1.RecoveryCodes, error) {
 	if err := f.record(ctx, "FinishPasskeyRegistration", in); err != nil {
 		return nil, err
+	}
+	if in.GetCurrentPassword() != userPassword {
+		return nil, grpcx.StatusOf(fault.Invalid("current_password", "wrong")).Err()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

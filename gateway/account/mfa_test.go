@@ -53,20 +53,24 @@ func TestEnrollingShowsTheKeyAsAQRCodeThenTheRecoveryCodesOnce(t *testing.T) {
 		t.Errorf("the inline QR code needs no img-src: %s", csp)
 	}
 	c, token = csrfPair(t, p)
-	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "totpConfirm", "code", "000000"), c, signedIn))
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "totpConfirm", "code", "000000", "current_password", userPassword), c, signedIn))
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "This code is not correct") || !strings.Contains(rec.Body.String(), totpSecret) {
 		t.Fatalf("a wrong first code = %d:\n%s", rec.Code, rec.Body)
 	}
-	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "totpConfirm", "code", goodCode), c, signedIn))
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "totpConfirm", "code", goodCode, "current_password", "wrong"), c, signedIn))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "The current password is not correct") || !strings.Contains(rec.Body.String(), totpSecret) {
+		t.Fatalf("a wrong current password = %d:\n%s", rec.Code, rec.Body)
+	}
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "totpConfirm", "code", goodCode, "current_password", userPassword), c, signedIn))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "abcde-fghjk") || !strings.Contains(rec.Body.String(), `id="recovery-codes"`) {
 		t.Fatalf("confirmed enrolment = %d:\n%s", rec.Code, rec.Body)
 	}
 	got := fake.received("ConfirmTotpEnrolment")
-	if r := got[len(got)-1].req.(*identityv1.ConfirmTotpEnrolmentRequest); r.GetAccessToken() != accessToken(sessionID) || r.GetClientIp() != "203.0.113.9" {
+	if r := got[len(got)-1].req.(*identityv1.ConfirmTotpEnrolmentRequest); r.GetAccessToken() != accessToken(sessionID) || r.GetClientIp() != "203.0.113.9" || r.GetCurrentPassword() != userPassword {
 		t.Errorf("confirmation = %v", r)
 	}
-	if strings.Contains(logs.String(), "abcde-fghjk") || strings.Contains(logs.String(), totpSecret) {
-		t.Error("a recovery code or the secret reached the log")
+	if strings.Contains(logs.String(), "abcde-fghjk") || strings.Contains(logs.String(), totpSecret) || strings.Contains(logs.String(), userPassword) {
+		t.Error("a recovery code, the secret or the password reached the log")
 	}
 	page := serve(p, request(t, http.MethodGet, Path+"?client_id="+appID, "", signedIn)).Body.String()
 	if strings.Contains(page, "abcde-fghjk") || !strings.Contains(page, "On: signing in asks") {
@@ -105,7 +109,7 @@ func TestAddingAPasskeyRunsTheBrowsersPromptThenShowsCodesOnlyForTheFirstFactor(
 	c, token := csrfPair(t, p)
 	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyStart"), c, signedIn))
 	body := rec.Body.String()
-	if rec.Code != http.StatusOK || !strings.Contains(body, `data-mode="create"`) || !strings.Contains(body, `value="passkeyFinish"`) ||
+	if rec.Code != http.StatusOK || !strings.Contains(body, `data-mode="create"`) || !strings.Contains(body, `value="passkeyFinish"`) || !strings.Contains(body, `name="current_password"`) ||
 		!strings.Contains(body, `name="passkey_state" value="sealed-state"`) {
 		t.Fatalf("passkey page = %d:\n%s", rec.Code, body)
 	}
@@ -113,15 +117,19 @@ func TestAddingAPasskeyRunsTheBrowsersPromptThenShowsCodesOnlyForTheFirstFactor(
 		t.Errorf("CSP %q does not allow the prompt's script", csp)
 	}
 	c, token = csrfPair(t, p)
-	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"x"}`, "passkey_state", "sealed-state"), c, signedIn))
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"x"}`, "passkey_state", "sealed-state", "current_password", userPassword), c, signedIn))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "abcde-fghjk") {
 		t.Fatalf("the first passkey = %d:\n%s", rec.Code, rec.Body)
 	}
 	got := fake.received("FinishPasskeyRegistration")
+	wrong := serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"z"}`, "passkey_state", "sealed-state", "current_password", "wrong"), c, signedIn))
+	if wrong.Code != http.StatusBadRequest || !strings.Contains(wrong.Body.String(), "The current password is not correct") {
+		t.Errorf("a passkey with a wrong current password = %d:\n%s", wrong.Code, wrong.Body)
+	}
 	if r := got[0].req.(*identityv1.FinishPasskeyRegistrationRequest); r.GetCredential() != `{"id":"x"}` || r.GetState() != "sealed-state" || r.GetAccessToken() != accessToken(sessionID) {
 		t.Errorf("finish = %v", r)
 	}
-	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"y"}`, "passkey_state", "sealed-state"), c, signedIn))
+	rec = serve(p, request(t, http.MethodPost, Path, form(token, "action", "passkeyFinish", "passkey", `{"id":"y"}`, "passkey_state", "sealed-state", "current_password", userPassword), c, signedIn))
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Path+"?client_id="+appID+"&notice=passkey" {
 		t.Errorf("a second passkey = %d %q", rec.Code, rec.Header().Get("Location"))
 	}

@@ -358,11 +358,11 @@ func (p *Page) secondFactor(w http.ResponseWriter, r *http.Request, a app, token
 		return
 	case actionTOTPConfirm:
 		fresh, err = p.login.ConfirmTotpEnrolment(r.Context(), &identityv1.ConfirmTotpEnrolmentRequest{
-			AccessToken: token, Code: in.Code, ClientIp: login.ClientIP(r, p.trusted),
+			AccessToken: token, Code: in.Code, CurrentPassword: in.Current, ClientIp: login.ClientIP(r, p.trusted),
 		})
-		if st := status.Convert(err); err != nil && st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "code" {
-			p.logRefusal(r, "identity refused the enrolment's code")
-			p.enrol(w, r, a, token, failure{status: http.StatusBadRequest, message: msgCodeWrong})
+		if f, again := enrolAgain(err); again {
+			p.logRefusal(r, "identity refused the enrolment: "+status.Code(err).String()+fieldNote(err))
+			p.enrol(w, r, a, token, f)
 			return
 		}
 	case actionNewRecovery:
@@ -372,7 +372,7 @@ func (p *Page) secondFactor(w http.ResponseWriter, r *http.Request, a app, token
 		return
 	case actionPasskeyFinish:
 		fresh, err = p.login.FinishPasskeyRegistration(r.Context(), &identityv1.FinishPasskeyRegistrationRequest{
-			AccessToken: token, Credential: in.Passkey, State: in.PasskeyState,
+			AccessToken: token, Credential: in.Passkey, State: in.PasskeyState, CurrentPassword: in.Current, ClientIp: login.ClientIP(r, p.trusted),
 		})
 		if st := status.Convert(err); err != nil && st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "passkey" {
 			p.logRefusal(r, "identity refused the created passkey")

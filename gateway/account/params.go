@@ -48,7 +48,7 @@ type link struct {
 type action struct {
 	link
 	Action       string
-	Current, New string // the password change
+	Current, New string // the password change (Current also confirms a new second factor)
 	SessionID    string // ending one session
 	Code         string // confirming a TOTP enrolment
 	// Passkey and PasskeyState are a created passkey (JSON) and its ceremony's sealed state.
@@ -91,11 +91,12 @@ func actionFrom(v url.Values) (action, error) {
 	a := action{link: l, Action: v.Get("action")}
 	switch a.Action {
 	case actionPassword:
-		a.Current, a.New = v.Get("current_password"), v.Get("new_password")
-		for _, pw := range []string{a.Current, a.New} {
-			if len(pw) > maxPassword || !text.Valid(pw) {
-				return action{}, errBadPassword
-			}
+		a.New = v.Get("new_password")
+		if len(a.New) > maxPassword || !text.Valid(a.New) {
+			return action{}, errBadPassword
+		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
 		}
 	case actionEnd:
 		id, err := uuid.Parse(v.Get("session_id"))
@@ -108,6 +109,9 @@ func actionFrom(v url.Values) (action, error) {
 		if len(a.Code) > maxCode || !text.Valid(a.Code) {
 			return action{}, errBadCode
 		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
 	case actionPasskeyFinish:
 		a.Passkey, a.PasskeyState = v.Get("passkey"), v.Get("passkey_state")
 		for _, s := range []string{a.Passkey, a.PasskeyState} {
@@ -115,9 +119,22 @@ func actionFrom(v url.Values) (action, error) {
 				return action{}, errBadPasskey
 			}
 		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
 	case actionEndAll, actionSignOut, actionTOTPStart, actionNewRecovery, actionPasskeyStart:
 	default:
 		return action{}, errBadAction
 	}
 	return a, nil
+}
+
+// currentPassword reads the form's current password, asked again before the password or a
+// second factor changes.
+func currentPassword(v url.Values) (string, error) {
+	pw := v.Get("current_password")
+	if len(pw) > maxPassword || !text.Valid(pw) {
+		return "", errBadPassword
+	}
+	return pw, nil
 }

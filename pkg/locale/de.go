@@ -212,4 +212,5 @@ var german = map[string]string{
 	"account.notice.passkey":     "Dein Passkey wurde hinzugefügt.",
 	"login.passkey":              "Mit einem Passkey anmelden",
 	"login.passkeyFailed":        "Der Browser hat keinen Passkey verwendet. Versuche es noch einmal oder melde dich mit deinem Passwort an.",
+	"account.mfa.passwordAgain":  "Bevor ein zweiter Faktor hinzukommt, wird noch einmal nach deinem Passwort gefragt.",
 }

@@ -220,4 +220,5 @@ var english = map[string]string{
 	"account.notice.passkey":     "Your passkey was added.",
 	"login.passkey":              "Sign in with a passkey",
 	"login.passkeyFailed":        "The browser did not use a passkey. Try again, or sign in with your password.",
+	"account.mfa.passwordAgain":  "Your password is asked again before a second factor is added.",
 }

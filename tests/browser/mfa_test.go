@@ -101,6 +101,7 @@ func TestATOTPEnrolledOnTheAccountPageIsAskedForAtSignInAndARecoveryCodeWorksOnc
 	}
 	err = chromedp.Do(ctx,
 		chromedp.SendKeys(chromedp.ID("code"), totpNow(t, secret, time.Now())),
+		chromedp.SendKeys(chromedp.ID("current_password"), password),
 		chromedp.Click(chromedp.ID("confirm-totp")),
 		chromedp.WaitVisible(chromedp.ID("recovery-codes")),
 	)

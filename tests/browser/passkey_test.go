@@ -72,6 +72,7 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesT
 			chromedp.WaitVisible(chromedp.ID("add-passkey")),
 			chromedp.Click(chromedp.ID("add-passkey")),
 			chromedp.WaitVisible(chromedp.ID("passkey-button")),
+			chromedp.SendKeys(chromedp.ID("current_password"), password),
 			chromedp.Click(chromedp.ID("passkey-button")),
 			chromedp.WaitVisible(chromedp.ID("recovery-codes")),
 		},

@@ -163,10 +163,13 @@ type FinishPasskeyRegistrationRequest struct {
 	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
 	// credential is the JSON of the PublicKeyCredential the browser created (binary values
 	// base64url).
-	Credential    string `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
-	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Credential string `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
+	State      string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// current_password is asked again, as for an authenticator app.
+	CurrentPassword string `protobuf:"bytes,4,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	ClientIp        string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *FinishPasskeyRegistrationRequest) Reset() {
@@ -216,6 +219,20 @@ func (x *FinishPasskeyRegistrationRequest) GetCredential() string {
 func (x *FinishPasskeyRegistrationRequest) GetState() string {
 	if x != nil {
 		return x.State
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
 	}
 	return ""
 }
@@ -391,12 +408,15 @@ func (x *TotpKey) GetSecret() string {
 }
 
 type ConfirmTotpEnrolmentRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AccessToken   string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
-	Code          string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
-	ClientIp      string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	Code        string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	ClientIp    string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	// current_password is asked again: a stolen access token must not add a factor that locks the
+	// owner out.
+	CurrentPassword string `protobuf:"bytes,4,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ConfirmTotpEnrolmentRequest) Reset() {
@@ -446,6 +466,13 @@ func (x *ConfirmTotpEnrolmentRequest) GetCode() string {
 func (x *ConfirmTotpEnrolmentRequest) GetClientIp() string {
 	if x != nil {
 		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *ConfirmTotpEnrolmentRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
 	}
 	return ""
 }
@@ -2520,13 +2547,15 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1b\n" +
 	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\x05 \x01(\tR\tuserAgent\"{\n" +
+	"user_agent\x18\x05 \x01(\tR\tuserAgent\"\xc3\x01\n" +
 	" FinishPasskeyRegistrationRequest\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1e\n" +
 	"\n" +
 	"credential\x18\x02 \x01(\tR\n" +
 	"credential\x12\x14\n" +
-	"\x05state\x18\x03 \x01(\tR\x05state\"3\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12)\n" +
+	"\x10current_password\x18\x04 \x01(\tR\x0fcurrentPassword\x12\x1b\n" +
+	"\tclient_ip\x18\x05 \x01(\tR\bclientIp\"3\n" +
 	"\x0eAccountRequest\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\"\x87\x01\n" +
 	"\rSecondFactors\x12\x16\n" +
@@ -2537,11 +2566,12 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\aTotpKey\x12\x1f\n" +
 	"\votpauth_url\x18\x01 \x01(\tR\n" +
 	"otpauthUrl\x12\x16\n" +
-	"\x06secret\x18\x02 \x01(\tR\x06secret\"q\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x9c\x01\n" +
 	"\x1bConfirmTotpEnrolmentRequest\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1b\n" +
-	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\"%\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12)\n" +
+	"\x10current_password\x18\x04 \x01(\tR\x0fcurrentPassword\"%\n" +
 	"\rRecoveryCodes\x12\x14\n" +
 	"\x05codes\x18\x01 \x03(\tR\x05codes\"&\n" +
 	"\x10SecondFactorFlow\x12\x12\n" +

@@ -305,8 +305,8 @@ type LoginServiceClient interface {
 	// StartTotpEnrolment starts (or resumes, within 15 minutes) the TOTP enrolment of the access
 	// token's user and answers the key to show.
 	StartTotpEnrolment(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*TotpKey, error)
-	// ConfirmTotpEnrolment confirms the enrolment with the first code and answers the user's ten
-	// new recovery codes, which are never shown again.
+	// ConfirmTotpEnrolment confirms the enrolment with the first code and the current password and
+	// answers the user's ten new recovery codes, which are never shown again.
 	ConfirmTotpEnrolment(ctx context.Context, in *ConfirmTotpEnrolmentRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
 	// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
 	RegenerateRecoveryCodes(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
@@ -627,8 +627,8 @@ type LoginServiceServer interface {
 	// StartTotpEnrolment starts (or resumes, within 15 minutes) the TOTP enrolment of the access
 	// token's user and answers the key to show.
 	StartTotpEnrolment(context.Context, *AccountRequest) (*TotpKey, error)
-	// ConfirmTotpEnrolment confirms the enrolment with the first code and answers the user's ten
-	// new recovery codes, which are never shown again.
+	// ConfirmTotpEnrolment confirms the enrolment with the first code and the current password and
+	// answers the user's ten new recovery codes, which are never shown again.
 	ConfirmTotpEnrolment(context.Context, *ConfirmTotpEnrolmentRequest) (*RecoveryCodes, error)
 	// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
 	RegenerateRecoveryCodes(context.Context, *AccountRequest) (*RecoveryCodes, error)

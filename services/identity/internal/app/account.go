@@ -44,6 +44,32 @@ func (s *Service) DescribeAccount(ctx context.Context, clientID string) (domain.
 	return s.DescribeLogin(ctx, clientID, s.AccountCallbackURI())
 }
 
+// checkCurrentPassword checks the signed-in user's password like a sign-in, under the same
+// attempt limits, so a stolen access token cannot be used to guess it faster than the sign-in
+// page allows; a wrong one is errCurrentPassword.
+func (s *Service) checkCurrentPassword(ctx context.Context, u domain.User, current, ip string) error {
+	keys := signInKeysOf(u.AppID, u.Email, addressKey(clientIP(ip)))
+	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	if err != nil {
+		return err
+	}
+	if len(current) > maxPasswordBytes {
+		return errCurrentPassword
+	}
+	ok, err := s.verify(ctx, u.PasswordHash, current)
+	if err != nil {
+		s.release(ctx, attempt)
+		return err
+	}
+	if !ok {
+		return errCurrentPassword
+	}
+	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
+		return err
+	}
+	return s.clearSignInFailures(ctx, keys)
+}
+
 // ChangedReason is the reason of the password-changed event a signed-in change emits.
 const ChangedReason = "changed"
 
@@ -76,29 +102,8 @@ func (s *Service) ChangePassword(ctx context.Context, in PasswordChange) error {
 	if err := password.Check(in.New, u.Email); err != nil {
 		return err // an Invalid fault on the password naming the rule (its reason)
 	}
-	keys := signInKeysOf(v.AppID, u.Email, addressKey(clientIP(in.ClientIP)))
-	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
-	if err != nil {
+	if err := s.checkCurrentPassword(ctx, u, in.Current, in.ClientIP); err != nil {
 		return err
-	}
-	if len(in.Current) > maxPasswordBytes {
-		return errCurrentPassword
-	}
-	ok, err := s.verify(ctx, u.PasswordHash, in.Current)
-	if err != nil {
-		s.release(ctx, attempt)
-		return err
-	}
-	if !ok {
-		return errCurrentPassword
-	}
-	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
-		return err
-	}
-	for _, k := range []string{keys.pair, keys.email} {
-		if err := s.store.ClearAttempts(ctx, k); err != nil {
-			return err
-		}
 	}
 	hash, err := s.hash(ctx, in.New)
 	if err != nil {

@@ -461,14 +461,19 @@ func (s *Service) StartTOTPEnrolment(ctx context.Context, accessToken string) (*
 }
 
 // ConfirmTOTPEnrolment confirms the token's user's pending TOTP factor with its first code and
-// answers the new recovery codes. Wrong codes count under the sign-in limits, as wrong passwords.
-func (s *Service) ConfirmTOTPEnrolment(ctx context.Context, accessToken, code, ip string) ([]string, error) {
+// answers the new recovery codes. The current password is checked first, like a sign-in: a
+// stolen access token must not add a factor that locks the owner out. Wrong codes count under
+// the sign-in limits, as wrong passwords.
+func (s *Service) ConfirmTOTPEnrolment(ctx context.Context, accessToken, code, current, ip string) ([]string, error) {
 	a, u, err := s.accountUser(ctx, accessToken)
 	if err != nil {
 		return nil, err
 	}
 	if a.MFA == domain.MFAOff {
 		return nil, errMFAOff
+	}
+	if err := s.checkCurrentPassword(ctx, u, current, ip); err != nil {
+		return nil, err
 	}
 	keys := signInKeysOf(a.ID, u.Email, addressKey(clientIP(ip)))
 	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)

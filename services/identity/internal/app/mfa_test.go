@@ -37,7 +37,7 @@ func (f *fixture) enrolTOTP(t *testing.T, email string) (secret string, codes []
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes, err = f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, totpCode(t, key.Secret(), f.now), clientIP)
+	codes, err = f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, totpCode(t, key.Secret(), f.now), goodPassword, clientIP)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +81,18 @@ func TestEnrollingTOTPNeedsItsFirstCodeAndAnswersTenRecoveryCodes(t *testing.T) 
 	if url, err := f.signIn("grace@example.test", goodPassword); err != nil || url == "" {
 		t.Fatalf("sign-in during a pending enrolment = %q, %v; want the app", url, err)
 	}
-	_, err = f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, "000000", clientIP)
+	_, err = f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, "000000", goodPassword, clientIP)
 	wantStatus(t, "a wrong first code", err, codes.InvalidArgument)
+	// The right code with a wrong current password: a stolen access token adds no factor.
+	_, err = f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, totpCode(t, key.Secret(), f.now), "not my password", clientIP)
+	if fieldOf(err) != "current_password" {
+		t.Errorf("a wrong current password: %v, want a refusal of current_password", err)
+	}
+	if st, _ := f.svc.DescribeSecondFactors(ctx, tok.AccessToken); st.TOTP {
+		t.Error("a wrong current password enrolled the factor")
+	}
 	f.drain(t)
-	got, err := f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, totpCode(t, key.Secret(), f.now), clientIP)
+	got, err := f.svc.ConfirmTOTPEnrolment(ctx, tok.AccessToken, totpCode(t, key.Secret(), f.now), goodPassword, clientIP)
 	if err != nil {
 		t.Fatal(err)
 	}

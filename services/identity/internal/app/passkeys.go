@@ -153,15 +153,27 @@ func (s *Service) StartPasskeyRegistration(ctx context.Context, accessToken stri
 	return s.sealCeremony(creation.Response, session, "passkey registration\x00"+u.ID)
 }
 
-// FinishPasskeyRegistration verifies the credential the browser created and stores it as a
-// confirmed factor; a user who had no recovery codes gets them now (answered once).
-func (s *Service) FinishPasskeyRegistration(ctx context.Context, accessToken, credential, state string) ([]string, error) {
+// PasskeyRegistration is the account page's created passkey with the current password, which is
+// asked again as for an authenticator app.
+type PasskeyRegistration struct {
+	AccessToken, Credential, State string
+	Current, ClientIP              string
+}
+
+// FinishPasskeyRegistration verifies the current password and the credential the browser created
+// and stores it as a confirmed factor; a user who had no recovery codes gets them now (answered
+// once).
+func (s *Service) FinishPasskeyRegistration(ctx context.Context, in PasskeyRegistration) ([]string, error) {
+	accessToken, credential, state := in.AccessToken, in.Credential, in.State
 	a, u, err := s.accountUser(ctx, accessToken)
 	if err != nil {
 		return nil, err
 	}
 	if a.MFA == domain.MFAOff {
 		return nil, errMFAOff
+	}
+	if err := s.checkCurrentPassword(ctx, u, in.Current, in.ClientIP); err != nil {
+		return nil, err
 	}
 	rp, err := s.relyingParty(a)
 	if err != nil {

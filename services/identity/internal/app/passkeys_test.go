@@ -52,17 +52,25 @@ func TestAPasskeyThatCannotBeVerifiedIsRefusedAsThePasskeyField(t *testing.T) {
 		"another user's state":       {other.AccessToken, `{"id":"x"}`, c.State},
 		"a state that is not base64": {tok.AccessToken, `{"id":"x"}`, "%%%"},
 	} {
-		_, err := f.svc.FinishPasskeyRegistration(ctx, in.token, in.credential, in.state)
+		_, err := f.svc.FinishPasskeyRegistration(ctx, app.PasskeyRegistration{
+			AccessToken: in.token, Credential: in.credential, State: in.state, Current: goodPassword, ClientIP: clientIP,
+		})
 		if fieldOf(err) != "passkey" {
 			t.Errorf("%s: %v, want a refusal of the passkey", name, err)
 		}
 	}
+	_, err = f.svc.FinishPasskeyRegistration(ctx, app.PasskeyRegistration{
+		AccessToken: tok.AccessToken, Credential: `{"id":"x"}`, State: c.State, Current: "not my password", ClientIP: clientIP,
+	})
+	if fieldOf(err) != "current_password" {
+		t.Errorf("a wrong current password: %v, want a refusal of current_password", err)
+	}
 }
 
 func TestASignInWithoutPasskeysGetsNoPasskeyOptionsAndAForgedAssertionCountsAsAWrongCode(t *testing.T) {
-	// Four failures: the first sign-in attempt of f.session (the address has no user yet) and the
-	// three forged assertions.
-	f := newFixture(t, func(c *app.Config) { c.Limits = app.LoginLimits{PerEmailAddress: 4} })
+	// The enrolment's password check cleared the failures before (f.session's first sign-in found
+	// no user): the three forged assertions alone reach the limit.
+	f := newFixture(t, func(c *app.Config) { c.Limits = app.LoginLimits{PerEmailAddress: 3} })
 	f.enrolTOTP(t, "grace@example.test")
 	flow := f.secondStep(t, "grace@example.test").SecondFactor
 	c, err := f.svc.StartPasskeyAssertion(context.Background(), flow)

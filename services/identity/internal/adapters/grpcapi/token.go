@@ -230,7 +230,7 @@ func (s *LoginServer) StartTotpEnrolment(ctx context.Context, req *identityv1.Ac
 
 // ConfirmTotpEnrolment confirms the enrolment with its first code.
 func (s *LoginServer) ConfirmTotpEnrolment(ctx context.Context, req *identityv1.ConfirmTotpEnrolmentRequest) (*identityv1.RecoveryCodes, error) {
-	codes, err := s.svc.ConfirmTOTPEnrolment(ctx, req.GetAccessToken(), req.GetCode(), req.GetClientIp())
+	codes, err := s.svc.ConfirmTOTPEnrolment(ctx, req.GetAccessToken(), req.GetCode(), req.GetCurrentPassword(), req.GetClientIp())
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +273,10 @@ func (s *LoginServer) StartPasskeyRegistration(ctx context.Context, req *identit
 
 // FinishPasskeyRegistration stores the passkey the browser created.
 func (s *LoginServer) FinishPasskeyRegistration(ctx context.Context, req *identityv1.FinishPasskeyRegistrationRequest) (*identityv1.RecoveryCodes, error) {
-	codes, err := s.svc.FinishPasskeyRegistration(ctx, req.GetAccessToken(), req.GetCredential(), req.GetState())
+	codes, err := s.svc.FinishPasskeyRegistration(ctx, app.PasskeyRegistration{
+		AccessToken: req.GetAccessToken(), Credential: req.GetCredential(), State: req.GetState(),
+		Current: req.GetCurrentPassword(), ClientIP: req.GetClientIp(),
+	})
 	if err != nil {
 		return nil, err
 	}
