@@ -549,7 +549,7 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 
 // logCause records why a request failed. Never pass anything that may hold a password or token.
 func (p *Page) logCause(r *http.Request, msg string, err error) {
-	p.log.ErrorContext(r.Context(), msg, slog.String("request_id", reqid.From(r.Context())), slog.String("error", err.Error()))
+	webpage.LogFailure(p.log, r, msg, err)
 }
 
 // logRefusal records at info why the page refused a request, under the request id its card shows.

@@ -120,12 +120,19 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if log == nil {
 		return nil, fmt.Errorf("edge: a logger is required")
 	}
+	// Every connection counts its calls under its backend's name (countedConn).
+	if o.login != nil {
+		o.login = countedConn{o.login, LoginModule}
+	}
+	if o.payment != nil {
+		o.payment = countedConn{o.payment, PaymentModule}
+	}
 	d := newDispatcher(func() *runtime.ServeMux { return newMux(log) })
 	for _, be := range backends {
-		cc := conns[be.module]
-		if cc == nil {
+		if conns[be.module] == nil {
 			return nil, fmt.Errorf("edge: no connection to the %s module", be.module)
 		}
+		cc := countedConn{conns[be.module], be.module}
 		// Every forwarded call passes the text rule before it is marshalled (input.go).
 		for _, svc := range be.services {
 			if err := d.register(ctx, svc, checkedConn{cc}); err != nil {
@@ -171,7 +178,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	// The account page's describe and password change are LoginService calls (the service
 	// token's connection); its code exchange and its calls with the user's own token go over the
 	// forwarding connection, which carries nothing but what the page puts in.
-	forward := checkedConn{conns[LoginModule]}
+	forward := checkedConn{countedConn{conns[LoginModule], LoginModule}}
 	acct := account.New(identityv1.NewLoginServiceClient(checkedConn{o.login}), identityv1.NewTokenServiceClient(forward),
 		identityv1.NewIdentityServiceClient(forward), log, o.trustedProxies)
 	for _, route := range []struct{ method, path string }{

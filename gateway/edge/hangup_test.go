@@ -3,8 +3,10 @@ package edge
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -12,11 +14,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/pkg/testkit"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 )
 
 // A client that hangs up while its call is under way is not an error of Berth's: the edge logs one
 // info line for it, counts it under "canceled" rather than the 500 the failed call would map to,
-// and writes no "request failed" error, on an ordinary route, a streamed list and a webhook route.
+// and writes no "request failed" error, on an ordinary route, a streamed list, the hosted login and
+// payment pages and a webhook route.
 func TestAClientThatHangsUpIsLoggedAtInfoAndCountedAsCanceledNotAsAnError(t *testing.T) {
 	cases := []struct {
 		name, method, path, route string
@@ -37,6 +41,18 @@ func TestAClientThatHangsUpIsLoggedAtInfoAndCountedAsCanceledNotAsAnError(t *tes
 				}
 			},
 			func(h *harness) bool { return h.lists.holding.Load() }},
+		// The hosted pages render their own error cards and log their own causes.
+		{"the login page", http.MethodGet, "/login?" + url.Values{"client_id": {"app-1"}, "redirect_uri": {"https://app.example.com/cb"}, "state": {"s"}, "type": {"signIn"}}.Encode(),
+			"login", nil,
+			func(h *harness) { h.identity.program(describeLogin, answer{untilCanceled: true}) },
+			func(h *harness) bool { return len(h.identity.received()) > 0 }},
+		{"the payment page", http.MethodGet, "/pay?" + url.Values{"type": {"payment"}, "client_id": {"0b7c3c2e-4a8f-4a57-9a0e-2d6a1f0e9c11"},
+			"session_id": {"5f0c1e2d-3b4a-4c5d-8e6f-7a8b9c0d1e2f"}, "hash": {strings.Repeat("ab", 32)}, "state": {strings.Repeat("s", 64)}}.Encode(),
+			"unmatched", nil,
+			func(h *harness) {
+				h.billing.program(billingv1.PaymentPageService_OpenCheckout_FullMethodName, answer{untilCanceled: true})
+			},
+			func(h *harness) bool { return len(h.billing.received()) > 0 }},
 		// The webhook routes are the edge's own handlers, outside the resolved RPCs' labels.
 		{"route 3, a provider's webhook", http.MethodPost, PspxWebhookPath, "unmatched", map[string]string{"Content-Type": "application/json"},
 			func(h *harness) { h.webhooks.untilCanceled = true },
@@ -56,7 +72,11 @@ func TestAClientThatHangsUpIsLoggedAtInfoAndCountedAsCanceledNotAsAnError(t *tes
 			canceled, failed := count(codeCanceled), count("500")
 
 			ctx, hangUp := context.WithCancel(t.Context())
-			req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL+tc.path, strings.NewReader(`{"id":"evt_1"}`))
+			var body io.Reader
+			if tc.method == http.MethodPost {
+				body = strings.NewReader(`{"id":"evt_1"}`)
+			}
+			req, _ := http.NewRequestWithContext(ctx, tc.method, srv.URL+tc.path, body)
 			for k, v := range tc.headers {
 				req.Header.Set(k, v)
 			}

@@ -124,12 +124,15 @@ type harness struct {
 	identity  *fakeBackend
 	tenant    *fakeBackend
 	analytics *fakeBackend
+	billing   *fakeBackend
 	lists     *fakeLists // analytics' streamed lists
 	webhooks  *fakeWebhooks
 	logs      *bytes.Buffer
 }
 
-func newHarness(t testing.TB) *harness {
+// newHarness builds the edge over the fakes; each replace may swap connections first (a backend
+// that is down).
+func newHarness(t testing.TB, replace ...func(conns map[string]grpc.ClientConnInterface)) *harness {
 	t.Helper()
 	identity, icc := startBackend(t, func(s *grpc.Server) {
 		identityv1.RegisterIdentityServiceServer(s, identityv1.UnimplementedIdentityServiceServer{})
@@ -142,7 +145,7 @@ func newHarness(t testing.TB) *harness {
 	})
 	lists := &fakeLists{}
 	analytics, acc := startBackend(t, func(s *grpc.Server) { analyticsv1.RegisterAnalyticsServiceServer(s, lists) })
-	_, bcc := startBackend(t, func(s *grpc.Server) {
+	billing, bcc := startBackend(t, func(s *grpc.Server) {
 		billingv1.RegisterBillingServiceServer(s, billingv1.UnimplementedBillingServiceServer{})
 		billingv1.RegisterPaymentPageServiceServer(s, billingv1.UnimplementedPaymentPageServiceServer{})
 	})
@@ -156,12 +159,15 @@ func newHarness(t testing.TB) *harness {
 			_, conns[m] = startBackend(t, func(*grpc.Server) {})
 		}
 	}
+	for _, r := range replace {
+		r(conns)
+	}
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), conns, logx.New(logs, "info"), WithLogin(icc), WithPayment(bcc))
+	h, err := New(t.Context(), conns, logx.New(logs, "info"), WithLogin(conns[LoginModule]), WithPayment(conns[PaymentModule]))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
-	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, lists: lists, webhooks: webhooks, logs: logs}
+	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, billing: billing, lists: lists, webhooks: webhooks, logs: logs}
 }
 
 // do sends one request through the edge. An empty body sends none; headers are set as given.

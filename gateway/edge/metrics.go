@@ -1,10 +1,16 @@
 package edge
 
 import (
+	"context"
+	"errors"
+	"io"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/emailchange"
@@ -25,6 +31,10 @@ var (
 		Help:    "Time the edge took to answer, by route.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"route"})
+	backendCalls = promauto.NewCounterVec(prometheus.CounterOpts{
+		Name: "berth_edge_backend_calls_total",
+		Help: "Calls the edge made to each backend service, by the gRPC code they ended with (Unavailable: the service could not be reached; Canceled: the edge's client hung up first).",
+	}, []string{"backend", "code"})
 )
 
 func routeLabel(rpc, path string) string {
@@ -60,4 +70,58 @@ const statusClientClosed = 499
 func observeHTTP(route, code string, start time.Time) {
 	httpDuration.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	httpRequests.WithLabelValues(route, code).Inc()
+}
+
+// countedConn is a connection to one backend service that counts every call it carries under the
+// service's name (berth_edge_backend_calls_total). The edge's readiness is its own, so it stays in
+// its load balancer with a service down and only that service's routes fail; this counter is what
+// says which service it is (its Unavailable calls), where the route counts only show 500s.
+type countedConn struct {
+	grpc.ClientConnInterface
+	backend string
+}
+
+func (c countedConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	err := c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	countBackendCall(c.backend, err)
+	return err
+}
+
+// NewStream counts a stream once, when it ends: when it cannot be opened, or when the edge reads
+// its end (io.EOF is a stream that ended OK).
+func (c countedConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s, err := c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+	if err != nil {
+		countBackendCall(c.backend, err)
+		return nil, err
+	}
+	return &countedStream{ClientStream: s, backend: c.backend}, nil
+}
+
+// countedStream is a stream of a countedConn. gRPC allows one goroutine at a time to receive on a
+// stream, so ended needs no lock.
+type countedStream struct {
+	grpc.ClientStream
+	backend string
+	ended   bool
+}
+
+func (s *countedStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if err != nil && !s.ended {
+		s.ended = true
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		countBackendCall(s.backend, err)
+	}
+	return err
+}
+
+func countBackendCall(backend string, err error) {
+	code := codes.OK
+	if err != nil {
+		code = status.Code(err)
+	}
+	backendCalls.WithLabelValues(backend, code.String()).Inc()
 }

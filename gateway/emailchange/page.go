@@ -180,8 +180,7 @@ func (p *Page) fail(w http.ResponseWriter, r *http.Request, what string, err err
 	f := failureOf(err)
 	st := status.Convert(err)
 	if f.status >= http.StatusInternalServerError {
-		p.log.ErrorContext(r.Context(), what,
-			slog.String("request_id", reqid.From(r.Context())), slog.String("error", err.Error()))
+		webpage.LogFailure(p.log, r, what, err)
 		if f.status == http.StatusServiceUnavailable {
 			login.SetRetryAfter(w.Header(), grpcx.RetryAfterOf(st))
 		}
@@ -233,8 +232,7 @@ func (p *Page) renderError(w http.ResponseWriter, r *http.Request, f failure) {
 // render answers with the page's template name; a template failure becomes a plain 500.
 func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name string, data any) {
 	if err := webpage.Render(w, pages, status, name, data); err != nil {
-		p.log.ErrorContext(r.Context(), "render email-change page",
-			slog.String("request_id", reqid.From(r.Context())), slog.String("error", err.Error()))
+		webpage.LogFailure(p.log, r, "render email-change page", err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"html"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/locale"
+	"github.com/berthhq/berth/pkg/logx"
 	"github.com/berthhq/berth/pkg/reqid"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -60,7 +60,8 @@ func (f *fakeIdentity) ConfirmEmailChange(_ context.Context, in *identityv1.Emai
 
 func newPage(fake *fakeIdentity) (*Page, *bytes.Buffer) {
 	logs := &bytes.Buffer{}
-	return New(fake, slog.New(slog.NewJSONHandler(logs, nil))), logs
+	// The process's logger, which puts the request id on every line from the context.
+	return New(fake, logx.New(logs, "info")), logs
 }
 
 func get(t *testing.T, p *Page, rawQuery string) *httptest.ResponseRecorder {

@@ -344,9 +344,7 @@ func (p *Page) render(w http.ResponseWriter, r *http.Request, status int, name s
 // logCause records why a request failed; the end user only sees a generic message and the
 // request id. Never pass anything that may hold the password.
 func (p *Page) logCause(r *http.Request, msg string, err error) {
-	p.log.ErrorContext(r.Context(), msg,
-		slog.String("request_id", reqid.From(r.Context())),
-		slog.String("error", err.Error()))
+	webpage.LogFailure(p.log, r, msg, err)
 }
 
 // logRefusal records at info why the page refused a request, on a line carrying the request id

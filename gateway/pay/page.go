@@ -132,7 +132,7 @@ func (p *Pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
 		p.render(w, r, http.StatusServiceUnavailable, msgUnavailable)
 	default:
-		p.log.ErrorContext(r.Context(), "payment page failed", "error", err, "request_id", reqid.From(r.Context()))
+		webpage.LogFailure(p.log, r, "payment page failed", err)
 		p.render(w, r, http.StatusInternalServerError, msgInternal)
 	}
 }
@@ -142,6 +142,6 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, code int, message
 	w.WriteHeader(code)
 	// The card: billing knows no app branding or default language, so it keeps the neutral look.
 	if err := page.Execute(w, webpage.NewCard(r, "pay.title", message)); err != nil {
-		p.log.ErrorContext(r.Context(), "render payment page", "error", err)
+		webpage.LogFailure(p.log, r, "render payment page", err)
 	}
 }

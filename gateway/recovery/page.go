@@ -379,7 +379,7 @@ func (p *Page) execute(w http.ResponseWriter, r *http.Request, status int, name 
 
 // logCause records why a request failed. Never pass anything holding a password, code or token.
 func (p *Page) logCause(r *http.Request, msg string, err error) {
-	p.log.ErrorContext(r.Context(), msg, slog.String("request_id", reqid.From(r.Context())), slog.String("error", err.Error()))
+	webpage.LogFailure(p.log, r, msg, err)
 }
 
 // logRefusal records at info why the page refused a request, under the request id the error card

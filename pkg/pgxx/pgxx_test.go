@@ -3,7 +3,6 @@ package pgxx_test
 import (
 	"context"
 	"errors"
-	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -318,15 +317,8 @@ func TestOpenMigratedMigratesBeforeUseAndClosesOnFailure(t *testing.T) {
 // returns promptly. (pgx's default handler closed the connection every time: one new session per
 // abandoned statement.)
 func TestAbandonedStatementsKeepTheirConnection(t *testing.T) {
-	url := pgtest.URL(t, "pgxx-empty", func(context.Context, *pgxpool.Pool) error { return nil })
-	u, err := neturl.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("pool_max_conns", "1")
-	u.RawQuery = q.Encode()
-	pool, err := pgxx.Open(context.Background(), u.String())
+	url := withPoolSize(t, pgtest.URL(t, "pgxx-empty", func(context.Context, *pgxpool.Pool) error { return nil }), 1)
+	pool, err := pgxx.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,12 @@ replace (
 	github.com/berthhq/berth/proto => ../../proto
 )
 
-require github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
+require (
+	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
+	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/go-jose/go-jose/v4 v4.1.9
+	golang.org/x/oauth2 v0.38.0
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect

@@ -23,6 +23,11 @@
 // password and lands on the app with a code; the refresh token from before the reset is refused
 // and the new password signs in, on memory and on Postgres.
 //
+// The identity provider sandbox's test serves the sandboxes alone (no stack) and drives a
+// provider's hosted authorize page: a typed identity with its email unticked as unverified, a
+// preset one picked with one click, and a denial; the app behind the redirect URI exchanges each
+// code with x/oauth2 and verifies the ID token with go-oidc.
+//
 // The test needs Chromium at /usr/bin/chromium. When it is missing and the test runs as root, it
 // installs it with apt-get; otherwise it skips, or fails under CI=true.
 package browser

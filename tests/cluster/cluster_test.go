@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -102,7 +103,8 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 // checkTheEdgeServesTheOthersWithAServiceDown stops every billing replica and holds the edges to
 // their own readiness: each stays ready, identity's and tenant's routes answer as before, and a
 // billing route answers 500 in its family's envelope, so a load balancer keeps every edge and only
-// billing's routes fail. It runs last: billing stays down.
+// billing's routes fail, and the edges' metrics name billing as the backend that is down. It runs
+// last: billing stays down.
 func (c *cluster) checkTheEdgeServesTheOthersWithAServiceDown(t testing.TB, l *load) {
 	t.Helper()
 	for _, r := range c.replicas["billing"] {
@@ -132,6 +134,25 @@ func (c *cluster) checkTheEdgeServesTheOthersWithAServiceDown(t testing.TB, l *l
 		if err := l.getData(ctx, path, readKey, nil); err != nil {
 			t.Errorf("GET %s with billing down: %v, want identity's and tenant's routes served", path, err)
 		}
+	}
+	// The edge that answered route 12 counted billing's failed call under billing's name.
+	const downMetric = `berth_edge_backend_calls_total{backend="billing",code="Unavailable"} `
+	var named bool
+	for _, r := range c.replicas[gateway] {
+		res, err := http.Get("http://" + r.ops + ops.MetricsPath)
+		if err != nil {
+			t.Errorf("%s's metrics: %v", r.name, err)
+			continue
+		}
+		body, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil {
+			t.Errorf("%s's metrics: %v", r.name, err)
+		}
+		named = named || strings.Contains(string(body), downMetric)
+	}
+	if !named {
+		t.Errorf("no edge's metrics hold %q: they do not say which backend is down", strings.TrimSpace(downMetric))
 	}
 }
 

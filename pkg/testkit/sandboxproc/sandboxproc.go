@@ -27,6 +27,7 @@ import (
 const (
 	pspxPath       = "/_sandbox/pspx"
 	pspyPath       = "/_sandbox/pspy"
+	idpPath        = "/_sandbox/idp"
 	clockPath      = "/_sandbox/clock/advance"
 	deliveriesPath = "/_sandbox/deliveries"
 )
@@ -42,10 +43,14 @@ const startTimeout = 2 * time.Minute
 type Sandbox struct {
 	PspxURL string // pspx's API base URL, for a pspx client's BaseURL
 	PspyURL string // pspy's
-	base    string
-	hooks   string // the webhook receiver's URL
-	t       testing.TB
-	serial  bool // the test runs alone and may move the clock
+	// IdpURL is the OpenID Connect providers' base URL: provider P's issuer is IdpURL + "/" + P.
+	// Each test names providers of its own (such as "idpA-" plus a random suffix) to keep its
+	// clients, faults and keys apart from the other tests'.
+	IdpURL string
+	base   string
+	hooks  string // the webhook receiver's URL
+	t      testing.TB
+	serial bool // the test runs alone and may move the clock
 }
 
 // Delivery is one webhook in the sandbox's deliveries log (GET /_sandbox/deliveries): what it is
@@ -121,7 +126,7 @@ func join(t *testing.T, serial bool) *Sandbox {
 	if startErr != nil {
 		t.Fatal(startErr)
 	}
-	return &Sandbox{PspxURL: started.base + pspxPath, PspyURL: started.base + pspyPath, base: started.base, hooks: started.hooks.URL, t: t, serial: serial}
+	return &Sandbox{PspxURL: started.base + pspxPath, PspyURL: started.base + pspyPath, IdpURL: started.base + idpPath, base: started.base, hooks: started.hooks.URL, t: t, serial: serial}
 }
 
 // start builds the sandbox binary into a folder of its own, starts it on a free loopback port

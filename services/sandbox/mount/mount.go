@@ -11,6 +11,7 @@ import (
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/services/sandbox/clock"
 	"github.com/berthhq/berth/services/sandbox/delivery"
+	"github.com/berthhq/berth/services/sandbox/idp"
 	"github.com/berthhq/berth/services/sandbox/pspx"
 	"github.com/berthhq/berth/services/sandbox/pspy"
 )
@@ -19,6 +20,7 @@ import (
 const (
 	PspxPath       = "/_sandbox/pspx"
 	PspyPath       = "/_sandbox/pspy"
+	IdpPath        = "/_sandbox/idp"
 	ClockPath      = "/_sandbox/clock/advance"
 	FaultsPath     = "/_sandbox/faults"
 	DeliveriesPath = "/_sandbox/deliveries"
@@ -44,14 +46,17 @@ var Settings = []config.Setting{
 var TimeScaleSetting = config.Setting{Name: "BERTH_SANDBOX_TIME_SCALE", Kind: config.Factor, Default: "1",
 	Doc: "factor on the sandboxes' webhook retry schedules: 0.0001 makes pspx's one-minute first retry come after 6 ms"}
 
-// Sandboxes are both providers on one clock, delivering their webhooks through one queue.
+// Sandboxes are both payment providers and the identity providers on one clock, the payment
+// providers delivering their webhooks through one queue.
 type Sandboxes struct {
 	Clock      *clock.Clock
 	Pspx       *pspx.Server
 	Pspy       *pspy.Server
+	Idp        *idp.Server
 	Deliveries *delivery.Queue // WaitIdle waits until every webhook is delivered or given up
 	PspxURL    string          // the pspx API base URL, for billing and for people integrating
 	PspyURL    string
+	IdpURL     string // the identity providers' base URL: provider idpA's issuer is IdpURL + "/idpA"
 }
 
 // New builds the sandboxes for the public base URL they will be reachable at (their hosted pages
@@ -65,9 +70,10 @@ func NewWithOptions(baseURL string, log *slog.Logger, o Options) *Sandboxes {
 	base := strings.TrimRight(baseURL, "/")
 	c := clock.New()
 	q := delivery.New(delivery.Config{TimeScale: o.TimeScale, Log: log.With("sandbox", "delivery")})
-	s := &Sandboxes{Clock: c, Deliveries: q, PspxURL: base + PspxPath, PspyURL: base + PspyPath}
+	s := &Sandboxes{Clock: c, Deliveries: q, PspxURL: base + PspxPath, PspyURL: base + PspyPath, IdpURL: base + IdpPath}
 	s.Pspx = pspx.New(pspx.Config{Clock: c, BaseURL: s.PspxURL, Log: log.With("sandbox", "pspx"), Deliveries: q})
 	s.Pspy = pspy.New(pspy.Config{Clock: c, BaseURL: s.PspyURL, Log: log.With("sandbox", "pspy"), Deliveries: q})
+	s.Idp = idp.New(idp.Config{Clock: c, BaseURL: s.IdpURL, Log: log.With("sandbox", "idp")})
 	return s
 }
 
@@ -84,7 +90,8 @@ func (s *Sandboxes) Module() module.Module {
 	}}
 }
 
-// Register mounts the sandboxes and their controls (clock, faults, deliveries log) on mux.
+// Register mounts the sandboxes and their controls (clock, faults, deliveries log) on mux. The
+// identity providers serve their own page at their base URL.
 func (s *Sandboxes) Register(mux *http.ServeMux) {
 	// {$}: only the base URL itself is the page; every API path stays the provider's.
 	mux.HandleFunc("GET "+PspxPath+"/{$}", serveIndex(index{Name: "pspx", Base: s.PspxURL,
@@ -98,6 +105,7 @@ func (s *Sandboxes) Register(mux *http.ServeMux) {
 		Pay:   "chooses the payment's outcome (paid, failed, canceled, ...)"}))
 	mux.Handle(PspxPath+"/", http.StripPrefix(PspxPath, s.Pspx))
 	mux.Handle(PspyPath+"/", http.StripPrefix(PspyPath, s.Pspy))
+	mux.Handle(IdpPath+"/", http.StripPrefix(IdpPath, s.Idp))
 	mux.Handle(ClockPath, s.Clock.Handler())
 	mux.Handle(FaultsPath, s.Deliveries.FaultsHandler())
 	mux.Handle(DeliveriesPath, s.Deliveries.DeliveriesHandler())

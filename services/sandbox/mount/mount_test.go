@@ -73,6 +73,8 @@ func TestEachSandboxesBaseURLIsAPageForABrowserAndItsAPIStaysTheProviders(t *tes
 		{mount.PspyPath + "/", "text/html", "/v2/payments", http.StatusOK},
 		{mount.PspxPath + "/v1/customers/cus_1", "application/json", "API key", http.StatusUnauthorized},
 		{mount.PspyPath + "/v2/nothing", "application/", "", http.StatusNotFound},
+		{mount.IdpPath + "/", "text/html", "/.well-known/openid-configuration", http.StatusOK},
+		{mount.IdpPath + "/idpB/.well-known/openid-configuration", "application/json", `"issuer":"http://sandbox.test/_sandbox/idp/idpB"`, http.StatusOK},
 	} {
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.path, nil))
@@ -80,7 +82,7 @@ func TestEachSandboxesBaseURLIsAPageForABrowserAndItsAPIStaysTheProviders(t *tes
 		if rec.Code != c.status || !strings.HasPrefix(rec.Header().Get("Content-Type"), c.contentType) || !strings.Contains(body, c.contains) {
 			t.Errorf("GET %s: %d %q, want %d %s containing %q:\n%s", c.path, rec.Code, rec.Header().Get("Content-Type"), c.status, c.contentType, c.contains, body)
 		}
-		if c.status == http.StatusOK && !strings.Contains(body, `<meta name="viewport"`) {
+		if c.contentType == "text/html" && !strings.Contains(body, `<meta name="viewport"`) {
 			t.Errorf("GET %s has no viewport", c.path)
 		}
 	}

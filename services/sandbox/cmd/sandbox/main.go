@@ -31,7 +31,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 		public = "http://" + ln.Addr().String()
 	}
 	sb := mount.NewWithOptions(public, log, mount.Options{TimeScale: scale})
-	log.Info("sandboxes", "pspx", sb.PspxURL, "pspy", sb.PspyURL, "clock", "POST "+mount.ClockPath,
+	log.Info("sandboxes", "pspx", sb.PspxURL, "pspy", sb.PspyURL, "idp", sb.IdpURL+"/idpA (…/idpD, or any name)", "clock", "POST "+mount.ClockPath,
 		"faults", mount.FaultsPath, "deliveries", mount.DeliveriesPath, "timeScale", scale)
 	return host.Run(ctx, []module.Module{sb.Module()}, host.Options{Log: log, HTTPListener: ln})
 }
