@@ -118,7 +118,7 @@ func (s *Service) signUpTaken(ctx context.Context, a domain.App, u domain.User, 
 	}
 	// A fresh state, not the request's: the link must carry nothing the visitor chose, and
 	// redirect_uri is one the app registered.
-	signIn := s.publicURL + "/login?" + url.Values{
+	signIn := s.publicURL + LoginPath + "?" + url.Values{
 		"client_id": {a.ID}, "redirect_uri": {p.RedirectURI}, "state": {state}, "type": {"signIn"},
 	}.Encode()
 	msg, err := accountmail.ComposeRegistered(mailLanguage(a, u), accountmail.Registered{To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), SignInLink: signIn})
