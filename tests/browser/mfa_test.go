@@ -26,6 +26,27 @@ func totpNow(t *testing.T, secret string, at time.Time) string {
 	return code
 }
 
+// hostedLogin is the hosted page's link of type typ (signIn, signUp) for app's redirect URI, with
+// state s and nonce n.
+func hostedLogin(env stacktest.Env, app *callbackApp, typ string) string {
+	return env.Stack.BaseURL + "/login?" + url.Values{
+		"client_id": {env.App.AppID}, "state": {"s"}, "nonce": {"n"}, "type": {typ}, "redirect_uri": {app.redirectURI()},
+	}.Encode()
+}
+
+// signUpAndLand signs a new user up on the hosted page at link and waits for the app's page.
+func signUpAndLand(t *testing.T, ctx, browser context.Context, link, email string) {
+	t.Helper()
+	err := chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(link)},
+		signUpOnTheHostedPage("Second Factor", email),
+		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))},
+	)...)
+	if err != nil {
+		t.Fatalf("sign up: %v\npage:\n%s", err, currentPage(browser))
+	}
+}
+
 // amrOf reads the amr claim of an access token.
 func amrOf(t *testing.T, jwt string) []string {
 	t.Helper()
@@ -59,27 +80,16 @@ func TestATOTPEnrolledOnTheAccountPageIsAskedForAtSignInAndARecoveryCodeWorksOnc
 	defer cancel()
 	email := "mfa-" + stacktest.RandomHex(4) + "@example.com"
 	const password = "a long enough passphrase 42"
-	loginURL := func(typ string) string {
-		return env.Stack.BaseURL + "/login?" + url.Values{
-			"client_id": {env.App.AppID}, "state": {"s"}, "nonce": {"n"}, "type": {typ}, "redirect_uri": {app.redirectURI()},
-		}.Encode()
-	}
+	loginURL := func(typ string) string { return hostedLogin(env, app, typ) }
 
-	err := chromedp.Do(ctx, slices.Concat(
-		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(loginURL("signUp"))},
-		signUpOnTheHostedPage("MFA Test", email),
-		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))},
-	)...)
-	if err != nil {
-		t.Fatalf("sign up: %v\npage:\n%s", err, currentPage(browser))
-	}
+	signUpAndLand(t, ctx, browser, loginURL("signUp"), email)
 	access, _ := exchangeCode(t, env, landedQuery(t, app).Get("code"), app.redirectURI(), "s", "n")
 	if got := amrOf(t, access); !slices.Equal(got, []string{"pwd"}) {
 		t.Errorf("amr after the password alone = %v", got)
 	}
 
 	// Enrol on the account page: the QR code and the key, then the first code.
-	err = chromedp.Do(ctx, slices.Concat(
+	err := chromedp.Do(ctx, slices.Concat(
 		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(env.Stack.BaseURL + "/account?client_id=" + env.App.AppID)},
 		signInOnTheHostedPage(email, password),
 		[]chromedp.Action[chromedp.Void]{

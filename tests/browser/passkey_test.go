@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -48,20 +47,9 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesT
 	}
 	email := "passkey-" + stacktest.RandomHex(4) + "@example.com"
 	const password = "a long enough passphrase 42"
-	loginURL := func(typ string) string {
-		return env.Stack.BaseURL + "/login?" + url.Values{
-			"client_id": {env.App.AppID}, "state": {"s"}, "nonce": {"n"}, "type": {typ}, "redirect_uri": {app.redirectURI()},
-		}.Encode()
-	}
+	loginURL := func(typ string) string { return hostedLogin(env, app, typ) }
 
-	err = chromedp.Do(ctx, slices.Concat(
-		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(loginURL("signUp"))},
-		signUpOnTheHostedPage("Passkey Test", email),
-		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))},
-	)...)
-	if err != nil {
-		t.Fatalf("sign up: %v\npage:\n%s", err, currentPage(browser))
-	}
+	signUpAndLand(t, ctx, browser, loginURL("signUp"), email)
 	landedQuery(t, app)
 
 	// Add the passkey on the account page: the browser's prompt is the virtual authenticator.
