@@ -22,6 +22,7 @@ const (
 	msgCodeWrong        = "account.mfa.wrongCode"
 	msgPasskeyWrong     = "account.mfa.passkeyFailed"
 	msgMFAUnavailable   = "account.mfa.unavailable"
+	msgTooManyMails     = "account.error.tooManyMails"
 	msgSignedOutTitle   = "account.signedOut.title"
 	msgSignedOutMessage = "account.signedOut.message"
 	// Shared with the login page: the same situations in the same words.
@@ -44,13 +45,14 @@ const (
 	noticeEnded    = "ended"
 	noticeEndedAll = "endedAll"
 	noticePasskey  = "passkey"
+	noticeResent   = "resent"
 )
 
 // noticeKey is the catalog key of a notice, "" for none or an unknown one: the link is anyone's
 // to edit, so only the page's own notices are shown.
 func noticeKey(n string) string {
 	switch n {
-	case noticePassword, noticeEnded, noticeEndedAll, noticePasskey:
+	case noticePassword, noticeEnded, noticeEndedAll, noticeResent, noticePasskey:
 		return "account.notice." + n
 	}
 	return ""
@@ -88,9 +90,13 @@ var passwordRules = map[string]string{
 }
 
 // actionFailure maps a refused action to the page's message.
-func actionFailure(err error) failure {
+func actionFailure(action string, err error) failure {
 	st := status.Convert(err)
 	switch {
+	case st.Code() == codes.ResourceExhausted && action == actionResend:
+		// The verification mails' own limits (per address and per client address), not a
+		// password's attempts: say which.
+		return failure{status: http.StatusTooManyRequests, message: msgTooManyMails, retryAfter: grpcx.RetryAfterOf(st)}
 	case st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "current_password":
 		return failure{status: http.StatusBadRequest, message: msgWrongCurrent}
 	case st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "password":

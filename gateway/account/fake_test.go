@@ -108,6 +108,13 @@ func (f *fakeIdentity) ChangePassword(ctx context.Context, in *identityv1.Change
 	return &emptypb.Empty{}, nil
 }
 
+func (f *fakeIdentity) ResendVerification(ctx context.Context, in *identityv1.ResendVerificationRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	if err := f.record(ctx, "ResendVerification", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginRedirect{Verification: otherID}, nil
+}
+
 func (f *fakeIdentity) ExchangeToken(ctx context.Context, in *identityv1.ExchangeTokenRequest, _ ...grpc.CallOption) (*identityv1.TokenList, error) {
 	if err := f.record(ctx, "ExchangeToken", in); err != nil {
 		return nil, err

@@ -322,6 +322,12 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 	case actionEndAll:
 		_, err = p.identity.RevokeSessions(ctx, &identityv1.RevokeSessionsRequest{UserId: authn.Me})
 		notice = noticeEndedAll
+	case actionResend:
+		var done bool
+		notice, done, err = p.resend(w, r, a, token)
+		if done {
+			return
+		}
 	}
 	if err != nil {
 		p.failAction(w, r, a, token, in.Action, err)
@@ -338,7 +344,7 @@ func (p *Page) failAction(w http.ResponseWriter, r *http.Request, a app, token, 
 		p.refuseIn(w, r, a, http.StatusUnauthorized, msgSignedOut, "identity refused the page's token: "+status.Code(err).String())
 		return
 	}
-	f := actionFailure(err)
+	f := actionFailure(action, err)
 	if f.status >= http.StatusInternalServerError {
 		p.logCause(r, "account action "+action+" failed", err)
 	} else {
@@ -424,6 +430,33 @@ func (p *Page) enrol(w http.ResponseWriter, r *http.Request, a app, token string
 	webpage.SetSecurityHeaders(w.Header(), "", a.Brand.LogoSource())
 	login.SetRetryAfter(w.Header(), f.retryAfter)
 	p.render(w, r, f.status, "enrol", v)
+}
+
+// resend mails the signed-in user a fresh verification through identity's ResendVerification,
+// whose limits per address and per client address hold for the page as for the "check your
+// inbox" page. The address is the token's user's, never one from the form. The request names the
+// account callback without a state, which identity takes as "confirm only": the page's own
+// sign-in lives in one browser's 15-minute cookie, so a mail opened later or elsewhere could not
+// continue it. A user
+// verified meanwhile gets no mail and no notice. done reports that resend has answered (a token
+// of another app's page).
+func (p *Page) resend(w http.ResponseWriter, r *http.Request, a app, token string) (notice string, done bool, err error) {
+	user, err := p.identity.GetMe(withToken(r.Context(), token), &identityv1.GetMeRequest{})
+	if err != nil {
+		return "", false, err
+	}
+	if user.GetAppId() != a.ID {
+		// The cookie is another app's page's (they share the path): this app's page is signed out.
+		p.refuseIn(w, r, a, http.StatusUnauthorized, msgSignedOut, "the page's token belongs to another app")
+		return "", true, nil
+	}
+	if user.GetEmailVerified() {
+		return "", false, nil
+	}
+	_, err = p.login.ResendVerification(r.Context(), &identityv1.ResendVerificationRequest{
+		Params: &identityv1.LoginParams{ClientId: a.ID, RedirectUri: a.Callback}, Email: user.GetEmail(), ClientIp: login.ClientIP(r, p.trusted),
+	})
+	return noticeResent, false, err
 }
 
 // parseForm reads a url-encoded body of at most maxForm; when it reports false it has answered.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -261,13 +262,13 @@ func TestEveryActionNeedsTheCSRFToken(t *testing.T) {
 	fake := newFake()
 	p, _ := newPage(fake)
 	c, _ := csrfPair(t, p)
-	for _, action := range []string{"password", "end", "endAll", "signOut"} {
+	for _, action := range []string{"password", "end", "endAll", "signOut", "resend"} {
 		rec := serve(p, request(t, http.MethodPost, Path, form(webpage.NewToken(), "action", action, "session_id", otherID, "current_password", "a", "new_password", "b"), c, signedIn))
 		if rec.Code != http.StatusForbidden {
 			t.Errorf("%s with a wrong CSRF token = %d", action, rec.Code)
 		}
 	}
-	for _, m := range []string{"ChangePassword", "RevokeSession", "RevokeSessions"} {
+	for _, m := range []string{"ChangePassword", "RevokeSession", "RevokeSessions", "ResendVerification"} {
 		if n := len(fake.received(m)); n != 0 {
 			t.Errorf("%s called %d times without a CSRF token", m, n)
 		}
@@ -331,5 +332,86 @@ func TestBadInputAnswersThePagesErrorCard(t *testing.T) {
 	}
 	if n := len(fake.received("ChangePassword")) + len(fake.received("RevokeSession")); n != 0 {
 		t.Errorf("bad input reached identity %d times", n)
+	}
+}
+
+func TestTheResendButtonShowsOnlyWhileTheAddressIsUnverified(t *testing.T) {
+	for _, verified := range []bool{false, true} {
+		fake := newFake()
+		fake.verified = verified
+		p, _ := newPage(fake)
+		body := serve(p, request(t, http.MethodGet, Path+"?client_id="+appID, "", signedIn)).Body.String()
+		if shown := strings.Contains(body, `id="resend-verification"`); shown == verified {
+			t.Errorf("verified %v: resend button shown %v:\n%s", verified, shown, body)
+		}
+	}
+}
+
+func TestResendingMailsTheSignedInUsersAddressThroughIdentityThenReturnsWithANotice(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	c, token := csrfPair(t, p)
+	// A form's email field is ignored: the address is the token's user's.
+	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "resend", "email", "someone@else.example"), c, signedIn))
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Path+"?client_id="+appID+"&notice=resent" {
+		t.Fatalf("POST resend = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
+	}
+	got := fake.received("ResendVerification")
+	if len(got) != 1 {
+		t.Fatalf("resends = %v", got)
+	}
+	r := got[0].req.(*identityv1.ResendVerificationRequest)
+	if r.GetEmail() != userEmail || r.GetClientIp() != "203.0.113.9" || r.GetParams().GetClientId() != appID || r.GetParams().GetRedirectUri() != callback || r.GetParams().GetState() != "" {
+		t.Errorf("resend = %v", r)
+	}
+	back := serve(p, request(t, http.MethodGet, rec.Header().Get("Location"), "", signedIn))
+	if !strings.Contains(back.Body.String(), "A new verification mail is on its way") {
+		t.Errorf("the page after the resend lacks its notice:\n%s", back.Body)
+	}
+}
+
+func TestAResendOfAVerifiedAddressMailsNothing(t *testing.T) {
+	fake := newFake()
+	fake.verified = true
+	p, _ := newPage(fake)
+	c, token := csrfPair(t, p)
+	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "resend"), c, signedIn))
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != Path+"?client_id="+appID {
+		t.Fatalf("POST resend of a verified address = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if n := len(fake.received("ResendVerification")); n != 0 {
+		t.Errorf("%d resends for a verified address", n)
+	}
+}
+
+func TestALimitedResendSaysSoInTheLanguageOfThePage(t *testing.T) {
+	for lang, want := range map[string]string{
+		"en": "Too many verification mails were sent.",
+		"de": "Es wurden zu viele Bestätigungs-E-Mails gesendet.",
+	} {
+		t.Run(lang, func(t *testing.T) {
+			fake := newFake()
+			fake.errs["ResendVerification"] = wire(fault.Exhausted(10*time.Minute, "too many verification mails"))
+			p, _ := newPage(fake)
+			c, token := csrfPair(t, p)
+			rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "resend", "language", lang), c, signedIn))
+			if rec.Code != http.StatusTooManyRequests || !strings.Contains(rec.Body.String(), want) || rec.Header().Get("Retry-After") != "600" {
+				t.Errorf("limited resend = %d (Retry-After %q), want 429 with %q:\n%s", rec.Code, rec.Header().Get("Retry-After"), want, rec.Body)
+			}
+		})
+	}
+}
+
+func TestAResendWithAnotherAppsTokenIsSignedOut(t *testing.T) {
+	fake := newFake()
+	p, _ := newPage(fake)
+	c, token := csrfPair(t, p)
+	body := url.Values{"client_id": {"9a8b7c6d-1111-4222-8333-944445555666"}, webpage.CSRFField: {token}, "action": {"resend"}}.Encode()
+	rec := serve(p, request(t, http.MethodPost, Path, body, c, signedIn))
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("resend for another app = %d:\n%s", rec.Code, rec.Body)
+	}
+	if n := len(fake.received("ResendVerification")); n != 0 {
+		t.Errorf("%d resends with another app's token", n)
 	}
 }

@@ -29,6 +29,7 @@ const (
 	actionEnd      = "end"
 	actionEndAll   = "endAll"
 	actionSignOut  = "signOut"
+	actionResend   = "resend"
 	// The second factor: start a TOTP enrolment, confirm it with the first code, replace the
 	// recovery codes.
 	actionTOTPStart   = "totpStart"
@@ -122,7 +123,7 @@ func actionFrom(v url.Values) (action, error) {
 		if a.Current, err = currentPassword(v); err != nil {
 			return action{}, err
 		}
-	case actionEndAll, actionSignOut, actionTOTPStart, actionNewRecovery, actionPasskeyStart:
+	case actionEndAll, actionSignOut, actionResend, actionTOTPStart, actionNewRecovery, actionPasskeyStart:
 	default:
 		return action{}, errBadAction
 	}

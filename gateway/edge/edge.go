@@ -193,7 +193,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	if o.payment == nil {
 		return nil, fmt.Errorf("edge: the payment pages need a connection to %s (WithPayment)", PaymentModule)
 	}
-	pages := pay.New(billingv1.NewPaymentPageServiceClient(checkedConn{o.payment}), log)
+	pages := pay.New(billingv1.NewPaymentPageServiceClient(checkedConn{o.payment}), loginClient, log)
 	for path, serve := range map[string]http.HandlerFunc{pay.Path: pages.Open, pay.ReturnPath: pages.Return} {
 		if err := d.HandlePath(http.MethodGet, path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 			serve(w, r)

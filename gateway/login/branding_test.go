@@ -2,9 +2,12 @@ package login
 
 import (
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/gateway/webpage"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -77,5 +80,48 @@ func TestALogoURLCannotBreakOutOfItsAttribute(t *testing.T) {
 	body := wantPage(t, get(t, newPageOnly(fake), linkQuery("signIn")), http.StatusOK)
 	if strings.Contains(body, `"onerror=`) || strings.Contains(body, ` onerror=`) {
 		t.Errorf("the logo URL broke out of src:\n%s", body)
+	}
+}
+
+// The pages a verification mail's link opens name no app in their URL; identity names it through
+// the link's verification, so they wear the app's look like the sign-in page, and the page that
+// ends a verification too (by link or by the code form).
+func TestTheVerificationLinksPagesWearTheAppsBranding(t *testing.T) {
+	const logo = "https://cdn.example.test/brand/logo.png"
+	branded := &identityv1.AppBranding{DisplayName: "Shop", AccentColor: "#0a7f3e", LogoUrl: logo, DefaultLanguage: "de"}
+	wantBranded := func(t *testing.T, what string, rec *httptest.ResponseRecorder) {
+		t.Helper()
+		body := rec.Body.String()
+		for _, want := range []string{":root{--accent:#0a7f3e}", `<img src="` + logo + `"`, "<span>Shop</span>", `<html lang="de">`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, body)
+			}
+		}
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "img-src https://cdn.example.test") {
+			t.Errorf("%s: Content-Security-Policy = %q, want the logo's origin", what, csp)
+		}
+	}
+	fake := newFake()
+	fake.branding = branded
+	p, _ := newPage(fake)
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, VerifyPath+"?token=s3cret", nil))
+	wantBranded(t, "the confirm page", rec)
+	wantBranded(t, "the confirmed page", postTo(t, p, VerifyPath, url.Values{"op": {opLink}, "token": {"s3cret"}}, webpage.NewToken()))
+	wantBranded(t, "the page after a code", postTo(t, p, VerifyPath, pendingForm(opCode), webpage.NewToken()))
+}
+
+func TestAVerificationLinkOfAnUnbrandedAppOrOfNoKnownAppHasTheNeutralLook(t *testing.T) {
+	for _, token := range []string{"s3cret", "unknown"} {
+		p, _ := newPage(newFake())
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, VerifyPath+"?token="+token, nil))
+		body := wantPage(t, rec, http.StatusOK)
+		if !strings.Contains(body, ":root{--accent:#2563eb}") || strings.Contains(body, `class="brand"`) {
+			t.Errorf("link %s: not the neutral look:\n%s", token, body)
+		}
+		if csp := rec.Header().Get("Content-Security-Policy"); strings.Contains(csp, "img-src") {
+			t.Errorf("link %s: Content-Security-Policy = %q allows images", token, csp)
+		}
 	}
 }

@@ -49,6 +49,7 @@ type Backend interface {
 	VerifyEmailLink(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
 	VerifyEmailCode(ctx context.Context, in *identityv1.VerifyEmailCodeRequest, opts ...grpc.CallOption) (*identityv1.VerifiedEmail, error)
 	ResendVerification(ctx context.Context, in *identityv1.ResendVerificationRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	DescribeVerification(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
 	StartSignInEnrolment(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.TotpKey, error)
 	VerifySecondFactor(ctx context.Context, in *identityv1.VerifySecondFactorRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 	StartPasskeyAssertion(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.PasskeyCeremony, error)
@@ -298,7 +299,7 @@ type formView struct {
 func (v *formView) describe(r *http.Request, lc *identityv1.LoginContext) {
 	b := lc.GetBranding()
 	v.AppName = cmp.Or(b.GetDisplayName(), lc.GetAppName())
-	v.Brand = webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked()
+	v.Brand = webpage.BrandOf(b)
 	v.Printer = locale.For(webpage.Language(r, b.GetDefaultLanguage()))
 }
 

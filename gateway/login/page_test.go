@@ -166,6 +166,17 @@ func (f *fakeLogin) VerifyEmailLink(_ context.Context, in *identityv1.VerifyEmai
 	return &identityv1.VerifiedEmail{Url: f.verifyURL}, nil
 }
 
+// DescribeVerification answers the programmed app for the link "s3cret" while no link was met
+// (a met link names no app any more), and InvalidArgument for every other link.
+func (f *fakeLogin) DescribeVerification(_ context.Context, in *identityv1.VerifyEmailLinkRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if in.GetToken() != "s3cret" || len(f.links) > 0 {
+		return nil, status.Error(codes.InvalidArgument, "this link or code is no longer valid")
+	}
+	return &identityv1.LoginContext{AppId: appID, AppName: f.appName, Branding: f.branding}, nil
+}
+
 func (f *fakeLogin) SignIn(_ context.Context, in *identityv1.SignInRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -97,24 +97,50 @@ func (v pendingView) Head() webpage.Head {
 	return webpage.Head{Title: v.Title(), Brand: v.Brand, Printer: v.Printer}
 }
 
-// plainView is a verification page that knows no app (the mail's link names none): the neutral
-// look in the request's language.
-type plainView struct {
+// linkView is a verification page that a mail's link opens, or that ends a verification: the
+// app's look when identity could name the app (the link's challenge knows it, the code form
+// names it), else the neutral look; in the request's language, else the app's default.
+type linkView struct {
 	title string
 	Token string
 	CSRF  string
 	// Continue is where a met verification leads ("" when nowhere).
 	Continue string
+	Brand    webpage.Brand
 	locale.Printer
 }
 
-func newPlainView(r *http.Request, title string) plainView {
-	return plainView{title: title, Printer: locale.For(webpage.Language(r, ""))}
+// newLinkView is the view of an app identity described, or of none when lc is nil.
+func newLinkView(r *http.Request, title string, lc *identityv1.LoginContext) linkView {
+	b := lc.GetBranding()
+	return linkView{title: title, Brand: webpage.BrandOf(b), Printer: locale.For(webpage.Language(r, b.GetDefaultLanguage()))}
 }
 
-func (v plainView) Title() string      { return v.T(v.title) }
-func (plainView) Action() string       { return VerifyPath }
-func (v plainView) Head() webpage.Head { return webpage.Head{Title: v.Title(), Printer: v.Printer} }
+func (v linkView) Title() string { return v.T(v.title) }
+func (linkView) Action() string  { return VerifyPath }
+func (v linkView) Head() webpage.Head {
+	return webpage.Head{Title: v.Title(), Brand: v.Brand, Printer: v.Printer}
+}
+
+// linkApp asks identity for the app of a verification link, for its look. A link identity does
+// not take answers nil, the neutral look: the page then behaves as for any link, and the
+// confirmation's answer says whether it worked.
+func (p *Page) linkApp(r *http.Request, token string) *identityv1.LoginContext {
+	lc, err := p.client.DescribeVerification(r.Context(), &identityv1.VerifyEmailLinkRequest{Token: token})
+	if err != nil {
+		if c := status.Code(err); c != codes.InvalidArgument && c != codes.NotFound {
+			p.logCause(r, "describe the verification link's app", err)
+		}
+		return nil
+	}
+	return lc
+}
+
+// renderLink answers a link page, allowing the app's logo in the Content-Security-Policy.
+func (p *Page) renderLink(w http.ResponseWriter, r *http.Request, status int, name string, view linkView) {
+	webpage.SetSecurityHeaders(w.Header(), "", view.Brand.LogoSource())
+	p.render(w, r, status, name, view)
+}
 
 // serveVerify answers GET (the mail's link: a confirmation button, so that mail scanners
 // fetching the link confirm nothing) and POST (the three forms) on VerifyPath.
@@ -127,9 +153,9 @@ func (p *Page) serveVerify(w http.ResponseWriter, r *http.Request) {
 			p.renderError(w, r, http.StatusBadRequest, msgVerificationInvalid)
 			return
 		}
-		view := newPlainView(r, "verify.confirm.title")
+		view := newLinkView(r, "verify.confirm.title", p.linkApp(r, token))
 		view.Token, view.CSRF = token, CSRF.Issue(w, r)
-		p.render(w, r, http.StatusOK, "confirm", view)
+		p.renderLink(w, r, http.StatusOK, "confirm", view)
 	case http.MethodPost:
 		p.submitVerify(w, r)
 	default:
@@ -159,9 +185,9 @@ func (p *Page) submitVerify(w http.ResponseWriter, r *http.Request) {
 	if !CSRF.Valid(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		if f.Op == opLink {
-			view := newPlainView(r, "verify.confirm.title")
+			view := newLinkView(r, "verify.confirm.title", p.linkApp(r, f.Token))
 			view.Token, view.CSRF = f.Token, CSRF.Issue(w, r)
-			p.render(w, r, http.StatusForbidden, "confirm", view)
+			p.renderLink(w, r, http.StatusForbidden, "confirm", view)
 			return
 		}
 		p.pending(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
@@ -170,12 +196,14 @@ func (p *Page) submitVerify(w http.ResponseWriter, r *http.Request) {
 	ip := ClientIP(r, p.trusted)
 	switch f.Op {
 	case opLink:
+		// The app is asked first: once met, the link no longer names it.
+		app := p.linkApp(r, f.Token)
 		res, err := p.client.VerifyEmailLink(r.Context(), &identityv1.VerifyEmailLinkRequest{Token: f.Token, ClientIp: ip})
 		if err != nil {
 			p.failVerify(w, r, err)
 			return
 		}
-		p.verified(w, r, res.GetUrl())
+		p.verified(w, r, res.GetUrl(), app)
 	case opCode:
 		res, err := p.client.VerifyEmailCode(r.Context(), &identityv1.VerifyEmailCodeRequest{
 			ClientId: f.Params.ClientID, Verification: f.Verification, Code: f.Code, ClientIp: ip,
@@ -190,7 +218,12 @@ func (p *Page) submitVerify(w http.ResponseWriter, r *http.Request) {
 			p.failVerify(w, r, err)
 			return
 		}
-		p.verified(w, r, res.GetUrl())
+		// The form names the app; a describe that fails now leaves the neutral look.
+		app, err := p.describe(r, f.Params)
+		if err != nil {
+			app = nil
+		}
+		p.verified(w, r, res.GetUrl(), app)
 	case opResend:
 		res, err := p.client.ResendVerification(r.Context(), &identityv1.ResendVerificationRequest{
 			Params: f.Params.Proto(), Email: f.Email, ClientIp: ip,
@@ -228,7 +261,7 @@ func (p *Page) pending(w http.ResponseWriter, r *http.Request, view pendingView,
 // leads to the app's redirect URI with a code; the page reaches it through a link (and a refresh
 // that follows it at once) rather than a 303, because the form of a mail's link cannot know the
 // app's origin to allow it in form-action beforehand.
-func (p *Page) verified(w http.ResponseWriter, r *http.Request, target string) {
+func (p *Page) verified(w http.ResponseWriter, r *http.Request, target string, app *identityv1.LoginContext) {
 	if target != "" {
 		u, err := url.Parse(target)
 		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") {
@@ -238,9 +271,9 @@ func (p *Page) verified(w http.ResponseWriter, r *http.Request, target string) {
 		}
 		target = u.String()
 	}
-	view := newPlainView(r, "verify.done.title")
+	view := newLinkView(r, "verify.done.title", app)
 	view.Continue = target
-	p.render(w, r, http.StatusOK, "verified", view)
+	p.renderLink(w, r, http.StatusOK, "verified", view)
 }
 
 // failVerify answers a failed verification call with the error card: every refusal gets the one

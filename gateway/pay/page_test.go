@@ -14,11 +14,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-// fakeBilling answers the page's calls and records what it was asked.
+// fakeBilling answers the page's calls (billing's, and identity's DescribeApp) and records what it
+// was asked.
 type fakeBilling struct {
 	openErr, returnErr error
+	branding           *identityv1.AppBranding // of the app appID; every other app is unknown
+	described          []string
 	providerURL        string
 	redirectURL        string
 	opened             []*billingv1.OpenCheckoutRequest
@@ -31,6 +35,14 @@ func (f *fakeBilling) OpenCheckout(_ context.Context, in *billingv1.OpenCheckout
 		return nil, f.openErr
 	}
 	return &billingv1.OpenedCheckout{ProviderUrl: f.providerURL}, nil
+}
+
+func (f *fakeBilling) DescribeApp(_ context.Context, in *identityv1.DescribeAccountRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
+	f.described = append(f.described, in.GetClientId())
+	if in.GetClientId() != appID {
+		return nil, status.Error(codes.InvalidArgument, "unknown client_id")
+	}
+	return &identityv1.LoginContext{AppId: appID, AppName: "Shop", Branding: f.branding}, nil
 }
 
 func (f *fakeBilling) ReturnCheckout(_ context.Context, in *billingv1.ReturnCheckoutRequest, _ ...grpc.CallOption) (*billingv1.ReturnedCheckout, error) {
@@ -83,7 +95,7 @@ func TestPaymentPageRefusesMalformedLinksWithoutAskingBilling(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &fakeBilling{providerURL: "https://pay.example/cs_1"}
-			res := serve(New(f, slog.New(slog.DiscardHandler)).Open, link(over))
+			res := serve(New(f, f, slog.New(slog.DiscardHandler)).Open, link(over))
 			if res.StatusCode != http.StatusBadRequest || res.Header.Get("Location") != "" || len(f.opened) != 0 {
 				t.Fatalf("status %d, location %q, billing asked %d times", res.StatusCode, res.Header.Get("Location"), len(f.opened))
 			}
@@ -96,12 +108,12 @@ func TestPaymentPageRefusesMalformedLinksWithoutAskingBilling(t *testing.T) {
 
 func TestPaymentPageForwardsAValidLinkAndBindsTheStateToTheBrowser(t *testing.T) {
 	f := &fakeBilling{providerURL: "https://pay.example/checkout/cs_1"}
-	res := serve(New(f, slog.New(slog.DiscardHandler)).Open, link(nil))
+	res := serve(New(f, f, slog.New(slog.DiscardHandler)).Open, link(nil))
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != f.providerURL {
 		t.Fatalf("status %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	cookies := res.Cookies()
-	if len(cookies) != 1 || cookies[0].Value != sessionID+"."+state || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteLaxMode || cookies[0].Path != Path {
+	if len(cookies) != 1 || cookies[0].Value != sessionID+"."+state+"."+appID || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteLaxMode || cookies[0].Path != Path {
 		t.Fatalf("cookies %+v", cookies)
 	}
 	if got := f.opened[0]; got.GetClientId() != appID || got.GetHash() != hash || got.GetState() != state || got.GetSessionId() != sessionID {
@@ -130,7 +142,7 @@ func TestPaymentPagesAnswerBillingsRefusalsAsPages(t *testing.T) {
 			if name == "return" {
 				target = ReturnPath + "?session_id=" + sessionID
 			}
-			res := serve(h(New(f, slog.New(slog.DiscardHandler))), target)
+			res := serve(h(New(f, f, slog.New(slog.DiscardHandler))), target)
 			body, _ := io.ReadAll(res.Body)
 			if res.StatusCode != tc.code || !strings.Contains(string(body), tc.text) || strings.Contains(string(body), "secret cause") {
 				t.Errorf("%s, %v: status %d: %s", name, status.Code(tc.err), res.StatusCode, body)
@@ -144,10 +156,12 @@ func TestReturnPagePassesTheStateOnlyForItsOwnSession(t *testing.T) {
 		cookie *http.Cookie
 		want   string
 	}{
-		"the session's own cookie": {&http.Cookie{Name: stateCookie, Value: sessionID + "." + state}, state},
-		"another session's cookie": {&http.Cookie{Name: stateCookie, Value: "11111111-2c63-4d0e-8a8e-9c0b1a2d3e4f." + state}, ""},
-		"a malformed state":        {&http.Cookie{Name: stateCookie, Value: sessionID + ".short"}, ""},
-		"no cookie":                {nil, ""},
+		"the session's own cookie":             {&http.Cookie{Name: stateCookie, Value: sessionID + "." + state + "." + appID}, state},
+		"a cookie set before it named the app": {&http.Cookie{Name: stateCookie, Value: sessionID + "." + state}, state},
+		"a cookie with a malformed app":        {&http.Cookie{Name: stateCookie, Value: sessionID + "." + state + ".nope"}, ""},
+		"another session's cookie":             {&http.Cookie{Name: stateCookie, Value: "11111111-2c63-4d0e-8a8e-9c0b1a2d3e4f." + state}, ""},
+		"a malformed state":                    {&http.Cookie{Name: stateCookie, Value: sessionID + ".short"}, ""},
+		"no cookie":                            {nil, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &fakeBilling{redirectURL: "https://app.example/paid?session_id=" + sessionID}
@@ -155,7 +169,7 @@ func TestReturnPagePassesTheStateOnlyForItsOwnSession(t *testing.T) {
 			if tc.cookie != nil {
 				cookies = append(cookies, tc.cookie)
 			}
-			res := serve(New(f, slog.New(slog.DiscardHandler)).Return, ReturnPath+"?session_id="+sessionID, cookies...)
+			res := serve(New(f, f, slog.New(slog.DiscardHandler)).Return, ReturnPath+"?session_id="+sessionID, cookies...)
 			if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != f.redirectURL || f.returned[0].GetState() != tc.want {
 				t.Fatalf("status %d to %q, billing asked with state %q", res.StatusCode, res.Header.Get("Location"), f.returned[0].GetState())
 			}
@@ -168,7 +182,7 @@ func TestReturnPagePassesTheStateOnlyForItsOwnSession(t *testing.T) {
 
 func TestReturnPageNeverRedirectsToARelativeURL(t *testing.T) {
 	f := &fakeBilling{redirectURL: "/elsewhere"}
-	res := serve(New(f, slog.New(slog.DiscardHandler)).Return, ReturnPath+"?session_id="+sessionID)
+	res := serve(New(f, f, slog.New(slog.DiscardHandler)).Return, ReturnPath+"?session_id="+sessionID)
 	if res.StatusCode != http.StatusInternalServerError || res.Header.Get("Location") != "" {
 		t.Fatalf("status %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/weborigin"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 //go:embed layout.html
@@ -41,6 +42,11 @@ type Brand struct {
 	Name    string // display name, shown as the page's heading; "" shows none
 	Accent  string // #rrggbb
 	LogoURL string // https URL of an image
+}
+
+// BrandOf is the checked look of an app's branding as identity answers it; nil is the neutral look.
+func BrandOf(b *identityv1.AppBranding) Brand {
+	return Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked()
 }
 
 // defaultAccent is the neutral look's accent colour.

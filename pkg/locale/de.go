@@ -95,6 +95,10 @@ var german = map[string]string{
 	"account.error.wrongCurrent": "Das aktuelle Passwort ist nicht korrekt.",
 	"account.error.missing":      "Gib dein aktuelles und dein neues Passwort ein.",
 	"account.error.sessionGone":  "Diese Sitzung war bereits beendet.",
+	"account.verify.hint":        "Bestätige deine Adresse mit dem Link in der Bestätigungs-E-Mail. Keine E-Mail erhalten? Sieh in deinem Spam-Ordner nach oder fordere eine neue an.",
+	"account.verify.resend":      "Bestätigungs-E-Mail erneut senden",
+	"account.notice.resent":      "Eine neue Bestätigungs-E-Mail ist unterwegs. Nur ihr Link und ihr Code gelten jetzt.",
+	"account.error.tooManyMails": "Es wurden zu viele Bestätigungs-E-Mails gesendet. Bitte warte eine Weile, bevor du eine weitere anforderst.",
 
 	"pay.title":          "Zahlung",
 	"pay.error.badLink":  "Dieser Zahlungslink ist ungültig. Kehre zur Anwendung zurück und beginne von vorn.",

@@ -97,6 +97,10 @@ var english = map[string]string{
 	"account.error.wrongCurrent": "The current password is not correct.",
 	"account.error.missing":      "Enter your current and your new password.",
 	"account.error.sessionGone":  "This session had already ended.",
+	"account.verify.hint":        "Confirm your address with the link in the verification mail. No mail? Look in your spam folder, or send a new one.",
+	"account.verify.resend":      "Send the verification mail again",
+	"account.notice.resent":      "A new verification mail is on its way. Only its link and code work now.",
+	"account.error.tooManyMails": "Too many verification mails were sent. Please wait a while before asking for another.",
 
 	// The payment pages (gateway/pay).
 	"pay.title":          "Payment",

@@ -58,7 +58,7 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	err = chromedp.Do(ctx, slices.Concat(
 		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(accountURL)},
 		signInOnTheHostedPage(email, oldPassword),
-		// dd#email: the login form's input#email is still there while the sign-in posts.
+		// dd#email: the sign-in form's own #email input is visible until the browser leaves it.
 		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.CSS("dd#email"))},
 	)...)
 	if err != nil {
@@ -128,5 +128,95 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	})`))
 	if want := (german{Lang: "de", Heading: "Dein Konto", Button: "Passwort ändern"}); err != nil || got != want {
 		t.Errorf("the German page shows %+v (%v), want %+v", got, err, want)
+	}
+}
+
+// An unverified user asks the account page for a new verification mail: a new mail arrives, its
+// link confirms the address, and the page then shows it verified without the button.
+func TestTheAccountPageInChromiumResendsTheVerificationMailAndItsLinkVerifies(t *testing.T) {
+	chromium := ensureChromium(t)
+	app := newCallbackApp(t)
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI()) // optional policy: sign-up signs in unverified
+	browser := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	defer cancel()
+	email := "resend-" + stacktest.RandomHex(4) + "@example.com"
+	signUpURL := env.Stack.BaseURL + "/login?" + url.Values{
+		"client_id": {env.App.AppID}, "state": {"s"}, "nonce": {"n"}, "type": {"signUp"}, "redirect_uri": {app.redirectURI()},
+	}.Encode()
+	accountURL := env.Stack.BaseURL + "/account?client_id=" + env.App.AppID
+
+	err := chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(signUpURL)},
+		signUpOnTheHostedPage("Resend Test", email),
+		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))},
+	)...)
+	if err != nil {
+		t.Fatalf("sign up: %v\npage:\n%s", err, currentPage(browser))
+	}
+	<-app.queries
+	first := verifyLink.FindString(mailTo(t, env, email).Text)
+	if first == "" {
+		t.Fatal("the sign-up mailed no verification link")
+	}
+
+	err = chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(accountURL)},
+		signInOnTheHostedPage(email, "a long enough passphrase 42"),
+		[]chromedp.Action[chromedp.Void]{
+			chromedp.WaitVisible(chromedp.ID("resend-verification")),
+			chromedp.Click(chromedp.ID("resend-verification")),
+			chromedp.WaitVisible(chromedp.CSS(`p.ok`)),
+		},
+	)...)
+	if err != nil {
+		t.Fatalf("resend on the account page: %v\npage:\n%s", err, currentPage(browser))
+	}
+	var link string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		link = verifyLink.FindString(mailTo(t, env, email).Text)
+		if link != first || time.Now().After(deadline) {
+			break
+		}
+	}
+	if link == "" || link == first {
+		t.Fatalf("no new verification mail after the resend (newest link %q)", link)
+	}
+
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(link),
+		chromedp.WaitVisible(chromedp.CSS(`button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+	)
+	if err != nil {
+		t.Fatalf("confirm by the new link: %v\npage:\n%s", err, currentPage(browser))
+	}
+	// The confirmation answers the "confirmed" page; the browser may still be navigating there.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		title, err := chromedp.Run(ctx, chromedp.Title())
+		if err == nil && title == "Email address confirmed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the confirmation did not answer the confirmed page (%q, %v)\npage:\n%s", title, err, currentPage(browser))
+		}
+	}
+	if v := userVerified(t, env, email); v != true {
+		t.Fatalf("route 14 emailVerified after the resent link = %v, want true", v)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(accountURL), chromedp.WaitVisible(chromedp.CSS("dd#email")))
+	if err != nil {
+		t.Fatalf("reopen the account page: %v\npage:\n%s", err, currentPage(browser))
+	}
+	type state struct {
+		Email  string
+		Button bool
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[state](`({
+		Email: document.getElementById("email").innerText,
+		Button: document.getElementById("resend-verification") !== null,
+	})`))
+	if err != nil || !strings.Contains(got.Email, "(verified)") || got.Button {
+		t.Errorf("the account page after verifying shows %+v (%v), want verified and no resend button", got, err)
 	}
 }

@@ -49,11 +49,32 @@ var mailedResetLink = regexp.MustCompile(`https?://\S+/login/recover\?\S+`)
 func TestForgottenPasswordInChromiumIsResetByTheMailedLinkEndsTheOldSessionAndContinuesToTheApp(t *testing.T) {
 	chromium := ensureChromium(t)
 	for _, store := range []string{"memory", "postgres"} {
-		t.Run(store, func(t *testing.T) { resetInChromium(t, chromium, store == "postgres") })
+		t.Run(store, func(t *testing.T) { resetInChromium(t, chromium, store == "postgres", false) })
 	}
 }
 
-func resetInChromium(t *testing.T, chromium string, postgres bool) {
+// The same reset with the mail's 6-digit code typed on the "check your inbox" page instead of
+// the link: the code opens the new-password form of the same flow.
+func TestForgottenPasswordInChromiumIsResetByTheTypedCodeEndsTheOldSessionAndContinuesToTheApp(t *testing.T) {
+	chromium := ensureChromium(t)
+	resetInChromium(t, chromium, false, true)
+}
+
+// resetMailTo waits for the password-reset mail to email (the sign-up's verification mail may be
+// the newest until it arrives).
+func resetMailTo(t *testing.T, env stacktest.Env, email string) keptMail {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if m := mailTo(t, env, email); mailedResetLink.MatchString(m.Text) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no password-reset mail to %s", email)
+		}
+	}
+}
+
+func resetInChromium(t *testing.T, chromium string, postgres, byCode bool) {
 	app := newCallbackApp(t)
 	env := stacktest.StartWith(t, stacktest.Options{Issuer: "berth-browser-test", RedirectURI: app.redirectURI(), Postgres: postgres})
 	browser := newBrowser(t, chromium)
@@ -97,34 +118,50 @@ func resetInChromium(t *testing.T, chromium string, postgres bool) {
 		t.Fatalf("answer page = %q (%v)", answer, err)
 	}
 
-	// The mail arrives in the development mailbox (it is sent after the answer).
-	var link string
-	for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); {
-		run("open the mailbox", chromedp.Navigate(env.Stack.BaseURL+allinone.DevMailboxPath), chromedp.WaitVisible(chromedp.CSS("main")))
-		text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(text, "Reset your password for") {
-			link = mailedResetLink.FindString(text)
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if link == "" {
-		t.Fatalf("no reset mail with a link in the mailbox:\n%s", currentPage(browser))
-	}
-
-	// The link shows the new-password form; setting it lands on the app with a code for the
-	// request the reset started from.
 	newPassword := "a different passphrase 43"
-	run("set the new password",
-		chromedp.Navigate(link),
-		chromedp.WaitVisible(chromedp.ID("password")),
-		chromedp.SendKeys(chromedp.ID("password"), newPassword),
-		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("signed-in")),
-	)
+	if byCode {
+		// The code of the mail, typed on the answer page the browser still shows.
+		m := verifyCode.FindStringSubmatch(resetMailTo(t, env, email).Text)
+		if m == nil {
+			t.Fatal("the reset mail has no 6-digit code")
+		}
+		run("type the code and set the new password",
+			chromedp.SendKeys(chromedp.ID("code"), m[1]),
+			chromedp.Submit(chromedp.ID("code")),
+			chromedp.WaitVisible(chromedp.ID("password")),
+			chromedp.SendKeys(chromedp.ID("password"), newPassword),
+			chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.ID("signed-in")),
+		)
+	} else {
+		// The mail arrives in the development mailbox (it is sent after the answer).
+		var link string
+		for deadline := time.Now().Add(10 * time.Second); link == "" && time.Now().Before(deadline); {
+			run("open the mailbox", chromedp.Navigate(env.Stack.BaseURL+allinone.DevMailboxPath), chromedp.WaitVisible(chromedp.CSS("main")))
+			text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(text, "Reset your password for") {
+				link = mailedResetLink.FindString(text)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if link == "" {
+			t.Fatalf("no reset mail with a link in the mailbox:\n%s", currentPage(browser))
+		}
+
+		// The link shows the new-password form; setting it lands on the app with a code for the
+		// request the reset started from.
+		run("set the new password",
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(chromedp.ID("password")),
+			chromedp.SendKeys(chromedp.ID("password"), newPassword),
+			chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+			chromedp.WaitVisible(chromedp.ID("signed-in")),
+		)
+	}
 	q := landedQuery(t, app)
 	if q.Get("state") != state || q.Get("code") == "" {
 		t.Fatalf("callback query = %v, want a code and the sign-in request's state", q)

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/berthhq/berth/cmd/berth/stacktest"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
 // startRequired starts the stack with the demo app under the required policy, make run's default.
@@ -202,5 +203,52 @@ func TestSignUpWithARegisteredAddressShowsTheIdenticalPage(t *testing.T) {
 	}
 	if m := mailTo(t, env, email); !strings.Contains(m.Subject, "Sign-up attempt") || verifyLink.MatchString(m.Text) {
 		t.Fatalf("the owner's newest mail is not the notice: %q\n%s", m.Subject, m.Text)
+	}
+}
+
+// The mail's link names no app, yet the page it opens wears the app's look (identity names the
+// link's app); so does the payment card of a link naming the app, whatever went wrong with it.
+func TestTheVerificationLinkAndThePaymentCardInChromiumWearTheAppsBranding(t *testing.T) {
+	chromium := ensureChromium(t)
+	app := newCallbackApp(t)
+	env := startRequired(t, app)
+	admin, cancelAdmin := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelAdmin()
+	if _, err := env.Admin.Identity.SetAppBranding(admin, &identityv1.SetAppBrandingRequest{AppId: env.App.AppID,
+		Branding: &identityv1.AppBranding{DisplayName: "Werft & Co", AccentColor: "#0a7f3e"}}); err != nil {
+		t.Fatalf("SetAppBranding: %v", err)
+	}
+	browser := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(browser, 90*time.Second)
+	defer cancel()
+	email := "brand-" + stacktest.RandomHex(4) + "@example.com"
+	signUpUntilInbox(t, ctx, env, app, email, stacktest.RandomHex(16), stacktest.RandomHex(16))
+	link := verifyLink.FindString(mailTo(t, env, email).Text)
+	if link == "" {
+		t.Fatal("the verification mail has no link")
+	}
+	type look struct{ Brand, ButtonColour string }
+	read := `({
+		Brand: (document.querySelector("header.brand") || {innerText: ""}).innerText,
+		ButtonColour: getComputedStyle(document.documentElement).getPropertyValue("--accent").trim(),
+	})`
+	if err := chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`button[type="submit"]`))); err != nil {
+		t.Fatalf("open the link: %v\npage:\n%s", err, currentPage(browser))
+	}
+	want := look{Brand: "Werft & Co", ButtonColour: "#0a7f3e"}
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[look](read)); err != nil || got != want {
+		t.Errorf("the link's page shows %+v (%v), want %+v\npage:\n%s", got, err, want, currentPage(browser))
+	}
+
+	// A payment link of the app with a session billing does not know: the refusal in the app's look.
+	pay := env.Stack.BaseURL + "/pay?" + url.Values{
+		"client_id": {env.App.AppID}, "type": {"payment"}, "session_id": {"7d1f4a52-2c63-4d0e-8a8e-9c0b1a2d3e4f"},
+		"hash": {strings.Repeat("a", 64)}, "state": {strings.Repeat("s", 64)},
+	}.Encode()
+	if err := chromedp.Do(ctx, chromedp.Navigate(pay), chromedp.WaitVisible(chromedp.CSS(`p.alert`))); err != nil {
+		t.Fatalf("open the payment link: %v\npage:\n%s", err, currentPage(browser))
+	}
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[look](read)); err != nil || got != want {
+		t.Errorf("the payment card shows %+v (%v), want %+v\npage:\n%s", got, err, want, currentPage(browser))
 	}
 }

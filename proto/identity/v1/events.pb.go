@@ -398,7 +398,8 @@ type SessionsRevoked struct {
 	All bool `protobuf:"varint,4,opt,name=all,proto3" json:"all,omitempty"`
 	// reason is why: "user_request" (the sessions routes), "frozen" (route 16), "deleted" (the user
 	// was deleted), "token_reuse" (a rotated refresh token was shown again: the session is taken to
-	// be stolen), "password_reset" or "password_changed" (the account page's password change).
+	// be stolen), "password_reset", "password_changed" (the account page's password change) or
+	// "key_rotated" (the app's signing key was rotated: one event per user with a live session).
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// at is the revocation time, RFC 3339 UTC.
 	At            string `protobuf:"bytes,6,opt,name=at,proto3" json:"at,omitempty"`

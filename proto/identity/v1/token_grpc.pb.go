@@ -256,6 +256,8 @@ const (
 	LoginService_StartPasskeySignIn_FullMethodName        = "/berth.identity.v1.LoginService/StartPasskeySignIn"
 	LoginService_PasskeySignIn_FullMethodName             = "/berth.identity.v1.LoginService/PasskeySignIn"
 	LoginService_StartPasskeyAssertion_FullMethodName     = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
+	LoginService_DescribeVerification_FullMethodName      = "/berth.identity.v1.LoginService/DescribeVerification"
+	LoginService_DescribeApp_FullMethodName               = "/berth.identity.v1.LoginService/DescribeApp"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -330,6 +332,13 @@ type LoginServiceClient interface {
 	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
 	// step and the ceremony's sealed state; empty when the user has no passkey.
 	StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// DescribeVerification answers the app (name and branding) of a live verification link without
+	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
+	// InvalidArgument, as VerifyEmailLink answers it.
+	DescribeVerification(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*LoginContext, error)
+	// DescribeApp answers the name and branding of a known app, enabled or not, for hosted pages
+	// that carry only the app's id (the payment pages). An unknown id is InvalidArgument.
+	DescribeApp(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error)
 }
 
 type loginServiceClient struct {
@@ -580,6 +589,26 @@ func (c *loginServiceClient) StartPasskeyAssertion(ctx context.Context, in *Seco
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeVerification(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeVerification_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) DescribeApp(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginContext)
+	err := c.cc.Invoke(ctx, LoginService_DescribeApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -652,6 +681,13 @@ type LoginServiceServer interface {
 	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
 	// step and the ceremony's sealed state; empty when the user has no passkey.
 	StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error)
+	// DescribeVerification answers the app (name and branding) of a live verification link without
+	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
+	// InvalidArgument, as VerifyEmailLink answers it.
+	DescribeVerification(context.Context, *VerifyEmailLinkRequest) (*LoginContext, error)
+	// DescribeApp answers the name and branding of a known app, enabled or not, for hosted pages
+	// that carry only the app's id (the payment pages). An unknown id is InvalidArgument.
+	DescribeApp(context.Context, *DescribeAccountRequest) (*LoginContext, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -733,6 +769,12 @@ func (UnimplementedLoginServiceServer) PasskeySignIn(context.Context, *PasskeySi
 }
 func (UnimplementedLoginServiceServer) StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartPasskeyAssertion not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeVerification(context.Context, *VerifyEmailLinkRequest) (*LoginContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeVerification not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeApp(context.Context, *DescribeAccountRequest) (*LoginContext, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeApp not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -1187,6 +1229,42 @@ func _LoginService_StartPasskeyAssertion_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyEmailLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeVerification(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeVerification_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeVerification(ctx, req.(*VerifyEmailLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_DescribeApp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeAccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeApp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeApp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeApp(ctx, req.(*DescribeAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1289,6 +1367,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StartPasskeyAssertion",
 			Handler:    _LoginService_StartPasskeyAssertion_Handler,
+		},
+		{
+			MethodName: "DescribeVerification",
+			Handler:    _LoginService_DescribeVerification_Handler,
+		},
+		{
+			MethodName: "DescribeApp",
+			Handler:    _LoginService_DescribeApp_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

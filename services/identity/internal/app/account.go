@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
@@ -70,6 +71,21 @@ func (s *Service) checkCurrentPassword(ctx context.Context, u domain.User, curre
 	return s.clearSignInFailures(ctx, keys)
 }
 
+// DescribeApp answers a known app, enabled or not, for the hosted pages that carry only its id
+// (the payment pages show its name and branding). An unknown or malformed id is InvalidArgument,
+// as for DescribeLogin.
+func (s *Service) DescribeApp(ctx context.Context, clientID string) (domain.App, error) {
+	id := domain.CanonicalID(strings.TrimSpace(clientID))
+	if !domain.IsUUID(id) {
+		return domain.App{}, fault.Invalid("client_id", "unknown client_id")
+	}
+	a, err := s.store.GetApp(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.App{}, fault.Invalid("client_id", "unknown client_id")
+	}
+	return a, err
+}
+
 // ChangedReason is the reason of the password-changed event a signed-in change emits.
 const ChangedReason = "changed"
 
@@ -88,8 +104,10 @@ var errCurrentPassword = fault.Invalid("current_password", "the current password
 // like a sign-in, under the same attempt limits, so a stolen access token cannot be used to guess
 // it faster than the sign-in page allows. Every session of the user on the app then ends: the
 // account page holds none of its own (its sign-in's session is ended at once), so these are all
-// the other ones, whoever holds them with the old password. identity.user.password_changed
-// (reason "changed") is written with the new hash, identity.sessions.revoked with the revocation.
+// the other ones, whoever holds them with the old password. The new hash,
+// identity.user.password_changed (reason "changed"), the revocation and identity.sessions.revoked
+// (reason "password_changed") are one store write: a sign-in with the old password can never
+// open a session that survives the change.
 func (s *Service) ChangePassword(ctx context.Context, in PasswordChange) error {
 	v, err := s.VerifyToken(ctx, in.AccessToken)
 	if err != nil {
@@ -110,22 +128,16 @@ func (s *Service) ChangePassword(ctx context.Context, in PasswordChange) error {
 		return err
 	}
 	now := s.now()
-	_, err = s.store.UpdateUser(ctx, u.AppID, u.ID, func(x *domain.User) ([]events.Event, error) {
+	_, err = s.store.UpdateUserEndingSessions(ctx, u.AppID, u.ID, now, func(x *domain.User) ([]events.Event, error) {
 		if err := x.ChangePassword(hash, now); err != nil {
 			return nil, err
 		}
 		return event(identityv1.EventUserPasswordChanged, x.AppID, &identityv1.UserPasswordChanged{
 			AppId: x.AppID, UserId: x.ID, TenantRef: x.TenantID, At: convert.Timestamp(now), Reason: ChangedReason,
 		})
-	})
+	}, sessionsRevoked(u.AppID, u.ID, domain.RevokedPasswordChanged, true, now))
 	if errors.Is(err, domain.ErrUserInactive) {
 		return fault.Forbidden("this account cannot change its password")
 	}
-	if err != nil {
-		return err
-	}
-	// The sessions end after the new hash is stored: a sign-in with the old password between the
-	// two steps is then impossible, so no session started with it survives. Should this step fail,
-	// the change is retried with the new password as the current one, which ends them again.
-	return s.revokeSessions(ctx, u.AppID, u.ID, "", domain.RevokedPasswordChanged)
+	return err
 }

@@ -117,9 +117,10 @@ func (s *Service) SetAppEmailVerification(ctx context.Context, appID, policy str
 }
 
 // RotateAppKey replaces an app's key pair; the old key is discarded, so every token it signed stops
-// verifying ("log out all users"), and the app's refresh tokens are revoked so that no one signs
-// back in silently. Revocation follows the stored rotation; if it fails, rotating again completes
-// it (the users are logged out either way: their access tokens no longer verify).
+// verifying ("log out all users"), and the app's refresh tokens are revoked in the same store write
+// so that no one signs back in silently. Every user who lost a live session gets an
+// identity.sessions.revoked event (reason "key_rotated"): the event names one user, and a consumer
+// that mirrors a user's sessions must learn of this ending like of any other.
 func (s *Service) RotateAppKey(ctx context.Context, appID string) (domain.App, error) {
 	appID = domain.CanonicalID(appID)
 	// Generating an RSA key takes a while: do it before the store locks the app row.
@@ -127,17 +128,16 @@ func (s *Service) RotateAppKey(ctx context.Context, appID string) (domain.App, e
 	if err != nil {
 		return domain.App{}, err
 	}
-	a, err := s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+	now := s.now()
+	return s.store.RotateAppKey(ctx, appID, now, func(a *domain.App) ([]events.Event, error) {
 		if err := s.installKeyPair(a, kp); err != nil {
 			return nil, err
 		}
-		a.UpdatedAt = s.now()
+		a.UpdatedAt = now
 		return event(identityv1.EventAppChanged, a.ID, &identityv1.AppChanged{AppId: a.ID, Enabled: a.Enabled, KeyRotated: true})
+	}, func(userID string, revoked []string) ([]events.Event, error) {
+		return sessionsRevoked(appID, userID, domain.RevokedKeyRotated, true, now)(revoked)
 	})
-	if err != nil {
-		return domain.App{}, err
-	}
-	return a, s.store.RevokeAppRefreshTokens(ctx, appID)
 }
 
 // NewUser is the admin API's initial user data.

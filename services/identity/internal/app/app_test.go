@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -461,6 +462,36 @@ func TestRotateAppKeyReplacesTheSealedPair(t *testing.T) {
 	}
 	_, err = f.svc.RotateAppKey(ctx, uuid.NewString())
 	wantNotFound(t, err)
+}
+
+// A key rotation ends every session of the app; each user who lost one hears of it like of any
+// other ending, with the reason key_rotated, in the rotation's own write.
+func TestRotatingTheKeyWritesSessionsRevokedForEveryUserWithALiveSession(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, grace := f.session(t, "grace@example.test")
+	f.session(t, "grace@example.test")
+	_, lin := f.session(t, "lin@example.test")
+	f.signUp(t, "idle@example.test") // no session: no event
+	f.drain(t)
+	if _, err := f.svc.RotateAppKey(ctx, f.app.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, ev := range sessionsRevoked(t, f.drain(t)) {
+		if ev.GetReason() != domain.RevokedKeyRotated || !ev.GetAll() || ev.GetAppId() != f.app.ID {
+			t.Errorf("sessions revoked event %+v, want reason %s for all of the app's sessions", ev, domain.RevokedKeyRotated)
+		}
+		got[ev.GetUserId()] += len(ev.GetSessionIds())
+	}
+	if want := map[string]int{grace.ID: 2, lin.ID: 1}; !maps.Equal(got, want) {
+		t.Errorf("revoked sessions per user = %v, want %v", got, want)
+	}
+	for _, u := range []string{grace.ID, lin.ID} {
+		if left := f.sessions(t, u, ""); len(left) != 0 {
+			t.Errorf("user %s keeps sessions %+v after the rotation", u, left)
+		}
+	}
 }
 
 func TestSetAppEnabledEmitsOnlyOnChange(t *testing.T) {

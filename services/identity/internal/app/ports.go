@@ -106,12 +106,17 @@ type RefreshTokens interface {
 	// token exactly one succeeds. Tokens of the family that expired before next was created are
 	// forgotten.
 	RotateRefreshToken(ctx context.Context, hash []byte, next domain.RefreshToken) error
-	// RevokeAppRefreshTokens revokes every family of an app (key rotation logs everyone out).
-	RevokeAppRefreshTokens(ctx context.Context, appID string) error
+	// RotateAppKey runs fn on a copy of the app (as UpdateApp does) and revokes every refresh
+	// family of the app, in one transaction with the app locked: a key rotation logs everyone out,
+	// and the new key is never stored without the revocation, nor the revocation without it.
+	// sessionsRevoked is called once per user who had live families at now (users in id order,
+	// the family ids sorted) and its events are committed with fn's. When fn or sessionsRevoked
+	// returns an error nothing is written.
+	RotateAppKey(ctx context.Context, appID string, now time.Time, fn func(*domain.App) ([]events.Event, error), sessionsRevoked func(userID string, revoked []string) ([]events.Event, error)) (domain.App, error)
 }
 
 // Sessions are the refresh-token families seen as a user's sessions: listed and revoked by the
-// sessions routes, revoked all at once when the user is frozen or deleted.
+// sessions routes, revoked all at once when the user is frozen or deleted or changes the password.
 type Sessions interface {
 	// ListSessions returns at most limit of the user's families that are live at now
 	// (domain.RefreshFamily.Live), the most recently used first (then by id).
@@ -122,6 +127,14 @@ type Sessions interface {
 	// revocation in one transaction; when there are none, fn is not called. A sessionID that is
 	// not a live family of that user of that app is domain.ErrNotFound, and nothing is revoked.
 	RevokeSessions(ctx context.Context, appID, userID, sessionID string, now time.Time, fn func(revoked []string) ([]events.Event, error)) ([]string, error)
+	// UpdateUserEndingSessions runs fn on a copy of the user (as UpdateUser does) and revokes every
+	// family of the user, in one transaction with the user locked: the account page's password
+	// change stores the new hash and ends the sessions the old password opened together, so
+	// neither happens without the other. sessionsRevoked is called with the ids of the families
+	// that were live at now (sorted), not at all when none was, and its events are committed with
+	// fn's. When fn or sessionsRevoked returns an error nothing is written; an unknown user is
+	// domain.ErrNotFound.
+	UpdateUserEndingSessions(ctx context.Context, appID, userID string, now time.Time, fn func(*domain.User) ([]events.Event, error), sessionsRevoked func(revoked []string) ([]events.Event, error)) (domain.User, error)
 }
 
 // AttemptLimit is one limit an attempt is held to: at most Max attempts recorded under Key at or

@@ -144,10 +144,20 @@ func errTooManyResends(window time.Duration) error {
 // the address, continuing the request of the page. Every other address (unknown, verified, frozen,
 // deleted) gets the same answer and no mail; each request counts against the address's and the
 // client address's limits, whatever the address.
+//
+// The account page's own resend names its callback without a state: it continues nothing, and its
+// link and code only confirm the address. The page's sign-in is bound to one browser's
+// short-lived cookie holding the state, so a continuation without one could never be taken there.
+// (The "check your inbox" page of the account page's sign-in carries that sign-in's state and
+// continues it as usual.)
 func (s *Service) ResendVerification(ctx context.Context, in ResendInput) (LoginOutcome, error) {
 	a, err := s.enabledLoginApp(ctx, in.Params)
 	if err != nil {
 		return LoginOutcome{}, err
+	}
+	cont := in.Params.continuation()
+	if s.accountCallback(in.Params.RedirectURI) && in.Params.State == "" {
+		cont = domain.Continuation{}
 	}
 	email := strings.TrimSpace(in.Email)
 	if !domain.IsEmail(email) {
@@ -164,13 +174,13 @@ func (s *Service) ResendVerification(ctx context.Context, in ResendInput) (Login
 		return LoginOutcome{}, err
 	}
 	if err != nil || u.EmailVerified || inactive(u) != nil {
-		c, _, err := s.newVerification(a, "", email, in.Params.continuation())
+		c, _, err := s.newVerification(a, "", email, cont)
 		if err != nil {
 			return LoginOutcome{}, err
 		}
 		return LoginOutcome{Verification: c.ID}, nil
 	}
-	id, err := s.sendVerification(ctx, a, u, in.Params.continuation())
+	id, err := s.sendVerification(ctx, a, u, cont)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
@@ -223,6 +233,27 @@ func (s *Service) VerifyEmailLink(ctx context.Context, token, ip string) (string
 		return "", errVerification
 	}
 	return s.meetVerification(ctx, c, ip)
+}
+
+// DescribeVerification answers the app of a live verification link without meeting it: the
+// pages the link opens show the app's name and branding. Every failure is errVerification, the
+// answer VerifyEmailLink gives the same link.
+func (s *Service) DescribeVerification(ctx context.Context, token string) (domain.App, error) {
+	token = strings.TrimSpace(token)
+	if !domain.WellFormedSecret(token) {
+		return domain.App{}, errVerification
+	}
+	c, err := s.store.GetChallengeByLink(ctx, domain.HashSecret(token))
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.App{}, errVerification
+	}
+	if err != nil {
+		return domain.App{}, err
+	}
+	if c.Purpose != domain.PurposeVerifyEmail || !c.Live(s.now()) {
+		return domain.App{}, errVerification
+	}
+	return s.store.GetApp(ctx, c.AppID)
 }
 
 // meetVerification marks the challenge's address verified, with the email-verified and

@@ -386,3 +386,39 @@ func TestSignUpUnderRequiredPolicyWithoutAMailerIsUnavailable(t *testing.T) {
 		t.Fatalf("error = %v, want Unavailable", err)
 	}
 }
+
+// The account page's resend names the account callback: its mail confirms the address and
+// continues nothing, since the page's own sign-in cannot be resumed from a mail.
+func TestAResendFromTheAccountPageOnlyConfirmsTheAddress(t *testing.T) {
+	f := newFixture(t)
+	f.signUpOutcome(t, "new@example.test", goodPassword) // optional policy: signed up, unverified
+	p := app.LoginParams{ClientID: f.app.ID, RedirectURI: accountCallback}
+	out, err := f.svc.ResendVerification(context.Background(), app.ResendInput{Params: p, Email: "new@example.test", ClientIP: clientIP})
+	if err != nil || out.Verification == "" {
+		t.Fatalf("resend = %+v, %v", out, err)
+	}
+	token, _ := secretsOf(t, f.mailer.last(t))
+	target, err := f.svc.VerifyEmailLink(context.Background(), token, clientIP)
+	if err != nil || target != "" {
+		t.Fatalf("link = %q, %v; want a confirmation without a redirect", target, err)
+	}
+	if !f.userByEmail(t, "new@example.test").EmailVerified {
+		t.Fatal("the link did not verify the address")
+	}
+}
+
+// The "check your inbox" page of the account page's own sign-in carries that sign-in's state: its
+// resend continues the sign-in to the account callback as any resend continues its request.
+func TestAResendOfTheAccountPagesSignInContinuesIt(t *testing.T) {
+	f := newFixture(t)
+	f.signUpOutcome(t, "new@example.test", goodPassword)
+	p := app.LoginParams{ClientID: f.app.ID, RedirectURI: accountCallback, State: "account-state", Nonce: "account-nonce"}
+	if _, err := f.svc.ResendVerification(context.Background(), app.ResendInput{Params: p, Email: "new@example.test", ClientIP: clientIP}); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := secretsOf(t, f.mailer.last(t))
+	target, err := f.svc.VerifyEmailLink(context.Background(), token, clientIP)
+	if err != nil || !strings.HasPrefix(target, accountCallback+"?") || query(t, target).Get("state") != "account-state" {
+		t.Fatalf("link = %q, %v; want the account callback with the sign-in's state", target, err)
+	}
+}

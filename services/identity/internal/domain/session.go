@@ -26,6 +26,9 @@ const (
 	// RevokedSecondFactorsRemoved: an operator or the app's server removed the user's second
 	// factors (a lost authenticator, or a taken-over account).
 	RevokedSecondFactorsRemoved = "second_factors_removed"
+	// RevokedKeyRotated: an operator rotated the app's signing key, which ends every session of
+	// the app.
+	RevokedKeyRotated = "key_rotated"
 )
 
 // Session is one of a user's sessions as the sessions routes show it: a live refresh family.

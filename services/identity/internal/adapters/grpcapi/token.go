@@ -10,6 +10,7 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/convert"
+	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
 // kindTokens is the kind of route 1's collection.
@@ -71,10 +72,12 @@ type LoginServer struct {
 // DescribeLogin checks an authorization request before the page shows its form.
 func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.LoginContext, error) {
 	a, err := s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri())
+	lc, err := loginContext(a, err)
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding), PasskeySignIn: s.svc.OffersPasskeySignIn(a)}, nil
+	lc.PasskeySignIn = s.svc.OffersPasskeySignIn(a)
+	return lc, nil
 }
 
 // SignUp creates the user and its tenant, then signs in or asks for verification.
@@ -118,6 +121,24 @@ func (s *LoginServer) VerifyEmailLink(ctx context.Context, req *identityv1.Verif
 		return nil, err
 	}
 	return &identityv1.VerifiedEmail{Url: url}, nil
+}
+
+// DescribeVerification answers the app of a live verification link.
+func (s *LoginServer) DescribeVerification(ctx context.Context, req *identityv1.VerifyEmailLinkRequest) (*identityv1.LoginContext, error) {
+	return loginContext(s.svc.DescribeVerification(ctx, req.GetToken()))
+}
+
+// DescribeApp answers the name and branding of a known app.
+func (s *LoginServer) DescribeApp(ctx context.Context, req *identityv1.DescribeAccountRequest) (*identityv1.LoginContext, error) {
+	return loginContext(s.svc.DescribeApp(ctx, req.GetClientId()))
+}
+
+// loginContext is what a hosted page learns of an app: its id, name and branding.
+func loginContext(a domain.App, err error) (*identityv1.LoginContext, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.LoginContext{AppId: a.ID, AppName: a.Name, Branding: convert.Branding(a.Branding)}, nil
 }
 
 func loginRedirect(o app.LoginOutcome, err error) (*identityv1.LoginRedirect, error) {

@@ -66,3 +66,54 @@ func TestVerificationOverGRPCFeedsEmailVerifiedOfRoute14AndTheTenantUsers(t *tes
 	_, err = e.login.ResendVerification(svc, &identityv1.ResendVerificationRequest{Params: params, Email: "bad\x01@example.test"})
 	wantCode(t, "control character in the address", err, codes.InvalidArgument)
 }
+
+var mailedToken = regexp.MustCompile(`/login/verify\?token=([A-Za-z0-9_-]+)`)
+
+// The pages a mail's link opens and the payment pages learn the app's look from identity, the
+// edge's calls alone: a live link names its app until it is met; an app id names its app.
+func TestTheLinkAndPaymentPagesLearnTheAppsBrandingOverTheLoginService(t *testing.T) {
+	e := newEnv(t)
+	a := e.provision(t)
+	if _, err := e.admin.SetAppBranding(asAdmin(t), &identityv1.SetAppBrandingRequest{AppId: a.app.GetId(), Branding: &identityv1.AppBranding{
+		DisplayName: "Shop", AccentColor: "#0a7f3e",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	svc := ctxWith(t, authn.MDServiceToken, serviceToken)
+	params := &identityv1.LoginParams{ClientId: a.app.GetId(), RedirectUri: "https://app.test/cb", State: "s", Nonce: "n"}
+	if _, err := e.login.SignUp(svc, &identityv1.SignUpRequest{Params: params, Email: "grace@example.test", Password: signUpPassword, ClientIp: "192.0.2.9"}); err != nil {
+		t.Fatal(err)
+	}
+	e.mailbox.mu.Lock()
+	m := mailedToken.FindStringSubmatch(e.mailbox.sent[len(e.mailbox.sent)-1].Text)
+	e.mailbox.mu.Unlock()
+	if m == nil {
+		t.Fatal("no link in the verification mail")
+	}
+	link := &identityv1.VerifyEmailLinkRequest{Token: m[1]}
+
+	_, err := e.login.DescribeVerification(ctxWith(t), link)
+	wantCode(t, "describe a link without the service token", err, codes.Unauthenticated)
+	lc, err := e.login.DescribeVerification(svc, link)
+	if err != nil || lc.GetAppId() != a.app.GetId() || lc.GetBranding().GetDisplayName() != "Shop" || lc.GetBranding().GetAccentColor() != "#0a7f3e" {
+		t.Fatalf("DescribeVerification = %v, %v", lc, err)
+	}
+	if _, err := e.login.VerifyEmailLink(svc, link); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.login.DescribeVerification(svc, link)
+	wantCode(t, "describe a met link", err, codes.InvalidArgument)
+	_, err = e.login.DescribeVerification(svc, &identityv1.VerifyEmailLinkRequest{Token: "no-such-token"})
+	wantCode(t, "describe an unknown link", err, codes.InvalidArgument)
+
+	_, err = e.login.DescribeApp(ctxWith(t), &identityv1.DescribeAccountRequest{ClientId: a.app.GetId()})
+	wantCode(t, "describe an app without the service token", err, codes.Unauthenticated)
+	lc, err = e.login.DescribeApp(svc, &identityv1.DescribeAccountRequest{ClientId: a.app.GetId()})
+	if err != nil || lc.GetAppId() != a.app.GetId() || lc.GetBranding().GetDisplayName() != "Shop" {
+		t.Fatalf("DescribeApp = %v, %v", lc, err)
+	}
+	for _, id := range []string{"00000000-0000-4000-8000-000000000000", "not-an-id"} {
+		_, err = e.login.DescribeApp(svc, &identityv1.DescribeAccountRequest{ClientId: id})
+		wantCode(t, "describe app "+id, err, codes.InvalidArgument)
+	}
+}

@@ -106,28 +106,19 @@ func (s *Store) MeetChallenge(ctx context.Context, appID, id string, now time.Ti
 		return domain.User{}, domain.ErrEmailTaken
 	}
 	evs := effect.Events
-	if effect.RevokeSessions && effect.SessionsRevoked != nil {
-		live := []string{}
-		for _, f := range s.families {
-			if f.AppID == appID && f.UserID == next.ID && !f.Revoked && f.Live(now) {
-				live = append(live, f.ID)
-			}
+	if effect.RevokeSessions {
+		more, err := s.sessionsEnding(appID, next.ID, now, effect.SessionsRevoked)
+		if err != nil {
+			return domain.User{}, err
 		}
-		if len(live) > 0 {
-			slices.Sort(live)
-			more, err := effect.SessionsRevoked(live)
-			if err != nil {
-				return domain.User{}, err
-			}
-			evs = append(slices.Clip(evs), more...)
-		}
+		evs = append(slices.Clip(evs), more...)
 	}
 	used := now
 	c.UsedAt = &used
 	s.challenges[id] = c
 	s.users[next.ID] = cloneUser(next)
 	if effect.RevokeSessions {
-		s.revokeFamilies(func(f domain.RefreshFamily) bool { return f.AppID == appID && f.UserID == next.ID })
+		s.revokeFamilies(s.userFamilies(appID, next.ID))
 	}
 	s.outbox.Add(ctx, evs...)
 	return next, nil

@@ -3,9 +3,11 @@ package memory
 import (
 	"bytes"
 	"context"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
@@ -117,12 +119,43 @@ func (s *Store) revokeFamilies(match func(domain.RefreshFamily) bool) {
 	}
 }
 
-// RevokeAppRefreshTokens implements app.RefreshTokens.
-func (s *Store) RevokeAppRefreshTokens(_ context.Context, appID string) error {
+// liveFamilies returns the ids of the families that match and are live at now, by user, each list
+// sorted. Callers hold mu.
+func (s *Store) liveFamilies(now time.Time, match func(domain.RefreshFamily) bool) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range s.families {
+		if match(f) && f.Live(now) {
+			out[f.UserID] = append(out[f.UserID], f.ID)
+		}
+	}
+	for _, ids := range out {
+		slices.Sort(ids)
+	}
+	return out
+}
+
+// RotateAppKey implements app.RefreshTokens: the app, the families and the events change under
+// the store's lock, so all of it happens or none.
+func (s *Store) RotateAppKey(ctx context.Context, appID string, now time.Time, fn func(*domain.App) ([]events.Event, error), sessionsRevoked func(string, []string) ([]events.Event, error)) (domain.App, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.revokeFamilies(func(f domain.RefreshFamily) bool { return f.AppID == appID })
-	return nil
+	next, evs, err := s.changedApp(appID, fn)
+	if err != nil {
+		return domain.App{}, err
+	}
+	mine := func(f domain.RefreshFamily) bool { return f.AppID == appID && !f.Revoked }
+	live := s.liveFamilies(now, mine)
+	for _, userID := range slices.Sorted(maps.Keys(live)) {
+		more, err := sessionsRevoked(userID, live[userID])
+		if err != nil {
+			return domain.App{}, err
+		}
+		evs = append(slices.Clip(evs), more...)
+	}
+	s.apps[appID] = cloneApp(next)
+	s.revokeFamilies(mine)
+	s.outbox.Add(ctx, evs...)
+	return next, nil
 }
 
 // attempt is one recorded attempt under a key.

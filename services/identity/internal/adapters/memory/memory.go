@@ -126,19 +126,29 @@ func (s *Store) ListApps(_ context.Context) ([]domain.App, error) {
 func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	next, evs, err := s.changedApp(id, fn)
+	if err != nil {
+		return domain.App{}, err
+	}
+	s.apps[id] = cloneApp(next)
+	s.outbox.Add(ctx, evs...)
+	return next, nil
+}
+
+// changedApp runs fn on a copy of the app, storing nothing: the caller stores it with the rest of
+// its change. Callers hold mu.
+func (s *Store) changedApp(id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, []events.Event, error) {
 	cur, ok := s.apps[id]
 	if !ok {
-		return domain.App{}, domain.NotFound("app")
+		return domain.App{}, nil, domain.NotFound("app")
 	}
 	next := cloneApp(cur)
 	evs, err := fn(&next)
 	if err != nil {
-		return domain.App{}, err
+		return domain.App{}, nil, err
 	}
 	next.ID = cur.ID // the id is the key; fn cannot move the row
-	s.apps[id] = cloneApp(next)
-	s.outbox.Add(ctx, evs...)
-	return next, nil
+	return next, evs, nil
 }
 
 // CreateAPIKey implements app.APIKeys.
@@ -276,22 +286,32 @@ func (s *Store) DeleteUser(ctx context.Context, appID, userID string, now time.T
 func (s *Store) UpdateUser(ctx context.Context, appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, ok := s.users[userID]
-	if !ok || cur.AppID != appID {
-		return domain.User{}, domain.NotFound("user")
-	}
-	next := cloneUser(cur)
-	evs, err := fn(&next)
+	next, evs, err := s.changedUser(appID, userID, fn)
 	if err != nil {
 		return domain.User{}, err
-	}
-	next.ID, next.AppID = cur.ID, cur.AppID // fn cannot move the user to another row or app
-	if !next.Deleted && s.emailUsed(appID, next.Email, userID) {
-		return domain.User{}, domain.ErrEmailTaken
 	}
 	s.users[userID] = cloneUser(next)
 	s.outbox.Add(ctx, evs...)
 	return next, nil
+}
+
+// changedUser runs fn on a copy of the user and checks the result, storing nothing: the caller
+// stores it with the rest of its change. Callers hold mu.
+func (s *Store) changedUser(appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, []events.Event, error) {
+	cur, ok := s.users[userID]
+	if !ok || cur.AppID != appID {
+		return domain.User{}, nil, domain.NotFound("user")
+	}
+	next := cloneUser(cur)
+	evs, err := fn(&next)
+	if err != nil {
+		return domain.User{}, nil, err
+	}
+	next.ID, next.AppID = cur.ID, cur.AppID // fn cannot move the user to another row or app
+	if !next.Deleted && s.emailUsed(appID, next.Email, userID) {
+		return domain.User{}, nil, domain.ErrEmailTaken
+	}
+	return next, evs, nil
 }
 
 // ListTenantUsers implements app.Users.

@@ -39,13 +39,10 @@ func (s *Store) RevokeSessions(ctx context.Context, appID, userID, sessionID str
 			return nil, domain.NotFound("session")
 		}
 	}
-	live := []string{}
-	for _, f := range s.families {
-		if mine(f) && f.Live(now) {
-			live = append(live, f.ID)
-		}
+	live := s.liveFamilies(now, mine)[userID]
+	if live == nil {
+		live = []string{}
 	}
-	slices.Sort(live)
 	if len(live) > 0 {
 		evs, err := fn(live)
 		if err != nil {
@@ -55,4 +52,39 @@ func (s *Store) RevokeSessions(ctx context.Context, appID, userID, sessionID str
 	}
 	s.revokeFamilies(mine)
 	return live, nil
+}
+
+// UpdateUserEndingSessions implements app.Sessions: the user, the families and the events change
+// under the store's lock, so all of it happens or none.
+func (s *Store) UpdateUserEndingSessions(ctx context.Context, appID, userID string, now time.Time, fn func(*domain.User) ([]events.Event, error), sessionsRevoked func([]string) ([]events.Event, error)) (domain.User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next, evs, err := s.changedUser(appID, userID, fn)
+	if err != nil {
+		return domain.User{}, err
+	}
+	more, err := s.sessionsEnding(appID, userID, now, sessionsRevoked)
+	if err != nil {
+		return domain.User{}, err
+	}
+	s.users[userID] = cloneUser(next)
+	s.revokeFamilies(s.userFamilies(appID, userID))
+	s.outbox.Add(ctx, append(slices.Clip(evs), more...)...)
+	return next, nil
+}
+
+// userFamilies matches the families of one user that are not revoked yet.
+func (s *Store) userFamilies(appID, userID string) func(domain.RefreshFamily) bool {
+	return func(f domain.RefreshFamily) bool { return f.AppID == appID && f.UserID == userID && !f.Revoked }
+}
+
+// sessionsEnding makes the events of revoking every session of the user at now: those of
+// sessionsRevoked for the live ones, none when none is live (or sessionsRevoked is nil). Callers
+// hold mu and revoke the families once every other step of their change has succeeded.
+func (s *Store) sessionsEnding(appID, userID string, now time.Time, sessionsRevoked func([]string) ([]events.Event, error)) ([]events.Event, error) {
+	live := s.liveFamilies(now, s.userFamilies(appID, userID))[userID]
+	if len(live) == 0 || sessionsRevoked == nil {
+		return nil, nil
+	}
+	return sessionsRevoked(live)
 }

@@ -141,17 +141,11 @@ func (s *Store) MeetChallenge(ctx context.Context, appID, id string, now time.Ti
 		}
 		evs := effect.Events
 		if effect.RevokeSessions {
-			live, err := revokeAllFamilies(ctx, tx, appID, u.ID, now)
+			more, err := revokeUserSessions(ctx, tx, appID, u.ID, now, effect.SessionsRevoked)
 			if err != nil {
 				return err
 			}
-			if len(live) > 0 && effect.SessionsRevoked != nil {
-				more, err := effect.SessionsRevoked(live)
-				if err != nil {
-					return err
-				}
-				evs = append(slices.Clip(evs), more...)
-			}
+			evs = append(slices.Clip(evs), more...)
 		}
 		out = u
 		return events.InsertOutbox(ctx, tx, evs...)

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -222,38 +221,14 @@ func (s *Store) RemoveFactors(ctx context.Context, appID, userID string, now tim
 		if _, err := tx.Exec(ctx, `delete from recovery_codes where app_id = $1 and user_id = $2`, appID, userID); err != nil {
 			return err
 		}
-		live, err := revokeAllFamilies(ctx, tx, appID, userID, now)
+		live, err := revokeFamilies(ctx, tx, appID, userID, "", now)
 		if err != nil {
 			return err
 		}
-		evs, err := fn(removed, live)
+		evs, err := fn(removed, nonNil(live[userID]))
 		if err != nil {
 			return err
 		}
 		return events.InsertOutbox(ctx, tx, evs...)
 	})
-}
-
-// revokeAllFamilies revokes every refresh family of the user not revoked yet and returns the ids
-// of those that were live at now, sorted.
-func revokeAllFamilies(ctx context.Context, tx pgx.Tx, appID, userID string, now time.Time) ([]string, error) {
-	rows, err := tx.Query(ctx, `update refresh_families set revoked = true
-		where app_id = $1 and user_id = $2 and not revoked
-		returning id::text, expires_at > $3`, appID, userID, now)
-	if err != nil {
-		return nil, err
-	}
-	live := []string{}
-	var fam string
-	var alive bool
-	if _, err := pgx.ForEachRow(rows, []any{&fam, &alive}, func() error {
-		if alive {
-			live = append(live, fam)
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	slices.Sort(live)
-	return live, nil
 }

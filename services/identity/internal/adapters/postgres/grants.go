@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -147,13 +149,36 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash []byte, next domain
 	})
 }
 
-// RevokeAppRefreshTokens implements app.RefreshTokens.
-func (s *Store) RevokeAppRefreshTokens(ctx context.Context, appID string) error {
+// RotateAppKey implements app.RefreshTokens: the app row is locked, changed, its families revoked
+// and every event written in one transaction.
+func (s *Store) RotateAppKey(ctx context.Context, appID string, now time.Time, fn func(*domain.App) ([]events.Event, error), sessionsRevoked func(string, []string) ([]events.Event, error)) (domain.App, error) {
 	if !ids(appID) {
-		return nil
+		return domain.App{}, domain.NotFound("app")
 	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update refresh_families set revoked = true where app_id = $1 and not revoked`, appID)
-	return err
+	var out domain.App
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		a, evs, err := updateApp(ctx, tx, appID, fn)
+		if err != nil {
+			return err
+		}
+		live, err := revokeFamilies(ctx, tx, appID, "", "", now)
+		if err != nil {
+			return err
+		}
+		for _, userID := range slices.Sorted(maps.Keys(live)) {
+			more, err := sessionsRevoked(userID, live[userID])
+			if err != nil {
+				return err
+			}
+			evs = append(slices.Clip(evs), more...)
+		}
+		out = a
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
+	if err != nil {
+		return domain.App{}, err
+	}
+	return out, nil
 }
 
 // attemptKey is the stored form of a limit key: its SHA-256, so the table holds no email or

@@ -175,21 +175,8 @@ func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) (
 	}
 	var out domain.App
 	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		a, err := scanApp(tx.QueryRow(ctx, `select `+appColumns+` from apps where id = $1 for update`, id))
+		a, evs, err := updateApp(ctx, tx, id, fn)
 		if err != nil {
-			return err
-		}
-		evs, err := fn(&a)
-		if err != nil {
-			return err
-		}
-		a.ID = id // the id is the key; fn cannot move the row
-		if _, err := tx.Exec(ctx, `update apps set project_id = $2, name = $3, enabled = $4, redirect_uris = $5,
-			public_key_pem = $6, sealed_private_key = $7, created_at = $8, updated_at = $9,
-			access_token_ttl_seconds = $10, refresh_token_ttl_seconds = $11, extra_origins = $12,
-			display_name = $13, accent_color = $14, logo_url = $15, default_language = $16,
-			email_verification = $17, mfa_policy = $18, passkey_sign_in = $19 where id = $1`,
-			appValues(a)...); err != nil {
 			return err
 		}
 		out = a
@@ -199,6 +186,29 @@ func (s *Store) UpdateApp(ctx context.Context, id string, fn func(*domain.App) (
 		return domain.App{}, err
 	}
 	return out, nil
+}
+
+// updateApp locks the app row for tx, runs fn on it and writes the result; the caller commits fn's
+// events with the rest of its change.
+func updateApp(ctx context.Context, tx pgx.Tx, id string, fn func(*domain.App) ([]events.Event, error)) (domain.App, []events.Event, error) {
+	a, err := scanApp(tx.QueryRow(ctx, `select `+appColumns+` from apps where id = $1 for update`, id))
+	if err != nil {
+		return domain.App{}, nil, err
+	}
+	evs, err := fn(&a)
+	if err != nil {
+		return domain.App{}, nil, err
+	}
+	a.ID = id // the id is the key; fn cannot move the row
+	if _, err := tx.Exec(ctx, `update apps set project_id = $2, name = $3, enabled = $4, redirect_uris = $5,
+		public_key_pem = $6, sealed_private_key = $7, created_at = $8, updated_at = $9,
+		access_token_ttl_seconds = $10, refresh_token_ttl_seconds = $11, extra_origins = $12,
+		display_name = $13, accent_color = $14, logo_url = $15, default_language = $16,
+		email_verification = $17, mfa_policy = $18, passkey_sign_in = $19 where id = $1`,
+		appValues(a)...); err != nil {
+		return domain.App{}, nil, err
+	}
+	return a, evs, nil
 }
 
 // CreateAPIKey implements app.APIKeys.

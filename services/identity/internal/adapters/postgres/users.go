@@ -163,17 +163,9 @@ func (s *Store) UpdateUser(ctx context.Context, appID, userID string, fn func(*d
 	}
 	var out domain.User
 	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		u, err := scanUser(tx.QueryRow(ctx, selectUsers+`where app_id = $1 and id = $2 for update`, appID, userID))
+		u, evs, err := updateUserTx(ctx, tx, appID, userID, fn)
 		if err != nil {
 			return err
-		}
-		evs, err := fn(&u)
-		if err != nil {
-			return err
-		}
-		u.ID, u.AppID = userID, appID // fn cannot move the user to another row or app
-		if _, err := tx.Exec(ctx, updateUser, userFields(&u)...); err != nil {
-			return translate(err, "app")
 		}
 		out = u
 		return events.InsertOutbox(ctx, tx, evs...)
@@ -182,6 +174,24 @@ func (s *Store) UpdateUser(ctx context.Context, appID, userID string, fn func(*d
 		return domain.User{}, err
 	}
 	return out, nil
+}
+
+// updateUserTx locks the user row for tx, runs fn on it and writes the result; the caller commits
+// fn's events with the rest of its change.
+func updateUserTx(ctx context.Context, tx pgx.Tx, appID, userID string, fn func(*domain.User) ([]events.Event, error)) (domain.User, []events.Event, error) {
+	u, err := scanUser(tx.QueryRow(ctx, selectUsers+`where app_id = $1 and id = $2 for update`, appID, userID))
+	if err != nil {
+		return domain.User{}, nil, err
+	}
+	evs, err := fn(&u)
+	if err != nil {
+		return domain.User{}, nil, err
+	}
+	u.ID, u.AppID = userID, appID // fn cannot move the user to another row or app
+	if _, err := tx.Exec(ctx, updateUser, userFields(&u)...); err != nil {
+		return domain.User{}, nil, translate(err, "app")
+	}
+	return u, evs, nil
 }
 
 // ListTenantUsers implements app.Users.

@@ -428,11 +428,100 @@ func testRefreshTokens(t *testing.T, newStore Factory) {
 			t.Fatal(err)
 		}
 		wantEqual(t, "after revoking user one", state(), []bool{true, true, false, false})
-		if err := s.RevokeAppRefreshTokens(ctx, a.ID); err != nil {
+		rotate := func(*domain.App) ([]events.Event, error) { return nil, nil }
+		if _, err := s.RotateAppKey(ctx, a.ID, t0, rotate, func(string, []string) ([]events.Event, error) { return nil, nil }); err != nil {
 			t.Fatal(err)
 		}
-		wantEqual(t, "after revoking the app", state(), []bool{true, true, true, false})
+		wantEqual(t, "after rotating the app's key", state(), []bool{true, true, true, false})
 	})
+
+	t.Run("a key rotation commits the app, the revocation and one event per user with live sessions together", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		u1 := seedUser(t, s, newUser(a.ID, "one@example.test"))
+		u2 := seedUser(t, s, newUser(a.ID, "two@example.test"))
+		idle := seedUser(t, s, newUser(a.ID, "idle@example.test"))
+		u3 := seedUser(t, s, newUser(other.ID, "three@example.test"))
+		f1, t1 := seedFamily(t, s, a.ID, u1.ID)
+		f1b, t1b := seedFamily(t, s, a.ID, u1.ID)
+		f2, t2 := seedFamily(t, s, a.ID, u2.ID)
+		_, tIdle := seedFamily(t, s, a.ID, idle.ID) // expired by the rotation: revoked, but no event
+		_, t3 := seedFamily(t, s, other.ID, u3.ID)
+		appEv := mustEvent(t, identityv1.EventAppChanged, a.ID)
+		at := t0.Add(2 * time.Hour)
+		// A refresh keeps these three live past the idle family's first hour.
+		for _, tok := range []domain.RefreshToken{t1, t1b, t2} {
+			next := newRefresh(t0.Add(30*time.Minute), 3*time.Hour)
+			if err := s.RotateRefreshToken(ctx, tok.Hash, next); err != nil {
+				t.Fatal(err)
+			}
+		}
+		byUser := map[string]events.Event{
+			u1.ID: mustEvent(t, identityv1.EventSessionsRevoked, a.ID),
+			u2.ID: mustEvent(t, identityv1.EventSessionsRevoked, a.ID),
+		}
+		got := map[string][]string{}
+		var order []string
+		rotated, err := s.RotateAppKey(ctx, a.ID, at, func(x *domain.App) ([]events.Event, error) {
+			x.PublicKeyPEM, x.UpdatedAt = "rotated", at
+			return []events.Event{appEv}, nil
+		}, func(userID string, revoked []string) ([]events.Event, error) {
+			got[userID], order = revoked, append(order, userID)
+			return []events.Event{byUser[userID]}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := a
+		want.PublicKeyPEM, want.UpdatedAt = "rotated", at
+		wantEqual(t, "RotateAppKey result", rotated, want)
+		stored, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "app after rotation", stored, want)
+		wantEqual(t, "sessions per user", got, map[string][]string{u1.ID: sorted(f1.ID, f1b.ID), u2.ID: {f2.ID}})
+		wantEqual(t, "users in id order", order, sorted(u1.ID, u2.ID))
+		wantIDs := []string{appEv.ID}
+		for _, userID := range order {
+			wantIDs = append(wantIDs, byUser[userID].ID)
+		}
+		wantEqual(t, "outbox", pendingIDs(t, outbox), wantIDs)
+		wantEqual(t, "revoked", []bool{revoked(t, s, t1.Hash), revoked(t, s, t1b.Hash), revoked(t, s, t2.Hash), revoked(t, s, tIdle.Hash), revoked(t, s, t3.Hash)},
+			[]bool{true, true, true, true, false})
+	})
+
+	t.Run("a failing key rotation writes nothing", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "one@example.test"))
+		_, tok := seedFamily(t, s, a.ID, u.ID)
+		change := func(x *domain.App) ([]events.Event, error) {
+			x.PublicKeyPEM = "rotated"
+			return []events.Event{mustEvent(t, identityv1.EventAppChanged, a.ID)}, nil
+		}
+		sessionEvents := func(string, []string) ([]events.Event, error) {
+			return []events.Event{mustEvent(t, identityv1.EventSessionsRevoked, a.ID)}, nil
+		}
+		failing := func(*domain.App) ([]events.Event, error) { return nil, errBoom }
+		if _, err := s.RotateAppKey(ctx, a.ID, t0, failing, sessionEvents); !errors.Is(err, errBoom) {
+			t.Errorf("failing fn: error = %v, want it", err)
+		}
+		if _, err := s.RotateAppKey(ctx, a.ID, t0, change, func(string, []string) ([]events.Event, error) { return nil, errBoom }); !errors.Is(err, errBoom) {
+			t.Errorf("failing sessionsRevoked: error = %v, want it", err)
+		}
+		_, err := s.RotateAppKey(ctx, uuid.NewString(), t0, change, sessionEvents)
+		wantNotFound(t, "unknown app", err)
+		stored, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "app", stored, a)
+		if revoked(t, s, tok.Hash) {
+			t.Error("a failed rotation revoked the session")
+		}
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
+}
+
+// sorted returns ids in ascending order.
+func sorted(ids ...string) []string {
+	slices.Sort(ids)
+	return ids
 }
 
 func testAttempts(t *testing.T, newStore Factory) {

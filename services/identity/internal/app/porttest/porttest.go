@@ -109,6 +109,8 @@ func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event
 		payload = &identityv1.UserChanged{AppId: appID}
 	case identityv1.EventSessionsRevoked:
 		payload = &identityv1.SessionsRevoked{AppId: appID}
+	case identityv1.EventUserPasswordChanged:
+		payload = &identityv1.UserPasswordChanged{AppId: appID}
 	default:
 		t.Fatalf("mustEvent knows no payload for %s", eventType)
 	}

@@ -216,4 +216,91 @@ func testSessions(t *testing.T, newStore Factory) {
 		wantEqual(t, "sessions", ids(list(t, s, a.ID, u.ID, t0)), []string{f.ID})
 		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
 	})
+
+	t.Run("a user change ending sessions commits the user, the revocation and the events together", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a := seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		other := seedUser(t, s, newUser(a.ID, "o@example.test"))
+		short := seed(t, s, a.ID, u.ID, time.Minute) // expired at the change: revoked, not reported
+		f1, f2 := seed(t, s, a.ID, u.ID, time.Hour), seed(t, s, a.ID, u.ID, time.Hour)
+		kept := seed(t, s, a.ID, other.ID, time.Hour)
+		changed := mustEvent(t, identityv1.EventUserPasswordChanged, a.ID)
+		revokedEv := mustEvent(t, identityv1.EventSessionsRevoked, a.ID)
+		at := t0.Add(10 * time.Minute)
+		var reported []string
+		got, err := s.UpdateUserEndingSessions(ctx, a.ID, u.ID, at, func(x *domain.User) ([]events.Event, error) {
+			x.PasswordHash, x.UpdatedAt = "new-hash", at
+			return []events.Event{changed}, nil
+		}, func(revoked []string) ([]events.Event, error) {
+			reported = revoked
+			return []events.Event{revokedEv}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := u
+		want.PasswordHash, want.UpdatedAt = "new-hash", at
+		wantEqual(t, "result", got, want)
+		stored, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "stored user", stored, want)
+		wantEqual(t, "sessions given to sessionsRevoked", reported, sorted(f1.ID, f2.ID))
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{changed.ID, revokedEv.ID})
+		for _, f := range []domain.RefreshFamily{short, f1, f2} {
+			if _, fam, err := s.GetRefreshToken(ctx, firsts[f.ID].Hash); err != nil || !fam.Revoked {
+				t.Errorf("family %s: revoked %v, %v; want revoked", f.ID, fam.Revoked, err)
+			}
+		}
+		wantEqual(t, "the other user's sessions", ids(list(t, s, a.ID, other.ID, at)), []string{kept.ID})
+
+		// Nothing live is left: the change is stored without a sessions event.
+		again := mustEvent(t, identityv1.EventUserPasswordChanged, a.ID)
+		if _, err := s.UpdateUserEndingSessions(ctx, a.ID, u.ID, at, func(*domain.User) ([]events.Event, error) {
+			return []events.Event{again}, nil
+		}, func([]string) ([]events.Event, error) {
+			t.Error("sessionsRevoked called with no live session")
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "outbox after a change with no live session", pendingIDs(t, outbox), []string{changed.ID, revokedEv.ID, again.ID})
+	})
+
+	t.Run("a user change ending sessions that fails, or of an unknown user, applies nothing", func(t *testing.T) {
+		s, outbox := newStore(t)
+		a, other := seedApp(t, s), seedApp(t, s)
+		u := seedUser(t, s, newUser(a.ID, "u@example.test"))
+		seedUser(t, s, newUser(a.ID, "taken@example.test"))
+		f := seed(t, s, a.ID, u.ID, time.Hour)
+		change := func(x *domain.User) ([]events.Event, error) {
+			x.PasswordHash = "new-hash"
+			return []events.Event{mustEvent(t, identityv1.EventUserPasswordChanged, a.ID)}, nil
+		}
+		report := func([]string) ([]events.Event, error) {
+			return []events.Event{mustEvent(t, identityv1.EventSessionsRevoked, a.ID)}, nil
+		}
+		cases := []struct {
+			name          string
+			appID, userID string
+			fn            func(*domain.User) ([]events.Event, error)
+			report        func([]string) ([]events.Event, error)
+			want          error
+		}{
+			{"fn fails", a.ID, u.ID, func(x *domain.User) ([]events.Event, error) { x.PasswordHash = "new-hash"; return nil, errBoom }, report, errBoom},
+			{"sessionsRevoked fails", a.ID, u.ID, change, func([]string) ([]events.Event, error) { return nil, errBoom }, errBoom},
+			{"the email is another user's", a.ID, u.ID, func(x *domain.User) ([]events.Event, error) { x.Email = "TAKEN@example.test"; return nil, nil }, report, domain.ErrEmailTaken},
+			{"unknown user", a.ID, uuid.NewString(), change, report, domain.ErrNotFound},
+			{"the user of another app", other.ID, u.ID, change, report, domain.ErrNotFound},
+			{"malformed user id", a.ID, "nope", change, report, domain.ErrNotFound},
+		}
+		for _, c := range cases {
+			if _, err := s.UpdateUserEndingSessions(ctx, c.appID, c.userID, t0, c.fn, c.report); !errors.Is(err, c.want) {
+				t.Errorf("%s: error = %v, want %v", c.name, err, c.want)
+			}
+		}
+		stored, _ := s.GetUser(ctx, a.ID, u.ID)
+		wantEqual(t, "user", stored, u)
+		wantEqual(t, "sessions", ids(list(t, s, a.ID, u.ID, t0)), []string{f.ID})
+		wantEqual(t, "outbox", pendingIDs(t, outbox), []string{})
+	})
 }
