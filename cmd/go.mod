@@ -9,6 +9,7 @@ replace (
 	github.com/berthhq/berth/services/analytics => ../services/analytics
 	github.com/berthhq/berth/services/billing => ../services/billing
 	github.com/berthhq/berth/services/identity => ../services/identity
+	github.com/berthhq/berth/services/outbound => ../services/outbound
 	github.com/berthhq/berth/services/sandbox => ../services/sandbox
 	github.com/berthhq/berth/services/tenant => ../services/tenant
 	github.com/berthhq/berth/services/webhook => ../services/webhook
@@ -21,11 +22,11 @@ require (
 	github.com/berthhq/berth/services/analytics v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/billing v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/services/outbound v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/services/webhook v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/nats-io/nats.go v1.55.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -81,6 +82,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
 	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
+	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect

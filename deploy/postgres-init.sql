@@ -4,3 +4,4 @@ CREATE DATABASE berth_tenant;
 CREATE DATABASE berth_analytics;
 CREATE DATABASE berth_billing;
 CREATE DATABASE berth_webhook;
+CREATE DATABASE berth_outbound;

@@ -10,6 +10,7 @@ replace (
 	github.com/berthhq/berth/services/analytics => ../services/analytics
 	github.com/berthhq/berth/services/billing => ../services/billing
 	github.com/berthhq/berth/services/identity => ../services/identity
+	github.com/berthhq/berth/services/outbound => ../services/outbound
 	github.com/berthhq/berth/services/sandbox => ../services/sandbox
 	github.com/berthhq/berth/services/tenant => ../services/tenant
 	github.com/berthhq/berth/services/webhook => ../services/webhook
@@ -24,6 +25,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/pquerna/otp v1.5.0
@@ -47,6 +49,7 @@ require (
 	github.com/berthhq/berth/services/analytics v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/billing v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000 // indirect
+	github.com/berthhq/berth/services/outbound v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/webhook v0.0.0-00010101000000-000000000000 // indirect
 	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect
@@ -72,7 +75,6 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

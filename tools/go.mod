@@ -10,6 +10,7 @@ replace (
 	github.com/berthhq/berth/services/analytics => ../services/analytics
 	github.com/berthhq/berth/services/billing => ../services/billing
 	github.com/berthhq/berth/services/identity => ../services/identity
+	github.com/berthhq/berth/services/outbound => ../services/outbound
 	github.com/berthhq/berth/services/sandbox => ../services/sandbox
 	github.com/berthhq/berth/services/tenant => ../services/tenant
 	github.com/berthhq/berth/services/webhook => ../services/webhook
@@ -18,7 +19,10 @@ replace (
 require (
 	github.com/berthhq/berth/cmd v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
+	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -28,11 +32,10 @@ require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/berthhq/berth/gateway v0.0.0-00010101000000-000000000000 // indirect
-	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/analytics v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/billing v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/identity v0.0.0-00010101000000-000000000000 // indirect
-	github.com/berthhq/berth/services/sandbox v0.0.0-00010101000000-000000000000 // indirect
+	github.com/berthhq/berth/services/outbound v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/webhook v0.0.0-00010101000000-000000000000 // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
@@ -48,6 +51,7 @@ require (
 	github.com/docker/go-units v0.5.0 // indirect
 	github.com/ebitengine/purego v0.10.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.2.6 // indirect
@@ -113,6 +117,5 @@ require (
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
-	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -138,6 +138,31 @@ var commands = []command{
 	{name: "webhook-replay", service: "webhook", synopsis: "-id ID | -connection ID -since RFC3339 -until RFC3339",
 		about: "Apply stored calls again, oldest first; an applied one changes nothing.", ids: []string{"id", "connection"}},
 
+	{name: "webhook-endpoint-create", service: "outbound", synopsis: "-app ID -url URL -event TYPE [-event TYPE ...] [-description TEXT]",
+		about: "Register a webhook endpoint of the app for the event types (or *); prints its secret, this once. " +
+			"Presents the app's write API key from BERTH_API_KEY.",
+		required: []string{"app", "url", "event"}, ids: []string{"app"}},
+	{name: "webhook-endpoints", service: "outbound", synopsis: "-app ID", about: "List the app's webhook endpoints (BERTH_API_KEY: the app's write key).",
+		required: []string{"app"}, ids: []string{"app"}},
+	{name: "webhook-endpoint-update", service: "outbound",
+		synopsis: "-app ID -endpoint ID [-url URL] [-event TYPE ...] [-description TEXT] [-disabled true|false]",
+		about:    "Change the fields given of a webhook endpoint (BERTH_API_KEY: the app's write key).",
+		required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}, enums: map[string][]string{"disabled": {"true", "false"}}},
+	{name: "webhook-endpoint-delete", service: "outbound", synopsis: "-app ID -endpoint ID",
+		about: "Delete a webhook endpoint with its deliveries (BERTH_API_KEY: the app's write key).", required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}},
+	{name: "webhook-endpoint-rotate", service: "outbound", synopsis: "-app ID -endpoint ID",
+		about:    "Give a webhook endpoint a new secret, printed this once; the old one signs beside it for 24 hours (BERTH_API_KEY: the app's write key).",
+		required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}},
+	{name: "webhook-deliveries", service: "outbound", synopsis: "-app ID -endpoint ID",
+		about:    "List a webhook endpoint's newest deliveries with their attempts (BERTH_API_KEY: the app's write key).",
+		required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}},
+	{name: "webhook-delivery-retry", service: "outbound", synopsis: "-app ID -endpoint ID -delivery ID",
+		about:    "Send a webhook delivery again now, with the same webhook-id (BERTH_API_KEY: the app's write key).",
+		required: []string{"app", "endpoint", "delivery"}, ids: []string{"app", "endpoint", "delivery"}},
+	{name: "webhook-recover", service: "outbound", synopsis: "-app ID -endpoint ID -since RFC3339",
+		about:    "Send again every failed delivery of the endpoint since the time (BERTH_API_KEY: the app's write key).",
+		required: []string{"app", "endpoint", "since"}, ids: []string{"app", "endpoint"}},
+
 	// A rebuild replays every stored event: minutes on a large deployment.
 	{name: "analytics-rebuild", service: "analytics", timeout: time.Hour,
 		about: "Empty the read models of routes 6 to 9 and replay every stored event into them (prints the events applied and " +

@@ -64,6 +64,9 @@ func (l *lazyConn) describe(err error) error {
 	case codes.Unavailable:
 		return fmt.Errorf("unavailable: is berth running? (make run) — %s at %s, from %s", svc, t.Addrs[svc], t.AddrFrom[svc])
 	case codes.Unauthenticated, codes.PermissionDenied:
+		if svc == "outbound" { // its commands present the app's API key, not the admin token
+			return fmt.Errorf("permission denied: %s is not a write API key of the app", target.APIKeyVar)
+		}
 		return fmt.Errorf("permission denied: the admin token was refused (token from %s)", t.TokenFrom)
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("timed out: %s at %s did not answer in time", svc, t.Addrs[svc])

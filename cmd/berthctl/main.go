@@ -43,6 +43,7 @@ type family func(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 
 var families = map[string]family{
 	"identity": runIdentity, "tenant": runTenant, "billing": runBilling, "webhook": runWebhook, "analytics": runAnalytics,
+	"outbound": runOutbound,
 }
 
 // run runs the command line args, printing results, usage and help to out; an error it returns is
@@ -157,8 +158,8 @@ after the command). Empty text shows as "-" in tables; JSON always has every fie
 
 Finding Berth: each service's address comes from its flag, else BERTH_<SERVICE>_GRPC_ADDR, else the
 .berth/demo.json of a running all-in-one (make run) in BERTH_DEMO_DIR or in the working directory
-or its nearest ancestor, else 127.0.0.1:9101..9105. The admin token comes from BERTH_ADMIN_TOKEN,
-else that demo.json. BERTH_GRPC_TLS_CA (the deployment's CA) calls services that serve TLS.
+or its nearest ancestor, else 127.0.0.1:9101..9106. The admin token comes from BERTH_ADMIN_TOKEN,
+else that demo.json; the webhook-endpoint commands present the app's write key from BERTH_API_KEY. BERTH_GRPC_TLS_CA (the deployment's CA) calls services that serve TLS.
 `)
 	_, err := io.WriteString(out, b.String())
 	return err

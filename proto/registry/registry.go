@@ -15,6 +15,7 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
@@ -39,6 +40,9 @@ var Contexts = []Context{
 	}},
 	{Name: "webhook", File: webhookv1.File_webhook_v1_webhook_proto, HTTP: []Service{
 		Forward(&webhookv1.WebhookIngestService_ServiceDesc, webhookv1.NewWebhookIngestServiceClient, webhookv1.RegisterWebhookIngestServiceHandlerClient),
+	}},
+	{Name: "outbound", File: outboundv1.File_outbound_v1_outbound_proto, HTTP: []Service{
+		Forward(&outboundv1.OutboundService_ServiceDesc, outboundv1.NewOutboundServiceClient, outboundv1.RegisterOutboundServiceHandlerClient),
 	}},
 }
 

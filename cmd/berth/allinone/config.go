@@ -110,10 +110,13 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 
 // moduleSettings parses the settings of every module of Modules and of the edge from env, with the
 // all-in-one's own defaults for the URLs that follow from the edge's address (baseURL): the public
-// URL and the sandboxes.
+// URL and the sandboxes; and webhook endpoints on loopback allowed.
 func moduleSettings(env config.Env, baseURL string) (map[string]config.Values, error) {
+	// BERTH_OUTBOUND_ALLOW_PRIVATE: the all-in-one is where a newcomer points a webhook endpoint at
+	// a receiver on their machine, so http and loopback are allowed here, never by default elsewhere.
 	env = config.Overlay(env, map[string]string{module.PublicURLSetting.Name: baseURL,
-		"BERTH_PSPX_URL": baseURL + mount.PspxPath, "BERTH_PSPY_URL": baseURL + mount.PspyPath})
+		"BERTH_PSPX_URL": baseURL + mount.PspxPath, "BERTH_PSPY_URL": baseURL + mount.PspyPath,
+		"BERTH_OUTBOUND_ALLOW_PRIVATE": "true"})
 	values := map[string]config.Values{}
 	var problems []error
 	for _, m := range append(slices.Clone(Modules), edge.Module) {

@@ -20,11 +20,16 @@ var Services = []module.Module{
 	{Name: "analytics", DefaultAddr: "127.0.0.1:9103"},
 	{Name: "billing", DefaultAddr: "127.0.0.1:9104"},
 	{Name: "webhook", DefaultAddr: "127.0.0.1:9105"},
+	{Name: "outbound", DefaultAddr: "127.0.0.1:9106"},
 }
 
 const (
 	adminTokenVar = "BERTH_ADMIN_TOKEN"
-	demoDirVar    = "BERTH_DEMO_DIR"
+	// APIKeyVar holds the app's write API key for the outbound commands, whose routes take an
+	// app's key rather than the admin token: an environment variable, never a flag, which shell
+	// history and the process list keep.
+	APIKeyVar  = "BERTH_API_KEY"
+	demoDirVar = "BERTH_DEMO_DIR"
 )
 
 // Settings are berthctl's environment variables.
@@ -32,6 +37,8 @@ func Settings() []config.Setting {
 	s := []config.Setting{
 		{Name: adminTokenVar, Kind: config.Text, Secret: true,
 			Doc: "the deployment's admin token, which every call presents; unset: the one in the demo.json of a running all-in-one"},
+		{Name: APIKeyVar, Kind: config.Text, Secret: true,
+			Doc: "a write API key of the app the webhook-endpoint commands name (-app), which those commands present instead of the admin token"},
 		{Name: demoDirVar, Kind: config.Text,
 			Doc: "folder of the demo.json a running all-in-one wrote; unset: " + seed.DefaultDir + "/ in the working directory or its nearest ancestor that has one"},
 	}
