@@ -10,6 +10,7 @@ replace (
 require (
 	github.com/berthhq/berth/pkg v0.0.0-00010101000000-000000000000
 	github.com/berthhq/berth/proto v0.0.0-00010101000000-000000000000
+	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0
 	github.com/prometheus/client_golang v1.25.0
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941

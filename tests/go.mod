@@ -28,6 +28,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/nats-io/nats.go v1.55.0
+	github.com/pquerna/otp v1.5.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.opentelemetry.io/proto/otlp v1.11.0
@@ -51,6 +52,7 @@ require (
 	github.com/berthhq/berth/services/outbound v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/tenant v0.0.0-00010101000000-000000000000 // indirect
 	github.com/berthhq/berth/services/webhook v0.0.0-00010101000000-000000000000 // indirect
+	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -41,13 +41,17 @@ var verificationPolicies = []string{"required", "optional"}
 // idpSlots are the apps' identity-provider slots (docs/accounts.md).
 var idpSlots = []string{"idpA", "idpB", "idpC", "idpD"}
 
+// mfaPolicies are the apps' second-factor policies (docs/accounts.md).
+var mfaPolicies = []string{"off", "optional", "required"}
+
 // commands are berthctl's commands, in the usage's order.
 var commands = []command{
 	{name: "project-create", service: "identity", synopsis: "-name NAME", about: "Create a project, which holds apps.",
 		required: []string{"name"}},
-	{name: "app-create", service: "identity", synopsis: "-project ID -name NAME [-redirect-uri URI ...] [-email-verification required|optional]",
-		about:    "Create an app of the project; -redirect-uri is repeatable. Users verify their address before signing in unless -email-verification optional.",
-		required: []string{"project", "name"}, ids: []string{"project"}, enums: map[string][]string{"email-verification": verificationPolicies}},
+	{name: "app-create", service: "identity", synopsis: "-project ID -name NAME [-redirect-uri URI ...] [-email-verification required|optional] [-mfa off|optional|required]",
+		about: "Create an app of the project; -redirect-uri is repeatable. Users verify their address before signing in unless -email-verification optional; " +
+			"they may enrol a second factor unless -mfa says otherwise.",
+		required: []string{"project", "name"}, ids: []string{"project"}, enums: map[string][]string{"email-verification": verificationPolicies, "mfa": mfaPolicies}},
 	{name: "app-disable", service: "identity", synopsis: "-app ID", about: "Disable the app: its keys and tokens are refused.",
 		required: []string{"app"}, ids: []string{"app"}},
 	{name: "app-enable", service: "identity", synopsis: "-app ID", about: "Enable a disabled app again.",
@@ -57,6 +61,15 @@ var commands = []command{
 	{name: "app-email-verification", service: "identity", synopsis: "-app ID -policy required|optional",
 		about:    "Set whether the app's users verify their address before signing in (required) or may verify it later (optional, which lets sign-up tell who is registered).",
 		required: []string{"app", "policy"}, ids: []string{"app"}, enums: map[string][]string{"policy": verificationPolicies}},
+	{name: "app-mfa", service: "identity", synopsis: "-app ID -policy off|optional|required",
+		about:    "Set whether the app's users may enrol a second factor (optional), must prove one at every sign-in (required) or neither (off).",
+		required: []string{"app", "policy"}, ids: []string{"app"}, enums: map[string][]string{"policy": mfaPolicies}},
+	{name: "app-passkey-sign-in", service: "identity", synopsis: "-app ID -policy on|off",
+		about:    "Set whether the app's users may sign in with a passkey instead of the password (on) or use passkeys as a second factor only (off, the default).",
+		required: []string{"app", "policy"}, ids: []string{"app"}, enums: map[string][]string{"policy": {"on", "off"}}},
+	{name: "user-mfa-reset", service: "identity", synopsis: "-app ID -user ID",
+		about:    "Remove the user's second factors and recovery codes, end the user's sessions and mail the user.",
+		required: []string{"app", "user"}, ids: []string{"app", "user"}},
 	{name: "app-origin-add", service: "identity", synopsis: "-app ID -origin URL",
 		about: "Allow a browser origin scheme://host[:port] for CORS.", required: []string{"app", "origin"}, ids: []string{"app"}},
 	{name: "app-origin-remove", service: "identity", synopsis: "-app ID -origin URL",

@@ -123,7 +123,7 @@ func shellWords(line string) ([]string, error) {
 // captures name the placeholder a creating command's printed id fills.
 var captures = map[string]string{
 	"project-create": "<project id>", "app-create": "<app id>", "tenant-create": "<tenant id>", "member-add": "<member id>",
-	"connection-create": "<connection id>", "promotion-create": "<promotion id>",
+	"connection-create": "<connection id>", "promotion-create": "<promotion id>", "user-create": "<user id>",
 }
 
 const nbsp = "\u00a0"

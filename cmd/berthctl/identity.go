@@ -35,7 +35,7 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		accent    = fs.String("accent-color", "", "accent colour #rrggbb of buttons and links")
 		logo      = fs.String("logo-url", "", "https URL of the logo shown on hosted pages and mails")
 		defLang   = fs.String("default-language", "", "language of hosted pages and mails when the link and browser name none: en or de")
-		policy    = fs.String("policy", "", "email-verification policy: required or optional")
+		policy    = fs.String("policy", "", "the policy app-email-verification, app-mfa or app-passkey-sign-in sets")
 		verify    = fs.String("email-verification", "", "email-verification policy: required (the default) or optional")
 		slot      = fs.String("slot", "", "identity-provider slot: idpA, idpB, idpC or idpD")
 		clientID  = fs.String("client-id", "", "the app's client id at the identity provider")
@@ -45,6 +45,8 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		tokenURL  = fs.String("token-url", "", "the provider's token endpoint, without -discovery-url")
 		jwksURL   = fs.String("jwks-url", "", "the provider's JWKS URL, without -discovery-url")
 		userinfo  = fs.String("userinfo-url", "", "the provider's userinfo endpoint")
+		mfa       = fs.String("mfa", "", "second-factor policy: off, optional (the default) or required")
+		userID    = fs.String("user", "", "user id")
 		redirects multi
 		scopes    multi
 		domains   multi
@@ -60,9 +62,15 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 	case "project-create":
 		return c.CreateProject(ctx, &identityv1.CreateProjectRequest{Name: *name})
 	case "app-create":
-		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects, EmailVerification: *verify})
+		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects, EmailVerification: *verify, Mfa: *mfa})
 	case "app-email-verification":
 		return c.SetAppEmailVerification(ctx, &identityv1.SetAppEmailVerificationRequest{AppId: *app, Policy: *policy})
+	case "app-mfa":
+		return c.SetAppMfa(ctx, &identityv1.SetAppMfaRequest{AppId: *app, Policy: *policy})
+	case "app-passkey-sign-in":
+		return c.SetAppPasskeySignIn(ctx, &identityv1.SetAppPasskeySignInRequest{AppId: *app, Enabled: *policy == "on"})
+	case "user-mfa-reset":
+		return c.ResetSecondFactors(ctx, &identityv1.ResetSecondFactorsRequest{AppId: *app, UserId: *userID})
 	case "app-disable", "app-enable":
 		return c.SetAppEnabled(ctx, &identityv1.SetAppEnabledRequest{AppId: *app, Enabled: inv.cmd.name == "app-enable"})
 	case "app-rotate-key":

@@ -19,6 +19,9 @@ const (
 	msgWrongCurrent     = "account.error.wrongCurrent"
 	msgMissing          = "account.error.missing"
 	msgSessionGone      = "account.error.sessionGone"
+	msgCodeWrong        = "account.mfa.wrongCode"
+	msgPasskeyWrong     = "account.mfa.passkeyFailed"
+	msgMFAUnavailable   = "account.mfa.unavailable"
 	msgTooManyMails     = "account.error.tooManyMails"
 	msgSignedOutTitle   = "account.signedOut.title"
 	msgSignedOutMessage = "account.signedOut.message"
@@ -41,6 +44,7 @@ const (
 	noticePassword = "password"
 	noticeEnded    = "ended"
 	noticeEndedAll = "endedAll"
+	noticePasskey  = "passkey"
 	noticeResent   = "resent"
 )
 
@@ -48,7 +52,7 @@ const (
 // to edit, so only the page's own notices are shown.
 func noticeKey(n string) string {
 	switch n {
-	case noticePassword, noticeEnded, noticeEndedAll, noticeResent:
+	case noticePassword, noticeEnded, noticeEndedAll, noticeResent, noticePasskey:
 		return "account.notice." + n
 	}
 	return ""
@@ -102,8 +106,28 @@ func actionFailure(action string, err error) failure {
 		return failure{status: http.StatusBadRequest, message: msgBadPassword}
 	case st.Code() == codes.NotFound:
 		return failure{status: http.StatusNotFound, message: msgSessionGone}
+	case st.Code() == codes.FailedPrecondition:
+		// A second-factor action the app's policy or the user's factors do not allow (an
+		// enrolment beside an enrolled factor, codes without a factor): the page shows what is.
+		return failure{status: http.StatusConflict, message: msgMFAUnavailable}
 	case st.Code() == codes.InvalidArgument:
 		return failure{status: http.StatusBadRequest, message: msgBadRequest}
 	}
 	return backendFailure(err)
+}
+
+// enrolAgain maps a refused enrolment code or current password to the enrolment page's message:
+// the same key is shown again to fix the field. Anything else is not for that page.
+func enrolAgain(err error) (failure, bool) {
+	st := status.Convert(err)
+	if err == nil || st.Code() != codes.InvalidArgument {
+		return failure{}, false
+	}
+	switch grpcx.FieldOf(st) {
+	case "code":
+		return failure{status: http.StatusBadRequest, message: msgCodeWrong}, true
+	case "current_password":
+		return failure{status: http.StatusBadRequest, message: msgWrongCurrent}, true
+	}
+	return failure{}, false
 }

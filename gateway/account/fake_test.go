@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/grpcx"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -52,11 +54,15 @@ type fakeIdentity struct {
 	calls    []call
 	branding *identityv1.AppBranding
 	verified bool
+	// mfa is the user's second-factor state DescribeSecondFactors answers.
+	mfa *identityv1.SecondFactors
 	// errs answer the named method with an error instead.
 	errs map[string]error
 }
 
-func newFake() *fakeIdentity { return &fakeIdentity{errs: map[string]error{}} }
+func newFake() *fakeIdentity {
+	return &fakeIdentity{errs: map[string]error{}, mfa: &identityv1.SecondFactors{Policy: "optional"}}
+}
 
 func (f *fakeIdentity) record(ctx context.Context, method string, req proto.Message) error {
 	f.mu.Lock()
@@ -148,6 +154,80 @@ func (f *fakeIdentity) RevokeSessions(ctx context.Context, in *identityv1.Revoke
 		return nil, err
 	}
 	return &emptypb.Empty{}, nil
+}
+
+func (f *fakeIdentity) DescribeSecondFactors(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.SecondFactors, error) {
+	if err := f.record(ctx, "DescribeSecondFactors", in); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return proto.CloneOf(f.mfa), nil
+}
+
+// The key the fake enrols, and the one code that confirms it.
+const (
+	totpURL    = "otpauth://totp/Demo%20App:ada@example.com?issuer=Demo%20App&secret=JBSWY3DPEHPK3PXP"
+	totpSecret = "JBSWY3DPEHPK3PXP"
+	goodCode   = "123456"
+	// userPassword is the password the fake takes to confirm a new second factor.
+	userPassword = "my password"
+)
+
+func (f *fakeIdentity) StartTotpEnrolment(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.TotpKey, error) {
+	if err := f.record(ctx, "StartTotpEnrolment", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.TotpKey{OtpauthUrl: totpURL, Secret: totpSecret}, nil
+}
+
+func (f *fakeIdentity) ConfirmTotpEnrolment(ctx context.Context, in *identityv1.ConfirmTotpEnrolmentRequest, _ ...grpc.CallOption) (*identityv1.RecoveryCodes, error) {
+	if err := f.record(ctx, "ConfirmTotpEnrolment", in); err != nil {
+		return nil, err
+	}
+	if in.GetCurrentPassword() != userPassword {
+		return nil, grpcx.StatusOf(fault.Invalid("current_password", "wrong")).Err()
+	}
+	if in.GetCode() != goodCode {
+		return nil, grpcx.StatusOf(fault.Invalid("code", "wrong")).Err()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mfa.Totp, f.mfa.RecoveryCodesLeft = true, 10
+	return &identityv1.RecoveryCodes{Codes: []string{"abcde-fghjk", "mnpqr-stuvw"}}, nil
+}
+
+func (f *fakeIdentity) RegenerateRecoveryCodes(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.RecoveryCodes, error) {
+	if err := f.record(ctx, "RegenerateRecoveryCodes", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: []string{"xyzab-cdefg"}}, nil
+}
+
+func (f *fakeIdentity) StartPasskeyRegistration(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	if err := f.record(ctx, "StartPasskeyRegistration", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.PasskeyCeremony{Options: `{"challenge":"Y2hhbGxlbmdl"}`, State: "sealed-state"}, nil
+}
+
+// FinishPasskeyRegistration answers recovery codes for the first factor of the fake's user.
+func (f *fakeIdentity) FinishPasskeyRegistration(ctx context.Context, in *identityv1.FinishPasskeyRegistrationRequest, _ ...grpc.CallOption) (*identityv1.RecoveryCodes, error) {
+	if err := f.record(ctx, "FinishPasskeyRegistration", in); err != nil {
+		return nil, err
+	}
+	if in.GetCurrentPassword() != userPassword {
+		return nil, grpcx.StatusOf(fault.Invalid("current_password", "wrong")).Err()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first := !f.mfa.GetTotp() && f.mfa.GetPasskeys() == 0
+	f.mfa.Passkeys++
+	if first {
+		f.mfa.RecoveryCodesLeft = 10
+		return &identityv1.RecoveryCodes{Codes: []string{"abcde-fghjk"}}, nil
+	}
+	return &identityv1.RecoveryCodes{}, nil
 }
 
 // newPage is the page over fake, at the tests' fixed time, and the buffer its log goes to.

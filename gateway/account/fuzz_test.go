@@ -24,6 +24,13 @@ func FuzzAccountForm(f *testing.F) {
 		{"code=c&state=s", "client_id=" + appID + "&action=password&current_password=%ff&new_password=b"},
 		{"client_id=" + appID + "&language=de", "client_id=" + appID + "&action=endAll&language=%1b"},
 		{"", "client_id=" + appID + "&action=signOut&x=%zz"},
+		{"", "client_id=" + appID + "&action=totpStart"},
+		{"", "client_id=" + appID + "&action=totpConfirm&code=123456"},
+		{"", "client_id=" + appID + "&action=totpConfirm&code=12%0034"},
+		{"", "client_id=" + appID + "&action=recoveryCodes"},
+		{"", "client_id=" + appID + "&action=passkeyStart"},
+		{"", "client_id=" + appID + "&action=passkeyFinish&passkey=%7B%7D&passkey_state=s"},
+		{"", "client_id=" + appID + "&action=passkeyFinish&passkey=%00"},
 	} {
 		f.Add(s.query, s.body)
 	}

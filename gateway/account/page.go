@@ -156,7 +156,12 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, err, "list the sessions")
 		return
 	}
-	p.renderPage(w, r, http.StatusOK, view{app: a, User: user, Sessions: sessions.GetItems(), Notice: noticeKey(in.Notice)})
+	mfa, err := p.login.DescribeSecondFactors(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	if err != nil {
+		p.fail(w, r, err, "describe the second factors")
+		return
+	}
+	p.renderPage(w, r, http.StatusOK, view{app: a, User: user, Sessions: sessions.GetItems(), MFA: mfa, Notice: noticeKey(in.Notice)})
 }
 
 // signIn sends the browser to the hosted login page with a fresh state and nonce, which the flow
@@ -295,6 +300,11 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := withToken(r.Context(), token)
+	switch in.Action {
+	case actionTOTPStart, actionTOTPConfirm, actionNewRecovery, actionPasskeyStart, actionPasskeyFinish:
+		p.secondFactor(w, r, a, token, in)
+		return
+	}
 	var notice string
 	switch in.Action {
 	case actionPassword:
@@ -320,21 +330,106 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		if signedOut(err) {
-			setCookie(w, tokenCookie, "", -1, a.secure())
-			p.refuseIn(w, r, a, http.StatusUnauthorized, msgSignedOut, "identity refused the page's token: "+status.Code(err).String())
-			return
-		}
-		f := actionFailure(in.Action, err)
-		if f.status >= http.StatusInternalServerError {
-			p.logCause(r, "account action "+in.Action+" failed", err)
-		} else {
-			p.logRefusal(r, "identity refused "+in.Action+": "+status.Code(err).String()+fieldNote(err))
-		}
-		p.retry(w, r, a, token, f)
+		p.failAction(w, r, a, token, in.Action, err)
 		return
 	}
 	http.Redirect(w, r, a.pageURL(notice), http.StatusSeeOther)
+}
+
+// failAction answers a refused action: a token identity no longer takes signs in again, anything
+// else shows the page with the failure's message.
+func (p *Page) failAction(w http.ResponseWriter, r *http.Request, a app, token, action string, err error) {
+	if signedOut(err) {
+		setCookie(w, tokenCookie, "", -1, a.secure())
+		p.refuseIn(w, r, a, http.StatusUnauthorized, msgSignedOut, "identity refused the page's token: "+status.Code(err).String())
+		return
+	}
+	f := actionFailure(action, err)
+	if f.status >= http.StatusInternalServerError {
+		p.logCause(r, "account action "+action+" failed", err)
+	} else {
+		p.logRefusal(r, "identity refused "+action+": "+status.Code(err).String()+fieldNote(err))
+	}
+	p.retry(w, r, a, token, f)
+}
+
+// secondFactor runs the second-factor actions. Their answers are pages, not redirects: the
+// enrolment's key and the recovery codes are shown in the answer to the post, and never again.
+func (p *Page) secondFactor(w http.ResponseWriter, r *http.Request, a app, token string, in action) {
+	var fresh *identityv1.RecoveryCodes
+	var err error
+	switch in.Action {
+	case actionTOTPStart:
+		p.enrol(w, r, a, token, failure{status: http.StatusOK})
+		return
+	case actionTOTPConfirm:
+		fresh, err = p.login.ConfirmTotpEnrolment(r.Context(), &identityv1.ConfirmTotpEnrolmentRequest{
+			AccessToken: token, Code: in.Code, CurrentPassword: in.Current, ClientIp: login.ClientIP(r, p.trusted),
+		})
+		if f, again := enrolAgain(err); again {
+			p.logRefusal(r, "identity refused the enrolment: "+status.Code(err).String()+fieldNote(err))
+			p.enrol(w, r, a, token, f)
+			return
+		}
+	case actionNewRecovery:
+		fresh, err = p.login.RegenerateRecoveryCodes(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	case actionPasskeyStart:
+		p.createPasskey(w, r, a, token)
+		return
+	case actionPasskeyFinish:
+		fresh, err = p.login.FinishPasskeyRegistration(r.Context(), &identityv1.FinishPasskeyRegistrationRequest{
+			AccessToken: token, Credential: in.Passkey, State: in.PasskeyState, CurrentPassword: in.Current, ClientIp: login.ClientIP(r, p.trusted),
+		})
+		if st := status.Convert(err); err != nil && st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "passkey" {
+			p.logRefusal(r, "identity refused the created passkey")
+			p.retry(w, r, a, token, failure{status: http.StatusBadRequest, message: msgPasskeyWrong})
+			return
+		}
+		if err == nil && len(fresh.GetCodes()) == 0 {
+			// The user had recovery codes already: nothing to show once.
+			http.Redirect(w, r, a.pageURL(noticePasskey), http.StatusSeeOther)
+			return
+		}
+	}
+	if err != nil {
+		p.failAction(w, r, a, token, in.Action, err)
+		return
+	}
+	webpage.SetSecurityHeaders(w.Header(), "", a.Brand.LogoSource())
+	p.render(w, r, http.StatusOK, "codes", codesView{app: a, Codes: webpage.RecoveryCodes{Codes: fresh.GetCodes(), Printer: a.Printer}})
+}
+
+// createPasskey shows the page whose script asks the browser to create a passkey for the options
+// identity made; the form posts the created passkey back.
+func (p *Page) createPasskey(w http.ResponseWriter, r *http.Request, a app, token string) {
+	ceremony, err := p.login.StartPasskeyRegistration(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	if err != nil {
+		p.failAction(w, r, a, token, actionPasskeyStart, err)
+		return
+	}
+	v := passkeyView{app: a, Passkey: webpage.Passkey{Options: ceremony.GetOptions(), State: ceremony.GetState(), Nonce: webpage.NewToken()}, CSRF: csrf.Issue(w, r)}
+	webpage.SetSecurityHeaders(w.Header(), "", a.Brand.LogoSource())
+	webpage.AllowScript(w.Header(), v.Passkey.Nonce)
+	p.render(w, r, http.StatusOK, "passkey", v)
+}
+
+// enrol shows the TOTP enrolment: identity starts one, or resumes the one begun minutes ago, so
+// a wrong first code shows the same key again.
+func (p *Page) enrol(w http.ResponseWriter, r *http.Request, a app, token string, f failure) {
+	key, err := p.login.StartTotpEnrolment(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	if err != nil {
+		p.failAction(w, r, a, token, actionTOTPStart, err)
+		return
+	}
+	k, err := webpage.NewTOTPKey(key.GetOtpauthUrl(), key.GetSecret(), a.Printer)
+	if err != nil {
+		p.fail(w, r, err, "render the enrolment's QR code")
+		return
+	}
+	v := enrolView{app: a, Key: k, Message: f.message, CSRF: csrf.Issue(w, r)}
+	webpage.SetSecurityHeaders(w.Header(), "", a.Brand.LogoSource())
+	login.SetRetryAfter(w.Header(), f.retryAfter)
+	p.render(w, r, f.status, "enrol", v)
 }
 
 // resend mails the signed-in user a fresh verification through identity's ResendVerification,
@@ -397,8 +492,13 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, a app, token string
 		p.fail(w, r, err, "list the sessions")
 		return
 	}
+	mfa, err := p.login.DescribeSecondFactors(r.Context(), &identityv1.AccountRequest{AccessToken: token})
+	if err != nil {
+		p.fail(w, r, err, "describe the second factors")
+		return
+	}
 	login.SetRetryAfter(w.Header(), f.retryAfter)
-	p.renderPage(w, r, f.status, view{app: a, User: user, Sessions: sessions.GetItems(), Message: f.message})
+	p.renderPage(w, r, f.status, view{app: a, User: user, Sessions: sessions.GetItems(), MFA: mfa, Message: f.message})
 }
 
 // withToken is ctx calling identity as the signed-in user, as an app's own call would.

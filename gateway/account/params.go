@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -12,6 +13,12 @@ import (
 
 // maxParam bounds every parameter but the passwords: ids, codes and tokens are far below it.
 const maxParam = 4096
+
+// maxPasskey bounds a created passkey's JSON and its state (a few kilobytes each).
+const maxPasskey = 32 << 10
+
+// maxCode bounds a typed one-time code: six digits, with spaces to spare.
+const maxCode = 32
 
 // maxPassword bounds a password field in bytes: identity allows 128 characters of at most 4 bytes.
 const maxPassword = 4 * 128
@@ -23,6 +30,14 @@ const (
 	actionEndAll   = "endAll"
 	actionSignOut  = "signOut"
 	actionResend   = "resend"
+	// The second factor: start a TOTP enrolment, confirm it with the first code, replace the
+	// recovery codes.
+	actionTOTPStart   = "totpStart"
+	actionTOTPConfirm = "totpConfirm"
+	actionNewRecovery = "recoveryCodes"
+	// A passkey: start its creation (the browser's prompt), then store what the browser made.
+	actionPasskeyStart  = "passkeyStart"
+	actionPasskeyFinish = "passkeyFinish"
 )
 
 // link is what GET /account reads: the app, the language and the notice of a finished action.
@@ -34,8 +49,11 @@ type link struct {
 type action struct {
 	link
 	Action       string
-	Current, New string // the password change
+	Current, New string // the password change (Current also confirms a new second factor)
 	SessionID    string // ending one session
+	Code         string // confirming a TOTP enrolment
+	// Passkey and PasskeyState are a created passkey (JSON) and its ceremony's sealed state.
+	Passkey, PasskeyState string
 }
 
 var (
@@ -44,6 +62,8 @@ var (
 	errBadAction     = errors.New("the form names no known action")
 	errBadSession    = errors.New("the session id is not a UUID")
 	errBadPassword   = errors.New("a password field is too long or holds control characters")
+	errBadCode       = errors.New("the code is too long or holds control characters")
+	errBadPasskey    = errors.New("the passkey fields are missing, too long or hold control characters")
 )
 
 // validParam reports whether s may be sent on: valid UTF-8, no control characters, not too long.
@@ -72,11 +92,12 @@ func actionFrom(v url.Values) (action, error) {
 	a := action{link: l, Action: v.Get("action")}
 	switch a.Action {
 	case actionPassword:
-		a.Current, a.New = v.Get("current_password"), v.Get("new_password")
-		for _, pw := range []string{a.Current, a.New} {
-			if len(pw) > maxPassword || !text.Valid(pw) {
-				return action{}, errBadPassword
-			}
+		a.New = v.Get("new_password")
+		if len(a.New) > maxPassword || !text.Valid(a.New) {
+			return action{}, errBadPassword
+		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
 		}
 	case actionEnd:
 		id, err := uuid.Parse(v.Get("session_id"))
@@ -84,9 +105,37 @@ func actionFrom(v url.Values) (action, error) {
 			return action{}, errBadSession
 		}
 		a.SessionID = id.String()
-	case actionEndAll, actionSignOut, actionResend:
+	case actionTOTPConfirm:
+		a.Code = strings.TrimSpace(v.Get("code"))
+		if len(a.Code) > maxCode || !text.Valid(a.Code) {
+			return action{}, errBadCode
+		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
+	case actionPasskeyFinish:
+		a.Passkey, a.PasskeyState = v.Get("passkey"), v.Get("passkey_state")
+		for _, s := range []string{a.Passkey, a.PasskeyState} {
+			if s == "" || len(s) > maxPasskey || !text.Valid(s) {
+				return action{}, errBadPasskey
+			}
+		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
+	case actionEndAll, actionSignOut, actionResend, actionTOTPStart, actionNewRecovery, actionPasskeyStart:
 	default:
 		return action{}, errBadAction
 	}
 	return a, nil
+}
+
+// currentPassword reads the form's current password, asked again before the password or a
+// second factor changes.
+func currentPassword(v url.Values) (string, error) {
+	pw := v.Get("current_password")
+	if len(pw) > maxPassword || !text.Valid(pw) {
+		return "", errBadPassword
+	}
+	return pw, nil
 }

@@ -12,6 +12,7 @@ type view struct {
 	app
 	User     *identityv1.User
 	Sessions []*identityv1.Session
+	MFA      *identityv1.SecondFactors
 	Notice   string // a catalog key
 	Message  string // a catalog key
 	CSRF     string
@@ -45,3 +46,47 @@ func (v againView) Head() webpage.Head {
 }
 
 func (v againView) Again() string { return v.pageURL("") }
+
+// enrolView is the TOTP enrolment: the key to add to the authenticator and the form for its first
+// code.
+type enrolView struct {
+	app
+	Key     webpage.TOTPKey
+	Message string // a catalog key
+	CSRF    string
+}
+
+func (v enrolView) Head() webpage.Head {
+	return webpage.Head{Title: v.T("account.mfa.enrolTitle"), Brand: v.Brand, Printer: v.Printer}
+}
+
+func (v enrolView) Action() string { return Path }
+
+func (v enrolView) Back() string { return v.pageURL("") }
+
+// codesView shows new recovery codes, once.
+type codesView struct {
+	app
+	Codes webpage.RecoveryCodes
+}
+
+func (v codesView) Head() webpage.Head {
+	return webpage.Head{Title: v.T("mfa.recovery.title"), Brand: v.Brand, Printer: v.Printer}
+}
+
+func (v codesView) Back() string { return v.pageURL("") }
+
+// passkeyView is the page that creates a passkey in the browser.
+type passkeyView struct {
+	app
+	Passkey webpage.Passkey
+	CSRF    string
+}
+
+func (v passkeyView) Head() webpage.Head {
+	return webpage.Head{Title: v.T("account.mfa.passkeyTitle"), Brand: v.Brand, Printer: v.Printer}
+}
+
+func (v passkeyView) Action() string { return Path }
+
+func (v passkeyView) Back() string { return v.pageURL("") }

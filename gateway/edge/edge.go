@@ -157,6 +157,8 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		login.ProviderPath:         loginPage,
 		login.ProviderCallbackPath: loginPage,
 		login.ProviderLinkPath:     loginPage,
+		login.SecondFactorPath:     loginPage,
+		login.PasskeyPath:          loginPage,
 		emailchange.Path:           emailchange.New(loginClient, log),
 	} {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {

@@ -58,14 +58,7 @@ func FuzzLoginForm(f *testing.F) {
 		for _, m := range fake.signIns {
 			sent = append(sent, m)
 		}
-		for _, m := range sent {
-			if _, err := proto.Marshal(m); err != nil {
-				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
-			}
-			if err := text.Message(m); err != nil {
-				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
-			}
-		}
+		sendable(t, sent)
 	})
 }
 
@@ -118,14 +111,100 @@ func FuzzVerifyForm(f *testing.F) {
 		for _, m := range fake.describes {
 			sent = append(sent, m)
 		}
-		for _, m := range sent {
-			if _, err := proto.Marshal(m); err != nil {
-				t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
-			}
-			if err := text.Message(m); err != nil {
-				t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
-			}
+		sendable(t, sent)
+	})
+}
+
+// FuzzSecondFactorForm posts arbitrary bodies to the second step of a sign-in, with a valid CSRF
+// pair: no 5xx, HTML or a redirect, and every message sent to identity marshals and passes the
+// text rule.
+func FuzzSecondFactorForm(f *testing.F) {
+	for _, s := range []string{
+		"client_id=app&redirect_uri=x&state=s&flow=f&code=123456",
+		"client_id=app&redirect_uri=x&state=s&flow=f&enrol=1&code=abcde-fghjk",
+		"client_id=app&redirect_uri=x&state=s&flow=%00&code=1",
+		"client_id=app&redirect_uri=x&state=s&flow=f&code=%ff",
+		"client_id=app&redirect_uri=x&state=s&code=123456",
+		"client_id=app&redirect_uri=x&flow=f&code=123456",
+		"flow=f&code=%zz",
+		"client_id=app&redirect_uri=x&state=s&flow=f&passkey=%7B%22id%22%3A%22x%22%7D&passkey_state=s",
+		"client_id=app&redirect_uri=x&state=s&flow=f&passkey=%00&passkey_state=%ff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		fake := newFake()
+		fake.recovery = []string{"abcde-fghjk"}
+		fuzzPost(t, fake, SecondFactorPath, body)
+	})
+}
+
+// fuzzPost posts body to path of a page over fake with a valid CSRF pair and checks the answer
+// and every message the page sent identity.
+func fuzzPost(t *testing.T, fake *fakeLogin, path, body string) {
+	t.Helper()
+	p, _ := newPage(fake)
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, strings.NewReader(body+"&"+webpage.CSRFField+"="+tok))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: tok})
+	req.RemoteAddr = "203.0.113.9:51234"
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	if rec.Code >= 500 {
+		t.Fatalf("%q answered %d", body, rec.Code)
+	}
+	if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusSeeOther && ct != "text/html; charset=utf-8" {
+		t.Fatalf("%q: Content-Type %q", body, ct)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	var sent []proto.Message
+	for _, m := range fake.factors {
+		sent = append(sent, m)
+	}
+	for _, m := range fake.enrolments {
+		sent = append(sent, m)
+	}
+	for _, m := range fake.passkeySignIns {
+		sent = append(sent, m)
+	}
+	for _, m := range fake.describes {
+		sent = append(sent, m)
+	}
+	sendable(t, sent)
+}
+
+// sendable fails the fuzz run when a message the page sent identity could not travel: gRPC cannot
+// marshal invalid UTF-8, and Postgres refuses NUL (the text rule).
+func sendable(t *testing.T, sent []proto.Message) {
+	t.Helper()
+	for _, m := range sent {
+		if _, err := proto.Marshal(m); err != nil {
+			t.Fatalf("the page sent identity a message gRPC cannot marshal: %v", err)
 		}
+		if err := text.Message(m); err != nil {
+			t.Fatalf("the page sent identity a message that breaks the text rule: %v", err)
+		}
+	}
+}
+
+// FuzzPasskeyForm posts arbitrary bodies to the sign-in form's passkey path, with a valid CSRF
+// pair: no 5xx, HTML or a redirect, and every message sent to identity marshals and passes the
+// text rule.
+func FuzzPasskeyForm(f *testing.F) {
+	for _, s := range []string{
+		"client_id=app&redirect_uri=x&state=s&passkey=%7B%22id%22%3A%22x%22%7D&passkey_state=st",
+		"client_id=app&redirect_uri=x&state=s&passkey=%00&passkey_state=%ff",
+		"client_id=app&redirect_uri=x&state=s&type=signUp&passkey=p&passkey_state=s",
+		"client_id=app&redirect_uri=x&state=s&passkey_state=s",
+		"passkey=p&passkey_state=s",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		fake := newFake()
+		fake.signInOptions = `{"challenge":"Y2hhbGxlbmdl"}`
+		fuzzPost(t, fake, PasskeyPath, body)
 	})
 }
 

@@ -38,7 +38,7 @@ const maxForm = 64 << 10
 //go:embed page.html
 var pageHTML string
 
-var pages = webpage.Template("login", pageHTML+verifyHTML+providerHTML)
+var pages = webpage.Template("login", pageHTML+verifyHTML+providerHTML+secondFactorHTML)
 
 // Backend is the part of identity's LoginService the sign-in and verification pages call; the
 // service's other RPCs back other hosted pages.
@@ -53,6 +53,11 @@ type Backend interface {
 	FinishProviderSignIn(ctx context.Context, in *identityv1.FinishProviderSignInRequest, opts ...grpc.CallOption) (*identityv1.ProviderOutcome, error)
 	ConfirmProviderLink(ctx context.Context, in *identityv1.ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 	DescribeVerification(ctx context.Context, in *identityv1.VerifyEmailLinkRequest, opts ...grpc.CallOption) (*identityv1.LoginContext, error)
+	StartSignInEnrolment(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.TotpKey, error)
+	VerifySecondFactor(ctx context.Context, in *identityv1.VerifySecondFactorRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
+	StartPasskeyAssertion(ctx context.Context, in *identityv1.SecondFactorFlow, opts ...grpc.CallOption) (*identityv1.PasskeyCeremony, error)
+	StartPasskeySignIn(ctx context.Context, in *identityv1.DescribeLoginRequest, opts ...grpc.CallOption) (*identityv1.PasskeyCeremony, error)
+	PasskeySignIn(ctx context.Context, in *identityv1.PasskeySignInRequest, opts ...grpc.CallOption) (*identityv1.LoginRedirect, error)
 }
 
 // Page is the hosted login page. It holds no state between requests: the authorization
@@ -75,8 +80,15 @@ func New(client Backend, log *slog.Logger, trusted []netip.Prefix) *Page {
 // page on VerifyPath.
 func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header(), "", "")
-	if r.URL.Path == VerifyPath {
+	switch r.URL.Path {
+	case VerifyPath:
 		p.serveVerify(w, r)
+		return
+	case SecondFactorPath:
+		p.submitSecondFactor(w, r)
+		return
+	case PasskeyPath:
+		p.submitPasskey(w, r)
 		return
 	}
 	if p.serveProvider(w, r) {
@@ -110,6 +122,7 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 	}
 	view := formView{Params: params}
 	view.describe(r, lc)
+	p.offerPasskey(r, &view, lc)
 	p.renderForm(w, r, http.StatusOK, view)
 }
 
@@ -171,6 +184,11 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		// The address must be verified first; the answer is the same whether a verification mail
 		// or a "you already have an account" notice went out.
 		p.pending(w, r, pendingView{formView: formView{Params: params, Email: view.Email}, Verification: v}, failure{status: http.StatusOK})
+		return
+	}
+	if flow := redirect.GetSecondFactor(); flow != "" {
+		// The password was right; the sign-in continues once the second factor is proved.
+		p.askSecondFactor(w, r, secondFactorView{formView: formView{Params: params}, Flow: flow, Enrol: redirect.GetEnrol()}, failure{status: http.StatusOK})
 		return
 	}
 	target, err := url.Parse(redirect.GetUrl())
@@ -240,6 +258,7 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, view formView, f fa
 	}
 	view.describe(r, lc)
 	view.Message = f.message
+	p.offerPasskey(r, &view, lc)
 	SetRetryAfter(w.Header(), f.retryAfter)
 	p.renderForm(w, r, f.status, view)
 }
@@ -277,6 +296,8 @@ type formView struct {
 	CSRF    string
 	// Providers are the app's identity providers, one "Continue with …" link each.
 	Providers []*identityv1.LoginProvider
+	// Passkey is the passkey sign-in the sign-in form offers beside the password (zero: none).
+	Passkey webpage.Passkey
 	// Printer speaks the page's language.
 	locale.Printer
 }
@@ -310,6 +331,9 @@ func (v formView) SwitchURL() string { return v.Params.switchURL() }
 func (p *Page) renderForm(w http.ResponseWriter, r *http.Request, status int, view formView) {
 	view.CSRF = CSRF.Issue(w, r)
 	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	if view.Passkey.Nonce != "" {
+		webpage.AllowScript(w.Header(), view.Passkey.Nonce)
+	}
 	p.render(w, r, status, "form", view)
 }
 

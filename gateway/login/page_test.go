@@ -52,6 +52,62 @@ type fakeLogin struct {
 	links     []*identityv1.VerifyEmailLinkRequest
 	// providers are the app's identity providers DescribeLogin names.
 	providers []*identityv1.LoginProvider
+	// secondFactor, when set, is the flow SignIn answers (enrol: an enrolling one); factorErr and
+	// recovery answer VerifySecondFactor.
+	secondFactor   string
+	enrol          bool
+	factorErr      error
+	recovery       []string
+	enrolments     []*identityv1.SecondFactorFlow
+	passkeyOptions string
+	signInOptions  string
+	passkeySignIns []*identityv1.PasskeySignInRequest
+	factors        []*identityv1.VerifySecondFactorRequest
+}
+
+func (f *fakeLogin) StartSignInEnrolment(_ context.Context, in *identityv1.SecondFactorFlow, _ ...grpc.CallOption) (*identityv1.TotpKey, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.enrolments = append(f.enrolments, in)
+	return &identityv1.TotpKey{OtpauthUrl: "otpauth://totp/Demo:ada@example.com?secret=JBSWY3DPEHPK3PXP&issuer=Demo", Secret: "JBSWY3DPEHPK3PXP"}, nil
+}
+
+// passkeyOptions, when set, is what StartPasskeyAssertion answers (a user with passkeys).
+func (f *fakeLogin) StartPasskeyAssertion(_ context.Context, _ *identityv1.SecondFactorFlow, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.passkeyOptions == "" {
+		return &identityv1.PasskeyCeremony{}, nil
+	}
+	return &identityv1.PasskeyCeremony{Options: f.passkeyOptions, State: "sealed-state"}, nil
+}
+
+// signInOptions, when set, makes DescribeLogin offer passkey sign-in and StartPasskeySignIn
+// answer these options; passkeySignIns records PasskeySignIn.
+func (f *fakeLogin) StartPasskeySignIn(_ context.Context, _ *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &identityv1.PasskeyCeremony{Options: f.signInOptions, State: "sign-in-state"}, nil
+}
+
+func (f *fakeLogin) PasskeySignIn(_ context.Context, in *identityv1.PasskeySignInRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.passkeySignIns = append(f.passkeySignIns, in)
+	if f.factorErr != nil {
+		return nil, f.factorErr
+	}
+	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
+}
+
+func (f *fakeLogin) VerifySecondFactor(_ context.Context, in *identityv1.VerifySecondFactorRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.factors = append(f.factors, in)
+	if f.factorErr != nil {
+		return nil, f.factorErr
+	}
+	return &identityv1.LoginRedirect{Url: f.redirectURL, RecoveryCodes: f.recovery}, nil
 }
 
 func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLoginRequest, _ ...grpc.CallOption) (*identityv1.LoginContext, error) {
@@ -61,7 +117,7 @@ func (f *fakeLogin) DescribeLogin(_ context.Context, in *identityv1.DescribeLogi
 	if f.describeErr != nil {
 		return nil, f.describeErr
 	}
-	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding, Providers: f.providers}, nil
+	return &identityv1.LoginContext{AppId: in.GetClientId(), AppName: f.appName, Branding: f.branding, Providers: f.providers, PasskeySignIn: f.signInOptions != ""}, nil
 }
 
 func (f *fakeLogin) SignUp(_ context.Context, in *identityv1.SignUpRequest, _ ...grpc.CallOption) (*identityv1.LoginRedirect, error) {
@@ -78,6 +134,9 @@ func (f *fakeLogin) redirect() (*identityv1.LoginRedirect, error) {
 	}
 	if f.verification != "" {
 		return &identityv1.LoginRedirect{Verification: f.verification}, nil
+	}
+	if f.secondFactor != "" {
+		return &identityv1.LoginRedirect{SecondFactor: f.secondFactor, Enrol: f.enrol}, nil
 	}
 	return &identityv1.LoginRedirect{Url: f.redirectURL}, nil
 }

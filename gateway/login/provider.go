@@ -174,6 +174,11 @@ func (p *Page) providerCallback(w http.ResponseWriter, r *http.Request) {
 			ProviderName: out.GetProviderName()}, failure{status: http.StatusOK})
 		return
 	}
+	if flow := out.GetSecondFactor(); flow != "" {
+		// The provider was the first factor; the sign-in continues once the second is proved.
+		p.askSecondFactor(w, r, secondFactorView{formView: formView{Params: paramsOf(out.GetParams())}, Flow: flow, Enrol: out.GetEnrol()}, failure{status: http.StatusOK})
+		return
+	}
 	p.redirectTo(w, r, out.GetUrl())
 }
 
@@ -235,6 +240,10 @@ func (p *Page) confirmLink(w http.ResponseWriter, r *http.Request) {
 		f := submitFailure(err, false)
 		p.logRefusal(r, "identity refused the link confirmation: "+st.Code().String()+fieldNote(st))
 		p.renderProviderLink(w, r, view, f)
+		return
+	}
+	if flow := out.GetSecondFactor(); flow != "" {
+		p.askSecondFactor(w, r, secondFactorView{formView: formView{Params: params}, Flow: flow, Enrol: out.GetEnrol()}, failure{status: http.StatusOK})
 		return
 	}
 	p.redirectTo(w, r, out.GetUrl())

@@ -23,7 +23,8 @@ const VerifyPath = Path + "/verify"
 
 // Serves reports whether path is one of the page's paths.
 func Serves(path string) bool {
-	return path == Path || path == VerifyPath || path == ProviderPath || path == ProviderCallbackPath || path == ProviderLinkPath
+	return path == Path || path == VerifyPath || path == ProviderPath || path == ProviderCallbackPath || path == ProviderLinkPath ||
+		path == SecondFactorPath || path == PasskeyPath
 }
 
 //go:embed verify.html
@@ -285,13 +286,20 @@ func (p *Page) failVerify(w http.ResponseWriter, r *http.Request, err error) {
 		p.logRefusal(r, "identity refused the verification: "+st.Code().String()+fieldNote(st))
 		p.renderError(w, r, http.StatusBadRequest, msgVerificationInvalid)
 	default:
-		f := submitFailure(err, false)
-		if f.status >= http.StatusInternalServerError {
-			p.logCause(r, "verification failed", err)
-		} else {
-			p.logRefusal(r, "identity refused the verification: "+st.Code().String()+fieldNote(st))
-		}
-		SetRetryAfter(w.Header(), f.retryAfter)
-		p.renderError(w, r, f.status, f.message)
+		p.failCard(w, r, "verification", err)
 	}
+}
+
+// failCard answers a failed call of a step after the sign-in form (what names it in the log) with
+// the error card its code calls for: a limit, a backend down, an account that cannot sign in.
+func (p *Page) failCard(w http.ResponseWriter, r *http.Request, what string, err error) {
+	f := submitFailure(err, false)
+	if f.status >= http.StatusInternalServerError {
+		p.logCause(r, what+" failed", err)
+	} else {
+		st := status.Convert(err)
+		p.logRefusal(r, "identity refused the "+what+": "+st.Code().String()+fieldNote(st))
+	}
+	SetRetryAfter(w.Header(), f.retryAfter)
+	p.renderError(w, r, f.status, f.message)
 }

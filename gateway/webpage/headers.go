@@ -22,3 +22,9 @@ func SetSecurityHeaders(h http.Header, formTarget, imageSource string) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 }
+
+// AllowScript lets the answer run the inline scripts that carry nonce (a fresh NewToken per
+// answer), and nothing else: the pages need script only for the browser's WebAuthn calls.
+func AllowScript(h http.Header, nonce string) {
+	h.Set("Content-Security-Policy", h.Get("Content-Security-Policy")+"; script-src 'nonce-"+nonce+"'")
+}

@@ -64,7 +64,7 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	if err != nil {
 		t.Fatalf("sign in to the account page: %v\npage:\n%s", err, currentPage(browser))
 	}
-	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("email")))
+	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("dd#email")))
 	if err != nil || !strings.Contains(shown, email) {
 		t.Fatalf("the account page shows %q (%v), want %s", shown, err, email)
 	}
@@ -116,7 +116,7 @@ func TestTheAccountPageInChromiumChangesThePasswordAndEndsSessions(t *testing.T)
 	}
 
 	// The page in German.
-	err = chromedp.Do(ctx, chromedp.Navigate(accountURL+"&language=de"), chromedp.WaitVisible(chromedp.ID("email")))
+	err = chromedp.Do(ctx, chromedp.Navigate(accountURL+"&language=de"), chromedp.WaitVisible(chromedp.CSS("dd#email")))
 	if err != nil {
 		t.Fatalf("open the German page: %v\npage:\n%s", err, currentPage(browser))
 	}

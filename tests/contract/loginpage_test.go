@@ -17,6 +17,14 @@ var csrfField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 // form of type typ with email and password; it returns the answer, not following redirects.
 func (e *env) pageSubmit(t *testing.T, typ, email, password string) *http.Response {
 	t.Helper()
+	_, res, _ := e.hostedSubmit(t, typ, email, password)
+	return res
+}
+
+// hostedSubmit is pageSubmit that also returns the client holding the page's cookies and the
+// answer's body, for the steps after the form (the second factor).
+func (e *env) hostedSubmit(t *testing.T, typ, email, password string) (*http.Client, *http.Response, string) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	params := url.Values{"client_id": {e.demo.AppID}, "redirect_uri": {e.demo.RedirectURI}, "state": {strings.Repeat("s", 64)}, "type": {typ}}
@@ -38,9 +46,9 @@ func (e *env) pageSubmit(t *testing.T, typ, email, password string) *http.Respon
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, res.Body)
+	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	return res
+	return client, res, string(body)
 }
 
 // wantTooMany checks the page's answer to a limit: 429 with Retry-After, and never cached.

@@ -3,6 +3,7 @@ package allinone
 import (
 	"context"
 	"log/slog"
+	"net"
 	"slices"
 
 	"github.com/berthhq/berth/cmd/berth/seed"
@@ -116,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.BaseURL = "http://" + edgeLn.Addr().String()
+	s.BaseURL = "http://" + publicAddr(cfg.HTTPAddr, edgeLn.Addr())
 	env := cfg.Env
 	if env == nil {
 		env = config.OS
@@ -173,4 +174,16 @@ func (s *Stack) Close() {
 	if s.closeBus != nil {
 		s.closeBus()
 	}
+}
+
+// publicAddr is how pages and mails name the edge: a configured "localhost" stays a name, since
+// browsers bind passkeys to a host name and refuse an IP address; any other address is the
+// listener's.
+func publicAddr(configured string, ln net.Addr) string {
+	host, _, err := net.SplitHostPort(configured)
+	_, port, perr := net.SplitHostPort(ln.String())
+	if err == nil && perr == nil && host == "localhost" {
+		return net.JoinHostPort(host, port)
+	}
+	return ln.String()
 }

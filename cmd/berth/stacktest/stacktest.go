@@ -63,6 +63,9 @@ type Options struct {
 	// about what follows a sign-up, which the required policy puts behind a mail; the tests of
 	// that flow pass "required" (make run's default).
 	EmailVerification string
+	// Localhost serves the stack as http://localhost:<port> (its public URL too), which browsers
+	// accept as a passkey's relying party; 127.0.0.1 they refuse.
+	Localhost bool
 }
 
 // Start brings up the stack with tokens issued as issuer and provisions an app (with keys, a
@@ -96,6 +99,9 @@ func StartWith(t testing.TB, o Options) Env {
 		Log:              o.Log,
 		TLS:              o.TLS,
 		ExampleDir:       o.ExampleDir,
+	}
+	if o.Localhost {
+		cfg.HTTPAddr = "localhost:0"
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewJSONHandler(io.Discard, nil))

@@ -11,6 +11,12 @@ const (
 	EventAPIKeyChanged eventsv1.Type = "identity.apikey.changed"
 	// EventAppChanged is carried by [AppChanged].
 	EventAppChanged eventsv1.Type = "identity.app.changed"
+	// EventSecondFactorEnrolled is carried by [SecondFactorChanged].
+	EventSecondFactorEnrolled eventsv1.Type = "identity.second_factor.enrolled"
+	// EventSecondFactorRecoveryCodeUsed is carried by [RecoveryCodeUsed].
+	EventSecondFactorRecoveryCodeUsed eventsv1.Type = "identity.second_factor.recovery_code_used"
+	// EventSecondFactorRemoved is carried by [SecondFactorChanged].
+	EventSecondFactorRemoved eventsv1.Type = "identity.second_factor.removed"
 	// EventSessionsRevoked is carried by [SessionsRevoked].
 	EventSessionsRevoked eventsv1.Type = "identity.sessions.revoked"
 	// EventUserCreated is carried by [UserChanged].

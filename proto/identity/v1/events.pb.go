@@ -817,6 +817,142 @@ func (x *ProviderLinked) GetAt() string {
 	return ""
 }
 
+// SecondFactorChanged is the payload of berth.identity.second_factor.enrolled (a user confirmed a
+// new factor) and berth.identity.second_factor.removed (an operator or the app's server removed
+// the user's factors).
+type SecondFactorChanged struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	AppId  string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	// kinds are the kinds of factor enrolled or removed ("totp", "passkey").
+	Kinds []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	// by is who removed them: "operator" or "app" (removed events only).
+	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecondFactorChanged) Reset() {
+	*x = SecondFactorChanged{}
+	mi := &file_identity_v1_events_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecondFactorChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecondFactorChanged) ProtoMessage() {}
+
+func (x *SecondFactorChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecondFactorChanged.ProtoReflect.Descriptor instead.
+func (*SecondFactorChanged) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SecondFactorChanged) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SecondFactorChanged) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *SecondFactorChanged) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *SecondFactorChanged) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// RecoveryCodeUsed is the payload of berth.identity.second_factor.recovery_code_used: a sign-in's
+// second step was passed with a recovery code.
+type RecoveryCodeUsed struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	AppId  string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	// codesLeft is how many unused recovery codes the user has now.
+	CodesLeft     int32 `protobuf:"varint,3,opt,name=codesLeft,proto3" json:"codesLeft,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoveryCodeUsed) Reset() {
+	*x = RecoveryCodeUsed{}
+	mi := &file_identity_v1_events_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoveryCodeUsed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoveryCodeUsed) ProtoMessage() {}
+
+func (x *RecoveryCodeUsed) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoveryCodeUsed.ProtoReflect.Descriptor instead.
+func (*RecoveryCodeUsed) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RecoveryCodeUsed) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *RecoveryCodeUsed) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *RecoveryCodeUsed) GetCodesLeft() int32 {
+	if x != nil {
+		return x.CodesLeft
+	}
+	return 0
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -898,7 +1034,19 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x12\n" +
 	"\x04slot\x18\x04 \x01(\tR\x04slot\x12\x0e\n" +
 	"\x02at\x18\x05 \x01(\tR\x02at:#\xd2\xf3\x18\x1f\n" +
-	"\x1didentity.user.provider_linkedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x1didentity.user.provider_linked\"\xb0\x01\n" +
+	"\x13SecondFactorChanged\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05kinds\x18\x03 \x03(\tR\x05kinds\x12\x0e\n" +
+	"\x02by\x18\x04 \x01(\tR\x02by:E\xd2\xf3\x18A\n" +
+	"\x1fidentity.second_factor.enrolled\n" +
+	"\x1eidentity.second_factor.removed\"\x8f\x01\n" +
+	"\x10RecoveryCodeUsed\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\tcodesLeft\x18\x03 \x01(\x05R\tcodesLeft:/\xd2\xf3\x18+\n" +
+	")identity.second_factor.recovery_code_usedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -912,7 +1060,7 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_identity_v1_events_proto_goTypes = []any{
 	(*UserChanged)(nil),         // 0: berth.identity.v1.UserChanged
 	(*AppChanged)(nil),          // 1: berth.identity.v1.AppChanged
@@ -924,11 +1072,13 @@ var file_identity_v1_events_proto_goTypes = []any{
 	(*UserPasswordChanged)(nil), // 7: berth.identity.v1.UserPasswordChanged
 	(*EmailVerified)(nil),       // 8: berth.identity.v1.EmailVerified
 	(*ProviderLinked)(nil),      // 9: berth.identity.v1.ProviderLinked
-	(*TenantUser)(nil),          // 10: berth.identity.v1.TenantUser
+	(*SecondFactorChanged)(nil), // 10: berth.identity.v1.SecondFactorChanged
+	(*RecoveryCodeUsed)(nil),    // 11: berth.identity.v1.RecoveryCodeUsed
+	(*TenantUser)(nil),          // 12: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	10, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	10, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	12, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	12, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
 	2,  // [2:2] is the sub-list for method output_type
 	2,  // [2:2] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
@@ -948,7 +1098,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1983,8 +1983,12 @@ type App struct {
 	Branding               *AppBranding           `protobuf:"bytes,11,opt,name=branding,proto3" json:"branding,omitempty"`
 	// emailVerification is the app's policy: "required" or "optional".
 	EmailVerification string `protobuf:"bytes,12,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// mfa is the app's second-factor policy: "off", "optional" or "required".
+	Mfa string `protobuf:"bytes,13,opt,name=mfa,proto3" json:"mfa,omitempty"`
+	// passkeySignIn: users may sign in with a passkey instead of the password.
+	PasskeySignIn bool `protobuf:"varint,14,opt,name=passkeySignIn,proto3" json:"passkeySignIn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *App) Reset() {
@@ -2099,6 +2103,20 @@ func (x *App) GetEmailVerification() string {
 		return x.EmailVerification
 	}
 	return ""
+}
+
+func (x *App) GetMfa() string {
+	if x != nil {
+		return x.Mfa
+	}
+	return ""
+}
+
+func (x *App) GetPasskeySignIn() bool {
+	if x != nil {
+		return x.PasskeySignIn
+	}
+	return false
 }
 
 // AppBranding is an app's look on its hosted pages and mails; empty fields are the neutral look.
@@ -2282,8 +2300,10 @@ type CreateAppRequest struct {
 	RefreshTokenTtlSeconds int32 `protobuf:"varint,5,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
 	// emailVerification is "required" (the default when empty) or "optional".
 	EmailVerification string `protobuf:"bytes,6,opt,name=emailVerification,proto3" json:"emailVerification,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// mfa is "off", "optional" (the default when empty) or "required".
+	Mfa           string `protobuf:"bytes,7,opt,name=mfa,proto3" json:"mfa,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateAppRequest) Reset() {
@@ -2354,6 +2374,13 @@ func (x *CreateAppRequest) GetRefreshTokenTtlSeconds() int32 {
 func (x *CreateAppRequest) GetEmailVerification() string {
 	if x != nil {
 		return x.EmailVerification
+	}
+	return ""
+}
+
+func (x *CreateAppRequest) GetMfa() string {
+	if x != nil {
+		return x.Mfa
 	}
 	return ""
 }
@@ -3940,6 +3967,207 @@ func (x *RevokeSessionsRequest) GetUserId() string {
 	return ""
 }
 
+type SetAppMfaRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// policy is "off", "optional" or "required".
+	Policy        string `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppMfaRequest) Reset() {
+	*x = SetAppMfaRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppMfaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppMfaRequest) ProtoMessage() {}
+
+func (x *SetAppMfaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppMfaRequest.ProtoReflect.Descriptor instead.
+func (*SetAppMfaRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetAppMfaRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppMfaRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type SetAppPasskeySignInRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	Enabled       bool                   `protobuf:"varint,2,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppPasskeySignInRequest) Reset() {
+	*x = SetAppPasskeySignInRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppPasskeySignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppPasskeySignInRequest) ProtoMessage() {}
+
+func (x *SetAppPasskeySignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppPasskeySignInRequest.ProtoReflect.Descriptor instead.
+func (*SetAppPasskeySignInRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *SetAppPasskeySignInRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppPasskeySignInRequest) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+type ResetSecondFactorsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId        string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResetSecondFactorsRequest) Reset() {
+	*x = ResetSecondFactorsRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResetSecondFactorsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResetSecondFactorsRequest) ProtoMessage() {}
+
+func (x *ResetSecondFactorsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResetSecondFactorsRequest.ProtoReflect.Descriptor instead.
+func (*ResetSecondFactorsRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ResetSecondFactorsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ResetSecondFactorsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+type RemoveSecondFactorsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveSecondFactorsRequest) Reset() {
+	*x = RemoveSecondFactorsRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveSecondFactorsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveSecondFactorsRequest) ProtoMessage() {}
+
+func (x *RemoveSecondFactorsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveSecondFactorsRequest.ProtoReflect.Descriptor instead.
+func (*RemoveSecondFactorsRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *RemoveSecondFactorsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
 type SetAppEmailVerificationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -3951,7 +4179,7 @@ type SetAppEmailVerificationRequest struct {
 
 func (x *SetAppEmailVerificationRequest) Reset() {
 	*x = SetAppEmailVerificationRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3963,7 +4191,7 @@ func (x *SetAppEmailVerificationRequest) String() string {
 func (*SetAppEmailVerificationRequest) ProtoMessage() {}
 
 func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3976,7 +4204,7 @@ func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEmailVerificationRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEmailVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *SetAppEmailVerificationRequest) GetAppId() string {
@@ -4021,7 +4249,7 @@ type IdentityProvider struct {
 
 func (x *IdentityProvider) Reset() {
 	*x = IdentityProvider{}
-	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	mi := &file_identity_v1_identity_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4033,7 +4261,7 @@ func (x *IdentityProvider) String() string {
 func (*IdentityProvider) ProtoMessage() {}
 
 func (x *IdentityProvider) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	mi := &file_identity_v1_identity_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4046,7 +4274,7 @@ func (x *IdentityProvider) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentityProvider.ProtoReflect.Descriptor instead.
 func (*IdentityProvider) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *IdentityProvider) GetSlot() string {
@@ -4145,7 +4373,7 @@ type SetAppIdentityProviderRequest struct {
 
 func (x *SetAppIdentityProviderRequest) Reset() {
 	*x = SetAppIdentityProviderRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	mi := &file_identity_v1_identity_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4157,7 +4385,7 @@ func (x *SetAppIdentityProviderRequest) String() string {
 func (*SetAppIdentityProviderRequest) ProtoMessage() {}
 
 func (x *SetAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	mi := &file_identity_v1_identity_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4170,7 +4398,7 @@ func (x *SetAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppIdentityProviderRequest.ProtoReflect.Descriptor instead.
 func (*SetAppIdentityProviderRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *SetAppIdentityProviderRequest) GetAppId() string {
@@ -4204,7 +4432,7 @@ type ClearAppIdentityProviderRequest struct {
 
 func (x *ClearAppIdentityProviderRequest) Reset() {
 	*x = ClearAppIdentityProviderRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	mi := &file_identity_v1_identity_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4216,7 +4444,7 @@ func (x *ClearAppIdentityProviderRequest) String() string {
 func (*ClearAppIdentityProviderRequest) ProtoMessage() {}
 
 func (x *ClearAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	mi := &file_identity_v1_identity_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4229,7 +4457,7 @@ func (x *ClearAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearAppIdentityProviderRequest.ProtoReflect.Descriptor instead.
 func (*ClearAppIdentityProviderRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ClearAppIdentityProviderRequest) GetAppId() string {
@@ -4255,7 +4483,7 @@ type ListAppIdentityProvidersRequest struct {
 
 func (x *ListAppIdentityProvidersRequest) Reset() {
 	*x = ListAppIdentityProvidersRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[59]
+	mi := &file_identity_v1_identity_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4267,7 +4495,7 @@ func (x *ListAppIdentityProvidersRequest) String() string {
 func (*ListAppIdentityProvidersRequest) ProtoMessage() {}
 
 func (x *ListAppIdentityProvidersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[59]
+	mi := &file_identity_v1_identity_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4280,7 +4508,7 @@ func (x *ListAppIdentityProvidersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppIdentityProvidersRequest.ProtoReflect.Descriptor instead.
 func (*ListAppIdentityProvidersRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{59}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListAppIdentityProvidersRequest) GetAppId() string {
@@ -4301,7 +4529,7 @@ type AppIdentityProviders struct {
 
 func (x *AppIdentityProviders) Reset() {
 	*x = AppIdentityProviders{}
-	mi := &file_identity_v1_identity_proto_msgTypes[60]
+	mi := &file_identity_v1_identity_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4313,7 +4541,7 @@ func (x *AppIdentityProviders) String() string {
 func (*AppIdentityProviders) ProtoMessage() {}
 
 func (x *AppIdentityProviders) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[60]
+	mi := &file_identity_v1_identity_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4326,7 +4554,7 @@ func (x *AppIdentityProviders) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppIdentityProviders.ProtoReflect.Descriptor instead.
 func (*AppIdentityProviders) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{60}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *AppIdentityProviders) GetAppId() string {
@@ -4556,7 +4784,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aProject\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xb7\x03\n" +
+	"\tcreatedAt\x18\x03 \x01(\tR\tcreatedAt\"\xef\x03\n" +
 	"\x03App\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tprojectId\x18\x02 \x01(\tR\tprojectId\x12\x12\n" +
@@ -4570,7 +4798,9 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x16refreshTokenTtlSeconds\x18\n" +
 	" \x01(\x05R\x16refreshTokenTtlSeconds\x12:\n" +
 	"\bbranding\x18\v \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x12,\n" +
-	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\"\x95\x01\n" +
+	"\x11emailVerification\x18\f \x01(\tR\x11emailVerification\x12\x10\n" +
+	"\x03mfa\x18\r \x01(\tR\x03mfa\x12$\n" +
+	"\rpasskeySignIn\x18\x0e \x01(\bR\rpasskeySignIn\"\x95\x01\n" +
 	"\vAppBranding\x12 \n" +
 	"\vdisplayName\x18\x01 \x01(\tR\vdisplayName\x12 \n" +
 	"\vaccentColor\x18\x02 \x01(\tR\vaccentColor\x12\x18\n" +
@@ -4580,14 +4810,15 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12:\n" +
 	"\bbranding\x18\x02 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\"*\n" +
 	"\x14CreateProjectRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x84\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x96\x02\n" +
 	"\x10CreateAppRequest\x12\x1c\n" +
 	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\"\n" +
 	"\fredirectUris\x18\x03 \x03(\tR\fredirectUris\x124\n" +
 	"\x15accessTokenTtlSeconds\x18\x04 \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
 	"\x16refreshTokenTtlSeconds\x18\x05 \x01(\x05R\x16refreshTokenTtlSeconds\x12,\n" +
-	"\x11emailVerification\x18\x06 \x01(\tR\x11emailVerification\"F\n" +
+	"\x11emailVerification\x18\x06 \x01(\tR\x11emailVerification\x12\x10\n" +
+	"\x03mfa\x18\a \x01(\tR\x03mfa\"F\n" +
 	"\x14SetAppEnabledRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"+\n" +
@@ -4707,6 +4938,17 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x1c\n" +
 	"\tsessionId\x18\x02 \x01(\tR\tsessionId\"/\n" +
 	"\x15RevokeSessionsRequest\x12\x16\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\"@\n" +
+	"\x10SetAppMfaRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\"L\n" +
+	"\x1aSetAppPasskeySignInRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
+	"\aenabled\x18\x02 \x01(\bR\aenabled\"I\n" +
+	"\x19ResetSecondFactorsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\"4\n" +
+	"\x1aRemoveSecondFactorsRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\"N\n" +
 	"\x1eSetAppEmailVerificationRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
@@ -4736,7 +4978,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"g\n" +
 	"\x14AppIdentityProviders\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x129\n" +
-	"\x05items\x18\x02 \x03(\v2#.berth.identity.v1.IdentityProviderR\x05items2\xdf\r\n" +
+	"\x05items\x18\x02 \x03(\v2#.berth.identity.v1.IdentityProviderR\x05items2\x8b\x0f\n" +
 	"\x0fIdentityService\x12\xa5\x01\n" +
 	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
@@ -4750,7 +4992,8 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}\x12\xa1\x01\n" +
 	"\fListSessions\x12&.berth.identity.v1.ListSessionsRequest\x1a\x1e.berth.identity.v1.SessionList\"I\xca\xf3\x18\"\b\x02\"\x12Sessions retrieved(\x010\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/users/{userId}/sessions\x12\xa6\x01\n" +
 	"\rRevokeSession\x12'.berth.identity.v1.RevokeSessionRequest\x1a\x16.google.protobuf.Empty\"T\xca\xf3\x18!\b\x02\x18\x01\"\x0fSession revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02)*'/v1/users/{userId}/sessions/{sessionId}\x12\x9d\x01\n" +
-	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"I\xca\xf3\x18\"\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions2\xca\x01\n" +
+	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"I\xca\xf3\x18\"\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions\x12\xa9\x01\n" +
+	"\x13RemoveSecondFactors\x12-.berth.identity.v1.RemoveSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\x1e\b\x02\x18\x01\"\x16Second factors removed(\x02\x82\xd3\xe4\x93\x02#*!/v1/users/{userId}/second-factors2\xca\x01\n" +
 	"\x0fOperatorService\x12\xb6\x01\n" +
 	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xcd\x05\n" +
 	"\x17IdentityInternalService\x12a\n" +
@@ -4761,7 +5004,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xcf\r\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xeb\x0f\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
@@ -4780,7 +5023,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12{\n" +
 	"\x16SetAppIdentityProvider\x120.berth.identity.v1.SetAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12\x7f\n" +
 	"\x18ClearAppIdentityProvider\x122.berth.identity.v1.ClearAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12\x7f\n" +
-	"\x18ListAppIdentityProviders\x122.berth.identity.v1.ListAppIdentityProvidersRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x18ListAppIdentityProviders\x122.berth.identity.v1.ListAppIdentityProvidersRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
+	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12d\n" +
+	"\x13SetAppPasskeySignIn\x12-.berth.identity.v1.SetAppPasskeySignInRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12b\n" +
+	"\x12ResetSecondFactors\x12,.berth.identity.v1.ResetSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -4794,7 +5040,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),            // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                        // 1: berth.identity.v1.UserRole
@@ -4851,13 +5097,17 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*SessionList)(nil),                     // 52: berth.identity.v1.SessionList
 	(*RevokeSessionRequest)(nil),            // 53: berth.identity.v1.RevokeSessionRequest
 	(*RevokeSessionsRequest)(nil),           // 54: berth.identity.v1.RevokeSessionsRequest
-	(*SetAppEmailVerificationRequest)(nil),  // 55: berth.identity.v1.SetAppEmailVerificationRequest
-	(*IdentityProvider)(nil),                // 56: berth.identity.v1.IdentityProvider
-	(*SetAppIdentityProviderRequest)(nil),   // 57: berth.identity.v1.SetAppIdentityProviderRequest
-	(*ClearAppIdentityProviderRequest)(nil), // 58: berth.identity.v1.ClearAppIdentityProviderRequest
-	(*ListAppIdentityProvidersRequest)(nil), // 59: berth.identity.v1.ListAppIdentityProvidersRequest
-	(*AppIdentityProviders)(nil),            // 60: berth.identity.v1.AppIdentityProviders
-	(*emptypb.Empty)(nil),                   // 61: google.protobuf.Empty
+	(*SetAppMfaRequest)(nil),                // 55: berth.identity.v1.SetAppMfaRequest
+	(*SetAppPasskeySignInRequest)(nil),      // 56: berth.identity.v1.SetAppPasskeySignInRequest
+	(*ResetSecondFactorsRequest)(nil),       // 57: berth.identity.v1.ResetSecondFactorsRequest
+	(*RemoveSecondFactorsRequest)(nil),      // 58: berth.identity.v1.RemoveSecondFactorsRequest
+	(*SetAppEmailVerificationRequest)(nil),  // 59: berth.identity.v1.SetAppEmailVerificationRequest
+	(*IdentityProvider)(nil),                // 60: berth.identity.v1.IdentityProvider
+	(*SetAppIdentityProviderRequest)(nil),   // 61: berth.identity.v1.SetAppIdentityProviderRequest
+	(*ClearAppIdentityProviderRequest)(nil), // 62: berth.identity.v1.ClearAppIdentityProviderRequest
+	(*ListAppIdentityProvidersRequest)(nil), // 63: berth.identity.v1.ListAppIdentityProvidersRequest
+	(*AppIdentityProviders)(nil),            // 64: berth.identity.v1.AppIdentityProviders
+	(*emptypb.Empty)(nil),                   // 65: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -4869,8 +5119,8 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	32, // 6: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
 	32, // 7: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
 	51, // 8: berth.identity.v1.SessionList.items:type_name -> berth.identity.v1.Session
-	56, // 9: berth.identity.v1.SetAppIdentityProviderRequest.provider:type_name -> berth.identity.v1.IdentityProvider
-	56, // 10: berth.identity.v1.AppIdentityProviders.items:type_name -> berth.identity.v1.IdentityProvider
+	60, // 9: berth.identity.v1.SetAppIdentityProviderRequest.provider:type_name -> berth.identity.v1.IdentityProvider
+	60, // 10: berth.identity.v1.AppIdentityProviders.items:type_name -> berth.identity.v1.IdentityProvider
 	0,  // 11: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
 	3,  // 12: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
 	6,  // 13: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
@@ -4882,69 +5132,77 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	50, // 19: berth.identity.v1.IdentityService.ListSessions:input_type -> berth.identity.v1.ListSessionsRequest
 	53, // 20: berth.identity.v1.IdentityService.RevokeSession:input_type -> berth.identity.v1.RevokeSessionRequest
 	54, // 21: berth.identity.v1.IdentityService.RevokeSessions:input_type -> berth.identity.v1.RevokeSessionsRequest
-	36, // 22: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
-	12, // 23: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
-	21, // 24: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
-	44, // 25: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
-	16, // 26: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
-	14, // 27: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
-	20, // 28: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
-	18, // 29: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
-	27, // 30: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	28, // 31: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	29, // 32: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	30, // 33: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	31, // 34: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	34, // 35: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	46, // 36: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	39, // 37: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
-	41, // 38: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	47, // 39: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	47, // 40: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	48, // 41: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
-	26, // 42: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	55, // 43: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
-	57, // 44: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
-	58, // 45: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
-	59, // 46: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
-	2,  // 47: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 48: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 49: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	61, // 50: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	61, // 51: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 52: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	61, // 53: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	61, // 54: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 55: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	61, // 56: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	61, // 57: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	37, // 58: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 59: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 60: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 61: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 62: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 63: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 64: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 65: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 66: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 67: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 68: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 69: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 70: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 71: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 72: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 73: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 74: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 75: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 76: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 77: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 78: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	24, // 79: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	60, // 80: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
-	60, // 81: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
-	60, // 82: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
-	47, // [47:83] is the sub-list for method output_type
-	11, // [11:47] is the sub-list for method input_type
+	58, // 22: berth.identity.v1.IdentityService.RemoveSecondFactors:input_type -> berth.identity.v1.RemoveSecondFactorsRequest
+	36, // 23: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
+	12, // 24: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
+	21, // 25: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
+	44, // 26: berth.identity.v1.IdentityInternalService.VerifyAccessToken:input_type -> berth.identity.v1.VerifyAccessTokenRequest
+	16, // 27: berth.identity.v1.IdentityInternalService.GetUserRef:input_type -> berth.identity.v1.GetUserRefRequest
+	14, // 28: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
+	20, // 29: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
+	18, // 30: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
+	27, // 31: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	28, // 32: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	29, // 33: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	30, // 34: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	31, // 35: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	34, // 36: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	46, // 37: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	39, // 38: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	41, // 39: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	47, // 40: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	47, // 41: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	48, // 42: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	26, // 43: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
+	59, // 44: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	61, // 45: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
+	62, // 46: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
+	63, // 47: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
+	55, // 48: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
+	56, // 49: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:input_type -> berth.identity.v1.SetAppPasskeySignInRequest
+	57, // 50: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
+	2,  // 51: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 52: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 53: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	65, // 54: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	65, // 55: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 56: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	65, // 57: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	65, // 58: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 59: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	65, // 60: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	65, // 61: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	65, // 62: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
+	37, // 63: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 64: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 65: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 66: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 67: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 68: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 69: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 70: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	23, // 71: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 72: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 73: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 74: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 75: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 76: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 77: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 78: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 79: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 80: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 81: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 82: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 83: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 84: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	64, // 85: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	64, // 86: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	64, // 87: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
+	24, // 88: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
+	24, // 89: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:output_type -> berth.identity.v1.App
+	65, // 90: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
+	51, // [51:91] is the sub-list for method output_type
+	11, // [11:51] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -4965,7 +5223,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   61,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -579,6 +579,45 @@ func local_request_IdentityService_RevokeSessions_0(ctx context.Context, marshal
 	return msg, metadata, err
 }
 
+func request_IdentityService_RemoveSecondFactors_0(ctx context.Context, marshaler runtime.Marshaler, client IdentityServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RemoveSecondFactorsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["userId"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "userId")
+	}
+	protoReq.UserId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "userId", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.RemoveSecondFactors(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_IdentityService_RemoveSecondFactors_0(ctx context.Context, marshaler runtime.Marshaler, server IdentityServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq RemoveSecondFactorsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["userId"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "userId")
+	}
+	protoReq.UserId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "userId", err)
+	}
+	msg, err := server.RemoveSecondFactors(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_OperatorService_UpdateApiKey_0(ctx context.Context, marshaler runtime.Marshaler, client OperatorServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq UpdateApiKeyRequest
@@ -902,6 +941,26 @@ func RegisterIdentityServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 		}
 		forward_IdentityService_RevokeSessions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodDelete, pattern_IdentityService_RemoveSecondFactors_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/berth.identity.v1.IdentityService/RemoveSecondFactors", runtime.WithHTTPPathPattern("/v1/users/{userId}/second-factors"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_IdentityService_RemoveSecondFactors_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_IdentityService_RemoveSecondFactors_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 
 	return nil
 }
@@ -1176,37 +1235,56 @@ func RegisterIdentityServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_IdentityService_RevokeSessions_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodDelete, pattern_IdentityService_RemoveSecondFactors_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/berth.identity.v1.IdentityService/RemoveSecondFactors", runtime.WithHTTPPathPattern("/v1/users/{userId}/second-factors"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_IdentityService_RemoveSecondFactors_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_IdentityService_RemoveSecondFactors_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
 var (
-	pattern_IdentityService_ListUserRoles_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "apps", "appId", "user-roles"}, ""))
-	pattern_IdentityService_GetUser_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
-	pattern_IdentityService_GetPublicKey_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "apps", "appId", "public-keys"}, ""))
-	pattern_IdentityService_SetAccessStatus_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"v1", "apps", "appId", "users", "userId", "access-status", "accessStatus"}, ""))
-	pattern_IdentityService_UpdateUser_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
-	pattern_IdentityService_UpdateUser_1         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
-	pattern_IdentityService_GetMe_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "users", "me"}, ""))
-	pattern_IdentityService_SendReferralInvite_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "referral-invites"}, ""))
-	pattern_IdentityService_DeleteUser_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
-	pattern_IdentityService_ListSessions_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "sessions"}, ""))
-	pattern_IdentityService_RevokeSession_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "users", "userId", "sessions", "sessionId"}, ""))
-	pattern_IdentityService_RevokeSessions_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "sessions"}, ""))
+	pattern_IdentityService_ListUserRoles_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "apps", "appId", "user-roles"}, ""))
+	pattern_IdentityService_GetUser_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
+	pattern_IdentityService_GetPublicKey_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "apps", "appId", "public-keys"}, ""))
+	pattern_IdentityService_SetAccessStatus_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4, 2, 5, 1, 0, 4, 1, 5, 6}, []string{"v1", "apps", "appId", "users", "userId", "access-status", "accessStatus"}, ""))
+	pattern_IdentityService_UpdateUser_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
+	pattern_IdentityService_UpdateUser_1          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
+	pattern_IdentityService_GetMe_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"v1", "users", "me"}, ""))
+	pattern_IdentityService_SendReferralInvite_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "referral-invites"}, ""))
+	pattern_IdentityService_DeleteUser_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "users", "userId"}, ""))
+	pattern_IdentityService_ListSessions_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "sessions"}, ""))
+	pattern_IdentityService_RevokeSession_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"v1", "users", "userId", "sessions", "sessionId"}, ""))
+	pattern_IdentityService_RevokeSessions_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "sessions"}, ""))
+	pattern_IdentityService_RemoveSecondFactors_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "users", "userId", "second-factors"}, ""))
 )
 
 var (
-	forward_IdentityService_ListUserRoles_0      = runtime.ForwardResponseMessage
-	forward_IdentityService_GetUser_0            = runtime.ForwardResponseMessage
-	forward_IdentityService_GetPublicKey_0       = runtime.ForwardResponseMessage
-	forward_IdentityService_SetAccessStatus_0    = runtime.ForwardResponseMessage
-	forward_IdentityService_UpdateUser_0         = runtime.ForwardResponseMessage
-	forward_IdentityService_UpdateUser_1         = runtime.ForwardResponseMessage
-	forward_IdentityService_GetMe_0              = runtime.ForwardResponseMessage
-	forward_IdentityService_SendReferralInvite_0 = runtime.ForwardResponseMessage
-	forward_IdentityService_DeleteUser_0         = runtime.ForwardResponseMessage
-	forward_IdentityService_ListSessions_0       = runtime.ForwardResponseMessage
-	forward_IdentityService_RevokeSession_0      = runtime.ForwardResponseMessage
-	forward_IdentityService_RevokeSessions_0     = runtime.ForwardResponseMessage
+	forward_IdentityService_ListUserRoles_0       = runtime.ForwardResponseMessage
+	forward_IdentityService_GetUser_0             = runtime.ForwardResponseMessage
+	forward_IdentityService_GetPublicKey_0        = runtime.ForwardResponseMessage
+	forward_IdentityService_SetAccessStatus_0     = runtime.ForwardResponseMessage
+	forward_IdentityService_UpdateUser_0          = runtime.ForwardResponseMessage
+	forward_IdentityService_UpdateUser_1          = runtime.ForwardResponseMessage
+	forward_IdentityService_GetMe_0               = runtime.ForwardResponseMessage
+	forward_IdentityService_SendReferralInvite_0  = runtime.ForwardResponseMessage
+	forward_IdentityService_DeleteUser_0          = runtime.ForwardResponseMessage
+	forward_IdentityService_ListSessions_0        = runtime.ForwardResponseMessage
+	forward_IdentityService_RevokeSession_0       = runtime.ForwardResponseMessage
+	forward_IdentityService_RevokeSessions_0      = runtime.ForwardResponseMessage
+	forward_IdentityService_RemoveSecondFactors_0 = runtime.ForwardResponseMessage
 )
 
 // RegisterOperatorServiceHandlerFromEndpoint is same as RegisterOperatorServiceHandler but

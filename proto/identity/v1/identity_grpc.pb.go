@@ -24,17 +24,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	IdentityService_ListUserRoles_FullMethodName      = "/berth.identity.v1.IdentityService/ListUserRoles"
-	IdentityService_GetUser_FullMethodName            = "/berth.identity.v1.IdentityService/GetUser"
-	IdentityService_GetPublicKey_FullMethodName       = "/berth.identity.v1.IdentityService/GetPublicKey"
-	IdentityService_SetAccessStatus_FullMethodName    = "/berth.identity.v1.IdentityService/SetAccessStatus"
-	IdentityService_UpdateUser_FullMethodName         = "/berth.identity.v1.IdentityService/UpdateUser"
-	IdentityService_GetMe_FullMethodName              = "/berth.identity.v1.IdentityService/GetMe"
-	IdentityService_SendReferralInvite_FullMethodName = "/berth.identity.v1.IdentityService/SendReferralInvite"
-	IdentityService_DeleteUser_FullMethodName         = "/berth.identity.v1.IdentityService/DeleteUser"
-	IdentityService_ListSessions_FullMethodName       = "/berth.identity.v1.IdentityService/ListSessions"
-	IdentityService_RevokeSession_FullMethodName      = "/berth.identity.v1.IdentityService/RevokeSession"
-	IdentityService_RevokeSessions_FullMethodName     = "/berth.identity.v1.IdentityService/RevokeSessions"
+	IdentityService_ListUserRoles_FullMethodName       = "/berth.identity.v1.IdentityService/ListUserRoles"
+	IdentityService_GetUser_FullMethodName             = "/berth.identity.v1.IdentityService/GetUser"
+	IdentityService_GetPublicKey_FullMethodName        = "/berth.identity.v1.IdentityService/GetPublicKey"
+	IdentityService_SetAccessStatus_FullMethodName     = "/berth.identity.v1.IdentityService/SetAccessStatus"
+	IdentityService_UpdateUser_FullMethodName          = "/berth.identity.v1.IdentityService/UpdateUser"
+	IdentityService_GetMe_FullMethodName               = "/berth.identity.v1.IdentityService/GetMe"
+	IdentityService_SendReferralInvite_FullMethodName  = "/berth.identity.v1.IdentityService/SendReferralInvite"
+	IdentityService_DeleteUser_FullMethodName          = "/berth.identity.v1.IdentityService/DeleteUser"
+	IdentityService_ListSessions_FullMethodName        = "/berth.identity.v1.IdentityService/ListSessions"
+	IdentityService_RevokeSession_FullMethodName       = "/berth.identity.v1.IdentityService/RevokeSession"
+	IdentityService_RevokeSessions_FullMethodName      = "/berth.identity.v1.IdentityService/RevokeSessions"
+	IdentityService_RemoveSecondFactors_FullMethodName = "/berth.identity.v1.IdentityService/RemoveSecondFactors"
 )
 
 // IdentityServiceClient is the client API for IdentityService service.
@@ -109,6 +110,14 @@ type IdentityServiceClient interface {
 	// they expire (minutes). A user without sessions is no error. Needs a write API key, or the
 	// user's own access token (userId may be me).
 	RevokeSessions(ctx context.Context, in *RevokeSessionsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// Remove a user's second factors.
+	//
+	// For a user who lost the authenticator and the recovery codes: removes every second factor
+	// and recovery code of the user, revokes every session of the user on the app and mails the
+	// user that it happened. The next sign-in asks for the password only (or, under the app's
+	// required MFA policy, enrols a new factor). A user without factors is no error. Needs a write
+	// API key: a user's own access token cannot remove the factor that protects the account.
+	RemoveSecondFactors(ctx context.Context, in *RemoveSecondFactorsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type identityServiceClient struct {
@@ -229,6 +238,16 @@ func (c *identityServiceClient) RevokeSessions(ctx context.Context, in *RevokeSe
 	return out, nil
 }
 
+func (c *identityServiceClient) RemoveSecondFactors(ctx context.Context, in *RemoveSecondFactorsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, IdentityService_RemoveSecondFactors_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityServiceServer is the server API for IdentityService service.
 // All implementations must embed UnimplementedIdentityServiceServer
 // for forward compatibility.
@@ -301,6 +320,14 @@ type IdentityServiceServer interface {
 	// they expire (minutes). A user without sessions is no error. Needs a write API key, or the
 	// user's own access token (userId may be me).
 	RevokeSessions(context.Context, *RevokeSessionsRequest) (*emptypb.Empty, error)
+	// Remove a user's second factors.
+	//
+	// For a user who lost the authenticator and the recovery codes: removes every second factor
+	// and recovery code of the user, revokes every session of the user on the app and mails the
+	// user that it happened. The next sign-in asks for the password only (or, under the app's
+	// required MFA policy, enrols a new factor). A user without factors is no error. Needs a write
+	// API key: a user's own access token cannot remove the factor that protects the account.
+	RemoveSecondFactors(context.Context, *RemoveSecondFactorsRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedIdentityServiceServer()
 }
 
@@ -343,6 +370,9 @@ func (UnimplementedIdentityServiceServer) RevokeSession(context.Context, *Revoke
 }
 func (UnimplementedIdentityServiceServer) RevokeSessions(context.Context, *RevokeSessionsRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeSessions not implemented")
+}
+func (UnimplementedIdentityServiceServer) RemoveSecondFactors(context.Context, *RemoveSecondFactorsRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveSecondFactors not implemented")
 }
 func (UnimplementedIdentityServiceServer) mustEmbedUnimplementedIdentityServiceServer() {}
 func (UnimplementedIdentityServiceServer) testEmbeddedByValue()                         {}
@@ -563,6 +593,24 @@ func _IdentityService_RevokeSessions_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityService_RemoveSecondFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveSecondFactorsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityServiceServer).RemoveSecondFactors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityService_RemoveSecondFactors_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityServiceServer).RemoveSecondFactors(ctx, req.(*RemoveSecondFactorsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityService_ServiceDesc is the grpc.ServiceDesc for IdentityService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -613,6 +661,10 @@ var IdentityService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeSessions",
 			Handler:    _IdentityService_RevokeSessions_Handler,
+		},
+		{
+			MethodName: "RemoveSecondFactors",
+			Handler:    _IdentityService_RemoveSecondFactors_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -1120,6 +1172,9 @@ const (
 	IdentityAdminService_SetAppIdentityProvider_FullMethodName   = "/berth.identity.v1.IdentityAdminService/SetAppIdentityProvider"
 	IdentityAdminService_ClearAppIdentityProvider_FullMethodName = "/berth.identity.v1.IdentityAdminService/ClearAppIdentityProvider"
 	IdentityAdminService_ListAppIdentityProviders_FullMethodName = "/berth.identity.v1.IdentityAdminService/ListAppIdentityProviders"
+	IdentityAdminService_SetAppMfa_FullMethodName                = "/berth.identity.v1.IdentityAdminService/SetAppMfa"
+	IdentityAdminService_SetAppPasskeySignIn_FullMethodName      = "/berth.identity.v1.IdentityAdminService/SetAppPasskeySignIn"
+	IdentityAdminService_ResetSecondFactors_FullMethodName       = "/berth.identity.v1.IdentityAdminService/ResetSecondFactors"
 )
 
 // IdentityAdminServiceClient is the client API for IdentityAdminService service.
@@ -1161,6 +1216,15 @@ type IdentityAdminServiceClient interface {
 	ClearAppIdentityProvider(ctx context.Context, in *ClearAppIdentityProviderRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error)
 	// ListAppIdentityProviders lists the app's configured slots (never their secrets).
 	ListAppIdentityProviders(ctx context.Context, in *ListAppIdentityProvidersRequest, opts ...grpc.CallOption) (*AppIdentityProviders, error)
+	// SetAppMfa sets the app's second-factor policy: "off", "optional" (users may enrol) or
+	// "required" (every user proves a second factor at sign-in, enrolling at the next one).
+	SetAppMfa(ctx context.Context, in *SetAppMfaRequest, opts ...grpc.CallOption) (*App, error)
+	// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
+	// password (their passkeys prove two factors: the device and its screen lock).
+	SetAppPasskeySignIn(ctx context.Context, in *SetAppPasskeySignInRequest, opts ...grpc.CallOption) (*App, error)
+	// ResetSecondFactors removes every second factor and recovery code of a user, revokes the
+	// user's sessions and mails the user.
+	ResetSecondFactors(ctx context.Context, in *ResetSecondFactorsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type identityAdminServiceClient struct {
@@ -1341,6 +1405,36 @@ func (c *identityAdminServiceClient) ListAppIdentityProviders(ctx context.Contex
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppMfa(ctx context.Context, in *SetAppMfaRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppMfa_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) SetAppPasskeySignIn(ctx context.Context, in *SetAppPasskeySignInRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppPasskeySignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) ResetSecondFactors(ctx context.Context, in *ResetSecondFactorsRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, IdentityAdminService_ResetSecondFactors_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityAdminServiceServer is the server API for IdentityAdminService service.
 // All implementations must embed UnimplementedIdentityAdminServiceServer
 // for forward compatibility.
@@ -1380,6 +1474,15 @@ type IdentityAdminServiceServer interface {
 	ClearAppIdentityProvider(context.Context, *ClearAppIdentityProviderRequest) (*AppIdentityProviders, error)
 	// ListAppIdentityProviders lists the app's configured slots (never their secrets).
 	ListAppIdentityProviders(context.Context, *ListAppIdentityProvidersRequest) (*AppIdentityProviders, error)
+	// SetAppMfa sets the app's second-factor policy: "off", "optional" (users may enrol) or
+	// "required" (every user proves a second factor at sign-in, enrolling at the next one).
+	SetAppMfa(context.Context, *SetAppMfaRequest) (*App, error)
+	// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
+	// password (their passkeys prove two factors: the device and its screen lock).
+	SetAppPasskeySignIn(context.Context, *SetAppPasskeySignInRequest) (*App, error)
+	// ResetSecondFactors removes every second factor and recovery code of a user, revokes the
+	// user's sessions and mails the user.
+	ResetSecondFactors(context.Context, *ResetSecondFactorsRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedIdentityAdminServiceServer()
 }
 
@@ -1440,6 +1543,15 @@ func (UnimplementedIdentityAdminServiceServer) ClearAppIdentityProvider(context.
 }
 func (UnimplementedIdentityAdminServiceServer) ListAppIdentityProviders(context.Context, *ListAppIdentityProvidersRequest) (*AppIdentityProviders, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAppIdentityProviders not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppMfa(context.Context, *SetAppMfaRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppMfa not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppPasskeySignIn(context.Context, *SetAppPasskeySignInRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppPasskeySignIn not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) ResetSecondFactors(context.Context, *ResetSecondFactorsRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResetSecondFactors not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) mustEmbedUnimplementedIdentityAdminServiceServer() {}
 func (UnimplementedIdentityAdminServiceServer) testEmbeddedByValue()                              {}
@@ -1768,6 +1880,60 @@ func _IdentityAdminService_ListAppIdentityProviders_Handler(srv interface{}, ctx
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppMfa_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppMfaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppMfa(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppMfa_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppMfa(ctx, req.(*SetAppMfaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_SetAppPasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppPasskeySignInRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppPasskeySignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppPasskeySignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppPasskeySignIn(ctx, req.(*SetAppPasskeySignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_ResetSecondFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResetSecondFactorsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).ResetSecondFactors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_ResetSecondFactors_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).ResetSecondFactors(ctx, req.(*ResetSecondFactorsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityAdminService_ServiceDesc is the grpc.ServiceDesc for IdentityAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1842,6 +2008,18 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAppIdentityProviders",
 			Handler:    _IdentityAdminService_ListAppIdentityProviders_Handler,
+		},
+		{
+			MethodName: "SetAppMfa",
+			Handler:    _IdentityAdminService_SetAppMfa_Handler,
+		},
+		{
+			MethodName: "SetAppPasskeySignIn",
+			Handler:    _IdentityAdminService_SetAppPasskeySignIn_Handler,
+		},
+		{
+			MethodName: "ResetSecondFactors",
+			Handler:    _IdentityAdminService_ResetSecondFactors_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

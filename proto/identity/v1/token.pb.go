@@ -26,6 +26,634 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PasskeyCeremony is one WebAuthn ceremony as the page runs it: options is the JSON of the
+// publicKey options (binary values base64url), state the sealed ceremony state to post back.
+type PasskeyCeremony struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Options       string                 `protobuf:"bytes,1,opt,name=options,proto3" json:"options,omitempty"`
+	State         string                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasskeyCeremony) Reset() {
+	*x = PasskeyCeremony{}
+	mi := &file_identity_v1_token_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasskeyCeremony) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasskeyCeremony) ProtoMessage() {}
+
+func (x *PasskeyCeremony) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasskeyCeremony.ProtoReflect.Descriptor instead.
+func (*PasskeyCeremony) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *PasskeyCeremony) GetOptions() string {
+	if x != nil {
+		return x.Options
+	}
+	return ""
+}
+
+func (x *PasskeyCeremony) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+type PasskeySignInRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Params *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
+	// passkey is the JSON of the PublicKeyCredential of the assertion (binary values base64url),
+	// state the ceremony's state from StartPasskeySignIn.
+	Passkey       string `protobuf:"bytes,2,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	ClientIp      string `protobuf:"bytes,4,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent     string `protobuf:"bytes,5,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PasskeySignInRequest) Reset() {
+	*x = PasskeySignInRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PasskeySignInRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PasskeySignInRequest) ProtoMessage() {}
+
+func (x *PasskeySignInRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PasskeySignInRequest.ProtoReflect.Descriptor instead.
+func (*PasskeySignInRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PasskeySignInRequest) GetParams() *LoginParams {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *PasskeySignInRequest) GetPasskey() string {
+	if x != nil {
+		return x.Passkey
+	}
+	return ""
+}
+
+func (x *PasskeySignInRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PasskeySignInRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *PasskeySignInRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
+type FinishPasskeyRegistrationRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	// credential is the JSON of the PublicKeyCredential the browser created (binary values
+	// base64url).
+	Credential string `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
+	State      string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// current_password is asked again, as for an authenticator app.
+	CurrentPassword string `protobuf:"bytes,4,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	ClientIp        string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *FinishPasskeyRegistrationRequest) Reset() {
+	*x = FinishPasskeyRegistrationRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishPasskeyRegistrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishPasskeyRegistrationRequest) ProtoMessage() {}
+
+func (x *FinishPasskeyRegistrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishPasskeyRegistrationRequest.ProtoReflect.Descriptor instead.
+func (*FinishPasskeyRegistrationRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetCredential() string {
+	if x != nil {
+		return x.Credential
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *FinishPasskeyRegistrationRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+// AccountRequest names the signed-in user of the account page by the user's access token.
+type AccountRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken   string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountRequest) Reset() {
+	*x = AccountRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountRequest) ProtoMessage() {}
+
+func (x *AccountRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountRequest.ProtoReflect.Descriptor instead.
+func (*AccountRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AccountRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+// SecondFactors is what the account page shows about the user's second factors.
+type SecondFactors struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// policy is the app's MFA policy: "off", "optional" or "required".
+	Policy            string `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	Totp              bool   `protobuf:"varint,2,opt,name=totp,proto3" json:"totp,omitempty"`
+	RecoveryCodesLeft int32  `protobuf:"varint,3,opt,name=recovery_codes_left,json=recoveryCodesLeft,proto3" json:"recovery_codes_left,omitempty"`
+	// passkeys is how many passkeys the user registered.
+	Passkeys      int32 `protobuf:"varint,4,opt,name=passkeys,proto3" json:"passkeys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecondFactors) Reset() {
+	*x = SecondFactors{}
+	mi := &file_identity_v1_token_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecondFactors) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecondFactors) ProtoMessage() {}
+
+func (x *SecondFactors) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecondFactors.ProtoReflect.Descriptor instead.
+func (*SecondFactors) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SecondFactors) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *SecondFactors) GetTotp() bool {
+	if x != nil {
+		return x.Totp
+	}
+	return false
+}
+
+func (x *SecondFactors) GetRecoveryCodesLeft() int32 {
+	if x != nil {
+		return x.RecoveryCodesLeft
+	}
+	return 0
+}
+
+func (x *SecondFactors) GetPasskeys() int32 {
+	if x != nil {
+		return x.Passkeys
+	}
+	return 0
+}
+
+// TotpKey is a TOTP secret being enrolled: the otpauth URL for the QR code and the base32 secret
+// for typing.
+type TotpKey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OtpauthUrl    string                 `protobuf:"bytes,1,opt,name=otpauth_url,json=otpauthUrl,proto3" json:"otpauth_url,omitempty"`
+	Secret        string                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TotpKey) Reset() {
+	*x = TotpKey{}
+	mi := &file_identity_v1_token_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TotpKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TotpKey) ProtoMessage() {}
+
+func (x *TotpKey) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TotpKey.ProtoReflect.Descriptor instead.
+func (*TotpKey) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *TotpKey) GetOtpauthUrl() string {
+	if x != nil {
+		return x.OtpauthUrl
+	}
+	return ""
+}
+
+func (x *TotpKey) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+type ConfirmTotpEnrolmentRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	Code        string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	ClientIp    string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	// current_password is asked again: a stolen access token must not add a factor that locks the
+	// owner out.
+	CurrentPassword string `protobuf:"bytes,4,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ConfirmTotpEnrolmentRequest) Reset() {
+	*x = ConfirmTotpEnrolmentRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfirmTotpEnrolmentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfirmTotpEnrolmentRequest) ProtoMessage() {}
+
+func (x *ConfirmTotpEnrolmentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfirmTotpEnrolmentRequest.ProtoReflect.Descriptor instead.
+func (*ConfirmTotpEnrolmentRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ConfirmTotpEnrolmentRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *ConfirmTotpEnrolmentRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ConfirmTotpEnrolmentRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *ConfirmTotpEnrolmentRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+// RecoveryCodes are new recovery codes, shown once.
+type RecoveryCodes struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Codes         []string               `protobuf:"bytes,1,rep,name=codes,proto3" json:"codes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecoveryCodes) Reset() {
+	*x = RecoveryCodes{}
+	mi := &file_identity_v1_token_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecoveryCodes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecoveryCodes) ProtoMessage() {}
+
+func (x *RecoveryCodes) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecoveryCodes.ProtoReflect.Descriptor instead.
+func (*RecoveryCodes) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RecoveryCodes) GetCodes() []string {
+	if x != nil {
+		return x.Codes
+	}
+	return nil
+}
+
+// SecondFactorFlow names a sign-in waiting for its second factor.
+type SecondFactorFlow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Flow          string                 `protobuf:"bytes,1,opt,name=flow,proto3" json:"flow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SecondFactorFlow) Reset() {
+	*x = SecondFactorFlow{}
+	mi := &file_identity_v1_token_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SecondFactorFlow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SecondFactorFlow) ProtoMessage() {}
+
+func (x *SecondFactorFlow) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SecondFactorFlow.ProtoReflect.Descriptor instead.
+func (*SecondFactorFlow) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SecondFactorFlow) GetFlow() string {
+	if x != nil {
+		return x.Flow
+	}
+	return ""
+}
+
+type VerifySecondFactorRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Flow  string                 `protobuf:"bytes,1,opt,name=flow,proto3" json:"flow,omitempty"`
+	// code is a TOTP code or a recovery code.
+	Code      string `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	ClientIp  string `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	UserAgent string `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	// passkey, instead of code, is the JSON of the PublicKeyCredential of an assertion, with the
+	// ceremony's state from StartPasskeyAssertion.
+	Passkey       string `protobuf:"bytes,5,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	PasskeyState  string `protobuf:"bytes,6,opt,name=passkey_state,json=passkeyState,proto3" json:"passkey_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifySecondFactorRequest) Reset() {
+	*x = VerifySecondFactorRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifySecondFactorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifySecondFactorRequest) ProtoMessage() {}
+
+func (x *VerifySecondFactorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifySecondFactorRequest.ProtoReflect.Descriptor instead.
+func (*VerifySecondFactorRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *VerifySecondFactorRequest) GetFlow() string {
+	if x != nil {
+		return x.Flow
+	}
+	return ""
+}
+
+func (x *VerifySecondFactorRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *VerifySecondFactorRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+func (x *VerifySecondFactorRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
+func (x *VerifySecondFactorRequest) GetPasskey() string {
+	if x != nil {
+		return x.Passkey
+	}
+	return ""
+}
+
+func (x *VerifySecondFactorRequest) GetPasskeyState() string {
+	if x != nil {
+		return x.PasskeyState
+	}
+	return ""
+}
+
 // ExchangeTokenRequest is the route-1 body; every field is text as the published clients send it.
 type ExchangeTokenRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -46,7 +674,7 @@ type ExchangeTokenRequest struct {
 
 func (x *ExchangeTokenRequest) Reset() {
 	*x = ExchangeTokenRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[0]
+	mi := &file_identity_v1_token_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -58,7 +686,7 @@ func (x *ExchangeTokenRequest) String() string {
 func (*ExchangeTokenRequest) ProtoMessage() {}
 
 func (x *ExchangeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[0]
+	mi := &file_identity_v1_token_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -71,7 +699,7 @@ func (x *ExchangeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeTokenRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{0}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExchangeTokenRequest) GetClientId() string {
@@ -167,7 +795,7 @@ type Token struct {
 
 func (x *Token) Reset() {
 	*x = Token{}
-	mi := &file_identity_v1_token_proto_msgTypes[1]
+	mi := &file_identity_v1_token_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -179,7 +807,7 @@ func (x *Token) String() string {
 func (*Token) ProtoMessage() {}
 
 func (x *Token) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[1]
+	mi := &file_identity_v1_token_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -192,7 +820,7 @@ func (x *Token) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Token.ProtoReflect.Descriptor instead.
 func (*Token) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{1}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Token) GetAccessToken() string {
@@ -250,7 +878,7 @@ type TokenList struct {
 
 func (x *TokenList) Reset() {
 	*x = TokenList{}
-	mi := &file_identity_v1_token_proto_msgTypes[2]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -262,7 +890,7 @@ func (x *TokenList) String() string {
 func (*TokenList) ProtoMessage() {}
 
 func (x *TokenList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[2]
+	mi := &file_identity_v1_token_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -275,7 +903,7 @@ func (x *TokenList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenList.ProtoReflect.Descriptor instead.
 func (*TokenList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{2}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TokenList) GetKind() string {
@@ -315,7 +943,7 @@ type GetOpenIDConfigurationRequest struct {
 
 func (x *GetOpenIDConfigurationRequest) Reset() {
 	*x = GetOpenIDConfigurationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[3]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +955,7 @@ func (x *GetOpenIDConfigurationRequest) String() string {
 func (*GetOpenIDConfigurationRequest) ProtoMessage() {}
 
 func (x *GetOpenIDConfigurationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[3]
+	mi := &file_identity_v1_token_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +968,7 @@ func (x *GetOpenIDConfigurationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOpenIDConfigurationRequest.ProtoReflect.Descriptor instead.
 func (*GetOpenIDConfigurationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{3}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetOpenIDConfigurationRequest) GetAppId() string {
@@ -368,7 +996,7 @@ type OpenIDConfiguration struct {
 
 func (x *OpenIDConfiguration) Reset() {
 	*x = OpenIDConfiguration{}
-	mi := &file_identity_v1_token_proto_msgTypes[4]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +1008,7 @@ func (x *OpenIDConfiguration) String() string {
 func (*OpenIDConfiguration) ProtoMessage() {}
 
 func (x *OpenIDConfiguration) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[4]
+	mi := &file_identity_v1_token_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +1021,7 @@ func (x *OpenIDConfiguration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenIDConfiguration.ProtoReflect.Descriptor instead.
 func (*OpenIDConfiguration) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{4}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OpenIDConfiguration) GetIssuer() string {
@@ -475,7 +1103,7 @@ type GetJWKSRequest struct {
 
 func (x *GetJWKSRequest) Reset() {
 	*x = GetJWKSRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[5]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +1115,7 @@ func (x *GetJWKSRequest) String() string {
 func (*GetJWKSRequest) ProtoMessage() {}
 
 func (x *GetJWKSRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[5]
+	mi := &file_identity_v1_token_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +1128,7 @@ func (x *GetJWKSRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJWKSRequest.ProtoReflect.Descriptor instead.
 func (*GetJWKSRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{5}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetJWKSRequest) GetAppId() string {
@@ -524,7 +1152,7 @@ type JWK struct {
 
 func (x *JWK) Reset() {
 	*x = JWK{}
-	mi := &file_identity_v1_token_proto_msgTypes[6]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +1164,7 @@ func (x *JWK) String() string {
 func (*JWK) ProtoMessage() {}
 
 func (x *JWK) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[6]
+	mi := &file_identity_v1_token_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +1177,7 @@ func (x *JWK) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JWK.ProtoReflect.Descriptor instead.
 func (*JWK) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{6}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JWK) GetKty() string {
@@ -603,7 +1231,7 @@ type JWKS struct {
 
 func (x *JWKS) Reset() {
 	*x = JWKS{}
-	mi := &file_identity_v1_token_proto_msgTypes[7]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +1243,7 @@ func (x *JWKS) String() string {
 func (*JWKS) ProtoMessage() {}
 
 func (x *JWKS) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[7]
+	mi := &file_identity_v1_token_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +1256,7 @@ func (x *JWKS) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JWKS.ProtoReflect.Descriptor instead.
 func (*JWKS) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{7}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JWKS) GetKeys() []*JWK {
@@ -648,7 +1276,7 @@ type DescribeLoginRequest struct {
 
 func (x *DescribeLoginRequest) Reset() {
 	*x = DescribeLoginRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[8]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +1288,7 @@ func (x *DescribeLoginRequest) String() string {
 func (*DescribeLoginRequest) ProtoMessage() {}
 
 func (x *DescribeLoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[8]
+	mi := &file_identity_v1_token_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +1301,7 @@ func (x *DescribeLoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeLoginRequest.ProtoReflect.Descriptor instead.
 func (*DescribeLoginRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{8}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DescribeLoginRequest) GetClientId() string {
@@ -701,14 +1329,16 @@ type LoginContext struct {
 	// sets it.
 	AccountCallbackUri string `protobuf:"bytes,4,opt,name=account_callback_uri,json=accountCallbackUri,proto3" json:"account_callback_uri,omitempty"`
 	// providers are the app's configured identity providers, whose buttons the page shows.
-	Providers     []*LoginProvider `protobuf:"bytes,5,rep,name=providers,proto3" json:"providers,omitempty"`
+	Providers []*LoginProvider `protobuf:"bytes,5,rep,name=providers,proto3" json:"providers,omitempty"`
+	// passkey_sign_in: the sign-in page offers "Sign in with a passkey" (StartPasskeySignIn).
+	PasskeySignIn bool `protobuf:"varint,6,opt,name=passkey_sign_in,json=passkeySignIn,proto3" json:"passkey_sign_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoginContext) Reset() {
 	*x = LoginContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[9]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +1350,7 @@ func (x *LoginContext) String() string {
 func (*LoginContext) ProtoMessage() {}
 
 func (x *LoginContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[9]
+	mi := &file_identity_v1_token_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +1363,7 @@ func (x *LoginContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginContext.ProtoReflect.Descriptor instead.
 func (*LoginContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{9}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LoginContext) GetAppId() string {
@@ -771,6 +1401,13 @@ func (x *LoginContext) GetProviders() []*LoginProvider {
 	return nil
 }
 
+func (x *LoginContext) GetPasskeySignIn() bool {
+	if x != nil {
+		return x.PasskeySignIn
+	}
+	return false
+}
+
 // LoginProvider is one "Continue with …" button of the hosted sign-in and sign-up pages.
 type LoginProvider struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -783,7 +1420,7 @@ type LoginProvider struct {
 
 func (x *LoginProvider) Reset() {
 	*x = LoginProvider{}
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +1432,7 @@ func (x *LoginProvider) String() string {
 func (*LoginProvider) ProtoMessage() {}
 
 func (x *LoginProvider) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[10]
+	mi := &file_identity_v1_token_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +1445,7 @@ func (x *LoginProvider) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginProvider.ProtoReflect.Descriptor instead.
 func (*LoginProvider) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{10}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LoginProvider) GetSlot() string {
@@ -835,7 +1472,7 @@ type StartProviderSignInRequest struct {
 
 func (x *StartProviderSignInRequest) Reset() {
 	*x = StartProviderSignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -847,7 +1484,7 @@ func (x *StartProviderSignInRequest) String() string {
 func (*StartProviderSignInRequest) ProtoMessage() {}
 
 func (x *StartProviderSignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[11]
+	mi := &file_identity_v1_token_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -860,7 +1497,7 @@ func (x *StartProviderSignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartProviderSignInRequest.ProtoReflect.Descriptor instead.
 func (*StartProviderSignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StartProviderSignInRequest) GetParams() *LoginParams {
@@ -889,7 +1526,7 @@ type ProviderRedirect struct {
 
 func (x *ProviderRedirect) Reset() {
 	*x = ProviderRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +1538,7 @@ func (x *ProviderRedirect) String() string {
 func (*ProviderRedirect) ProtoMessage() {}
 
 func (x *ProviderRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[12]
+	mi := &file_identity_v1_token_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +1551,7 @@ func (x *ProviderRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderRedirect.ProtoReflect.Descriptor instead.
 func (*ProviderRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ProviderRedirect) GetUrl() string {
@@ -948,7 +1585,7 @@ type FinishProviderSignInRequest struct {
 
 func (x *FinishProviderSignInRequest) Reset() {
 	*x = FinishProviderSignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -960,7 +1597,7 @@ func (x *FinishProviderSignInRequest) String() string {
 func (*FinishProviderSignInRequest) ProtoMessage() {}
 
 func (x *FinishProviderSignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[13]
+	mi := &file_identity_v1_token_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -973,7 +1610,7 @@ func (x *FinishProviderSignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FinishProviderSignInRequest.ProtoReflect.Descriptor instead.
 func (*FinishProviderSignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FinishProviderSignInRequest) GetFlow() string {
@@ -1035,14 +1672,18 @@ type ProviderOutcome struct {
 	Email        string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
 	ProviderName string `protobuf:"bytes,4,opt,name=provider_name,json=providerName,proto3" json:"provider_name,omitempty"`
 	// params are the authorization request's, for the confirmation page (app, language).
-	Params        *LoginParams `protobuf:"bytes,5,opt,name=params,proto3" json:"params,omitempty"`
+	Params *LoginParams `protobuf:"bytes,5,opt,name=params,proto3" json:"params,omitempty"`
+	// second_factor and enrol, instead of url, are a sign-in that needs its second factor, as in
+	// LoginRedirect.
+	SecondFactor  string `protobuf:"bytes,6,opt,name=second_factor,json=secondFactor,proto3" json:"second_factor,omitempty"`
+	Enrol         bool   `protobuf:"varint,7,opt,name=enrol,proto3" json:"enrol,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ProviderOutcome) Reset() {
 	*x = ProviderOutcome{}
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1054,7 +1695,7 @@ func (x *ProviderOutcome) String() string {
 func (*ProviderOutcome) ProtoMessage() {}
 
 func (x *ProviderOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[14]
+	mi := &file_identity_v1_token_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1067,7 +1708,7 @@ func (x *ProviderOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProviderOutcome.ProtoReflect.Descriptor instead.
 func (*ProviderOutcome) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ProviderOutcome) GetUrl() string {
@@ -1105,6 +1746,20 @@ func (x *ProviderOutcome) GetParams() *LoginParams {
 	return nil
 }
 
+func (x *ProviderOutcome) GetSecondFactor() string {
+	if x != nil {
+		return x.SecondFactor
+	}
+	return ""
+}
+
+func (x *ProviderOutcome) GetEnrol() bool {
+	if x != nil {
+		return x.Enrol
+	}
+	return false
+}
+
 type ConfirmProviderLinkRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Link          string                 `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
@@ -1117,7 +1772,7 @@ type ConfirmProviderLinkRequest struct {
 
 func (x *ConfirmProviderLinkRequest) Reset() {
 	*x = ConfirmProviderLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1129,7 +1784,7 @@ func (x *ConfirmProviderLinkRequest) String() string {
 func (*ConfirmProviderLinkRequest) ProtoMessage() {}
 
 func (x *ConfirmProviderLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[15]
+	mi := &file_identity_v1_token_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1142,7 +1797,7 @@ func (x *ConfirmProviderLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmProviderLinkRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmProviderLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConfirmProviderLinkRequest) GetLink() string {
@@ -1182,7 +1837,7 @@ type DescribeAccountRequest struct {
 
 func (x *DescribeAccountRequest) Reset() {
 	*x = DescribeAccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1849,7 @@ func (x *DescribeAccountRequest) String() string {
 func (*DescribeAccountRequest) ProtoMessage() {}
 
 func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[16]
+	mi := &file_identity_v1_token_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1862,7 @@ func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeAccountRequest.ProtoReflect.Descriptor instead.
 func (*DescribeAccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DescribeAccountRequest) GetClientId() string {
@@ -1232,7 +1887,7 @@ type ChangePasswordRequest struct {
 
 func (x *ChangePasswordRequest) Reset() {
 	*x = ChangePasswordRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1899,7 @@ func (x *ChangePasswordRequest) String() string {
 func (*ChangePasswordRequest) ProtoMessage() {}
 
 func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[17]
+	mi := &file_identity_v1_token_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1912,7 @@ func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
 func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{17}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ChangePasswordRequest) GetAccessToken() string {
@@ -1304,7 +1959,7 @@ type LoginParams struct {
 
 func (x *LoginParams) Reset() {
 	*x = LoginParams{}
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1971,7 @@ func (x *LoginParams) String() string {
 func (*LoginParams) ProtoMessage() {}
 
 func (x *LoginParams) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[18]
+	mi := &file_identity_v1_token_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1984,7 @@ func (x *LoginParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginParams.ProtoReflect.Descriptor instead.
 func (*LoginParams) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *LoginParams) GetClientId() string {
@@ -1390,7 +2045,7 @@ type SignUpRequest struct {
 
 func (x *SignUpRequest) Reset() {
 	*x = SignUpRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +2057,7 @@ func (x *SignUpRequest) String() string {
 func (*SignUpRequest) ProtoMessage() {}
 
 func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[19]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +2070,7 @@ func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignUpRequest.ProtoReflect.Descriptor instead.
 func (*SignUpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SignUpRequest) GetParams() *LoginParams {
@@ -1473,7 +2128,7 @@ type SignInRequest struct {
 
 func (x *SignInRequest) Reset() {
 	*x = SignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +2140,7 @@ func (x *SignInRequest) String() string {
 func (*SignInRequest) ProtoMessage() {}
 
 func (x *SignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[20]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +2153,7 @@ func (x *SignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
 func (*SignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SignInRequest) GetParams() *LoginParams {
@@ -1544,14 +2199,20 @@ type LoginRedirect struct {
 	// verification, instead of url, says the address must be verified first: the page shows
 	// "check your inbox" with a code form for this verification. It has the same shape whether or
 	// not a mail went out, so it tells nothing about the address.
-	Verification  string `protobuf:"bytes,2,opt,name=verification,proto3" json:"verification,omitempty"`
+	Verification string `protobuf:"bytes,2,opt,name=verification,proto3" json:"verification,omitempty"`
+	// second_factor, instead of url, is the flow of a sign-in whose password was right and which
+	// needs a second factor: the page asks for a code (or, with enrol, enrols a TOTP factor first).
+	SecondFactor string `protobuf:"bytes,3,opt,name=second_factor,json=secondFactor,proto3" json:"second_factor,omitempty"`
+	Enrol        bool   `protobuf:"varint,4,opt,name=enrol,proto3" json:"enrol,omitempty"`
+	// recovery_codes are shown once with url after an enrolment at sign-in.
+	RecoveryCodes []string `protobuf:"bytes,5,rep,name=recovery_codes,json=recoveryCodes,proto3" json:"recovery_codes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LoginRedirect) Reset() {
 	*x = LoginRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +2224,7 @@ func (x *LoginRedirect) String() string {
 func (*LoginRedirect) ProtoMessage() {}
 
 func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[21]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +2237,7 @@ func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRedirect.ProtoReflect.Descriptor instead.
 func (*LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LoginRedirect) GetUrl() string {
@@ -1593,6 +2254,27 @@ func (x *LoginRedirect) GetVerification() string {
 	return ""
 }
 
+func (x *LoginRedirect) GetSecondFactor() string {
+	if x != nil {
+		return x.SecondFactor
+	}
+	return ""
+}
+
+func (x *LoginRedirect) GetEnrol() bool {
+	if x != nil {
+		return x.Enrol
+	}
+	return false
+}
+
+func (x *LoginRedirect) GetRecoveryCodes() []string {
+	if x != nil {
+		return x.RecoveryCodes
+	}
+	return nil
+}
+
 type ResendVerificationRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Params        *LoginParams           `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
@@ -1604,7 +2286,7 @@ type ResendVerificationRequest struct {
 
 func (x *ResendVerificationRequest) Reset() {
 	*x = ResendVerificationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +2298,7 @@ func (x *ResendVerificationRequest) String() string {
 func (*ResendVerificationRequest) ProtoMessage() {}
 
 func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[22]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +2311,7 @@ func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendVerificationRequest.ProtoReflect.Descriptor instead.
 func (*ResendVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResendVerificationRequest) GetParams() *LoginParams {
@@ -1666,7 +2348,7 @@ type VerifyEmailCodeRequest struct {
 
 func (x *VerifyEmailCodeRequest) Reset() {
 	*x = VerifyEmailCodeRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +2360,7 @@ func (x *VerifyEmailCodeRequest) String() string {
 func (*VerifyEmailCodeRequest) ProtoMessage() {}
 
 func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[23]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +2373,7 @@ func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailCodeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{23}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *VerifyEmailCodeRequest) GetClientId() string {
@@ -1733,7 +2415,7 @@ type VerifyEmailLinkRequest struct {
 
 func (x *VerifyEmailLinkRequest) Reset() {
 	*x = VerifyEmailLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1745,7 +2427,7 @@ func (x *VerifyEmailLinkRequest) String() string {
 func (*VerifyEmailLinkRequest) ProtoMessage() {}
 
 func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[24]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1758,7 +2440,7 @@ func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailLinkRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{24}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *VerifyEmailLinkRequest) GetToken() string {
@@ -1787,7 +2469,7 @@ type VerifiedEmail struct {
 
 func (x *VerifiedEmail) Reset() {
 	*x = VerifiedEmail{}
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +2481,7 @@ func (x *VerifiedEmail) String() string {
 func (*VerifiedEmail) ProtoMessage() {}
 
 func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[25]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +2494,7 @@ func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedEmail.ProtoReflect.Descriptor instead.
 func (*VerifiedEmail) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{25}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *VerifiedEmail) GetUrl() string {
@@ -1832,7 +2514,7 @@ type EmailChangeLink struct {
 
 func (x *EmailChangeLink) Reset() {
 	*x = EmailChangeLink{}
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +2526,7 @@ func (x *EmailChangeLink) String() string {
 func (*EmailChangeLink) ProtoMessage() {}
 
 func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +2539,7 @@ func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
 func (*EmailChangeLink) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *EmailChangeLink) GetToken() string {
@@ -1880,7 +2562,7 @@ type EmailChangeContext struct {
 
 func (x *EmailChangeContext) Reset() {
 	*x = EmailChangeContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2574,7 @@ func (x *EmailChangeContext) String() string {
 func (*EmailChangeContext) ProtoMessage() {}
 
 func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2587,7 @@ func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
 func (*EmailChangeContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *EmailChangeContext) GetAppName() string {
@@ -1940,7 +2622,7 @@ type StartPasswordResetRequest struct {
 
 func (x *StartPasswordResetRequest) Reset() {
 	*x = StartPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2634,7 @@ func (x *StartPasswordResetRequest) String() string {
 func (*StartPasswordResetRequest) ProtoMessage() {}
 
 func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2647,7 @@ func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *StartPasswordResetRequest) GetParams() *LoginParams {
@@ -2000,7 +2682,7 @@ type PasswordResetFlow struct {
 
 func (x *PasswordResetFlow) Reset() {
 	*x = PasswordResetFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2694,7 @@ func (x *PasswordResetFlow) String() string {
 func (*PasswordResetFlow) ProtoMessage() {}
 
 func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2707,7 @@ func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
 func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PasswordResetFlow) GetFlowId() string {
@@ -2049,7 +2731,7 @@ type PasswordResetProof struct {
 
 func (x *PasswordResetProof) Reset() {
 	*x = PasswordResetProof{}
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2743,7 @@ func (x *PasswordResetProof) String() string {
 func (*PasswordResetProof) ProtoMessage() {}
 
 func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2756,7 @@ func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
 func (*PasswordResetProof) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PasswordResetProof) GetLink() string {
@@ -2114,7 +2796,7 @@ type CheckPasswordResetRequest struct {
 
 func (x *CheckPasswordResetRequest) Reset() {
 	*x = CheckPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2808,7 @@ func (x *CheckPasswordResetRequest) String() string {
 func (*CheckPasswordResetRequest) ProtoMessage() {}
 
 func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2821,7 @@ func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2162,7 +2844,7 @@ type PasswordResetContext struct {
 
 func (x *PasswordResetContext) Reset() {
 	*x = PasswordResetContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2174,7 +2856,7 @@ func (x *PasswordResetContext) String() string {
 func (*PasswordResetContext) ProtoMessage() {}
 
 func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2869,7 @@ func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
 func (*PasswordResetContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PasswordResetContext) GetAppName() string {
@@ -2224,7 +2906,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2236,7 +2918,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2249,7 +2931,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2284,7 +2966,53 @@ var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"\xcb\x02\n" +
+	"\x17identity/v1/token.proto\x12\x11berth.identity.v1\x1a\x13edge/v1/route.proto\x1a\x1aidentity/v1/identity.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\"A\n" +
+	"\x0fPasskeyCeremony\x12\x18\n" +
+	"\aoptions\x18\x01 \x01(\tR\aoptions\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\"\xba\x01\n" +
+	"\x14PasskeySignInRequest\x126\n" +
+	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x18\n" +
+	"\apasskey\x18\x02 \x01(\tR\apasskey\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1b\n" +
+	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x05 \x01(\tR\tuserAgent\"\xc3\x01\n" +
+	" FinishPasskeyRegistrationRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1e\n" +
+	"\n" +
+	"credential\x18\x02 \x01(\tR\n" +
+	"credential\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12)\n" +
+	"\x10current_password\x18\x04 \x01(\tR\x0fcurrentPassword\x12\x1b\n" +
+	"\tclient_ip\x18\x05 \x01(\tR\bclientIp\"3\n" +
+	"\x0eAccountRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\"\x87\x01\n" +
+	"\rSecondFactors\x12\x16\n" +
+	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x12\n" +
+	"\x04totp\x18\x02 \x01(\bR\x04totp\x12.\n" +
+	"\x13recovery_codes_left\x18\x03 \x01(\x05R\x11recoveryCodesLeft\x12\x1a\n" +
+	"\bpasskeys\x18\x04 \x01(\x05R\bpasskeys\"B\n" +
+	"\aTotpKey\x12\x1f\n" +
+	"\votpauth_url\x18\x01 \x01(\tR\n" +
+	"otpauthUrl\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x9c\x01\n" +
+	"\x1bConfirmTotpEnrolmentRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1b\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12)\n" +
+	"\x10current_password\x18\x04 \x01(\tR\x0fcurrentPassword\"%\n" +
+	"\rRecoveryCodes\x12\x14\n" +
+	"\x05codes\x18\x01 \x03(\tR\x05codes\"&\n" +
+	"\x10SecondFactorFlow\x12\x12\n" +
+	"\x04flow\x18\x01 \x01(\tR\x04flow\"\xbe\x01\n" +
+	"\x19VerifySecondFactorRequest\x12\x12\n" +
+	"\x04flow\x18\x01 \x01(\tR\x04flow\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x1b\n" +
+	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent\x12\x18\n" +
+	"\apasskey\x18\x05 \x01(\tR\apasskey\x12#\n" +
+	"\rpasskey_state\x18\x06 \x01(\tR\fpasskeyState\"\xcb\x02\n" +
 	"\x14ExchangeTokenRequest\x12!\n" +
 	"\tclient_id\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\bclientId\x12\x18\n" +
 	"\aservice\x18\x02 \x01(\tR\aservice\x12#\n" +
@@ -2340,13 +3068,14 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x04keys\x18\x01 \x03(\v2\x16.berth.identity.v1.JWKR\x04keys\"V\n" +
 	"\x14DescribeLoginRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\x12!\n" +
-	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\xec\x01\n" +
+	"\fredirect_uri\x18\x02 \x01(\tR\vredirectUri\"\x94\x02\n" +
 	"\fLoginContext\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aappName\x18\x02 \x01(\tR\aappName\x12:\n" +
 	"\bbranding\x18\x03 \x01(\v2\x1e.berth.identity.v1.AppBrandingR\bbranding\x120\n" +
 	"\x14account_callback_uri\x18\x04 \x01(\tR\x12accountCallbackUri\x12>\n" +
-	"\tproviders\x18\x05 \x03(\v2 .berth.identity.v1.LoginProviderR\tproviders\"F\n" +
+	"\tproviders\x18\x05 \x03(\v2 .berth.identity.v1.LoginProviderR\tproviders\x12&\n" +
+	"\x0fpasskey_sign_in\x18\x06 \x01(\bR\rpasskeySignIn\"F\n" +
 	"\rLoginProvider\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\tR\x04slot\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\"h\n" +
@@ -2364,13 +3093,15 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x11error_description\x18\x05 \x01(\tR\x10errorDescription\x12\x1b\n" +
 	"\tclient_ip\x18\x06 \x01(\tR\bclientIp\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\a \x01(\tR\tuserAgent\"\xaa\x01\n" +
+	"user_agent\x18\a \x01(\tR\tuserAgent\"\xe5\x01\n" +
 	"\x0fProviderOutcome\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\x12\n" +
 	"\x04link\x18\x02 \x01(\tR\x04link\x12\x14\n" +
 	"\x05email\x18\x03 \x01(\tR\x05email\x12#\n" +
 	"\rprovider_name\x18\x04 \x01(\tR\fproviderName\x126\n" +
-	"\x06params\x18\x05 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\"\x88\x01\n" +
+	"\x06params\x18\x05 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12#\n" +
+	"\rsecond_factor\x18\x06 \x01(\tR\fsecondFactor\x12\x14\n" +
+	"\x05enrol\x18\a \x01(\bR\x05enrol\"\x88\x01\n" +
 	"\x1aConfirmProviderLinkRequest\x12\x12\n" +
 	"\x04link\x18\x01 \x01(\tR\x04link\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
@@ -2405,10 +3136,13 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\bpassword\x18\x03 \x01(\tR\bpassword\x12\x1b\n" +
 	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\x05 \x01(\tR\tuserAgent\"E\n" +
+	"user_agent\x18\x05 \x01(\tR\tuserAgent\"\xa7\x01\n" +
 	"\rLoginRedirect\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12\"\n" +
-	"\fverification\x18\x02 \x01(\tR\fverification\"\x86\x01\n" +
+	"\fverification\x18\x02 \x01(\tR\fverification\x12#\n" +
+	"\rsecond_factor\x18\x03 \x01(\tR\fsecondFactor\x12\x14\n" +
+	"\x05enrol\x18\x04 \x01(\bR\x05enrol\x12%\n" +
+	"\x0erecovery_codes\x18\x05 \x03(\tR\rrecoveryCodes\"\x86\x01\n" +
 	"\x19ResendVerificationRequest\x126\n" +
 	"\x06params\x18\x01 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\tR\x05email\x12\x1b\n" +
@@ -2455,7 +3189,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xf2\x0e\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xfe\x17\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -2472,7 +3206,18 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12q\n" +
 	"\x13StartProviderSignIn\x12-.berth.identity.v1.StartProviderSignInRequest\x1a#.berth.identity.v1.ProviderRedirect\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
 	"\x14FinishProviderSignIn\x12..berth.identity.v1.FinishProviderSignInRequest\x1a\".berth.identity.v1.ProviderOutcome\"\x06\xca\xf3\x18\x02P\x01\x12n\n" +
-	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
+	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
+	"\x15DescribeSecondFactors\x12!.berth.identity.v1.AccountRequest\x1a .berth.identity.v1.SecondFactors\"\x06\xca\xf3\x18\x02P\x01\x12[\n" +
+	"\x12StartTotpEnrolment\x12!.berth.identity.v1.AccountRequest\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
+	"\x14ConfirmTotpEnrolment\x12..berth.identity.v1.ConfirmTotpEnrolmentRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
+	"\x17RegenerateRecoveryCodes\x12!.berth.identity.v1.AccountRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
+	"\x14StartSignInEnrolment\x12#.berth.identity.v1.SecondFactorFlow\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
+	"\x12VerifySecondFactor\x12,.berth.identity.v1.VerifySecondFactorRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
+	"\x18StartPasskeyRegistration\x12!.berth.identity.v1.AccountRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12z\n" +
+	"\x19FinishPasskeyRegistration\x123.berth.identity.v1.FinishPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
+	"\x12StartPasskeySignIn\x12'.berth.identity.v1.DescribeLoginRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12b\n" +
+	"\rPasskeySignIn\x12'.berth.identity.v1.PasskeySignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
+	"\x15StartPasskeyAssertion\x12#.berth.identity.v1.SecondFactorFlow\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
 	"\x14DescribeVerification\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\vDescribeApp\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
@@ -2488,107 +3233,140 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_identity_v1_token_proto_goTypes = []any{
-	(*ExchangeTokenRequest)(nil),          // 0: berth.identity.v1.ExchangeTokenRequest
-	(*Token)(nil),                         // 1: berth.identity.v1.Token
-	(*TokenList)(nil),                     // 2: berth.identity.v1.TokenList
-	(*GetOpenIDConfigurationRequest)(nil), // 3: berth.identity.v1.GetOpenIDConfigurationRequest
-	(*OpenIDConfiguration)(nil),           // 4: berth.identity.v1.OpenIDConfiguration
-	(*GetJWKSRequest)(nil),                // 5: berth.identity.v1.GetJWKSRequest
-	(*JWK)(nil),                           // 6: berth.identity.v1.JWK
-	(*JWKS)(nil),                          // 7: berth.identity.v1.JWKS
-	(*DescribeLoginRequest)(nil),          // 8: berth.identity.v1.DescribeLoginRequest
-	(*LoginContext)(nil),                  // 9: berth.identity.v1.LoginContext
-	(*LoginProvider)(nil),                 // 10: berth.identity.v1.LoginProvider
-	(*StartProviderSignInRequest)(nil),    // 11: berth.identity.v1.StartProviderSignInRequest
-	(*ProviderRedirect)(nil),              // 12: berth.identity.v1.ProviderRedirect
-	(*FinishProviderSignInRequest)(nil),   // 13: berth.identity.v1.FinishProviderSignInRequest
-	(*ProviderOutcome)(nil),               // 14: berth.identity.v1.ProviderOutcome
-	(*ConfirmProviderLinkRequest)(nil),    // 15: berth.identity.v1.ConfirmProviderLinkRequest
-	(*DescribeAccountRequest)(nil),        // 16: berth.identity.v1.DescribeAccountRequest
-	(*ChangePasswordRequest)(nil),         // 17: berth.identity.v1.ChangePasswordRequest
-	(*LoginParams)(nil),                   // 18: berth.identity.v1.LoginParams
-	(*SignUpRequest)(nil),                 // 19: berth.identity.v1.SignUpRequest
-	(*SignInRequest)(nil),                 // 20: berth.identity.v1.SignInRequest
-	(*LoginRedirect)(nil),                 // 21: berth.identity.v1.LoginRedirect
-	(*ResendVerificationRequest)(nil),     // 22: berth.identity.v1.ResendVerificationRequest
-	(*VerifyEmailCodeRequest)(nil),        // 23: berth.identity.v1.VerifyEmailCodeRequest
-	(*VerifyEmailLinkRequest)(nil),        // 24: berth.identity.v1.VerifyEmailLinkRequest
-	(*VerifiedEmail)(nil),                 // 25: berth.identity.v1.VerifiedEmail
-	(*EmailChangeLink)(nil),               // 26: berth.identity.v1.EmailChangeLink
-	(*EmailChangeContext)(nil),            // 27: berth.identity.v1.EmailChangeContext
-	(*StartPasswordResetRequest)(nil),     // 28: berth.identity.v1.StartPasswordResetRequest
-	(*PasswordResetFlow)(nil),             // 29: berth.identity.v1.PasswordResetFlow
-	(*PasswordResetProof)(nil),            // 30: berth.identity.v1.PasswordResetProof
-	(*CheckPasswordResetRequest)(nil),     // 31: berth.identity.v1.CheckPasswordResetRequest
-	(*PasswordResetContext)(nil),          // 32: berth.identity.v1.PasswordResetContext
-	(*CompletePasswordResetRequest)(nil),  // 33: berth.identity.v1.CompletePasswordResetRequest
-	(*AppBranding)(nil),                   // 34: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                 // 35: google.protobuf.Empty
+	(*PasskeyCeremony)(nil),                  // 0: berth.identity.v1.PasskeyCeremony
+	(*PasskeySignInRequest)(nil),             // 1: berth.identity.v1.PasskeySignInRequest
+	(*FinishPasskeyRegistrationRequest)(nil), // 2: berth.identity.v1.FinishPasskeyRegistrationRequest
+	(*AccountRequest)(nil),                   // 3: berth.identity.v1.AccountRequest
+	(*SecondFactors)(nil),                    // 4: berth.identity.v1.SecondFactors
+	(*TotpKey)(nil),                          // 5: berth.identity.v1.TotpKey
+	(*ConfirmTotpEnrolmentRequest)(nil),      // 6: berth.identity.v1.ConfirmTotpEnrolmentRequest
+	(*RecoveryCodes)(nil),                    // 7: berth.identity.v1.RecoveryCodes
+	(*SecondFactorFlow)(nil),                 // 8: berth.identity.v1.SecondFactorFlow
+	(*VerifySecondFactorRequest)(nil),        // 9: berth.identity.v1.VerifySecondFactorRequest
+	(*ExchangeTokenRequest)(nil),             // 10: berth.identity.v1.ExchangeTokenRequest
+	(*Token)(nil),                            // 11: berth.identity.v1.Token
+	(*TokenList)(nil),                        // 12: berth.identity.v1.TokenList
+	(*GetOpenIDConfigurationRequest)(nil),    // 13: berth.identity.v1.GetOpenIDConfigurationRequest
+	(*OpenIDConfiguration)(nil),              // 14: berth.identity.v1.OpenIDConfiguration
+	(*GetJWKSRequest)(nil),                   // 15: berth.identity.v1.GetJWKSRequest
+	(*JWK)(nil),                              // 16: berth.identity.v1.JWK
+	(*JWKS)(nil),                             // 17: berth.identity.v1.JWKS
+	(*DescribeLoginRequest)(nil),             // 18: berth.identity.v1.DescribeLoginRequest
+	(*LoginContext)(nil),                     // 19: berth.identity.v1.LoginContext
+	(*LoginProvider)(nil),                    // 20: berth.identity.v1.LoginProvider
+	(*StartProviderSignInRequest)(nil),       // 21: berth.identity.v1.StartProviderSignInRequest
+	(*ProviderRedirect)(nil),                 // 22: berth.identity.v1.ProviderRedirect
+	(*FinishProviderSignInRequest)(nil),      // 23: berth.identity.v1.FinishProviderSignInRequest
+	(*ProviderOutcome)(nil),                  // 24: berth.identity.v1.ProviderOutcome
+	(*ConfirmProviderLinkRequest)(nil),       // 25: berth.identity.v1.ConfirmProviderLinkRequest
+	(*DescribeAccountRequest)(nil),           // 26: berth.identity.v1.DescribeAccountRequest
+	(*ChangePasswordRequest)(nil),            // 27: berth.identity.v1.ChangePasswordRequest
+	(*LoginParams)(nil),                      // 28: berth.identity.v1.LoginParams
+	(*SignUpRequest)(nil),                    // 29: berth.identity.v1.SignUpRequest
+	(*SignInRequest)(nil),                    // 30: berth.identity.v1.SignInRequest
+	(*LoginRedirect)(nil),                    // 31: berth.identity.v1.LoginRedirect
+	(*ResendVerificationRequest)(nil),        // 32: berth.identity.v1.ResendVerificationRequest
+	(*VerifyEmailCodeRequest)(nil),           // 33: berth.identity.v1.VerifyEmailCodeRequest
+	(*VerifyEmailLinkRequest)(nil),           // 34: berth.identity.v1.VerifyEmailLinkRequest
+	(*VerifiedEmail)(nil),                    // 35: berth.identity.v1.VerifiedEmail
+	(*EmailChangeLink)(nil),                  // 36: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),               // 37: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),        // 38: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),                // 39: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),               // 40: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),        // 41: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),             // 42: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),     // 43: berth.identity.v1.CompletePasswordResetRequest
+	(*AppBranding)(nil),                      // 44: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                    // 45: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
-	1,  // 0: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
-	6,  // 1: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	34, // 2: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
-	10, // 3: berth.identity.v1.LoginContext.providers:type_name -> berth.identity.v1.LoginProvider
-	18, // 4: berth.identity.v1.StartProviderSignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	18, // 5: berth.identity.v1.ProviderOutcome.params:type_name -> berth.identity.v1.LoginParams
-	18, // 6: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	18, // 7: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	18, // 8: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	34, // 9: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
-	18, // 10: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	30, // 11: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	34, // 12: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
-	30, // 13: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	0,  // 14: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	3,  // 15: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	5,  // 16: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	8,  // 17: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	19, // 18: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	20, // 19: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	16, // 20: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	17, // 21: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	26, // 22: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	26, // 23: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	28, // 24: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	31, // 25: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	33, // 26: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	22, // 27: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	23, // 28: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	24, // 29: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	11, // 30: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
-	13, // 31: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
-	15, // 32: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
-	24, // 33: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	16, // 34: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
-	2,  // 35: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	4,  // 36: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	7,  // 37: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	9,  // 38: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	21, // 39: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	21, // 40: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	9,  // 41: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	35, // 42: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	27, // 43: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	27, // 44: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	29, // 45: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	32, // 46: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	21, // 47: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	21, // 48: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	25, // 49: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	25, // 50: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	12, // 51: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
-	14, // 52: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
-	21, // 53: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
-	9,  // 54: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
-	9,  // 55: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
-	35, // [35:56] is the sub-list for method output_type
-	14, // [14:35] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	28, // 0: berth.identity.v1.PasskeySignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	11, // 1: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
+	16, // 2: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
+	44, // 3: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	20, // 4: berth.identity.v1.LoginContext.providers:type_name -> berth.identity.v1.LoginProvider
+	28, // 5: berth.identity.v1.StartProviderSignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	28, // 6: berth.identity.v1.ProviderOutcome.params:type_name -> berth.identity.v1.LoginParams
+	28, // 7: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	28, // 8: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	28, // 9: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	44, // 10: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	28, // 11: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	40, // 12: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	44, // 13: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	40, // 14: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	10, // 15: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	13, // 16: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	15, // 17: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	18, // 18: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	29, // 19: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	30, // 20: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	26, // 21: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	27, // 22: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	36, // 23: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	36, // 24: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	38, // 25: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	41, // 26: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	43, // 27: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	32, // 28: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	33, // 29: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	34, // 30: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	21, // 31: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
+	23, // 32: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
+	25, // 33: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
+	3,  // 34: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
+	3,  // 35: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
+	6,  // 36: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
+	3,  // 37: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
+	8,  // 38: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
+	9,  // 39: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
+	3,  // 40: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
+	2,  // 41: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
+	18, // 42: berth.identity.v1.LoginService.StartPasskeySignIn:input_type -> berth.identity.v1.DescribeLoginRequest
+	1,  // 43: berth.identity.v1.LoginService.PasskeySignIn:input_type -> berth.identity.v1.PasskeySignInRequest
+	8,  // 44: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
+	34, // 45: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	26, // 46: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
+	12, // 47: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	14, // 48: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	17, // 49: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	19, // 50: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	31, // 51: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	31, // 52: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	19, // 53: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	45, // 54: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	37, // 55: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	37, // 56: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	39, // 57: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	42, // 58: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	31, // 59: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	31, // 60: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	35, // 61: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	35, // 62: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	22, // 63: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
+	24, // 64: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
+	31, // 65: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
+	4,  // 66: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
+	5,  // 67: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
+	7,  // 68: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
+	7,  // 69: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
+	5,  // 70: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
+	31, // 71: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 72: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	7,  // 73: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	0,  // 74: berth.identity.v1.LoginService.StartPasskeySignIn:output_type -> berth.identity.v1.PasskeyCeremony
+	31, // 75: berth.identity.v1.LoginService.PasskeySignIn:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 76: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	19, // 77: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
+	19, // 78: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
+	47, // [47:79] is the sub-list for method output_type
+	15, // [15:47] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -2603,7 +3381,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

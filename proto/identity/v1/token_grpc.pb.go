@@ -232,24 +232,35 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName         = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName                = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName                = "/berth.identity.v1.LoginService/SignIn"
-	LoginService_DescribeAccount_FullMethodName       = "/berth.identity.v1.LoginService/DescribeAccount"
-	LoginService_ChangePassword_FullMethodName        = "/berth.identity.v1.LoginService/ChangePassword"
-	LoginService_DescribeEmailChange_FullMethodName   = "/berth.identity.v1.LoginService/DescribeEmailChange"
-	LoginService_ConfirmEmailChange_FullMethodName    = "/berth.identity.v1.LoginService/ConfirmEmailChange"
-	LoginService_StartPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/StartPasswordReset"
-	LoginService_CheckPasswordReset_FullMethodName    = "/berth.identity.v1.LoginService/CheckPasswordReset"
-	LoginService_CompletePasswordReset_FullMethodName = "/berth.identity.v1.LoginService/CompletePasswordReset"
-	LoginService_ResendVerification_FullMethodName    = "/berth.identity.v1.LoginService/ResendVerification"
-	LoginService_VerifyEmailCode_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailCode"
-	LoginService_VerifyEmailLink_FullMethodName       = "/berth.identity.v1.LoginService/VerifyEmailLink"
-	LoginService_StartProviderSignIn_FullMethodName   = "/berth.identity.v1.LoginService/StartProviderSignIn"
-	LoginService_FinishProviderSignIn_FullMethodName  = "/berth.identity.v1.LoginService/FinishProviderSignIn"
-	LoginService_ConfirmProviderLink_FullMethodName   = "/berth.identity.v1.LoginService/ConfirmProviderLink"
-	LoginService_DescribeVerification_FullMethodName  = "/berth.identity.v1.LoginService/DescribeVerification"
-	LoginService_DescribeApp_FullMethodName           = "/berth.identity.v1.LoginService/DescribeApp"
+	LoginService_DescribeLogin_FullMethodName             = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName                    = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName                    = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName           = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName            = "/berth.identity.v1.LoginService/ChangePassword"
+	LoginService_DescribeEmailChange_FullMethodName       = "/berth.identity.v1.LoginService/DescribeEmailChange"
+	LoginService_ConfirmEmailChange_FullMethodName        = "/berth.identity.v1.LoginService/ConfirmEmailChange"
+	LoginService_StartPasswordReset_FullMethodName        = "/berth.identity.v1.LoginService/StartPasswordReset"
+	LoginService_CheckPasswordReset_FullMethodName        = "/berth.identity.v1.LoginService/CheckPasswordReset"
+	LoginService_CompletePasswordReset_FullMethodName     = "/berth.identity.v1.LoginService/CompletePasswordReset"
+	LoginService_ResendVerification_FullMethodName        = "/berth.identity.v1.LoginService/ResendVerification"
+	LoginService_VerifyEmailCode_FullMethodName           = "/berth.identity.v1.LoginService/VerifyEmailCode"
+	LoginService_VerifyEmailLink_FullMethodName           = "/berth.identity.v1.LoginService/VerifyEmailLink"
+	LoginService_StartProviderSignIn_FullMethodName       = "/berth.identity.v1.LoginService/StartProviderSignIn"
+	LoginService_FinishProviderSignIn_FullMethodName      = "/berth.identity.v1.LoginService/FinishProviderSignIn"
+	LoginService_ConfirmProviderLink_FullMethodName       = "/berth.identity.v1.LoginService/ConfirmProviderLink"
+	LoginService_DescribeSecondFactors_FullMethodName     = "/berth.identity.v1.LoginService/DescribeSecondFactors"
+	LoginService_StartTotpEnrolment_FullMethodName        = "/berth.identity.v1.LoginService/StartTotpEnrolment"
+	LoginService_ConfirmTotpEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/ConfirmTotpEnrolment"
+	LoginService_RegenerateRecoveryCodes_FullMethodName   = "/berth.identity.v1.LoginService/RegenerateRecoveryCodes"
+	LoginService_StartSignInEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/StartSignInEnrolment"
+	LoginService_VerifySecondFactor_FullMethodName        = "/berth.identity.v1.LoginService/VerifySecondFactor"
+	LoginService_StartPasskeyRegistration_FullMethodName  = "/berth.identity.v1.LoginService/StartPasskeyRegistration"
+	LoginService_FinishPasskeyRegistration_FullMethodName = "/berth.identity.v1.LoginService/FinishPasskeyRegistration"
+	LoginService_StartPasskeySignIn_FullMethodName        = "/berth.identity.v1.LoginService/StartPasskeySignIn"
+	LoginService_PasskeySignIn_FullMethodName             = "/berth.identity.v1.LoginService/PasskeySignIn"
+	LoginService_StartPasskeyAssertion_FullMethodName     = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
+	LoginService_DescribeVerification_FullMethodName      = "/berth.identity.v1.LoginService/DescribeVerification"
+	LoginService_DescribeApp_FullMethodName               = "/berth.identity.v1.LoginService/DescribeApp"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -304,6 +315,37 @@ type LoginServiceClient interface {
 	// ConfirmProviderLink links a provider identity to the existing account whose password the
 	// person proved, then signs in.
 	ConfirmProviderLink(ctx context.Context, in *ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// DescribeSecondFactors tells the account page the app's MFA policy and the second factors of
+	// the access token's user.
+	DescribeSecondFactors(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SecondFactors, error)
+	// StartTotpEnrolment starts (or resumes, within 15 minutes) the TOTP enrolment of the access
+	// token's user and answers the key to show.
+	StartTotpEnrolment(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*TotpKey, error)
+	// ConfirmTotpEnrolment confirms the enrolment with the first code and the current password and
+	// answers the user's ten new recovery codes, which are never shown again.
+	ConfirmTotpEnrolment(ctx context.Context, in *ConfirmTotpEnrolmentRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
+	RegenerateRecoveryCodes(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
+	// LoginRedirect's second_factor with enrol set).
+	StartSignInEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*TotpKey, error)
+	// VerifySecondFactor checks the TOTP or recovery code, or the passkey, of a sign-in's second
+	// step (or confirms the enrolment of an enrolling one) and continues the authorization request.
+	VerifySecondFactor(ctx context.Context, in *VerifySecondFactorRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// StartPasskeyRegistration begins adding a passkey for the access token's user: the options of
+	// navigator.credentials.create and the ceremony's sealed state, which the page posts back.
+	StartPasskeyRegistration(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// FinishPasskeyRegistration stores the passkey the browser created and answers new recovery
+	// codes when the user had none (empty otherwise).
+	FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// StartPasskeySignIn answers the options of navigator.credentials.get for signing in with a
+	// passkey instead of the password, where the app allows it (LoginContext.passkey_sign_in).
+	StartPasskeySignIn(ctx context.Context, in *DescribeLoginRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// PasskeySignIn signs in with a passkey's assertion and continues the authorization request.
+	PasskeySignIn(ctx context.Context, in *PasskeySignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
+	// step and the ceremony's sealed state; empty when the user has no passkey.
+	StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error)
 	// DescribeVerification answers the app (name and branding) of a live verification link without
 	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
 	// InvalidArgument, as VerifyEmailLink answers it.
@@ -481,6 +523,116 @@ func (c *loginServiceClient) ConfirmProviderLink(ctx context.Context, in *Confir
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeSecondFactors(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SecondFactors, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SecondFactors)
+	err := c.cc.Invoke(ctx, LoginService_DescribeSecondFactors_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartTotpEnrolment(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*TotpKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TotpKey)
+	err := c.cc.Invoke(ctx, LoginService_StartTotpEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) ConfirmTotpEnrolment(ctx context.Context, in *ConfirmTotpEnrolmentRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, LoginService_ConfirmTotpEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) RegenerateRecoveryCodes(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, LoginService_RegenerateRecoveryCodes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartSignInEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*TotpKey, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TotpKey)
+	err := c.cc.Invoke(ctx, LoginService_StartSignInEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) VerifySecondFactor(ctx context.Context, in *VerifySecondFactorRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_VerifySecondFactor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartPasskeyRegistration(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) FinishPasskeyRegistration(ctx context.Context, in *FinishPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, LoginService_FinishPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartPasskeySignIn(ctx context.Context, in *DescribeLoginRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartPasskeySignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) PasskeySignIn(ctx context.Context, in *PasskeySignInRequest, opts ...grpc.CallOption) (*LoginRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LoginRedirect)
+	err := c.cc.Invoke(ctx, LoginService_PasskeySignIn_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartPasskeyAssertion(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartPasskeyAssertion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *loginServiceClient) DescribeVerification(ctx context.Context, in *VerifyEmailLinkRequest, opts ...grpc.CallOption) (*LoginContext, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LoginContext)
@@ -553,6 +705,37 @@ type LoginServiceServer interface {
 	// ConfirmProviderLink links a provider identity to the existing account whose password the
 	// person proved, then signs in.
 	ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error)
+	// DescribeSecondFactors tells the account page the app's MFA policy and the second factors of
+	// the access token's user.
+	DescribeSecondFactors(context.Context, *AccountRequest) (*SecondFactors, error)
+	// StartTotpEnrolment starts (or resumes, within 15 minutes) the TOTP enrolment of the access
+	// token's user and answers the key to show.
+	StartTotpEnrolment(context.Context, *AccountRequest) (*TotpKey, error)
+	// ConfirmTotpEnrolment confirms the enrolment with the first code and the current password and
+	// answers the user's ten new recovery codes, which are never shown again.
+	ConfirmTotpEnrolment(context.Context, *ConfirmTotpEnrolmentRequest) (*RecoveryCodes, error)
+	// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
+	RegenerateRecoveryCodes(context.Context, *AccountRequest) (*RecoveryCodes, error)
+	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
+	// LoginRedirect's second_factor with enrol set).
+	StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error)
+	// VerifySecondFactor checks the TOTP or recovery code, or the passkey, of a sign-in's second
+	// step (or confirms the enrolment of an enrolling one) and continues the authorization request.
+	VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error)
+	// StartPasskeyRegistration begins adding a passkey for the access token's user: the options of
+	// navigator.credentials.create and the ceremony's sealed state, which the page posts back.
+	StartPasskeyRegistration(context.Context, *AccountRequest) (*PasskeyCeremony, error)
+	// FinishPasskeyRegistration stores the passkey the browser created and answers new recovery
+	// codes when the user had none (empty otherwise).
+	FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*RecoveryCodes, error)
+	// StartPasskeySignIn answers the options of navigator.credentials.get for signing in with a
+	// passkey instead of the password, where the app allows it (LoginContext.passkey_sign_in).
+	StartPasskeySignIn(context.Context, *DescribeLoginRequest) (*PasskeyCeremony, error)
+	// PasskeySignIn signs in with a passkey's assertion and continues the authorization request.
+	PasskeySignIn(context.Context, *PasskeySignInRequest) (*LoginRedirect, error)
+	// StartPasskeyAssertion answers the options of navigator.credentials.get for a sign-in's second
+	// step and the ceremony's sealed state; empty when the user has no passkey.
+	StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error)
 	// DescribeVerification answers the app (name and branding) of a live verification link without
 	// meeting it, so the pages a mail's link opens wear the app's look. A link that is not live is
 	// InvalidArgument, as VerifyEmailLink answers it.
@@ -617,6 +800,39 @@ func (UnimplementedLoginServiceServer) FinishProviderSignIn(context.Context, *Fi
 }
 func (UnimplementedLoginServiceServer) ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfirmProviderLink not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeSecondFactors(context.Context, *AccountRequest) (*SecondFactors, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeSecondFactors not implemented")
+}
+func (UnimplementedLoginServiceServer) StartTotpEnrolment(context.Context, *AccountRequest) (*TotpKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartTotpEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) ConfirmTotpEnrolment(context.Context, *ConfirmTotpEnrolmentRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method ConfirmTotpEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) RegenerateRecoveryCodes(context.Context, *AccountRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegenerateRecoveryCodes not implemented")
+}
+func (UnimplementedLoginServiceServer) StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartSignInEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifySecondFactor not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasskeyRegistration(context.Context, *AccountRequest) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasskeyRegistration not implemented")
+}
+func (UnimplementedLoginServiceServer) FinishPasskeyRegistration(context.Context, *FinishPasskeyRegistrationRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishPasskeyRegistration not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasskeySignIn(context.Context, *DescribeLoginRequest) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasskeySignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) PasskeySignIn(context.Context, *PasskeySignInRequest) (*LoginRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method PasskeySignIn not implemented")
+}
+func (UnimplementedLoginServiceServer) StartPasskeyAssertion(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartPasskeyAssertion not implemented")
 }
 func (UnimplementedLoginServiceServer) DescribeVerification(context.Context, *VerifyEmailLinkRequest) (*LoginContext, error) {
 	return nil, status.Error(codes.Unimplemented, "method DescribeVerification not implemented")
@@ -933,6 +1149,204 @@ func _LoginService_ConfirmProviderLink_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeSecondFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeSecondFactors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeSecondFactors_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeSecondFactors(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartTotpEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartTotpEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartTotpEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartTotpEnrolment(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_ConfirmTotpEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ConfirmTotpEnrolmentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).ConfirmTotpEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_ConfirmTotpEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).ConfirmTotpEnrolment(ctx, req.(*ConfirmTotpEnrolmentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_RegenerateRecoveryCodes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).RegenerateRecoveryCodes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_RegenerateRecoveryCodes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).RegenerateRecoveryCodes(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartSignInEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SecondFactorFlow)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartSignInEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartSignInEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartSignInEnrolment(ctx, req.(*SecondFactorFlow))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_VerifySecondFactor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifySecondFactorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).VerifySecondFactor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_VerifySecondFactor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).VerifySecondFactor(ctx, req.(*VerifySecondFactorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasskeyRegistration(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_FinishPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishPasskeyRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).FinishPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_FinishPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).FinishPasskeyRegistration(ctx, req.(*FinishPasskeyRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartPasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DescribeLoginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasskeySignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasskeySignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasskeySignIn(ctx, req.(*DescribeLoginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_PasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PasskeySignInRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).PasskeySignIn(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_PasskeySignIn_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).PasskeySignIn(ctx, req.(*PasskeySignInRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartPasskeyAssertion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SecondFactorFlow)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartPasskeyAssertion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartPasskeyAssertion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartPasskeyAssertion(ctx, req.(*SecondFactorFlow))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LoginService_DescribeVerification_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(VerifyEmailLinkRequest)
 	if err := dec(in); err != nil {
@@ -1039,6 +1453,50 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConfirmProviderLink",
 			Handler:    _LoginService_ConfirmProviderLink_Handler,
+		},
+		{
+			MethodName: "DescribeSecondFactors",
+			Handler:    _LoginService_DescribeSecondFactors_Handler,
+		},
+		{
+			MethodName: "StartTotpEnrolment",
+			Handler:    _LoginService_StartTotpEnrolment_Handler,
+		},
+		{
+			MethodName: "ConfirmTotpEnrolment",
+			Handler:    _LoginService_ConfirmTotpEnrolment_Handler,
+		},
+		{
+			MethodName: "RegenerateRecoveryCodes",
+			Handler:    _LoginService_RegenerateRecoveryCodes_Handler,
+		},
+		{
+			MethodName: "StartSignInEnrolment",
+			Handler:    _LoginService_StartSignInEnrolment_Handler,
+		},
+		{
+			MethodName: "VerifySecondFactor",
+			Handler:    _LoginService_VerifySecondFactor_Handler,
+		},
+		{
+			MethodName: "StartPasskeyRegistration",
+			Handler:    _LoginService_StartPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "FinishPasskeyRegistration",
+			Handler:    _LoginService_FinishPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "StartPasskeySignIn",
+			Handler:    _LoginService_StartPasskeySignIn_Handler,
+		},
+		{
+			MethodName: "PasskeySignIn",
+			Handler:    _LoginService_PasskeySignIn_Handler,
+		},
+		{
+			MethodName: "StartPasskeyAssertion",
+			Handler:    _LoginService_StartPasskeyAssertion_Handler,
 		},
 		{
 			MethodName: "DescribeVerification",

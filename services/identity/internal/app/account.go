@@ -45,6 +45,32 @@ func (s *Service) DescribeAccount(ctx context.Context, clientID string) (domain.
 	return s.DescribeLogin(ctx, clientID, s.AccountCallbackURI())
 }
 
+// checkCurrentPassword checks the signed-in user's password like a sign-in, under the same
+// attempt limits, so a stolen access token cannot be used to guess it faster than the sign-in
+// page allows; a wrong one is errCurrentPassword.
+func (s *Service) checkCurrentPassword(ctx context.Context, u domain.User, current, ip string) error {
+	keys := signInKeysOf(u.AppID, u.Email, addressKey(clientIP(ip)))
+	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	if err != nil {
+		return err
+	}
+	if len(current) > maxPasswordBytes {
+		return errCurrentPassword
+	}
+	ok, err := s.verify(ctx, u.PasswordHash, current)
+	if err != nil {
+		s.release(ctx, attempt)
+		return err
+	}
+	if !ok {
+		return errCurrentPassword
+	}
+	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
+		return err
+	}
+	return s.clearSignInFailures(ctx, keys)
+}
+
 // DescribeApp answers a known app, enabled or not, for the hosted pages that carry only its id
 // (the payment pages show its name and branding). An unknown or malformed id is InvalidArgument,
 // as for DescribeLogin.
@@ -94,29 +120,8 @@ func (s *Service) ChangePassword(ctx context.Context, in PasswordChange) error {
 	if err := password.Check(in.New, u.Email); err != nil {
 		return err // an Invalid fault on the password naming the rule (its reason)
 	}
-	keys := signInKeysOf(v.AppID, u.Email, addressKey(clientIP(in.ClientIP)))
-	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
-	if err != nil {
+	if err := s.checkCurrentPassword(ctx, u, in.Current, in.ClientIP); err != nil {
 		return err
-	}
-	if len(in.Current) > maxPasswordBytes {
-		return errCurrentPassword
-	}
-	ok, err := s.verify(ctx, u.PasswordHash, in.Current)
-	if err != nil {
-		s.release(ctx, attempt)
-		return err
-	}
-	if !ok {
-		return errCurrentPassword
-	}
-	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
-		return err
-	}
-	for _, k := range []string{keys.pair, keys.email} {
-		if err := s.store.ClearAttempts(ctx, k); err != nil {
-			return err
-		}
 	}
 	hash, err := s.hash(ctx, in.New)
 	if err != nil {

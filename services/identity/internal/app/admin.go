@@ -31,6 +31,8 @@ type NewApp struct {
 	AccessTokenTTL, RefreshTokenTTL time.Duration
 	// EmailVerification is "required" or "optional"; "" is required, the default for new apps.
 	EmailVerification string
+	// MFA is "off", "optional" or "required"; "" is optional, the default for new apps.
+	MFA string
 }
 
 // CreateApp provisions an enabled app of a project with a fresh signing key pair.
@@ -47,6 +49,9 @@ func (s *Service) CreateApp(ctx context.Context, in NewApp) (domain.App, error) 
 		return domain.App{}, err
 	}
 	if a.EmailVerification, err = domain.ParseEmailVerification("emailVerification", in.EmailVerification); err != nil {
+		return domain.App{}, err
+	}
+	if a.MFA, err = domain.ParseMFAPolicy("mfa", in.MFA); err != nil {
 		return domain.App{}, err
 	}
 	kp, err := domain.GenerateKeyPair()

@@ -213,7 +213,11 @@ type ProviderCallback struct {
 // ProviderOutcome is where a provider sign-in leads: the app (URL), or the confirmation of a link to
 // an existing account (Link, sealed, with the address and the provider's display name).
 type ProviderOutcome struct {
-	URL          string
+	URL string
+	// SecondFactor and Enrol, instead of URL, are a sign-in that needs its second factor, as after
+	// a password (LoginOutcome).
+	SecondFactor string
+	Enrol        bool
 	Link         string
 	Email        string
 	ProviderName string
@@ -343,8 +347,7 @@ func (s *Service) signInLinked(ctx context.Context, a domain.App, l domain.Provi
 	if !verifiedForPolicy(a, u, who.EmailVerified) {
 		return ProviderOutcome{}, ProviderRefusal(ProviderReasonUnverified, "%s does not assert the address verified and the app requires it", l.Slot)
 	}
-	target, err := s.completeSignIn(ctx, a, u, p, b)
-	return ProviderOutcome{URL: target}, err
+	return s.providerSignedIn(ctx, a, u, p, b)
 }
 
 // recordProviderEmail sets the user's idpX_email_verified (with a user.updated event) when it
@@ -425,8 +428,18 @@ func (s *Service) signUpLinked(ctx context.Context, a domain.App, idp domain.Ide
 		}
 		return ProviderOutcome{}, err
 	}
-	target, err := s.completeSignIn(ctx, a, u, p, b)
-	return ProviderOutcome{URL: target}, err
+	return s.providerSignedIn(ctx, a, u, p, b)
+}
+
+// providerSignedIn continues a sign-in whose first factor was the provider: to the app, or to the
+// second step when the user has a second factor or the app requires one.
+func (s *Service) providerSignedIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser) (ProviderOutcome, error) {
+	out, err := s.afterFirstFactor(ctx, a, u, p, b, domain.AMRFederated)
+	if err != nil || out.SecondFactor == "" {
+		return ProviderOutcome{URL: out.URL}, err
+	}
+	// The page that asks for the second factor speaks the request's app and language.
+	return ProviderOutcome{SecondFactor: out.SecondFactor, Enrol: out.Enrol, Params: p}, nil
 }
 
 func linkedEvent(u domain.User, l domain.ProviderLink) ([]events.Event, error) {
@@ -444,48 +457,53 @@ type ConfirmLinkInput struct {
 // ConfirmProviderLink links the pending provider identity to the account whose password the person
 // gave (under the sign-in attempt limits), records the provider's verified address and signs in,
 // continuing the authorization request.
-func (s *Service) ConfirmProviderLink(ctx context.Context, in ConfirmLinkInput) (string, error) {
+func (s *Service) ConfirmProviderLink(ctx context.Context, in ConfirmLinkInput) (LoginOutcome, error) {
 	var pl pendingLink
 	if !s.open(in.Link, linkOwner, &pl) || !s.now().Before(pl.Expires) {
-		return "", ProviderRefusal(ProviderReasonLink, "the link confirmation is broken or expired")
+		return LoginOutcome{}, ProviderRefusal(ProviderReasonLink, "the link confirmation is broken or expired")
 	}
 	a, err := s.enabledLoginApp(ctx, pl.Params)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	ip := clientIP(in.ClientIP)
-	u, err := s.passwordUser(ctx, a, pl.Email, in.Password, ip)
+	u, keys, err := s.passwordUser(ctx, a, pl.Email, in.Password, ip)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if u.ID != pl.UserID {
 		// The address moved to another account since the callback.
-		return "", ProviderRefusal(ProviderReasonLink, "the address belongs to another account now")
+		return LoginOutcome{}, ProviderRefusal(ProviderReasonLink, "the address belongs to another account now")
 	}
 	l, err := domain.NewProviderLink(a.ID, pl.Slot, pl.Subject, u.ID, pl.Email, s.now())
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	evs, err := linkedEvent(u, l)
 	if err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	if err := s.store.CreateProviderLink(ctx, l, evs...); err != nil {
 		if errors.Is(err, domain.ErrProviderLinked) {
-			return "", ProviderRefusal(ProviderReasonLinked, "%s: the identity or the account's slot is linked already", pl.Slot)
+			return LoginOutcome{}, ProviderRefusal(ProviderReasonLinked, "%s: the identity or the account's slot is linked already", pl.Slot)
 		}
-		return "", err
+		return LoginOutcome{}, err
 	}
 	slog.InfoContext(ctx, "provider identity linked", slog.String("app_id", a.ID), slog.String("user_id", u.ID), slog.String("slot", pl.Slot))
 	if u, err = s.recordProviderEmail(ctx, u, pl.Slot, true); err != nil {
-		return "", err
+		return LoginOutcome{}, err
 	}
 	p := pl.Params
 	p.Service = pl.Slot
-	return s.completeSignIn(ctx, a, u, p, browser{ip: ip, userAgent: in.UserAgent})
+	out, err := s.afterFirstFactor(ctx, a, u, p, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword, domain.AMRFederated)
+	if err != nil || out.SecondFactor != "" {
+		// As at a password sign-in: the failures stay counted until the second factor is proved.
+		return out, err
+	}
+	return out, s.clearSignInFailures(ctx, keys)
 }
 
 // LoginProviders are the app's configured slots as the hosted page shows them.

@@ -261,7 +261,7 @@ func TestTheLinkingRulesGuardExistingAccounts(t *testing.T) {
 			_, err = f.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{Link: out.Link + "x", Password: pw, ClientIP: "192.0.2.7"})
 			wantProviderRefusal(t, "a tampered link", err, app.ProviderReasonLink)
 			target, err := f.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{Link: out.Link, Password: pw, ClientIP: "192.0.2.7"})
-			landed(t, app.ProviderOutcome{URL: target}, err)
+			landed(t, app.ProviderOutcome{URL: target.URL}, err)
 			if links, _ := f.store.ListProviderLinks(ctx, f.app.ID, before.ID); len(links) != 1 || links[0].Slot != "idpA" {
 				t.Errorf("links after the confirmation = %v", links)
 			}

@@ -268,8 +268,7 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 			slog.WarnContext(ctx, "verification mail after sign-up", slog.String("error", err.Error()))
 		}
 	}
-	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
-	return LoginOutcome{URL: target}, err
+	return s.afterFirstFactor(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword)
 }
 
 // newSignUpUser builds the user a sign-up creates (not stored yet) and creates its tenant, named
@@ -310,68 +309,83 @@ func (s *Service) SignIn(ctx context.Context, in SignInInput) (LoginOutcome, err
 	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
 		return LoginOutcome{}, err
 	}
-	u, err := s.passwordUser(ctx, a, in.Email, in.Password, ip)
+	u, keys, err := s.passwordUser(ctx, a, in.Email, in.Password, ip)
 	if err != nil {
 		return LoginOutcome{}, err
 	}
 	if verificationRequired(a) && !u.EmailVerified {
+		if err := s.clearSignInFailures(ctx, keys); err != nil {
+			return LoginOutcome{}, err
+		}
 		return s.signInUnverified(ctx, a, u, in.Params, ip)
 	}
-	target, err := s.completeSignIn(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent})
-	return LoginOutcome{URL: target}, err
+	out, err := s.afterFirstFactor(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword)
+	if err != nil || out.SecondFactor != "" {
+		// A sign-in that still needs its second factor keeps the failures counted: wrong codes
+		// count under the same keys, and a right password must not wipe them, or it would buy a
+		// fresh allowance of code guesses each time.
+		return out, err
+	}
+	return out, s.clearSignInFailures(ctx, keys)
+}
+
+// clearSignInFailures resets the email's counts (strict and loose) after a successful sign-in, so
+// the owner gets a full allowance of typos again.
+func (s *Service) clearSignInFailures(ctx context.Context, keys signInKeys) error {
+	for _, k := range []string{keys.pair, keys.email} {
+		if err := s.store.ClearAttempts(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // passwordUser returns the active user of the app whose email and password these are, under the
-// sign-in attempt limits of the email and the client address ip. Sign-in and the confirmation of a
-// provider link prove a password through it.
-func (s *Service) passwordUser(ctx context.Context, a domain.App, email, password, ip string) (domain.User, error) {
+// sign-in attempt limits of the email and the client address ip, and the keys of those limits.
+// Sign-in and the confirmation of a provider link prove a password through it. It leaves the
+// email's failures counted: the caller clears them (clearSignInFailures) once the whole sign-in,
+// a second factor included, succeeded.
+func (s *Service) passwordUser(ctx context.Context, a domain.App, email, password, ip string) (domain.User, signInKeys, error) {
 	email = strings.TrimSpace(email)
 	keys := signInKeysOf(a.ID, email, addressKey(ip))
 	// The attempt counts as a failure from here on; a correct password releases it. Reserving it
 	// before hashing is what makes parallel guesses count each other.
 	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
 	if err != nil {
-		return domain.User{}, err
+		return domain.User{}, keys, err
 	}
 	if len(password) > maxPasswordBytes {
-		return domain.User{}, errCredentials
+		return domain.User{}, keys, errCredentials
 	}
 	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
 	if errors.Is(err, domain.ErrNotFound) {
 		if err := s.burn(ctx, password); err != nil {
 			s.release(ctx, attempt)
-			return domain.User{}, err
+			return domain.User{}, keys, err
 		}
-		return domain.User{}, errCredentials
+		return domain.User{}, keys, errCredentials
 	}
 	if err != nil {
 		s.release(ctx, attempt)
-		return domain.User{}, err
+		return domain.User{}, keys, err
 	}
 	// A user without a password (provisioned by an operator) fails here too: Verify never matches
 	// an empty hash but spends the same time.
 	ok, err := s.verify(ctx, u.PasswordHash, password)
 	if err != nil {
 		s.release(ctx, attempt)
-		return domain.User{}, err
+		return domain.User{}, keys, err
 	}
 	if !ok {
-		return domain.User{}, errCredentials
+		return domain.User{}, keys, errCredentials
 	}
 	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
-		return domain.User{}, err
+		return domain.User{}, keys, err
 	}
 	if err := inactive(u); err != nil {
-		return domain.User{}, err
+		return domain.User{}, keys, err
 	}
-	// A success resets the email's counts (strict and loose), so the owner gets a full allowance of
-	// typos again.
-	for _, k := range []string{keys.pair, keys.email} {
-		if err := s.store.ClearAttempts(ctx, k); err != nil {
-			return domain.User{}, err
-		}
-	}
-	return u, nil
+	return u, keys, nil
 }
 
 // signInUnverified answers the right password of an unverified user under the required policy:
@@ -409,8 +423,9 @@ type browser struct {
 }
 
 // completeSignIn records the sign-in (with its event) and issues the authorization code, which
-// carries the browser on to the session its exchange starts.
-func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser) (string, error) {
+// carries the browser and the sign-in's authentication methods (amr) on to the session its
+// exchange starts.
+func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.User, p LoginParams, b browser, amr []string) (string, error) {
 	now := s.now()
 	_, err := s.store.UpdateUser(ctx, a.ID, u.ID, func(x *domain.User) ([]events.Event, error) {
 		if err := x.RecordSignIn(now, b.ip); err != nil {
@@ -432,7 +447,7 @@ func (s *Service) completeSignIn(ctx context.Context, a domain.App, u domain.Use
 	}
 	if err := s.store.CreateAuthCode(ctx, domain.AuthCode{
 		Hash: hash, AppID: a.ID, UserID: u.ID, RedirectURI: p.RedirectURI, Nonce: p.Nonce, Scope: p.Scope,
-		AuthTime: now, CreatedAt: now, ExpiresAt: now.Add(domain.AuthCodeTTL), ClientIP: b.ip, UserAgent: b.userAgent,
+		AuthTime: now, CreatedAt: now, ExpiresAt: now.Add(domain.AuthCodeTTL), ClientIP: b.ip, UserAgent: b.userAgent, AMR: amr,
 	}); err != nil {
 		return "", err
 	}

@@ -246,6 +246,40 @@ type ProviderLinks interface {
 	ListProviderLinks(ctx context.Context, appID, userID string) ([]domain.ProviderLink, error)
 }
 
+// Factors stores users' second factors and recovery codes.
+type Factors interface {
+	// SavePendingFactor stores f, not confirmed, as the user's pending factor of its kind,
+	// replacing a pending one; the user must exist. When the kind is single
+	// (domain.FactorKind.Single) and the user has a confirmed factor of it, it answers
+	// domain.ErrFactorEnrolled and changes nothing.
+	SavePendingFactor(ctx context.Context, f domain.Factor) error
+	// ListFactors returns the user's factors, pending and confirmed, oldest first.
+	ListFactors(ctx context.Context, appID, userID string) ([]domain.Factor, error)
+	// ConfirmFactor marks the user's pending factor id confirmed at now with step as its last used
+	// time step (or signature counter), replaces the user's recovery codes with codes (nil keeps
+	// them) and commits evs, in one transaction. A factor that is not pending (absent, or confirmed already) answers
+	// domain.ErrNotFound and nothing changes.
+	ConfirmFactor(ctx context.Context, appID, userID, id string, step int64, now time.Time, codes []domain.RecoveryCode, evs ...events.Event) error
+	// UseFactorStep records step as the confirmed factor's last used time step unless it accepted
+	// that step or a later one already: then it answers domain.ErrCodeReplayed and changes
+	// nothing. Of two concurrent uses of one step exactly one succeeds.
+	UseFactorStep(ctx context.Context, appID, userID, id string, step int64) error
+	// ReplaceRecoveryCodes replaces every recovery code of the user (used or not) with codes and
+	// commits evs with them; the user must exist.
+	ReplaceRecoveryCodes(ctx context.Context, appID, userID string, codes []domain.RecoveryCode, evs ...events.Event) error
+	// UseRecoveryCode marks the user's unused code stored under hash used at now and commits the
+	// events fn makes from the number of unused codes left. Without an unused code under hash it
+	// answers domain.ErrNotFound and changes nothing: of two concurrent uses exactly one succeeds.
+	UseRecoveryCode(ctx context.Context, appID, userID string, hash []byte, now time.Time, fn func(left int) ([]events.Event, error)) error
+	// CountRecoveryCodes returns how many unused recovery codes the user has.
+	CountRecoveryCodes(ctx context.Context, appID, userID string) (int, error)
+	// RemoveFactors deletes every factor and recovery code of the user and revokes every session
+	// (refresh family) of the user, in one transaction. fn gets the removed factors (oldest first)
+	// and the ids of the sessions that were live at now (sorted), and its events are committed
+	// with the change; an error from it writes nothing.
+	RemoveFactors(ctx context.Context, appID, userID string, now time.Time, fn func(removed []domain.Factor, revoked []string) ([]events.Event, error)) error
+}
+
 // Tenants is the tenant service as sign-up needs it.
 type Tenants interface {
 	// CreateTenant creates the tenant of a user signing up and returns its id.
@@ -270,4 +304,5 @@ type Store interface {
 	Challenges
 	IdentityProviders
 	ProviderLinks
+	Factors
 }

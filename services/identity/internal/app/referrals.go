@@ -113,7 +113,7 @@ func (s *Service) inviteLink(a domain.App, state, code, lang string) string {
 		"referral":     {code},
 		"language":     {lang},
 	}
-	return s.publicURL + "/login?" + q.Encode()
+	return s.publicURL + LoginPath + "?" + q.Encode()
 }
 
 // referrer is the inviter a sign-up's referral code names, or "" when the code is absent,

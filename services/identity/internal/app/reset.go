@@ -209,13 +209,13 @@ func (s *Service) CompletePasswordReset(ctx context.Context, in ResetCompletion)
 	if err != nil {
 		return "", err
 	}
-	return s.completeSignIn(ctx, a, u, params, browser{ip: clientIP(in.ClientIP), userAgent: in.UserAgent})
+	return s.signInAfterMail(ctx, a, u, params, browser{ip: clientIP(in.ClientIP), userAgent: in.UserAgent})
 }
 
 // resumedParams is the authorization request a challenge continues, as the login forms carry it.
 func resumedParams(c domain.Challenge) LoginParams {
 	k := c.Continue
-	return LoginParams{ClientID: k.ClientID, RedirectURI: k.RedirectURI, State: k.State, Nonce: k.Nonce, Scope: k.Scope}
+	return LoginParams{ClientID: k.ClientID, RedirectURI: k.RedirectURI, State: k.State, Nonce: k.Nonce, Scope: k.Scope, Service: k.Service}
 }
 
 // resetChallenge returns the live reset challenge the proof names. Every failure is

@@ -126,14 +126,14 @@ func (s *Service) exchangeCode(ctx context.Context, a domain.App, r TokenRequest
 	f := domain.RefreshFamily{
 		ID: uuid.NewString(), AppID: a.ID, UserID: u.ID, RedirectURI: c.RedirectURI, Scope: c.Scope,
 		AuthTime: c.AuthTime, CreatedAt: now, LastUsedAt: now, ExpiresAt: first.ExpiresAt,
-		ClientIP: c.ClientIP, UserAgent: c.UserAgent,
+		ClientIP: c.ClientIP, UserAgent: c.UserAgent, AMR: c.AMR,
 	}
 	// The family keeps the scope granted at the authorization step, not what this exchange narrowed
 	// it to: a later refresh may ask for any part of the grant, never more.
 	return s.issueWhile(func() error {
 		return s.store.CreateRefreshFamily(ctx, f, first)
 	}, a, u, grant{
-		nonce: firstOf(r.Nonce, c.Nonce), scope: domain.NarrowScope(c.Scope, r.Scope), authTime: c.AuthTime,
+		nonce: firstOf(r.Nonce, c.Nonce), scope: domain.NarrowScope(c.Scope, r.Scope), authTime: c.AuthTime, amr: c.AMR,
 		redirectURI: domain.TrimSlash(r.RedirectURI), refreshToken: secret, session: f.ID,
 	}, now)
 }
@@ -187,7 +187,7 @@ func (s *Service) refresh(ctx context.Context, a domain.App, r TokenRequest) (To
 	// The redirect URI is the one stored with the family (registered when the code was issued); a
 	// redirect_uri in the refresh request is never echoed, so it cannot be an unregistered one.
 	return s.issueWhile(rotate, a, u, grant{
-		nonce: r.Nonce, scope: domain.NarrowScope(f.Scope, r.Scope), authTime: f.AuthTime,
+		nonce: r.Nonce, scope: domain.NarrowScope(f.Scope, r.Scope), authTime: f.AuthTime, amr: f.AMR,
 		redirectURI: domain.TrimSlash(f.RedirectURI), refreshToken: secret, session: f.ID,
 	}, now)
 }
@@ -253,9 +253,19 @@ func firstOf(a, b string) string {
 type grant struct {
 	nonce, scope string
 	authTime     time.Time
+	amr          []string // the sign-in's authentication methods
 	redirectURI  string
 	refreshToken string
 	session      string // the refresh family the tokens belong to (their sid claim)
+}
+
+// amrOf is the amr claim: the stored methods, or the password for a grant that has none (an
+// in-memory one from before methods were recorded).
+func amrOf(amr []string) []string {
+	if len(amr) == 0 {
+		return []string{domain.AMRPassword}
+	}
+	return amr
 }
 
 // issue signs the access and ID tokens with the app's current key.
@@ -271,12 +281,13 @@ func (s *Service) issue(a domain.App, u domain.User, g grant, now time.Time) (To
 	access := token.Access{
 		Issuer: s.issuer, Subject: u.ID, Audience: a.ID, TenantID: u.TenantID, Language: u.Language,
 		ID: uuid.NewString(), Nonce: g.nonce, AuthTime: g.authTime.Unix(), Scope: scope, PSC: []string{},
-		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseAccess, Session: g.session,
+		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseAccess, Session: g.session, AMR: amrOf(g.amr),
 	}
 	id := token.ID{
 		Issuer: s.issuer, Subject: u.ID, Audience: a.ID, TenantID: u.TenantID, Language: u.Language,
 		ID: uuid.NewString(), Nonce: g.nonce, AuthTime: g.authTime.Unix(), Scope: scope,
 		IssuedAt: now.Unix(), Expiry: exp.Unix(), Use: token.UseID, Session: g.session,
+		AMR: amrOf(g.amr), ACR: domain.ACR(g.amr),
 		Name: u.Name, GivenName: u.GivenName, FamilyName: u.FamilyName, MiddleName: u.MiddleName,
 		Nickname: u.Nickname, PreferredUsername: u.PreferredUsername, Profile: u.Profile, Picture: u.Picture,
 		Website: u.Website, Email: u.Email, EmailVerified: u.EmailVerified, Gender: u.Gender,

@@ -20,10 +20,15 @@ const VerifyPath = "/login/verify"
 
 // LoginOutcome is where a hosted-page form leads: URL continues the authorization request (the
 // app's redirect_uri with a code), or, instead, Verification says the address must be verified
-// first and names the verification whose code the "check your inbox" page takes.
+// first and names the verification whose code the "check your inbox" page takes, or
+// SecondFactor names the flow of a sign-in that must prove a second factor (Enrol: enrol one
+// first). RecoveryCodes are shown once beside URL after an enrolment at sign-in.
 type LoginOutcome struct {
-	URL          string
-	Verification string
+	URL           string
+	Verification  string
+	SecondFactor  string
+	Enrol         bool
+	RecoveryCodes []string
 }
 
 // ResendInput is the "resend" button of the "check your inbox" page.
@@ -68,7 +73,7 @@ func mailLanguage(a domain.App, u domain.User) string {
 // continuation is the authorization request a challenge continues once met; resumedParams is its
 // inverse.
 func (p LoginParams) continuation() domain.Continuation {
-	return domain.Continuation{ClientID: p.ClientID, RedirectURI: p.RedirectURI, State: p.State, Nonce: p.Nonce, Scope: p.Scope}
+	return domain.Continuation{ClientID: p.ClientID, RedirectURI: p.RedirectURI, State: p.State, Nonce: p.Nonce, Scope: p.Scope, Service: p.Service}
 }
 
 // newVerification mints a verification challenge of u. It is the work both sign-up outcomes do,
@@ -113,7 +118,7 @@ func (s *Service) signUpTaken(ctx context.Context, a domain.App, u domain.User, 
 	}
 	// A fresh state, not the request's: the link must carry nothing the visitor chose, and
 	// redirect_uri is one the app registered.
-	signIn := s.publicURL + "/login?" + url.Values{
+	signIn := s.publicURL + LoginPath + "?" + url.Values{
 		"client_id": {a.ID}, "redirect_uri": {p.RedirectURI}, "state": {state}, "type": {"signIn"},
 	}.Encode()
 	msg, err := accountmail.ComposeRegistered(mailLanguage(a, u), accountmail.Registered{To: u.Email, App: firstOf(a.Branding.DisplayName, a.Name), SignInLink: signIn})
@@ -296,5 +301,5 @@ func (s *Service) meetVerification(ctx context.Context, c domain.Challenge, ip s
 		return "", err
 	}
 	// The verification forms do not pass the browser's user agent: the session records none.
-	return s.completeSignIn(ctx, a, u, p, browser{ip: clientIP(ip)})
+	return s.signInAfterMail(ctx, a, u, p, browser{ip: clientIP(ip)})
 }

@@ -156,6 +156,8 @@ func App(a domain.App) *identityv1.App {
 		RefreshTokenTtlSeconds: int32(a.RefreshTokenTTL / time.Second),
 		Branding:               Branding(a.Branding),
 		EmailVerification:      string(a.EmailVerification),
+		Mfa:                    string(a.MFA),
+		PasskeySignIn:          a.PasskeySignIn,
 	}
 }
 

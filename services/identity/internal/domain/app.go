@@ -41,8 +41,12 @@ type App struct {
 	Branding Branding
 	// EmailVerification is whether a user must prove the address before signing in.
 	EmailVerification EmailVerification
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// MFA is whether users may or must prove a second factor at sign-in.
+	MFA MFAPolicy
+	// PasskeySignIn lets users sign in with a passkey instead of the password.
+	PasskeySignIn bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Default token lifetimes: short access tokens keep a stolen one useful only briefly (verification
@@ -129,8 +133,8 @@ func GenerateKeyPair() (KeyPair, error) {
 	return KeyPair{PublicPEM: string(pub), PrivateDER: der}, nil
 }
 
-// NewApp validates the app's name and redirect URIs. The app starts enabled and requires verified
-// addresses; the caller sets the key pair (sealed) before storing it.
+// NewApp validates the app's name and redirect URIs. The app starts enabled, requires verified
+// addresses and lets users enrol a second factor; the caller sets the key pair (sealed) before storing it.
 func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, error) {
 	name, err := requiredName("name", name)
 	if err != nil {
@@ -147,8 +151,8 @@ func NewApp(projectID, name string, redirectURIs []string, now time.Time) (App, 
 	return App{
 		ID: uuid.NewString(), ProjectID: projectID, Name: name, Enabled: true, RedirectURIs: uris, ExtraOrigins: []string{},
 		AccessTokenTTL: DefaultAccessTokenTTL, RefreshTokenTTL: DefaultRefreshTokenTTL,
-		EmailVerification: VerificationRequired,
-		CreatedAt:         now, UpdatedAt: now,
+		EmailVerification: VerificationRequired, MFA: MFAOptional,
+		CreatedAt: now, UpdatedAt: now,
 	}, nil
 }
 

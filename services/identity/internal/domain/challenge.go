@@ -24,14 +24,21 @@ const (
 	PurposeResetPassword ChallengePurpose = "reset_password"
 	// PurposeChangeEmail proves that the user reads the new address of an email change.
 	PurposeChangeEmail ChallengePurpose = "change_email"
+	// PurposeSecondFactor is a sign-in whose password was right, waiting for its second factor.
+	// Its link secret is the flow the hosted page carries; nothing is mailed.
+	PurposeSecondFactor ChallengePurpose = "second_factor"
 )
 
 // TTL is how long a challenge of the purpose may be met. A reset proves control of an account
 // whose password is unknown, so its window is short; verification and email-change mails are
 // often opened hours later.
 func (p ChallengePurpose) TTL() time.Duration {
-	if p == PurposeResetPassword {
+	switch p {
+	case PurposeResetPassword:
 		return 15 * time.Minute
+	case PurposeSecondFactor:
+		// Long enough to find the phone, or enrol one at a required policy's first sign-in.
+		return 10 * time.Minute
 	}
 	return 24 * time.Hour
 }
@@ -39,7 +46,7 @@ func (p ChallengePurpose) TTL() time.Duration {
 // Valid reports whether p is one of the purposes above.
 func (p ChallengePurpose) Valid() bool {
 	switch p {
-	case PurposeVerifyEmail, PurposeResetPassword, PurposeChangeEmail:
+	case PurposeVerifyEmail, PurposeResetPassword, PurposeChangeEmail, PurposeSecondFactor:
 		return true
 	}
 	return false
@@ -62,6 +69,9 @@ type Continuation struct {
 	State       string
 	Nonce       string
 	Scope       string
+	// Service is how the sign-in that the continuation resumes began: "email" (or empty) or the
+	// identity provider's slot, which the app's redirect_uri is told.
+	Service string
 }
 
 // Empty reports whether there is no authorization request to continue.
@@ -82,9 +92,12 @@ type Challenge struct {
 	CodeHash     []byte
 	CodeAttempts int // wrong codes typed so far
 	Continue     Continuation
-	CreatedAt    time.Time
-	ExpiresAt    time.Time
-	UsedAt       *time.Time // set when met, or when a newer challenge of its user and purpose retired it
+	// Methods are the authentication methods (AMR) a second-factor challenge's sign-in proved
+	// before it: the first factor, carried on to the tokens with the second.
+	Methods   []string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    *time.Time // set when met, or when a newer challenge of its user and purpose retired it
 }
 
 // ChallengeSecrets are what the mail carries; they exist only in the mail, never in a store.

@@ -32,6 +32,9 @@ type AuthCode struct {
 	// session (RefreshFamily) its exchange starts.
 	ClientIP  string
 	UserAgent string
+	// AMR are the authentication methods of the sign-in (AMRPassword, ...), handed on to the
+	// session and to every token issued in it.
+	AMR []string
 }
 
 // Expired reports whether the code can no longer be exchanged at now. The 60th second is still
@@ -58,6 +61,8 @@ type RefreshFamily struct {
 	// ClientIP and UserAgent describe the browser of the sign-in that started the family.
 	ClientIP  string
 	UserAgent string
+	// AMR are the authentication methods of the sign-in that started the family.
+	AMR []string
 }
 
 // Live reports whether the family can still refresh at now: it is a session the user has.

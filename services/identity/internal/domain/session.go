@@ -23,6 +23,9 @@ const (
 	// RevokedPasswordReset: the password was reset by a mail's link or code, which ends every
 	// session the old password opened.
 	RevokedPasswordReset = "password_reset"
+	// RevokedSecondFactorsRemoved: an operator or the app's server removed the user's second
+	// factors (a lost authenticator, or a taken-over account).
+	RevokedSecondFactorsRemoved = "second_factors_removed"
 	// RevokedKeyRotated: an operator rotated the app's signing key, which ends every session of
 	// the app.
 	RevokedKeyRotated = "key_rotated"

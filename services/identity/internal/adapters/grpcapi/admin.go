@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/protobuf/types/known/emptypb"
+
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/convert"
@@ -32,6 +34,7 @@ func (s *AdminServer) CreateApp(ctx context.Context, req *identityv1.CreateAppRe
 		AccessTokenTTL:    time.Duration(req.GetAccessTokenTtlSeconds()) * time.Second,
 		RefreshTokenTTL:   time.Duration(req.GetRefreshTokenTtlSeconds()) * time.Second,
 		EmailVerification: req.GetEmailVerification(),
+		MFA:               req.GetMfa(),
 	})
 	if err != nil {
 		return nil, err
@@ -55,6 +58,32 @@ func (s *AdminServer) SetAppEmailVerification(ctx context.Context, req *identity
 		return nil, err
 	}
 	return convert.App(a), nil
+}
+
+// SetAppMfa sets the app's second-factor policy.
+func (s *AdminServer) SetAppMfa(ctx context.Context, req *identityv1.SetAppMfaRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppMFA(ctx, req.GetAppId(), req.GetPolicy())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey.
+func (s *AdminServer) SetAppPasskeySignIn(ctx context.Context, req *identityv1.SetAppPasskeySignInRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppPasskeySignIn(ctx, req.GetAppId(), req.GetEnabled())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// ResetSecondFactors removes a user's second factors for an operator.
+func (s *AdminServer) ResetSecondFactors(ctx context.Context, req *identityv1.ResetSecondFactorsRequest) (*emptypb.Empty, error) {
+	if err := s.svc.RemoveSecondFactors(ctx, req.GetAppId(), req.GetUserId(), app.RemovedByOperator); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
 }
 
 // RotateAppKey replaces an app's key pair.

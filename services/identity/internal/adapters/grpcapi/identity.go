@@ -175,6 +175,18 @@ func (s *IdentityServer) RevokeSessions(ctx context.Context, req *identityv1.Rev
 	return &emptypb.Empty{}, nil
 }
 
+// RemoveSecondFactors removes a user's second factors for the app's server (write key).
+func (s *IdentityServer) RemoveSecondFactors(ctx context.Context, req *identityv1.RemoveSecondFactorsRequest) (*emptypb.Empty, error) {
+	caller, err := authn.CallerApp(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.svc.RemoveSecondFactors(ctx, caller, req.GetUserId(), app.RemovedByApp); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
 // patch converts the body's user object; an absent object is an empty patch.
 func patch(p *identityv1.UserPatch) domain.UserPatch {
 	if p == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/pquerna/otp"
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -71,10 +72,12 @@ type LoginServer struct {
 
 // DescribeLogin checks an authorization request before the page shows its form.
 func (s *LoginServer) DescribeLogin(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.LoginContext, error) {
-	out, err := loginContext(s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri()))
+	a, err := s.svc.DescribeLogin(ctx, req.GetClientId(), req.GetRedirectUri())
+	out, err := loginContext(a, err)
 	if err != nil {
 		return nil, err
 	}
+	out.PasskeySignIn = s.svc.OffersPasskeySignIn(a)
 	idps, err := s.svc.LoginProviders(ctx, out.GetAppId())
 	if err != nil {
 		return nil, err
@@ -103,8 +106,8 @@ func (s *LoginServer) FinishProviderSignIn(ctx context.Context, req *identityv1.
 	if err != nil {
 		return nil, err
 	}
-	out := &identityv1.ProviderOutcome{Url: o.URL, Link: o.Link, Email: o.Email, ProviderName: o.ProviderName}
-	if o.Link != "" {
+	out := &identityv1.ProviderOutcome{Url: o.URL, Link: o.Link, Email: o.Email, ProviderName: o.ProviderName, SecondFactor: o.SecondFactor, Enrol: o.Enrol}
+	if o.Link != "" || o.SecondFactor != "" {
 		pp := o.Params
 		out.Params = &identityv1.LoginParams{ClientId: pp.ClientID, RedirectUri: pp.RedirectURI, State: pp.State, Nonce: pp.Nonce, Scope: pp.Scope, Referral: pp.Referral}
 	}
@@ -113,13 +116,9 @@ func (s *LoginServer) FinishProviderSignIn(ctx context.Context, req *identityv1.
 
 // ConfirmProviderLink links a provider identity to the account whose password was given.
 func (s *LoginServer) ConfirmProviderLink(ctx context.Context, req *identityv1.ConfirmProviderLinkRequest) (*identityv1.LoginRedirect, error) {
-	url, err := s.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{
+	return loginRedirect(s.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{
 		Link: req.GetLink(), Password: req.GetPassword(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &identityv1.LoginRedirect{Url: url}, nil
+	}))
 }
 
 // SignUp creates the user and its tenant, then signs in or asks for verification.
@@ -187,7 +186,7 @@ func loginRedirect(o app.LoginOutcome, err error) (*identityv1.LoginRedirect, er
 	if err != nil {
 		return nil, err
 	}
-	return &identityv1.LoginRedirect{Url: o.URL, Verification: o.Verification}, nil
+	return &identityv1.LoginRedirect{Url: o.URL, Verification: o.Verification, SecondFactor: o.SecondFactor, Enrol: o.Enrol, RecoveryCodes: o.RecoveryCodes}, nil
 }
 
 // DescribeAccount checks the account page's app and answers the deployment's account callback.
@@ -275,4 +274,98 @@ func loginParams(p *identityv1.LoginParams) app.LoginParams {
 		ClientID: p.GetClientId(), RedirectURI: p.GetRedirectUri(), State: p.GetState(), Nonce: p.GetNonce(), Scope: p.GetScope(),
 		Referral: p.GetReferral(),
 	}
+}
+
+// DescribeSecondFactors answers the policy and factors of the access token's user.
+func (s *LoginServer) DescribeSecondFactors(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.SecondFactors, error) {
+	st, err := s.svc.DescribeSecondFactors(ctx, req.GetAccessToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.SecondFactors{Policy: string(st.Policy), Totp: st.TOTP, RecoveryCodesLeft: int32(st.RecoveryCodesLeft), Passkeys: int32(st.Passkeys)}, nil
+}
+
+// StartTotpEnrolment starts or resumes the TOTP enrolment of the access token's user.
+func (s *LoginServer) StartTotpEnrolment(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.TotpKey, error) {
+	return totpKey(s.svc.StartTOTPEnrolment(ctx, req.GetAccessToken()))
+}
+
+// ConfirmTotpEnrolment confirms the enrolment with its first code.
+func (s *LoginServer) ConfirmTotpEnrolment(ctx context.Context, req *identityv1.ConfirmTotpEnrolmentRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.ConfirmTOTPEnrolment(ctx, req.GetAccessToken(), req.GetCode(), req.GetCurrentPassword(), req.GetClientIp())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// RegenerateRecoveryCodes replaces the recovery codes of the access token's user.
+func (s *LoginServer) RegenerateRecoveryCodes(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.RegenerateRecoveryCodes(ctx, req.GetAccessToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// StartSignInEnrolment answers the TOTP key of a sign-in that enrols a factor.
+func (s *LoginServer) StartSignInEnrolment(ctx context.Context, req *identityv1.SecondFactorFlow) (*identityv1.TotpKey, error) {
+	return totpKey(s.svc.StartSignInEnrolment(ctx, req.GetFlow()))
+}
+
+// VerifySecondFactor checks a sign-in's second factor and continues the authorization request.
+func (s *LoginServer) VerifySecondFactor(ctx context.Context, req *identityv1.VerifySecondFactorRequest) (*identityv1.LoginRedirect, error) {
+	return loginRedirect(s.svc.VerifySecondFactor(ctx, app.SecondFactorInput{
+		Flow: req.GetFlow(), Code: req.GetCode(), Passkey: req.GetPasskey(), PasskeyState: req.GetPasskeyState(),
+		ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	}))
+}
+
+func totpKey(k *otp.Key, err error) (*identityv1.TotpKey, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.TotpKey{OtpauthUrl: k.URL(), Secret: k.Secret()}, nil
+}
+
+// StartPasskeyRegistration begins adding a passkey for the access token's user.
+func (s *LoginServer) StartPasskeyRegistration(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartPasskeyRegistration(ctx, req.GetAccessToken()))
+}
+
+// FinishPasskeyRegistration stores the passkey the browser created.
+func (s *LoginServer) FinishPasskeyRegistration(ctx context.Context, req *identityv1.FinishPasskeyRegistrationRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.FinishPasskeyRegistration(ctx, app.PasskeyRegistration{
+		AccessToken: req.GetAccessToken(), Credential: req.GetCredential(), State: req.GetState(),
+		Current: req.GetCurrentPassword(), ClientIP: req.GetClientIp(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// StartPasskeyAssertion answers a sign-in's passkey options.
+func (s *LoginServer) StartPasskeyAssertion(ctx context.Context, req *identityv1.SecondFactorFlow) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartPasskeyAssertion(ctx, req.GetFlow()))
+}
+
+func ceremony(c app.PasskeyCeremony, err error) (*identityv1.PasskeyCeremony, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.PasskeyCeremony{Options: c.Options, State: c.State}, nil
+}
+
+// StartPasskeySignIn answers the options of a passkey sign-in.
+func (s *LoginServer) StartPasskeySignIn(ctx context.Context, req *identityv1.DescribeLoginRequest) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartPasskeySignIn(ctx, app.LoginParams{ClientID: req.GetClientId(), RedirectURI: req.GetRedirectUri()}))
+}
+
+// PasskeySignIn signs in with a passkey instead of the password.
+func (s *LoginServer) PasskeySignIn(ctx context.Context, req *identityv1.PasskeySignInRequest) (*identityv1.LoginRedirect, error) {
+	return loginRedirect(s.svc.PasskeySignIn(ctx, app.PasskeySignInInput{
+		Params: loginParams(req.GetParams()), Passkey: req.GetPasskey(), State: req.GetState(),
+		ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+	}))
 }

@@ -13,6 +13,7 @@ import (
 func cloneChallenge(c domain.Challenge) domain.Challenge {
 	c.LinkHash = bytes.Clone(c.LinkHash)
 	c.CodeHash = bytes.Clone(c.CodeHash)
+	c.Methods = slices.Clone(c.Methods)
 	if c.UsedAt != nil {
 		at := *c.UsedAt
 		c.UsedAt = &at

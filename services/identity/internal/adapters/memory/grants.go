@@ -31,6 +31,7 @@ func (s *Store) CreateAuthCode(_ context.Context, c domain.AuthCode) error {
 		}
 	}
 	c.Hash = bytes.Clone(c.Hash)
+	c.AMR = slices.Clone(c.AMR)
 	s.codes[string(c.Hash)] = c
 	return nil
 }
@@ -64,6 +65,7 @@ func (s *Store) CreateRefreshFamily(_ context.Context, f domain.RefreshFamily, f
 		return domain.NotFound("user")
 	}
 	first.FamilyID = f.ID
+	f.AMR = slices.Clone(f.AMR)
 	s.families[f.ID] = f
 	s.refresh[string(first.Hash)] = cloneToken(first)
 	return nil

@@ -36,6 +36,9 @@ type Store struct {
 	// linkKey.
 	providers map[string]domain.IdentityProvider
 	links     map[string]domain.ProviderLink
+	// factors are the users' second factors, by id; recovery the recovery codes, by user id.
+	factors  map[string]domain.Factor
+	recovery map[string][]domain.RecoveryCode
 	// operatorKey is the sealed operator signing key; nil until the first operator token.
 	operatorKey []byte
 }
@@ -60,6 +63,8 @@ func New(outbox *events.MemoryOutbox) *Store {
 		challenges: map[string]domain.Challenge{},
 		providers:  map[string]domain.IdentityProvider{},
 		links:      map[string]domain.ProviderLink{},
+		factors:    map[string]domain.Factor{},
+		recovery:   map[string][]domain.RecoveryCode{},
 	}
 }
 

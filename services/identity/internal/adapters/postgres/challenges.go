@@ -15,18 +15,21 @@ import (
 
 const selectChallenges = `select id, app_id, user_id, purpose, email, link_hash, code_hash, code_attempts,
 	continue_client_id, continue_redirect_uri, continue_state, continue_nonce, continue_scope,
-	created_at, expires_at, used_at from challenges `
+	created_at, expires_at, used_at, methods, continue_service from challenges `
 
 func scanChallenge(row pgx.Row) (domain.Challenge, error) {
 	var c domain.Challenge
 	var purpose string
 	k := &c.Continue
 	err := row.Scan(&c.ID, &c.AppID, &c.UserID, &purpose, &c.Email, &c.LinkHash, &c.CodeHash, &c.CodeAttempts,
-		&k.ClientID, &k.RedirectURI, &k.State, &k.Nonce, &k.Scope, &c.CreatedAt, &c.ExpiresAt, &c.UsedAt)
+		&k.ClientID, &k.RedirectURI, &k.State, &k.Nonce, &k.Scope, &c.CreatedAt, &c.ExpiresAt, &c.UsedAt, &c.Methods, &k.Service)
 	if err != nil {
 		return domain.Challenge{}, noRow(err, "challenge")
 	}
 	c.Purpose = domain.ChallengePurpose(purpose)
+	if len(c.Methods) == 0 {
+		c.Methods = nil // a mail's challenge proves no sign-in method, as NewChallenge leaves it
+	}
 	c.CreatedAt, c.ExpiresAt = utc(c.CreatedAt), utc(c.ExpiresAt)
 	if c.UsedAt != nil {
 		at := utc(*c.UsedAt)
@@ -53,11 +56,11 @@ func (s *Store) CreateChallenge(ctx context.Context, c domain.Challenge) error {
 		return insertForUser(ctx, tx, `insert into challenges
 			(id, app_id, user_id, purpose, email, link_hash, code_hash, code_attempts,
 			 continue_client_id, continue_redirect_uri, continue_state, continue_nonce, continue_scope,
-			 created_at, expires_at, used_at)
-			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16
+			 created_at, expires_at, used_at, methods, continue_service)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18
 			where exists (select 1 from users where app_id = $2 and id = $3)`,
 			c.ID, c.AppID, c.UserID, string(c.Purpose), c.Email, c.LinkHash, c.CodeHash, c.CodeAttempts,
-			k.ClientID, k.RedirectURI, k.State, k.Nonce, k.Scope, c.CreatedAt, c.ExpiresAt, c.UsedAt)
+			k.ClientID, k.RedirectURI, k.State, k.Nonce, k.Scope, c.CreatedAt, c.ExpiresAt, c.UsedAt, nonNil(c.Methods), k.Service)
 	})
 }
 

@@ -40,9 +40,9 @@ func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
 			return err
 		}
 		return insertForUser(ctx, tx, `insert into auth_codes
-			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent)
-			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 where exists (select 1 from users where app_id = $2 and id = $3)`,
-			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt, c.ClientIP, c.UserAgent)
+			(hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent, amr)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			c.Hash, c.AppID, c.UserID, c.RedirectURI, c.Nonce, c.Scope, c.AuthTime, c.CreatedAt, c.ExpiresAt, c.ClientIP, c.UserAgent, nonNil(c.AMR))
 	})
 }
 
@@ -51,8 +51,8 @@ func (s *Store) CreateAuthCode(ctx context.Context, c domain.AuthCode) error {
 func (s *Store) ConsumeAuthCode(ctx context.Context, hash []byte) (domain.AuthCode, error) {
 	var c domain.AuthCode
 	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `delete from auth_codes where hash = $1
-		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent`, hash).
-		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt, &c.ClientIP, &c.UserAgent)
+		returning hash, app_id, user_id, redirect_uri, nonce, scope, auth_time, created_at, expires_at, client_ip, user_agent, amr`, hash).
+		Scan(&c.Hash, &c.AppID, &c.UserID, &c.RedirectURI, &c.Nonce, &c.Scope, &c.AuthTime, &c.CreatedAt, &c.ExpiresAt, &c.ClientIP, &c.UserAgent, &c.AMR)
 	if err != nil {
 		return domain.AuthCode{}, noRow(err, "authorization code")
 	}
@@ -67,10 +67,10 @@ func (s *Store) CreateRefreshFamily(ctx context.Context, f domain.RefreshFamily,
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		if err := insertForUser(ctx, tx, `insert into refresh_families
-			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked, last_used_at, expires_at, client_ip, user_agent)
-			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 where exists (select 1 from users where app_id = $2 and id = $3)`,
+			(id, app_id, user_id, redirect_uri, scope, auth_time, created_at, revoked, last_used_at, expires_at, client_ip, user_agent, amr)
+			select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 where exists (select 1 from users where app_id = $2 and id = $3)`,
 			f.ID, f.AppID, f.UserID, f.RedirectURI, f.Scope, f.AuthTime, f.CreatedAt, f.Revoked,
-			f.LastUsedAt, f.ExpiresAt, f.ClientIP, f.UserAgent); err != nil {
+			f.LastUsedAt, f.ExpiresAt, f.ClientIP, f.UserAgent, nonNil(f.AMR)); err != nil {
 			return err
 		}
 		return insertToken(ctx, tx, f.ID, first)
@@ -84,12 +84,12 @@ func insertToken(ctx context.Context, q pgxx.Querier, familyID string, t domain.
 }
 
 const familyColumns = `f.id, f.app_id, f.user_id, f.redirect_uri, f.scope, f.auth_time, f.created_at, f.revoked,
-	f.last_used_at, f.expires_at, f.client_ip, f.user_agent`
+	f.last_used_at, f.expires_at, f.client_ip, f.user_agent, f.amr`
 
 // familyFields are the scan targets of familyColumns.
 func familyFields(f *domain.RefreshFamily) []any {
 	return []any{&f.ID, &f.AppID, &f.UserID, &f.RedirectURI, &f.Scope, &f.AuthTime, &f.CreatedAt, &f.Revoked,
-		&f.LastUsedAt, &f.ExpiresAt, &f.ClientIP, &f.UserAgent}
+		&f.LastUsedAt, &f.ExpiresAt, &f.ClientIP, &f.UserAgent, &f.AMR}
 }
 
 // familyUTC puts a scanned family's times in UTC, as they were written.

@@ -3,9 +3,11 @@ package postgres
 import (
 	"context"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -65,5 +67,40 @@ func TestAppsThatExistedBeforeTheVerificationPolicyKeepOptionalVerification(t *t
 		values ($1, $2, 'new', true, 'pem', '\x01', now(), now())`, uuid.NewString(), projectID)
 	if err == nil || !strings.Contains(err.Error(), "email_verification") {
 		t.Fatalf("insert without a policy: %v, want a not-null violation on email_verification", err)
+	}
+}
+
+func TestAppsThatExistedBeforeTheMFAPolicyLetUsersEnrolAndOldSessionsSayPassword(t *testing.T) {
+	ctx := context.Background()
+	pool := pgtest.New(t, "identity_before_0012", migrateBefore("0012"))
+	projectID, appID, userID, familyID := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`insert into projects (id, name, created_at) values ($1, 'p', now())`, []any{projectID}},
+		{`insert into apps (id, project_id, name, enabled, public_key_pem, sealed_private_key, created_at, updated_at, email_verification)
+			values ($1, $2, 'old', true, 'pem', '\x01', now(), now(), 'optional')`, []any{appID, projectID}},
+		{`insert into users (id, app_id, email, created_at, updated_at) values ($1, $2, 'old@example.test', now(), now())`, []any{userID, appID}},
+		{`insert into refresh_families (id, app_id, user_id, redirect_uri, scope, auth_time, created_at, last_used_at, expires_at)
+			values ($1, $2, $3, 'https://app.test/cb', '', now(), now(), now(), now() + interval '1 day')`, []any{familyID, appID, userID}},
+	} {
+		if _, err := pool.Exec(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(pool).GetApp(ctx, appID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MFA != domain.MFAOptional || a.PasskeySignIn {
+		t.Fatalf("an app created before migration 0012 has MFA policy %q and passkey sign-in %v, want %q and off", a.MFA, a.PasskeySignIn, domain.MFAOptional)
+	}
+	live, err := New(pool).ListSessions(ctx, appID, userID, time.Now(), 10)
+	if err != nil || len(live) != 1 || !slices.Equal(live[0].AMR, []string{domain.AMRPassword}) {
+		t.Fatalf("a session from before migration 0012 = %+v (%v), want amr [pwd]", live, err)
 	}
 }

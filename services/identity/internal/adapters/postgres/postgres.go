@@ -107,13 +107,13 @@ func (s *Store) GetProject(ctx context.Context, id string) (domain.Project, erro
 
 const appColumns = `id, project_id, name, enabled, redirect_uris, public_key_pem, sealed_private_key, created_at, updated_at,
 	access_token_ttl_seconds, refresh_token_ttl_seconds, extra_origins, display_name, accent_color, logo_url, default_language,
-	email_verification`
+	email_verification, mfa_policy, passkey_sign_in`
 
 // appValues lists a's columns in appColumns order for insert and update.
 func appValues(a domain.App) []any {
 	return []any{a.ID, a.ProjectID, a.Name, a.Enabled, a.RedirectURIs, a.PublicKeyPEM, a.SealedPrivateKey, a.CreatedAt, a.UpdatedAt,
 		int64(a.AccessTokenTTL / time.Second), int64(a.RefreshTokenTTL / time.Second), nonNil(a.ExtraOrigins),
-		a.Branding.DisplayName, a.Branding.AccentColor, a.Branding.LogoURL, a.Branding.DefaultLanguage, string(a.EmailVerification)}
+		a.Branding.DisplayName, a.Branding.AccentColor, a.Branding.LogoURL, a.Branding.DefaultLanguage, string(a.EmailVerification), string(a.MFA), a.PasskeySignIn}
 }
 
 func scanApp(row pgx.Row) (domain.App, error) {
@@ -123,7 +123,7 @@ func scanApp(row pgx.Row) (domain.App, error) {
 	)
 	if err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.Enabled, &a.RedirectURIs, &a.PublicKeyPEM, &a.SealedPrivateKey,
 		&a.CreatedAt, &a.UpdatedAt, &access, &refresh, &a.ExtraOrigins,
-		&a.Branding.DisplayName, &a.Branding.AccentColor, &a.Branding.LogoURL, &a.Branding.DefaultLanguage, &a.EmailVerification); err != nil {
+		&a.Branding.DisplayName, &a.Branding.AccentColor, &a.Branding.LogoURL, &a.Branding.DefaultLanguage, &a.EmailVerification, &a.MFA, &a.PasskeySignIn); err != nil {
 		return domain.App{}, noRow(err, "app")
 	}
 	a.AccessTokenTTL, a.RefreshTokenTTL = time.Duration(access)*time.Second, time.Duration(refresh)*time.Second
@@ -149,7 +149,7 @@ func (s *Store) CreateApp(ctx context.Context, a domain.App) error {
 		a.RedirectURIs = []string{}
 	}
 	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
-		`insert into apps (`+appColumns+`) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, appValues(a)...)
+		`insert into apps (`+appColumns+`) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`, appValues(a)...)
 	return translate(err, "project")
 }
 
@@ -206,7 +206,7 @@ func updateApp(ctx context.Context, tx pgx.Tx, id string, fn func(*domain.App) (
 		public_key_pem = $6, sealed_private_key = $7, created_at = $8, updated_at = $9,
 		access_token_ttl_seconds = $10, refresh_token_ttl_seconds = $11, extra_origins = $12,
 		display_name = $13, accent_color = $14, logo_url = $15, default_language = $16,
-		email_verification = $17 where id = $1`,
+		email_verification = $17, mfa_policy = $18, passkey_sign_in = $19 where id = $1`,
 		appValues(a)...); err != nil {
 		return domain.App{}, nil, err
 	}

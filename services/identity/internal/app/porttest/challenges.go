@@ -19,10 +19,13 @@ var codeKey = []byte("porttest code key")
 
 func newChallenge(t *testing.T, purpose domain.ChallengePurpose, appID, userID string, created time.Time) domain.Challenge {
 	t.Helper()
-	cont := domain.Continuation{ClientID: appID, RedirectURI: "https://example.test/cb", State: "st", Nonce: "n", Scope: "openid"}
+	cont := domain.Continuation{ClientID: appID, RedirectURI: "https://example.test/cb", State: "st", Nonce: "n", Scope: "openid", Service: "idpB"}
 	c, _, err := domain.NewChallenge(purpose, appID, userID, "ada@example.test", cont, created, codeKey)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if purpose == domain.PurposeSecondFactor {
+		c.Methods = []string{domain.AMRPassword}
 	}
 	return c
 }

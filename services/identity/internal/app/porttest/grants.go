@@ -193,6 +193,7 @@ func newCode(appID, userID string, created time.Time) (domain.AuthCode, string) 
 		Hash: hash, AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb", Nonce: "nonce-1",
 		Scope: "openid email", AuthTime: created.Add(-time.Second), CreatedAt: created, ExpiresAt: created.Add(domain.AuthCodeTTL),
 		ClientIP: "2001:db8::7", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0 «ü»",
+		AMR: []string{domain.AMRPassword, domain.AMROTP, domain.AMRMulti},
 	}, secret
 }
 
@@ -272,7 +273,7 @@ func testAuthCodes(t *testing.T, newStore Factory) {
 func newFamily(appID, userID string) domain.RefreshFamily {
 	return domain.RefreshFamily{ID: uuid.NewString(), AppID: appID, UserID: userID, RedirectURI: "https://example.test/cb",
 		Scope: "openid", AuthTime: t0.Add(-time.Minute), CreatedAt: t0, LastUsedAt: t0, ExpiresAt: t0.Add(time.Hour),
-		ClientIP: "192.0.2.10", UserAgent: "Mozilla/5.0 (Macintosh) Safari/605.1.15"}
+		ClientIP: "192.0.2.10", UserAgent: "Mozilla/5.0 (Macintosh) Safari/605.1.15", AMR: []string{domain.AMRPassword}}
 }
 
 func newRefresh(created time.Time, ttl time.Duration) domain.RefreshToken {

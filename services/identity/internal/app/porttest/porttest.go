@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("Challenges", func(t *testing.T) { testChallenges(t, newStore) })
 	s.Run("IdentityProviders", func(t *testing.T) { testIdentityProviders(t, newStore) })
 	s.Run("ProviderLinks", func(t *testing.T) { testProviderLinks(t, newStore) })
+	s.Run("Factors", func(t *testing.T) { testFactors(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 }
 
@@ -70,8 +71,8 @@ func newApp(projectID string) domain.App {
 		ExtraOrigins:     []string{"https://www.example.test"},
 		PublicKeyPEM:     "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
 		SealedPrivateKey: []byte{1, 2, 3, 4}, AccessTokenTTL: 5 * time.Minute, RefreshTokenTTL: 7 * 24 * time.Hour,
-		EmailVerification: domain.VerificationRequired,
-		CreatedAt:         t0, UpdatedAt: t0,
+		EmailVerification: domain.VerificationRequired, MFA: domain.MFAOptional,
+		CreatedAt: t0, UpdatedAt: t0,
 	}
 }
 
@@ -378,6 +379,31 @@ func testApps(t *testing.T, newStore Factory) {
 		}
 		got, _ = s.GetApp(ctx, a.ID)
 		wantEqual(t, "policy after update", got.EmailVerification, domain.VerificationOptional)
+	})
+
+	t.Run("the MFA policy and passkey sign-in are stored and change with the app", func(t *testing.T) {
+		s, _ := newStore(t)
+		a := seedApp(t, s)
+		got, _ := s.GetApp(ctx, a.ID)
+		wantEqual(t, "policy as created", got.MFA, domain.MFAOptional)
+		for _, p := range []domain.MFAPolicy{domain.MFARequired, domain.MFAOff} {
+			if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+				x.MFA = p
+				return nil, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ = s.GetApp(ctx, a.ID)
+			wantEqual(t, "policy after update", got.MFA, p)
+		}
+		if _, err := s.UpdateApp(ctx, a.ID, func(x *domain.App) ([]events.Event, error) {
+			x.PasskeySignIn = true
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ = s.GetApp(ctx, a.ID)
+		wantEqual(t, "passkey sign-in after update", got.PasskeySignIn, true)
 	})
 
 	t.Run("update of an unknown app is not found", func(t *testing.T) {

@@ -25,6 +25,12 @@ type Registered struct {
 	SignInLink string // the hosted sign-in page of the app
 }
 
+// FactorsRemoved is what the notice of removed second factors says.
+type FactorsRemoved struct {
+	To  string
+	App string
+}
+
 // mailTemplate is one mail's subject, text part and HTML part. Every sentence is a message of
 // pkg/locale; the templates only arrange them.
 type mailTemplate struct {
@@ -85,7 +91,33 @@ var (
 <p>{{.T "registered.mail.forgot"}}</p>
 </body></html>
 `)
+	factorsRemovedMail = newTemplate("factors-removed",
+		`{{.T "mfa.removedMail.subject" .App}}`,
+		`{{.T "verify.mail.greeting"}}
+
+{{.T "mfa.removedMail.intro" .App}}
+
+{{.T "mfa.removedMail.next"}}
+
+{{.T "mfa.removedMail.notYou"}}
+`,
+		`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "mfa.removedMail.intro" .App}}</p>
+<p>{{.T "mfa.removedMail.next"}}</p>
+<p>{{.T "mfa.removedMail.notYou"}}</p>
+</body></html>
+`)
 )
+
+// ComposeFactorsRemoved renders the notice that the user's second factors were removed, in lang.
+func ComposeFactorsRemoved(lang string, d FactorsRemoved) (mail.Message, error) {
+	return factorsRemovedMail.compose(d.To, struct {
+		FactorsRemoved
+		locale.Printer
+	}{d, locale.For(lang)})
+}
 
 // ComposeVerify renders the verification mail in lang (en or de; anything else is English).
 func ComposeVerify(lang string, d Verify) (mail.Message, error) {

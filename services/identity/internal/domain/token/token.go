@@ -40,41 +40,46 @@ type Access struct {
 	// Session is the refresh-token family the token was issued in (OpenID's sid): the session
 	// routes mark it current, so a page can tell "this device" from the others.
 	Session string `json:"sid"`
+	// AMR are the sign-in's authentication methods (RFC 8176: pwd, otp, mfa).
+	AMR []string `json:"amr"`
 }
 
 // ID is the ID token's claim set: the access claims minus psc, plus the OpenID profile claims.
 type ID struct {
-	Issuer              string   `json:"iss"`
-	Subject             string   `json:"sub"`
-	Audience            string   `json:"aud"`
-	TenantID            string   `json:"tenantId"`
-	Language            string   `json:"lng"`
-	ID                  string   `json:"jti"`
-	Nonce               string   `json:"nonce"`
-	AuthTime            int64    `json:"auth_time"`
-	Scope               []string `json:"scope"`
-	IssuedAt            int64    `json:"iat"`
-	Expiry              int64    `json:"exp"`
-	Use                 string   `json:"token_use"`
-	Session             string   `json:"sid"`
-	Name                string   `json:"name"`
-	GivenName           string   `json:"given_name"`
-	FamilyName          string   `json:"family_name"`
-	MiddleName          string   `json:"middle_name"`
-	Nickname            string   `json:"nickname"`
-	PreferredUsername   string   `json:"preferred_username"`
-	Profile             string   `json:"profile"`
-	Picture             string   `json:"picture"`
-	Website             string   `json:"website"`
-	Email               string   `json:"email"`
-	EmailVerified       bool     `json:"email_verified"`
-	Gender              string   `json:"gender"`
-	Birthdate           string   `json:"birthdate"`
-	Zoneinfo            string   `json:"zoneinfo"`
-	Locale              string   `json:"locale"`
-	PhoneNumber         string   `json:"phone_number"`
-	PhoneNumberVerified bool     `json:"phone_number_verified"`
-	UpdatedAt           int64    `json:"updated_at"`
+	Issuer   string   `json:"iss"`
+	Subject  string   `json:"sub"`
+	Audience string   `json:"aud"`
+	TenantID string   `json:"tenantId"`
+	Language string   `json:"lng"`
+	ID       string   `json:"jti"`
+	Nonce    string   `json:"nonce"`
+	AuthTime int64    `json:"auth_time"`
+	Scope    []string `json:"scope"`
+	IssuedAt int64    `json:"iat"`
+	Expiry   int64    `json:"exp"`
+	Use      string   `json:"token_use"`
+	Session  string   `json:"sid"`
+	AMR      []string `json:"amr"`
+	// ACR says whether the sign-in proved one factor or more (domain.ACR).
+	ACR                 string `json:"acr"`
+	Name                string `json:"name"`
+	GivenName           string `json:"given_name"`
+	FamilyName          string `json:"family_name"`
+	MiddleName          string `json:"middle_name"`
+	Nickname            string `json:"nickname"`
+	PreferredUsername   string `json:"preferred_username"`
+	Profile             string `json:"profile"`
+	Picture             string `json:"picture"`
+	Website             string `json:"website"`
+	Email               string `json:"email"`
+	EmailVerified       bool   `json:"email_verified"`
+	Gender              string `json:"gender"`
+	Birthdate           string `json:"birthdate"`
+	Zoneinfo            string `json:"zoneinfo"`
+	Locale              string `json:"locale"`
+	PhoneNumber         string `json:"phone_number"`
+	PhoneNumberVerified bool   `json:"phone_number_verified"`
+	UpdatedAt           int64  `json:"updated_at"`
 }
 
 // header is the JOSE header; kid names the signing key (its RFC 7638 thumbprint) so that standard
