@@ -365,3 +365,51 @@ func TestFirstProviderSignInsCountUnderTheSignUpLimitOfTheClientAddress(t *testi
 	}
 	signedIn(t, f, rig.consent(t, person{email: "first@example.test", verified: true}))
 }
+
+// A provider is the sign-in's first factor: it never skips a second factor the user enrolled,
+// neither at the link confirmation nor at a later sign-in through the provider, and the redirect
+// after the second step still names the provider's slot.
+func TestAProviderSignInOfAUserWithASecondFactorAsksForItBeforeTheApp(t *testing.T) {
+	f := newFixture(t, withProviders)
+	rig := newIdpRig(t, f, nil)
+	ctx := context.Background()
+	secret, _ := f.enrolTOTP(t, "grace@example.test")
+
+	viaProvider := func(t *testing.T, want []any, second func() (app.LoginOutcome, error)) {
+		t.Helper()
+		out, err := second()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.URL != "" || out.SecondFactor == "" {
+			t.Fatalf("outcome = %+v, want the second step before the app", out)
+		}
+		f.now = f.now.Add(time.Minute) // a fresh TOTP step
+		done, err := f.verify(out.SecondFactor, totpCode(t, secret, f.now))
+		code := landed(t, app.ProviderOutcome{URL: done.URL}, err)
+		tok, err := f.svc.ExchangeToken(ctx, app.TokenRequest{ClientID: f.app.ID, GrantType: app.GrantAuthorizationCode, Code: code,
+			RedirectURI: "https://app.test/cb", Service: "idpA"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := claimsOf(t, tok.AccessToken, 1)["amr"]; !slices.Equal(got.([]any), want) {
+			t.Errorf("amr = %v, want %v", got, want)
+		}
+	}
+
+	cb := rig.consent(t, person{email: "grace@example.test", verified: true})
+	pending, err := f.svc.FinishProviderSignIn(ctx, cb)
+	if err != nil || pending.Link == "" {
+		t.Fatalf("the provider's first sign-in of an existing account = %+v, %v; want the link confirmation", pending, err)
+	}
+	viaProvider(t, []any{"pwd", "fed", "otp", "mfa"}, func() (app.LoginOutcome, error) {
+		return f.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{Link: pending.Link, Password: goodPassword, ClientIP: "192.0.2.7"})
+	})
+	viaProvider(t, []any{"fed", "otp", "mfa"}, func() (app.LoginOutcome, error) {
+		o, err := f.svc.FinishProviderSignIn(ctx, rig.consent(t, person{email: "grace@example.test", verified: true}))
+		if o.SecondFactor != "" && o.Params.ClientID != f.app.ID {
+			t.Errorf("the second step's params = %+v, want the authorization request's", o.Params)
+		}
+		return app.LoginOutcome{URL: o.URL, SecondFactor: o.SecondFactor, Enrol: o.Enrol}, err
+	})
+}
