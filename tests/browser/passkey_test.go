@@ -68,7 +68,7 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesT
 	if err != nil {
 		t.Fatalf("add a passkey: %v\npage:\n%s", err, currentPage(browser))
 	}
-	stored, err := chromedp.Call(ctx, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: authenticator.AuthenticatorID})
+	stored, err := chromedp.Call(ctx, webauthn.GetCredentials, webauthn.GetCredentialsParams(authenticator))
 	if err != nil || len(stored.Credentials) != 1 {
 		t.Fatalf("the authenticator holds %d credentials (%v), want the new passkey", len(stored.Credentials), err)
 	}

@@ -21,12 +21,12 @@ import (
 type MFAPolicy string
 
 const (
-	// MFAOff: users cannot enrol, and sign-in never asks for a second factor, even of users who
+	// MFAOff means users cannot enrol, and sign-in never asks for a second factor, even of users who
 	// enrolled while the app allowed it (their factors stay stored for when it does again).
 	MFAOff MFAPolicy = "off"
-	// MFAOptional: users may enrol on the account page; sign-in asks those who did. The default.
+	// MFAOptional means users may enrol on the account page; sign-in asks those who did. The default.
 	MFAOptional MFAPolicy = "optional"
-	// MFARequired: every sign-in needs a second factor; a user without one enrols at sign-in.
+	// MFARequired means every sign-in needs a second factor; a user without one enrols at sign-in.
 	MFARequired MFAPolicy = "required"
 )
 
