@@ -82,7 +82,8 @@ func (l *load) run(ctx context.Context, workers int) *sync.WaitGroup {
 }
 
 // user signs a new end user up through the hosted page and the token route, reads the user and
-// the tenant with the token and with the read key, refreshes, and on even iterations pays for
+// the tenant with the token and with the read key, lists the app's webhook endpoints with the
+// write key, refreshes, and on even iterations pays for
 // 1–3 units of the one-time price.
 func (l *load) user(ctx context.Context, w, i int) error {
 	app := webflow.App{BaseURL: l.base, AppID: l.demo.AppID, RedirectURI: l.demo.RedirectURI}
@@ -123,6 +124,14 @@ func (l *load) user(ctx context.Context, w, i int) error {
 		return err
 	}
 	if err := l.rec.do(ctx, "GET /v1/tenants/:id", func() error { return l.getData(ctx, "/v1/tenants/"+tenant.ID, readKey, nil) }); err != nil {
+		return err
+	}
+	// The app's server reads its webhook endpoints with the write key: the outbound service's
+	// share of the load.
+	writeKey := map[string]string{"X-API-KEY": l.demo.WriteKey, "X-API-KEY-TYPE": "write", "X-CLIENT-ID": l.demo.AppID}
+	if err := l.rec.do(ctx, "GET /v1/apps/:id/webhook-endpoints", func() error {
+		return l.getData(ctx, "/v1/apps/"+l.demo.AppID+"/webhook-endpoints", writeKey, nil)
+	}); err != nil {
 		return err
 	}
 	if err := l.rec.do(ctx, "refresh", func() error {
