@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/route"
 	"github.com/berthhq/berth/pkg/weborigin"
@@ -150,6 +152,23 @@ func CallerApp(ctx context.Context) (string, error) {
 		return "", fault.Unauthenticated("Unauthorized")
 	}
 	return p.AppID, nil
+}
+
+// errAppNotFound answers a path naming an app other than the caller's: the same answer as an
+// absent app, so a key learns nothing about other apps.
+var errAppNotFound = fault.NotFound("App not found")
+
+// OwnApp holds the app id of a route's path to the caller's app (CallerApp): a key or token acts
+// on its own app only. An id that is not a UUID is an invalid appId; any other app is "not found".
+func OwnApp(callerApp, appID string) error {
+	appID = strings.ToLower(strings.TrimSpace(appID))
+	if u, err := uuid.Parse(appID); err != nil || len(appID) != 36 || u.String() != appID {
+		return fault.InvalidField("appId", "must be a UUID")
+	}
+	if appID != callerApp {
+		return errAppNotFound
+	}
+	return nil
 }
 
 func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) {

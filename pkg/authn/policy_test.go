@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"testing"
 
 	"github.com/berthhq/berth/pkg/fault"
@@ -153,6 +154,39 @@ func TestServiceCallsNeedAVerifiedClientCertificateUnderTLS(t *testing.T) {
 			_, err := p.UnaryInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: svcRoute}, func(context.Context, any) (any, error) { return nil, nil })
 			if got := outcome(err); got != tc.want {
 				t.Fatalf("outcome %v (%v), want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOwnAppAdmitsOnlyTheCallersAppAndAnswersOthersLikeAbsentOnes(t *testing.T) {
+	const caller = "6f1c2d3e-4a5b-4c6d-8e7f-901234567890"
+	tests := []struct {
+		name, appID string
+		kind        fault.Kind // -1: admitted
+	}{
+		{"the caller's app", caller, -1},
+		{"the caller's app in capitals, with spaces", "  6F1C2D3E-4A5B-4C6D-8E7F-901234567890 ", -1},
+		{"another app", "0d1c2d3e-4a5b-4c6d-8e7f-901234567890", fault.KindNotFound},
+		{"not a UUID", "not-a-uuid", fault.KindInvalid},
+		{"a UUID without its dashes", "6f1c2d3e4a5b4c6d8e7f901234567890", fault.KindInvalid},
+		{"empty", "", fault.KindInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := OwnApp(caller, tc.appID)
+			if tc.kind < 0 {
+				if err != nil {
+					t.Fatalf("OwnApp = %v, want the caller's app admitted", err)
+				}
+				return
+			}
+			if !fault.Is(err, tc.kind) {
+				t.Fatalf("OwnApp = %v, want a %v fault", err, tc.kind)
+			}
+			var f *fault.Fault
+			if tc.kind == fault.KindInvalid && (!errors.As(err, &f) || f.Field() != "appId") {
+				t.Errorf("OwnApp = %v, want the field appId named", err)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/billing/internal/convert"
@@ -15,7 +16,7 @@ import (
 
 // ListPromotions is route 12: the caller's app's promotions.
 func (s *Service) ListPromotions(ctx context.Context, callerApp, appID string) ([]domain.Promotion, error) {
-	if err := ownApp(callerApp, appID); err != nil {
+	if err := authn.OwnApp(callerApp, appID); err != nil {
 		return nil, err
 	}
 	return s.store.Promotions(ctx, canonical(appID))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/outbound/internal/domain"
@@ -75,7 +76,7 @@ type EndpointInput struct {
 // CreateEndpoint registers an endpoint for the caller's app and returns it with its new secret,
 // the only time the secret is shown.
 func (s *Service) CreateEndpoint(ctx context.Context, callerApp, appID string, in EndpointInput) (EndpointView, error) {
-	if err := ownApp(callerApp, appID); err != nil {
+	if err := authn.OwnApp(callerApp, appID); err != nil {
 		return EndpointView{}, err
 	}
 	u, err := s.urls.CheckURL("url", strings.TrimSpace(in.URL))
@@ -105,7 +106,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, callerApp, appID string, i
 
 // ListEndpoints lists the caller's app's endpoints.
 func (s *Service) ListEndpoints(ctx context.Context, callerApp, appID string) ([]domain.Endpoint, error) {
-	if err := ownApp(callerApp, appID); err != nil {
+	if err := authn.OwnApp(callerApp, appID); err != nil {
 		return nil, err
 	}
 	return s.store.ListEndpoints(ctx, callerApp)
