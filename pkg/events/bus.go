@@ -91,12 +91,19 @@ func (b Bus) EnsureStreams(ctx context.Context) error {
 		return fmt.Errorf("events: bus prefix %q may hold only letters, digits, '_' and '-'", b.Prefix)
 	}
 	for _, c := range Contexts() {
-		_, err := b.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		cfg := jetstream.StreamConfig{
 			Name:       b.Stream(c),
 			Subjects:   []string{b.wildcard(c)},
 			Storage:    jetstream.FileStorage,
 			Duplicates: duplicateWindow,
-		})
+		}
+		_, err := b.JS.CreateOrUpdateStream(ctx, cfg)
+		if err != nil {
+			// Replicas starting together race to create a stream: the loser's create is refused
+			// (as a name in use, or by the server's subject check, as subjects that overlap the
+			// winner's) although the stream it wanted exists now; asking again updates that one.
+			_, err = b.JS.CreateOrUpdateStream(ctx, cfg)
+		}
 		if err != nil {
 			return fmt.Errorf("events: ensure stream %s: %w", b.Stream(c), err)
 		}

@@ -377,3 +377,29 @@ func TestAConsumerWhoseDurableIsDeletedFailsItsCheckAndReportsItselfLost(t *test
 		t.Fatal("the consumer never reported itself lost")
 	}
 }
+
+func TestReplicasEnsuringTheStreamsTogetherAllSucceed(t *testing.T) {
+	base, _ := natstest.New(t)
+	ctx := context.Background()
+	for round := range 5 {
+		// A prefix of its own per round, so every round races to create streams that do not exist.
+		bus := events.Bus{JS: base.JS, Prefix: fmt.Sprintf("%sr%d", base.Prefix, round)}
+		t.Cleanup(func() {
+			for _, name := range bus.Streams() {
+				_ = base.JS.DeleteStream(context.Background(), name)
+			}
+		})
+		errs := make(chan error, 6)
+		var wg sync.WaitGroup
+		for range cap(errs) {
+			wg.Go(func() { errs <- bus.EnsureStreams(ctx) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: a replica's EnsureStreams: %v", round, err)
+			}
+		}
+	}
+}
