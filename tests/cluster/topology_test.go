@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/ops"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/pkg/testkit/procs"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
@@ -188,6 +189,8 @@ func startCluster(t testing.TB, natsURL string) *cluster {
 		// Every process exports its spans to the test's collector, batched every 200 ms.
 		"OTEL_EXPORTER_OTLP_ENDPOINT": c.spans.url, "OTEL_BSP_SCHEDULE_DELAY": "200",
 	}
+	// Before the replicas' cleanups, so it runs once they stopped.
+	natstest.DeleteStreamsAtCleanup(t, natsURL, common["BERTH_EVENT_PREFIX"])
 	for _, m := range allinone.Modules {
 		common[module.AddrVar(m.Name)] = strings.Join(listen[m.Name], ",")
 	}

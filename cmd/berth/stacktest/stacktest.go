@@ -26,6 +26,7 @@ import (
 	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/grpcx"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -116,6 +117,9 @@ func StartWith(t testing.TB, o Options) Env {
 		for _, m := range allinone.Modules {
 			cfg.DatabaseURLs[m.Name] = pgtest.URL(t, "stack-"+m.Name, noMigrations)
 		}
+	}
+	if cfg.NATSURL != "" {
+		natstest.DeleteStreamsAtCleanup(t, cfg.NATSURL, cfg.EventPrefix)
 	}
 	s, err := allinone.Start(ctx, cfg)
 	if err != nil {

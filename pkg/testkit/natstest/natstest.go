@@ -48,13 +48,7 @@ func New(t testing.TB) (events.Bus, *nats.Conn) {
 	if prefix != "" {
 		// Registered before EnsureStreams so that streams created before a failure are removed too.
 		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			for _, name := range bus.Streams() {
-				if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-					t.Errorf("natstest: delete stream %s: %v", name, err)
-				}
-			}
+			deleteStreams(t, bus)
 			conn.Close()
 		})
 	}
@@ -64,6 +58,38 @@ func New(t testing.TB) (events.Bus, *nats.Conn) {
 		t.Fatalf("natstest: %v", err)
 	}
 	return bus, conn
+}
+
+// DeleteStreamsAtCleanup deletes, when the test ends, the streams (with their consumers) of the
+// bus prefix on the server at url: a test that runs whole processes against TEST_NATS_URL under
+// a prefix of its own leaves nothing on the shared server. Register it before the processes'
+// own cleanups, so that it runs after they stopped.
+func DeleteStreamsAtCleanup(t testing.TB, url, prefix string) {
+	t.Helper()
+	t.Cleanup(func() {
+		conn, err := natsx.Connect(url)
+		if err != nil {
+			t.Errorf("natstest: %v", err)
+			return
+		}
+		defer conn.Close()
+		js, err := jetstream.New(conn)
+		if err != nil {
+			t.Errorf("natstest: jetstream: %v", err)
+			return
+		}
+		deleteStreams(t, events.Bus{JS: js, Prefix: prefix})
+	})
+}
+
+func deleteStreams(t testing.TB, bus events.Bus) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, name := range bus.Streams() {
+		if err := bus.JS.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Errorf("natstest: delete stream %s: %v", name, err)
+		}
+	}
 }
 
 func randomHex(n int) string {
