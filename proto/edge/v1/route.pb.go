@@ -169,9 +169,18 @@ type Route struct {
 	// me_user_field names a request field (top-level, string) that names a user of the token's
 	// tenant without being limited to the token's user (routes 20–22's userId): with a tenant access
 	// token, `me` there is the token's user, as in token_user_field; with an API key it is 400.
-	MeUserField   string `protobuf:"bytes,16,opt,name=me_user_field,json=meUserField,proto3" json:"me_user_field,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MeUserField string `protobuf:"bytes,16,opt,name=me_user_field,json=meUserField,proto3" json:"me_user_field,omitempty"`
+	// operator admits a project member's operator token (Authorization: Bearer, the console's
+	// credential) besides the credentials the route already accepts (the admin token, API keys).
+	// The member's project must own what the request names: the app in operator_app_field, or the
+	// project in operator_project_field (top-level string fields); anything else is 403, and a route
+	// naming neither admits no operator. Lists that span projects filter by the member's project
+	// in the handler instead.
+	Operator             bool   `protobuf:"varint,17,opt,name=operator,proto3" json:"operator,omitempty"`
+	OperatorAppField     string `protobuf:"bytes,18,opt,name=operator_app_field,json=operatorAppField,proto3" json:"operator_app_field,omitempty"`
+	OperatorProjectField string `protobuf:"bytes,19,opt,name=operator_project_field,json=operatorProjectField,proto3" json:"operator_project_field,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Route) Reset() {
@@ -316,6 +325,27 @@ func (x *Route) GetMeUserField() string {
 	return ""
 }
 
+func (x *Route) GetOperator() bool {
+	if x != nil {
+		return x.Operator
+	}
+	return false
+}
+
+func (x *Route) GetOperatorAppField() string {
+	if x != nil {
+		return x.OperatorAppField
+	}
+	return ""
+}
+
+func (x *Route) GetOperatorProjectField() string {
+	if x != nil {
+		return x.OperatorProjectField
+	}
+	return ""
+}
+
 var file_edge_v1_route_proto_extTypes = []protoimpl.ExtensionInfo{
 	{
 		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
@@ -357,7 +387,7 @@ var File_edge_v1_route_proto protoreflect.FileDescriptor
 
 const file_edge_v1_route_proto_rawDesc = "" +
 	"\n" +
-	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xc4\x04\n" +
+	"\x13edge/v1/route.proto\x12\rberth.edge.v1\x1a google/protobuf/descriptor.proto\"\xc4\x05\n" +
 	"\x05Route\x12-\n" +
 	"\x06family\x18\x01 \x01(\x0e2\x15.berth.edge.v1.FamilyR\x06family\x12%\n" +
 	"\x0esuccess_status\x18\x02 \x01(\x05R\rsuccessStatus\x12\x1b\n" +
@@ -375,7 +405,10 @@ const file_edge_v1_route_proto_rawDesc = "" +
 	"\x10token_user_field\x18\r \x01(\tR\x0etokenUserField\x12\x19\n" +
 	"\bno_store\x18\x0e \x01(\bR\anoStore\x12$\n" +
 	"\x0ecors_app_field\x18\x0f \x01(\tR\fcorsAppField\x12\"\n" +
-	"\rme_user_field\x18\x10 \x01(\tR\vmeUserField*?\n" +
+	"\rme_user_field\x18\x10 \x01(\tR\vmeUserField\x12\x1a\n" +
+	"\boperator\x18\x11 \x01(\bR\boperator\x12,\n" +
+	"\x12operator_app_field\x18\x12 \x01(\tR\x10operatorAppField\x124\n" +
+	"\x16operator_project_field\x18\x13 \x01(\tR\x14operatorProjectField*?\n" +
 	"\x06Family\x12\x16\n" +
 	"\x12FAMILY_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
