@@ -338,11 +338,32 @@ func (p Policy) scopeRequest(ctx context.Context, r *edgev1.Route, req any, pr P
 	}
 	switch pr.Kind {
 	case KindTenantToken:
-		return pr, tokenScope(r, req, pr)
+		if err := tokenScope(r, req, pr); err != nil {
+			return Principal{}, err
+		}
+		if r.GetTokenAppField() != "" {
+			return pr, nil // tokenScope held the named app to the token's
+		}
+		return pr, namedApp(r, req, pr)
+	case KindAPIKey:
+		return pr, namedApp(r, req, pr)
 	case KindOperator:
 		return p.operatorScope(ctx, r, req, pr)
 	}
 	return pr, nil
+}
+
+// namedApp holds the app a request names for operators (operator_app_field) to the app of an API
+// key or tenant access token, which act on their own app only: naming another is answered as
+// OwnApp answers it, and naming none leaves the caller's app in force.
+func namedApp(r *edgev1.Route, req any, pr Principal) error {
+	if r.GetOperatorAppField() == "" {
+		return nil
+	}
+	if appID := stringField(req, r.GetOperatorAppField()); appID != "" {
+		return OwnApp(pr.AppID, appID)
+	}
+	return nil
 }
 
 // resolveMe replaces `me` in the request fields that the route declares as the token's tenant or
