@@ -40,7 +40,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 	defer s.Close()
 
 	dir := settings.String("BERTH_DEMO_DIR")
-	demo, resumed, err := seedDemo(ctx, s, cfg.AdminToken, settings.String("BERTH_DEMO_REDIRECT_URI"), filepath.Join(dir, seed.FileName))
+	demo, resumed, err := seedDemo(ctx, s, cfg.AdminToken, cfg.ServiceToken, settings.String("BERTH_DEMO_REDIRECT_URI"), filepath.Join(dir, seed.FileName))
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func run(ctx context.Context, log *slog.Logger, settings config.Values) error {
 // (seed.Resume), or provisions a new one (resumed false); redirectURI "" gives the apps the run's
 // own development pages. Its calls are marked as start-up provisioning, so their access lines are
 // debug lines.
-func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI, path string) (_ seed.Demo, resumed bool, _ error) {
+func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, serviceToken, redirectURI, path string) (_ seed.Demo, resumed bool, _ error) {
 	dial := func(addr string) (*grpc.ClientConn, error) {
 		return grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(adminToken), grpcx.SetupInterceptor()))...)
 	}
@@ -84,10 +84,16 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, redirectURI, p
 		return seed.Demo{}, false, err
 	}
 	defer func() { _ = bc.Close() }()
+	// The console's own calls carry the service token.
+	mc, err := grpc.NewClient(s.Addr("identity"), append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken), grpcx.SetupInterceptor()))...)
+	if err != nil {
+		return seed.Demo{}, false, err
+	}
+	defer func() { _ = mc.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	admin := seed.Admin{Identity: identityv1.NewIdentityAdminServiceClient(ic), Tenant: tenantv1.NewTenantAdminServiceClient(tc),
-		Billing: billingv1.NewBillingAdminServiceClient(bc)}
+		Billing: billingv1.NewBillingAdminServiceClient(bc), Members: identityv1.NewMemberServiceClient(mc)}
 	opts := s.DemoOptions(redirectURI)
 	// Memory stores start empty, so only a run on databases can hold an earlier demo.
 	if s.DatabaseURLs != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,10 +31,17 @@ func TestMakeRunServesThePrintedCurlsAndStopsOnCtrlC(t *testing.T) {
 	dir := t.TempDir()
 	run := start(t, build(t, dir), dir, "BERTH_HTTP_ADDR=127.0.0.1:0", "BERTH_DATABASE_URL=")
 	demo := readDemo(t, dir)
-	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp", "idp", "adminToken", "grpc"} {
+	for _, k := range []string{"baseUrl", "appId", "readKey", "writeKey", "tenantId", "userIds", "promotionCode", "state", "sandbox", "pspx", "pspyApp", "idp", "console", "adminToken", "grpc"} {
 		if demo[k] == nil || demo[k] == "" {
 			t.Fatalf("demo.json lacks %s: %v", k, demo)
 		}
+	}
+	console, _ := demo["console"].(map[string]any)
+	if console["url"] != demo["baseUrl"].(string)+"/console" || console["email"] == "" || console["password"] == "" || console["password"] == nil {
+		t.Fatalf("demo.json's console member is %v", demo["console"])
+	}
+	if !slices.ContainsFunc(run.banner, func(l string) bool { return strings.Contains(l, console["password"].(string)) }) {
+		t.Errorf("the banner does not print the console member's password:\n%s", strings.Join(run.banner, "\n"))
 	}
 	if idp, _ := demo["idp"].(map[string]any); idp["idpA"] == nil || idp["idpB"] == nil {
 		t.Fatalf("demo.json names the identity providers %v, want idpA and idpB", demo["idp"])

@@ -101,7 +101,8 @@ var commands = []command{
 		synopsis: "-app ID -email EMAIL [-tenant ID] [-name NAME] [-given-name G] [-family-name F] [-language L]",
 		about:    "Create a user of the app, of the tenant if one is named.", required: []string{"app", "email"}, ids: []string{"app", "tenant"}},
 	{name: "member-add", service: "identity", synopsis: "-project ID -email EMAIL -name NAME",
-		about: "Add an operator of the project's apps.", required: []string{"project", "email", "name"}, ids: []string{"project"}},
+		about: "Add a member of the project (an operator of its apps) and mail them the console's invitation link (valid 7 days). " +
+			"Without a mailer (BERTH_SMTP_ADDR) the member is added for operator tokens only.", required: []string{"project", "email", "name"}, ids: []string{"project"}},
 	{name: "operator-token", service: "identity", synopsis: "-member ID [-ttl SECONDS]",
 		about:    "Issue a project member's operator token, the bearer token of route 2 (-ttl: default 3600, 0 = 3600, at most 86400).",
 		required: []string{"member"}, ids: []string{"member"}},

@@ -232,6 +232,11 @@ var german = map[string]string{
 	"login.passkey":              "Mit einem Passkey anmelden",
 	"login.passkeyFailed":        "Der Browser hat keinen Passkey verwendet. Versuche es noch einmal oder melde dich mit deinem Passwort an.",
 	"account.mfa.passwordAgain":  "Bevor ein zweiter Faktor hinzukommt, wird noch einmal nach deinem Passwort gefragt.",
+	"member.invite.subject":      "Deine Einladung zum Projekt %s auf Berth",
+	"member.invite.intro":        "du wurdest dem Projekt %s hinzugefügt. Seine Konsole zeigt die Apps, Nutzer, Mandanten und die Abrechnung des Projekts.",
+	"member.invite.openLink":     "Hier legst du dein Passwort fest und meldest dich an:",
+	"member.invite.linkText":     "Einladung annehmen",
+	"member.invite.validity":     "Der Link funktioniert einmal und 7 Tage lang. Wenn du diese Einladung nicht erwartet hast, kannst du diese E-Mail ignorieren.",
 
 	// The console (gateway/console).
 	"console.name":                 "Berth-Konsole",

@@ -240,6 +240,11 @@ var english = map[string]string{
 	"login.passkey":              "Sign in with a passkey",
 	"login.passkeyFailed":        "The browser did not use a passkey. Try again, or sign in with your password.",
 	"account.mfa.passwordAgain":  "Your password is asked again before a second factor is added.",
+	"member.invite.subject":      "You are invited to the %s project on Berth",
+	"member.invite.intro":        "you were added to the project %s. Its console shows the project's apps, users, tenants and billing.",
+	"member.invite.openLink":     "Set your password and sign in here:",
+	"member.invite.linkText":     "Accept the invitation",
+	"member.invite.validity":     "The link works once and for 7 days. If you did not expect this invitation, you can ignore this email.",
 
 	// The console (gateway/console).
 	"console.name":                 "Berth console",

@@ -2,6 +2,7 @@ package allinone
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"slices"
@@ -89,7 +90,18 @@ func (s *Stack) DemoOptions(redirectURI string) seed.Options {
 		o.RedirectURI, o.PaidURL = s.BaseURL+DevCallbackPath, s.BaseURL+DevPaidPath
 	}
 	o.ExampleURI = s.BaseURL + ExamplePath
+	o.Invitation = s.invitation
 	return o
+}
+
+// invitation is the token of the newest console invitation the mailbox holds for email.
+func (s *Stack) invitation(email string) (string, error) {
+	for _, m := range s.Mailbox.Messages() {
+		if tok := seed.InvitationToken(m.Text); m.To == email && tok != "" {
+			return tok, nil
+		}
+	}
+	return "", fmt.Errorf("no console invitation to %s in the mailbox", email)
 }
 
 // Addr is the gRPC address of the named module.

@@ -20,6 +20,7 @@ var ErrNotHere = errors.New("the earlier run's demo is not on these services")
 // memory, so each app gets a new connection to this run's sandbox, and the pspx side (webhook
 // endpoint, prices, tax rate) is made again there, as are the first app's clients at the identity
 // providers; pspy's catalog is billing's and stays.
+// The console member stays too, with the password demo.json holds.
 func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
 	if prev.AppID == "" || prev.PspyApp.AppID == "" || prev.Pspx.ConnectionID == "" || prev.RedirectURI != o.RedirectURI ||
 		prev.ExampleURI != o.ExampleURI {
@@ -27,6 +28,15 @@ func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
 	}
 	d := prev
 	d.BaseURL, d.Sandbox = o.BaseURL, o.Sandbox
+	// A demo from before the console has no member to sign in with: it gets one. The member's
+	// password is the earlier run's otherwise, as the database kept it.
+	if d.Console.Email == "" {
+		var err error
+		if d.Console, err = seedConsole(ctx, a, d.ProjectID, o); err != nil {
+			return d, err
+		}
+	}
+	d.Console.URL = o.BaseURL + ConsolePath
 	for _, app := range []struct{ id, read, write *string }{{&d.AppID, &d.ReadKey, &d.WriteKey}, {&d.PspyApp.AppID, &d.PspyApp.ReadKey, &d.PspyApp.WriteKey}} {
 		works, err := keysWork(ctx, d.BaseURL, *app.id, map[string]string{"read": *app.read, "write": *app.write})
 		if err != nil {

@@ -38,6 +38,8 @@ type Demo struct {
 	// Idp are the first app's identity-provider slots (idpA, idpB), each configured against the
 	// sandbox's OpenID Connect provider of the same name; empty without an identity-provider sandbox.
 	Idp map[string]IdpDemo `json:"idp,omitempty"`
+	// Console is the demo project's member who signs in to the web console.
+	Console ConsoleDemo `json:"console"`
 }
 
 // Sandbox is where the provider sandboxes answer.
@@ -87,11 +89,14 @@ type PspyDemo struct {
 	TaxRate      string   `json:"taxRate"`
 }
 
-// Admin holds the provisioning clients (their connections must send the admin token).
+// Admin holds the provisioning clients (their connections must send the admin token, but
+// Members', which must send the service token: it accepts the console member's invitation as the
+// console does).
 type Admin struct {
 	Identity identityv1.IdentityAdminServiceClient
 	Tenant   tenantv1.TenantAdminServiceClient
 	Billing  billingv1.BillingAdminServiceClient
+	Members  identityv1.MemberServiceClient
 }
 
 // Options say where the demo lives.
@@ -107,9 +112,12 @@ type Options struct {
 	// EmailVerification is both apps' email-verification policy; "" is the default of new apps
 	// (required), which make run's demo app shows.
 	EmailVerification string
+	// Invitation answers the token of the console invitation last mailed to an address (the
+	// run's mailbox holds it).
+	Invitation func(email string) (string, error)
 }
 
-// Run creates a project with two apps. The first, on pspx, has a read and a write API key, two
+// Run creates a project with a console member (Console) and two apps. The first, on pspx, has a read and a write API key, two
 // user roles, a tenant with shipping and billing addresses, two users of that tenant, an active
 // promotion code, and sandbox prices (one-time, monthly, yearly) and a tax rate. The second has
 // the same keys, tenant and users, is connected to pspy and has the same prices in its catalog.
@@ -120,6 +128,9 @@ func Run(ctx context.Context, a Admin, o Options) (Demo, error) {
 		return d, fmt.Errorf("project: %w", err)
 	}
 	d.ProjectID = project.GetId()
+	if d.Console, err = seedConsole(ctx, a, d.ProjectID, o); err != nil {
+		return d, err
+	}
 	firstURIs := []string{o.RedirectURI}
 	if o.ExampleURI != "" {
 		firstURIs = append(firstURIs, o.ExampleURI)

@@ -136,10 +136,20 @@ func StartWith(t testing.TB, o Options) Env {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
+	// The console's own calls carry the service token.
+	dialService := func(addr string) *grpc.ClientConn {
+		c, err := grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(cfg.ServiceToken)))...)
+		if err != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
 	env := Env{Stack: s, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken, Admin: seed.Admin{
 		Identity: identityv1.NewIdentityAdminServiceClient(dial(s.Addr("identity"))),
 		Tenant:   tenantv1.NewTenantAdminServiceClient(dial(s.Addr("tenant"))),
 		Billing:  billingv1.NewBillingAdminServiceClient(dial(s.Addr("billing"))),
+		Members:  identityv1.NewMemberServiceClient(dialService(s.Addr("identity"))),
 	}}
 	seedCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -50,22 +50,17 @@ func (s *Service) DescribeAccount(ctx context.Context, clientID string) (domain.
 // page allows; a wrong one is errCurrentPassword.
 func (s *Service) checkCurrentPassword(ctx context.Context, u domain.User, current, ip string) error {
 	keys := signInKeysOf(u.AppID, u.Email, addressKey(clientIP(ip)))
-	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
-	if err != nil {
-		return err
-	}
-	if len(current) > maxPasswordBytes {
+	return s.checkCurrent(ctx, keys, u.PasswordHash, current)
+}
+
+// checkCurrent is checkPassword of a known hash, answering errCurrentPassword when it does not
+// match and clearing the failures under keys when it does.
+func (s *Service) checkCurrent(ctx context.Context, keys signInKeys, phc, current string) error {
+	err := s.checkPassword(ctx, keys, current, func() (string, error) { return phc, nil })
+	if errors.Is(err, errCredentials) {
 		return errCurrentPassword
 	}
-	ok, err := s.verify(ctx, u.PasswordHash, current)
 	if err != nil {
-		s.release(ctx, attempt)
-		return err
-	}
-	if !ok {
-		return errCurrentPassword
-	}
-	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
 		return err
 	}
 	return s.clearSignInFailures(ctx, keys)

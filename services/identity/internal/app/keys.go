@@ -34,7 +34,7 @@ func (s *Service) VerifyAPIKey(ctx context.Context, full, clientID string) (auth
 	if err != nil {
 		return authn.VerifiedKey{}, fault.Internal(err)
 	}
-	if !apikey.Matches(s.pepper, secret, k.Hash) || k.AppID != clientID {
+	if !apikey.Matches(s.pepper, secret, k.Hash) || k.AppID != clientID || k.RevokedAt != nil {
 		return authn.VerifiedKey{}, errBadKey()
 	}
 	a, err := s.store.GetApp(ctx, k.AppID)

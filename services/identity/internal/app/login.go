@@ -373,44 +373,58 @@ func (s *Service) clearSignInFailures(ctx context.Context, keys signInKeys) erro
 func (s *Service) passwordUser(ctx context.Context, a domain.App, email, password, ip string) (domain.User, signInKeys, error) {
 	email = strings.TrimSpace(email)
 	keys := signInKeysOf(a.ID, email, addressKey(ip))
-	// The attempt counts as a failure from here on; a correct password releases it. Reserving it
-	// before hashing is what makes parallel guesses count each other.
-	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	var u domain.User
+	err := s.checkPassword(ctx, keys, password, func() (string, error) {
+		var err error
+		u, err = s.store.GetUserByEmail(ctx, a.ID, email)
+		// A user without a password (provisioned by an operator) fails too: Verify never matches
+		// an empty hash but spends the same time.
+		return u.PasswordHash, err
+	})
 	if err != nil {
-		return domain.User{}, keys, err
-	}
-	if len(password) > maxPasswordBytes {
-		return domain.User{}, keys, errCredentials
-	}
-	u, err := s.store.GetUserByEmail(ctx, a.ID, email)
-	if errors.Is(err, domain.ErrNotFound) {
-		if err := s.burn(ctx, password); err != nil {
-			s.release(ctx, attempt)
-			return domain.User{}, keys, err
-		}
-		return domain.User{}, keys, errCredentials
-	}
-	if err != nil {
-		s.release(ctx, attempt)
-		return domain.User{}, keys, err
-	}
-	// A user without a password (provisioned by an operator) fails here too: Verify never matches
-	// an empty hash but spends the same time.
-	ok, err := s.verify(ctx, u.PasswordHash, password)
-	if err != nil {
-		s.release(ctx, attempt)
-		return domain.User{}, keys, err
-	}
-	if !ok {
-		return domain.User{}, keys, errCredentials
-	}
-	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
 		return domain.User{}, keys, err
 	}
 	if err := inactive(u); err != nil {
 		return domain.User{}, keys, err
 	}
 	return u, keys, nil
+}
+
+// checkPassword proves password against the hash lookup answers, under the sign-in attempt
+// limits of keys: errCredentials for a wrong password, and for a lookup that answers
+// domain.ErrNotFound after the time a verification takes. The attempt counts as a failure from the
+// start; a correct password releases it. Reserving it before hashing is what makes parallel
+// guesses count each other. The failures under keys stay counted: the caller clears them
+// (clearSignInFailures) once its whole check succeeded.
+func (s *Service) checkPassword(ctx context.Context, keys signInKeys, password string, lookup func() (string, error)) error {
+	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	if err != nil {
+		return err
+	}
+	if len(password) > maxPasswordBytes {
+		return errCredentials
+	}
+	phc, err := lookup()
+	if errors.Is(err, domain.ErrNotFound) {
+		if err := s.burn(ctx, password); err != nil {
+			s.release(ctx, attempt)
+			return err
+		}
+		return errCredentials
+	}
+	if err != nil {
+		s.release(ctx, attempt)
+		return err
+	}
+	ok, err := s.verify(ctx, phc, password)
+	if err != nil {
+		s.release(ctx, attempt)
+		return err
+	}
+	if !ok {
+		return errCredentials
+	}
+	return s.store.ReleaseAttempt(ctx, attempt)
 }
 
 // signInUnverified answers the right password of an unverified user under the required policy:

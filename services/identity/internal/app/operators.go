@@ -32,24 +32,17 @@ const (
 // the operator row (or the reverse) does not open.
 const operatorKeyOwner = "berth-operator-key"
 
-// AddProjectMember makes someone an operator of a project's apps.
+// AddProjectMember makes someone an operator of a project's apps and, with a mailer, mails them
+// the console's invitation in English (berthctl member-add): it is InviteMember's use case, so a
+// member added either way is the same. Without a mailer the member is added for operator tokens
+// alone, with no invitation that nobody would receive.
 func (s *Service) AddProjectMember(ctx context.Context, projectID, email, name string) (domain.ProjectMember, error) {
-	projectID = domain.CanonicalID(projectID)
-	if _, err := s.store.GetProject(ctx, projectID); err != nil {
-		return domain.ProjectMember{}, err
-	}
-	m, err := domain.NewProjectMember(projectID, email, name, s.now())
-	if err != nil {
-		return domain.ProjectMember{}, err
-	}
-	if err := s.store.AddProjectMember(ctx, m); err != nil {
-		return domain.ProjectMember{}, err // domain.ErrMemberTaken names the field
-	}
-	return m, nil
+	return s.inviteMember(ctx, projectID, email, name, "", false)
 }
 
 // IssueOperatorToken signs an operator token for a member: ttl 0 selects DefaultOperatorTokenTTL,
-// anything negative or beyond MaxOperatorTokenTTL is refused.
+// anything negative or beyond MaxOperatorTokenTTL is refused. The token names no console
+// session, so it works until it expires.
 func (s *Service) IssueOperatorToken(ctx context.Context, memberID string, ttl time.Duration) (string, time.Time, error) {
 	switch {
 	case ttl == 0:
@@ -62,44 +55,54 @@ func (s *Service) IssueOperatorToken(ctx context.Context, memberID string, ttl t
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	key, err := s.operatorKey(ctx)
-	if err != nil {
-		return "", time.Time{}, err
-	}
 	now := s.now().Truncate(time.Second)
 	exp := now.Add(ttl)
-	raw, err := token.Sign(key, token.Thumbprint(&key.PublicKey), token.Operator{
-		Issuer: token.OperatorIssuer(s.issuer), Subject: m.ID, Audience: token.OperatorAudience,
-		ID: uuid.NewString(), IssuedAt: now.Unix(), Expiry: exp.Unix(),
-	})
+	raw, err := s.signOperatorToken(ctx, m.ID, "", now, exp)
+	return raw, exp, err
+}
+
+// signOperatorToken signs the operator token of member memberID issued at now, expiring at exp,
+// in the console session sessionID ("" for none).
+func (s *Service) signOperatorToken(ctx context.Context, memberID, sessionID string, now, exp time.Time) (string, error) {
+	key, err := s.operatorKey(ctx)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", err
 	}
-	return raw, exp, nil
+	return token.Sign(key, token.Thumbprint(&key.PublicKey), token.Operator{
+		Issuer: token.OperatorIssuer(s.issuer), Subject: memberID, Audience: token.OperatorAudience,
+		ID: uuid.NewString(), IssuedAt: now.Unix(), Expiry: exp.Unix(), SessionID: sessionID,
+	})
 }
 
 func errBadOperatorToken() error { return fault.Unauthenticated("Unauthorized Token") }
 
 // VerifyOperatorToken implements authn.OperatorVerifier: signature with the operator key, expiry,
-// the operator issuer and audience, and a member that still exists. The Principal names the
-// member and its project; whether that project is the one a call touches is the use case's check.
+// the operator issuer and audience, and a member that still exists; a token of a console session
+// (sid) also needs the session live, so signing out ends it at once. The Principal names the
+// member, its project and the session; whether that project is the one a call touches is the use
+// case's check.
 func (s *Service) VerifyOperatorToken(ctx context.Context, raw string) (authn.Principal, error) {
 	key, err := s.operatorKey(ctx)
 	if err != nil {
 		return authn.Principal{}, fault.Internal(err)
 	}
-	memberID, err := token.VerifyOperator(raw, token.OperatorIssuer(s.issuer), &key.PublicKey, s.clock)
+	v, err := token.VerifyOperator(raw, token.OperatorIssuer(s.issuer), &key.PublicKey, s.clock)
 	if err != nil {
 		return authn.Principal{}, errBadOperatorToken()
 	}
-	m, err := s.store.GetProjectMember(ctx, memberID)
+	m, err := s.store.GetProjectMember(ctx, domain.CanonicalID(v.MemberID))
 	if errors.Is(err, domain.ErrNotFound) {
 		return authn.Principal{}, errBadOperatorToken()
 	}
 	if err != nil {
 		return authn.Principal{}, fault.Internal(err)
 	}
-	return authn.Principal{Kind: authn.KindOperator, ProjectID: m.ProjectID, UserID: m.ID}, nil
+	if v.SessionID != "" {
+		if err := s.liveMemberSession(ctx, v.SessionID, m.ID); err != nil {
+			return authn.Principal{}, err
+		}
+	}
+	return authn.Principal{Kind: authn.KindOperator, ProjectID: m.ProjectID, UserID: m.ID, SessionID: v.SessionID}, nil
 }
 
 // operatorKey returns the deployment's operator signing key, creating and storing it (sealed) on
@@ -179,7 +182,7 @@ func (s *Service) UpdateAPIKey(ctx context.Context, memberID string, in APIKeyUp
 		return domain.APIKey{}, domain.NotFound("app")
 	}
 	return s.store.UpdateAPIKey(ctx, in.KeyID, func(k *domain.APIKey) ([]events.Event, error) {
-		if k.AppID != a.ID {
+		if k.AppID != a.ID || k.RevokedAt != nil {
 			return nil, domain.NotFound("API key")
 		}
 		if !a.Enabled {

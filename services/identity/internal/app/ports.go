@@ -305,4 +305,8 @@ type Store interface {
 	IdentityProviders
 	ProviderLinks
 	Factors
+	MemberAccounts
+	MemberSessions
+	MemberFactors
+	ProjectApps
 }

@@ -33,6 +33,8 @@ type APIKey struct {
 	Hash        []byte
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// RevokedAt is when the key was revoked (nil while it works); a revoked key never verifies.
+	RevokedAt *time.Time
 }
 
 // maxDescription bounds an API key's description: operators write a sentence or two about what

@@ -34,6 +34,10 @@ type ProjectMember struct {
 	Email     string
 	Name      string
 	CreatedAt time.Time
+	// AccountID is the member account of the person once they accepted the invitation ("" before),
+	// AcceptedAt when they did.
+	AccountID  string
+	AcceptedAt *time.Time
 }
 
 // NewProjectMember validates the member's email and name and mints the member.

@@ -41,6 +41,7 @@ type Store struct {
 	recovery map[string][]domain.RecoveryCode
 	// operatorKey is the sealed operator signing key; nil until the first operator token.
 	operatorKey []byte
+	memberState
 }
 
 var _ app.Store = (*Store)(nil)
@@ -65,6 +66,8 @@ func New(outbox *events.MemoryOutbox) *Store {
 		links:      map[string]domain.ProviderLink{},
 		factors:    map[string]domain.Factor{},
 		recovery:   map[string][]domain.RecoveryCode{},
+
+		memberState: newMemberState(),
 	}
 }
 

@@ -36,6 +36,11 @@ func (s *Store) UpdateAPIKey(ctx context.Context, id string, fn func(*domain.API
 func (s *Store) AddProjectMember(_ context.Context, m domain.ProjectMember) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.addMember(m)
+}
+
+// addMember stores m unless its project is unknown or has a member of its email. Callers hold mu.
+func (s *Store) addMember(m domain.ProjectMember) error {
 	if _, ok := s.projects[m.ProjectID]; !ok {
 		return domain.NotFound("project")
 	}
@@ -44,7 +49,7 @@ func (s *Store) AddProjectMember(_ context.Context, m domain.ProjectMember) erro
 			return domain.ErrMemberTaken
 		}
 	}
-	s.members[m.ID] = m
+	s.members[m.ID] = cloneMember(m)
 	return nil
 }
 
@@ -56,7 +61,7 @@ func (s *Store) GetProjectMember(_ context.Context, id string) (domain.ProjectMe
 	if !ok {
 		return domain.ProjectMember{}, domain.NotFound("project member")
 	}
-	return m, nil
+	return cloneMember(m), nil
 }
 
 // GetOperatorKey implements app.OperatorKeys.

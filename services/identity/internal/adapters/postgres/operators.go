@@ -60,12 +60,7 @@ func (s *Store) GetProjectMember(ctx context.Context, id string) (domain.Project
 	if !ids(id) {
 		return domain.ProjectMember{}, domain.NotFound("project member")
 	}
-	var m domain.ProjectMember
-	err := pgxx.Q(ctx, s.pool).QueryRow(ctx,
-		`select id, project_id, email, name, created_at from project_members where id = $1`, id).
-		Scan(&m.ID, &m.ProjectID, &m.Email, &m.Name, &m.CreatedAt)
-	m.CreatedAt = utc(m.CreatedAt)
-	return m, noRow(err, "project member")
+	return scanMember(pgxx.Q(ctx, s.pool).QueryRow(ctx, `select `+memberColumns+` from project_members where id = $1`, id))
 }
 
 // GetOperatorKey implements app.OperatorKeys.

@@ -228,17 +228,17 @@ func (s *Store) CreateAPIKey(ctx context.Context, k domain.APIKey, evs ...events
 	})
 }
 
-const apiKeyColumns = `id, app_id, type, name, description, hash, created_at, updated_at`
+const apiKeyColumns = `id, app_id, type, name, description, hash, created_at, updated_at, revoked_at`
 
 func scanAPIKey(row pgx.Row) (domain.APIKey, error) {
 	var (
 		k   domain.APIKey
 		typ string
 	)
-	if err := row.Scan(&k.ID, &k.AppID, &typ, &k.Name, &k.Description, &k.Hash, &k.CreatedAt, &k.UpdatedAt); err != nil {
+	if err := row.Scan(&k.ID, &k.AppID, &typ, &k.Name, &k.Description, &k.Hash, &k.CreatedAt, &k.UpdatedAt, &k.RevokedAt); err != nil {
 		return domain.APIKey{}, noRow(err, "API key")
 	}
-	k.Type, k.CreatedAt, k.UpdatedAt = domain.KeyType(typ), utc(k.CreatedAt), utc(k.UpdatedAt)
+	k.Type, k.CreatedAt, k.UpdatedAt, k.RevokedAt = domain.KeyType(typ), utc(k.CreatedAt), utc(k.UpdatedAt), utcPtr(k.RevokedAt)
 	return k, nil
 }
 

@@ -47,6 +47,10 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("IdentityProviders", func(t *testing.T) { testIdentityProviders(t, newStore) })
 	s.Run("ProviderLinks", func(t *testing.T) { testProviderLinks(t, newStore) })
 	s.Run("Factors", func(t *testing.T) { testFactors(t, newStore) })
+	s.Run("MemberAccounts", func(t *testing.T) { testMemberAccounts(t, newStore) })
+	s.Run("MemberSessions", func(t *testing.T) { testMemberSessions(t, newStore) })
+	s.Run("MemberFactors", func(t *testing.T) { testMemberFactors(t, newStore) })
+	s.Run("ProjectApps", func(t *testing.T) { testProjectApps(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 }
 

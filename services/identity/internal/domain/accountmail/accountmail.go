@@ -31,6 +31,13 @@ type FactorsRemoved struct {
 	App string
 }
 
+// MemberInvitation is what the invitation to a project's console says.
+type MemberInvitation struct {
+	To      string // the member's address
+	Project string // the project's name
+	Link    string // the console's invitation page with the token
+}
+
 // mailTemplate is one mail's subject, text part and HTML part. Every sentence is a message of
 // pkg/locale; the templates only arrange them.
 type mailTemplate struct {
@@ -110,6 +117,36 @@ var (
 </body></html>
 `)
 )
+
+// memberInvitationMail never names who invited: the project's name is the operator's own text,
+// and the mail says nothing a stranger could pass off as a personal message.
+var memberInvitationMail = newTemplate("member-invitation",
+	`{{.T "member.invite.subject" .Project}}`,
+	`{{.T "verify.mail.greeting"}}
+
+{{.T "member.invite.intro" .Project}}
+
+{{.T "member.invite.openLink"}}
+{{.Link}}
+
+{{.T "member.invite.validity"}}
+`,
+	`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "member.invite.intro" .Project}}</p>
+<p><a href="{{.Link}}">{{.T "member.invite.linkText"}}</a></p>
+<p>{{.T "member.invite.validity"}}</p>
+</body></html>
+`)
+
+// ComposeMemberInvitation renders the invitation of a project member to the console in lang.
+func ComposeMemberInvitation(lang string, d MemberInvitation) (mail.Message, error) {
+	return memberInvitationMail.compose(d.To, struct {
+		MemberInvitation
+		locale.Printer
+	}{d, locale.For(lang)})
+}
 
 // ComposeFactorsRemoved renders the notice that the user's second factors were removed, in lang.
 func ComposeFactorsRemoved(lang string, d FactorsRemoved) (mail.Message, error) {

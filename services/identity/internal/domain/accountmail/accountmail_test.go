@@ -1,6 +1,7 @@
 package accountmail
 
 import (
+	"github.com/berthhq/berth/pkg/locale"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,25 @@ func TestMailsSpeakGerman(t *testing.T) {
 	}
 	if m.Subject != "Bestätige deine E-Mail-Adresse für Shop" || !strings.Contains(m.HTML, `lang="de"`) {
 		t.Fatalf("German mail: %q\n%s", m.Subject, m.HTML)
+	}
+}
+
+func TestTheMemberInvitationCarriesTheLinkInBothLanguages(t *testing.T) {
+	for lang, subject := range map[string]string{"en": "You are invited to the Shop project on Berth", "de": "Deine Einladung zum Projekt Shop auf Berth"} {
+		m, err := ComposeMemberInvitation(lang, MemberInvitation{To: "ada@example.test", Project: "Shop", Link: "https://berth.test/console/invitation?token=abc"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject != subject || !strings.Contains(m.Text, "https://berth.test/console/invitation?token=abc") ||
+			!strings.Contains(m.HTML, `href="https://berth.test/console/invitation?token=abc"`) || m.To != "ada@example.test" {
+			t.Errorf("%s invitation: %q\n%s\n%s", lang, m.Subject, m.Text, m.HTML)
+		}
+	}
+}
+
+func TestTheMemberInvitationUsesOnlyMessagesOfTheCatalog(t *testing.T) {
+	tm := memberInvitationMail
+	if unknown := locale.UnknownKeys(tm.subject.Tree, tm.text.Tree, tm.html.Tree); len(unknown) > 0 {
+		t.Errorf("the member invitation uses keys the catalog lacks: %q", unknown)
 	}
 }
