@@ -39,11 +39,14 @@ const (
 
 // Policy decides, from the route option of the called method, whether a call may proceed.
 type Policy struct {
-	Keys         KeyVerifier      // API-key verification (identity: local; other services: remote + cache)
-	Tokens       TokenVerifier    // tenant access tokens (identity: local; other services: remote + cache)
-	Operators    OperatorVerifier // platform operator tokens (identity only)
-	AdminToken   string           // provisioning calls; "" disables them
-	ServiceToken string           // service-to-service calls; "" disables them
+	Keys      KeyVerifier      // API-key verification (identity: local; other services: remote + cache)
+	Tokens    TokenVerifier    // tenant access tokens (identity: local; other services: remote + cache)
+	Operators OperatorVerifier // project members' operator tokens (identity: local; other services: remote + cache)
+	// Apps names the project that owns an app, for operator routes that name an app (identity:
+	// its store; other services: remote + cache).
+	Apps         AppProjects
+	AdminToken   string // provisioning calls; "" disables them
+	ServiceToken string // service-to-service calls; "" disables them
 	// ServiceCertificate requires calls with the service token to come over TLS with a client
 	// certificate the deployment's CA signed (mutual TLS), so a leaked token alone opens nothing.
 	// Set when the process serves TLS.
@@ -84,10 +87,11 @@ func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if principal == nil {
 			return handler(ctx, req)
 		}
-		if err := scopeRequest(r, req, *principal); err != nil {
+		scoped, err := p.scopeRequest(ctx, r, req, *principal)
+		if err != nil {
 			return nil, err
 		}
-		return handler(NewContext(ctx, *principal), req)
+		return handler(NewContext(ctx, scoped), req)
 	}
 }
 
@@ -110,17 +114,22 @@ func (p Policy) StreamInterceptor() grpc.StreamServerInterceptor {
 		if principal == nil {
 			return handler(srv, ss)
 		}
-		return handler(srv, &admittedStream{ServerStream: ss, ctx: NewContext(ss.Context(), *principal), route: r, principal: *principal})
+		return handler(srv, &admittedStream{ServerStream: ss, ctx: NewContext(ss.Context(), *principal), policy: p, route: r, principal: *principal})
 	}
 }
 
 // admittedStream hands the handler the Principal and checks each received message against a
-// tenant token's scope.
+// tenant token's or an operator's scope. An operator's app arrives with the first message, so the
+// Principal the handler reads from Context is the one that message was admitted as (a server
+// stream's handler receives its request before it reads the context), and every later message
+// must name the same app.
 type admittedStream struct {
 	grpc.ServerStream
 	ctx       context.Context
+	policy    Policy
 	route     *edgev1.Route
 	principal Principal
+	admitted  *Principal // the first message's scoped Principal
 }
 
 func (s *admittedStream) Context() context.Context { return s.ctx }
@@ -129,7 +138,19 @@ func (s *admittedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	return scopeRequest(s.route, m, s.principal)
+	scoped, err := s.policy.scopeRequest(s.ServerStream.Context(), s.route, m, s.principal)
+	if err != nil {
+		return err
+	}
+	if s.admitted == nil {
+		s.admitted = &scoped
+		s.ctx = NewContext(s.ServerStream.Context(), scoped)
+		return nil
+	}
+	if s.admitted.AppID != scoped.AppID {
+		return errOperatorOutsideProject()
+	}
+	return nil
 }
 
 // admitMethod finds the method's route option and admits the caller under it; a nil Principal
@@ -180,9 +201,19 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 		}
 		return ""
 	}
-	switch {
-	case r.GetPublic():
+	if r.GetPublic() {
 		return nil, nil
+	}
+	// An operator route admits a member's operator token beside its other credentials. It shares
+	// the Authorization header with tenant access tokens, so the token's claimed audience picks
+	// the one verifier that checks it in full; a token can therefore pass only as its own kind.
+	// A caller presenting another credential as well is judged by that one, as before.
+	if r.GetOperator() && get(MDAPIKey) == "" && get(MDAdminToken) == "" {
+		if raw, ok := bearer(get(MDAuthorization)); ok && claimsOperatorAudience(raw) {
+			return p.admitOperator(ctx, raw)
+		}
+	}
+	switch {
 	case r.GetAdmin():
 		if !tokenEqual(p.AdminToken, get(MDAdminToken)) {
 			return nil, fault.Unauthenticated("invalid admin token")
@@ -206,22 +237,17 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 	}
 	if r.GetOperatorToken() {
 		raw, ok := bearer(get(MDAuthorization))
-		if !ok || p.Operators == nil {
+		if !ok {
 			return nil, fault.Unauthenticated("Unauthorized Token")
 		}
-		principal, err := p.Operators.VerifyOperatorToken(ctx, raw)
-		if err != nil {
-			return nil, err
-		}
-		principal.Kind = KindOperator
-		return &principal, nil
+		return p.admitOperator(ctx, raw)
 	}
 	if auth := get(MDAuthorization); auth != "" {
 		if !r.GetTenantToken() {
 			return nil, fault.Unauthenticated("this route does not accept access tokens")
 		}
 		raw, ok := bearer(auth)
-		if !ok || p.Tokens == nil {
+		if !ok || p.Tokens == nil || claimsOperatorAudience(raw) {
 			return nil, fault.Unauthenticated("invalid access token")
 		}
 		principal, err := p.Tokens.VerifyAccessToken(ctx, raw)
@@ -279,10 +305,11 @@ func stringField(req any, name string) string {
 	return strings.TrimSpace(msg.ProtoReflect().Get(fd).String())
 }
 
-// OperatorVerifier checks a platform operator JWT: signature with the platform key, expiry, issuer
-// and the operator audience (so app tokens never pass). It returns an Unauthenticated fault for any
-// invalid token and a Principal whose UserID is the project member the token was issued to;
-// membership of the project a call touches is the handler's check.
+// OperatorVerifier checks a project member's operator JWT: signature with the platform key, expiry,
+// issuer and the operator audience (so app tokens never pass). It returns an Unauthenticated fault
+// for any invalid token and a Principal whose UserID is the project member the token was issued
+// to and whose ProjectID is the member's project. On operator routes the policy holds that project
+// to what the request names (operatorScope); on operator_token routes the handler checks it.
 type OperatorVerifier interface {
 	VerifyOperatorToken(ctx context.Context, raw string) (Principal, error)
 }
@@ -302,15 +329,20 @@ func bearer(v string) (string, bool) {
 const Me = "me"
 
 // scopeRequest applies the route's token fields to an admitted caller's request: `me` is resolved
-// (resolveMe), then a tenant access token is held to its own app, tenant and user (tokenScope).
-func scopeRequest(r *edgev1.Route, req any, p Principal) error {
-	if err := resolveMe(r, req, p); err != nil {
-		return err
+// (resolveMe), then a tenant access token is held to its own app, tenant and user (tokenScope) and
+// an operator to the member's project (operatorScope). It returns the Principal the handler acts
+// for: an operator's carries the app the request names once its project is checked.
+func (p Policy) scopeRequest(ctx context.Context, r *edgev1.Route, req any, pr Principal) (Principal, error) {
+	if err := resolveMe(r, req, pr); err != nil {
+		return Principal{}, err
 	}
-	if p.Kind == KindTenantToken {
-		return tokenScope(r, req, p)
+	switch pr.Kind {
+	case KindTenantToken:
+		return pr, tokenScope(r, req, pr)
+	case KindOperator:
+		return p.operatorScope(ctx, r, req, pr)
 	}
-	return nil
+	return pr, nil
 }
 
 // resolveMe replaces `me` in the request fields that the route declares as the token's tenant or

@@ -14,11 +14,14 @@ import (
 const RemoteTTL = 30 * time.Second
 
 // Remote is how every service other than identity authenticates its callers: identity verifies API
-// keys and tenant access tokens, the answers are cached briefly, and identity's key, app and user
-// events evict them early.
+// keys, tenant access tokens and project members' operator tokens, the answers are cached briefly,
+// and identity's key, app and user events evict them early. Which project owns an app (operator
+// routes) is asked once and kept, since it never changes.
 type Remote struct {
-	Keys   *KeyCache
-	Tokens *TokenCache
+	Keys      *KeyCache
+	Tokens    *TokenCache
+	Operators *OperatorCache
+	Apps      *AppProjectCache
 }
 
 // NewRemote verifies through identity over conn, whose calls must carry the service token.
@@ -27,12 +30,16 @@ func NewRemote(conn grpc.ClientConnInterface) Remote {
 	return Remote{
 		Keys:   NewKeyCache(NewRemoteVerifier(client), RemoteTTL),
 		Tokens: NewTokenCache(NewRemoteTokenVerifier(client), RemoteTTL),
+		// No event ends an operator token early, so RemoteTTL alone bounds how long a signed-out
+		// or removed member is still admitted here.
+		Operators: NewOperatorCache(NewRemoteOperatorVerifier(client), RemoteTTL),
+		Apps:      NewAppProjectCache(NewRemoteAppProjects(client), AppProjectTTL),
 	}
 }
 
 // Policy is the access policy of a service that verifies through identity.
 func (r Remote) Policy(adminToken, serviceToken string) Policy {
-	return Policy{Keys: r.Keys, Tokens: r.Tokens, AdminToken: adminToken, ServiceToken: serviceToken}
+	return Policy{Keys: r.Keys, Tokens: r.Tokens, Operators: r.Operators, Apps: r.Apps, AdminToken: adminToken, ServiceToken: serviceToken}
 }
 
 // Watch evicts cached keys and tokens on identity's events until ctx ends or stop is called.

@@ -6,5 +6,6 @@
 // that read events through events.Handle (template_test.go). They read the sources, so a new
 // service is checked as soon as its folder exists, and the module list must name every folder.
 // No module of go.work requires a sibling module for its tests alone (modules_test.go), and the
-// repository itself tracks no build outputs.
+// repository itself tracks no build outputs. Every route that admits project members' operator
+// tokens names the one request field that holds them to their project (operator_routes_test.go).
 package architecture

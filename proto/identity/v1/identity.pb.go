@@ -4571,6 +4571,200 @@ func (x *AppIdentityProviders) GetItems() []*IdentityProvider {
 	return nil
 }
 
+type VerifyOperatorTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	OperatorToken string                 `protobuf:"bytes,1,opt,name=operatorToken,proto3" json:"operatorToken,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyOperatorTokenRequest) Reset() {
+	*x = VerifyOperatorTokenRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyOperatorTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyOperatorTokenRequest) ProtoMessage() {}
+
+func (x *VerifyOperatorTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyOperatorTokenRequest.ProtoReflect.Descriptor instead.
+func (*VerifyOperatorTokenRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *VerifyOperatorTokenRequest) GetOperatorToken() string {
+	if x != nil {
+		return x.OperatorToken
+	}
+	return ""
+}
+
+// VerifiedOperatorToken names the project member a valid operator token stands for. Failures come
+// back as gRPC errors: Unauthenticated for any invalid, expired or unknown token.
+type VerifiedOperatorToken struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MemberId      string                 `protobuf:"bytes,1,opt,name=memberId,proto3" json:"memberId,omitempty"`
+	ProjectId     string                 `protobuf:"bytes,2,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifiedOperatorToken) Reset() {
+	*x = VerifiedOperatorToken{}
+	mi := &file_identity_v1_identity_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifiedOperatorToken) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifiedOperatorToken) ProtoMessage() {}
+
+func (x *VerifiedOperatorToken) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifiedOperatorToken.ProtoReflect.Descriptor instead.
+func (*VerifiedOperatorToken) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *VerifiedOperatorToken) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *VerifiedOperatorToken) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+type GetAppProjectRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAppProjectRequest) Reset() {
+	*x = GetAppProjectRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAppProjectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAppProjectRequest) ProtoMessage() {}
+
+func (x *GetAppProjectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAppProjectRequest.ProtoReflect.Descriptor instead.
+func (*GetAppProjectRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *GetAppProjectRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type AppProject struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	ProjectId     string                 `protobuf:"bytes,2,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppProject) Reset() {
+	*x = AppProject{}
+	mi := &file_identity_v1_identity_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppProject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppProject) ProtoMessage() {}
+
+func (x *AppProject) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppProject.ProtoReflect.Descriptor instead.
+func (*AppProject) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *AppProject) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AppProject) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
 var File_identity_v1_identity_proto protoreflect.FileDescriptor
 
 const file_identity_v1_identity_proto_rawDesc = "" +
@@ -4978,12 +5172,23 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"g\n" +
 	"\x14AppIdentityProviders\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x129\n" +
-	"\x05items\x18\x02 \x03(\v2#.berth.identity.v1.IdentityProviderR\x05items2\x8b\x0f\n" +
-	"\x0fIdentityService\x12\xa5\x01\n" +
-	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"J\xca\xf3\x18#\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
+	"\x05items\x18\x02 \x03(\v2#.berth.identity.v1.IdentityProviderR\x05items\"B\n" +
+	"\x1aVerifyOperatorTokenRequest\x12$\n" +
+	"\roperatorToken\x18\x01 \x01(\tR\roperatorToken\"Q\n" +
+	"\x15VerifiedOperatorToken\x12\x1a\n" +
+	"\bmemberId\x18\x01 \x01(\tR\bmemberId\x12\x1c\n" +
+	"\tprojectId\x18\x02 \x01(\tR\tprojectId\",\n" +
+	"\x14GetAppProjectRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\"@\n" +
+	"\n" +
+	"AppProject\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1c\n" +
+	"\tprojectId\x18\x02 \x01(\tR\tprojectId2\xa1\x0f\n" +
+	"\x0fIdentityService\x12\xb0\x01\n" +
+	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"U\xca\xf3\x18.\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
 	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
-	"\fGetPublicKey\x12&.berth.identity.v1.GetPublicKeyRequest\x1a\x1c.berth.identity.v1.PublicKey\"B\xca\xf3\x18\x1a\b\x02\"\x14Public key retrieved(\x01\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/apps/{appId}/public-keys\x12\xbb\x01\n" +
-	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"e\xca\xf3\x18\x1d\b\x02\x18\x01\"\x15Access status updated(\x02\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
+	"\fGetPublicKey\x12&.berth.identity.v1.GetPublicKeyRequest\x1a\x1c.berth.identity.v1.PublicKey\"B\xca\xf3\x18\x1a\b\x02\"\x14Public key retrieved(\x01\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/apps/{appId}/public-keys\x12\xc6\x01\n" +
+	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"p\xca\xf3\x18(\b\x02\x18\x01\"\x15Access status updated(\x02\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
 	"\n" +
 	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12q\n" +
 	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\".\xca\xf3\x18\x16\b\x02\"\x0eUser retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
@@ -4995,7 +5200,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"I\xca\xf3\x18\"\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions\x12\xa9\x01\n" +
 	"\x13RemoveSecondFactors\x12-.berth.identity.v1.RemoveSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\x1e\b\x02\x18\x01\"\x16Second factors removed(\x02\x82\xd3\xe4\x93\x02#*!/v1/users/{userId}/second-factors2\xca\x01\n" +
 	"\x0fOperatorService\x12\xb6\x01\n" +
-	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xcd\x05\n" +
+	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xa6\a\n" +
 	"\x17IdentityInternalService\x12a\n" +
 	"\fVerifyApiKey\x12&.berth.identity.v1.VerifyApiKeyRequest\x1a!.berth.identity.v1.VerifiedApiKey\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x0fListTenantUsers\x12).berth.identity.v1.ListTenantUsersRequest\x1a!.berth.identity.v1.TenantUserList\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
@@ -5004,29 +5209,31 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"GetUserRef\x12$.berth.identity.v1.GetUserRefRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12S\n" +
 	"\tGetAppRef\x12#.berth.identity.v1.GetAppRefRequest\x1a\x19.berth.identity.v1.AppRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x012\xeb\x0f\n" +
+	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x01\x12v\n" +
+	"\x13VerifyOperatorToken\x12-.berth.identity.v1.VerifyOperatorTokenRequest\x1a(.berth.identity.v1.VerifiedOperatorToken\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
+	"\rGetAppProject\x12'.berth.identity.v1.GetAppProjectRequest\x1a\x1d.berth.identity.v1.AppProject\"\x06\xca\xf3\x18\x02P\x012\xa6\x11\n" +
 	"\x14IdentityAdminService\x12\\\n" +
-	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
-	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12X\n" +
-	"\rSetAppEnabled\x12'.berth.identity.v1.SetAppEnabledRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12V\n" +
-	"\fRotateAppKey\x12&.berth.identity.v1.RotateAppKeyRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12`\n" +
-	"\fCreateApiKey\x12&.berth.identity.v1.CreateApiKeyRequest\x1a .berth.identity.v1.CreatedApiKey\"\x06\xca\xf3\x18\x02H\x01\x12S\n" +
+	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12_\n" +
+	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12c\n" +
+	"\rSetAppEnabled\x12'.berth.identity.v1.SetAppEnabledRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12a\n" +
+	"\fRotateAppKey\x12&.berth.identity.v1.RotateAppKeyRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12k\n" +
+	"\fCreateApiKey\x12&.berth.identity.v1.CreateApiKeyRequest\x1a .berth.identity.v1.CreatedApiKey\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12S\n" +
 	"\n" +
 	"CreateUser\x12$.berth.identity.v1.CreateUserRequest\x1a\x17.berth.identity.v1.User\"\x06\xca\xf3\x18\x02H\x01\x12_\n" +
-	"\x0eCreateUserRole\x12(.berth.identity.v1.CreateUserRoleRequest\x1a\x1b.berth.identity.v1.UserRole\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
-	"\x10AddProjectMember\x12*.berth.identity.v1.AddProjectMemberRequest\x1a .berth.identity.v1.ProjectMember\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
-	"\x12IssueOperatorToken\x12,.berth.identity.v1.IssueOperatorTokenRequest\x1a .berth.identity.v1.OperatorToken\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
-	"\fAddAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
-	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
-	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x06\xca\xf3\x18\x02H\x01\x12Z\n" +
-	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12l\n" +
-	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12{\n" +
-	"\x16SetAppIdentityProvider\x120.berth.identity.v1.SetAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12\x7f\n" +
-	"\x18ClearAppIdentityProvider\x122.berth.identity.v1.ClearAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12\x7f\n" +
-	"\x18ListAppIdentityProviders\x122.berth.identity.v1.ListAppIdentityProvidersRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x06\xca\xf3\x18\x02H\x01\x12P\n" +
-	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12d\n" +
-	"\x13SetAppPasskeySignIn\x12-.berth.identity.v1.SetAppPasskeySignInRequest\x1a\x16.berth.identity.v1.App\"\x06\xca\xf3\x18\x02H\x01\x12b\n" +
-	"\x12ResetSecondFactors\x12,.berth.identity.v1.ResetSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02H\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x0eCreateUserRole\x12(.berth.identity.v1.CreateUserRoleRequest\x1a\x1b.berth.identity.v1.UserRole\"\x06\xca\xf3\x18\x02H\x01\x12w\n" +
+	"\x10AddProjectMember\x12*.berth.identity.v1.AddProjectMemberRequest\x1a .berth.identity.v1.ProjectMember\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12l\n" +
+	"\x12IssueOperatorToken\x12,.berth.identity.v1.IssueOperatorTokenRequest\x1a .berth.identity.v1.OperatorToken\"\x06\xca\xf3\x18\x02H\x01\x12e\n" +
+	"\fAddAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12h\n" +
+	"\x0fRemoveAppOrigin\x12#.berth.identity.v1.AppOriginRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12l\n" +
+	"\x0eListAppOrigins\x12(.berth.identity.v1.ListAppOriginsRequest\x1a\x1d.berth.identity.v1.AppOrigins\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12e\n" +
+	"\x0eSetAppBranding\x12(.berth.identity.v1.SetAppBrandingRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12w\n" +
+	"\x17SetAppEmailVerification\x121.berth.identity.v1.SetAppEmailVerificationRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x86\x01\n" +
+	"\x16SetAppIdentityProvider\x120.berth.identity.v1.SetAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x8a\x01\n" +
+	"\x18ClearAppIdentityProvider\x122.berth.identity.v1.ClearAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x8a\x01\n" +
+	"\x18ListAppIdentityProviders\x122.berth.identity.v1.ListAppIdentityProvidersRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12[\n" +
+	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12o\n" +
+	"\x13SetAppPasskeySignIn\x12-.berth.identity.v1.SetAppPasskeySignInRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12m\n" +
+	"\x12ResetSecondFactors\x12,.berth.identity.v1.ResetSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_identity_proto_rawDescOnce sync.Once
@@ -5040,7 +5247,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),            // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                        // 1: berth.identity.v1.UserRole
@@ -5107,7 +5314,11 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*ClearAppIdentityProviderRequest)(nil), // 62: berth.identity.v1.ClearAppIdentityProviderRequest
 	(*ListAppIdentityProvidersRequest)(nil), // 63: berth.identity.v1.ListAppIdentityProvidersRequest
 	(*AppIdentityProviders)(nil),            // 64: berth.identity.v1.AppIdentityProviders
-	(*emptypb.Empty)(nil),                   // 65: google.protobuf.Empty
+	(*VerifyOperatorTokenRequest)(nil),      // 65: berth.identity.v1.VerifyOperatorTokenRequest
+	(*VerifiedOperatorToken)(nil),           // 66: berth.identity.v1.VerifiedOperatorToken
+	(*GetAppProjectRequest)(nil),            // 67: berth.identity.v1.GetAppProjectRequest
+	(*AppProject)(nil),                      // 68: berth.identity.v1.AppProject
+	(*emptypb.Empty)(nil),                   // 69: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -5141,68 +5352,72 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	14, // 28: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
 	20, // 29: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
 	18, // 30: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
-	27, // 31: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
-	28, // 32: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
-	29, // 33: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
-	30, // 34: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
-	31, // 35: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
-	34, // 36: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
-	46, // 37: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
-	39, // 38: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
-	41, // 39: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
-	47, // 40: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	47, // 41: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
-	48, // 42: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
-	26, // 43: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	59, // 44: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
-	61, // 45: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
-	62, // 46: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
-	63, // 47: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
-	55, // 48: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
-	56, // 49: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:input_type -> berth.identity.v1.SetAppPasskeySignInRequest
-	57, // 50: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
-	2,  // 51: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 52: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 53: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	65, // 54: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	65, // 55: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 56: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	65, // 57: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	65, // 58: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 59: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	65, // 60: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	65, // 61: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	65, // 62: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
-	37, // 63: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 64: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 65: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 66: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 67: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 68: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 69: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 70: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	23, // 71: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 72: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 73: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 74: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 75: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 76: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 77: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 78: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 79: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 80: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 81: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 82: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 83: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	24, // 84: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	64, // 85: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
-	64, // 86: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
-	64, // 87: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
-	24, // 88: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
-	24, // 89: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:output_type -> berth.identity.v1.App
-	65, // 90: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
-	51, // [51:91] is the sub-list for method output_type
-	11, // [11:51] is the sub-list for method input_type
+	65, // 31: berth.identity.v1.IdentityInternalService.VerifyOperatorToken:input_type -> berth.identity.v1.VerifyOperatorTokenRequest
+	67, // 32: berth.identity.v1.IdentityInternalService.GetAppProject:input_type -> berth.identity.v1.GetAppProjectRequest
+	27, // 33: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
+	28, // 34: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
+	29, // 35: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
+	30, // 36: berth.identity.v1.IdentityAdminService.RotateAppKey:input_type -> berth.identity.v1.RotateAppKeyRequest
+	31, // 37: berth.identity.v1.IdentityAdminService.CreateApiKey:input_type -> berth.identity.v1.CreateApiKeyRequest
+	34, // 38: berth.identity.v1.IdentityAdminService.CreateUser:input_type -> berth.identity.v1.CreateUserRequest
+	46, // 39: berth.identity.v1.IdentityAdminService.CreateUserRole:input_type -> berth.identity.v1.CreateUserRoleRequest
+	39, // 40: berth.identity.v1.IdentityAdminService.AddProjectMember:input_type -> berth.identity.v1.AddProjectMemberRequest
+	41, // 41: berth.identity.v1.IdentityAdminService.IssueOperatorToken:input_type -> berth.identity.v1.IssueOperatorTokenRequest
+	47, // 42: berth.identity.v1.IdentityAdminService.AddAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	47, // 43: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
+	48, // 44: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
+	26, // 45: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
+	59, // 46: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	61, // 47: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
+	62, // 48: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
+	63, // 49: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
+	55, // 50: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
+	56, // 51: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:input_type -> berth.identity.v1.SetAppPasskeySignInRequest
+	57, // 52: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
+	2,  // 53: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 54: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 55: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	69, // 56: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	69, // 57: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 58: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	69, // 59: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	69, // 60: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 61: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	69, // 62: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	69, // 63: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	69, // 64: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
+	37, // 65: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 66: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 67: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 68: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 69: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 70: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 71: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 72: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	66, // 73: berth.identity.v1.IdentityInternalService.VerifyOperatorToken:output_type -> berth.identity.v1.VerifiedOperatorToken
+	68, // 74: berth.identity.v1.IdentityInternalService.GetAppProject:output_type -> berth.identity.v1.AppProject
+	23, // 75: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 76: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 77: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 78: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 79: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 80: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 81: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 82: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 83: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 84: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 85: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 86: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 87: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 88: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	64, // 89: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	64, // 90: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	64, // 91: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
+	24, // 92: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
+	24, // 93: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:output_type -> berth.identity.v1.App
+	69, // 94: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
+	53, // [53:95] is the sub-list for method output_type
+	11, // [11:53] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -5223,7 +5438,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   65,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -788,13 +788,15 @@ var OperatorService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	IdentityInternalService_VerifyApiKey_FullMethodName      = "/berth.identity.v1.IdentityInternalService/VerifyApiKey"
-	IdentityInternalService_ListTenantUsers_FullMethodName   = "/berth.identity.v1.IdentityInternalService/ListTenantUsers"
-	IdentityInternalService_VerifyAccessToken_FullMethodName = "/berth.identity.v1.IdentityInternalService/VerifyAccessToken"
-	IdentityInternalService_GetUserRef_FullMethodName        = "/berth.identity.v1.IdentityInternalService/GetUserRef"
-	IdentityInternalService_GetAppRef_FullMethodName         = "/berth.identity.v1.IdentityInternalService/GetAppRef"
-	IdentityInternalService_GetTenantReferrer_FullMethodName = "/berth.identity.v1.IdentityInternalService/GetTenantReferrer"
-	IdentityInternalService_ListWebOrigins_FullMethodName    = "/berth.identity.v1.IdentityInternalService/ListWebOrigins"
+	IdentityInternalService_VerifyApiKey_FullMethodName        = "/berth.identity.v1.IdentityInternalService/VerifyApiKey"
+	IdentityInternalService_ListTenantUsers_FullMethodName     = "/berth.identity.v1.IdentityInternalService/ListTenantUsers"
+	IdentityInternalService_VerifyAccessToken_FullMethodName   = "/berth.identity.v1.IdentityInternalService/VerifyAccessToken"
+	IdentityInternalService_GetUserRef_FullMethodName          = "/berth.identity.v1.IdentityInternalService/GetUserRef"
+	IdentityInternalService_GetAppRef_FullMethodName           = "/berth.identity.v1.IdentityInternalService/GetAppRef"
+	IdentityInternalService_GetTenantReferrer_FullMethodName   = "/berth.identity.v1.IdentityInternalService/GetTenantReferrer"
+	IdentityInternalService_ListWebOrigins_FullMethodName      = "/berth.identity.v1.IdentityInternalService/ListWebOrigins"
+	IdentityInternalService_VerifyOperatorToken_FullMethodName = "/berth.identity.v1.IdentityInternalService/VerifyOperatorToken"
+	IdentityInternalService_GetAppProject_FullMethodName       = "/berth.identity.v1.IdentityInternalService/GetAppProject"
 )
 
 // IdentityInternalServiceClient is the client API for IdentityInternalService service.
@@ -826,6 +828,14 @@ type IdentityInternalServiceClient interface {
 	// them read error answers, which carry no data, so a browser app can tell a refusal from a
 	// network failure.
 	ListWebOrigins(ctx context.Context, in *ListWebOriginsRequest, opts ...grpc.CallOption) (*WebOrigins, error)
+	// VerifyOperatorToken checks a project member's operator token presented to any service:
+	// signature with the operator key, issuer, the operator audience, expiry, and a member that
+	// still exists. It names the member and the project the token acts for; whether that project
+	// owns what a call names is the calling service's policy check (GetAppProject).
+	VerifyOperatorToken(ctx context.Context, in *VerifyOperatorTokenRequest, opts ...grpc.CallOption) (*VerifiedOperatorToken, error)
+	// GetAppProject names the project that owns an app, enabled or not (an operator may enable a
+	// disabled app). An absent app is NotFound. An app never moves to another project.
+	GetAppProject(ctx context.Context, in *GetAppProjectRequest, opts ...grpc.CallOption) (*AppProject, error)
 }
 
 type identityInternalServiceClient struct {
@@ -906,6 +916,26 @@ func (c *identityInternalServiceClient) ListWebOrigins(ctx context.Context, in *
 	return out, nil
 }
 
+func (c *identityInternalServiceClient) VerifyOperatorToken(ctx context.Context, in *VerifyOperatorTokenRequest, opts ...grpc.CallOption) (*VerifiedOperatorToken, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifiedOperatorToken)
+	err := c.cc.Invoke(ctx, IdentityInternalService_VerifyOperatorToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityInternalServiceClient) GetAppProject(ctx context.Context, in *GetAppProjectRequest, opts ...grpc.CallOption) (*AppProject, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppProject)
+	err := c.cc.Invoke(ctx, IdentityInternalService_GetAppProject_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IdentityInternalServiceServer is the server API for IdentityInternalService service.
 // All implementations must embed UnimplementedIdentityInternalServiceServer
 // for forward compatibility.
@@ -935,6 +965,14 @@ type IdentityInternalServiceServer interface {
 	// them read error answers, which carry no data, so a browser app can tell a refusal from a
 	// network failure.
 	ListWebOrigins(context.Context, *ListWebOriginsRequest) (*WebOrigins, error)
+	// VerifyOperatorToken checks a project member's operator token presented to any service:
+	// signature with the operator key, issuer, the operator audience, expiry, and a member that
+	// still exists. It names the member and the project the token acts for; whether that project
+	// owns what a call names is the calling service's policy check (GetAppProject).
+	VerifyOperatorToken(context.Context, *VerifyOperatorTokenRequest) (*VerifiedOperatorToken, error)
+	// GetAppProject names the project that owns an app, enabled or not (an operator may enable a
+	// disabled app). An absent app is NotFound. An app never moves to another project.
+	GetAppProject(context.Context, *GetAppProjectRequest) (*AppProject, error)
 	mustEmbedUnimplementedIdentityInternalServiceServer()
 }
 
@@ -965,6 +1003,12 @@ func (UnimplementedIdentityInternalServiceServer) GetTenantReferrer(context.Cont
 }
 func (UnimplementedIdentityInternalServiceServer) ListWebOrigins(context.Context, *ListWebOriginsRequest) (*WebOrigins, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListWebOrigins not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) VerifyOperatorToken(context.Context, *VerifyOperatorTokenRequest) (*VerifiedOperatorToken, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyOperatorToken not implemented")
+}
+func (UnimplementedIdentityInternalServiceServer) GetAppProject(context.Context, *GetAppProjectRequest) (*AppProject, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAppProject not implemented")
 }
 func (UnimplementedIdentityInternalServiceServer) mustEmbedUnimplementedIdentityInternalServiceServer() {
 }
@@ -1114,6 +1158,42 @@ func _IdentityInternalService_ListWebOrigins_Handler(srv interface{}, ctx contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityInternalService_VerifyOperatorToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyOperatorTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).VerifyOperatorToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_VerifyOperatorToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).VerifyOperatorToken(ctx, req.(*VerifyOperatorTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityInternalService_GetAppProject_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAppProjectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityInternalServiceServer).GetAppProject(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityInternalService_GetAppProject_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityInternalServiceServer).GetAppProject(ctx, req.(*GetAppProjectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IdentityInternalService_ServiceDesc is the grpc.ServiceDesc for IdentityInternalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1148,6 +1228,14 @@ var IdentityInternalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListWebOrigins",
 			Handler:    _IdentityInternalService_ListWebOrigins_Handler,
+		},
+		{
+			MethodName: "VerifyOperatorToken",
+			Handler:    _IdentityInternalService_VerifyOperatorToken_Handler,
+		},
+		{
+			MethodName: "GetAppProject",
+			Handler:    _IdentityInternalService_GetAppProject_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -184,7 +184,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	// services' token caches ask, and a freeze must hold at once for its own routes.
 	keys = authn.NewKeyCache(svc, authn.RemoteTTL)
 	p, err := module.NewProcess(cfg.Common, name,
-		authn.Policy{Keys: keys, Tokens: svc, Operators: svc, Origins: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+		authn.Policy{Keys: keys, Tokens: svc, Operators: svc, Apps: svc, Origins: svc, AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
 	if err != nil {
 		if pool != nil {
 			pool.Close()

@@ -208,7 +208,7 @@ func build(files *protoregistry.Files, docs map[protoreflect.FullName]comment, e
 			"securitySchemes": obj{
 				"apiKey":   obj{"type": "apiKey", "in": "header", "name": "X-API-KEY", "description": "With X-API-KEY-TYPE (read or write, as the route asks) and X-CLIENT-ID (the app). Server side only."},
 				"bearer":   obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "A tenant access token (route 1)."},
-				"operator": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "A platform operator token (berthctl operator-token)."},
+				"operator": obj{"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": "A project member's operator token (the console's session; berthctl operator-token)."},
 			},
 		},
 	}, nil
@@ -312,7 +312,9 @@ func security(r *edgev1.Route) []any {
 	if r.GetTenantToken() {
 		out = append(out, obj{"bearer": []any{}})
 	}
-	if r.GetOperatorToken() {
+	// A route admitting operators (operator) takes a member's token only for their project's app
+	// or project; the access rules in docs/behaviour.md say so.
+	if r.GetOperatorToken() || r.GetOperator() {
 		out = append(out, obj{"operator": []any{}})
 	}
 	return out

@@ -18,8 +18,12 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/domain/token"
 )
 
-// Service is identity's operator-token verifier (route 2's Bearer JWT).
-var _ authn.OperatorVerifier = (*Service)(nil)
+// Service is identity's operator-token verifier (route 2's and the operator routes' Bearer JWT)
+// and names the project of an app for the operator routes that name an app.
+var (
+	_ authn.OperatorVerifier = (*Service)(nil)
+	_ authn.AppProjects      = (*Service)(nil)
+)
 
 // Operator token lifetimes: short by default, because a token is a bearer credential for every
 // app of the project, and never longer than a working day.
@@ -103,6 +107,29 @@ func (s *Service) VerifyOperatorToken(ctx context.Context, raw string) (authn.Pr
 		}
 	}
 	return authn.Principal{Kind: authn.KindOperator, ProjectID: m.ProjectID, UserID: m.ID, SessionID: v.SessionID}, nil
+}
+
+// GetAppProject names an app, enabled or not, for another service's operator routes (which
+// project owns it). An id that is not a UUID is invalid; an absent app is not found.
+func (s *Service) GetAppProject(ctx context.Context, appID string) (domain.App, error) {
+	appID = domain.CanonicalID(appID)
+	if !domain.IsUUID(appID) {
+		return domain.App{}, fault.InvalidField("appId", "must be a UUID")
+	}
+	return s.store.GetApp(ctx, appID)
+}
+
+// AppProject implements authn.AppProjects for identity's own policy: "" for an app that is absent
+// or no app id at all.
+func (s *Service) AppProject(ctx context.Context, appID string) (string, error) {
+	a, err := s.GetAppProject(ctx, appID)
+	if errors.Is(err, domain.ErrNotFound) || fault.Is(err, fault.KindInvalid) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return a.ProjectID, nil
 }
 
 // operatorKey returns the deployment's operator signing key, creating and storing it (sealed) on

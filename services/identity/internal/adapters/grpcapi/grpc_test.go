@@ -65,7 +65,7 @@ func newEnv(t *testing.T) *env {
 	}
 	srv, err := grpcx.NewServer(grpcx.ServerOptions{
 		Log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, AdminToken: adminToken, ServiceToken: serviceToken},
+		Policy: authn.Policy{Keys: svc, Tokens: svc, Operators: svc, Apps: svc, AdminToken: adminToken, ServiceToken: serviceToken},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -93,3 +93,21 @@ func (s *InternalServer) VerifyAccessToken(ctx context.Context, req *identityv1.
 		WebOrigins: v.WebOrigins,
 	}, nil
 }
+
+// VerifyOperatorToken checks a project member's operator token for another service's policy.
+func (s *InternalServer) VerifyOperatorToken(ctx context.Context, req *identityv1.VerifyOperatorTokenRequest) (*identityv1.VerifiedOperatorToken, error) {
+	p, err := s.svc.VerifyOperatorToken(ctx, req.GetOperatorToken())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.VerifiedOperatorToken{MemberId: p.UserID, ProjectId: p.ProjectID}, nil
+}
+
+// GetAppProject names the project that owns an app, for another service's operator routes.
+func (s *InternalServer) GetAppProject(ctx context.Context, req *identityv1.GetAppProjectRequest) (*identityv1.AppProject, error) {
+	a, err := s.svc.GetAppProject(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.AppProject{AppId: a.ID, ProjectId: a.ProjectID}, nil
+}

@@ -1,6 +1,8 @@
 package grpcapi_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -96,4 +98,80 @@ func TestOperatorAdminRoutesNeedTheAdminToken(t *testing.T) {
 	wantCode(t, "IssueOperatorToken for an unknown member", err, codes.NotFound)
 	_, err = e.admin.IssueOperatorToken(asAdmin(t), &identityv1.IssueOperatorTokenRequest{MemberId: uuid.NewString(), TtlSeconds: 86401})
 	wantCode(t, "IssueOperatorToken beyond 24 h", err, codes.InvalidArgument)
+}
+
+// A project member's operator token acts on the project's apps through the admin and app routes
+// that admit operators, and on nothing of another project: the same policy every service runs.
+func TestAMembersOperatorTokenActsOnlyOnItsOwnProjectsApps(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.provision(t), e.provision(t)
+	asMember := e.operatorOf(t, a, "op@example.test")
+	asStranger := e.operatorOf(t, b, "op@example.test")
+
+	for _, tc := range []struct {
+		name string
+		md   []string
+		app  *identityv1.App
+		want codes.Code
+	}{
+		{"the member on an app of their project", asMember, a.app, codes.OK},
+		{"the member on another project's app", asMember, b.app, codes.PermissionDenied},
+		{"another project's member on this app", asStranger, a.app, codes.PermissionDenied},
+		{"an app's access token", bearer(e.signedIn(t, a, "grace@example.test")), a.app, codes.Unauthenticated},
+	} {
+		_, err := e.admin.ListAppOrigins(ctxWith(t, tc.md...), &identityv1.ListAppOriginsRequest{AppId: tc.app.GetId()})
+		wantCode(t, tc.name+": ListAppOrigins", err, tc.want)
+		_, err = e.identity.SetAccessStatus(ctxWith(t, tc.md...), &identityv1.SetAccessStatusRequest{AppId: tc.app.GetId(), UserId: a.user.GetId(), AccessStatus: "1"})
+		wantCode(t, tc.name+": SetAccessStatus", err, tc.want)
+	}
+
+	created, err := e.admin.CreateApp(ctxWith(t, asMember...), &identityv1.CreateAppRequest{ProjectId: a.app.GetProjectId(), Name: "second"})
+	if err != nil {
+		t.Fatalf("the member creating an app in their project: %v", err)
+	}
+	if created.GetProjectId() != a.app.GetProjectId() {
+		t.Fatalf("created app in project %q, want %q", created.GetProjectId(), a.app.GetProjectId())
+	}
+	_, err = e.admin.CreateApp(ctxWith(t, asMember...), &identityv1.CreateAppRequest{ProjectId: b.app.GetProjectId(), Name: "intruder"})
+	wantCode(t, "the member creating an app in another project", err, codes.PermissionDenied)
+	_, err = e.admin.CreateProject(ctxWith(t, asMember...), &identityv1.CreateProjectRequest{Name: "mine"})
+	wantCode(t, "the member creating a project (platform-wide)", err, codes.Unauthenticated)
+}
+
+// Other services verify operator tokens and find an app's project through identity's internal API.
+func TestOtherServicesVerifyOperatorTokensThroughIdentity(t *testing.T) {
+	e := newEnv(t)
+	a := e.provision(t)
+	asMember := e.operatorOf(t, a, "op@example.test")
+	svc := func() context.Context { return ctxWith(t, authn.MDServiceToken, serviceToken) }
+	raw := strings.TrimPrefix(asMember[1], "Bearer ")
+
+	v, err := e.internal.VerifyOperatorToken(svc(), &identityv1.VerifyOperatorTokenRequest{OperatorToken: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.GetProjectId() != a.app.GetProjectId() || v.GetMemberId() == "" {
+		t.Fatalf("verified = %v", v)
+	}
+	_, err = e.internal.VerifyOperatorToken(svc(), &identityv1.VerifyOperatorTokenRequest{OperatorToken: raw + "x"})
+	wantCode(t, "a tampered operator token", err, codes.Unauthenticated)
+	_, err = e.internal.VerifyOperatorToken(svc(), &identityv1.VerifyOperatorTokenRequest{OperatorToken: e.signedIn(t, a, "grace@example.test").GetAccessToken()})
+	wantCode(t, "an app's access token", err, codes.Unauthenticated)
+	_, err = e.internal.VerifyOperatorToken(ctxWith(t, asMember...), &identityv1.VerifyOperatorTokenRequest{OperatorToken: raw})
+	wantCode(t, "asked without the service token", err, codes.Unauthenticated)
+
+	if _, err := e.admin.SetAppEnabled(asAdmin(t), &identityv1.SetAppEnabledRequest{AppId: a.app.GetId(), Enabled: false}); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := e.internal.GetAppProject(svc(), &identityv1.GetAppProjectRequest{AppId: strings.ToUpper(a.app.GetId())})
+	if err != nil {
+		t.Fatalf("a disabled app's project: %v", err)
+	}
+	if ref.GetProjectId() != a.app.GetProjectId() || ref.GetAppId() != a.app.GetId() {
+		t.Fatalf("app project = %v", ref)
+	}
+	_, err = e.internal.GetAppProject(svc(), &identityv1.GetAppProjectRequest{AppId: uuid.NewString()})
+	wantCode(t, "an absent app", err, codes.NotFound)
+	_, err = e.internal.GetAppProject(svc(), &identityv1.GetAppProjectRequest{AppId: "nope"})
+	wantCode(t, "not an app id", err, codes.InvalidArgument)
 }

@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/berthhq/berth/pkg/authn"
 )
 
 // OperatorAudience is the aud of every operator token. App tokens name an app id there, so neither
-// kind of token can stand in for the other even if issuer and key were shared.
-const OperatorAudience = "berth-operators"
+// kind of token can stand in for the other even if issuer and key were shared, and every service's
+// policy tells the two apart by it on routes that accept both.
+const OperatorAudience = authn.OperatorAudience
 
 // OperatorIssuer is the iss of operator tokens for a deployment whose app tokens use issuer.
 func OperatorIssuer(issuer string) string { return issuer + "/operators" }
