@@ -36,8 +36,10 @@ func printBanner(w io.Writer, s *allinone.Stack, demo seed.Demo, resumed bool, d
 	if s.Example.Served() {
 		p("  Example app " + base + allinone.ExamplePath)
 	}
-	p("  Console     "+demo.Console.URL,
-		"              sign in as "+demo.Console.Email+", password "+demo.Console.Password)
+	if demo.Console.Email != "" {
+		p("  Console     "+demo.Console.URL,
+			"              sign in as "+demo.Console.Email+", password "+demo.Console.Password)
+	}
 	p("")
 	origin := ""
 	if resumed {

@@ -42,8 +42,12 @@ func TestAGermanInviteIsAGermanMailInTheAppsBrandingAndTheMailboxKeepsItsShape(t
 			defer res.Body.Close()
 			raw, _ := io.ReadAll(res.Body)
 			var msgs []map[string]any
-			if err := json.Unmarshal(raw, &msgs); err != nil || len(msgs) != 1 {
-				t.Fatalf("mailbox JSON = %s (%v), want one message", raw, err)
+			if err := json.Unmarshal(raw, &msgs); err != nil {
+				t.Fatalf("mailbox JSON = %s (%v)", raw, err)
+			}
+			// The newest mail is the invite; the seed's console invitation came before it.
+			if len(msgs) == 0 {
+				t.Fatalf("mailbox JSON = %s, want the invite", raw)
 			}
 			m := msgs[0]
 			if keys := slices.Sorted(maps.Keys(m)); !slices.Equal(keys, []string{"html", "receivedAt", "subject", "text", "to"}) {

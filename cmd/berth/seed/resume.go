@@ -35,8 +35,9 @@ func Resume(ctx context.Context, a Admin, prev Demo, o Options) (Demo, error) {
 		if d.Console, err = seedConsole(ctx, a, d.ProjectID, o); err != nil {
 			return d, err
 		}
+	} else {
+		d.Console.URL = o.BaseURL + ConsolePath
 	}
-	d.Console.URL = o.BaseURL + ConsolePath
 	for _, app := range []struct{ id, read, write *string }{{&d.AppID, &d.ReadKey, &d.WriteKey}, {&d.PspyApp.AppID, &d.PspyApp.ReadKey, &d.PspyApp.WriteKey}} {
 		works, err := keysWork(ctx, d.BaseURL, *app.id, map[string]string{"read": *app.read, "write": *app.write})
 		if err != nil {

@@ -38,7 +38,8 @@ type Demo struct {
 	// Idp are the first app's identity-provider slots (idpA, idpB), each configured against the
 	// sandbox's OpenID Connect provider of the same name; empty without an identity-provider sandbox.
 	Idp map[string]IdpDemo `json:"idp,omitempty"`
-	// Console is the demo project's member who signs in to the web console.
+	// Console is the demo project's member who signs in to the web console (zero when the run
+	// had no mailbox to invite them through, Options.Invitation).
 	Console ConsoleDemo `json:"console"`
 }
 
@@ -113,7 +114,7 @@ type Options struct {
 	// (required), which make run's demo app shows.
 	EmailVerification string
 	// Invitation answers the token of the console invitation last mailed to an address (the
-	// run's mailbox holds it).
+	// run's mailbox holds it); nil seeds no console member.
 	Invitation func(email string) (string, error)
 }
 
