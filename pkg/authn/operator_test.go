@@ -15,6 +15,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/testkit/grpctest"
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -33,7 +34,8 @@ const (
 	createApp      = "/berth.identity.v1.IdentityAdminService/CreateApp"       // admin, operator_project_field projectId
 	createProject  = "/berth.identity.v1.IdentityAdminService/CreateProject"   // admin only: platform-wide
 	listUserRoles  = "/berth.identity.v1.IdentityService/ListUserRoles"        // API key, tenant token and operator, appId
-	updateUserPath = "/berth.identity.v1.IdentityService/UpdateUser"           // API key and tenant token only
+	getUserPath    = "/berth.identity.v1.IdentityService/GetUser"              // API key and operator, appId
+	sendInvitePath = "/berth.identity.v1.IdentityService/SendReferralInvite"   // API key and tenant token only
 	updateAPIKey   = "/berth.identity.v1.OperatorService/UpdateApiKey"         // operator_token: the handler scopes
 	verifyKeyPath  = "/berth.identity.v1.IdentityInternalService/VerifyApiKey" // service only
 )
@@ -116,6 +118,7 @@ func TestPolicyAdmitsAnOperatorOnlyWithinTheMembersProject(t *testing.T) {
 		Apps:       fakeAppProjects{app1: project1, app2: project2},
 		AdminToken: "admin-secret",
 	}
+	readKey := metadata.Pairs(MDAPIKey, "read-key", MDAPIKeyType, "read", MDClientID, app1)
 	bearer := func(raw string) metadata.MD { return metadata.Pairs(MDAuthorization, "Bearer "+raw) }
 	enable := func(app string) any { return &identityv1.SetAppEnabledRequest{AppId: app} }
 	roles := func(app string) any { return &identityv1.ListUserRolesRequest{AppId: app} }
@@ -148,14 +151,18 @@ func TestPolicyAdmitsAnOperatorOnlyWithinTheMembersProject(t *testing.T) {
 		{"tenant token the operator verifier would accept", setAppEnabled, bearer(tenantAsOperator), enable(app1), fault.KindUnauthenticated, 0, "", 0, 0},
 		{"admin token still admitted beside operators", setAppEnabled, metadata.Pairs(MDAdminToken, "admin-secret"), enable(app2), admitted, KindAdmin, "", 0, 0},
 		{"admin token beside an operator token is judged as the admin token", setAppEnabled, metadata.Pairs(MDAdminToken, "wrong", MDAuthorization, "Bearer "+member1), enable(app1), fault.KindUnauthenticated, 0, "", 0, 0},
+		{"an admin token where the route takes none does not hide the operator token", getUserPath, metadata.Pairs(MDAdminToken, "admin-secret", MDAuthorization, "Bearer "+member1), &identityv1.GetUserRequest{UserId: "u", AppId: app1}, admitted, KindOperator, app1, 1, 0},
 		{"operator token on a platform-wide route", createProject, bearer(member1), &identityv1.CreateProjectRequest{Name: "x"}, fault.KindUnauthenticated, 0, "", 0, 0},
 		{"operator on a shared route", listUserRoles, bearer(member1), roles(app1), admitted, KindOperator, app1, 1, 0},
 		{"operator on a shared route naming another project's app", listUserRoles, bearer(member1), roles(app2), fault.KindForbidden, 0, "", 1, 0},
 		{"tenant token on a shared route", listUserRoles, bearer(tenant), roles(app1), admitted, KindTenantToken, app1, 0, 1},
 		{"tenant token on a shared route for another app", listUserRoles, bearer(tenant), roles(app2), fault.KindForbidden, 0, "", 0, 1},
 		{"tenant token the operator verifier would accept, on a shared route", listUserRoles, bearer(tenantAsOperator), roles(app1), fault.KindUnauthenticated, 0, "", 0, 1},
-		{"API key beside an operator token is judged as the key", listUserRoles, metadata.Pairs(MDAPIKey, "read-key", MDAPIKeyType, "read", MDClientID, app1, MDAuthorization, "Bearer "+member2), roles(app1), admitted, KindAPIKey, app1, 0, 0},
-		{"operator token on a tenant-token route without operators", updateUserPath, bearer(member1), &identityv1.UpdateUserRequest{UserId: "user-1"}, fault.KindUnauthenticated, 0, "", 0, 0},
+		{"API key beside an operator token is judged as the key", listUserRoles, metadata.Join(readKey, bearer(member2)), roles(app1), admitted, KindAPIKey, app1, 0, 0},
+		{"API key naming its own app where operators name theirs", getUserPath, readKey, &identityv1.GetUserRequest{UserId: "u", AppId: app1}, admitted, KindAPIKey, app1, 0, 0},
+		{"API key naming no app where operators name theirs", getUserPath, readKey, &identityv1.GetUserRequest{UserId: "u"}, admitted, KindAPIKey, app1, 0, 0},
+		{"API key naming another app where operators name theirs", getUserPath, readKey, &identityv1.GetUserRequest{UserId: "u", AppId: app2}, fault.KindNotFound, 0, "", 0, 0},
+		{"operator token on a tenant-token route without operators", sendInvitePath, bearer(member1), &identityv1.SendReferralInviteRequest{UserId: "user-1"}, fault.KindUnauthenticated, 0, "", 0, 0},
 		{"operator token on the member's own route", updateAPIKey, bearer(member2), &identityv1.UpdateApiKeyRequest{ProjectUuid: project1}, admitted, KindOperator, "", 1, 0},
 		{"operator token on a service route", verifyKeyPath, bearer(member1), &identityv1.VerifyApiKeyRequest{}, fault.KindUnauthenticated, 0, "", 0, 0},
 	}
@@ -332,5 +339,63 @@ func TestAppProjectsAreAskedOnceButUnknownAppsAreAskedAgain(t *testing.T) {
 	}
 	if _, err := c.AppProject(ctx, "broken"); err == nil || errors.Is(err, errUnknownApp) {
 		t.Fatalf("identity's failure became an answer: %v", err)
+	}
+}
+
+// streamedApps answers ListSubscriptions with the app its handler acts for, as the head's kind.
+type streamedApps struct {
+	analyticsv1.UnimplementedAnalyticsServiceServer
+}
+
+func (streamedApps) ListSubscriptions(_ *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
+	app, err := CallerApp(stream.Context())
+	if err != nil {
+		return err
+	}
+	return stream.Send(&analyticsv1.SubscriptionChunk{Head: &analyticsv1.ListHead{Kind: app}})
+}
+
+// A server stream's request arrives after the stream opens; the handler still acts for the app the
+// request named once the member's project is checked, and for nothing of another project.
+func TestAnOperatorsStreamActsForTheAppItsRequestNames(t *testing.T) {
+	member := unsignedJWT(t, OperatorAudience, "member-1")
+	p := Policy{
+		Operators: &countingOperators{tokens: map[string]Principal{member: {UserID: "member-1", ProjectID: project1}}},
+		Apps:      fakeAppProjects{app1: project1, app2: project2},
+	}
+	srv := grpc.NewServer(grpc.StreamInterceptor(p.StreamInterceptor()))
+	analyticsv1.RegisterAnalyticsServiceServer(srv, streamedApps{})
+	client := analyticsv1.NewAnalyticsServiceClient(grpctest.Serve(t, srv))
+	ctx := metadata.NewOutgoingContext(context.Background(), metadata.Pairs(MDAuthorization, "Bearer "+member))
+	// This bare server does not turn faults into status codes (pkg/grpcx does); the refusal is
+	// recognised by its message.
+	refusal := errOperatorOutsideProject().Error()
+	for _, tc := range []struct {
+		name    string
+		app     string
+		refused bool
+	}{
+		{"an app of the member's project", app1, false},
+		{"another project's app", app2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stream, err := client.ListSubscriptions(ctx, &analyticsv1.ListRangeRequest{AppId: tc.app})
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunk, err := stream.Recv()
+			if tc.refused {
+				if err == nil || status.Convert(err).Message() != refusal {
+					t.Fatalf("err = %v, want the refusal %q", err, refusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chunk.GetHead().GetKind() != tc.app {
+				t.Fatalf("handler acted for %q, want %q", chunk.GetHead().GetKind(), tc.app)
+			}
+		})
 	}
 }

@@ -207,8 +207,9 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 	// An operator route admits a member's operator token beside its other credentials. It shares
 	// the Authorization header with tenant access tokens, so the token's claimed audience picks
 	// the one verifier that checks it in full; a token can therefore pass only as its own kind.
-	// A caller presenting another credential as well is judged by that one, as before.
-	if r.GetOperator() && get(MDAPIKey) == "" && get(MDAdminToken) == "" {
+	// A caller presenting another credential the route takes (an API key, the admin token on an
+	// admin route) is judged by that one, as before.
+	if r.GetOperator() && get(MDAPIKey) == "" && (!r.GetAdmin() || get(MDAdminToken) == "") {
 		if raw, ok := bearer(get(MDAuthorization)); ok && claimsOperatorAudience(raw) {
 			return p.admitOperator(ctx, raw)
 		}
@@ -338,11 +339,32 @@ func (p Policy) scopeRequest(ctx context.Context, r *edgev1.Route, req any, pr P
 	}
 	switch pr.Kind {
 	case KindTenantToken:
-		return pr, tokenScope(r, req, pr)
+		if err := tokenScope(r, req, pr); err != nil {
+			return Principal{}, err
+		}
+		if r.GetTokenAppField() != "" {
+			return pr, nil // tokenScope held the named app to the token's
+		}
+		return pr, namedApp(r, req, pr)
+	case KindAPIKey:
+		return pr, namedApp(r, req, pr)
 	case KindOperator:
 		return p.operatorScope(ctx, r, req, pr)
 	}
 	return pr, nil
+}
+
+// namedApp holds the app a request names for operators (operator_app_field) to the app of an API
+// key or tenant access token, which act on their own app only: naming another is answered as
+// OwnApp answers it, and naming none leaves the caller's app in force.
+func namedApp(r *edgev1.Route, req any, pr Principal) error {
+	if r.GetOperatorAppField() == "" {
+		return nil
+	}
+	if appID := stringField(req, r.GetOperatorAppField()); appID != "" {
+		return OwnApp(pr.AppID, appID)
+	}
+	return nil
 }
 
 // resolveMe replaces `me` in the request fields that the route declares as the token's tenant or

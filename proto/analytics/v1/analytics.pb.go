@@ -120,9 +120,12 @@ func (x *RebuildReadModelsResult) GetMalformed() int32 {
 // ListRangeRequest: from and to are required YYYY-MM-DD UTC days, inclusive, from <= to, at most
 // 366 days apart.
 type ListRangeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	From  string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To    string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,3,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -167,6 +170,13 @@ func (x *ListRangeRequest) GetFrom() string {
 func (x *ListRangeRequest) GetTo() string {
 	if x != nil {
 		return x.To
+	}
+	return ""
+}
+
+func (x *ListRangeRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -227,9 +237,12 @@ func (x *ListHead) GetItemsLength() int32 {
 // ListSignInsRequest: from and to are required YYYY-MM-DD UTC days, inclusive, from <= to, at
 // most 366 days apart.
 type ListSignInsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	From          string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
-	To            string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	From  string                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	To    string                 `protobuf:"bytes,2,opt,name=to,proto3" json:"to,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,3,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -274,6 +287,13 @@ func (x *ListSignInsRequest) GetFrom() string {
 func (x *ListSignInsRequest) GetTo() string {
 	if x != nil {
 		return x.To
+	}
+	return ""
+}
+
+func (x *ListSignInsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -2099,16 +2119,18 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\x18RebuildReadModelsRequest\"Q\n" +
 	"\x17RebuildReadModelsResult\x12\x18\n" +
 	"\aapplied\x18\x01 \x01(\x05R\aapplied\x12\x1c\n" +
-	"\tmalformed\x18\x02 \x01(\x05R\tmalformed\"6\n" +
+	"\tmalformed\x18\x02 \x01(\x05R\tmalformed\"L\n" +
 	"\x10ListRangeRequest\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
-	"\x02to\x18\x02 \x01(\tR\x02to\"@\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x14\n" +
+	"\x05appId\x18\x03 \x01(\tR\x05appId\"@\n" +
 	"\bListHead\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
-	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\"8\n" +
+	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\"N\n" +
 	"\x12ListSignInsRequest\x12\x12\n" +
 	"\x04from\x18\x01 \x01(\tR\x04from\x12\x0e\n" +
-	"\x02to\x18\x02 \x01(\tR\x02to\"\x83\v\n" +
+	"\x02to\x18\x02 \x01(\tR\x02to\x12\x14\n" +
+	"\x05appId\x18\x03 \x01(\tR\x05appId\"\x83\v\n" +
 	"\x0fAnalyticsTenant\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12&\n" +
@@ -2313,12 +2335,12 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\x05users\x18# \x03(\v2'.berth.analytics.v1.AnalyticsTenantUserR\x05users\"u\n" +
 	"\vTenantChunk\x120\n" +
 	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x124\n" +
-	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.TenantItemR\x05items2\xb9\x05\n" +
-	"\x10AnalyticsService\x12\xaf\x01\n" +
-	"\vListSignIns\x12&.berth.analytics.v1.ListSignInsRequest\x1a\x1e.berth.analytics.v1.SignInList\"X\xca\xf3\x18\x18\b\x02\"\x12Sign-ins retrieved(\x01\x82\xd3\xe4\x93\x026Z\x18\x12\x16/v1/analytics/sign-ins\x12\x1a/api/v1/analytics/sign-ins\x12\xa8\x01\n" +
-	"\x11ListSubscriptions\x12$.berth.analytics.v1.ListRangeRequest\x1a%.berth.analytics.v1.SubscriptionChunk\"D\xca\xf3\x18\x1d\b\x02\"\x17Subscriptions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/analytics/subscriptions0\x01\x12\xb4\x01\n" +
-	"\x13ListOneTimePayments\x12$.berth.analytics.v1.ListRangeRequest\x1a'.berth.analytics.v1.OneTimePaymentChunk\"L\xca\xf3\x18!\b\x02\"\x1bOne-time payments retrieved(\x01\x82\xd3\xe4\x93\x02!\x12\x1f/v1/analytics/one-time-payments0\x01\x12\x90\x01\n" +
-	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"8\xca\xf3\x18\x17\b\x02\"\x11Tenants retrieved(\x01\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x012\x8f\x01\n" +
+	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.TenantItemR\x05items2\xe5\x05\n" +
+	"\x10AnalyticsService\x12\xba\x01\n" +
+	"\vListSignIns\x12&.berth.analytics.v1.ListSignInsRequest\x1a\x1e.berth.analytics.v1.SignInList\"c\xca\xf3\x18#\b\x02\"\x12Sign-ins retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x026Z\x18\x12\x16/v1/analytics/sign-ins\x12\x1a/api/v1/analytics/sign-ins\x12\xb3\x01\n" +
+	"\x11ListSubscriptions\x12$.berth.analytics.v1.ListRangeRequest\x1a%.berth.analytics.v1.SubscriptionChunk\"O\xca\xf3\x18(\b\x02\"\x17Subscriptions retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/analytics/subscriptions0\x01\x12\xbf\x01\n" +
+	"\x13ListOneTimePayments\x12$.berth.analytics.v1.ListRangeRequest\x1a'.berth.analytics.v1.OneTimePaymentChunk\"W\xca\xf3\x18,\b\x02\"\x1bOne-time payments retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02!\x12\x1f/v1/analytics/one-time-payments0\x01\x12\x9b\x01\n" +
+	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"C\xca\xf3\x18\"\b\x02\"\x11Tenants retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x012\x8f\x01\n" +
 	"\x15AnalyticsAdminService\x12v\n" +
 	"\x11RebuildReadModels\x12,.berth.analytics.v1.RebuildReadModelsRequest\x1a+.berth.analytics.v1.RebuildReadModelsResult\"\x06\xca\xf3\x18\x02H\x01B9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
 

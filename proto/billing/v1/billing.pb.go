@@ -2648,8 +2648,11 @@ type ListInvoicesRequest struct {
 	StartingAfter string `protobuf:"bytes,5,opt,name=startingAfter,proto3" json:"startingAfter,omitempty"`
 	// startingbefore is spelled as the spec spells it.
 	Startingbefore string `protobuf:"bytes,6,opt,name=startingbefore,proto3" json:"startingbefore,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,7,opt,name=appId,proto3" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListInvoicesRequest) Reset() {
@@ -2720,6 +2723,13 @@ func (x *ListInvoicesRequest) GetStartingAfter() string {
 func (x *ListInvoicesRequest) GetStartingbefore() string {
 	if x != nil {
 		return x.Startingbefore
+	}
+	return ""
+}
+
+func (x *ListInvoicesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -3214,14 +3224,15 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x17\n" +
 	"\x04test\x18\x02 \x01(\bH\x00R\x04test\x88\x01\x01\x121\n" +
 	"\x04body\x18\x03 \x01(\v2\x1d.berth.billing.v1.InvoiceBodyR\x04bodyB\a\n" +
-	"\x05_test\"\xde\x01\n" +
+	"\x05_test\"\xf4\x01\n" +
 	"\x13ListInvoicesRequest\x12\x1a\n" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x17\n" +
 	"\x04test\x18\x03 \x01(\bH\x00R\x04test\x88\x01\x01\x12\x19\n" +
 	"\x05limit\x18\x04 \x01(\x03H\x01R\x05limit\x88\x01\x01\x12$\n" +
 	"\rstartingAfter\x18\x05 \x01(\tR\rstartingAfter\x12&\n" +
-	"\x0estartingbefore\x18\x06 \x01(\tR\x0estartingbeforeB\a\n" +
+	"\x0estartingbefore\x18\x06 \x01(\tR\x0estartingbefore\x12\x14\n" +
+	"\x05appId\x18\a \x01(\tR\x05appIdB\a\n" +
 	"\x05_testB\b\n" +
 	"\x06_limit\"\x8c\x01\n" +
 	"\vInvoiceList\x12\x12\n" +
@@ -3250,13 +3261,13 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\bProvider\x12\x18\n" +
 	"\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROVIDER_PSPX\x10\x01\x12\x11\n" +
-	"\rPROVIDER_PSPY\x10\x022\xff\v\n" +
-	"\x0eBillingService\x12\x9d\x01\n" +
-	"\x0eListPromotions\x12'.berth.billing.v1.ListPromotionsRequest\x1a\x1f.berth.billing.v1.PromotionList\"A\xca\xf3\x18\x1a\b\x02\"\x14Promotions retrieved(\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/promotions\x12\xc4\x01\n" +
+	"\rPROVIDER_PSPY\x10\x022\x95\f\n" +
+	"\x0eBillingService\x12\xa8\x01\n" +
+	"\x0eListPromotions\x12'.berth.billing.v1.ListPromotionsRequest\x1a\x1f.berth.billing.v1.PromotionList\"L\xca\xf3\x18%\b\x02\"\x14Promotions retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/promotions\x12\xc4\x01\n" +
 	"\x13RedeemPromotionCode\x12,.berth.billing.v1.RedeemPromotionCodeRequest\x1a\x16.google.protobuf.Empty\"g\xca\xf3\x18)\b\x02\x18\x01\"\x17Promotion code redeemed(\x020\x01j\x06userId\x82\xd3\xe4\x93\x024\x1a2/v1/users/{userId}/promotion-codes/{promotionCode}\x12\xd0\x01\n" +
 	"\x15CreateCheckoutSession\x12..berth.billing.v1.CreateCheckoutSessionRequest\x1a!.berth.billing.v1.CheckoutSession\"d\xca\xf3\x18*\b\x02\"\x18Checkout session created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x020:\x04body\"(/v1/tenants/{tenantId}/checkout-sessions\x12\xac\x01\n" +
-	"\rCreateInvoice\x12&.berth.billing.v1.CreateInvoiceRequest\x1a\x17.google.protobuf.Struct\"Z\xca\xf3\x18$\b\x02\x10\xc9\x01\"\x0fInvoice created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02,:\x04body\"$/v1/tenants/{tenantId}/pspx-invoices\x12\xb3\x01\n" +
-	"\fListInvoices\x12%.berth.billing.v1.ListInvoicesRequest\x1a\x1d.berth.billing.v1.InvoiceList\"]\xca\xf3\x18-\b\x02\"\x12Invoices retrieved(\x030\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02&\x12$/v1/tenants/{tenantId}/pspx-invoices\x12\xbe\x01\n" +
+	"\rCreateInvoice\x12&.berth.billing.v1.CreateInvoiceRequest\x1a\x17.google.protobuf.Struct\"Z\xca\xf3\x18$\b\x02\x10\xc9\x01\"\x0fInvoice created(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02,:\x04body\"$/v1/tenants/{tenantId}/pspx-invoices\x12\xbe\x01\n" +
+	"\fListInvoices\x12%.berth.billing.v1.ListInvoicesRequest\x1a\x1d.berth.billing.v1.InvoiceList\"h\xca\xf3\x188\b\x02\"\x12Invoices retrieved(\x030\x01b\btenantId\x82\x01\x06userId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02&\x12$/v1/tenants/{tenantId}/pspx-invoices\x12\xbe\x01\n" +
 	"\x12ChangeSubscription\x12+.berth.billing.v1.ChangeSubscriptionRequest\x1a\x16.google.protobuf.Empty\"c\xca\xf3\x18(\b\x02\x18\x01\"\x14Subscription changed(\x020\x01b\btenantId\x82\xd3\xe4\x93\x021:\x04body\x1a)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xc9\x01\n" +
 	"\x12CancelSubscription\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"v\xca\xf3\x18A\b\x02\x18\x01\"$Subscription cancelled at period end(\x020\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02+*)/v1/tenants/{tenantId}/pspx-subscriptions\x12\xc0\x01\n" +
 	"\x14DeletePaymentMethods\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"k\xca\xf3\x184\b\x02\x18\x01\"\x17Payment methods deleted(\x020\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02-*+/v1/tenants/{tenantId}/pspx-payment-methods2\xdc\x01\n" +
@@ -3266,18 +3277,18 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14ProviderEventService\x12u\n" +
 	"\x13ResolvePspxCustomer\x12,.berth.billing.v1.ResolvePspxCustomerRequest\x1a(.berth.billing.v1.PspxCustomerConnection\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\x0eApplyPspxEvent\x12'.berth.billing.v1.ApplyPspxEventRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\x8e\b\n" +
-	"\x13BillingAdminService\x12c\n" +
-	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12q\n" +
-	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
-	"\rGetAppBilling\x12&.berth.billing.v1.GetAppBillingRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x06\xca\xf3\x18\x02H\x01\x12e\n" +
-	"\x11UpdateAppSettings\x12*.berth.billing.v1.UpdateAppSettingsRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x06\xca\xf3\x18\x02H\x01\x12i\n" +
-	"\x12CreateCatalogPrice\x12+.berth.billing.v1.CreateCatalogPriceRequest\x1a\x1e.berth.billing.v1.CatalogPrice\"\x06\xca\xf3\x18\x02H\x01\x12o\n" +
-	"\x14CreateCatalogTaxRate\x12-.berth.billing.v1.CreateCatalogTaxRateRequest\x1a .berth.billing.v1.CatalogTaxRate\"\x06\xca\xf3\x18\x02H\x01\x12V\n" +
-	"\vListCatalog\x12$.berth.billing.v1.ListCatalogRequest\x1a\x19.berth.billing.v1.Catalog\"\x06\xca\xf3\x18\x02H\x01\x12`\n" +
-	"\x0fCreatePromotion\x12(.berth.billing.v1.CreatePromotionRequest\x1a\x1b.berth.billing.v1.Promotion\"\x06\xca\xf3\x18\x02H\x01\x12f\n" +
-	"\x12SetPromotionActive\x12+.berth.billing.v1.SetPromotionActiveRequest\x1a\x1b.berth.billing.v1.Promotion\"\x06\xca\xf3\x18\x02H\x01\x12[\n" +
-	"\x0fSetTenantFrozen\x12(.berth.billing.v1.SetTenantFrozenRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02H\x01B5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
+	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xf1\b\n" +
+	"\x13BillingAdminService\x12n\n" +
+	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
+	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
+	"\rGetAppBilling\x12&.berth.billing.v1.GetAppBillingRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12p\n" +
+	"\x11UpdateAppSettings\x12*.berth.billing.v1.UpdateAppSettingsRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12t\n" +
+	"\x12CreateCatalogPrice\x12+.berth.billing.v1.CreateCatalogPriceRequest\x1a\x1e.berth.billing.v1.CatalogPrice\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12z\n" +
+	"\x14CreateCatalogTaxRate\x12-.berth.billing.v1.CreateCatalogTaxRateRequest\x1a .berth.billing.v1.CatalogTaxRate\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12a\n" +
+	"\vListCatalog\x12$.berth.billing.v1.ListCatalogRequest\x1a\x19.berth.billing.v1.Catalog\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12k\n" +
+	"\x0fCreatePromotion\x12(.berth.billing.v1.CreatePromotionRequest\x1a\x1b.berth.billing.v1.Promotion\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
+	"\x12SetPromotionActive\x12+.berth.billing.v1.SetPromotionActiveRequest\x1a\x1b.berth.billing.v1.Promotion\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12f\n" +
+	"\x0fSetTenantFrozen\x12(.berth.billing.v1.SetTenantFrozenRequest\x1a\x16.google.protobuf.Empty\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_billing_v1_billing_proto_rawDescOnce sync.Once

@@ -185,8 +185,11 @@ func (x *UserRoleList) GetItems() []*UserRole {
 }
 
 type GetUserRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -224,6 +227,13 @@ func (*GetUserRequest) Descriptor() ([]byte, []int) {
 func (x *GetUserRequest) GetUserId() string {
 	if x != nil {
 		return x.UserId
+	}
+	return ""
+}
+
+func (x *GetUserRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -1257,10 +1267,13 @@ func (x *UserUpdateBody) GetTest() bool {
 
 // UpdateUserRequest binds the body to a named field so that `test` can also come in the query.
 type UpdateUserRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
-	Test          *bool                  `protobuf:"varint,2,opt,name=test,proto3,oneof" json:"test,omitempty"`
-	Body          *UserUpdateBody        `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	Test   *bool                  `protobuf:"varint,2,opt,name=test,proto3,oneof" json:"test,omitempty"`
+	Body   *UserUpdateBody        `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,4,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1314,6 +1327,13 @@ func (x *UpdateUserRequest) GetBody() *UserUpdateBody {
 		return x.Body
 	}
 	return nil
+}
+
+func (x *UpdateUserRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
 }
 
 type VerifyApiKeyRequest struct {
@@ -3272,8 +3292,11 @@ func (x *OperatorToken) GetExpiresAt() string {
 }
 
 type DeleteUserRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3311,6 +3334,13 @@ func (*DeleteUserRequest) Descriptor() ([]byte, []int) {
 func (x *DeleteUserRequest) GetUserId() string {
 	if x != nil {
 		return x.UserId
+	}
+	return ""
+}
+
+func (x *DeleteUserRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -3670,8 +3700,11 @@ func (x *AppOrigins) GetAllowed() []string {
 }
 
 type ListSessionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3709,6 +3742,13 @@ func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
 func (x *ListSessionsRequest) GetUserId() string {
 	if x != nil {
 		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListSessionsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -3872,9 +3912,12 @@ func (x *SessionList) GetItems() []*Session {
 }
 
 type RevokeSessionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
-	SessionId     string                 `protobuf:"bytes,2,opt,name=sessionId,proto3" json:"sessionId,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	UserId    string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=sessionId,proto3" json:"sessionId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,3,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3923,9 +3966,19 @@ func (x *RevokeSessionRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *RevokeSessionRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
 type RevokeSessionsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3963,6 +4016,13 @@ func (*RevokeSessionsRequest) Descriptor() ([]byte, []int) {
 func (x *RevokeSessionsRequest) GetUserId() string {
 	if x != nil {
 		return x.UserId
+	}
+	return ""
+}
+
+func (x *RevokeSessionsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -4125,8 +4185,11 @@ func (x *ResetSecondFactorsRequest) GetUserId() string {
 }
 
 type RemoveSecondFactorsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	UserId string                 `protobuf:"bytes,1,opt,name=userId,proto3" json:"userId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4164,6 +4227,13 @@ func (*RemoveSecondFactorsRequest) Descriptor() ([]byte, []int) {
 func (x *RemoveSecondFactorsRequest) GetUserId() string {
 	if x != nil {
 		return x.UserId
+	}
+	return ""
+}
+
+func (x *RemoveSecondFactorsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -4778,9 +4848,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\fUserRoleList\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
 	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\x121\n" +
-	"\x05items\x18\x03 \x03(\v2\x1b.berth.identity.v1.UserRoleR\x05items\"(\n" +
+	"\x05items\x18\x03 \x03(\v2\x1b.berth.identity.v1.UserRoleR\x05items\">\n" +
 	"\x0eGetUserRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId\"\xfb\a\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"\xfb\a\n" +
 	"\x04User\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
@@ -4929,11 +5000,12 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x0eUserUpdateBody\x120\n" +
 	"\x04user\x18\x01 \x01(\v2\x1c.berth.identity.v1.UserPatchR\x04user\x12\x17\n" +
 	"\x04test\x18\x02 \x01(\bH\x00R\x04test\x88\x01\x01B\a\n" +
-	"\x05_test\"\x84\x01\n" +
+	"\x05_test\"\x9a\x01\n" +
 	"\x11UpdateUserRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x17\n" +
 	"\x04test\x18\x02 \x01(\bH\x00R\x04test\x88\x01\x01\x125\n" +
-	"\x04body\x18\x03 \x01(\v2!.berth.identity.v1.UserUpdateBodyR\x04bodyB\a\n" +
+	"\x04body\x18\x03 \x01(\v2!.berth.identity.v1.UserUpdateBodyR\x04body\x12\x14\n" +
+	"\x05appId\x18\x04 \x01(\tR\x05appIdB\a\n" +
 	"\x05_test\"i\n" +
 	"\x13VerifyApiKeyRequest\x12\x16\n" +
 	"\x06apiKey\x18\x01 \x01(\tR\x06apiKey\x12\x1e\n" +
@@ -5084,9 +5156,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"ttlSeconds\"C\n" +
 	"\rOperatorToken\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1c\n" +
-	"\texpiresAt\x18\x02 \x01(\tR\texpiresAt\"+\n" +
+	"\texpiresAt\x18\x02 \x01(\tR\texpiresAt\"A\n" +
 	"\x11DeleteUserRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId\"<\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"<\n" +
 	"\x18VerifyAccessTokenRequest\x12 \n" +
 	"\vaccessToken\x18\x01 \x01(\tR\vaccessToken\"\xb7\x01\n" +
 	"\x13VerifiedAccessToken\x12\x14\n" +
@@ -5111,9 +5184,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x18\n" +
 	"\aorigins\x18\x02 \x03(\tR\aorigins\x12.\n" +
 	"\x12redirectUriOrigins\x18\x03 \x03(\tR\x12redirectUriOrigins\x12\x18\n" +
-	"\aallowed\x18\x04 \x03(\tR\aallowed\"-\n" +
+	"\aallowed\x18\x04 \x03(\tR\aallowed\"C\n" +
 	"\x13ListSessionsRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId\"\xc1\x01\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"\xc1\x01\n" +
 	"\aSession\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tcreatedAt\x18\x02 \x01(\tR\tcreatedAt\x12\x1e\n" +
@@ -5127,12 +5201,14 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\vSessionList\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
 	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\x120\n" +
-	"\x05items\x18\x03 \x03(\v2\x1a.berth.identity.v1.SessionR\x05items\"L\n" +
+	"\x05items\x18\x03 \x03(\v2\x1a.berth.identity.v1.SessionR\x05items\"b\n" +
 	"\x14RevokeSessionRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x1c\n" +
-	"\tsessionId\x18\x02 \x01(\tR\tsessionId\"/\n" +
+	"\tsessionId\x18\x02 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05appId\x18\x03 \x01(\tR\x05appId\"E\n" +
 	"\x15RevokeSessionsRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId\"@\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"@\n" +
 	"\x10SetAppMfaRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06policy\x18\x02 \x01(\tR\x06policy\"L\n" +
@@ -5141,9 +5217,10 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\aenabled\x18\x02 \x01(\bR\aenabled\"I\n" +
 	"\x19ResetSecondFactorsRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
-	"\x06userId\x18\x02 \x01(\tR\x06userId\"4\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\"J\n" +
 	"\x1aRemoveSecondFactorsRequest\x12\x16\n" +
-	"\x06userId\x18\x01 \x01(\tR\x06userId\"N\n" +
+	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"N\n" +
 	"\x1eSetAppEmailVerificationRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06policy\x18\x02 \x01(\tR\x06policy\"\x98\x03\n" +
@@ -5183,22 +5260,22 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\n" +
 	"AppProject\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1c\n" +
-	"\tprojectId\x18\x02 \x01(\tR\tprojectId2\xa1\x0f\n" +
+	"\tprojectId\x18\x02 \x01(\tR\tprojectId2\xef\x0f\n" +
 	"\x0fIdentityService\x12\xb0\x01\n" +
-	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"U\xca\xf3\x18.\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12y\n" +
-	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"2\xca\xf3\x18\x14\b\x02\"\x0eUser retrieved(\x01\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
+	"\rListUserRoles\x12'.berth.identity.v1.ListUserRolesRequest\x1a\x1f.berth.identity.v1.UserRoleList\"U\xca\xf3\x18.\b\x02\"\x14User roles retrieved(\x030\x01Z\x05appId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/apps/{appId}/user-roles\x12\x84\x01\n" +
+	"\aGetUser\x12!.berth.identity.v1.GetUserRequest\x1a\x17.berth.identity.v1.User\"=\xca\xf3\x18\x1f\b\x02\"\x0eUser retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x14\x12\x12/v1/users/{userId}\x12\x98\x01\n" +
 	"\fGetPublicKey\x12&.berth.identity.v1.GetPublicKeyRequest\x1a\x1c.berth.identity.v1.PublicKey\"B\xca\xf3\x18\x1a\b\x02\"\x14Public key retrieved(\x01\x82\xd3\xe4\x93\x02\x1e\x12\x1c/v1/apps/{appId}/public-keys\x12\xc6\x01\n" +
-	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"p\xca\xf3\x18(\b\x02\x18\x01\"\x15Access status updated(\x02\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xaa\x01\n" +
+	"\x0fSetAccessStatus\x12).berth.identity.v1.SetAccessStatusRequest\x1a\x16.google.protobuf.Empty\"p\xca\xf3\x18(\b\x02\x18\x01\"\x15Access status updated(\x02\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02>\x1a</v1/apps/{appId}/users/{userId}/access-status/{accessStatus}\x12\xb5\x01\n" +
 	"\n" +
-	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"^\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12q\n" +
+	"UpdateUser\x12$.berth.identity.v1.UpdateUserRequest\x1a\x16.google.protobuf.Empty\"i\xca\xf3\x18)\b\x02\x18\x01\"\fUser updated(\x020\x01j\x06userId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x026:\x04bodyZ\x1a:\x04body\"\x12/v1/users/{userId}\x1a\x12/v1/users/{userId}\x12q\n" +
 	"\x05GetMe\x12\x1f.berth.identity.v1.GetMeRequest\x1a\x17.berth.identity.v1.User\".\xca\xf3\x18\x16\b\x02\"\x0eUser retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/users/me\x12\xb7\x01\n" +
-	"\x12SendReferralInvite\x12,.berth.identity.v1.SendReferralInviteRequest\x1a\x16.google.protobuf.Empty\"[\xca\xf3\x18)\b\x02\x10\xc9\x01\x18\x01\"\x14Referral invite sent(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02(:\x01*\"#/v1/users/{userId}/referral-invites\x12\x88\x01\n" +
+	"\x12SendReferralInvite\x12,.berth.identity.v1.SendReferralInviteRequest\x1a\x16.google.protobuf.Empty\"[\xca\xf3\x18)\b\x02\x10\xc9\x01\x18\x01\"\x14Referral invite sent(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02(:\x01*\"#/v1/users/{userId}/referral-invites\x12\x93\x01\n" +
 	"\n" +
-	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"<\xca\xf3\x18\x1e\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}\x12\xa1\x01\n" +
-	"\fListSessions\x12&.berth.identity.v1.ListSessionsRequest\x1a\x1e.berth.identity.v1.SessionList\"I\xca\xf3\x18\"\b\x02\"\x12Sessions retrieved(\x010\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/users/{userId}/sessions\x12\xa6\x01\n" +
-	"\rRevokeSession\x12'.berth.identity.v1.RevokeSessionRequest\x1a\x16.google.protobuf.Empty\"T\xca\xf3\x18!\b\x02\x18\x01\"\x0fSession revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02)*'/v1/users/{userId}/sessions/{sessionId}\x12\x9d\x01\n" +
-	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"I\xca\xf3\x18\"\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions\x12\xa9\x01\n" +
-	"\x13RemoveSecondFactors\x12-.berth.identity.v1.RemoveSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\x1e\b\x02\x18\x01\"\x16Second factors removed(\x02\x82\xd3\xe4\x93\x02#*!/v1/users/{userId}/second-factors2\xca\x01\n" +
+	"DeleteUser\x12$.berth.identity.v1.DeleteUserRequest\x1a\x16.google.protobuf.Empty\"G\xca\xf3\x18)\b\x02\x18\x01\"\fUser deleted(\x020\x01j\x06userId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x14*\x12/v1/users/{userId}\x12\xac\x01\n" +
+	"\fListSessions\x12&.berth.identity.v1.ListSessionsRequest\x1a\x1e.berth.identity.v1.SessionList\"T\xca\xf3\x18-\b\x02\"\x12Sessions retrieved(\x010\x01j\x06userId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/users/{userId}/sessions\x12\xb1\x01\n" +
+	"\rRevokeSession\x12'.berth.identity.v1.RevokeSessionRequest\x1a\x16.google.protobuf.Empty\"_\xca\xf3\x18,\b\x02\x18\x01\"\x0fSession revoked(\x020\x01j\x06userId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02)*'/v1/users/{userId}/sessions/{sessionId}\x12\xa8\x01\n" +
+	"\x0eRevokeSessions\x12(.berth.identity.v1.RevokeSessionsRequest\x1a\x16.google.protobuf.Empty\"T\xca\xf3\x18-\b\x02\x18\x01\"\x10Sessions revoked(\x020\x01j\x06userId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d*\x1b/v1/users/{userId}/sessions\x12\xb4\x01\n" +
+	"\x13RemoveSecondFactors\x12-.berth.identity.v1.RemoveSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"V\xca\xf3\x18)\b\x02\x18\x01\"\x16Second factors removed(\x02\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02#*!/v1/users/{userId}/second-factors2\xca\x01\n" +
 	"\x0fOperatorService\x12\xb6\x01\n" +
 	"\fUpdateApiKey\x12&.berth.identity.v1.UpdateApiKeyRequest\x1a\x1d.berth.identity.v1.ApiKeyList\"_\xca\xf3\x18\x04\b\x018\x01\x82\xd3\xe4\x93\x02Q:\x01*\x1aL/api/v1/internal/projects/{projectUuid}/apps/{appUuid}/api-keys/{apiKeyUuid}2\xa6\a\n" +
 	"\x17IdentityInternalService\x12a\n" +

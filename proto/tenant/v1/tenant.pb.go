@@ -230,8 +230,11 @@ func (x *TenantRef) GetCompanyName() string {
 }
 
 type GetTenantRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,2,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -269,6 +272,13 @@ func (*GetTenantRequest) Descriptor() ([]byte, []int) {
 func (x *GetTenantRequest) GetTenantId() string {
 	if x != nil {
 		return x.TenantId
+	}
+	return ""
+}
+
+func (x *GetTenantRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -967,9 +977,12 @@ func (x *TenantPatch) GetTenant() *TenantPatch {
 }
 
 type UpdateTenantRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
-	Patch         *TenantPatch           `protobuf:"bytes,2,opt,name=patch,proto3" json:"patch,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId string                 `protobuf:"bytes,1,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	Patch    *TenantPatch           `protobuf:"bytes,2,opt,name=patch,proto3" json:"patch,omitempty"`
+	// appId names the app a project member's operator token acts on (the console). An API key or
+	// access token acts on its own app: naming another is answered as an absent app.
+	AppId         string `protobuf:"bytes,3,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1016,6 +1029,13 @@ func (x *UpdateTenantRequest) GetPatch() *TenantPatch {
 		return x.Patch
 	}
 	return nil
+}
+
+func (x *UpdateTenantRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
 }
 
 // BillingState is the part of a tenant that billing owns (route 17 cannot change it), in the
@@ -1401,9 +1421,10 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\tTenantRef\x12\x1a\n" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
-	"\vcompanyName\x18\x03 \x01(\tR\vcompanyName\".\n" +
+	"\vcompanyName\x18\x03 \x01(\tR\vcompanyName\"D\n" +
 	"\x10GetTenantRequest\x12\x1a\n" +
-	"\btenantId\x18\x01 \x01(\tR\btenantId\"\xec\x01\n" +
+	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x14\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"\xec\x01\n" +
 	"\aAddress\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -1500,10 +1521,11 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x11_companyTaxExemptB\x15\n" +
 	"\x13_isBusinessCustomerB\x13\n" +
 	"\x11_isInvoicePendingB\a\n" +
-	"\x05_test\"e\n" +
+	"\x05_test\"{\n" +
 	"\x13UpdateTenantRequest\x12\x1a\n" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\x122\n" +
-	"\x05patch\x18\x02 \x01(\v2\x1c.berth.tenant.v1.TenantPatchR\x05patch\"\xaa\b\n" +
+	"\x05patch\x18\x02 \x01(\v2\x1c.berth.tenant.v1.TenantPatchR\x05patch\x12\x14\n" +
+	"\x05appId\x18\x03 \x01(\tR\x05appId\"\xaa\b\n" +
 	"\fBillingState\x12&\n" +
 	"\x0epspxCustomerId\x18\x01 \x01(\tR\x0epspxCustomerId\x12 \n" +
 	"\vpspxPriceId\x18\x02 \x01(\tR\vpspxPriceId\x12$\n" +
@@ -1539,17 +1561,17 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12G\n" +
 	"\x0fshippingAddress\x18\x04 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0fshippingAddress\x12E\n" +
-	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xb0\x03\n" +
-	"\rTenantService\x12\x81\x01\n" +
-	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"8\xca\xf3\x18\x16\b\x02\"\x10Tenant retrieved(\x01\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\x99\x01\n" +
-	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"K\xca\xf3\x18\"\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12\x7f\n" +
+	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xc6\x03\n" +
+	"\rTenantService\x12\x8c\x01\n" +
+	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"C\xca\xf3\x18!\b\x02\"\x10Tenant retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\xa4\x01\n" +
+	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"V\xca\xf3\x18-\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12\x7f\n" +
 	"\vGetMyTenant\x12#.berth.tenant.v1.GetMyTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"2\xca\xf3\x18\x18\b\x02\"\x10Tenant retrieved(\x030\x01\x82\xd3\xe4\x93\x02\x10\x12\x0e/v1/tenants/me2\xba\x02\n" +
 	"\x15TenantInternalService\x12g\n" +
 	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x01\x12^\n" +
 	"\x11ApplyBillingState\x12).berth.tenant.v1.ApplyBillingStateRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12X\n" +
-	"\fGetTenantRef\x12$.berth.tenant.v1.GetTenantRefRequest\x1a\x1a.berth.tenant.v1.TenantRef\"\x06\xca\xf3\x18\x02P\x012k\n" +
-	"\x12TenantAdminService\x12U\n" +
-	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02H\x01B3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
+	"\fGetTenantRef\x12$.berth.tenant.v1.GetTenantRefRequest\x1a\x1a.berth.tenant.v1.TenantRef\"\x06\xca\xf3\x18\x02P\x012v\n" +
+	"\x12TenantAdminService\x12`\n" +
+	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
 
 var (
 	file_tenant_v1_tenant_proto_rawDescOnce sync.Once
