@@ -475,3 +475,19 @@ func TestInvitingAMemberSendsTheProjectAndLanguage(t *testing.T) {
 		t.Errorf("InviteMember = %v", req)
 	}
 }
+
+// The language links show the same page again: an invitation keeps its token, and the answer to a
+// form (which has no page of its own to show again) links to the home page.
+func TestTheLanguageLinksKeepThePageTheyAreOn(t *testing.T) {
+	f := newFake()
+	c, _ := newConsole(t, f)
+	b := newBrowser(t, c)
+	if rec := b.get(InvitationPath + "?token=invite-token&notice=saved"); !strings.Contains(rec.Body.String(), `href="/console/invitation?language=de&amp;token=invite-token"`) {
+		t.Errorf("the invitation's German link lost its token:\n%s", rec.Body)
+	}
+	b.signIn()
+	f.errs["SwitchProject"] = status.Error(codes.PermissionDenied, "no")
+	if rec := b.post(SwitchPath, url.Values{"project": {otherProj}}); !strings.Contains(rec.Body.String(), `href="/console?language=de"`) {
+		t.Errorf("the refused switch's German link:\n%s", rec.Body)
+	}
+}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -19,7 +20,7 @@ type frame struct {
 	Member    *identityv1.MemberProfile // nil on the pages before the sign-in
 	Notice    string                    // a catalog key, "" for none
 	RequestID string
-	Here      string // the page's path, for the language links
+	here      url.URL // the page's own link, for the language links
 }
 
 // notices are the changes a page may report after its redirect (the link's notice parameter),
@@ -32,7 +33,30 @@ var notices = map[string]string{
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {
 	return frame{Printer: p, Title: title, CSRF: csrf.Issue(w, r), Member: m,
-		Notice: notices[r.URL.Query().Get("notice")], RequestID: reqid.From(r.Context()), Here: r.URL.Path}
+		Notice: notices[r.URL.Query().Get("notice")], RequestID: reqid.From(r.Context()), here: here(r, m != nil)}
+}
+
+// here is the link that shows r's page again: a GET's own path and query (an invitation keeps its
+// token), else, after a POST, the home page or the sign-in page.
+func here(r *http.Request, signedIn bool) url.URL {
+	switch {
+	case r.Method == http.MethodGet:
+		return url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+	case signedIn:
+		return url.URL{Path: Path}
+	}
+	return url.URL{Path: SignInPath}
+}
+
+// LanguageURL is the page's link in lang; a notice is not repeated.
+func (f frame) LanguageURL(lang string) string {
+	q := f.here.Query()
+	q.Del("notice")
+	q.Del("lng")
+	q.Set("language", lang)
+	u := f.here
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Head is the layout's view of the page: the console's stylesheet file, no app branding.
