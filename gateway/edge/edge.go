@@ -13,6 +13,7 @@ import (
 
 	"github.com/berthhq/berth/gateway/account"
 	"github.com/berthhq/berth/gateway/apidocs"
+	"github.com/berthhq/berth/gateway/console"
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/pay"
@@ -193,6 +194,11 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 			return nil, fmt.Errorf("edge: register %s %s: %w", route.method, route.path, err)
 		}
 	}
+	if o.consoleKey != nil {
+		if err := mountConsole(d, o, forward, log); err != nil {
+			return nil, err
+		}
+	}
 	if o.payment == nil {
 		return nil, fmt.Errorf("edge: the payment pages need a connection to %s (WithPayment)", PaymentModule)
 	}
@@ -260,6 +266,7 @@ type options struct {
 	trustedProxies []netip.Prefix
 	login          grpc.ClientConnInterface
 	payment        grpc.ClientConnInterface
+	consoleKey     []byte
 }
 
 // WithPayment is the connection of the hosted payment pages to billing's PaymentPageService,
@@ -279,4 +286,34 @@ func WithLogin(conn grpc.ClientConnInterface) Option {
 // hosted login page may believe when it takes the end user's address for its attempt limits.
 func WithTrustedProxies(p []netip.Prefix) Option {
 	return func(o *options) { o.trustedProxies = p }
+}
+
+// WithConsole serves the web console (gateway/console) at console.Path, its session cookies
+// sealed with key (console.KeySize bytes; every edge of a deployment needs the same). Without it
+// the edge serves no console.
+func WithConsole(key []byte) Option {
+	return func(o *options) { o.consoleKey = key }
+}
+
+// mountConsole registers the console's routes. Its steps before a sign-in go over the login
+// page's connection (the service token); everything else over forward, which carries only the
+// member's operator token the console adds.
+func mountConsole(d *dispatcher, o options, forward grpc.ClientConnInterface, log *slog.Logger) error {
+	c, err := console.New(console.Backends{
+		Service:  identityv1.NewMemberServiceClient(checkedConn{o.login}),
+		Members:  identityv1.NewMemberServiceClient(forward),
+		Admin:    identityv1.NewIdentityAdminServiceClient(forward),
+		Operator: identityv1.NewOperatorServiceClient(forward),
+	}, o.consoleKey, log, o.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("edge: %w", err)
+	}
+	for _, route := range c.Routes() {
+		if err := d.HandlePath(route.Method, route.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+			c.ServeHTTP(w, r)
+		}); err != nil {
+			return fmt.Errorf("edge: register %s %s: %w", route.Method, route.Path, err)
+		}
+	}
+	return nil
 }

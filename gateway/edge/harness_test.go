@@ -128,6 +128,7 @@ type harness struct {
 	lists     *fakeLists // analytics' streamed lists
 	webhooks  *fakeWebhooks
 	logs      *bytes.Buffer
+	conns     map[string]grpc.ClientConnInterface
 }
 
 // newHarness builds the edge over the fakes; each replace may swap connections first (a backend
@@ -139,6 +140,8 @@ func newHarness(t testing.TB, replace ...func(conns map[string]grpc.ClientConnIn
 		identityv1.RegisterTokenServiceServer(s, identityv1.UnimplementedTokenServiceServer{})
 		identityv1.RegisterOperatorServiceServer(s, identityv1.UnimplementedOperatorServiceServer{})
 		identityv1.RegisterLoginServiceServer(s, identityv1.UnimplementedLoginServiceServer{})
+		identityv1.RegisterMemberServiceServer(s, identityv1.UnimplementedMemberServiceServer{})
+		identityv1.RegisterIdentityAdminServiceServer(s, identityv1.UnimplementedIdentityAdminServiceServer{})
 	})
 	tenant, tcc := startBackend(t, func(s *grpc.Server) {
 		tenantv1.RegisterTenantServiceServer(s, tenantv1.UnimplementedTenantServiceServer{})
@@ -163,11 +166,12 @@ func newHarness(t testing.TB, replace ...func(conns map[string]grpc.ClientConnIn
 		r(conns)
 	}
 	logs := &bytes.Buffer{}
-	h, err := New(t.Context(), conns, logx.New(logs, "info"), WithLogin(conns[LoginModule]), WithPayment(conns[PaymentModule]))
+	h, err := New(t.Context(), conns, logx.New(logs, "info"), WithLogin(conns[LoginModule]), WithPayment(conns[PaymentModule]),
+		WithConsole(consoleKey))
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
-	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, billing: billing, lists: lists, webhooks: webhooks, logs: logs}
+	return &harness{handler: h, identity: identity, tenant: tenant, analytics: analytics, billing: billing, lists: lists, webhooks: webhooks, logs: logs, conns: conns}
 }
 
 // do sends one request through the edge. An empty body sends none; headers are set as given.

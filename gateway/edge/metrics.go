@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/berthhq/berth/gateway/account"
+	"github.com/berthhq/berth/gateway/console"
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/recovery"
@@ -47,6 +48,8 @@ func routeLabel(rpc, path string) string {
 		return "account"
 	case path == emailchange.Path:
 		return "email-change"
+	case console.Serves(path):
+		return "console"
 	case path == recovery.Path:
 		return "recover"
 	default:

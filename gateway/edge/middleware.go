@@ -14,6 +14,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/berthhq/berth/gateway/account"
+	"github.com/berthhq/berth/gateway/console"
 	"github.com/berthhq/berth/gateway/emailchange"
 	"github.com/berthhq/berth/gateway/login"
 	"github.com/berthhq/berth/gateway/recovery"
@@ -123,7 +124,7 @@ func checkMediaType(next http.Handler) http.Handler {
 
 // ownMediaType reports whether the path's handler reads its body's media type itself.
 func ownMediaType(path string) bool {
-	return login.Serves(path) || path == recovery.Path || path == emailchange.Path || path == account.Path || path == PspyWebhookPath
+	return login.Serves(path) || path == recovery.Path || path == emailchange.Path || path == account.Path || console.Serves(path) || path == PspyWebhookPath
 }
 
 // observe recovers panics into a 500 in the path's family and writes one access-log line per

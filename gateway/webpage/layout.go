@@ -14,6 +14,14 @@ import (
 //go:embed layout.html
 var layoutHTML string
 
+// Stylesheet is the layout's stylesheet without the accent colour (the custom property --accent,
+// which every rule takes its colour from). A hosted page inlines it after its app's accent; a page
+// whose policy forbids inline styles (the console) serves it as a file after its own :root rule
+// and names that file in Head.Stylesheet.
+//
+//go:embed layout.css
+var Stylesheet string
+
 // Template parses a page that wraps its body in the shared layout and closes it with {{template
 // "foot"}}. A development page opens it with {{template "head" "Title"}} (English, the neutral
 // look); a hosted page with {{template "document" .Head}}, a Head carrying its language and the
@@ -22,7 +30,7 @@ var layoutHTML string
 // than a form). So every hosted and development page looks alike and none carries a copy of the
 // stylesheet.
 func Template(name, page string) *template.Template {
-	layout := template.Must(template.New(name).Funcs(template.FuncMap{"plain": plain}).Parse(layoutHTML))
+	layout := template.Must(template.New(name).Funcs(template.FuncMap{"plain": plain, "stylesheet": stylesheet}).Parse(layoutHTML))
 	return template.Must(layout.Parse(page))
 }
 
@@ -30,9 +38,16 @@ func Template(name, page string) *template.Template {
 type Head struct {
 	Title string
 	Brand Brand
+	// Stylesheet is the path of the stylesheet the page links instead of inlining the layout's
+	// (""): a page under a policy without 'unsafe-inline' styles.
+	Stylesheet string
 	// Printer is the page's language: <html lang> and the layout's own messages.
 	locale.Printer
 }
+
+// stylesheet is Stylesheet for the layout's <style> element: the embedded file, nothing from a
+// request.
+func stylesheet() template.CSS { return template.CSS(Stylesheet) } // #nosec G203 -- an embedded file
 
 // plain is the head of a development page: its title, in English, unbranded.
 func plain(title string) Head { return Head{Title: title} }

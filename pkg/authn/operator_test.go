@@ -151,6 +151,7 @@ func TestPolicyAdmitsAnOperatorOnlyWithinTheMembersProject(t *testing.T) {
 		{"tenant token the operator verifier would accept", setAppEnabled, bearer(tenantAsOperator), enable(app1), fault.KindUnauthenticated, 0, "", 0, 0},
 		{"admin token still admitted beside operators", setAppEnabled, metadata.Pairs(MDAdminToken, "admin-secret"), enable(app2), admitted, KindAdmin, "", 0, 0},
 		{"admin token beside an operator token is judged as the admin token", setAppEnabled, metadata.Pairs(MDAdminToken, "wrong", MDAuthorization, "Bearer "+member1), enable(app1), fault.KindUnauthenticated, 0, "", 0, 0},
+		{"an admin token where the route takes none does not hide the operator token", getUserPath, metadata.Pairs(MDAdminToken, "admin-secret", MDAuthorization, "Bearer "+member1), &identityv1.GetUserRequest{UserId: "u", AppId: app1}, admitted, KindOperator, app1, 1, 0},
 		{"operator token on a platform-wide route", createProject, bearer(member1), &identityv1.CreateProjectRequest{Name: "x"}, fault.KindUnauthenticated, 0, "", 0, 0},
 		{"operator on a shared route", listUserRoles, bearer(member1), roles(app1), admitted, KindOperator, app1, 1, 0},
 		{"operator on a shared route naming another project's app", listUserRoles, bearer(member1), roles(app2), fault.KindForbidden, 0, "", 1, 0},

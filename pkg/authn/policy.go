@@ -207,8 +207,9 @@ func (p Policy) admit(ctx context.Context, r *edgev1.Route) (*Principal, error) 
 	// An operator route admits a member's operator token beside its other credentials. It shares
 	// the Authorization header with tenant access tokens, so the token's claimed audience picks
 	// the one verifier that checks it in full; a token can therefore pass only as its own kind.
-	// A caller presenting another credential as well is judged by that one, as before.
-	if r.GetOperator() && get(MDAPIKey) == "" && get(MDAdminToken) == "" {
+	// A caller presenting another credential the route takes (an API key, the admin token on an
+	// admin route) is judged by that one, as before.
+	if r.GetOperator() && get(MDAPIKey) == "" && (!r.GetAdmin() || get(MDAdminToken) == "") {
 		if raw, ok := bearer(get(MDAuthorization)); ok && claimsOperatorAudience(raw) {
 			return p.admitOperator(ctx, raw)
 		}

@@ -39,7 +39,7 @@ func referenceSections() []config.Section {
 	return append(sections,
 		config.Section{Title: "The gateway", Intro: "The REST edge's production binary, `gateway/cmd/gateway`.", Settings: edge.Settings()},
 		config.Section{Title: "The all-in-one process", Intro: "`cmd/berth`, what `make run` starts. Every module's own settings (above) apply too, the edge's `BERTH_TRUSTED_PROXIES` among them, with these defaults: " +
-			"`BERTH_ISSUER` the published browser SDK's issuer id, `BERTH_PUBLIC_URL` the edge's address, `BERTH_PSPX_URL` and `BERTH_PSPY_URL` the sandboxes on it, " +
+			"`BERTH_ISSUER` the published browser SDK's issuer id, `BERTH_PUBLIC_URL` the edge's address, `BERTH_PSPX_URL` and `BERTH_PSPY_URL` the sandboxes on it, `BERTH_CONSOLE_KEY` random per run, " +
 			"and, on memory stores only, `BERTH_API_KEY_PEPPER` and `BERTH_SECRET_KEY` random per run.", Settings: allinone.Settings()},
 		config.Section{Title: "The sandbox process", Intro: "`services/sandbox/cmd/sandbox`, the provider sandboxes on their own (compose).", Settings: mount.Settings},
 		config.Section{Title: "berthctl", Intro: "`cmd/berthctl`, the operators' CLI. Each service's address comes from its flag (`-identity`, `-tenant`, " +

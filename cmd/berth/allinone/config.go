@@ -58,7 +58,7 @@ func Settings() []config.Setting {
 // FromSettings makes the all-in-one configuration from its parsed Settings and checks every
 // module's settings from the environment, with
 // these all-in-one defaults: BERTH_ISSUER DefaultIssuer, BERTH_PUBLIC_URL the edge's address,
-// BERTH_PSPX_URL and BERTH_PSPY_URL the sandboxes on it, and on memory stores BERTH_API_KEY_PEPPER
+// BERTH_PSPX_URL and BERTH_PSPY_URL the sandboxes on it, BERTH_CONSOLE_KEY random per run, and on memory stores BERTH_API_KEY_PEPPER
 // and BERTH_SECRET_KEY random per run. Secrets left unset are generated only on memory stores: with
 // a database they must survive restarts, so the modules then require them. Nothing is created or
 // started before every setting has passed.
@@ -83,7 +83,9 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 	if cfg.TLS, err = grpcx.TLSFromEnv(own.Env()); err != nil {
 		return cfg, err
 	}
-	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer}
+	// The console's sessions live in one process here: a key of the run's own only signs its
+	// members in again after a restart.
+	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer, edge.ConsoleKeySetting.Name: randomHex(32)}
 	base := own.String("BERTH_DATABASE_URL")
 	if base == "" {
 		defaults["BERTH_API_KEY_PEPPER"] = randomHex(32)

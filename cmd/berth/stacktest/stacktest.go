@@ -89,6 +89,7 @@ func StartWith(t testing.TB, o Options) Env {
 			"BERTH_ISSUER":         o.Issuer,
 			"BERTH_API_KEY_PEPPER": RandomHex(16),
 			"BERTH_SECRET_KEY":     RandomHex(32),
+			"BERTH_CONSOLE_KEY":    RandomHex(32),
 		}),
 		NATSURL:      os.Getenv("TEST_NATS_URL"),
 		EventPrefix:  "stack" + RandomHex(4),

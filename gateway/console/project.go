@@ -1,0 +1,120 @@
+package console
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/berthhq/berth/gateway/webpage"
+	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	"google.golang.org/protobuf/types/known/emptypb"
+)
+
+// home is the member's current project with its apps and the project switcher.
+func (c *Console) home(w http.ResponseWriter, r *http.Request, v visit) {
+	apps, err := c.Members.ListProjectApps(v.ctx, &identityv1.ListProjectAppsRequest{ProjectId: v.member.GetProjectId()})
+	if err != nil {
+		c.fail(w, r, v, err, "list the project's apps")
+		return
+	}
+	c.render(w, r, http.StatusOK, "home", homeView{frame: c.frame(w, r, v.p, v.member, "console.home.title"), Apps: apps.GetItems()})
+}
+
+// switchProject moves the session to the member's membership of another project: identity issues
+// a new token; the sign-in's start still bounds the session.
+func (c *Console) switchProject(w http.ResponseWriter, r *http.Request, v visit) {
+	form, ok := c.readForm(w, r, v.p, &v)
+	if !ok {
+		return
+	}
+	project, err := switchFrom(form)
+	if err != nil {
+		c.badForm(w, r, v.p, &v, err)
+		return
+	}
+	res, err := c.Members.SwitchProject(v.ctx, &identityv1.SwitchProjectRequest{ProjectId: project})
+	if err != nil {
+		c.fail(w, r, v, err, "switch the project")
+		return
+	}
+	c.start(w, r, v.p, res, time.Unix(v.session.Started, 0))
+}
+
+// security shows the member's second factor and starts its enrolment.
+func (c *Console) security(w http.ResponseWriter, r *http.Request, v visit) {
+	c.render(w, r, http.StatusOK, "security", securityView{frame: c.frame(w, r, v.p, v.member, "console.security.title")})
+}
+
+// changeSecurity enrols a TOTP second factor: action start shows the key, confirm checks the
+// first code and the password and shows the recovery codes once.
+func (c *Console) changeSecurity(w http.ResponseWriter, r *http.Request, v visit) {
+	form, ok := c.readForm(w, r, v.p, &v)
+	if !ok {
+		return
+	}
+	view := securityView{frame: c.frame(w, r, v.p, v.member, "console.security.title")}
+	switch form.Get("action") {
+	case "start":
+		key, err := c.Members.StartMemberTotp(v.ctx, &emptypb.Empty{})
+		if err != nil {
+			c.fail(w, r, v, err, "start the TOTP enrolment")
+			return
+		}
+		c.showKey(w, r, v, view, key)
+	case "confirm":
+		in, err := totpFrom(form)
+		if err != nil {
+			c.badForm(w, r, v.p, &v, err)
+			return
+		}
+		codes, err := c.Members.ConfirmMemberTotp(v.ctx, &identityv1.ConfirmMemberTotpRequest{Code: in.Code, CurrentPassword: in.Password})
+		if err != nil {
+			c.fail(w, r, v, err, "confirm the TOTP enrolment")
+			return
+		}
+		view.Codes = &webpage.RecoveryCodes{Codes: codes.GetCodes(), Printer: v.p}
+		c.render(w, r, http.StatusOK, "security", view)
+	default:
+		c.badForm(w, r, v.p, &v, errField{"action"})
+	}
+}
+
+// showKey renders the enrolment's key as a QR code and its form.
+func (c *Console) showKey(w http.ResponseWriter, r *http.Request, v visit, view securityView, key *identityv1.TotpKey) {
+	k, err := webpage.NewTOTPKey(key.GetOtpauthUrl(), key.GetSecret(), v.p)
+	if err != nil {
+		c.internal(w, r, v.p, err, "draw the TOTP key")
+		return
+	}
+	view.Key = &k
+	c.render(w, r, http.StatusOK, "security", view)
+}
+
+// members lists the project's members with the invitation form.
+func (c *Console) members(w http.ResponseWriter, r *http.Request, v visit) {
+	list, err := c.Members.ListProjectMembers(v.ctx, &identityv1.ListProjectMembersRequest{ProjectId: v.member.GetProjectId()})
+	if err != nil {
+		c.fail(w, r, v, err, "list the project's members")
+		return
+	}
+	c.render(w, r, http.StatusOK, "members", membersView{frame: c.frame(w, r, v.p, v.member, "console.members.title"), Members: list.GetItems()})
+}
+
+// invite adds a member to the project; identity mails the invitation link.
+func (c *Console) invite(w http.ResponseWriter, r *http.Request, v visit) {
+	form, ok := c.readForm(w, r, v.p, &v)
+	if !ok {
+		return
+	}
+	in, err := inviteFrom(form)
+	if err != nil {
+		c.badForm(w, r, v.p, &v, err)
+		return
+	}
+	if _, err := c.Members.InviteMember(v.ctx, &identityv1.InviteMemberRequest{
+		ProjectId: v.member.GetProjectId(), Email: in.Email, Name: in.Name, Language: in.Language,
+	}); err != nil {
+		c.fail(w, r, v, err, "invite a member")
+		return
+	}
+	back(w, r, MembersPath, "invited")
+}

@@ -1,0 +1,51 @@
+package console
+
+import (
+	_ "embed"
+	"net/http"
+
+	"github.com/berthhq/berth/gateway/webpage"
+)
+
+//go:embed pages.html
+var pagesHTML string
+
+var pages = webpage.Template("console", pagesHTML)
+
+//go:embed static/console.css
+var consoleCSS string
+
+//go:embed static/console.js
+var consoleJS string
+
+// register mounts every page of the console.
+func (c *Console) register() {
+	c.handle(http.MethodGet, StylePath, static("text/css; charset=utf-8", ":root{--accent:#2563eb}\n"+webpage.Stylesheet+consoleCSS))
+	c.handle(http.MethodGet, ScriptPath, static("text/javascript; charset=utf-8", consoleJS))
+	c.handle(http.MethodGet, SignInPath, c.showSignIn)
+	c.handle(http.MethodPost, SignInPath, c.submitSignIn)
+	c.handle(http.MethodPost, SecondFactorPath, c.submitSecondFactor)
+	c.handle(http.MethodGet, InvitationPath, c.showInvitation)
+	c.handle(http.MethodPost, InvitationPath, c.acceptInvitation)
+	c.handle(http.MethodPost, SignOutPath, c.signOut)
+	c.handle(http.MethodGet, Path, c.signedIn(c.home))
+	c.handle(http.MethodPost, SwitchPath, c.signedIn(c.switchProject))
+	c.handle(http.MethodGet, SecurityPath, c.signedIn(c.security))
+	c.handle(http.MethodPost, SecurityPath, c.signedIn(c.changeSecurity))
+	c.handle(http.MethodGet, MembersPath, c.signedIn(c.members))
+	c.handle(http.MethodPost, MembersPath, c.signedIn(c.invite))
+	c.handle(http.MethodGet, AppPath, c.signedIn(c.app))
+	c.handle(http.MethodPost, AppPath, c.signedIn(c.changeApp))
+	c.handle(http.MethodGet, KeysPath, c.signedIn(c.keys))
+	c.handle(http.MethodPost, KeysPath, c.signedIn(c.changeKeys))
+}
+
+// static answers an embedded file. It is the same for everyone, so it may be cached for a while
+// (the security headers' no-store is for the pages).
+func static(contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		_, _ = w.Write([]byte(body))
+	}
+}
