@@ -7,7 +7,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/app"
 )
 
-// Register serves the identity, operator, token, login, internal and admin APIs of svc on s. s must
+// Register serves the identity, operator, token, login, internal, admin and user-admin APIs of svc on s. s must
 // enforce the access policy (grpcx.NewServer does): these handlers trust the Principal it admits.
 func Register(s grpc.ServiceRegistrar, svc *app.Service) {
 	identityv1.RegisterIdentityServiceServer(s, &IdentityServer{svc: svc})
@@ -16,4 +16,5 @@ func Register(s grpc.ServiceRegistrar, svc *app.Service) {
 	identityv1.RegisterIdentityAdminServiceServer(s, &AdminServer{svc: svc})
 	identityv1.RegisterTokenServiceServer(s, &TokenServer{svc: svc})
 	identityv1.RegisterLoginServiceServer(s, &LoginServer{svc: svc})
+	identityv1.RegisterUserAdminServiceServer(s, &UserAdminServer{svc: svc})
 }
