@@ -38,6 +38,7 @@ type env struct {
 	admin    identityv1.IdentityAdminServiceClient
 	token    identityv1.TokenServiceClient
 	login    identityv1.LoginServiceClient
+	users    identityv1.UserAdminServiceClient
 	store    *memory.Store
 	mailbox  *mailbox
 }
@@ -78,6 +79,7 @@ func newEnv(t *testing.T) *env {
 		admin:    identityv1.NewIdentityAdminServiceClient(conn),
 		token:    identityv1.NewTokenServiceClient(conn),
 		login:    identityv1.NewLoginServiceClient(conn),
+		users:    identityv1.NewUserAdminServiceClient(conn),
 		store:    store,
 		mailbox:  mb,
 	}
