@@ -14,8 +14,8 @@ func (s *Store) SearchUsers(ctx context.Context, appID string, q keyset.Search) 
 	if !ids(appID) || (q.ID != "" && !ids(q.ID)) {
 		return nil, nil
 	}
-	cond, args := q.SQL(`lower(email) collate "C"`, []any{appID})
-	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, selectUsers+`where app_id = $1 and not deleted`+cond, args...)
+	sql, args := searchUsersSQL(appID, q)
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -29,4 +29,10 @@ func (s *Store) SearchUsers(ctx context.Context, appID string, q keyset.Search) 
 		out = append(out, u)
 	}
 	return out, rows.Err()
+}
+
+// searchUsersSQL is the statement SearchUsers runs, with its arguments.
+func searchUsersSQL(appID string, q keyset.Search) (string, []any) {
+	cond, args := q.SQL(`lower(email) collate "C"`, []any{appID})
+	return selectUsers + `where app_id = $1 and not deleted` + cond, args
 }
