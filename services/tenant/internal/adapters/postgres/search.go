@@ -10,10 +10,11 @@ import (
 )
 
 // selectTenants reads tenants without their addresses (a search's lines show none); ids as text,
-// as selectTenant reads them.
+// as selectTenant reads them. The id's text is named apart from the column: ORDER BY would take an
+// output column named id for the uuid column and sort the text, which the index cannot give.
 var selectTenants = "SELECT " + joinColumns(func(c tenantColumn) string {
 	if c.name == "id" || c.name == "app_id" {
-		return c.name + "::text"
+		return c.name + "::text AS text_" + c.name
 	}
 	return c.name
 }) + " FROM tenants WHERE app_id = $1 AND NOT deleted"
@@ -24,8 +25,8 @@ func (s *Store) SearchTenants(ctx context.Context, appID string, q keyset.Search
 	if !domain.IsUUID(appID) || (q.ID != "" && !domain.IsUUID(q.ID)) {
 		return nil, nil
 	}
-	cond, args := q.SQL(`lower(name) collate "C"`, []any{appID})
-	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, selectTenants+cond, args...)
+	sql, args := searchTenantsSQL(appID, q)
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("search tenants: %w", err)
 	}
@@ -43,4 +44,10 @@ func (s *Store) SearchTenants(ctx context.Context, appID string, q keyset.Search
 		return nil, fmt.Errorf("read tenants: %w", err)
 	}
 	return out, nil
+}
+
+// searchTenantsSQL is the statement SearchTenants runs, with its arguments.
+func searchTenantsSQL(appID string, q keyset.Search) (string, []any) {
+	cond, args := q.SQL(`lower(name) collate "C"`, []any{appID})
+	return selectTenants + cond, args
 }
