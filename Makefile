@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-stack docs
+.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-search bench-stack docs
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -90,6 +90,11 @@ tidy:
 ## bench: every benchmark, each against a baseline measured in the same run; prints the ratios.
 bench:
 	@set -eo pipefail; for m in $(MODULES); do (cd $$m && go test -run '^$$' -bench . -benchmem ./... | { grep -v 'no test files' || true; }); done | tee /dev/stderr | go run ./tools/benchratio
+
+## bench-search: the console's user and tenant searches on 100,000 rows each in PostgreSQL, each page
+## beside its bare statement, with p50/p99 (docs/performance.md); a narrower `make bench`.
+bench-search:
+	@set -eo pipefail; for m in services/identity services/tenant; do (cd $$m && go test -run '^$$' -bench '^BenchmarkSearch' ./internal/adapters/postgres/); done | tee /dev/stderr | go run ./tools/benchratio
 
 ## bench-stack: the whole stack's read path on PostgreSQL against a net/http + pgx baseline, both as
 ## separate processes, over loopback (docs/performance.md); flags go in BENCH_STACK_FLAGS.

@@ -1406,6 +1406,205 @@ func (x *CreateTenantRequest) GetBillingAddress() *AddressPatch {
 	return nil
 }
 
+type SearchTenantsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// query is a name prefix or a tenant id; surrounding spaces are ignored.
+	Query    string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	PageSize int32  `protobuf:"varint,3,opt,name=pageSize,proto3" json:"pageSize,omitempty"`
+	// after is the next cursor of the previous page, "" for the first.
+	After         string `protobuf:"bytes,4,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchTenantsRequest) Reset() {
+	*x = SearchTenantsRequest{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchTenantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchTenantsRequest) ProtoMessage() {}
+
+func (x *SearchTenantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchTenantsRequest.ProtoReflect.Descriptor instead.
+func (*SearchTenantsRequest) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SearchTenantsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SearchTenantsRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *SearchTenantsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *SearchTenantsRequest) GetAfter() string {
+	if x != nil {
+		return x.After
+	}
+	return ""
+}
+
+// TenantSummary is one line of a tenant search.
+type TenantSummary struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	CompanyName   string                 `protobuf:"bytes,3,opt,name=companyName,proto3" json:"companyName,omitempty"`
+	CreatedAt     string                 `protobuf:"bytes,4,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
+	Billing       *BillingState          `protobuf:"bytes,5,opt,name=billing,proto3" json:"billing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantSummary) Reset() {
+	*x = TenantSummary{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantSummary) ProtoMessage() {}
+
+func (x *TenantSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantSummary.ProtoReflect.Descriptor instead.
+func (*TenantSummary) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TenantSummary) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TenantSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TenantSummary) GetCompanyName() string {
+	if x != nil {
+		return x.CompanyName
+	}
+	return ""
+}
+
+func (x *TenantSummary) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *TenantSummary) GetBilling() *BillingState {
+	if x != nil {
+		return x.Billing
+	}
+	return nil
+}
+
+type TenantPage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tenants       []*TenantSummary       `protobuf:"bytes,1,rep,name=tenants,proto3" json:"tenants,omitempty"`
+	Next          string                 `protobuf:"bytes,2,opt,name=next,proto3" json:"next,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantPage) Reset() {
+	*x = TenantPage{}
+	mi := &file_tenant_v1_tenant_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantPage) ProtoMessage() {}
+
+func (x *TenantPage) ProtoReflect() protoreflect.Message {
+	mi := &file_tenant_v1_tenant_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantPage.ProtoReflect.Descriptor instead.
+func (*TenantPage) Descriptor() ([]byte, []int) {
+	return file_tenant_v1_tenant_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *TenantPage) GetTenants() []*TenantSummary {
+	if x != nil {
+		return x.Tenants
+	}
+	return nil
+}
+
+func (x *TenantPage) GetNext() string {
+	if x != nil {
+		return x.Next
+	}
+	return ""
+}
+
 var File_tenant_v1_tenant_proto protoreflect.FileDescriptor
 
 const file_tenant_v1_tenant_proto_rawDesc = "" +
@@ -1561,7 +1760,22 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12G\n" +
 	"\x0fshippingAddress\x18\x04 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0fshippingAddress\x12E\n" +
-	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress2\xc6\x03\n" +
+	"\x0ebillingAddress\x18\x05 \x01(\v2\x1d.berth.tenant.v1.AddressPatchR\x0ebillingAddress\"t\n" +
+	"\x14SearchTenantsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x14\n" +
+	"\x05query\x18\x02 \x01(\tR\x05query\x12\x1a\n" +
+	"\bpageSize\x18\x03 \x01(\x05R\bpageSize\x12\x14\n" +
+	"\x05after\x18\x04 \x01(\tR\x05after\"\xac\x01\n" +
+	"\rTenantSummary\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
+	"\vcompanyName\x18\x03 \x01(\tR\vcompanyName\x12\x1c\n" +
+	"\tcreatedAt\x18\x04 \x01(\tR\tcreatedAt\x127\n" +
+	"\abilling\x18\x05 \x01(\v2\x1d.berth.tenant.v1.BillingStateR\abilling\"Z\n" +
+	"\n" +
+	"TenantPage\x128\n" +
+	"\atenants\x18\x01 \x03(\v2\x1e.berth.tenant.v1.TenantSummaryR\atenants\x12\x12\n" +
+	"\x04next\x18\x02 \x01(\tR\x04next2\xc6\x03\n" +
 	"\rTenantService\x12\x8c\x01\n" +
 	"\tGetTenant\x12!.berth.tenant.v1.GetTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"C\xca\xf3\x18!\b\x02\"\x10Tenant retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/tenants/{tenantId}\x12\xa4\x01\n" +
 	"\fUpdateTenant\x12$.berth.tenant.v1.UpdateTenantRequest\x1a\x16.google.protobuf.Empty\"V\xca\xf3\x18-\b\x02\x18\x01\"\x0eTenant updated(\x020\x01b\btenantId\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1f:\x05patch\x1a\x16/v1/tenants/{tenantId}\x12\x7f\n" +
@@ -1569,9 +1783,10 @@ const file_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x15TenantInternalService\x12g\n" +
 	"\x15CreateTenantForSignUp\x12-.berth.tenant.v1.CreateTenantForSignUpRequest\x1a\x17.berth.tenant.v1.Tenant\"\x06\xca\xf3\x18\x02P\x01\x12^\n" +
 	"\x11ApplyBillingState\x12).berth.tenant.v1.ApplyBillingStateRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12X\n" +
-	"\fGetTenantRef\x12$.berth.tenant.v1.GetTenantRefRequest\x1a\x1a.berth.tenant.v1.TenantRef\"\x06\xca\xf3\x18\x02P\x012v\n" +
+	"\fGetTenantRef\x12$.berth.tenant.v1.GetTenantRefRequest\x1a\x1a.berth.tenant.v1.TenantRef\"\x06\xca\xf3\x18\x02P\x012\xde\x01\n" +
 	"\x12TenantAdminService\x12`\n" +
-	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
+	"\fCreateTenant\x12$.berth.tenant.v1.CreateTenantRequest\x1a\x17.berth.tenant.v1.Tenant\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12f\n" +
+	"\rSearchTenants\x12%.berth.tenant.v1.SearchTenantsRequest\x1a\x1b.berth.tenant.v1.TenantPage\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB3Z1github.com/berthhq/berth/proto/tenant/v1;tenantv1b\x06proto3"
 
 var (
 	file_tenant_v1_tenant_proto_rawDescOnce sync.Once
@@ -1585,7 +1800,7 @@ func file_tenant_v1_tenant_proto_rawDescGZIP() []byte {
 	return file_tenant_v1_tenant_proto_rawDescData
 }
 
-var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_tenant_v1_tenant_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_tenant_v1_tenant_proto_goTypes = []any{
 	(*GetMyTenantRequest)(nil),           // 0: berth.tenant.v1.GetMyTenantRequest
 	(*CreateTenantForSignUpRequest)(nil), // 1: berth.tenant.v1.CreateTenantForSignUpRequest
@@ -1600,13 +1815,16 @@ var file_tenant_v1_tenant_proto_goTypes = []any{
 	(*BillingState)(nil),                 // 10: berth.tenant.v1.BillingState
 	(*ApplyBillingStateRequest)(nil),     // 11: berth.tenant.v1.ApplyBillingStateRequest
 	(*CreateTenantRequest)(nil),          // 12: berth.tenant.v1.CreateTenantRequest
-	(*v1.TenantUser)(nil),                // 13: berth.identity.v1.TenantUser
-	(*emptypb.Empty)(nil),                // 14: google.protobuf.Empty
+	(*SearchTenantsRequest)(nil),         // 13: berth.tenant.v1.SearchTenantsRequest
+	(*TenantSummary)(nil),                // 14: berth.tenant.v1.TenantSummary
+	(*TenantPage)(nil),                   // 15: berth.tenant.v1.TenantPage
+	(*v1.TenantUser)(nil),                // 16: berth.identity.v1.TenantUser
+	(*emptypb.Empty)(nil),                // 17: google.protobuf.Empty
 }
 var file_tenant_v1_tenant_proto_depIdxs = []int32{
 	5,  // 0: berth.tenant.v1.Tenant.shippingAddress:type_name -> berth.tenant.v1.Address
 	5,  // 1: berth.tenant.v1.Tenant.billingAddress:type_name -> berth.tenant.v1.Address
-	13, // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
+	16, // 2: berth.tenant.v1.Tenant.users:type_name -> berth.identity.v1.TenantUser
 	7,  // 3: berth.tenant.v1.TenantPatch.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
 	7,  // 4: berth.tenant.v1.TenantPatch.billingAddress:type_name -> berth.tenant.v1.AddressPatch
 	8,  // 5: berth.tenant.v1.TenantPatch.tenant:type_name -> berth.tenant.v1.TenantPatch
@@ -1614,25 +1832,29 @@ var file_tenant_v1_tenant_proto_depIdxs = []int32{
 	10, // 7: berth.tenant.v1.ApplyBillingStateRequest.state:type_name -> berth.tenant.v1.BillingState
 	7,  // 8: berth.tenant.v1.CreateTenantRequest.shippingAddress:type_name -> berth.tenant.v1.AddressPatch
 	7,  // 9: berth.tenant.v1.CreateTenantRequest.billingAddress:type_name -> berth.tenant.v1.AddressPatch
-	4,  // 10: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
-	9,  // 11: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
-	0,  // 12: berth.tenant.v1.TenantService.GetMyTenant:input_type -> berth.tenant.v1.GetMyTenantRequest
-	1,  // 13: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:input_type -> berth.tenant.v1.CreateTenantForSignUpRequest
-	11, // 14: berth.tenant.v1.TenantInternalService.ApplyBillingState:input_type -> berth.tenant.v1.ApplyBillingStateRequest
-	2,  // 15: berth.tenant.v1.TenantInternalService.GetTenantRef:input_type -> berth.tenant.v1.GetTenantRefRequest
-	12, // 16: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
-	6,  // 17: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
-	14, // 18: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
-	6,  // 19: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
-	6,  // 20: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
-	14, // 21: berth.tenant.v1.TenantInternalService.ApplyBillingState:output_type -> google.protobuf.Empty
-	3,  // 22: berth.tenant.v1.TenantInternalService.GetTenantRef:output_type -> berth.tenant.v1.TenantRef
-	6,  // 23: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
-	17, // [17:24] is the sub-list for method output_type
-	10, // [10:17] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	10, // 10: berth.tenant.v1.TenantSummary.billing:type_name -> berth.tenant.v1.BillingState
+	14, // 11: berth.tenant.v1.TenantPage.tenants:type_name -> berth.tenant.v1.TenantSummary
+	4,  // 12: berth.tenant.v1.TenantService.GetTenant:input_type -> berth.tenant.v1.GetTenantRequest
+	9,  // 13: berth.tenant.v1.TenantService.UpdateTenant:input_type -> berth.tenant.v1.UpdateTenantRequest
+	0,  // 14: berth.tenant.v1.TenantService.GetMyTenant:input_type -> berth.tenant.v1.GetMyTenantRequest
+	1,  // 15: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:input_type -> berth.tenant.v1.CreateTenantForSignUpRequest
+	11, // 16: berth.tenant.v1.TenantInternalService.ApplyBillingState:input_type -> berth.tenant.v1.ApplyBillingStateRequest
+	2,  // 17: berth.tenant.v1.TenantInternalService.GetTenantRef:input_type -> berth.tenant.v1.GetTenantRefRequest
+	12, // 18: berth.tenant.v1.TenantAdminService.CreateTenant:input_type -> berth.tenant.v1.CreateTenantRequest
+	13, // 19: berth.tenant.v1.TenantAdminService.SearchTenants:input_type -> berth.tenant.v1.SearchTenantsRequest
+	6,  // 20: berth.tenant.v1.TenantService.GetTenant:output_type -> berth.tenant.v1.Tenant
+	17, // 21: berth.tenant.v1.TenantService.UpdateTenant:output_type -> google.protobuf.Empty
+	6,  // 22: berth.tenant.v1.TenantService.GetMyTenant:output_type -> berth.tenant.v1.Tenant
+	6,  // 23: berth.tenant.v1.TenantInternalService.CreateTenantForSignUp:output_type -> berth.tenant.v1.Tenant
+	17, // 24: berth.tenant.v1.TenantInternalService.ApplyBillingState:output_type -> google.protobuf.Empty
+	3,  // 25: berth.tenant.v1.TenantInternalService.GetTenantRef:output_type -> berth.tenant.v1.TenantRef
+	6,  // 26: berth.tenant.v1.TenantAdminService.CreateTenant:output_type -> berth.tenant.v1.Tenant
+	15, // 27: berth.tenant.v1.TenantAdminService.SearchTenants:output_type -> berth.tenant.v1.TenantPage
+	20, // [20:28] is the sub-list for method output_type
+	12, // [12:20] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_tenant_v1_tenant_proto_init() }
@@ -1648,7 +1870,7 @@ func file_tenant_v1_tenant_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tenant_v1_tenant_proto_rawDesc), len(file_tenant_v1_tenant_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -425,7 +425,8 @@ var TenantInternalService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	TenantAdminService_CreateTenant_FullMethodName = "/berth.tenant.v1.TenantAdminService/CreateTenant"
+	TenantAdminService_CreateTenant_FullMethodName  = "/berth.tenant.v1.TenantAdminService/CreateTenant"
+	TenantAdminService_SearchTenants_FullMethodName = "/berth.tenant.v1.TenantAdminService/SearchTenants"
 )
 
 // TenantAdminServiceClient is the client API for TenantAdminService service.
@@ -435,6 +436,12 @@ const (
 // TenantAdminService is the operators' provisioning API.
 type TenantAdminServiceClient interface {
 	CreateTenant(ctx context.Context, in *CreateTenantRequest, opts ...grpc.CallOption) (*Tenant, error)
+	// SearchTenants lists the app's tenants (deleted ones excluded) whose name starts with query,
+	// compared case-insensitively (a sign-up's tenant is named after the user's email), or the one
+	// tenant whose id query is; an empty query lists them all. Tenants come ordered by name
+	// (lower-cased) then id, pageSize at a time (1–100, 0 means 25), each with the billing state the
+	// tenant shows; next is the cursor of the following page ("" on the last), passed back as after.
+	SearchTenants(ctx context.Context, in *SearchTenantsRequest, opts ...grpc.CallOption) (*TenantPage, error)
 }
 
 type tenantAdminServiceClient struct {
@@ -455,6 +462,16 @@ func (c *tenantAdminServiceClient) CreateTenant(ctx context.Context, in *CreateT
 	return out, nil
 }
 
+func (c *tenantAdminServiceClient) SearchTenants(ctx context.Context, in *SearchTenantsRequest, opts ...grpc.CallOption) (*TenantPage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TenantPage)
+	err := c.cc.Invoke(ctx, TenantAdminService_SearchTenants_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TenantAdminServiceServer is the server API for TenantAdminService service.
 // All implementations must embed UnimplementedTenantAdminServiceServer
 // for forward compatibility.
@@ -462,6 +479,12 @@ func (c *tenantAdminServiceClient) CreateTenant(ctx context.Context, in *CreateT
 // TenantAdminService is the operators' provisioning API.
 type TenantAdminServiceServer interface {
 	CreateTenant(context.Context, *CreateTenantRequest) (*Tenant, error)
+	// SearchTenants lists the app's tenants (deleted ones excluded) whose name starts with query,
+	// compared case-insensitively (a sign-up's tenant is named after the user's email), or the one
+	// tenant whose id query is; an empty query lists them all. Tenants come ordered by name
+	// (lower-cased) then id, pageSize at a time (1–100, 0 means 25), each with the billing state the
+	// tenant shows; next is the cursor of the following page ("" on the last), passed back as after.
+	SearchTenants(context.Context, *SearchTenantsRequest) (*TenantPage, error)
 	mustEmbedUnimplementedTenantAdminServiceServer()
 }
 
@@ -474,6 +497,9 @@ type UnimplementedTenantAdminServiceServer struct{}
 
 func (UnimplementedTenantAdminServiceServer) CreateTenant(context.Context, *CreateTenantRequest) (*Tenant, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateTenant not implemented")
+}
+func (UnimplementedTenantAdminServiceServer) SearchTenants(context.Context, *SearchTenantsRequest) (*TenantPage, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchTenants not implemented")
 }
 func (UnimplementedTenantAdminServiceServer) mustEmbedUnimplementedTenantAdminServiceServer() {}
 func (UnimplementedTenantAdminServiceServer) testEmbeddedByValue()                            {}
@@ -514,6 +540,24 @@ func _TenantAdminService_CreateTenant_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TenantAdminService_SearchTenants_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchTenantsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TenantAdminServiceServer).SearchTenants(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TenantAdminService_SearchTenants_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TenantAdminServiceServer).SearchTenants(ctx, req.(*SearchTenantsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TenantAdminService_ServiceDesc is the grpc.ServiceDesc for TenantAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -524,6 +568,10 @@ var TenantAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateTenant",
 			Handler:    _TenantAdminService_CreateTenant_Handler,
+		},
+		{
+			MethodName: "SearchTenants",
+			Handler:    _TenantAdminService_SearchTenants_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/keyset"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 )
 
@@ -71,6 +72,9 @@ type Users interface {
 	DeleteUser(ctx context.Context, appID, userID string, now time.Time, fn func(deleted domain.User, tenantUsersLeft int) ([]events.Event, error)) (domain.User, error)
 	// ListTenantUsers returns the tenant's users that are not deleted, oldest first.
 	ListTenantUsers(ctx context.Context, appID, tenantID string) ([]domain.User, error)
+	// SearchUsers answers q over the app's users that are not deleted, keyed by their email
+	// lower-cased (UserKey): at most q.Limit, in key order (keyset.Select says what matches).
+	SearchUsers(ctx context.Context, appID string, q keyset.Search) ([]domain.User, error)
 }
 
 // Roles stores user roles.

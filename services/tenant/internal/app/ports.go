@@ -5,6 +5,7 @@ import (
 	"github.com/berthhq/berth/pkg/fault"
 
 	"github.com/berthhq/berth/pkg/events"
+	"github.com/berthhq/berth/pkg/keyset"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -22,6 +23,10 @@ type Store interface {
 	// updates, and stores the copy and the events fn returns. When fn fails nothing is stored.
 	// domain.ErrNotFound when the tenant is absent or another app's.
 	UpdateTenant(ctx context.Context, appID, tenantID string, fn func(*domain.Tenant) ([]events.Event, error)) error
+	// SearchTenants answers q over the app's tenants that are not deleted, keyed by their name
+	// lower-cased (TenantKey): at most q.Limit, in key order (keyset.Select says what matches),
+	// without their addresses.
+	SearchTenants(ctx context.Context, appID string, q keyset.Search) ([]domain.Tenant, error)
 }
 
 // UserDirectory lists the users of a tenant. Users are identity's data, passed through to the

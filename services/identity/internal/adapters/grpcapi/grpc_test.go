@@ -39,6 +39,7 @@ type env struct {
 	token    identityv1.TokenServiceClient
 	login    identityv1.LoginServiceClient
 	member   identityv1.MemberServiceClient
+	users    identityv1.UserAdminServiceClient
 	store    *memory.Store
 	mailbox  *mailbox
 }
@@ -80,6 +81,7 @@ func newEnv(t *testing.T) *env {
 		token:    identityv1.NewTokenServiceClient(conn),
 		login:    identityv1.NewLoginServiceClient(conn),
 		member:   identityv1.NewMemberServiceClient(conn),
+		users:    identityv1.NewUserAdminServiceClient(conn),
 		store:    store,
 		mailbox:  mb,
 	}

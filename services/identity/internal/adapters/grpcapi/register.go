@@ -7,7 +7,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/app"
 )
 
-// Register serves the identity, operator, token, login, member, internal and admin APIs of svc on s. s must
+// Register serves the identity, operator, token, login, member, internal, admin and user-admin APIs of svc on s. s must
 // enforce the access policy (grpcx.NewServer does): these handlers trust the Principal it admits.
 func Register(s grpc.ServiceRegistrar, svc *app.Service) {
 	identityv1.RegisterIdentityServiceServer(s, &IdentityServer{svc: svc})
@@ -17,4 +17,5 @@ func Register(s grpc.ServiceRegistrar, svc *app.Service) {
 	identityv1.RegisterTokenServiceServer(s, &TokenServer{svc: svc})
 	identityv1.RegisterLoginServiceServer(s, &LoginServer{svc: svc})
 	identityv1.RegisterMemberServiceServer(s, &MemberServer{svc: svc})
+	identityv1.RegisterUserAdminServiceServer(s, &UserAdminServer{svc: svc})
 }

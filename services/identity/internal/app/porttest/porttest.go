@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("ProjectMembers", func(t *testing.T) { testProjectMembers(t, newStore) })
 	s.Run("OperatorKeys", func(t *testing.T) { testOperatorKeys(t, newStore) })
 	s.Run("Users", func(t *testing.T) { testUsers(t, newStore) })
+	s.Run("SearchUsers", func(t *testing.T) { testSearchUsers(t, newStore) })
 	s.Run("Roles", func(t *testing.T) { testRoles(t, newStore) })
 	s.Run("DeleteUser", func(t *testing.T) { testDeleteUser(t, newStore) })
 	s.Run("AuthCodes", func(t *testing.T) { testAuthCodes(t, newStore) })

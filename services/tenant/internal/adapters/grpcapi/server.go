@@ -92,6 +92,16 @@ func (s *Server) CreateTenant(ctx context.Context, req *tenantv1.CreateTenantReq
 	return convert.Tenant(t), nil
 }
 
+// SearchTenants finds the app's tenants by name prefix or id, a page at a time (the admin token,
+// or a project member's operator token for the app; the policy checked it).
+func (s *Server) SearchTenants(ctx context.Context, req *tenantv1.SearchTenantsRequest) (*tenantv1.TenantPage, error) {
+	p, err := s.svc.SearchTenants(ctx, req.GetAppId(), req.GetQuery(), req.GetPageSize(), req.GetAfter())
+	if err != nil {
+		return nil, err
+	}
+	return convert.TenantPage(p.Tenants, p.Next), nil
+}
+
 // CreateTenantForSignUp creates the tenant of a user signing up (identity only; the policy checked
 // the service token), with the same defaults as an operator's tenant.
 func (s *Server) CreateTenantForSignUp(ctx context.Context, req *tenantv1.CreateTenantForSignUpRequest) (*tenantv1.Tenant, error) {

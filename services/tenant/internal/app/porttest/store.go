@@ -45,6 +45,11 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"UpdatePersistsEveryField", updatePersistsEveryField},
 		{"ConcurrentUpdatesDoNotLoseWrites", concurrentUpdates},
 		{"ReturnedTenantsAreCopies", returnedTenantsAreCopies},
+		{"SearchMatchesPrefixCaseInsensitively", searchMatchesPrefixCaseInsensitively},
+		{"SearchAnswersBillingStateWithoutAddresses", searchAnswersBillingStateWithoutAddresses},
+		{"SearchSkipsDeletedAndOtherAppsTenants", searchSkipsDeletedAndOtherAppsTenants},
+		{"SearchPagesFollowTheCursorWithTiesBrokenByID", searchPagesFollowTheCursorWithTiesBrokenByID},
+		{"SearchCursorIsStableUnderInserts", searchCursorIsStableUnderInserts},
 	}
 	s := conformance.New(t, exempt)
 	for _, tc := range tests {
