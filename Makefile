@@ -33,6 +33,8 @@ fuzz:
 	cd gateway && go test -run '^$$' -fuzz '^FuzzPasskeyForm$$' -fuzztime $(FUZZTIME) ./login
 	cd gateway && go test -run '^$$' -fuzz '^FuzzAccountForm$$' -fuzztime $(FUZZTIME) ./account
 	cd pkg && go test -run '^$$' -fuzz '^FuzzChoose$$' -fuzztime $(FUZZTIME) ./locale
+	cd gateway && go test -run '^$$' -fuzz '^FuzzCSVReadsBackAsTheDefusedCells$$' -fuzztime $(FUZZTIME) ./webpage/chart
+	cd gateway && go test -run '^$$' -fuzz '^FuzzSVGIsWellFormed$$' -fuzztime $(FUZZTIME) ./webpage/chart
 
 ## build: every binary of every module.
 build:
