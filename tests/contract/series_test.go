@@ -3,6 +3,7 @@ package contract
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,30 @@ func TestDailySeriesShowsTodaysSignUpAndSignIn(t *testing.T) {
 					today.GetSignIns() >= before.GetSignIns()+1 && today.GetActiveUsers() == before.GetActiveUsers()+1
 			})
 
+			// A one-time payment and a subscription paid today, checked out by the user's token: revenue
+			// per currency and a running subscription.
+			u := e.tokenUser(t, "series-payer@example.com")
+			px := e.demo.Pspx
+			for _, b := range []string{checkoutBody(px.Prices.OneTime, px.TaxRate, "payment", map[string]any{"quantity": 2}),
+				checkoutBody(px.Prices.Monthly, px.TaxRate, "subscription", nil)} {
+				_, payURL := e.createCheckout(t, bearer(u.access), u.tenant, e.demo.AppID, b)
+				if got := e.pay(t, payURL, card("4242424242424242")).Query().Get("status"); got != "completed" {
+					t.Fatalf("checkout: %s", got)
+				}
+			}
+			e.settle(t, time.Minute)
+			testkit.Eventually(t, "today's row counts the payments' revenue and the running subscription", func() bool {
+				today = week().GetRows()[6]
+				return today.GetActiveSubscriptions() == before.GetActiveSubscriptions()+1 &&
+					revenue(today.GetOneTimeRevenue()) > revenue(before.GetOneTimeRevenue()) &&
+					revenue(today.GetRecurringRevenue()) > revenue(before.GetRecurringRevenue())
+			})
+			for _, m := range append(today.GetOneTimeRevenue(), today.GetRecurringRevenue()...) {
+				if len(m.GetCurrency()) != 3 || m.GetCurrency() != strings.ToUpper(m.GetCurrency()) {
+					t.Fatalf("revenue in currency %q, want an upper-case ISO 4217 code", m.GetCurrency())
+				}
+			}
+
 			// A rebuild from the stored events answers the same series.
 			want := week()
 			e.rebuildAnalytics(t)
@@ -94,4 +119,13 @@ func (e *env) seriesClient(t *testing.T) analyticsv1.AnalyticsSeriesServiceClien
 	}
 	t.Cleanup(func() { conn.Close() })
 	return analyticsv1.NewAnalyticsSeriesServiceClient(conn)
+}
+
+// revenue sums a row's amounts over its currencies: the test's payments are all in one currency.
+func revenue(ms []*analyticsv1.CurrencyAmount) int64 {
+	var sum int64
+	for _, m := range ms {
+		sum += m.GetAmount()
+	}
+	return sum
 }
