@@ -129,19 +129,18 @@ func (s *Service) oneTime(ctx context.Context, ev events.Event, m *billingv1.Mon
 	if err != nil {
 		return err
 	}
-	revenue, err := revenueFact(ev, m, ids, domain.FactOneTime, ids.event)
-	if err != nil {
-		return err
-	}
 	err = s.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
 		ID: ids.event, AppID: ids.app, TenantID: ids.tenant, UserID: ids.user, PaymentID: m.GetPaymentId(),
 		PriceID: m.GetPriceId(), CustomerID: m.GetCustomerId(), Test: m.GetTest(),
 		Units: m.GetUnits(), UnitsBefore: m.GetUnitsBefore(), At: ids.at,
 	})
-	if err != nil || revenue == nil {
+	if err != nil {
 		return err
 	}
-	return s.store.RecordFact(ctx, *revenue)
+	if revenue := revenueFact(m, ids, domain.FactOneTime, ids.event); revenue != nil {
+		return s.store.RecordFact(ctx, *revenue)
+	}
+	return nil
 }
 
 // billingFact records what a money event other than a one-time payment counts in the daily
@@ -169,20 +168,16 @@ func (s *Service) billingFact(ctx context.Context, ev events.Event, m *billingv1
 	return s.store.RecordFact(ctx, f)
 }
 
-// revenueFact is the daily revenue fact of the payment m records, nil when it carries no amount
-// (billing sends none for an event that records no payment, or when the provider did not say).
-func revenueFact(ev events.Event, m *billingv1.MoneyChanged, ids moneyRefs, kind domain.FactKind, key string) (*domain.Fact, error) {
-	switch amount := m.GetAmount(); {
-	case amount == 0:
-		return nil, nil
-	case amount < 0:
-		return nil, malformed(ev, "has a negative amount")
-	}
+// revenueFact is the daily revenue fact of the payment m records, nil when it carries no usable
+// amount: none (an event that records no payment, a provider that did not say), a negative one or
+// one without a three-letter currency. The payment itself still counts where it is listed (route
+// 7, the subscription's payments): only its amount is unknown.
+func revenueFact(m *billingv1.MoneyChanged, ids moneyRefs, kind domain.FactKind, key string) *domain.Fact {
 	currency := domain.Currency(m.GetCurrency())
-	if !domain.ValidCurrency(currency) {
-		return nil, malformed(ev, "has an amount without an ISO 4217 currency")
+	if m.GetAmount() <= 0 || !domain.ValidCurrency(currency) {
+		return nil
 	}
-	return &domain.Fact{AppID: ids.app, Kind: kind, Key: key, Day: domain.Day(ids.at), Currency: currency, Amount: m.GetAmount()}, nil
+	return &domain.Fact{AppID: ids.app, Kind: kind, Key: key, Day: domain.Day(ids.at), Currency: currency, Amount: m.GetAmount()}
 }
 
 // subscription applies what a money event says about the subscription it names. Every such event
@@ -216,11 +211,7 @@ func (s *Service) subscription(ctx context.Context, ev events.Event, m *billingv
 			key = ids.event
 		}
 		c.Payment = &domain.SubscriptionPayment{Key: key, At: ids.at}
-		revenue, err := revenueFact(ev, m, ids, domain.FactRecurring, key)
-		if err != nil {
-			return err
-		}
-		if revenue != nil {
+		if revenue := revenueFact(m, ids, domain.FactRecurring, key); revenue != nil {
 			facts = append(facts, *revenue)
 		}
 		facts = append(facts, domain.Fact{AppID: ids.app, Kind: domain.FactSubscriptionRun, Key: c.State.ID, Day: domain.Day(ids.at)})

@@ -98,8 +98,11 @@ func TestDailySeriesCountsEachEventOnItsUTCDay(t *testing.T) {
 				money(t, billingv1.EventPaymentOneTime, appID, tenantID, 4, at, paid("units", "usd", 300, at)),
 				money(t, billingv1.EventSubscriptionStarted, appID, tenantID, 5, at, paid("sub", "eur", 1000, at)),
 				money(t, billingv1.EventSubscriptionRenewed, appID, tenantID, 6, seriesDay(7), paid("sub", "chf", 900, seriesDay(7))),
-				// a payment whose amount the provider did not report counts no revenue
+				// payments without a usable amount count no revenue
 				money(t, billingv1.EventPaymentOneTime, appID, tenantID, 7, seriesDay(7), &billingv1.MoneyChanged{Units: 1}),
+				money(t, billingv1.EventPaymentOneTime, appID, tenantID, 8, seriesDay(7), paid("units", "", 100, seriesDay(7))),
+				money(t, billingv1.EventPaymentOneTime, appID, tenantID, 9, seriesDay(7), paid("units", "euro", 100, seriesDay(7))),
+				money(t, billingv1.EventPaymentOneTime, appID, tenantID, 10, seriesDay(7), paid("units", "EUR", -100, seriesDay(7))),
 			}
 		}, rowsWith(map[int]func(*domain.DailyRow){
 			6: func(r *domain.DailyRow) {
