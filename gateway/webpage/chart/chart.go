@@ -39,12 +39,13 @@ type Chart struct {
 	Format func(int64) string
 }
 
-// The drawing's own coordinates; the viewBox scales them to the container.
+// The drawing's own coordinates; the viewBox scales them to the container. They are chosen for
+// a phone: at 390 px wide the text is still about 10 px high, and four day labels fit side by side.
 const (
-	width, height            = 640.0, 280.0
-	left, right, top, bottom = 56.0, 12.0, 12.0, 44.0 // margins holding the axes' labels
-	fontSize                 = 13
-	maxXLabels               = 6
+	width, height            = 480.0, 240.0
+	left, right, top, bottom = 64.0, 10.0, 10.0, 44.0 // margins holding the axes' labels
+	fontSize                 = 14
+	maxXLabels               = 4
 	targetYTicks             = 5
 )
 

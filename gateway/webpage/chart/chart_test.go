@@ -31,7 +31,7 @@ func TestTicksAreRoundStepsCoveringTheValues(t *testing.T) {
 	}
 }
 
-func TestAtMostSixDayLabelsShowTheFirstAndTheLast(t *testing.T) {
+func TestAtMostNDayLabelsShowTheFirstAndTheLast(t *testing.T) {
 	tests := []struct {
 		n    int
 		want []int
@@ -105,7 +105,7 @@ func week() Chart {
 func TestALineChartIsAnAccessibleScalableImage(t *testing.T) {
 	els := parse(t, string(week().SVG()))
 	svg := els[0]
-	if svg.name != "svg" || svg.attrs["role"] != "img" || svg.attrs["viewBox"] != "0 0 640 280" || svg.attrs["width"] != "100%" || svg.attrs["height"] != "" {
+	if svg.name != "svg" || svg.attrs["role"] != "img" || svg.attrs["viewBox"] != "0 0 480 240" || svg.attrs["width"] != "100%" || svg.attrs["height"] != "" {
 		t.Fatalf("root %+v: want a role=img svg scaled by its viewBox", svg)
 	}
 	if svg.attrs["aria-labelledby"] != "sign-ins-title sign-ins-desc" {
