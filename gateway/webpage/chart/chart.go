@@ -93,18 +93,13 @@ func (c Chart) SVG() template.HTML {
 	// The x axis: at most maxXLabels labels, the first and the last among them.
 	fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="#52525b"/>`, left, width-right, top+plotH, top+plotH)
 	for _, i := range labelIndexes(n, maxXLabels) {
-		anchor := "middle"
+		// The outer labels align with the plot's edges so they are not cut off.
+		anchor, lx := "middle", x(i)
 		switch {
 		case n > 1 && i == 0:
-			anchor = "start"
+			anchor, lx = "start", left
 		case n > 1 && i == n-1:
-			anchor = "end"
-		}
-		lx := x(i)
-		if anchor == "start" {
-			lx = left
-		} else if anchor == "end" {
-			lx = width - right
+			anchor, lx = "end", width-right
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="%s" fill="#3f3f46">%s</text>`, lx, top+plotH+18, anchor, text(c.Labels[i]))
 	}
