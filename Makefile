@@ -20,7 +20,7 @@ test:
 test-cluster:
 	cd tests && BERTH_TEST_CLUSTER=1 go test -count=1 -timeout 15m -v -run '^TestAClusterOfReplicas' ./cluster/
 
-## fuzz: the edge's request decoding, the login, verification, second-step and passkey forms, the identity-provider callback and link confirmation, the password-reset, email-change, account-page and console forms and the choice of a page's language, FUZZTIME each (`make test` runs their seed corpus only).
+## fuzz: the edge's request decoding, the login, verification, second-step and passkey forms, the identity-provider callback and link confirmation, the password-reset, email-change, account-page and console forms, the choice of a page's language and the charts' SVG and CSV, FUZZTIME each (`make test` runs their seed corpus only).
 FUZZTIME ?= 60s
 fuzz:
 	cd gateway && go test -run '^$$' -fuzz '^FuzzEdgeRequest$$' -fuzztime $(FUZZTIME) ./edge
@@ -34,6 +34,8 @@ fuzz:
 	cd gateway && go test -run '^$$' -fuzz '^FuzzAccountForm$$' -fuzztime $(FUZZTIME) ./account
 	cd gateway && go test -run '^$$' -fuzz '^FuzzConsoleForm$$' -fuzztime $(FUZZTIME) ./console
 	cd pkg && go test -run '^$$' -fuzz '^FuzzChoose$$' -fuzztime $(FUZZTIME) ./locale
+	cd gateway && go test -run '^$$' -fuzz '^FuzzCSVReadsBackAsTheDefusedCells$$' -fuzztime $(FUZZTIME) ./webpage/chart
+	cd gateway && go test -run '^$$' -fuzz '^FuzzSVGIsWellFormed$$' -fuzztime $(FUZZTIME) ./webpage/chart
 
 ## build: every binary of every module.
 build:

@@ -338,7 +338,13 @@ type MoneyChanged struct {
 	PaymentId string `protobuf:"bytes,17,opt,name=paymentId,proto3" json:"paymentId,omitempty"`
 	// userId is the user who paid, for payment.one_time and subscription.started: the user whose
 	// tenant access token created the checkout ("" when an API key created it).
-	UserId        string `protobuf:"bytes,18,opt,name=userId,proto3" json:"userId,omitempty"`
+	UserId string `protobuf:"bytes,18,opt,name=userId,proto3" json:"userId,omitempty"`
+	// amount and currency are the payment the event records, for payment.one_time,
+	// subscription.started and subscription.renewed: what the provider collected, in minor units of
+	// currency (ISO 4217 as the provider spells it); 0 and "" when the event records no payment or
+	// the provider did not say.
+	Amount        int64  `protobuf:"varint,19,opt,name=amount,proto3" json:"amount,omitempty"`
+	Currency      string `protobuf:"bytes,20,opt,name=currency,proto3" json:"currency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -499,6 +505,20 @@ func (x *MoneyChanged) GetUserId() string {
 	return ""
 }
 
+func (x *MoneyChanged) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *MoneyChanged) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
 var File_billing_v1_events_proto protoreflect.FileDescriptor
 
 const file_billing_v1_events_proto_rawDesc = "" +
@@ -527,7 +547,7 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x0e\n" +
 	"\x02at\x18\x04 \x01(\tR\x02at:\x1f\xd2\xf3\x18\x1b\n" +
-	"\x19billing.tenant.first_paid\"\x9e\x06\n" +
+	"\x19billing.tenant.first_paid\"\xd2\x06\n" +
 	"\fMoneyChanged\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
 	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x1a\n" +
@@ -549,7 +569,9 @@ const file_billing_v1_events_proto_rawDesc = "" +
 	"\vunitsBefore\x18\x0f \x01(\x03R\vunitsBefore\x12.\n" +
 	"\x12paymentFailedCount\x18\x10 \x01(\x05R\x12paymentFailedCount\x12\x1c\n" +
 	"\tpaymentId\x18\x11 \x01(\tR\tpaymentId\x12\x16\n" +
-	"\x06userId\x18\x12 \x01(\tR\x06userId:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
+	"\x06userId\x18\x12 \x01(\tR\x06userId\x12\x16\n" +
+	"\x06amount\x18\x13 \x01(\x03R\x06amount\x12\x1a\n" +
+	"\bcurrency\x18\x14 \x01(\tR\bcurrency:\xfd\x01\xd2\xf3\x18\xf8\x01\n" +
 	"\x18billing.payment.one_time\n" +
 	"\x1cbilling.subscription.started\n" +
 	"\x1cbilling.subscription.renewed\n" +

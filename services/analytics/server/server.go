@@ -90,6 +90,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 	grpcapi.Register(p, svc)
 	grpcapi.RegisterAdmin(p, svc)
+	grpcapi.RegisterSeries(p, svc)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
 	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Service, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {

@@ -97,6 +97,16 @@ type OneTimePayments interface {
 	VisitOneTimePayments(ctx context.Context, appID string, from, to time.Time, v Visitor[OneTimePaymentRecord]) error
 }
 
+// DailyFacts keeps the facts of the daily series (domain.Fact) and answers the series.
+type DailyFacts interface {
+	// RecordFact stores f once per (AppID, Kind, Key); recorded again, the stored fact keeps the
+	// earlier of the two days and its other fields.
+	RecordFact(ctx context.Context, f domain.Fact) error
+	// DailySeries answers the app's series over r from one snapshot of the store: sign-ins and
+	// active users from the stored sign-ins (by the UTC day of At), the rest from the facts.
+	DailySeries(ctx context.Context, appID string, r domain.Range) (*domain.Series, error)
+}
+
 // Store is every read model the analytics use cases keep, over one database (or one lock).
 type Store interface {
 	SignIns
@@ -104,6 +114,7 @@ type Store interface {
 	TenantSnapshots
 	Subscriptions
 	OneTimePayments
+	DailyFacts
 	// Reset empties every read model, for a rebuild from the events.
 	Reset(ctx context.Context) error
 }

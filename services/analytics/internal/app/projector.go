@@ -62,7 +62,13 @@ func (s *Service) Apply(ctx context.Context, ev events.Event, payload proto.Mess
 		if err != nil {
 			return err
 		}
-		return s.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()})
+		if err := s.store.PutUser(ctx, UserSnapshot{AppID: appID, UserID: userID, TenantRef: tenantRef, AsOf: asOf, User: m.GetUser()}); err != nil {
+			return err
+		}
+		if ev.Type != identityv1.EventUserCreated {
+			return nil
+		}
+		return s.store.RecordFact(ctx, domain.Fact{AppID: appID, Kind: domain.FactNewUser, Key: userID, Day: domain.Day(asOf)})
 	case identityv1.EventUserDeleted:
 		m, err := payloadOf[*identityv1.UserDeleted](ev, payload)
 		if err != nil {
@@ -89,7 +95,13 @@ func (s *Service) Apply(ctx context.Context, ev events.Event, payload proto.Mess
 		if err != nil {
 			return err
 		}
-		return s.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()})
+		if err := s.store.PutTenant(ctx, TenantSnapshot{AppID: appID, TenantID: tenantID, AsOf: asOf, Tenant: m.GetTenant()}); err != nil {
+			return err
+		}
+		if ev.Type != tenantv1.EventTenantCreated {
+			return nil
+		}
+		return s.store.RecordFact(ctx, domain.Fact{AppID: appID, Kind: domain.FactNewTenant, Key: tenantID, Day: domain.Day(asOf)})
 	case billingv1.EventPaymentOneTime:
 		m, err := payloadOf[*billingv1.MoneyChanged](ev, payload)
 		if err != nil {
@@ -103,22 +115,69 @@ func (s *Service) Apply(ctx context.Context, ev events.Event, payload proto.Mess
 		if err != nil {
 			return err
 		}
+		if err := s.billingFact(ctx, ev, m); err != nil {
+			return err
+		}
 		return s.subscription(ctx, ev, m)
 	}
 	return malformed(ev, "is not a type analytics applies")
 }
 
-// oneTime records a payment for units.
+// oneTime records a payment for units, and its amount for the daily one-time revenue.
 func (s *Service) oneTime(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
 	ids, err := moneyIDs(ev, m)
 	if err != nil {
 		return err
 	}
-	return s.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
+	err = s.store.RecordOneTimePayment(ctx, domain.OneTimePayment{
 		ID: ids.event, AppID: ids.app, TenantID: ids.tenant, UserID: ids.user, PaymentID: m.GetPaymentId(),
 		PriceID: m.GetPriceId(), CustomerID: m.GetCustomerId(), Test: m.GetTest(),
 		Units: m.GetUnits(), UnitsBefore: m.GetUnitsBefore(), At: ids.at,
 	})
+	if err != nil {
+		return err
+	}
+	if revenue := revenueFact(m, ids, domain.FactOneTime, ids.event); revenue != nil {
+		return s.store.RecordFact(ctx, *revenue)
+	}
+	return nil
+}
+
+// billingFact records what a money event other than a one-time payment counts in the daily
+// series besides the subscription it names: a failed payment, or a frozen tenant (counted once per
+// tenant and day). A tenant frozen or failing while paying by units names no subscription, so
+// these do not wait for one.
+func (s *Service) billingFact(ctx context.Context, ev events.Event, m *billingv1.MoneyChanged) error {
+	var kind domain.FactKind
+	switch ev.Type {
+	case billingv1.EventPaymentFailed:
+		kind = domain.FactPaymentFailure
+	case billingv1.EventTenantFrozen:
+		kind = domain.FactTenantFrozen
+	default:
+		return nil
+	}
+	ids, err := moneyIDs(ev, m)
+	if err != nil {
+		return err
+	}
+	f := domain.Fact{AppID: ids.app, Kind: kind, Key: ids.event, Day: domain.Day(ids.at)}
+	if kind == domain.FactTenantFrozen {
+		f.Subject = ids.tenant
+	}
+	return s.store.RecordFact(ctx, f)
+}
+
+// revenueFact is the daily revenue fact of the payment m records, nil when it carries no usable
+// amount: none (an event that records no payment, a provider that did not say), a negative one or
+// one without a three-letter currency. The payment itself still counts where it is listed (route
+// 7, the subscription's payments): only its amount is unknown.
+func revenueFact(m *billingv1.MoneyChanged, ids moneyRefs, kind domain.FactKind, key string) *domain.Fact {
+	currency := domain.Currency(m.GetCurrency())
+	if m.GetAmount() <= 0 || !domain.ValidCurrency(currency) {
+		return nil
+	}
+	return &domain.Fact{AppID: ids.app, Kind: kind, Key: key, Day: domain.Day(ids.at), Currency: currency, Amount: m.GetAmount()}
 }
 
 // subscription applies what a money event says about the subscription it names. Every such event
@@ -144,14 +203,30 @@ func (s *Service) subscription(ctx context.Context, ev events.Event, m *billingv
 		},
 		Ended: ev.Type == billingv1.EventSubscriptionEnded,
 	}
-	if ev.Type == billingv1.EventSubscriptionStarted || ev.Type == billingv1.EventSubscriptionRenewed {
+	var facts []domain.Fact
+	switch ev.Type {
+	case billingv1.EventSubscriptionStarted, billingv1.EventSubscriptionRenewed:
 		key := m.GetPaymentId()
 		if key == "" {
 			key = ids.event
 		}
 		c.Payment = &domain.SubscriptionPayment{Key: key, At: ids.at}
+		if revenue := revenueFact(m, ids, domain.FactRecurring, key); revenue != nil {
+			facts = append(facts, *revenue)
+		}
+		facts = append(facts, domain.Fact{AppID: ids.app, Kind: domain.FactSubscriptionRun, Key: c.State.ID, Day: domain.Day(ids.at)})
+	case billingv1.EventSubscriptionEnded:
+		facts = append(facts, domain.Fact{AppID: ids.app, Kind: domain.FactSubscriptionEnd, Key: c.State.ID, Day: domain.Day(ids.at)})
 	}
-	return s.store.ApplySubscription(ctx, c)
+	if err := s.store.ApplySubscription(ctx, c); err != nil {
+		return err
+	}
+	for _, f := range facts {
+		if err := s.store.RecordFact(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // moneyRefs are a money event's ids in canonical form and the time it recorded.

@@ -12,6 +12,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/memory"
 	"github.com/berthhq/berth/services/analytics/internal/app"
+	"github.com/berthhq/berth/services/analytics/internal/domain"
 
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
@@ -45,7 +46,11 @@ func (l *storedLog) Replay(ctx context.Context, types []eventsv1.Type, fn events
 func answers(t *testing.T, s app.Store, appID string) []any {
 	t.Helper()
 	signIns := listAll(t, s, appID)
-	return []any{signIns, subscriptionsOf(t, s, appID, t0.Add(-1000*time.Hour), t0.Add(1000*time.Hour)), oneTimesOf(t, s, appID)}
+	series, err := s.DailySeries(context.Background(), appID, domain.Range{From: domain.Day(t0).AddDate(0, 0, -6), To: domain.Day(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []any{signIns, subscriptionsOf(t, s, appID, t0.Add(-1000*time.Hour), t0.Add(1000*time.Hour)), oneTimesOf(t, s, appID), series}
 }
 
 func TestARebuildFromTheEventsYieldsTheSameAnswersAsTheConsumers(t *testing.T) {
@@ -54,8 +59,9 @@ func TestARebuildFromTheEventsYieldsTheSameAnswersAsTheConsumers(t *testing.T) {
 		tenantChanged(t, tenantv1.EventTenantCreated, appID, tenantID, t0, "Acme"),
 		signedIn(t, appID, userID, tenantID, t0.Add(time.Minute), "Ada"),
 		money(t, billingv1.EventSubscriptionStarted, appID, tenantID, 2, t0.Add(time.Hour), &billingv1.MoneyChanged{
-			SubscriptionId: "sub_1", PaidUntil: t0.Add(720 * time.Hour).Format(time.RFC3339), PaymentId: "cs_1", UserId: userID}),
-		money(t, billingv1.EventPaymentOneTime, appID, tenantID, 3, t0.Add(2*time.Hour), &billingv1.MoneyChanged{Units: 4, UserId: userID}),
+			SubscriptionId: "sub_1", PaidUntil: t0.Add(720 * time.Hour).Format(time.RFC3339), PaymentId: "cs_1", UserId: userID,
+			Amount: 1190, Currency: "eur"}),
+		money(t, billingv1.EventPaymentOneTime, appID, tenantID, 3, t0.Add(2*time.Hour), &billingv1.MoneyChanged{Units: 4, UserId: userID, Amount: 400, Currency: "eur"}),
 		userChanged(t, identityv1.EventUserUpdated, appID, userID, tenantID, t0.Add(3*time.Hour), "Ada L."),
 		event(t, identityv1.EventUserUpdated, appID, t0, &identityv1.UserChanged{AppId: appID, UserId: userID}), // malformed: no user
 	}}

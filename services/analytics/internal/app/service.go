@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
 )
 
@@ -107,4 +108,19 @@ func appRange(appID, from, to string) (string, domain.Range, error) {
 		return "", r, nil
 	}
 	return app.String(), r, nil
+}
+
+// DailySeries answers the app's figures per UTC day over the days (7, 30, 90 or 365) ending on end
+// (YYYY-MM-DD; today in UTC when ""), one row per day, zero rows included. An app analytics has
+// seen no event of answers zero rows.
+func (s *Service) DailySeries(ctx context.Context, appID string, days int, end string) (*domain.Series, error) {
+	app, err := uuid.Parse(appID)
+	if err != nil {
+		return nil, fault.InvalidField("appId", "must be a UUID")
+	}
+	r, err := domain.ParseSeriesRange(days, end, s.clock())
+	if err != nil {
+		return nil, err
+	}
+	return s.store.DailySeries(ctx, app.String(), r)
 }

@@ -82,21 +82,23 @@ func moneyEvent(a domain.Account, now time.Time, reason string, m domain.MoneyCh
 		CustomerId: st.PspxCustomerID, SubscriptionId: sub.PspxSubscriptionID, PriceId: priceID, ProductId: sub.PspxProductID,
 		Quantity: sub.SubscriptionQuantity, CheckoutSessionId: st.PspxCheckoutSessionID, PaidUntil: domain.FormatTime(st.PaidUntil),
 		Units: m.Units, UnitsBefore: m.UnitsBefore, PaymentFailedCount: st.PaymentFailedCount, PaymentId: paymentID, UserId: pay.UserID,
+		Amount: pay.Amount, Currency: pay.Currency,
 	})
 }
 
 // updateAccount applies an effect to a tenant's account unless needed reports, on the locked
 // account, that it holds already (a repeated request or event changes nothing and emits nothing),
-// and hands a changed account to the tenant context before answering. It reports whether the
-// account changed.
-func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason string, needed func(domain.State) bool, apply func(*domain.State)) (bool, error) {
+// and hands a changed account to the tenant context before answering. pay is the payment the
+// effect records (a renewal's amount), the zero Payment for none. It reports whether the account
+// changed.
+func (s *Service) updateAccount(ctx context.Context, appID, tenantID, reason string, pay domain.Payment, needed func(domain.State) bool, apply func(*domain.State)) (bool, error) {
 	changed := false
 	acct, err := s.store.UpdateAccount(ctx, appID, tenantID, func(a *domain.Account) ([]events.Event, error) {
 		if !needed(a.State) {
 			return nil, nil
 		}
 		changed = true
-		return changeState(a, s.now(), reason, domain.Payment{}, apply)
+		return changeState(a, s.now(), reason, pay, apply)
 	})
 	if err != nil || !changed {
 		return false, err
@@ -112,7 +114,7 @@ func (s *Service) SetTenantFrozen(ctx context.Context, appID, tenantID string, f
 		return err
 	}
 	reason := map[bool]string{true: "operator.frozen", false: "operator.unfrozen"}[frozen]
-	_, err := s.updateAccount(ctx, appID, tenantID, reason,
+	_, err := s.updateAccount(ctx, appID, tenantID, reason, domain.Payment{},
 		func(st domain.State) bool { return st.Freezed != frozen || st.FreezedDueFailedPayment },
 		func(st *domain.State) { st.FrozenByOperator(frozen) })
 	return err

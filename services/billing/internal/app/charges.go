@@ -70,7 +70,7 @@ func (s *Service) CreateInvoice(ctx context.Context, callerApp, tenantID string,
 			if err == nil {
 				err = errHasSubscription
 			}
-			return nil, errors.Join(err, s.settleCharge(ctx, c.ID, domain.ChargeFailed, "", "", nil))
+			return nil, errors.Join(err, s.settleCharge(ctx, c.ID, domain.ChargeFailed, "", domain.Payment{}, "", nil))
 		}
 		return s.chargeSubscription(ctx, t, c)
 	}
@@ -83,7 +83,7 @@ func (s *Service) CreateInvoice(ctx context.Context, callerApp, tenantID string,
 		if err != nil {
 			return nil, err
 		}
-		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.invoice", func(st *domain.State) {
+		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, invoicePaid(inv), "charge.invoice", func(st *domain.State) {
 			st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru, c.Test)
 		})
 		if err != nil {
@@ -142,7 +142,7 @@ func (s *Service) chargeInvoice(ctx context.Context, t pspxTenant, c domain.Char
 		return PspxInvoice{}, providerFault(err, "fetch pspx invoice")
 	}
 	if inv.Status == "open" {
-		if err := s.settleCharge(ctx, c.ID, domain.ChargeOpen, inv.ID, "", nil); err != nil {
+		if err := s.settleCharge(ctx, c.ID, domain.ChargeOpen, inv.ID, domain.Payment{}, "", nil); err != nil {
 			return PspxInvoice{}, err
 		}
 	}
@@ -159,7 +159,7 @@ func (s *Service) declined(ctx context.Context, t pspxTenant, c domain.Charge, i
 	if _, err := s.pspx.VoidInvoice(ctx, t.key, "charge-"+c.ID+"-void", invoiceID); err != nil {
 		return providerFault(err, "void declined pspx invoice")
 	}
-	if err := s.settleCharge(ctx, c.ID, domain.ChargeFailed, invoiceID, "", nil); err != nil {
+	if err := s.settleCharge(ctx, c.ID, domain.ChargeFailed, invoiceID, domain.Payment{}, "", nil); err != nil {
 		return err
 	}
 	return fail
@@ -181,12 +181,12 @@ func (s *Service) chargeSubscription(ctx context.Context, t pspxTenant, c domain
 	}
 	switch sub.Status {
 	case "active", "trialing":
-		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.subscription", func(st *domain.State) {
+		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, invoicePaid(inv), "charge.subscription", func(st *domain.State) {
 			st.Subscribed(domain.Subscription{CustomerID: c.CustomerID, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product,
 				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd, Test: c.Test})
 		})
 	default:
-		if err = s.settleCharge(ctx, c.ID, domain.ChargeFailed, inv.ID, "", nil); err == nil {
+		if err = s.settleCharge(ctx, c.ID, domain.ChargeFailed, inv.ID, domain.Payment{}, "", nil); err == nil {
 			err = errDeclined
 		}
 	}
@@ -210,9 +210,10 @@ func (s *Service) paymentIntentOf(ctx context.Context, key string, inv PspxInvoi
 }
 
 // settleCharge moves an open charge to status with its invoice noted and, when apply is set,
-// applies that effect to the tenant's state in the same transaction. A settled charge is left as
-// it is, so the route and the provider's event (whichever comes second) apply nothing twice.
-func (s *Service) settleCharge(ctx context.Context, id, status, invoiceID, reason string, apply func(*domain.State)) error {
+// applies that effect to the tenant's state in the same transaction; paid is what the invoice
+// collected (invoicePaid), for the money events. A settled charge is left as it is, so the route
+// and the provider's event (whichever comes second) apply nothing twice.
+func (s *Service) settleCharge(ctx context.Context, id, status, invoiceID string, paid domain.Payment, reason string, apply func(*domain.State)) error {
 	now := s.now()
 	changed := false
 	_, acct, err := s.store.SettleCharge(ctx, id, func(c *domain.Charge, a *domain.Account) ([]events.Event, error) {
@@ -224,7 +225,8 @@ func (s *Service) settleCharge(ctx context.Context, id, status, invoiceID, reaso
 			return nil, nil
 		}
 		changed = true
-		return changeState(a, now, reason, domain.Payment{ID: invoiceID, UserID: c.UserID, PriceID: c.Price}, apply)
+		return changeState(a, now, reason, domain.Payment{ID: invoiceID, UserID: c.UserID, PriceID: c.Price,
+			Amount: paid.Amount, Currency: paid.Currency}, apply)
 	})
 	if err != nil {
 		return fmt.Errorf("settle charge %s: %w", id, err)
@@ -233,4 +235,9 @@ func (s *Service) settleCharge(ctx context.Context, id, status, invoiceID, reaso
 		return s.publish(ctx, acct)
 	}
 	return nil
+}
+
+// invoicePaid is what a paid pspx invoice collected, for the money event that records it.
+func invoicePaid(inv PspxInvoice) domain.Payment {
+	return domain.Payment{Amount: inv.AmountPaid, Currency: inv.Currency}
 }

@@ -236,6 +236,7 @@ func (s *Service) paymentReturnURL(ctx context.Context, appID string) (*url.URL,
 type outcome struct {
 	status string
 	apply  func(*domain.State)
+	paid   domain.Payment // the amount the provider collected, for the money events
 }
 
 // Settle brings an unsettled session up to date with the provider and applies its effect once.
@@ -279,7 +280,8 @@ func (s *Service) settle(ctx context.Context, cs domain.CheckoutSession) (domain
 			return nil, nil
 		}
 		changed = true
-		return changeState(a, now, "checkout."+c.Mode, domain.Payment{ID: c.ProviderSessionID, UserID: c.UserID, PriceID: c.Price}, out.apply)
+		return changeState(a, now, "checkout."+c.Mode, domain.Payment{ID: c.ProviderSessionID, UserID: c.UserID, PriceID: c.Price,
+			Amount: out.paid.Amount, Currency: out.paid.Currency}, out.apply)
 	})
 	if err != nil {
 		return domain.CheckoutSession{}, false, err

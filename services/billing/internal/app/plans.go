@@ -114,7 +114,7 @@ func (s *Service) changeSubscription(ctx context.Context, callerApp, tenantID st
 	} else if err := s.samePlan(ctx, callerApp, t.tenant.ID, st); err != nil {
 		// No upgrade was open when this one was stored, so a racing one had settled: if it
 		// changed the plan, this charge was priced against the old one and must not be invoiced.
-		return errors.Join(err, s.settleCharge(ctx, c.ID, domain.ChargeFailed, "", "", nil))
+		return errors.Join(err, s.settleCharge(ctx, c.ID, domain.ChargeFailed, "", domain.Payment{}, "", nil))
 	}
 	return s.upgrade(ctx, t, c, sub, next.Currency)
 }
@@ -181,7 +181,7 @@ func (s *Service) applyUpgrade(ctx context.Context, key string, c domain.Charge,
 	if err != nil {
 		return providerFault(err, "apply pspx plan upgrade")
 	}
-	return s.settleCharge(ctx, c.ID, domain.ChargeCompleted, invoiceID, "plan.upgraded", func(st *domain.State) {
+	return s.settleCharge(ctx, c.ID, domain.ChargeCompleted, invoiceID, domain.Payment{}, "plan.upgraded", func(st *domain.State) {
 		if st.PspxSubscriptionID == sub.ID {
 			st.PlanChanged(sub.Price, sub.Product, sub.Quantity)
 		}

@@ -220,7 +220,7 @@ func (s *Service) pspxInvoicePaid(ctx context.Context, conn domain.Connection, k
 		return Applied{}, fault.Internal(fmt.Errorf("pspx renewal invoice %s names no period", inv.ID))
 	}
 	renewal := domain.Renewal{SubscriptionID: inv.Subscription, InvoiceID: inv.ID}
-	return s.onCustomerAccount(ctx, conn, inv.Customer, "subscription.renewed",
+	return s.onCustomerAccount(ctx, conn, inv.Customer, "subscription.renewed", invoicePaid(inv),
 		func(st domain.State) bool { return st.Renews(renewal) },
 		func(st *domain.State) { st.Renewed(renewal, paidUntil) })
 }
@@ -255,7 +255,7 @@ func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, c
 		if err != nil {
 			return Applied{}, providerFault(err, "fetch pspx subscription")
 		}
-		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.subscription", func(st *domain.State) {
+		err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, invoicePaid(inv), "charge.subscription", func(st *domain.State) {
 			st.Subscribed(domain.Subscription{CustomerID: c.CustomerID, ID: sub.ID, PriceID: sub.Price, ProductID: sub.Product,
 				Quantity: sub.Quantity, DefaultMethodID: sub.DefaultPayment, PaidUntil: sub.CurrentPeriodEnd, Test: c.Test})
 		})
@@ -265,7 +265,7 @@ func (s *Service) chargePaid(ctx context.Context, conn domain.Connection, key, c
 	if err != nil {
 		return Applied{}, err
 	}
-	err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, "charge.invoice", func(st *domain.State) {
+	err = s.settleCharge(ctx, c.ID, domain.ChargeCompleted, inv.ID, invoicePaid(inv), "charge.invoice", func(st *domain.State) {
 		st.UnitsBought(c.CustomerID, "", "", c.Quantity, validThru, c.Test)
 	})
 	return Applied{Effect: "charge.invoice"}, err
@@ -323,7 +323,7 @@ func (s *Service) pspxInvoiceFailed(ctx context.Context, conn domain.Connection,
 		if err != nil || !found || c.Settled() {
 			return Applied{Ignored: !found}, err
 		}
-		return Applied{Effect: "charge.failed"}, s.settleCharge(ctx, c.ID, domain.ChargeFailed, inv.ID, "", nil)
+		return Applied{Effect: "charge.failed"}, s.settleCharge(ctx, c.ID, domain.ChargeFailed, inv.ID, domain.Payment{}, "", nil)
 	}
 	if inv.Subscription == "" || inv.BillingReason != "subscription_cycle" {
 		return Applied{}, nil
@@ -338,7 +338,7 @@ func (s *Service) paymentFailed(ctx context.Context, conn domain.Connection, cus
 	if err != nil {
 		return Applied{}, err
 	}
-	return s.onCustomerAccount(ctx, conn, customerID, "payment.failed",
+	return s.onCustomerAccount(ctx, conn, customerID, "payment.failed", domain.Payment{},
 		func(st domain.State) bool { return st.FailureCounts(f) },
 		func(st *domain.State) { st.PaymentFailedFor(f, settings.FailedPaymentsToFreeze) })
 }
@@ -352,7 +352,7 @@ func (s *Service) pspxSubscriptionDeleted(ctx context.Context, conn domain.Conne
 	if sub.Status != "canceled" && sub.Status != "incomplete_expired" {
 		return Applied{}, nil
 	}
-	return s.onCustomerAccount(ctx, conn, sub.Customer, "subscription.ended",
+	return s.onCustomerAccount(ctx, conn, sub.Customer, "subscription.ended", domain.Payment{},
 		func(st domain.State) bool { return st.PspxSubscriptionID == sub.ID },
 		func(st *domain.State) { st.SubscriptionEnded() })
 }
@@ -369,13 +369,13 @@ func (s *Service) ownCustomer(ctx context.Context, conn domain.Connection, custo
 
 // onCustomerAccount applies an effect to the account of the tenant behind a customer of the
 // connection, unless needed says (on the locked account) that it holds already.
-func (s *Service) onCustomerAccount(ctx context.Context, conn domain.Connection, customerID, reason string,
+func (s *Service) onCustomerAccount(ctx context.Context, conn domain.Connection, customerID, reason string, pay domain.Payment,
 	needed func(domain.State) bool, apply func(*domain.State)) (Applied, error) {
 	c, found, err := s.ownCustomer(ctx, conn, customerID)
 	if err != nil || !found {
 		return Applied{Ignored: !found}, err
 	}
-	changed, err := s.updateAccount(ctx, c.AppID, c.TenantID, reason, needed, apply)
+	changed, err := s.updateAccount(ctx, c.AppID, c.TenantID, reason, pay, needed, apply)
 	if err != nil || !changed {
 		return Applied{}, err
 	}

@@ -94,7 +94,7 @@ func (s *Service) pspxOutcome(ctx context.Context, key string, cs domain.Checkou
 
 // pspxPaid is the effect of a completed pspx checkout session.
 func (s *Service) pspxPaid(ctx context.Context, key string, cs domain.CheckoutSession, got PspxCheckoutSession) (outcome, error) {
-	done := outcome{status: domain.CheckoutCompleted}
+	done := outcome{status: domain.CheckoutCompleted, paid: domain.Payment{Amount: got.AmountTotal, Currency: got.Currency}}
 	switch cs.Mode {
 	case domain.ModeSubscription:
 		sub := got.Subscription

@@ -224,7 +224,7 @@ func TestARoute13InvoicePaidLaterNamesItsPayerInvoiceAndPrice(t *testing.T) {
 	if err := f.store.CreateCharge(ctx, charge); err != nil {
 		t.Fatal(err)
 	}
-	f.px.set(app.PspxInvoice{ID: "in_units", Customer: "cus_1", Status: "paid", BillingReason: "manual",
+	f.px.set(app.PspxInvoice{ID: "in_units", Customer: "cus_1", Status: "paid", BillingReason: "manual", AmountPaid: 4760, Currency: "eur",
 		Metadata: map[string]string{"berthChargeId": charge.ID}})
 	if got := f.apply(t, "invoice.paid", "in_units"); got.Effect != "charge.invoice" {
 		t.Fatalf("invoice.paid: %+v", got)
@@ -246,7 +246,8 @@ func TestARoute13InvoicePaidLaterNamesItsPayerInvoiceAndPrice(t *testing.T) {
 	if len(paid) != 1 {
 		t.Fatalf("%d one-time payment events, want 1", len(paid))
 	}
-	if m := paid[0]; m.GetUserId() != payer || m.GetPaymentId() != "in_units" || m.GetPriceId() != "price_units" || m.GetUnits() != 4 {
-		t.Fatalf("one-time payment names user %q payment %q price %q units %d", m.GetUserId(), m.GetPaymentId(), m.GetPriceId(), m.GetUnits())
+	if m := paid[0]; m.GetUserId() != payer || m.GetPaymentId() != "in_units" || m.GetPriceId() != "price_units" || m.GetUnits() != 4 ||
+		m.GetAmount() != 4760 || m.GetCurrency() != "eur" {
+		t.Fatalf("one-time payment names user %q payment %q price %q units %d amount %d %q", m.GetUserId(), m.GetPaymentId(), m.GetPriceId(), m.GetUnits(), m.GetAmount(), m.GetCurrency())
 	}
 }

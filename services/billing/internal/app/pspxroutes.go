@@ -174,7 +174,7 @@ func (s *Service) DeletePaymentMethods(ctx context.Context, callerApp string, r 
 			}
 		}
 	}
-	_, err = s.updateAccount(ctx, callerApp, t.tenant.ID, "payment_methods.deleted",
+	_, err = s.updateAccount(ctx, callerApp, t.tenant.ID, "payment_methods.deleted", domain.Payment{},
 		func(st domain.State) bool { return st.PspxDefaultPaymentMethodID != "" },
 		(*domain.State).PaymentMethodsDeleted)
 	return err
@@ -202,7 +202,7 @@ func (s *Service) CancelSubscription(ctx context.Context, callerApp string, r Te
 	if at.IsZero() {
 		at = sub.CurrentPeriodEnd
 	}
-	_, err = s.updateAccount(ctx, callerApp, t.tenant.ID, "subscription.cancel_at_period_end",
+	_, err = s.updateAccount(ctx, callerApp, t.tenant.ID, "subscription.cancel_at_period_end", domain.Payment{},
 		func(st domain.State) bool {
 			return st.PspxSubscriptionID == subID && (!st.PspxSubscriptionCancelAtPeriodEnd || !st.PspxSubscriptionCancelAt.Equal(at))
 		},

@@ -121,7 +121,7 @@ func (s *Service) pspyOutcome(ctx context.Context, key string, cs domain.Checkou
 // now (its first charge one interval after the paid first payment); a setup's payment is refunded
 // and its mandate becomes the default. Both provider calls carry the session's idempotency keys.
 func (s *Service) pspyPaid(ctx context.Context, key string, cs domain.CheckoutSession, p PspyPayment) (outcome, error) {
-	done := outcome{status: domain.CheckoutCompleted}
+	done := outcome{status: domain.CheckoutCompleted, paid: pspyCollected(p)}
 	paidAt := p.PaidAt
 	if paidAt.IsZero() {
 		paidAt = s.now()

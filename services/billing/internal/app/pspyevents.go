@@ -124,7 +124,7 @@ func (s *Service) pspyRecurringPayment(ctx context.Context, conn domain.Connecti
 		failure.Key, failure.Reversed = p.ID+"/chargeback", true
 	case p.Status == "paid":
 		renewal := domain.Renewal{SubscriptionID: p.SubscriptionID, InvoiceID: p.ID}
-		return s.onCustomerAccount(ctx, conn, p.CustomerID, "subscription.renewed",
+		return s.onCustomerAccount(ctx, conn, p.CustomerID, "subscription.renewed", pspyCollected(p),
 			func(st domain.State) bool { return st.Renews(renewal) },
 			func(st *domain.State) { st.Renewed(renewal, paysUntil) })
 	}
@@ -158,4 +158,14 @@ func (s *Service) pspyPeriodEnd(ctx context.Context, key string, p PspyPayment) 
 			sub.ID, sub.Interval, p.ID, p.CreatedAt)))
 	}
 	return end, nil
+}
+
+// pspyCollected is the payment's amount in minor units with its currency, for the money event that
+// records it; the zero Payment when pspy's decimal does not read as the currency's.
+func pspyCollected(p PspyPayment) domain.Payment {
+	amount, err := domain.ParseMinor(p.Amount.Value, p.Amount.Currency)
+	if err != nil {
+		return domain.Payment{} // the payment stands; only its amount is not known
+	}
+	return domain.Payment{Amount: amount, Currency: p.Amount.Currency}
 }

@@ -84,6 +84,20 @@ func NewCatalogTaxRate(r CatalogTaxRate) (CatalogTaxRate, error) {
 // minorDigits are the decimals of the currencies whose minor unit is not the cent.
 var minorDigits = map[string]int{"JPY": 0, "KRW": 0, "CLP": 0, "ISK": 0, "HUF": 2, "BHD": 3, "KWD": 3, "JOD": 3, "OMR": 3, "TND": 3}
 
+// ParseMinor reads pspy's decimal string of an amount in currency ("10.00" EUR, "1000" JPY) as
+// minor units: exactly the currency's minor digits, as FormatMinor writes them.
+func ParseMinor(value, currency string) (int64, error) {
+	digits, ok := minorDigits[currency]
+	if !ok {
+		digits = 2
+	}
+	whole, frac, dotted := strings.Cut(value, ".")
+	if whole == "" || len(frac) != digits || dotted != (digits > 0) || strings.Trim(whole+frac, "0123456789") != "" {
+		return 0, fmt.Errorf("amount %q is not a %s amount with %d decimals", value, currency, digits)
+	}
+	return strconv.ParseInt(whole+frac, 10, 64)
+}
+
 // FormatMinor renders an amount of minor units as pspy's decimal string: exactly the currency's
 // minor digits ("10.00" EUR, "1000" JPY).
 func FormatMinor(amount int64, currency string) string {

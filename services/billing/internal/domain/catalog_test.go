@@ -54,3 +54,24 @@ func TestIntervalsMoveByCalendarUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestParseMinorReadsExactlyTheCurrencysDecimals(t *testing.T) {
+	tests := []struct {
+		value, currency string
+		want            int64
+		ok              bool
+	}{
+		{"10.00", "EUR", 1000, true}, {"0.01", "EUR", 1, true}, {"1000", "JPY", 1000, true}, {"1.500", "KWD", 1500, true},
+		{"10.0", "EUR", 0, false}, {"10", "EUR", 0, false}, {"10.000", "EUR", 0, false}, {"10.00", "JPY", 0, false},
+		{"-1.00", "EUR", 0, false}, {"1,00", "EUR", 0, false}, {".50", "EUR", 0, false}, {"", "EUR", 0, false}, {"1e3", "JPY", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := ParseMinor(tc.value, tc.currency)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Fatalf("ParseMinor(%q, %s) = %d, %v; want %d (ok %v)", tc.value, tc.currency, got, err, tc.want, tc.ok)
+		}
+		if tc.ok && FormatMinor(got, tc.currency) != tc.value {
+			t.Fatalf("FormatMinor(%d, %s) = %q, want %q back", got, tc.currency, FormatMinor(got, tc.currency), tc.value)
+		}
+	}
+}

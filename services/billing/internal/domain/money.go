@@ -31,17 +31,24 @@ type Payment struct {
 	ID      string
 	UserID  string
 	PriceID string
+	// Amount and Currency are what the provider collected (minor units, the provider's spelling of
+	// the ISO 4217 code); 0 and "" when it did not say.
+	Amount   int64
+	Currency string
 }
 
 // For is what a money event of kind says of the payment: a one-time payment names all of it (its
-// price is the units', not the subscription's), a started subscription its id and payer; the
-// other kinds record no payment of their own (a renewal names its invoice through Renewal).
+// price is the units', not the subscription's), a started subscription its id, payer and amount,
+// a renewal its amount (it names its invoice through Renewal); the other kinds record no payment
+// of their own.
 func (p Payment) For(kind string) Payment {
 	switch kind {
 	case MoneyOneTime:
 		return p
 	case MoneySubscriptionStarted:
-		return Payment{ID: p.ID, UserID: p.UserID}
+		return Payment{ID: p.ID, UserID: p.UserID, Amount: p.Amount, Currency: p.Currency}
+	case MoneySubscriptionRenewed:
+		return Payment{Amount: p.Amount, Currency: p.Currency}
 	}
 	return Payment{}
 }

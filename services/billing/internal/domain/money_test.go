@@ -65,14 +65,14 @@ func TestMoneyChangesNameWhatAnEffectDidToATenantsMoney(t *testing.T) {
 }
 
 func TestAPaymentIsNamedOnlyByTheEventsThatRecordIt(t *testing.T) {
-	p := Payment{ID: "cs_1", UserID: "user", PriceID: "price_units"}
+	p := Payment{ID: "cs_1", UserID: "user", PriceID: "price_units", Amount: 1190, Currency: "eur"}
 	for _, tc := range []struct {
 		kind string
 		want Payment
 	}{
 		{MoneyOneTime, p},
-		{MoneySubscriptionStarted, Payment{ID: "cs_1", UserID: "user"}}, // the subscription's own price is in the state
-		{MoneySubscriptionRenewed, Payment{}},                           // a renewal names its invoice itself
+		{MoneySubscriptionStarted, Payment{ID: "cs_1", UserID: "user", Amount: 1190, Currency: "eur"}}, // the subscription's own price is in the state
+		{MoneySubscriptionRenewed, Payment{Amount: 1190, Currency: "eur"}},                             // a renewal names its invoice itself
 		{MoneySubscriptionChanged, Payment{}},
 		{MoneySubscriptionCancelled, Payment{}},
 		{MoneySubscriptionEnded, Payment{}},

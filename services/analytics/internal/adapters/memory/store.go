@@ -26,6 +26,7 @@ type Store struct {
 	subscriptions map[key]domain.Subscription      // by app and provider subscription id
 	payments      map[key]map[string]time.Time     // each subscription's payments: key -> at
 	oneTime       map[string]domain.OneTimePayment // by id
+	facts         map[factKey]domain.Fact
 }
 
 // New returns an empty store.
@@ -48,6 +49,7 @@ func (s *Store) empty() {
 	s.signIns, s.users, s.tenants = map[string]domain.SignIn{}, map[key]app.UserSnapshot{}, map[key]app.TenantSnapshot{}
 	s.tenantDays, s.subscriptions = map[key]map[time.Time]bool{}, map[key]domain.Subscription{}
 	s.payments, s.oneTime = map[key]map[string]time.Time{}, map[string]domain.OneTimePayment{}
+	s.facts = map[factKey]domain.Fact{}
 }
 
 // RecordSignIn stores s unless its id is taken.

@@ -236,7 +236,8 @@ func nullableTime(t time.Time) any {
 // transactions and holds theirs off until it commits, so no event's effect is half-erased.
 func (s *Store) Reset(ctx context.Context) error {
 	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `truncate analytics_sign_ins, analytics_users, analytics_tenants,
-		analytics_tenant_days, analytics_subscriptions, analytics_subscription_payments, analytics_one_time_payments`)
+		analytics_tenant_days, analytics_subscriptions, analytics_subscription_payments, analytics_one_time_payments,
+		analytics_daily_facts`)
 	if err != nil {
 		return fmt.Errorf("truncate read models: %w", err)
 	}
