@@ -3529,7 +3529,7 @@ type TenantBilling struct {
 	FrozenReason string `protobuf:"bytes,5,opt,name=frozenReason,proto3" json:"frozenReason,omitempty"`
 	// payments are the newest 100 checkouts and charges, newest first.
 	Payments []*TenantPayment `protobuf:"bytes,6,rep,name=payments,proto3" json:"payments,omitempty"`
-	// invoices are the provider's newest invoices of the tenant in the request's mode, as route 20
+	// invoices are the provider's newest 20 invoices of the tenant in the request's mode, as route 20
 	// answers them; empty for an app on pspy or without a connection.
 	Invoices *InvoiceList `protobuf:"bytes,7,opt,name=invoices,proto3" json:"invoices,omitempty"`
 	// redemptions are the promotions the tenant received (redeemed codes and referral rewards),
