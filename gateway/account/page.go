@@ -97,7 +97,7 @@ func (p *Page) describe(r *http.Request, clientID, language string) (app, error)
 	lang := locale.Choose(language, r.Header.Get("Accept-Language"), b.GetDefaultLanguage())
 	return app{
 		ID: lc.GetAppId(), Name: cmp.Or(b.GetDisplayName(), lc.GetAppName()), Callback: lc.GetAccountCallbackUri(),
-		Brand:    webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked(),
+		Brand:    webpage.BrandOf(b),
 		Language: language, Printer: locale.For(lang),
 	}, nil
 }

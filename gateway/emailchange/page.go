@@ -210,7 +210,7 @@ func newView(r *http.Request, c *identityv1.EmailChangeContext, title string) vi
 	return view{
 		title:   title,
 		AppName: cmp.Or(b.GetDisplayName(), c.GetAppName()),
-		Brand:   webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked(),
+		Brand:   webpage.BrandOf(b),
 		Email:   c.GetEmail(),
 		Printer: locale.For(webpage.Language(r, b.GetDefaultLanguage())),
 	}

@@ -98,7 +98,7 @@ type view struct {
 // decides the page's language when neither the link nor the browser does.
 func (v *view) describe(r *http.Request, name string, b *identityv1.AppBranding) {
 	v.AppName = cmp.Or(b.GetDisplayName(), name)
-	v.Brand = webpage.Brand{Name: b.GetDisplayName(), Accent: b.GetAccentColor(), LogoURL: b.GetLogoUrl()}.Checked()
+	v.Brand = webpage.BrandOf(b)
 	v.Printer = locale.For(webpage.Language(r, b.GetDefaultLanguage()))
 }
 

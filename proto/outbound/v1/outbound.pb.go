@@ -641,8 +641,9 @@ func (x *RotateWebhookEndpointSecretRequest) GetEndpointId() string {
 	return ""
 }
 
-// WebhookEndpoint is an endpoint as the routes render it (kind "webhookEndpoint"). secret is set
-// only in the answers of the create and rotate routes.
+// WebhookEndpoint is an endpoint as the routes render it (kind "webhookEndpoint"). secret is
+// present only in the answers of the create and rotate routes: every other answer leaves the field
+// out rather than showing an empty secret.
 type WebhookEndpoint struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
@@ -651,7 +652,7 @@ type WebhookEndpoint struct {
 	Events        []string               `protobuf:"bytes,4,rep,name=events,proto3" json:"events,omitempty"`
 	Description   string                 `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
 	Disabled      bool                   `protobuf:"varint,6,opt,name=disabled,proto3" json:"disabled,omitempty"`
-	Secret        string                 `protobuf:"bytes,7,opt,name=secret,proto3" json:"secret,omitempty"`
+	Secret        *string                `protobuf:"bytes,7,opt,name=secret,proto3,oneof" json:"secret,omitempty"`
 	CreatedAt     string                 `protobuf:"bytes,8,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
 	UpdatedAt     string                 `protobuf:"bytes,9,opt,name=updatedAt,proto3" json:"updatedAt,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -731,8 +732,8 @@ func (x *WebhookEndpoint) GetDisabled() bool {
 }
 
 func (x *WebhookEndpoint) GetSecret() string {
-	if x != nil {
-		return x.Secret
+	if x != nil && x.Secret != nil {
+		return *x.Secret
 	}
 	return ""
 }
@@ -1223,17 +1224,18 @@ const file_outbound_v1_outbound_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1e\n" +
 	"\n" +
 	"endpointId\x18\x02 \x01(\tR\n" +
-	"endpointId\"\xf1\x01\n" +
+	"endpointId\"\x81\x02\n" +
 	"\x0fWebhookEndpoint\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x10\n" +
 	"\x03url\x18\x03 \x01(\tR\x03url\x12\x16\n" +
 	"\x06events\x18\x04 \x03(\tR\x06events\x12 \n" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x1a\n" +
-	"\bdisabled\x18\x06 \x01(\bR\bdisabled\x12\x16\n" +
-	"\x06secret\x18\a \x01(\tR\x06secret\x12\x1c\n" +
+	"\bdisabled\x18\x06 \x01(\bR\bdisabled\x12\x1b\n" +
+	"\x06secret\x18\a \x01(\tH\x00R\x06secret\x88\x01\x01\x12\x1c\n" +
 	"\tcreatedAt\x18\b \x01(\tR\tcreatedAt\x12\x1c\n" +
-	"\tupdatedAt\x18\t \x01(\tR\tupdatedAt\"\x85\x01\n" +
+	"\tupdatedAt\x18\t \x01(\tR\tupdatedAtB\t\n" +
+	"\a_secret\"\x85\x01\n" +
 	"\x13WebhookEndpointList\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
 	"\vitemsLength\x18\x02 \x01(\x05R\vitemsLength\x128\n" +
@@ -1357,6 +1359,7 @@ func file_outbound_v1_outbound_proto_init() {
 		return
 	}
 	file_outbound_v1_outbound_proto_msgTypes[5].OneofWrappers = []any{}
+	file_outbound_v1_outbound_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		AppEnabledChanged: func(appID string) { keys.Forget(appID, "") },
 		Store:             store, Pepper: cfg.Pepper, Box: box, Clock: cfg.Clock, Tenants: tenants,
 		Issuer: cfg.Issuer, PublicURL: cfg.PublicURL, Passwords: cfg.Passwords, Mailer: cfg.Mailer,
-		HashConcurrency: cfg.HashConcurrency, Providers: oidc.New(0),
+		HashConcurrency: cfg.HashConcurrency, Providers: oidc.New(0), SignUpAnswerTime: app.DefaultSignUpAnswerTime,
 	})
 	if err != nil {
 		if pool != nil {

@@ -392,7 +392,9 @@ func (g *gen) ref(md protoreflect.MessageDescriptor) obj {
 }
 
 // inline is a message's schema. An answer has every field present, as protojson with
-// EmitUnpopulated writes it; a request needs only the fields marked required.
+// EmitUnpopulated writes it, except a field with presence (proto3 optional), which protojson leaves
+// out when unset (a webhook endpoint's secret outside the answers that issue it); a request needs
+// only the fields marked required.
 func (g *gen) inline(md protoreflect.MessageDescriptor, skip map[string]bool) obj {
 	props, required := obj{}, []any{}
 	for i := range md.Fields().Len() {
@@ -401,7 +403,7 @@ func (g *gen) inline(md protoreflect.MessageDescriptor, skip map[string]bool) ob
 			continue
 		}
 		props[string(f.Name())] = g.field(f)
-		if g.request && requiredField(f) || !g.request && (f.ContainingOneof() == nil || f.ContainingOneof().IsSynthetic()) {
+		if g.request && requiredField(f) || !g.request && f.ContainingOneof() == nil {
 			required = append(required, string(f.Name()))
 		}
 	}

@@ -234,6 +234,9 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 		return LoginOutcome{}, err
 	}
 	existing, err := s.store.GetUserByEmail(ctx, a.ID, email)
+	if verificationRequired(a) {
+		defer s.answerNoSoonerThan(ctx, time.Now().Add(s.answerAt))
+	}
 	switch {
 	case err == nil && !existing.Deleted && verificationRequired(a):
 		return s.signUpTaken(ctx, a, existing, in.Params)
@@ -269,6 +272,28 @@ func (s *Service) SignUp(ctx context.Context, in SignUpInput) (LoginOutcome, err
 		}
 	}
 	return s.afterFirstFactor(ctx, a, u, in.Params, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword)
+}
+
+// DefaultSignUpAnswerTime is the identity server's Config.SignUpAnswerTime: well above what a new
+// address costs after the lookup (a few milliseconds; tens with a slow mail server), so both
+// outcomes answer at this time unless the machine is overloaded.
+const DefaultSignUpAnswerTime = 250 * time.Millisecond
+
+// answerNoSoonerThan waits until at (or until ctx ends). Under the required verification policy
+// a sign-up answers the same page for a new and a registered address, and what follows the lookup
+// costs a new address far more (a tenant created over gRPC, the user's and the challenge's rows)
+// than a registered one (one mail): both answer at the same time after the lookup instead, so the
+// answer's time tells no more than its page. Hashing comes before the lookup and costs both the
+// same, so its variance under load is not padded.
+func (s *Service) answerNoSoonerThan(ctx context.Context, at time.Time) {
+	wait := time.Until(at)
+	if s.answerAt <= 0 || wait <= 0 {
+		return
+	}
+	select {
+	case <-s.after(wait):
+	case <-ctx.Done():
+	}
 }
 
 // newSignUpUser builds the user a sign-up creates (not stored yet) and creates its tenant, named

@@ -52,6 +52,14 @@ type Config struct {
 	// Providers talks to the apps' identity providers; nil makes sign-in through them answer
 	// Unavailable.
 	Providers ProviderClient
+	// SignUpAnswerTime is how long after the address lookup a sign-up under the required
+	// verification policy answers at the earliest, so that a new address (its tenant over gRPC,
+	// the user's and the challenge's rows, a mail) and a registered one (a mail) answer in the
+	// same time. Zero: no wait (the use-case tests); the identity server sets
+	// DefaultSignUpAnswerTime.
+	SignUpAnswerTime time.Duration
+	// After replaces time.After in that wait (tests observe it); nil: time.After.
+	After func(time.Duration) <-chan time.Time
 	// AppEnabledChanged is called after an app was enabled or disabled, so that this process's
 	// cache of verified API keys forgets the app at once instead of when the event comes back
 	// from the bus (other replicas forget it then). nil: nothing to tell.
@@ -77,6 +85,8 @@ type Service struct {
 	mailer    mail.Sender
 	enabled   func(appID string)
 	providers ProviderClient
+	answerAt  time.Duration
+	after     func(time.Duration) <-chan time.Time
 
 	opMu  sync.Mutex
 	opKey *rsa.PrivateKey // the operator signing key once loaded (see operatorKey)
@@ -124,6 +134,13 @@ func New(c Config) (*Service, error) {
 	if concurrency < 0 || wait < 0 {
 		return nil, errors.New("identity: password hash concurrency and wait must be positive")
 	}
+	if c.SignUpAnswerTime < 0 {
+		return nil, errors.New("identity: the sign-up answer time must not be negative")
+	}
+	after := c.After
+	if after == nil {
+		after = time.After
+	}
 	enabled := c.AppEnabledChanged
 	if enabled == nil {
 		enabled = func(string) {}
@@ -131,7 +148,7 @@ func New(c Config) (*Service, error) {
 	return &Service{
 		enabled: enabled, store: c.Store, pepper: c.Pepper, box: c.Box, clock: clock, tenants: c.Tenants, issuer: issuer,
 		publicURL: strings.TrimSuffix(c.PublicURL, "/"), passwords: hasher, hashes: newHashGate(concurrency, wait), limits: limits, mailer: c.Mailer,
-		providers: c.Providers,
+		providers: c.Providers, answerAt: c.SignUpAnswerTime, after: after,
 	}, nil
 }
 

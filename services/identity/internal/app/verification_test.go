@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,6 +147,58 @@ func TestSignUpWithARegisteredAddressAnswersLikeANewOne(t *testing.T) {
 	// Its code form answers as for any wrong code.
 	_, err = f.svc.VerifyEmailCode(context.Background(), app.CodeInput{ClientID: f.app.ID, Verification: taken.Verification, Code: "123456"})
 	wantSpent(t, err)
+}
+
+// waitRecorder stands in for time.After in the sign-up's answer-time wait: it records each wait
+// and lets it end at once.
+type waitRecorder struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (w *waitRecorder) after(d time.Duration) <-chan time.Time {
+	w.mu.Lock()
+	w.waits = append(w.waits, d)
+	w.mu.Unlock()
+	c := make(chan time.Time, 1)
+	c <- time.Time{}
+	return c
+}
+
+func (w *waitRecorder) take() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	got := w.waits
+	w.waits = nil
+	return got
+}
+
+func TestSignUpsOfNewAndRegisteredAddressesBothWaitOutTheAnswerTimeUnderTheRequiredPolicy(t *testing.T) {
+	const answerAt = time.Hour // far above any sign-up's own work, so every one must wait
+	w := &waitRecorder{}
+	f := newFixture(t, func(c *app.Config) { c.SignUpAnswerTime, c.After = answerAt, w.after })
+	waited := func(what string) {
+		t.Helper()
+		got := w.take()
+		if len(got) != 1 || got[0] <= answerAt-time.Minute || got[0] > answerAt {
+			t.Fatalf("%s waited %v; want one wait of nearly %v", what, got, answerAt)
+		}
+	}
+	f.requireVerification(t)
+	f.signUpOutcome(t, "fresh@example.test", goodPassword)
+	waited("a new address")
+	f.signUpOutcome(t, "ADA@example.test", "another good password")
+	waited("a registered address")
+
+	// The optional policy signs a new address in at once and refuses a registered one: its answers
+	// differ anyway (the README says so), so it waits for nothing.
+	if _, err := f.svc.SetAppEmailVerification(context.Background(), f.app.ID, "optional"); err != nil {
+		t.Fatal(err)
+	}
+	f.signUpOutcome(t, "another@example.test", goodPassword)
+	if got := w.take(); len(got) != 0 {
+		t.Fatalf("an optional-policy sign-up waited %v", got)
+	}
 }
 
 func wantSpent(t *testing.T, err error) {

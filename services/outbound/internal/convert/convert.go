@@ -17,12 +17,16 @@ func stamp(t time.Time) string {
 }
 
 // Endpoint renders an endpoint (kind "webhookEndpoint"); secret is "" except in the answers of
-// the create and rotate routes.
+// the create and rotate routes, and an empty one leaves the field out of the answer.
 func Endpoint(e domain.Endpoint, secret string) *outboundv1.WebhookEndpoint {
-	return &outboundv1.WebhookEndpoint{
+	out := &outboundv1.WebhookEndpoint{
 		Kind: "webhookEndpoint", Id: e.ID, Url: e.URL, Events: e.Events, Description: e.Description,
-		Disabled: e.Disabled, Secret: secret, CreatedAt: stamp(e.CreatedAt), UpdatedAt: stamp(e.UpdatedAt),
+		Disabled: e.Disabled, CreatedAt: stamp(e.CreatedAt), UpdatedAt: stamp(e.UpdatedAt),
 	}
+	if secret != "" {
+		out.Secret = &secret
+	}
+	return out
 }
 
 // EndpointList renders the list route's data.
