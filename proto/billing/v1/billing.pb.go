@@ -3951,12 +3951,12 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14ProviderEventService\x12u\n" +
 	"\x13ResolvePspxCustomer\x12,.berth.billing.v1.ResolvePspxCustomerRequest\x1a(.berth.billing.v1.PspxCustomerConnection\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\x0eApplyPspxEvent\x12'.berth.billing.v1.ApplyPspxEventRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xb1\f\n" +
+	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xbc\f\n" +
 	"\x13BillingAdminService\x12c\n" +
 	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12q\n" +
 	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
-	"\rGetAppBilling\x12&.berth.billing.v1.GetAppBillingRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12e\n" +
-	"\x11UpdateAppSettings\x12*.berth.billing.v1.UpdateAppSettingsRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x06\xca\xf3\x18\x02H\x01\x12i\n" +
+	"\rGetAppBilling\x12&.berth.billing.v1.GetAppBillingRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12p\n" +
+	"\x11UpdateAppSettings\x12*.berth.billing.v1.UpdateAppSettingsRequest\x1a\x1c.berth.billing.v1.AppBilling\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12i\n" +
 	"\x12CreateCatalogPrice\x12+.berth.billing.v1.CreateCatalogPriceRequest\x1a\x1e.berth.billing.v1.CatalogPrice\"\x06\xca\xf3\x18\x02H\x01\x12o\n" +
 	"\x14CreateCatalogTaxRate\x12-.berth.billing.v1.CreateCatalogTaxRateRequest\x1a .berth.billing.v1.CatalogTaxRate\"\x06\xca\xf3\x18\x02H\x01\x12a\n" +
 	"\vListCatalog\x12$.berth.billing.v1.ListCatalogRequest\x1a\x19.berth.billing.v1.Catalog\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12k\n" +
