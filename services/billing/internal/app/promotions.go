@@ -106,7 +106,8 @@ func (s *Service) SetPromotionActive(ctx context.Context, appID, id string, acti
 }
 
 // UpdatePromotionLimits changes how often and when a promotion may be redeemed, under the
-// promotion's lock: a redemption racing the edit is counted before the new maximum is checked.
+// promotion's lock, which redemptions take too: the new maximum is checked against every
+// redemption committed before it, and every later one is checked against it.
 func (s *Service) UpdatePromotionLimits(ctx context.Context, appID, id string, l domain.PromotionLimits) (domain.Promotion, error) {
 	return s.updatePromotion(ctx, appID, id, func(p *domain.Promotion) error { return p.EditLimits(l) })
 }

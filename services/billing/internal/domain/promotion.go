@@ -231,8 +231,11 @@ func (c UseCursor) Encode() string {
 
 // DecodeUseCursor reads Encode's form.
 func DecodeUseCursor(s string) (UseCursor, error) {
+	if len(s) > 200 {
+		return UseCursor{}, ErrBadCursor
+	}
 	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(s) > 200 {
+	if err != nil {
 		return UseCursor{}, ErrBadCursor
 	}
 	parts := strings.Split(string(raw), "|")
