@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
 	"strings"
@@ -40,6 +41,9 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, inv *invocat
 		maxRedeem  = fs.Int("max-redemptions", 0, "0 = unlimited")
 		promotion  = fs.String("promotion", "", "promotion id")
 		tenant     = fs.String("tenant", "", "tenant id")
+		limit      = fs.Int("limit", 50, "at most this many (1 to 100)")
+		cursor     = fs.String("cursor", "", "the nextCursor of the page before")
+		test       = fs.Bool("test", false, "list the provider's test-mode invoices (live otherwise)")
 		retire     multi
 	)
 	fs.Var(&retire, "retire-webhook-secret", "webhook secret id to retire (repeatable)")
@@ -96,6 +100,31 @@ func runBilling(ctx context.Context, conn grpc.ClientConnInterface, inv *invocat
 		return c.CreatePromotion(ctx, &billingv1.CreatePromotionRequest{AppId: *app, Code: *code, Name: *name,
 			Description: *descr, FreeUnits: int32(*freeUnits), FreeDays: int32(*freeDays), ValidFrom: *validFrom,
 			ValidUntil: *validUntil, MaxRedemptions: int32(*maxRedeem)})
+	case "promotions":
+		return c.ListAppPromotions(ctx, &billingv1.ListPromotionsRequest{AppId: *app})
+	case "promotion-limits":
+		req := &billingv1.UpdatePromotionLimitsRequest{AppId: *app, PromotionId: *promotion}
+		if set["max-redemptions"] {
+			req.MaxRedemptions = proto.Int32(int32(*maxRedeem))
+		}
+		if set["valid-from"] {
+			req.ValidFrom = validFrom
+		}
+		if set["valid-until"] {
+			req.ValidUntil = validUntil
+		}
+		if req.MaxRedemptions == nil && req.ValidFrom == nil && req.ValidUntil == nil {
+			return nil, usageError{errors.New("name at least one of -max-redemptions, -valid-from, -valid-until")}
+		}
+		return c.UpdatePromotionLimits(ctx, req)
+	case "promotion-redemptions":
+		if *limit < 1 || *limit > 100 {
+			return nil, usageError{errors.New("-limit must be between 1 and 100")}
+		}
+		return c.ListPromotionRedemptions(ctx, &billingv1.ListPromotionRedemptionsRequest{AppId: *app, PromotionId: *promotion,
+			Limit: int32(*limit), Cursor: *cursor})
+	case "tenant-billing":
+		return c.GetTenantBilling(ctx, &billingv1.GetTenantBillingRequest{AppId: *app, TenantId: *tenant, Test: *test})
 	case "tenant-freeze", "tenant-unfreeze":
 		return c.SetTenantFrozen(ctx, &billingv1.SetTenantFrozenRequest{AppId: *app, TenantId: *tenant, Frozen: cmd == "tenant-freeze"})
 	default: // promotion-activate, promotion-deactivate

@@ -140,6 +140,20 @@ var commands = []command{
 		required: []string{"app", "promotion"}, ids: []string{"app", "promotion"}},
 	{name: "promotion-deactivate", service: "billing", synopsis: "-app ID -promotion ID", about: "Stop the promotion's redemptions.",
 		required: []string{"app", "promotion"}, ids: []string{"app", "promotion"}},
+	{name: "promotions", service: "billing", synopsis: "-app ID", about: "List the app's promotions with their redemption counts, active or not.",
+		required: []string{"app"}, ids: []string{"app"}},
+	{name: "promotion-limits", service: "billing", synopsis: "-app ID -promotion ID [-max-redemptions N] [-valid-from DATE] [-valid-until DATE]",
+		about: "Change how often and when the promotion may be redeemed; only the flags given change, an empty date removes that bound. " +
+			"-max-redemptions 0 = unlimited, and never below the redemptions made.",
+		required: []string{"app", "promotion"}, ids: []string{"app", "promotion"}},
+	{name: "promotion-redemptions", service: "billing", synopsis: "-app ID -promotion ID [-limit 1..100] [-cursor C]",
+		about: "List the promotion's redemptions and referral rewards, newest first, with what each granted; " +
+			"-cursor with the nextCursor printed continues.",
+		required: []string{"app", "promotion"}, ids: []string{"app", "promotion"}},
+	{name: "tenant-billing", service: "billing", synopsis: "-app ID -tenant ID [-test]",
+		about: "Show the tenant's money: billing state and why it is frozen, its checkouts and charges, " +
+			"the provider's newest invoices (live, or test with -test) and the promotions it received.",
+		required: []string{"app", "tenant"}, ids: []string{"app", "tenant"}},
 	{name: "tenant-freeze", service: "billing", synopsis: "-app ID -tenant ID",
 		about:    "Freeze the tenant; the freeze stays until tenant-unfreeze (a payment lifts only a freeze for failed payments).",
 		required: []string{"app", "tenant"}, ids: []string{"app", "tenant"}},

@@ -12,6 +12,7 @@ package billingv1
 
 import (
 	_ "github.com/berthhq/berth/proto/edge/v1"
+	v1 "github.com/berthhq/berth/proto/tenant/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -3009,11 +3010,636 @@ func (x *TenantUserRequest) GetTest() bool {
 	return false
 }
 
+type UpdatePromotionLimitsRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AppId       string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	PromotionId string                 `protobuf:"bytes,2,opt,name=promotionId,proto3" json:"promotionId,omitempty"`
+	// Fields left unset keep their value. maxRedemptions 0 means unlimited and must otherwise be at
+	// least the redemptions made; validFrom and validUntil are RFC 3339 times or YYYY-MM-DD days,
+	// "" removes the bound.
+	MaxRedemptions *int32  `protobuf:"varint,3,opt,name=maxRedemptions,proto3,oneof" json:"maxRedemptions,omitempty"`
+	ValidFrom      *string `protobuf:"bytes,4,opt,name=validFrom,proto3,oneof" json:"validFrom,omitempty"`
+	ValidUntil     *string `protobuf:"bytes,5,opt,name=validUntil,proto3,oneof" json:"validUntil,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *UpdatePromotionLimitsRequest) Reset() {
+	*x = UpdatePromotionLimitsRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePromotionLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePromotionLimitsRequest) ProtoMessage() {}
+
+func (x *UpdatePromotionLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePromotionLimitsRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePromotionLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *UpdatePromotionLimitsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *UpdatePromotionLimitsRequest) GetPromotionId() string {
+	if x != nil {
+		return x.PromotionId
+	}
+	return ""
+}
+
+func (x *UpdatePromotionLimitsRequest) GetMaxRedemptions() int32 {
+	if x != nil && x.MaxRedemptions != nil {
+		return *x.MaxRedemptions
+	}
+	return 0
+}
+
+func (x *UpdatePromotionLimitsRequest) GetValidFrom() string {
+	if x != nil && x.ValidFrom != nil {
+		return *x.ValidFrom
+	}
+	return ""
+}
+
+func (x *UpdatePromotionLimitsRequest) GetValidUntil() string {
+	if x != nil && x.ValidUntil != nil {
+		return *x.ValidUntil
+	}
+	return ""
+}
+
+type ListPromotionRedemptionsRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AppId       string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	PromotionId string                 `protobuf:"bytes,2,opt,name=promotionId,proto3" json:"promotionId,omitempty"`
+	// limit is 1..100, 50 when 0.
+	Limit int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	// cursor is a page's nextCursor; "" starts at the newest use.
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromotionRedemptionsRequest) Reset() {
+	*x = ListPromotionRedemptionsRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromotionRedemptionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromotionRedemptionsRequest) ProtoMessage() {}
+
+func (x *ListPromotionRedemptionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromotionRedemptionsRequest.ProtoReflect.Descriptor instead.
+func (*ListPromotionRedemptionsRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ListPromotionRedemptionsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ListPromotionRedemptionsRequest) GetPromotionId() string {
+	if x != nil {
+		return x.PromotionId
+	}
+	return ""
+}
+
+func (x *ListPromotionRedemptionsRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListPromotionRedemptionsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+// PromotionRedemption is one use of a promotion: a tenant's redemption of its code (route 24) or
+// a referral reward granted to a referrer's tenant.
+type PromotionRedemption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is "redemption" or "referralReward".
+	Kind        string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	PromotionId string `protobuf:"bytes,2,opt,name=promotionId,proto3" json:"promotionId,omitempty"`
+	Code        string `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
+	// tenantId is the tenant that received the grant; userId the redeeming user, or the referrer.
+	TenantId string `protobuf:"bytes,4,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	UserId   string `protobuf:"bytes,5,opt,name=userId,proto3" json:"userId,omitempty"`
+	// referredTenantId is the tenant whose first payment earned a referral reward ("" otherwise).
+	ReferredTenantId string `protobuf:"bytes,6,opt,name=referredTenantId,proto3" json:"referredTenantId,omitempty"`
+	FreeUnits        int32  `protobuf:"varint,7,opt,name=freeUnits,proto3" json:"freeUnits,omitempty"`
+	FreeDays         int32  `protobuf:"varint,8,opt,name=freeDays,proto3" json:"freeDays,omitempty"`
+	// at is when it was granted (RFC 3339 UTC).
+	At            string `protobuf:"bytes,9,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromotionRedemption) Reset() {
+	*x = PromotionRedemption{}
+	mi := &file_billing_v1_billing_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromotionRedemption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromotionRedemption) ProtoMessage() {}
+
+func (x *PromotionRedemption) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromotionRedemption.ProtoReflect.Descriptor instead.
+func (*PromotionRedemption) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *PromotionRedemption) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *PromotionRedemption) GetPromotionId() string {
+	if x != nil {
+		return x.PromotionId
+	}
+	return ""
+}
+
+func (x *PromotionRedemption) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *PromotionRedemption) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *PromotionRedemption) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *PromotionRedemption) GetReferredTenantId() string {
+	if x != nil {
+		return x.ReferredTenantId
+	}
+	return ""
+}
+
+func (x *PromotionRedemption) GetFreeUnits() int32 {
+	if x != nil {
+		return x.FreeUnits
+	}
+	return 0
+}
+
+func (x *PromotionRedemption) GetFreeDays() int32 {
+	if x != nil {
+		return x.FreeDays
+	}
+	return 0
+}
+
+func (x *PromotionRedemption) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+type PromotionRedemptionPage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Items []*PromotionRedemption `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// nextCursor continues after the last item; "" when there are no more.
+	NextCursor    string `protobuf:"bytes,2,opt,name=nextCursor,proto3" json:"nextCursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromotionRedemptionPage) Reset() {
+	*x = PromotionRedemptionPage{}
+	mi := &file_billing_v1_billing_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromotionRedemptionPage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromotionRedemptionPage) ProtoMessage() {}
+
+func (x *PromotionRedemptionPage) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromotionRedemptionPage.ProtoReflect.Descriptor instead.
+func (*PromotionRedemptionPage) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *PromotionRedemptionPage) GetItems() []*PromotionRedemption {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *PromotionRedemptionPage) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+type GetTenantBillingRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	// test selects the mode whose provider invoices are listed (live when false).
+	Test          bool `protobuf:"varint,3,opt,name=test,proto3" json:"test,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTenantBillingRequest) Reset() {
+	*x = GetTenantBillingRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTenantBillingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTenantBillingRequest) ProtoMessage() {}
+
+func (x *GetTenantBillingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTenantBillingRequest.ProtoReflect.Descriptor instead.
+func (*GetTenantBillingRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *GetTenantBillingRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *GetTenantBillingRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *GetTenantBillingRequest) GetTest() bool {
+	if x != nil {
+		return x.Test
+	}
+	return false
+}
+
+// TenantPayment is a payment Berth started for a tenant: a hosted checkout (route 10) or a charge
+// (route 13's invoice or subscription, route 19's upgrade).
+type TenantPayment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// source is "checkout" or "charge".
+	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
+	// kind is a checkout's mode (payment, subscription, setup) or a charge's kind (invoice,
+	// subscription, upgrade).
+	Kind     string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Test     bool   `protobuf:"varint,4,opt,name=test,proto3" json:"test,omitempty"`
+	Price    string `protobuf:"bytes,5,opt,name=price,proto3" json:"price,omitempty"`
+	TaxRate  string `protobuf:"bytes,6,opt,name=taxRate,proto3" json:"taxRate,omitempty"`
+	Quantity int64  `protobuf:"varint,7,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	// amount is an upgrade's prorated amount in minor units (0 for the others: the price says it).
+	Amount int64 `protobuf:"varint,8,opt,name=amount,proto3" json:"amount,omitempty"`
+	// status: open, pending, completed, failed or cancelled.
+	Status        string `protobuf:"bytes,9,opt,name=status,proto3" json:"status,omitempty"`
+	UserId        string `protobuf:"bytes,10,opt,name=userId,proto3" json:"userId,omitempty"`
+	CreatedAt     string `protobuf:"bytes,11,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
+	UpdatedAt     string `protobuf:"bytes,12,opt,name=updatedAt,proto3" json:"updatedAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantPayment) Reset() {
+	*x = TenantPayment{}
+	mi := &file_billing_v1_billing_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantPayment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantPayment) ProtoMessage() {}
+
+func (x *TenantPayment) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantPayment.ProtoReflect.Descriptor instead.
+func (*TenantPayment) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *TenantPayment) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetTest() bool {
+	if x != nil {
+		return x.Test
+	}
+	return false
+}
+
+func (x *TenantPayment) GetPrice() string {
+	if x != nil {
+		return x.Price
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetTaxRate() string {
+	if x != nil {
+		return x.TaxRate
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *TenantPayment) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *TenantPayment) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *TenantPayment) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+// TenantBilling is a tenant's money as operators see it.
+type TenantBilling struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AppId    string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	TenantId string                 `protobuf:"bytes,2,opt,name=tenantId,proto3" json:"tenantId,omitempty"`
+	// revision counts the account's changes (0: billing never touched the tenant).
+	Revision int64 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// state is the billing state route 5 shows.
+	State *v1.BillingState `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	// frozenReason is "" (not frozen), "failedPayments" or "operator".
+	FrozenReason string `protobuf:"bytes,5,opt,name=frozenReason,proto3" json:"frozenReason,omitempty"`
+	// payments are the newest 100 checkouts and charges, newest first.
+	Payments []*TenantPayment `protobuf:"bytes,6,rep,name=payments,proto3" json:"payments,omitempty"`
+	// invoices are the provider's newest 20 invoices of the tenant in the request's mode, as route 20
+	// answers them; empty for an app on pspy or without a connection.
+	Invoices *InvoiceList `protobuf:"bytes,7,opt,name=invoices,proto3" json:"invoices,omitempty"`
+	// redemptions are the promotions the tenant received (redeemed codes and referral rewards),
+	// newest first.
+	Redemptions   []*PromotionRedemption `protobuf:"bytes,8,rep,name=redemptions,proto3" json:"redemptions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantBilling) Reset() {
+	*x = TenantBilling{}
+	mi := &file_billing_v1_billing_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantBilling) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantBilling) ProtoMessage() {}
+
+func (x *TenantBilling) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantBilling.ProtoReflect.Descriptor instead.
+func (*TenantBilling) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *TenantBilling) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *TenantBilling) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *TenantBilling) GetRevision() int64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *TenantBilling) GetState() *v1.BillingState {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *TenantBilling) GetFrozenReason() string {
+	if x != nil {
+		return x.FrozenReason
+	}
+	return ""
+}
+
+func (x *TenantBilling) GetPayments() []*TenantPayment {
+	if x != nil {
+		return x.Payments
+	}
+	return nil
+}
+
+func (x *TenantBilling) GetInvoices() *InvoiceList {
+	if x != nil {
+		return x.Invoices
+	}
+	return nil
+}
+
+func (x *TenantBilling) GetRedemptions() []*PromotionRedemption {
+	if x != nil {
+		return x.Redemptions
+	}
+	return nil
+}
+
 var File_billing_v1_billing_proto protoreflect.FileDescriptor
 
 const file_billing_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\"X\n" +
+	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16tenant/v1/tenant.proto\"X\n" +
 	"\x1aResolvePspxCustomerRequest\x12\x1e\n" +
 	"\n" +
 	"customerId\x18\x01 \x01(\tR\n" +
@@ -3257,7 +3883,66 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\btenantId\x18\x01 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x17\n" +
 	"\x04test\x18\x03 \x01(\bH\x00R\x04test\x88\x01\x01B\a\n" +
-	"\x05_test*J\n" +
+	"\x05_test\"\xfb\x01\n" +
+	"\x1cUpdatePromotionLimitsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12 \n" +
+	"\vpromotionId\x18\x02 \x01(\tR\vpromotionId\x12+\n" +
+	"\x0emaxRedemptions\x18\x03 \x01(\x05H\x00R\x0emaxRedemptions\x88\x01\x01\x12!\n" +
+	"\tvalidFrom\x18\x04 \x01(\tH\x01R\tvalidFrom\x88\x01\x01\x12#\n" +
+	"\n" +
+	"validUntil\x18\x05 \x01(\tH\x02R\n" +
+	"validUntil\x88\x01\x01B\x11\n" +
+	"\x0f_maxRedemptionsB\f\n" +
+	"\n" +
+	"_validFromB\r\n" +
+	"\v_validUntil\"\x87\x01\n" +
+	"\x1fListPromotionRedemptionsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12 \n" +
+	"\vpromotionId\x18\x02 \x01(\tR\vpromotionId\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"\x89\x02\n" +
+	"\x13PromotionRedemption\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12 \n" +
+	"\vpromotionId\x18\x02 \x01(\tR\vpromotionId\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1a\n" +
+	"\btenantId\x18\x04 \x01(\tR\btenantId\x12\x16\n" +
+	"\x06userId\x18\x05 \x01(\tR\x06userId\x12*\n" +
+	"\x10referredTenantId\x18\x06 \x01(\tR\x10referredTenantId\x12\x1c\n" +
+	"\tfreeUnits\x18\a \x01(\x05R\tfreeUnits\x12\x1a\n" +
+	"\bfreeDays\x18\b \x01(\x05R\bfreeDays\x12\x0e\n" +
+	"\x02at\x18\t \x01(\tR\x02at\"v\n" +
+	"\x17PromotionRedemptionPage\x12;\n" +
+	"\x05items\x18\x01 \x03(\v2%.berth.billing.v1.PromotionRedemptionR\x05items\x12\x1e\n" +
+	"\n" +
+	"nextCursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"_\n" +
+	"\x17GetTenantBillingRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x12\n" +
+	"\x04test\x18\x03 \x01(\bR\x04test\"\xaf\x02\n" +
+	"\rTenantPayment\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04test\x18\x04 \x01(\bR\x04test\x12\x14\n" +
+	"\x05price\x18\x05 \x01(\tR\x05price\x12\x18\n" +
+	"\ataxRate\x18\x06 \x01(\tR\ataxRate\x12\x1a\n" +
+	"\bquantity\x18\a \x01(\x03R\bquantity\x12\x16\n" +
+	"\x06amount\x18\b \x01(\x03R\x06amount\x12\x16\n" +
+	"\x06status\x18\t \x01(\tR\x06status\x12\x16\n" +
+	"\x06userId\x18\n" +
+	" \x01(\tR\x06userId\x12\x1c\n" +
+	"\tcreatedAt\x18\v \x01(\tR\tcreatedAt\x12\x1c\n" +
+	"\tupdatedAt\x18\f \x01(\tR\tupdatedAt\"\xf7\x02\n" +
+	"\rTenantBilling\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x1a\n" +
+	"\btenantId\x18\x02 \x01(\tR\btenantId\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\x03R\brevision\x123\n" +
+	"\x05state\x18\x04 \x01(\v2\x1d.berth.tenant.v1.BillingStateR\x05state\x12\"\n" +
+	"\ffrozenReason\x18\x05 \x01(\tR\ffrozenReason\x12;\n" +
+	"\bpayments\x18\x06 \x03(\v2\x1f.berth.billing.v1.TenantPaymentR\bpayments\x129\n" +
+	"\binvoices\x18\a \x01(\v2\x1d.berth.billing.v1.InvoiceListR\binvoices\x12G\n" +
+	"\vredemptions\x18\b \x03(\v2%.berth.billing.v1.PromotionRedemptionR\vredemptions*J\n" +
 	"\bProvider\x12\x18\n" +
 	"\x14PROVIDER_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPROVIDER_PSPX\x10\x01\x12\x11\n" +
@@ -3277,7 +3962,7 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14ProviderEventService\x12u\n" +
 	"\x13ResolvePspxCustomer\x12,.berth.billing.v1.ResolvePspxCustomerRequest\x1a(.berth.billing.v1.PspxCustomerConnection\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\x0eApplyPspxEvent\x12'.berth.billing.v1.ApplyPspxEventRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xf1\b\n" +
+	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xdd\f\n" +
 	"\x13BillingAdminService\x12n\n" +
 	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
 	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
@@ -3288,7 +3973,11 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\vListCatalog\x12$.berth.billing.v1.ListCatalogRequest\x1a\x19.berth.billing.v1.Catalog\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12k\n" +
 	"\x0fCreatePromotion\x12(.berth.billing.v1.CreatePromotionRequest\x1a\x1b.berth.billing.v1.Promotion\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
 	"\x12SetPromotionActive\x12+.berth.billing.v1.SetPromotionActiveRequest\x1a\x1b.berth.billing.v1.Promotion\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12f\n" +
-	"\x0fSetTenantFrozen\x12(.berth.billing.v1.SetTenantFrozenRequest\x1a\x16.google.protobuf.Empty\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
+	"\x0fSetTenantFrozen\x12(.berth.billing.v1.SetTenantFrozenRequest\x1a\x16.google.protobuf.Empty\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12p\n" +
+	"\x11ListAppPromotions\x12'.berth.billing.v1.ListPromotionsRequest\x1a\x1f.berth.billing.v1.PromotionList\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12w\n" +
+	"\x15UpdatePromotionLimits\x12..berth.billing.v1.UpdatePromotionLimitsRequest\x1a\x1b.berth.billing.v1.Promotion\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x8b\x01\n" +
+	"\x18ListPromotionRedemptions\x121.berth.billing.v1.ListPromotionRedemptionsRequest\x1a).berth.billing.v1.PromotionRedemptionPage\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
+	"\x10GetTenantBilling\x12).berth.billing.v1.GetTenantBillingRequest\x1a\x1f.berth.billing.v1.TenantBilling\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB5Z3github.com/berthhq/berth/proto/billing/v1;billingv1b\x06proto3"
 
 var (
 	file_billing_v1_billing_proto_rawDescOnce sync.Once
@@ -3303,52 +3992,60 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 }
 
 var file_billing_v1_billing_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_billing_v1_billing_proto_goTypes = []any{
-	(Provider)(0),                          // 0: berth.billing.v1.Provider
-	(*ResolvePspxCustomerRequest)(nil),     // 1: berth.billing.v1.ResolvePspxCustomerRequest
-	(*PspxCustomerConnection)(nil),         // 2: berth.billing.v1.PspxCustomerConnection
-	(*ApplyPspxEventRequest)(nil),          // 3: berth.billing.v1.ApplyPspxEventRequest
-	(*ApplyPspyPaymentRequest)(nil),        // 4: berth.billing.v1.ApplyPspyPaymentRequest
-	(*AppliedEvent)(nil),                   // 5: berth.billing.v1.AppliedEvent
-	(*ListPromotionsRequest)(nil),          // 6: berth.billing.v1.ListPromotionsRequest
-	(*Promotion)(nil),                      // 7: berth.billing.v1.Promotion
-	(*PromotionList)(nil),                  // 8: berth.billing.v1.PromotionList
-	(*RedeemPromotionCodeRequest)(nil),     // 9: berth.billing.v1.RedeemPromotionCodeRequest
-	(*CheckoutBody)(nil),                   // 10: berth.billing.v1.CheckoutBody
-	(*CreateCheckoutSessionRequest)(nil),   // 11: berth.billing.v1.CreateCheckoutSessionRequest
-	(*NextAction)(nil),                     // 12: berth.billing.v1.NextAction
-	(*CheckoutSession)(nil),                // 13: berth.billing.v1.CheckoutSession
-	(*OpenCheckoutRequest)(nil),            // 14: berth.billing.v1.OpenCheckoutRequest
-	(*OpenedCheckout)(nil),                 // 15: berth.billing.v1.OpenedCheckout
-	(*ReturnCheckoutRequest)(nil),          // 16: berth.billing.v1.ReturnCheckoutRequest
-	(*ReturnedCheckout)(nil),               // 17: berth.billing.v1.ReturnedCheckout
-	(*CreateConnectionRequest)(nil),        // 18: berth.billing.v1.CreateConnectionRequest
-	(*RotateConnectionSecretsRequest)(nil), // 19: berth.billing.v1.RotateConnectionSecretsRequest
-	(*WebhookSecret)(nil),                  // 20: berth.billing.v1.WebhookSecret
-	(*Connection)(nil),                     // 21: berth.billing.v1.Connection
-	(*GetAppBillingRequest)(nil),           // 22: berth.billing.v1.GetAppBillingRequest
-	(*AppSettings)(nil),                    // 23: berth.billing.v1.AppSettings
-	(*AppBilling)(nil),                     // 24: berth.billing.v1.AppBilling
-	(*UpdateAppSettingsRequest)(nil),       // 25: berth.billing.v1.UpdateAppSettingsRequest
-	(*CatalogPrice)(nil),                   // 26: berth.billing.v1.CatalogPrice
-	(*CreateCatalogPriceRequest)(nil),      // 27: berth.billing.v1.CreateCatalogPriceRequest
-	(*CatalogTaxRate)(nil),                 // 28: berth.billing.v1.CatalogTaxRate
-	(*CreateCatalogTaxRateRequest)(nil),    // 29: berth.billing.v1.CreateCatalogTaxRateRequest
-	(*ListCatalogRequest)(nil),             // 30: berth.billing.v1.ListCatalogRequest
-	(*Catalog)(nil),                        // 31: berth.billing.v1.Catalog
-	(*CreatePromotionRequest)(nil),         // 32: berth.billing.v1.CreatePromotionRequest
-	(*SetPromotionActiveRequest)(nil),      // 33: berth.billing.v1.SetPromotionActiveRequest
-	(*SetTenantFrozenRequest)(nil),         // 34: berth.billing.v1.SetTenantFrozenRequest
-	(*InvoiceBody)(nil),                    // 35: berth.billing.v1.InvoiceBody
-	(*CreateInvoiceRequest)(nil),           // 36: berth.billing.v1.CreateInvoiceRequest
-	(*ListInvoicesRequest)(nil),            // 37: berth.billing.v1.ListInvoicesRequest
-	(*InvoiceList)(nil),                    // 38: berth.billing.v1.InvoiceList
-	(*SubscriptionChangeBody)(nil),         // 39: berth.billing.v1.SubscriptionChangeBody
-	(*ChangeSubscriptionRequest)(nil),      // 40: berth.billing.v1.ChangeSubscriptionRequest
-	(*TenantUserRequest)(nil),              // 41: berth.billing.v1.TenantUserRequest
-	(*structpb.Struct)(nil),                // 42: google.protobuf.Struct
-	(*emptypb.Empty)(nil),                  // 43: google.protobuf.Empty
+	(Provider)(0),                           // 0: berth.billing.v1.Provider
+	(*ResolvePspxCustomerRequest)(nil),      // 1: berth.billing.v1.ResolvePspxCustomerRequest
+	(*PspxCustomerConnection)(nil),          // 2: berth.billing.v1.PspxCustomerConnection
+	(*ApplyPspxEventRequest)(nil),           // 3: berth.billing.v1.ApplyPspxEventRequest
+	(*ApplyPspyPaymentRequest)(nil),         // 4: berth.billing.v1.ApplyPspyPaymentRequest
+	(*AppliedEvent)(nil),                    // 5: berth.billing.v1.AppliedEvent
+	(*ListPromotionsRequest)(nil),           // 6: berth.billing.v1.ListPromotionsRequest
+	(*Promotion)(nil),                       // 7: berth.billing.v1.Promotion
+	(*PromotionList)(nil),                   // 8: berth.billing.v1.PromotionList
+	(*RedeemPromotionCodeRequest)(nil),      // 9: berth.billing.v1.RedeemPromotionCodeRequest
+	(*CheckoutBody)(nil),                    // 10: berth.billing.v1.CheckoutBody
+	(*CreateCheckoutSessionRequest)(nil),    // 11: berth.billing.v1.CreateCheckoutSessionRequest
+	(*NextAction)(nil),                      // 12: berth.billing.v1.NextAction
+	(*CheckoutSession)(nil),                 // 13: berth.billing.v1.CheckoutSession
+	(*OpenCheckoutRequest)(nil),             // 14: berth.billing.v1.OpenCheckoutRequest
+	(*OpenedCheckout)(nil),                  // 15: berth.billing.v1.OpenedCheckout
+	(*ReturnCheckoutRequest)(nil),           // 16: berth.billing.v1.ReturnCheckoutRequest
+	(*ReturnedCheckout)(nil),                // 17: berth.billing.v1.ReturnedCheckout
+	(*CreateConnectionRequest)(nil),         // 18: berth.billing.v1.CreateConnectionRequest
+	(*RotateConnectionSecretsRequest)(nil),  // 19: berth.billing.v1.RotateConnectionSecretsRequest
+	(*WebhookSecret)(nil),                   // 20: berth.billing.v1.WebhookSecret
+	(*Connection)(nil),                      // 21: berth.billing.v1.Connection
+	(*GetAppBillingRequest)(nil),            // 22: berth.billing.v1.GetAppBillingRequest
+	(*AppSettings)(nil),                     // 23: berth.billing.v1.AppSettings
+	(*AppBilling)(nil),                      // 24: berth.billing.v1.AppBilling
+	(*UpdateAppSettingsRequest)(nil),        // 25: berth.billing.v1.UpdateAppSettingsRequest
+	(*CatalogPrice)(nil),                    // 26: berth.billing.v1.CatalogPrice
+	(*CreateCatalogPriceRequest)(nil),       // 27: berth.billing.v1.CreateCatalogPriceRequest
+	(*CatalogTaxRate)(nil),                  // 28: berth.billing.v1.CatalogTaxRate
+	(*CreateCatalogTaxRateRequest)(nil),     // 29: berth.billing.v1.CreateCatalogTaxRateRequest
+	(*ListCatalogRequest)(nil),              // 30: berth.billing.v1.ListCatalogRequest
+	(*Catalog)(nil),                         // 31: berth.billing.v1.Catalog
+	(*CreatePromotionRequest)(nil),          // 32: berth.billing.v1.CreatePromotionRequest
+	(*SetPromotionActiveRequest)(nil),       // 33: berth.billing.v1.SetPromotionActiveRequest
+	(*SetTenantFrozenRequest)(nil),          // 34: berth.billing.v1.SetTenantFrozenRequest
+	(*InvoiceBody)(nil),                     // 35: berth.billing.v1.InvoiceBody
+	(*CreateInvoiceRequest)(nil),            // 36: berth.billing.v1.CreateInvoiceRequest
+	(*ListInvoicesRequest)(nil),             // 37: berth.billing.v1.ListInvoicesRequest
+	(*InvoiceList)(nil),                     // 38: berth.billing.v1.InvoiceList
+	(*SubscriptionChangeBody)(nil),          // 39: berth.billing.v1.SubscriptionChangeBody
+	(*ChangeSubscriptionRequest)(nil),       // 40: berth.billing.v1.ChangeSubscriptionRequest
+	(*TenantUserRequest)(nil),               // 41: berth.billing.v1.TenantUserRequest
+	(*UpdatePromotionLimitsRequest)(nil),    // 42: berth.billing.v1.UpdatePromotionLimitsRequest
+	(*ListPromotionRedemptionsRequest)(nil), // 43: berth.billing.v1.ListPromotionRedemptionsRequest
+	(*PromotionRedemption)(nil),             // 44: berth.billing.v1.PromotionRedemption
+	(*PromotionRedemptionPage)(nil),         // 45: berth.billing.v1.PromotionRedemptionPage
+	(*GetTenantBillingRequest)(nil),         // 46: berth.billing.v1.GetTenantBillingRequest
+	(*TenantPayment)(nil),                   // 47: berth.billing.v1.TenantPayment
+	(*TenantBilling)(nil),                   // 48: berth.billing.v1.TenantBilling
+	(*structpb.Struct)(nil),                 // 49: google.protobuf.Struct
+	(*v1.BillingState)(nil),                 // 50: berth.tenant.v1.BillingState
+	(*emptypb.Empty)(nil),                   // 51: google.protobuf.Empty
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
 	7,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
@@ -3362,59 +4059,72 @@ var file_billing_v1_billing_proto_depIdxs = []int32{
 	26, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
 	28, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
 	35, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
-	42, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
+	49, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
 	39, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
-	6,  // 13: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
-	9,  // 14: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
-	11, // 15: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
-	36, // 16: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
-	37, // 17: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
-	40, // 18: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
-	41, // 19: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
-	41, // 20: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
-	14, // 21: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
-	16, // 22: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
-	1,  // 23: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:input_type -> berth.billing.v1.ResolvePspxCustomerRequest
-	3,  // 24: berth.billing.v1.ProviderEventService.ApplyPspxEvent:input_type -> berth.billing.v1.ApplyPspxEventRequest
-	4,  // 25: berth.billing.v1.ProviderEventService.ApplyPspyPayment:input_type -> berth.billing.v1.ApplyPspyPaymentRequest
-	18, // 26: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
-	19, // 27: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
-	22, // 28: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
-	25, // 29: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
-	27, // 30: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
-	29, // 31: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
-	30, // 32: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
-	32, // 33: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
-	33, // 34: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
-	34, // 35: berth.billing.v1.BillingAdminService.SetTenantFrozen:input_type -> berth.billing.v1.SetTenantFrozenRequest
-	8,  // 36: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
-	43, // 37: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
-	13, // 38: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
-	42, // 39: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
-	38, // 40: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
-	43, // 41: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
-	43, // 42: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
-	43, // 43: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
-	15, // 44: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
-	17, // 45: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
-	2,  // 46: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
-	5,  // 47: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
-	5,  // 48: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
-	21, // 49: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
-	21, // 50: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
-	24, // 51: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
-	24, // 52: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
-	26, // 53: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
-	28, // 54: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
-	31, // 55: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
-	7,  // 56: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
-	7,  // 57: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
-	43, // 58: berth.billing.v1.BillingAdminService.SetTenantFrozen:output_type -> google.protobuf.Empty
-	36, // [36:59] is the sub-list for method output_type
-	13, // [13:36] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	44, // 13: berth.billing.v1.PromotionRedemptionPage.items:type_name -> berth.billing.v1.PromotionRedemption
+	50, // 14: berth.billing.v1.TenantBilling.state:type_name -> berth.tenant.v1.BillingState
+	47, // 15: berth.billing.v1.TenantBilling.payments:type_name -> berth.billing.v1.TenantPayment
+	38, // 16: berth.billing.v1.TenantBilling.invoices:type_name -> berth.billing.v1.InvoiceList
+	44, // 17: berth.billing.v1.TenantBilling.redemptions:type_name -> berth.billing.v1.PromotionRedemption
+	6,  // 18: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	9,  // 19: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
+	11, // 20: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
+	36, // 21: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
+	37, // 22: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
+	40, // 23: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
+	41, // 24: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
+	41, // 25: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
+	14, // 26: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
+	16, // 27: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
+	1,  // 28: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:input_type -> berth.billing.v1.ResolvePspxCustomerRequest
+	3,  // 29: berth.billing.v1.ProviderEventService.ApplyPspxEvent:input_type -> berth.billing.v1.ApplyPspxEventRequest
+	4,  // 30: berth.billing.v1.ProviderEventService.ApplyPspyPayment:input_type -> berth.billing.v1.ApplyPspyPaymentRequest
+	18, // 31: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
+	19, // 32: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
+	22, // 33: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
+	25, // 34: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
+	27, // 35: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
+	29, // 36: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
+	30, // 37: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
+	32, // 38: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
+	33, // 39: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
+	34, // 40: berth.billing.v1.BillingAdminService.SetTenantFrozen:input_type -> berth.billing.v1.SetTenantFrozenRequest
+	6,  // 41: berth.billing.v1.BillingAdminService.ListAppPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	42, // 42: berth.billing.v1.BillingAdminService.UpdatePromotionLimits:input_type -> berth.billing.v1.UpdatePromotionLimitsRequest
+	43, // 43: berth.billing.v1.BillingAdminService.ListPromotionRedemptions:input_type -> berth.billing.v1.ListPromotionRedemptionsRequest
+	46, // 44: berth.billing.v1.BillingAdminService.GetTenantBilling:input_type -> berth.billing.v1.GetTenantBillingRequest
+	8,  // 45: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
+	51, // 46: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
+	13, // 47: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
+	49, // 48: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
+	38, // 49: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
+	51, // 50: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
+	51, // 51: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
+	51, // 52: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
+	15, // 53: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
+	17, // 54: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
+	2,  // 55: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
+	5,  // 56: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
+	5,  // 57: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
+	21, // 58: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
+	21, // 59: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
+	24, // 60: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
+	24, // 61: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
+	26, // 62: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
+	28, // 63: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
+	31, // 64: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
+	7,  // 65: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
+	7,  // 66: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
+	51, // 67: berth.billing.v1.BillingAdminService.SetTenantFrozen:output_type -> google.protobuf.Empty
+	8,  // 68: berth.billing.v1.BillingAdminService.ListAppPromotions:output_type -> berth.billing.v1.PromotionList
+	7,  // 69: berth.billing.v1.BillingAdminService.UpdatePromotionLimits:output_type -> berth.billing.v1.Promotion
+	45, // 70: berth.billing.v1.BillingAdminService.ListPromotionRedemptions:output_type -> berth.billing.v1.PromotionRedemptionPage
+	48, // 71: berth.billing.v1.BillingAdminService.GetTenantBilling:output_type -> berth.billing.v1.TenantBilling
+	45, // [45:72] is the sub-list for method output_type
+	18, // [18:45] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_billing_v1_billing_proto_init() }
@@ -3431,13 +4141,14 @@ func file_billing_v1_billing_proto_init() {
 	file_billing_v1_billing_proto_msgTypes[38].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[39].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[40].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[41].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   41,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

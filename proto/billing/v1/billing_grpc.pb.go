@@ -829,16 +829,20 @@ var ProviderEventService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	BillingAdminService_CreateConnection_FullMethodName        = "/berth.billing.v1.BillingAdminService/CreateConnection"
-	BillingAdminService_RotateConnectionSecrets_FullMethodName = "/berth.billing.v1.BillingAdminService/RotateConnectionSecrets"
-	BillingAdminService_GetAppBilling_FullMethodName           = "/berth.billing.v1.BillingAdminService/GetAppBilling"
-	BillingAdminService_UpdateAppSettings_FullMethodName       = "/berth.billing.v1.BillingAdminService/UpdateAppSettings"
-	BillingAdminService_CreateCatalogPrice_FullMethodName      = "/berth.billing.v1.BillingAdminService/CreateCatalogPrice"
-	BillingAdminService_CreateCatalogTaxRate_FullMethodName    = "/berth.billing.v1.BillingAdminService/CreateCatalogTaxRate"
-	BillingAdminService_ListCatalog_FullMethodName             = "/berth.billing.v1.BillingAdminService/ListCatalog"
-	BillingAdminService_CreatePromotion_FullMethodName         = "/berth.billing.v1.BillingAdminService/CreatePromotion"
-	BillingAdminService_SetPromotionActive_FullMethodName      = "/berth.billing.v1.BillingAdminService/SetPromotionActive"
-	BillingAdminService_SetTenantFrozen_FullMethodName         = "/berth.billing.v1.BillingAdminService/SetTenantFrozen"
+	BillingAdminService_CreateConnection_FullMethodName         = "/berth.billing.v1.BillingAdminService/CreateConnection"
+	BillingAdminService_RotateConnectionSecrets_FullMethodName  = "/berth.billing.v1.BillingAdminService/RotateConnectionSecrets"
+	BillingAdminService_GetAppBilling_FullMethodName            = "/berth.billing.v1.BillingAdminService/GetAppBilling"
+	BillingAdminService_UpdateAppSettings_FullMethodName        = "/berth.billing.v1.BillingAdminService/UpdateAppSettings"
+	BillingAdminService_CreateCatalogPrice_FullMethodName       = "/berth.billing.v1.BillingAdminService/CreateCatalogPrice"
+	BillingAdminService_CreateCatalogTaxRate_FullMethodName     = "/berth.billing.v1.BillingAdminService/CreateCatalogTaxRate"
+	BillingAdminService_ListCatalog_FullMethodName              = "/berth.billing.v1.BillingAdminService/ListCatalog"
+	BillingAdminService_CreatePromotion_FullMethodName          = "/berth.billing.v1.BillingAdminService/CreatePromotion"
+	BillingAdminService_SetPromotionActive_FullMethodName       = "/berth.billing.v1.BillingAdminService/SetPromotionActive"
+	BillingAdminService_SetTenantFrozen_FullMethodName          = "/berth.billing.v1.BillingAdminService/SetTenantFrozen"
+	BillingAdminService_ListAppPromotions_FullMethodName        = "/berth.billing.v1.BillingAdminService/ListAppPromotions"
+	BillingAdminService_UpdatePromotionLimits_FullMethodName    = "/berth.billing.v1.BillingAdminService/UpdatePromotionLimits"
+	BillingAdminService_ListPromotionRedemptions_FullMethodName = "/berth.billing.v1.BillingAdminService/ListPromotionRedemptions"
+	BillingAdminService_GetTenantBilling_FullMethodName         = "/berth.billing.v1.BillingAdminService/GetTenantBilling"
 )
 
 // BillingAdminServiceClient is the client API for BillingAdminService service.
@@ -865,6 +869,18 @@ type BillingAdminServiceClient interface {
 	// SetTenantFrozen freezes or unfreezes a tenant. An operator's freeze stays until an operator
 	// lifts it: a payment unfreezes only a tenant frozen for failed payments.
 	SetTenantFrozen(ctx context.Context, in *SetTenantFrozenRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// ListAppPromotions lists every promotion of the app with its redemption count (route 12's
+	// items, for operators: route 12 itself admits only the app's read key).
+	ListAppPromotions(ctx context.Context, in *ListPromotionsRequest, opts ...grpc.CallOption) (*PromotionList, error)
+	// UpdatePromotionLimits changes how often and when a promotion may be redeemed. What a
+	// redemption grants never changes; a maximum below the uses already made is refused.
+	UpdatePromotionLimits(ctx context.Context, in *UpdatePromotionLimitsRequest, opts ...grpc.CallOption) (*Promotion, error)
+	// ListPromotionRedemptions pages through a promotion's uses, newest first: route-24
+	// redemptions and referral rewards, each with what it granted.
+	ListPromotionRedemptions(ctx context.Context, in *ListPromotionRedemptionsRequest, opts ...grpc.CallOption) (*PromotionRedemptionPage, error)
+	// GetTenantBilling shows a tenant's money: its billing state with why it is frozen, its
+	// checkouts and charges, its provider invoices (pspx), and the promotions it received.
+	GetTenantBilling(ctx context.Context, in *GetTenantBillingRequest, opts ...grpc.CallOption) (*TenantBilling, error)
 }
 
 type billingAdminServiceClient struct {
@@ -975,6 +991,46 @@ func (c *billingAdminServiceClient) SetTenantFrozen(ctx context.Context, in *Set
 	return out, nil
 }
 
+func (c *billingAdminServiceClient) ListAppPromotions(ctx context.Context, in *ListPromotionsRequest, opts ...grpc.CallOption) (*PromotionList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PromotionList)
+	err := c.cc.Invoke(ctx, BillingAdminService_ListAppPromotions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingAdminServiceClient) UpdatePromotionLimits(ctx context.Context, in *UpdatePromotionLimitsRequest, opts ...grpc.CallOption) (*Promotion, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Promotion)
+	err := c.cc.Invoke(ctx, BillingAdminService_UpdatePromotionLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingAdminServiceClient) ListPromotionRedemptions(ctx context.Context, in *ListPromotionRedemptionsRequest, opts ...grpc.CallOption) (*PromotionRedemptionPage, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PromotionRedemptionPage)
+	err := c.cc.Invoke(ctx, BillingAdminService_ListPromotionRedemptions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *billingAdminServiceClient) GetTenantBilling(ctx context.Context, in *GetTenantBillingRequest, opts ...grpc.CallOption) (*TenantBilling, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TenantBilling)
+	err := c.cc.Invoke(ctx, BillingAdminService_GetTenantBilling_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BillingAdminServiceServer is the server API for BillingAdminService service.
 // All implementations must embed UnimplementedBillingAdminServiceServer
 // for forward compatibility.
@@ -999,6 +1055,18 @@ type BillingAdminServiceServer interface {
 	// SetTenantFrozen freezes or unfreezes a tenant. An operator's freeze stays until an operator
 	// lifts it: a payment unfreezes only a tenant frozen for failed payments.
 	SetTenantFrozen(context.Context, *SetTenantFrozenRequest) (*emptypb.Empty, error)
+	// ListAppPromotions lists every promotion of the app with its redemption count (route 12's
+	// items, for operators: route 12 itself admits only the app's read key).
+	ListAppPromotions(context.Context, *ListPromotionsRequest) (*PromotionList, error)
+	// UpdatePromotionLimits changes how often and when a promotion may be redeemed. What a
+	// redemption grants never changes; a maximum below the uses already made is refused.
+	UpdatePromotionLimits(context.Context, *UpdatePromotionLimitsRequest) (*Promotion, error)
+	// ListPromotionRedemptions pages through a promotion's uses, newest first: route-24
+	// redemptions and referral rewards, each with what it granted.
+	ListPromotionRedemptions(context.Context, *ListPromotionRedemptionsRequest) (*PromotionRedemptionPage, error)
+	// GetTenantBilling shows a tenant's money: its billing state with why it is frozen, its
+	// checkouts and charges, its provider invoices (pspx), and the promotions it received.
+	GetTenantBilling(context.Context, *GetTenantBillingRequest) (*TenantBilling, error)
 	mustEmbedUnimplementedBillingAdminServiceServer()
 }
 
@@ -1038,6 +1106,18 @@ func (UnimplementedBillingAdminServiceServer) SetPromotionActive(context.Context
 }
 func (UnimplementedBillingAdminServiceServer) SetTenantFrozen(context.Context, *SetTenantFrozenRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetTenantFrozen not implemented")
+}
+func (UnimplementedBillingAdminServiceServer) ListAppPromotions(context.Context, *ListPromotionsRequest) (*PromotionList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppPromotions not implemented")
+}
+func (UnimplementedBillingAdminServiceServer) UpdatePromotionLimits(context.Context, *UpdatePromotionLimitsRequest) (*Promotion, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdatePromotionLimits not implemented")
+}
+func (UnimplementedBillingAdminServiceServer) ListPromotionRedemptions(context.Context, *ListPromotionRedemptionsRequest) (*PromotionRedemptionPage, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPromotionRedemptions not implemented")
+}
+func (UnimplementedBillingAdminServiceServer) GetTenantBilling(context.Context, *GetTenantBillingRequest) (*TenantBilling, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTenantBilling not implemented")
 }
 func (UnimplementedBillingAdminServiceServer) mustEmbedUnimplementedBillingAdminServiceServer() {}
 func (UnimplementedBillingAdminServiceServer) testEmbeddedByValue()                             {}
@@ -1240,6 +1320,78 @@ func _BillingAdminService_SetTenantFrozen_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BillingAdminService_ListAppPromotions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPromotionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingAdminServiceServer).ListAppPromotions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingAdminService_ListAppPromotions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingAdminServiceServer).ListAppPromotions(ctx, req.(*ListPromotionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingAdminService_UpdatePromotionLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdatePromotionLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingAdminServiceServer).UpdatePromotionLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingAdminService_UpdatePromotionLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingAdminServiceServer).UpdatePromotionLimits(ctx, req.(*UpdatePromotionLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingAdminService_ListPromotionRedemptions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPromotionRedemptionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingAdminServiceServer).ListPromotionRedemptions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingAdminService_ListPromotionRedemptions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingAdminServiceServer).ListPromotionRedemptions(ctx, req.(*ListPromotionRedemptionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BillingAdminService_GetTenantBilling_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTenantBillingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BillingAdminServiceServer).GetTenantBilling(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BillingAdminService_GetTenantBilling_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BillingAdminServiceServer).GetTenantBilling(ctx, req.(*GetTenantBillingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BillingAdminService_ServiceDesc is the grpc.ServiceDesc for BillingAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1286,6 +1438,22 @@ var BillingAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetTenantFrozen",
 			Handler:    _BillingAdminService_SetTenantFrozen_Handler,
+		},
+		{
+			MethodName: "ListAppPromotions",
+			Handler:    _BillingAdminService_ListAppPromotions_Handler,
+		},
+		{
+			MethodName: "UpdatePromotionLimits",
+			Handler:    _BillingAdminService_UpdatePromotionLimits_Handler,
+		},
+		{
+			MethodName: "ListPromotionRedemptions",
+			Handler:    _BillingAdminService_ListPromotionRedemptions_Handler,
+		},
+		{
+			MethodName: "GetTenantBilling",
+			Handler:    _BillingAdminService_GetTenantBilling_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

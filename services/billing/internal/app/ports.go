@@ -71,6 +71,13 @@ type Promotions interface {
 	// domain.ErrReferralRewarded, without calling fn, when the referred tenant earned its reward
 	// before, and domain.ErrPromotionNotFound when the app has no such promotion.
 	GrantReferralReward(ctx context.Context, g ReferralGrant, fn func(*domain.Promotion, *domain.Account) ([]events.Event, error)) (domain.Account, error)
+	// PromotionUses lists the uses (redemptions and referral rewards) of the app's promotion,
+	// newest first, at most limit, starting after the cursor (nil: at the newest). Another app's
+	// promotion has none.
+	PromotionUses(ctx context.Context, appID, promotionID string, after *domain.UseCursor, limit int) ([]domain.PromotionUse, error)
+	// TenantPromotionUses lists what the app's tenant received: its redemptions and the referral
+	// rewards granted to it, newest first, at most limit.
+	TenantPromotionUses(ctx context.Context, appID, tenantID string, limit int) ([]domain.PromotionUse, error)
 }
 
 // Accounts stores every tenant's billing account: the state billing decides, whose every change
@@ -106,6 +113,8 @@ type Checkouts interface {
 	// both with fn's events in one transaction: a session's effect and the record that it was
 	// applied commit together, so it applies once however often the payer returns.
 	SettleCheckout(ctx context.Context, id string, fn func(*domain.CheckoutSession, *domain.Account) ([]events.Event, error)) (domain.CheckoutSession, domain.Account, error)
+	// TenantCheckouts lists the app's tenant's checkout sessions, newest first, at most limit.
+	TenantCheckouts(ctx context.Context, appID, tenantID string, limit int) ([]domain.CheckoutSession, error)
 }
 
 // Charges stores the charges Berth starts at a provider outside a hosted checkout (route 13's
@@ -122,6 +131,8 @@ type Charges interface {
 	// SettleCharge runs fn on the charge and its tenant's account, both locked, and stores both
 	// with fn's events in one transaction, as SettleCheckout does for sessions.
 	SettleCharge(ctx context.Context, id string, fn func(*domain.Charge, *domain.Account) ([]events.Event, error)) (domain.Charge, domain.Account, error)
+	// TenantCharges lists the app's tenant's charges, newest first, at most limit.
+	TenantCharges(ctx context.Context, appID, tenantID string, limit int) ([]domain.Charge, error)
 }
 
 // Store is every storage port the billing use cases need.

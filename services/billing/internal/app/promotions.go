@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,10 +99,100 @@ func (s *Service) CreatePromotion(ctx context.Context, n domain.NewPromotion) (d
 
 // SetPromotionActive switches a promotion on or off.
 func (s *Service) SetPromotionActive(ctx context.Context, appID, id string, active bool) (domain.Promotion, error) {
-	return s.store.UpdatePromotion(ctx, canonical(appID), canonical(id), func(p *domain.Promotion) error {
+	return s.updatePromotion(ctx, appID, id, func(p *domain.Promotion) error {
 		p.Active = active
 		return nil
 	})
+}
+
+// UpdatePromotionLimits changes how often and when a promotion may be redeemed, under the
+// promotion's lock, which redemptions take too: the new maximum is checked against every
+// redemption committed before it, and every later one is checked against it.
+func (s *Service) UpdatePromotionLimits(ctx context.Context, appID, id string, l domain.PromotionLimits) (domain.Promotion, error) {
+	return s.updatePromotion(ctx, appID, id, func(p *domain.Promotion) error { return p.EditLimits(l) })
+}
+
+// updatePromotion checks the ids and runs fn on the app's promotion.
+func (s *Service) updatePromotion(ctx context.Context, appID, id string, fn func(*domain.Promotion) error) (domain.Promotion, error) {
+	appID, id, err := promotionRef(appID, id)
+	if err != nil {
+		return domain.Promotion{}, err
+	}
+	return s.store.UpdatePromotion(ctx, appID, id, fn)
+}
+
+// promotionRef canonicalises an app's and a promotion's ids.
+func promotionRef(appID, id string) (string, string, error) {
+	appID, id = canonical(appID), canonical(id)
+	switch {
+	case !isUUID(appID):
+		return "", "", fault.InvalidField("appId", "must be a UUID")
+	case !isUUID(id):
+		return "", "", fault.InvalidField("promotionId", "must be a UUID")
+	}
+	return appID, id, nil
+}
+
+// ListAppPromotions lists an app's promotions, with their redemption counts, for its operators.
+func (s *Service) ListAppPromotions(ctx context.Context, appID string) ([]domain.Promotion, error) {
+	appID = canonical(appID)
+	if !isUUID(appID) {
+		return nil, fault.InvalidField("appId", "must be a UUID")
+	}
+	return s.store.Promotions(ctx, appID)
+}
+
+// Pages of a promotion's uses: 50 unless the caller asks for another size up to 100.
+const (
+	defaultUsePage = 50
+	maxUsePage     = 100
+)
+
+// UsePage is a page of a promotion's uses, newest first; Next continues it ("" at the end).
+type UsePage struct {
+	Uses []domain.PromotionUse
+	Next string
+}
+
+// PromotionRedemptions pages through a promotion's uses (redemptions and referral rewards),
+// newest first, after cursor ("" from the newest).
+func (s *Service) PromotionRedemptions(ctx context.Context, appID, id string, limit int, cursor string) (UsePage, error) {
+	appID, id, err := promotionRef(appID, id)
+	if err != nil {
+		return UsePage{}, err
+	}
+	if limit == 0 {
+		limit = defaultUsePage
+	}
+	if limit < 1 || limit > maxUsePage {
+		return UsePage{}, fault.InvalidField("limit", "must be between 1 and %d", maxUsePage)
+	}
+	var after *domain.UseCursor
+	if cursor != "" {
+		c, err := domain.DecodeUseCursor(cursor)
+		if err != nil {
+			return UsePage{}, err
+		}
+		after = &c
+	}
+	ps, err := s.store.Promotions(ctx, appID)
+	if err != nil {
+		return UsePage{}, err
+	}
+	if !slices.ContainsFunc(ps, func(p domain.Promotion) bool { return p.ID == id }) {
+		return UsePage{}, domain.ErrPromotionNotFound
+	}
+	// One more than the page tells whether a next page exists, so the last page has no cursor.
+	uses, err := s.store.PromotionUses(ctx, appID, id, after, limit+1)
+	if err != nil {
+		return UsePage{}, err
+	}
+	page := UsePage{Uses: uses}
+	if len(uses) > limit {
+		page.Uses = uses[:limit]
+		page.Next = domain.CursorOf(uses[limit-1]).Encode()
+	}
+	return page, nil
 }
 
 func canonical(id string) string { return strings.ToLower(strings.TrimSpace(id)) }

@@ -138,8 +138,13 @@ func (s *Service) ListInvoices(ctx context.Context, callerApp string, q InvoiceQ
 	if err != nil || !found {
 		return InvoicePage{Invoices: []json.RawMessage{}}, err
 	}
-	page, err := s.pspx.ListInvoices(ctx, t.key, PspxInvoiceQuery{Customer: cust.ID, Limit: int(limit),
+	return s.pspxInvoices(ctx, t.key, PspxInvoiceQuery{Customer: cust.ID, Limit: int(limit),
 		StartingAfter: q.StartingAfter, EndingBefore: q.EndingBefore})
+}
+
+// pspxInvoices is a page of a customer's invoices at pspx, as the provider sent them.
+func (s *Service) pspxInvoices(ctx context.Context, key string, q PspxInvoiceQuery) (InvoicePage, error) {
+	page, err := s.pspx.ListInvoices(ctx, key, q)
 	if err != nil {
 		return InvoicePage{}, providerFault(err, "list pspx invoices")
 	}

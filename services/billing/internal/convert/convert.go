@@ -102,3 +102,11 @@ func CatalogTaxRate(r domain.CatalogTaxRate) *billingv1.CatalogTaxRate {
 	return &billingv1.CatalogTaxRate{Id: r.ID, AppId: r.AppID, DisplayName: r.DisplayName, BasisPoints: r.BasisPoints,
 		Inclusive: r.Inclusive, CreatedAt: domain.FormatTime(r.CreatedAt)}
 }
+
+// PromotionUse renders a use of a promotion.
+func PromotionUse(u domain.PromotionUse) *billingv1.PromotionRedemption {
+	return &billingv1.PromotionRedemption{
+		Kind: u.Kind.String(), PromotionId: u.PromotionID, Code: u.Code, TenantId: u.TenantID, UserId: u.UserID,
+		ReferredTenantId: u.ReferredTenantID, FreeUnits: u.FreeUnits, FreeDays: u.FreeDays, At: domain.FormatTime(u.At),
+	}
+}

@@ -90,3 +90,17 @@ func FormatTime(t time.Time) string {
 
 // FormatUnits renders a unit count as route 5 does: decimal text.
 func FormatUnits(n int64) string { return strconv.FormatInt(n, 10) }
+
+// FrozenReason says why a tenant is frozen: "" when it is not, "failedPayments" when its failed
+// payments froze it (a payment lifts that), "operator" when an operator did (only an operator
+// lifts that).
+func (s State) FrozenReason() string {
+	switch {
+	case !s.Freezed:
+		return ""
+	case s.FreezedDueFailedPayment:
+		return "failedPayments"
+	default:
+		return "operator"
+	}
+}

@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"encoding/base64"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -124,5 +126,71 @@ func TestCheckIntervalAcceptsPspyIntervals(t *testing.T) {
 		if err := CheckInterval(s); (err == nil) != ok {
 			t.Errorf("%q: err %v", s, err)
 		}
+	}
+}
+
+func TestEditLimitsRefusesAMaximumBelowTheUsesMade(t *testing.T) {
+	n := func(v int32) *int32 { return &v }
+	day := func(d int) *time.Time { v := time.Date(2026, 6, d, 0, 0, 0, 0, time.UTC); return &v }
+	base := Promotion{Code: "SPRING", FreeUnits: 1, MaxRedemptions: 10, Redemptions: 4, ValidFrom: *day(1), ValidUntil: *day(20), Active: true}
+	for _, tc := range []struct {
+		name   string
+		limits PromotionLimits
+		field  string // "": accepted
+		want   func(Promotion) bool
+	}{
+		{"below the uses made", PromotionLimits{MaxRedemptions: n(3)}, "maxRedemptions", nil},
+		{"negative", PromotionLimits{MaxRedemptions: n(-2)}, "maxRedemptions", nil},
+		{"nothing to change", PromotionLimits{}, "maxRedemptions", nil},
+		{"an end before the kept start", PromotionLimits{ValidUntil: day(1)}, "validUntil", nil},
+		{"a start after the kept end", PromotionLimits{ValidFrom: day(25)}, "validUntil", nil},
+		{"exactly the uses made", PromotionLimits{MaxRedemptions: n(4)}, "", func(p Promotion) bool { return p.MaxRedemptions == 4 }},
+		{"unlimited", PromotionLimits{MaxRedemptions: n(0)}, "", func(p Promotion) bool { return p.MaxRedemptions == 0 }},
+		{"the end removed", PromotionLimits{ValidUntil: &time.Time{}}, "", func(p Promotion) bool { return p.ValidUntil.IsZero() && p.ValidFrom.Equal(*day(1)) }},
+		{"both bounds moved", PromotionLimits{ValidFrom: day(21), ValidUntil: day(28)}, "", func(p Promotion) bool { return p.ValidFrom.Equal(*day(21)) && p.ValidUntil.Equal(*day(28)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := base
+			err := p.EditLimits(tc.limits)
+			if got := fieldOf(err); got != tc.field {
+				t.Fatalf("err %v, want field %q", err, tc.field)
+			}
+			if tc.field != "" {
+				if p != base {
+					t.Fatalf("a refused edit changed the promotion: %+v", p)
+				}
+				return
+			}
+			if !tc.want(p) || p.Redemptions != 4 || p.FreeUnits != 1 || p.Code != "SPRING" {
+				t.Fatalf("edited %+v", p)
+			}
+		})
+	}
+}
+
+func TestUseCursorsRoundTripAndRefuseWhatNoPageHandedOut(t *testing.T) {
+	u := PromotionUse{Kind: UseReferralReward, TenantID: "0b5c1d8e-0000-4000-8000-000000000001",
+		ReferredTenantID: "0b5c1d8e-0000-4000-8000-000000000002", At: time.Date(2026, 6, 1, 9, 0, 0, 123456000, time.UTC)}
+	c := CursorOf(u)
+	if c.Key != u.ReferredTenantID {
+		t.Fatalf("a reward is keyed by its referred tenant, got %q", c.Key)
+	}
+	got, err := DecodeUseCursor(c.Encode())
+	if err != nil || got != c {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for _, bad := range []string{"", "!!", enc("1|0"), enc("x|0|0b5c1d8e-0000-4000-8000-000000000001"), enc("1|2|0b5c1d8e-0000-4000-8000-000000000001"),
+		enc("1|0|0B5C1D8E-0000-4000-8000-000000000001"), enc("1|0|not-a-uuid"), strings.Repeat("A", 300)} {
+		if _, err := DecodeUseCursor(bad); !errors.Is(err, ErrBadCursor) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	older := u
+	older.At = u.At.Add(-time.Microsecond)
+	redemption := u
+	redemption.Kind = UseRedemption
+	if !c.Before(older) || !c.Before(redemption) || c.Before(u) {
+		t.Fatal("a page after a use holds the older uses and, at the same time, the redemptions")
 	}
 }

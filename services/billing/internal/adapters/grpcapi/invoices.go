@@ -51,6 +51,11 @@ func (s *Server) ListInvoices(ctx context.Context, req *billingv1.ListInvoicesRe
 	if err != nil {
 		return nil, err
 	}
+	return invoiceList(page)
+}
+
+// invoiceList renders a page of provider invoices as route 20 answers it.
+func invoiceList(page app.InvoicePage) (*billingv1.InvoiceList, error) {
 	out := &billingv1.InvoiceList{Kind: "pspxInvoices", ItemsLength: int32(len(page.Invoices)), HasMore: page.HasMore,
 		Items: make([]*structpb.Struct, 0, len(page.Invoices))}
 	for _, raw := range page.Invoices {

@@ -43,11 +43,16 @@ func (s *Server) ListPromotions(ctx context.Context, req *billingv1.ListPromotio
 	if err != nil {
 		return nil, err
 	}
+	return promotionList(ps), nil
+}
+
+// promotionList renders promotions as route 12 lists them.
+func promotionList(ps []domain.Promotion) *billingv1.PromotionList {
 	out := &billingv1.PromotionList{Kind: "promotion", ItemsLength: int32(len(ps)), Items: make([]*billingv1.Promotion, 0, len(ps))}
 	for _, p := range ps {
 		out.Items = append(out.Items, convert.Promotion(p))
 	}
-	return out, nil
+	return out
 }
 
 // RedeemPromotionCode is route 24.

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/billing/internal/domain"
@@ -71,4 +72,17 @@ func (s *Store) SettleCharge(ctx context.Context, id string, fn func(*domain.Cha
 	}
 	s.charges[id] = c
 	return c, a, nil
+}
+
+// TenantCharges lists the tenant's charges, newest first.
+func (s *Store) TenantCharges(_ context.Context, appID, tenantID string, limit int) ([]domain.Charge, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Charge
+	for _, c := range s.charges {
+		if c.AppID == appID && c.TenantID == tenantID {
+			out = append(out, c)
+		}
+	}
+	return newestFirst(out, func(c domain.Charge) (time.Time, string) { return c.CreatedAt, c.ID }, limit), nil
 }

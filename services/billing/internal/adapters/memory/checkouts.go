@@ -2,6 +2,9 @@ package memory
 
 import (
 	"context"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/billing/internal/domain"
@@ -40,4 +43,30 @@ func (s *Store) SettleCheckout(ctx context.Context, id string, fn func(*domain.C
 	}
 	s.checkouts[id] = cs
 	return cs, a, nil
+}
+
+// TenantCheckouts lists the tenant's sessions, newest first.
+func (s *Store) TenantCheckouts(_ context.Context, appID, tenantID string, limit int) ([]domain.CheckoutSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.CheckoutSession
+	for _, c := range s.checkouts {
+		if c.AppID == appID && c.TenantID == tenantID {
+			out = append(out, c)
+		}
+	}
+	return newestFirst(out, func(c domain.CheckoutSession) (time.Time, string) { return c.CreatedAt, c.ID }, limit), nil
+}
+
+// newestFirst sorts xs by creation time and id, newest first, and keeps the first limit.
+func newestFirst[T any](xs []T, key func(T) (time.Time, string), limit int) []T {
+	slices.SortFunc(xs, func(a, b T) int {
+		at, aid := key(a)
+		bt, bid := key(b)
+		if c := bt.Compare(at); c != 0 {
+			return c
+		}
+		return strings.Compare(bid, aid)
+	})
+	return xs[:min(limit, len(xs))]
 }

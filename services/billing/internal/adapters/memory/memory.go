@@ -20,6 +20,7 @@ type Store struct {
 	promotions  []domain.Promotion
 	redeemed    map[[2]string]bool // (promotion id, tenant id)
 	rewarded    map[string]bool    // referred tenant ids
+	uses        []domain.PromotionUse
 	accounts    map[[2]string]domain.Account
 	customers   []domain.Customer
 	checkouts   map[string]domain.CheckoutSession

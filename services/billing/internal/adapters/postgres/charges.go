@@ -98,3 +98,16 @@ func (s *Store) SettleCharge(ctx context.Context, id string, fn func(*domain.Cha
 	}
 	return c, acct, nil
 }
+
+// TenantCharges lists the tenant's charges, newest first.
+func (s *Store) TenantCharges(ctx context.Context, appID, tenantID string, limit int) ([]domain.Charge, error) {
+	if !isUUID(tenantID) {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+chargeColumns+` FROM charges WHERE app_id = $1 AND tenant_id = $2
+		ORDER BY created_at DESC, id DESC LIMIT $3`, appID, tenantID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.Charge, error) { return scanCharge(r) })
+}

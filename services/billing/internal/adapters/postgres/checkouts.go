@@ -79,3 +79,16 @@ func (s *Store) SettleCheckout(ctx context.Context, id string, fn func(*domain.C
 	}
 	return cs, acct, nil
 }
+
+// TenantCheckouts lists the tenant's sessions, newest first.
+func (s *Store) TenantCheckouts(ctx context.Context, appID, tenantID string, limit int) ([]domain.CheckoutSession, error) {
+	if !isUUID(tenantID) {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+checkoutColumns+` FROM checkout_sessions WHERE app_id = $1 AND tenant_id = $2
+		ORDER BY created_at DESC, id DESC LIMIT $3`, appID, tenantID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (domain.CheckoutSession, error) { return scanCheckout(r) })
+}

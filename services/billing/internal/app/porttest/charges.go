@@ -20,6 +20,7 @@ var chargeCases = []testCase{
 	{"ChargesRoundTripEveryField", chargesRoundTrip},
 	{"ASubscriptionHasOneOpenUpgradeEvenUnderARace", oneOpenUpgrade},
 	{"SettleChargeStoresChargeAccountAndEventsTogether", settleChargeTogether},
+	{"ATenantsChargesListNewestFirst", tenantCharges},
 }
 
 func upgradeCharge(conn domain.Connection, tenantID, subscriptionID string) domain.Charge {
@@ -163,4 +164,27 @@ func settleChargeTogether(t *testing.T, s app.Store, outbox events.OutboxSource)
 func storedCharge(s app.Store, id string) domain.Charge {
 	c, _ := must2(s.SettleCharge(ctx, id, func(*domain.Charge, *domain.Account) ([]events.Event, error) { return nil, nil }))
 	return c
+}
+
+func tenantCharges(t *testing.T, s app.Store, _ events.OutboxSource) {
+	conn := connectionFor(t, s)
+	tenant := uuid.NewString()
+	var want []domain.Charge
+	for _, hours := range []int{2, 1, 3} {
+		c := upgradeCharge(conn, tenant, "sub_"+uuid.NewString()[:8])
+		c.CreatedAt = instant.Add(time.Duration(hours) * time.Hour)
+		if err := s.CreateCharge(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, c)
+	}
+	if err := s.CreateCharge(ctx, upgradeCharge(conn, uuid.NewString(), "sub_other")); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(s.TenantCharges(ctx, conn.AppID, tenant, 2)); !reflect.DeepEqual(got, []domain.Charge{want[2], want[0]}) {
+		t.Fatalf("newest two:\n got %+v\nwant %+v", got, []domain.Charge{want[2], want[0]})
+	}
+	if got := must(s.TenantCharges(ctx, uuid.NewString(), tenant, 10)); len(got) != 0 {
+		t.Fatalf("another app sees the tenant's charges: %+v", got)
+	}
 }

@@ -19,6 +19,7 @@ var checkoutCases = []testCase{
 	{"CheckoutSessionsRoundTripEveryField", checkoutsRoundTrip},
 	{"SettleStoresSessionAccountAndEventsTogether", settleStoresSessionAccountAndEventsTogether},
 	{"ConcurrentSettlesOfASessionApplyItOnce", concurrentSettlesApplyOnce},
+	{"ATenantsCheckoutsListNewestFirst", tenantCheckouts},
 }
 
 func checkoutSession(conn domain.Connection) domain.CheckoutSession {
@@ -118,5 +119,28 @@ func concurrentSettlesApplyOnce(t *testing.T, s app.Store, _ events.OutboxSource
 	wg.Wait()
 	if a := must(s.Account(ctx, cs.AppID, cs.TenantID)); a.Revision != 1 || a.State.PaidUnits != 3 {
 		t.Fatalf("account after 8 concurrent settles: revision %d, paid units %d; want 1 and 3", a.Revision, a.State.PaidUnits)
+	}
+}
+
+func tenantCheckouts(t *testing.T, s app.Store, _ events.OutboxSource) {
+	conn := connectionFor(t, s)
+	tenant := uuid.NewString()
+	var want []domain.CheckoutSession
+	for _, hours := range []int{1, 3, 2} {
+		cs := checkoutSession(conn)
+		cs.TenantID, cs.CreatedAt = tenant, instant.Add(time.Duration(hours)*time.Hour)
+		if err := s.CreateCheckout(ctx, cs); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, cs)
+	}
+	if err := s.CreateCheckout(ctx, checkoutSession(conn)); err != nil { // another tenant's
+		t.Fatal(err)
+	}
+	if got := must(s.TenantCheckouts(ctx, conn.AppID, tenant, 2)); !reflect.DeepEqual(got, []domain.CheckoutSession{want[1], want[2]}) {
+		t.Fatalf("newest two:\n got %+v\nwant %+v", got, want[1:])
+	}
+	if got := must(s.TenantCheckouts(ctx, uuid.NewString(), tenant, 10)); len(got) != 0 {
+		t.Fatalf("another app sees the tenant's checkouts: %+v", got)
 	}
 }

@@ -3,8 +3,10 @@ package porttest
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -25,6 +27,9 @@ var promotionCases = []testCase{
 	{"AReferredTenantEarnsItsReferrerOneReward", referralRewardOncePerReferredTenant},
 	{"FailedReferralRewardStoresNothing", failedReferralRewardStoresNothing},
 	{"ConcurrentRewardsForOneReferredTenantApplyOnce", concurrentReferralRewardsApplyOnce},
+	{"PromotionLimitsAreStored", promotionLimitsStored},
+	{"APromotionsUsesPageNewestFirstWithWhatTheyGranted", promotionUsesPaged},
+	{"ATenantsPromotionUsesAreWhatItReceived", tenantPromotionUses},
 }
 
 func promotion(appID, code string, most int32) domain.Promotion {
@@ -277,5 +282,123 @@ func concurrentReferralRewardsApplyOnce(t *testing.T, s app.Store, _ events.Outb
 	}
 	if a := must(s.Account(ctx, appID, referrer)); won != 1 || a.Revision != 1 || a.State.FreeUnits != 2 {
 		t.Fatalf("%d grants won; referrer's account %+v", won, a)
+	}
+}
+
+func promotionLimitsStored(t *testing.T, s app.Store, _ events.OutboxSource) {
+	appID := uuid.NewString()
+	p := promotion(appID, "LIMITS", 5)
+	if err := s.CreatePromotion(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	until := instant.AddDate(0, 2, 0)
+	want := must(s.UpdatePromotion(ctx, appID, p.ID, func(p *domain.Promotion) error {
+		return p.EditLimits(domain.PromotionLimits{MaxRedemptions: ptr[int32](9), ValidFrom: &time.Time{}, ValidUntil: &until})
+	}))
+	if want.MaxRedemptions != 9 || !want.ValidFrom.IsZero() || !want.ValidUntil.Equal(until) {
+		t.Fatalf("edited %+v", want)
+	}
+	if got := must(s.Promotions(ctx, appID)); !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("stored:\n got %+v\nwant %+v", got[0], want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// useAt redeems the promotion for tenantID at at, by userID.
+func useAt(t *testing.T, s app.Store, p domain.Promotion, tenantID, userID string, at time.Time) domain.PromotionUse {
+	t.Helper()
+	must(s.Redeem(ctx, app.Redemption{AppID: p.AppID, Code: p.Code, TenantID: tenantID, UserID: userID, At: at}, applying(newEvent(t, p.AppID), nil)))
+	return domain.PromotionUse{Kind: domain.UseRedemption, PromotionID: p.ID, Code: p.Code, TenantID: tenantID, UserID: userID,
+		FreeUnits: p.FreeUnits, FreeDays: p.FreeDays, At: at}
+}
+
+// rewardAt grants the promotion to referrerTenantID for referredTenantID at at.
+func rewardAt(t *testing.T, s app.Store, p domain.Promotion, referredTenantID, referrerTenantID, referrerUserID string, at time.Time) domain.PromotionUse {
+	t.Helper()
+	g := app.ReferralGrant{AppID: p.AppID, PromotionID: p.ID, ReferredTenantID: referredTenantID, ReferrerTenantID: referrerTenantID,
+		ReferrerUserID: referrerUserID, At: at}
+	must(s.GrantReferralReward(ctx, g, applying(newEvent(t, p.AppID), nil)))
+	return domain.PromotionUse{Kind: domain.UseReferralReward, PromotionID: p.ID, Code: p.Code, TenantID: referrerTenantID,
+		UserID: referrerUserID, ReferredTenantID: referredTenantID, FreeUnits: p.FreeUnits, FreeDays: p.FreeDays, At: at}
+}
+
+func promotionUsesPaged(t *testing.T, s app.Store, _ events.OutboxSource) {
+	appID := uuid.NewString()
+	p, other := promotion(appID, "PAGED", 0), promotion(appID, "OTHER", 0)
+	for _, q := range []domain.Promotion{p, other} {
+		if err := s.CreatePromotion(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(minutes int) time.Time { return instant.Add(time.Duration(minutes) * time.Minute) }
+	referrer := uuid.NewString()
+	// Two redemptions and a reward in the same microsecond: the keyset still orders them.
+	var uses []domain.PromotionUse
+	for _, minute := range []int{1, 5, 5, 3} {
+		uses = append(uses, useAt(t, s, p, uuid.NewString(), uuid.NewString(), at(minute)))
+	}
+	uses = append(uses, rewardAt(t, s, p, uuid.NewString(), referrer, uuid.NewString(), at(5)), rewardAt(t, s, p, uuid.NewString(), referrer, uuid.NewString(), at(2)))
+	useAt(t, s, other, uuid.NewString(), uuid.NewString(), at(4))
+	want := slices.Clone(uses)
+	slices.SortFunc(want, func(a, b domain.PromotionUse) int {
+		if domain.CursorOf(a).Before(b) {
+			return -1
+		}
+		return 1
+	})
+	if want[0].At != at(5) || want[0].Kind != domain.UseReferralReward || want[len(want)-1].At != at(1) {
+		t.Fatalf("the expected order is not newest first: %+v", want)
+	}
+
+	var got []domain.PromotionUse
+	var after *domain.UseCursor
+	for page := 0; ; page++ {
+		items := must(s.PromotionUses(ctx, appID, p.ID, after, 4))
+		if page > 2 || len(items) > 4 {
+			t.Fatalf("page %d has %d items", page, len(items))
+		}
+		got = append(got, items...)
+		if len(items) < 4 {
+			break
+		}
+		c := domain.CursorOf(items[len(items)-1])
+		after = &c
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("uses by pages of 4:\n got %+v\nwant %+v", got, want)
+	}
+	if got := must(s.PromotionUses(ctx, uuid.NewString(), p.ID, nil, 10)); len(got) != 0 {
+		t.Fatalf("another app sees the promotion's uses: %+v", got)
+	}
+	if got := must(s.PromotionUses(ctx, appID, "not-a-uuid", nil, 10)); len(got) != 0 {
+		t.Fatalf("a malformed id lists %+v", got)
+	}
+}
+
+func tenantPromotionUses(t *testing.T, s app.Store, _ events.OutboxSource) {
+	appID, tenant := uuid.NewString(), uuid.NewString()
+	code, friends := promotion(appID, "CODE", 0), promotion(appID, "FRIENDS", 0)
+	friends.FreeUnits, friends.FreeDays = 7, 0
+	for _, q := range []domain.Promotion{code, friends} {
+		if err := s.CreatePromotion(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	redeemed := useAt(t, s, code, tenant, uuid.NewString(), instant.Add(time.Hour))
+	rewarded := rewardAt(t, s, friends, uuid.NewString(), tenant, uuid.NewString(), instant.Add(2*time.Hour))
+	// Not the tenant's: another tenant's redemption, and the reward its own first payment earned
+	// someone else.
+	useAt(t, s, code, uuid.NewString(), uuid.NewString(), instant.Add(3*time.Hour))
+	rewardAt(t, s, friends, tenant, uuid.NewString(), uuid.NewString(), instant.Add(4*time.Hour))
+
+	if got, want := must(s.TenantPromotionUses(ctx, appID, tenant, 10)), []domain.PromotionUse{rewarded, redeemed}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("tenant's uses:\n got %+v\nwant %+v", got, want)
+	}
+	if got := must(s.TenantPromotionUses(ctx, appID, tenant, 1)); len(got) != 1 || got[0].Kind != domain.UseReferralReward {
+		t.Fatalf("limit 1: %+v", got)
+	}
+	if got := must(s.TenantPromotionUses(ctx, uuid.NewString(), tenant, 10)); len(got) != 0 {
+		t.Fatalf("another app sees the tenant's uses: %+v", got)
 	}
 }
