@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("ProviderLinks", func(t *testing.T) { testProviderLinks(t, newStore) })
 	s.Run("Factors", func(t *testing.T) { testFactors(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
+	s.Run("AccountSignInMethods", func(t *testing.T) { testAccountSignInMethods(t, newStore) })
 }
 
 // t0 is a fixed instant at microsecond precision (what PostgreSQL keeps).
