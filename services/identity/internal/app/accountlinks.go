@@ -281,7 +281,7 @@ func (s *Service) RemoveSecondFactor(ctx context.Context, in RemoveFactorInput) 
 	case in.Kind != string(domain.FactorTOTP) && in.Kind != string(domain.FactorPasskey):
 		return fault.InvalidField("kind", "must be %q or %q", domain.FactorTOTP, domain.FactorPasskey)
 	case id == "":
-		return fault.NotFound("the account has no such second factor")
+		return domain.NotFound("second factor")
 	}
 	if err := s.reauthenticate(ctx, u, in.Current, in.ClientIP); err != nil {
 		return err
