@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -38,6 +39,20 @@ const (
 	// A passkey: start its creation (the browser's prompt), then store what the browser made.
 	actionPasskeyStart  = "passkeyStart"
 	actionPasskeyFinish = "passkeyFinish"
+	// Sign-in methods: link a provider (through the provider), unlink one, remove one second
+	// factor (the authenticator app or a passkey).
+	actionLink         = "link"
+	actionUnlink       = "unlink"
+	actionRemoveFactor = "removeFactor"
+)
+
+// slots are the provider slots a link or unlink may name.
+var slots = []string{"idpA", "idpB", "idpC", "idpD"}
+
+// The second-factor kinds a removal may name.
+const (
+	kindTOTP    = "totp"
+	kindPasskey = "passkey"
 )
 
 // link is what GET /account reads: the app, the language and the notice of a finished action.
@@ -54,6 +69,9 @@ type action struct {
 	Code         string // confirming a TOTP enrolment
 	// Passkey and PasskeyState are a created passkey (JSON) and its ceremony's sealed state.
 	Passkey, PasskeyState string
+	Slot                  string // linking or unlinking a provider
+	// Kind and FactorID name the second factor to remove (FactorID only for a passkey).
+	Kind, FactorID string
 }
 
 var (
@@ -64,6 +82,8 @@ var (
 	errBadPassword   = errors.New("a password field is too long or holds control characters")
 	errBadCode       = errors.New("the code is too long or holds control characters")
 	errBadPasskey    = errors.New("the passkey fields are missing, too long or hold control characters")
+	errBadSlot       = errors.New("the slot is not idpA, idpB, idpC or idpD")
+	errBadFactor     = errors.New("the factor is not the authenticator app or a passkey's UUID")
 )
 
 // validParam reports whether s may be sent on: valid UTF-8, no control characters, not too long.
@@ -119,6 +139,33 @@ func actionFrom(v url.Values) (action, error) {
 			if s == "" || len(s) > maxPasskey || !text.Valid(s) {
 				return action{}, errBadPasskey
 			}
+		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
+	case actionLink, actionUnlink:
+		a.Slot = v.Get("slot")
+		if !slices.Contains(slots, a.Slot) {
+			return action{}, errBadSlot
+		}
+		if a.Action == actionUnlink {
+			// Asked only of a user who has a password: the field may be absent.
+			if a.Current, err = currentPassword(v); err != nil {
+				return action{}, err
+			}
+		}
+	case actionRemoveFactor:
+		a.Kind = v.Get("kind")
+		switch a.Kind {
+		case kindTOTP:
+		case kindPasskey:
+			id, err := uuid.Parse(v.Get("factor_id"))
+			if err != nil || len(v.Get("factor_id")) != 36 {
+				return action{}, errBadFactor
+			}
+			a.FactorID = id.String()
+		default:
+			return action{}, errBadFactor
 		}
 		if a.Current, err = currentPassword(v); err != nil {
 			return action{}, err

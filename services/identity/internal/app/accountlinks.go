@@ -25,14 +25,15 @@ const (
 	NoticeLinkTaken = "linkTaken" // it signs another user in (or the slot was linked meanwhile): nothing changed
 )
 
-// Refusals of the account page's sign-in methods. Each is a failed precondition with a reason,
-// so the page can say which rule held.
+// Refusals of the account page's sign-in methods: Invalid faults on the form's field with a
+// reason, so the page can say which rule held.
 var (
-	errLastWay = fault.Precondition("this is the account's last way to sign in; set a password or link another provider first").
+	errLastWay = fault.InvalidField("slot", "this is the account's last way to sign in; set a password or link another provider first").
 			WithReason("last_way")
-	errLastFactor = fault.Precondition("the app requires a second factor and this is the account's last one").
+	errLastPasskey = fault.InvalidField("kind", "this passkey is the account's last way to sign in").WithReason("last_way")
+	errLastFactor  = fault.InvalidField("kind", "the app requires a second factor and this is the account's last one").
 			WithReason("required")
-	errSlotLinked = fault.Precondition("the account has a link in this slot already; unlink it first").
+	errSlotLinked = fault.InvalidField("slot", "the account has a link in this slot already; unlink it first").
 			WithReason("linked")
 )
 
@@ -297,7 +298,7 @@ func (s *Service) RemoveSecondFactor(ctx context.Context, in RemoveFactorInput) 
 		case a.MFA == domain.MFARequired && confirmed == 0:
 			return nil, errLastFactor
 		case removed.Kind == domain.FactorPasskey && !s.signInWayLeft(a, x, links, left):
-			return nil, errLastWay
+			return nil, errLastPasskey
 		}
 		return event(identityv1.EventSecondFactorRemoved, a.ID, &identityv1.SecondFactorChanged{
 			AppId: a.ID, UserId: x.ID, Kinds: []string{string(removed.Kind)}, By: RemovedByUser,

@@ -106,7 +106,7 @@ func TestLinkingFromTheAccountPageLinksTheSignedInUserAndNeverMovesAnotherUsersI
 				// The provider alone now signs the account in.
 				signedIn(t, f, rig.consent(t, person{email: providerEmail, verified: tc.verified}))
 				_, err := f.svc.StartProviderLink(ctx, tok.AccessToken, "idpA", "")
-				wantReason(t, "a second link in the slot", err, fault.KindPrecondition, "linked")
+				wantReason(t, "a second link in the slot", err, fault.KindInvalid, "linked")
 			case "other":
 				if len(mine) != 0 || len(theirs) != 1 {
 					t.Errorf("links: mine %v, theirs %v; want the identity left with its user", mine, theirs)
@@ -210,7 +210,7 @@ func TestUnlinkingKeepsTheLastWayToSignIn(t *testing.T) {
 			case "current_password":
 				wantInvalid(t, err, "current_password")
 			default:
-				wantReason(t, "unlink", err, fault.KindPrecondition, tc.want)
+				wantReason(t, "unlink", err, fault.KindInvalid, tc.want)
 			}
 			if tc.want != "" && (!still || !after.IdpAEmailVerified || len(evs) != 0) {
 				t.Errorf("a refused unlink changed something: link kept %v, flag %v, events %v", still, after.IdpAEmailVerified, evs)
@@ -297,7 +297,7 @@ func TestRemovingOwnSecondFactors(t *testing.T) {
 			case "current_password":
 				wantInvalid(t, err, "current_password")
 			default:
-				wantReason(t, "removal", err, fault.KindPrecondition, tc.want)
+				wantReason(t, "removal", err, fault.KindInvalid, tc.want)
 			}
 			if tc.want != "" && (!st.TOTP || len(evs) != 0) {
 				t.Errorf("a refused removal changed something: %+v, events %v", st, types(evs))
