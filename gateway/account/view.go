@@ -13,6 +13,7 @@ type view struct {
 	User     *identityv1.User
 	Sessions []*identityv1.Session
 	MFA      *identityv1.SecondFactors
+	Methods  *identityv1.SignInMethods
 	Notice   string // a catalog key
 	Message  string // a catalog key
 	CSRF     string
