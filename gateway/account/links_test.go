@@ -27,7 +27,7 @@ func TestThePageListsLinkedProvidersWithUnlinkAndTheOthersWithLink(t *testing.T)
 	}{
 		{name: "a user with a password", password: true,
 			want: []string{"Sandbox A", "ada@idp.example", "2026-11-20 08:30 UTC", `id="unlink-idpA"`, `id="unlink-password-idpA"`,
-				`id="link-idpB"`, "Link Sandbox B", `data-passkey="` + otherID + `"`, `id="passkey-remove-password-` + otherID + `"`},
+				`id="link-idpB" href="/account?client_id=` + appID + `&amp;link=idpB"`, "Link Sandbox B", `data-passkey="` + otherID + `"`, `id="passkey-remove-password-` + otherID + `"`},
 			absent: []string{`id="link-idpA"`, `id="unlink-idpB"`}},
 		{name: "a user without a password is not asked for one",
 			want:   []string{`id="unlink-idpA"`, `data-passkey="` + otherID + `"`},
@@ -58,8 +58,7 @@ func TestLinkingSendsTheBrowserThroughTheProviderWithTheLoginFlowCookie(t *testi
 	fake := newFake()
 	fake.methods = linkedMethods()
 	p, _ := newPage(fake)
-	c, token := csrfPair(t, p)
-	rec := serve(p, request(t, http.MethodPost, Path, form(token, "action", "link", "slot", "idpB", "language", "de"), c, signedIn))
+	rec := serve(p, request(t, http.MethodGet, Path+"?client_id="+appID+"&language=de&link=idpB", "", signedIn))
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != providerURL {
 		t.Fatalf("link = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}
@@ -153,8 +152,6 @@ func TestRefusedRemovalsSayWhichRuleHeld(t *testing.T) {
 			fault.Invalid("current_password", "wrong"), http.StatusBadRequest, "current password"},
 		{"gone", "RemoveSecondFactor", []string{"action", "removeFactor", "kind", "passkey", "factor_id", otherID},
 			fault.NotFound("second factor"), http.StatusNotFound, "This was removed already."},
-		{"slot emptied", "StartProviderLink", []string{"action", "link", "slot", "idpB"},
-			fault.InvalidField("provider", "slot").WithReason("slot"), http.StatusConflict, "not possible for your account right now"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := newFake()
@@ -169,9 +166,23 @@ func TestRefusedRemovalsSayWhichRuleHeld(t *testing.T) {
 	}
 }
 
+func TestALinkToAnEmptiedSlotOrAnUnknownSlotShowsThePageWithoutIdentityOrTheProvider(t *testing.T) {
+	fake := newFake()
+	fake.errs["StartProviderLink"] = wire(fault.InvalidField("provider", "slot").WithReason("slot"))
+	p, _ := newPage(fake)
+	rec := serve(p, request(t, http.MethodGet, Path+"?client_id="+appID+"&link=idpB", "", signedIn))
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "not possible for your account right now") || cookie(rec, "berth_idp_flow") != nil {
+		t.Errorf("a link to an emptied slot = %d:\n%s", rec.Code, rec.Body)
+	}
+	rec = serve(p, request(t, http.MethodGet, Path+"?client_id="+appID+"&link=idpE", "", signedIn))
+	if rec.Code != http.StatusBadRequest || len(fake.received("StartProviderLink")) != 1 {
+		t.Errorf("a link to an unknown slot = %d, %d starts", rec.Code, len(fake.received("StartProviderLink")))
+	}
+}
+
 func TestMalformedSignInMethodFormsAreRefusedBeforeIdentity(t *testing.T) {
 	for name, fields := range map[string][]string{
-		"unknown slot":          {"action", "link", "slot", "idpE"},
+		"unknown slot":          {"action", "unlink", "slot", "idpE"},
 		"slot with a control":   {"action", "unlink", "slot", "idpA\x00"},
 		"unknown factor kind":   {"action", "removeFactor", "kind", "sms"},
 		"passkey without an id": {"action", "removeFactor", "kind", "passkey"},

@@ -151,12 +151,34 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, err, "read the user")
 		return
 	}
+	if in.Link != "" {
+		p.startLink(w, r, a, token, in.Link)
+		return
+	}
 	v := view{app: a, User: user, Notice: noticeKey(in.Notice)}
 	if noticeIsAlert(in.Notice) {
 		v.Notice, v.Message = "", noticeKey(in.Notice)
 	}
 	if p.readAccount(w, r, token, &v) {
 		p.renderPage(w, r, http.StatusOK, v)
+	}
+}
+
+// startLink sends the browser through the provider of slot to link it to the signed-in user. It
+// answers a GET: the page's "Link" is a link, because a form's redirect to the provider's origin
+// would break the page's form-action policy. Nothing changes on it: the link is made only at the
+// callback, after the person consented at the provider in this browser, whose flow cookie binds
+// the callback to this start; and the page's SameSite=Strict cookie never comes with a request
+// another site starts, so no other site can start one for the user. The provider sends the browser
+// back to the login page's callback, which finishes the link and returns here with a notice.
+func (p *Page) startLink(w http.ResponseWriter, r *http.Request, a app, token, slot string) {
+	start, err := p.login.StartProviderLink(r.Context(), &identityv1.StartProviderLinkRequest{AccessToken: token, Slot: slot, Language: a.Language})
+	if err != nil {
+		p.failAction(w, r, a, token, actionLink, err)
+		return
+	}
+	if !login.StartProviderFlow(w, r, start) {
+		p.fail(w, r, errors.New("unusable provider URL"), "start the provider link")
 	}
 }
 
@@ -342,17 +364,6 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		var done bool
 		notice, done, err = p.resend(w, r, a, token)
 		if done {
-			return
-		}
-	case actionLink:
-		var start *identityv1.ProviderRedirect
-		start, err = p.login.StartProviderLink(r.Context(), &identityv1.StartProviderLinkRequest{AccessToken: token, Slot: in.Slot, Language: a.Language})
-		if err == nil {
-			// The provider sends the browser back to the login page's callback, which finishes
-			// the link and returns here with identity's notice.
-			if !login.StartProviderFlow(w, r, start) {
-				p.fail(w, r, errors.New("unusable provider URL"), "start the provider link")
-			}
 			return
 		}
 	case actionUnlink:

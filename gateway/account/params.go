@@ -39,8 +39,8 @@ const (
 	// A passkey: start its creation (the browser's prompt), then store what the browser made.
 	actionPasskeyStart  = "passkeyStart"
 	actionPasskeyFinish = "passkeyFinish"
-	// Sign-in methods: link a provider (through the provider), unlink one, remove one second
-	// factor (the authenticator app or a passkey).
+	// Sign-in methods: link a provider (GET ?link=<slot>, through the provider), unlink one,
+	// remove one second factor (the authenticator app or a passkey).
 	actionLink         = "link"
 	actionUnlink       = "unlink"
 	actionRemoveFactor = "removeFactor"
@@ -55,9 +55,11 @@ const (
 	kindPasskey = "passkey"
 )
 
-// link is what GET /account reads: the app, the language and the notice of a finished action.
+// link is what GET /account reads: the app, the language and the notice of a finished action,
+// or the provider slot to link (a link, not a form: see Page.startLink).
 type link struct {
 	ClientID, Language, Notice string
+	Link                       string
 }
 
 // action is a posted form.
@@ -69,7 +71,7 @@ type action struct {
 	Code         string // confirming a TOTP enrolment
 	// Passkey and PasskeyState are a created passkey (JSON) and its ceremony's sealed state.
 	Passkey, PasskeyState string
-	Slot                  string // linking or unlinking a provider
+	Slot                  string // unlinking a provider
 	// Kind and FactorID name the second factor to remove (FactorID only for a passkey).
 	Kind, FactorID string
 }
@@ -91,11 +93,14 @@ func validParam(s string) bool { return len(s) <= maxParam && text.Valid(s) }
 
 // linkFrom reads the page's link (or the same fields of a form).
 func linkFrom(v url.Values) (link, error) {
-	l := link{ClientID: v.Get("client_id"), Language: locale.Requested(v), Notice: v.Get("notice")}
+	l := link{ClientID: v.Get("client_id"), Language: locale.Requested(v), Notice: v.Get("notice"), Link: v.Get("link")}
 	for _, s := range []string{l.ClientID, l.Notice} {
 		if !validParam(s) {
 			return link{}, errBadParam
 		}
+	}
+	if l.Link != "" && !slices.Contains(slots, l.Link) {
+		return link{}, errBadSlot
 	}
 	if l.ClientID == "" {
 		return link{}, errMissingClient
@@ -143,16 +148,14 @@ func actionFrom(v url.Values) (action, error) {
 		if a.Current, err = currentPassword(v); err != nil {
 			return action{}, err
 		}
-	case actionLink, actionUnlink:
+	case actionUnlink:
 		a.Slot = v.Get("slot")
 		if !slices.Contains(slots, a.Slot) {
 			return action{}, errBadSlot
 		}
-		if a.Action == actionUnlink {
-			// Asked only of a user who has a password: the field may be absent.
-			if a.Current, err = currentPassword(v); err != nil {
-				return action{}, err
-			}
+		// Asked only of a user who has a password: the field may be absent.
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
 		}
 	case actionRemoveFactor:
 		a.Kind = v.Get("kind")

@@ -1,6 +1,7 @@
 package account
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -25,6 +26,11 @@ func (v view) Head() webpage.Head {
 }
 
 func (v view) Action() string { return Path }
+
+// LinkURL is the page's link that starts linking the provider of slot.
+func (v view) LinkURL(slot string) string {
+	return v.pageURL("") + "&" + url.Values{"link": {slot}}.Encode()
+}
 
 // When shows an RFC 3339 time of a session in UTC, minutes precision; "" stays "".
 func (v view) When(rfc3339 string) string {
