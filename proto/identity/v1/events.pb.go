@@ -819,14 +819,14 @@ func (x *ProviderLinked) GetAt() string {
 
 // SecondFactorChanged is the payload of berth.identity.second_factor.enrolled (a user confirmed a
 // new factor) and berth.identity.second_factor.removed (an operator or the app's server removed
-// the user's factors).
+// the user's factors, or the user one of them).
 type SecondFactorChanged struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	AppId  string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
 	UserId string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
 	// kinds are the kinds of factor enrolled or removed ("totp", "passkey").
 	Kinds []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
-	// by is who removed them: "operator" or "app" (removed events only).
+	// by is who removed them: "operator", "app" or "user" (removed events only).
 	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
