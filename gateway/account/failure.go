@@ -19,6 +19,7 @@ const (
 	msgWrongCurrent     = "account.error.wrongCurrent"
 	msgMissing          = "account.error.missing"
 	msgSessionGone      = "account.error.sessionGone"
+	msgGone             = "account.links.gone"
 	msgCodeWrong        = "account.mfa.wrongCode"
 	msgPasskeyWrong     = "account.mfa.passkeyFailed"
 	msgMFAUnavailable   = "account.mfa.unavailable"
@@ -46,16 +47,33 @@ const (
 	noticeEndedAll = "endedAll"
 	noticePasskey  = "passkey"
 	noticeResent   = "resent"
+	// A link from the page returns with identity's notice (app.NoticeLinked, app.NoticeLinkTaken).
+	noticeLinked        = "linked"
+	noticeLinkTaken     = "linkTaken"
+	noticeUnlinked      = "unlinked"
+	noticeFactorRemoved = "factorRemoved"
 )
 
 // noticeKey is the catalog key of a notice, "" for none or an unknown one: the link is anyone's
 // to edit, so only the page's own notices are shown.
 func noticeKey(n string) string {
 	switch n {
-	case noticePassword, noticeEnded, noticeEndedAll, noticeResent, noticePasskey:
+	case noticePassword, noticeEnded, noticeEndedAll, noticeResent, noticePasskey, noticeLinked, noticeUnlinked, noticeFactorRemoved, noticeLinkTaken:
 		return "account.notice." + n
 	}
 	return ""
+}
+
+// noticeIsAlert reports whether a notice says something did not happen: the page shows it as an
+// alert rather than a confirmation.
+func noticeIsAlert(n string) bool { return n == noticeLinkTaken }
+
+// methodRefusals are the page's texts of the sign-in-method rules identity refused an action by
+// (the reason of its refusal of the slot or kind).
+var methodRefusals = map[string]string{
+	"last_way": "account.links.lastWay",
+	"required": "account.mfa.lastFactor",
+	"linked":   "account.links.slotLinked",
 }
 
 // failure is how the page answers a failed call: status, message key and Retry-After.
@@ -104,8 +122,15 @@ func actionFailure(action string, err error) failure {
 			return failure{status: http.StatusBadRequest, message: m}
 		}
 		return failure{status: http.StatusBadRequest, message: msgBadPassword}
+	case st.Code() == codes.NotFound && (action == actionUnlink || action == actionRemoveFactor):
+		return failure{status: http.StatusNotFound, message: msgGone}
 	case st.Code() == codes.NotFound:
 		return failure{status: http.StatusNotFound, message: msgSessionGone}
+	case st.Code() == codes.InvalidArgument && (grpcx.FieldOf(st) == "slot" || grpcx.FieldOf(st) == "kind") && methodRefusals[grpcx.ReasonOf(st)] != "":
+		return failure{status: http.StatusConflict, message: methodRefusals[grpcx.ReasonOf(st)]}
+	case st.Code() == codes.InvalidArgument && action == actionLink && grpcx.FieldOf(st) == "provider":
+		// The slot was emptied since the page showed it.
+		return failure{status: http.StatusConflict, message: msgMFAUnavailable}
 	case st.Code() == codes.FailedPrecondition:
 		// A second-factor action the app's policy or the user's factors do not allow (an
 		// enrolment beside an enrolled factor, codes without a factor): the page shows what is.

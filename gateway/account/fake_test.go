@@ -56,12 +56,15 @@ type fakeIdentity struct {
 	verified bool
 	// mfa is the user's second-factor state DescribeSecondFactors answers.
 	mfa *identityv1.SecondFactors
+	// methods are the sign-in methods DescribeSignInMethods answers.
+	methods *identityv1.SignInMethods
 	// errs answer the named method with an error instead.
 	errs map[string]error
 }
 
 func newFake() *fakeIdentity {
-	return &fakeIdentity{errs: map[string]error{}, mfa: &identityv1.SecondFactors{Policy: "optional"}}
+	return &fakeIdentity{errs: map[string]error{}, mfa: &identityv1.SecondFactors{Policy: "optional"},
+		methods: &identityv1.SignInMethods{HasPassword: true}}
 }
 
 func (f *fakeIdentity) record(ctx context.Context, method string, req proto.Message) error {
@@ -228,6 +231,39 @@ func (f *fakeIdentity) FinishPasskeyRegistration(ctx context.Context, in *identi
 		return &identityv1.RecoveryCodes{Codes: []string{"abcde-fghjk"}}, nil
 	}
 	return &identityv1.RecoveryCodes{}, nil
+}
+
+func (f *fakeIdentity) DescribeSignInMethods(ctx context.Context, in *identityv1.AccountRequest, _ ...grpc.CallOption) (*identityv1.SignInMethods, error) {
+	if err := f.record(ctx, "DescribeSignInMethods", in); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return proto.CloneOf(f.methods), nil
+}
+
+// providerURL is where the fake's link flows send the browser.
+const providerURL = "https://idp.example/authorize?state=s"
+
+func (f *fakeIdentity) StartProviderLink(ctx context.Context, in *identityv1.StartProviderLinkRequest, _ ...grpc.CallOption) (*identityv1.ProviderRedirect, error) {
+	if err := f.record(ctx, "StartProviderLink", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.ProviderRedirect{Url: providerURL, Flow: "sealed-flow"}, nil
+}
+
+func (f *fakeIdentity) UnlinkProvider(ctx context.Context, in *identityv1.UnlinkProviderRequest, _ ...grpc.CallOption) (*emptypb.Empty, error) {
+	if err := f.record(ctx, "UnlinkProvider", in); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
+func (f *fakeIdentity) RemoveSecondFactor(ctx context.Context, in *identityv1.RemoveSecondFactorRequest, _ ...grpc.CallOption) (*emptypb.Empty, error) {
+	if err := f.record(ctx, "RemoveSecondFactor", in); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
 }
 
 // newPage is the page over fake, at the tests' fixed time, and the buffer its log goes to.

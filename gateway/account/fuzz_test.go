@@ -31,6 +31,13 @@ func FuzzAccountForm(f *testing.F) {
 		{"", "client_id=" + appID + "&action=passkeyStart"},
 		{"", "client_id=" + appID + "&action=passkeyFinish&passkey=%7B%7D&passkey_state=s"},
 		{"", "client_id=" + appID + "&action=passkeyFinish&passkey=%00"},
+		{"client_id=" + appID + "&notice=linkTaken&link=idpA", "client_id=" + appID + "&action=unlink&slot=idpA"},
+		{"client_id=" + appID + "&link=idpZ", "client_id=" + appID + "&action=unlink&slot=idpZ"},
+		{"", "client_id=" + appID + "&action=unlink&slot=idpB&current_password=pw"},
+		{"", "client_id=" + appID + "&action=unlink&slot=idpB&current_password=%07"},
+		{"", "client_id=" + appID + "&action=removeFactor&kind=totp&current_password=pw"},
+		{"", "client_id=" + appID + "&action=removeFactor&kind=passkey&factor_id=" + otherID},
+		{"", "client_id=" + appID + "&action=removeFactor&kind=passkey&factor_id=%00"},
 	} {
 		f.Add(s.query, s.body)
 	}

@@ -151,17 +151,55 @@ func (p *Page) show(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, err, "read the user")
 		return
 	}
-	sessions, err := p.identity.ListSessions(ctx, &identityv1.ListSessionsRequest{UserId: authn.Me})
+	if in.Link != "" {
+		p.startLink(w, r, a, token, in.Link)
+		return
+	}
+	v := view{app: a, User: user, Notice: noticeKey(in.Notice)}
+	if noticeIsAlert(in.Notice) {
+		v.Notice, v.Message = "", noticeKey(in.Notice)
+	}
+	if p.readAccount(w, r, token, &v) {
+		p.renderPage(w, r, http.StatusOK, v)
+	}
+}
+
+// startLink sends the browser through the provider of slot to link it to the signed-in user. It
+// answers a GET: the page's "Link" is a link, because a form's redirect to the provider's origin
+// would break the page's form-action policy. Nothing changes on it: the link is made only at the
+// callback, after the person consented at the provider in this browser, whose flow cookie binds
+// the callback to this start; and the page's SameSite=Strict cookie never comes with a request
+// another site starts, so no other site can start one for the user. The provider sends the browser
+// back to the login page's callback, which finishes the link and returns here with a notice.
+func (p *Page) startLink(w http.ResponseWriter, r *http.Request, a app, token, slot string) {
+	start, err := p.login.StartProviderLink(r.Context(), &identityv1.StartProviderLinkRequest{AccessToken: token, Slot: slot, Language: a.Language})
+	if err != nil {
+		p.failAction(w, r, a, token, actionLink, err)
+		return
+	}
+	if !login.StartProviderFlow(w, r, start) {
+		p.fail(w, r, errors.New("unusable provider URL"), "start the provider link")
+	}
+}
+
+// readAccount reads what the page shows of the signed-in user besides the user: the sessions,
+// the second factors and the sign-in methods. When it reports false it has answered.
+func (p *Page) readAccount(w http.ResponseWriter, r *http.Request, token string, v *view) bool {
+	sessions, err := p.identity.ListSessions(withToken(r.Context(), token), &identityv1.ListSessionsRequest{UserId: authn.Me})
 	if err != nil {
 		p.fail(w, r, err, "list the sessions")
-		return
+		return false
 	}
-	mfa, err := p.login.DescribeSecondFactors(r.Context(), &identityv1.AccountRequest{AccessToken: token})
-	if err != nil {
+	v.Sessions = sessions.GetItems()
+	if v.MFA, err = p.login.DescribeSecondFactors(r.Context(), &identityv1.AccountRequest{AccessToken: token}); err != nil {
 		p.fail(w, r, err, "describe the second factors")
-		return
+		return false
 	}
-	p.renderPage(w, r, http.StatusOK, view{app: a, User: user, Sessions: sessions.GetItems(), MFA: mfa, Notice: noticeKey(in.Notice)})
+	if v.Methods, err = p.login.DescribeSignInMethods(r.Context(), &identityv1.AccountRequest{AccessToken: token}); err != nil {
+		p.fail(w, r, err, "describe the sign-in methods")
+		return false
+	}
+	return true
 }
 
 // signIn sends the browser to the hosted login page with a fresh state and nonce, which the flow
@@ -328,6 +366,16 @@ func (p *Page) submit(w http.ResponseWriter, r *http.Request) {
 		if done {
 			return
 		}
+	case actionUnlink:
+		_, err = p.login.UnlinkProvider(r.Context(), &identityv1.UnlinkProviderRequest{
+			AccessToken: token, Slot: in.Slot, CurrentPassword: in.Current, ClientIp: login.ClientIP(r, p.trusted),
+		})
+		notice = noticeUnlinked
+	case actionRemoveFactor:
+		_, err = p.login.RemoveSecondFactor(r.Context(), &identityv1.RemoveSecondFactorRequest{
+			AccessToken: token, Kind: in.Kind, FactorId: in.FactorID, CurrentPassword: in.Current, ClientIp: login.ClientIP(r, p.trusted),
+		})
+		notice = noticeFactorRemoved
 	}
 	if err != nil {
 		p.failAction(w, r, a, token, in.Action, err)
@@ -487,18 +535,12 @@ func (p *Page) retry(w http.ResponseWriter, r *http.Request, a app, token string
 		p.fail(w, r, err, "read the user")
 		return
 	}
-	sessions, err := p.identity.ListSessions(ctx, &identityv1.ListSessionsRequest{UserId: authn.Me})
-	if err != nil {
-		p.fail(w, r, err, "list the sessions")
-		return
-	}
-	mfa, err := p.login.DescribeSecondFactors(r.Context(), &identityv1.AccountRequest{AccessToken: token})
-	if err != nil {
-		p.fail(w, r, err, "describe the second factors")
+	v := view{app: a, User: user, Message: f.message}
+	if !p.readAccount(w, r, token, &v) {
 		return
 	}
 	login.SetRetryAfter(w.Header(), f.retryAfter)
-	p.renderPage(w, r, f.status, view{app: a, User: user, Sessions: sessions.GetItems(), MFA: mfa, Message: f.message})
+	p.renderPage(w, r, f.status, v)
 }
 
 // withToken is ctx calling identity as the signed-in user, as an app's own call would.

@@ -3,6 +3,7 @@ package account
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -38,11 +39,27 @@ const (
 	// A passkey: start its creation (the browser's prompt), then store what the browser made.
 	actionPasskeyStart  = "passkeyStart"
 	actionPasskeyFinish = "passkeyFinish"
+	// Sign-in methods: link a provider (GET ?link=<slot>, through the provider), unlink one,
+	// remove one second factor (the authenticator app or a passkey).
+	actionLink         = "link"
+	actionUnlink       = "unlink"
+	actionRemoveFactor = "removeFactor"
 )
 
-// link is what GET /account reads: the app, the language and the notice of a finished action.
+// slots are the provider slots a link or unlink may name.
+var slots = []string{"idpA", "idpB", "idpC", "idpD"}
+
+// The second-factor kinds a removal may name.
+const (
+	kindTOTP    = "totp"
+	kindPasskey = "passkey"
+)
+
+// link is what GET /account reads: the app, the language and the notice of a finished action,
+// or the provider slot to link (a link, not a form: see Page.startLink).
 type link struct {
 	ClientID, Language, Notice string
+	Link                       string
 }
 
 // action is a posted form.
@@ -54,6 +71,9 @@ type action struct {
 	Code         string // confirming a TOTP enrolment
 	// Passkey and PasskeyState are a created passkey (JSON) and its ceremony's sealed state.
 	Passkey, PasskeyState string
+	Slot                  string // unlinking a provider
+	// Kind and FactorID name the second factor to remove (FactorID only for a passkey).
+	Kind, FactorID string
 }
 
 var (
@@ -64,6 +84,8 @@ var (
 	errBadPassword   = errors.New("a password field is too long or holds control characters")
 	errBadCode       = errors.New("the code is too long or holds control characters")
 	errBadPasskey    = errors.New("the passkey fields are missing, too long or hold control characters")
+	errBadSlot       = errors.New("the slot is not idpA, idpB, idpC or idpD")
+	errBadFactor     = errors.New("the factor is not the authenticator app or a passkey's UUID")
 )
 
 // validParam reports whether s may be sent on: valid UTF-8, no control characters, not too long.
@@ -71,11 +93,14 @@ func validParam(s string) bool { return len(s) <= maxParam && text.Valid(s) }
 
 // linkFrom reads the page's link (or the same fields of a form).
 func linkFrom(v url.Values) (link, error) {
-	l := link{ClientID: v.Get("client_id"), Language: locale.Requested(v), Notice: v.Get("notice")}
+	l := link{ClientID: v.Get("client_id"), Language: locale.Requested(v), Notice: v.Get("notice"), Link: v.Get("link")}
 	for _, s := range []string{l.ClientID, l.Notice} {
 		if !validParam(s) {
 			return link{}, errBadParam
 		}
+	}
+	if l.Link != "" && !slices.Contains(slots, l.Link) {
+		return link{}, errBadSlot
 	}
 	if l.ClientID == "" {
 		return link{}, errMissingClient
@@ -119,6 +144,31 @@ func actionFrom(v url.Values) (action, error) {
 			if s == "" || len(s) > maxPasskey || !text.Valid(s) {
 				return action{}, errBadPasskey
 			}
+		}
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
+	case actionUnlink:
+		a.Slot = v.Get("slot")
+		if !slices.Contains(slots, a.Slot) {
+			return action{}, errBadSlot
+		}
+		// Asked only of a user who has a password: the field may be absent.
+		if a.Current, err = currentPassword(v); err != nil {
+			return action{}, err
+		}
+	case actionRemoveFactor:
+		a.Kind = v.Get("kind")
+		switch a.Kind {
+		case kindTOTP:
+		case kindPasskey:
+			id, err := uuid.Parse(v.Get("factor_id"))
+			if err != nil || len(v.Get("factor_id")) != 36 {
+				return action{}, errBadFactor
+			}
+			a.FactorID = id.String()
+		default:
+			return action{}, errBadFactor
 		}
 		if a.Current, err = currentPassword(v); err != nil {
 			return action{}, err

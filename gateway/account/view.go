@@ -1,6 +1,7 @@
 package account
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -13,6 +14,7 @@ type view struct {
 	User     *identityv1.User
 	Sessions []*identityv1.Session
 	MFA      *identityv1.SecondFactors
+	Methods  *identityv1.SignInMethods
 	Notice   string // a catalog key
 	Message  string // a catalog key
 	CSRF     string
@@ -24,6 +26,11 @@ func (v view) Head() webpage.Head {
 }
 
 func (v view) Action() string { return Path }
+
+// LinkURL is the page's link that starts linking the provider of slot.
+func (v view) LinkURL(slot string) string {
+	return v.pageURL("") + "&" + url.Values{"link": {slot}}.Encode()
+}
 
 // When shows an RFC 3339 time of a session in UTC, minutes precision; "" stays "".
 func (v view) When(rfc3339 string) string {

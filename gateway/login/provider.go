@@ -123,17 +123,27 @@ func (p *Page) startProvider(w http.ResponseWriter, r *http.Request) {
 		p.failProvider(w, r, "start", err)
 		return
 	}
-	target, err := url.Parse(start.GetUrl())
-	if err != nil || !target.IsAbs() || (target.Scheme != "https" && target.Scheme != "http") {
+	if !StartProviderFlow(w, r, start) {
 		p.logCause(r, "provider authorization URL is not an absolute http(s) URL", errors.New("unusable provider URL"))
 		p.renderError(w, r, http.StatusInternalServerError, msgInternal)
-		return
 	}
-	p.setFlow(w, r, start.GetFlow(), flowMaxAge)
-	http.Redirect(w, r, target.String(), http.StatusSeeOther)
 }
 
-func (p *Page) setFlow(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+// StartProviderFlow keeps a provider flow identity started in the flow cookie and sends the
+// browser to the provider's authorization URL. A link from the account page starts the same flow
+// as a sign-in, and the same callback here finishes it; the flow says which it is. An answer that
+// is not an absolute http(s) URL is false (nothing is written).
+func StartProviderFlow(w http.ResponseWriter, r *http.Request, start *identityv1.ProviderRedirect) bool {
+	target, err := url.Parse(start.GetUrl())
+	if err != nil || !target.IsAbs() || (target.Scheme != "https" && target.Scheme != "http") {
+		return false
+	}
+	setFlow(w, r, start.GetFlow(), flowMaxAge)
+	http.Redirect(w, r, target.String(), http.StatusSeeOther)
+	return true
+}
+
+func setFlow(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: flowCookie, Value: value, Path: ProviderPath, MaxAge: maxAge, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
@@ -151,7 +161,7 @@ func (p *Page) providerCallback(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(flowCookie); err == nil {
 		in.Flow = c.Value
 	}
-	p.setFlow(w, r, "", -1)
+	setFlow(w, r, "", -1)
 	for _, v := range []string{in.State, in.Code, in.Error, in.ErrorDescription} {
 		if len(v) > maxParam || !text.Valid(v) {
 			p.logRefusal(r, "a callback parameter is too long or breaks the text rule")

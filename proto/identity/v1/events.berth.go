@@ -33,6 +33,8 @@ const (
 	EventUserPasswordChanged eventsv1.Type = "identity.user.password_changed"
 	// EventUserProviderLinked is carried by [ProviderLinked].
 	EventUserProviderLinked eventsv1.Type = "identity.user.provider_linked"
+	// EventUserProviderUnlinked is carried by [ProviderUnlinked].
+	EventUserProviderUnlinked eventsv1.Type = "identity.user.provider_unlinked"
 	// EventUserSignedIn is carried by [UserSignedIn].
 	EventUserSignedIn eventsv1.Type = "identity.user.signed_in"
 	// EventUserUnfrozen is carried by [UserChanged].

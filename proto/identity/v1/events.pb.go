@@ -819,14 +819,14 @@ func (x *ProviderLinked) GetAt() string {
 
 // SecondFactorChanged is the payload of berth.identity.second_factor.enrolled (a user confirmed a
 // new factor) and berth.identity.second_factor.removed (an operator or the app's server removed
-// the user's factors).
+// the user's factors, or the user one of them).
 type SecondFactorChanged struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	AppId  string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
 	UserId string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
 	// kinds are the kinds of factor enrolled or removed ("totp", "passkey").
 	Kinds []string `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
-	// by is who removed them: "operator" or "app" (removed events only).
+	// by is who removed them: "operator", "app" or "user" (removed events only).
 	By            string `protobuf:"bytes,4,opt,name=by,proto3" json:"by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -953,6 +953,86 @@ func (x *RecoveryCodeUsed) GetCodesLeft() int32 {
 	return 0
 }
 
+// ProviderUnlinked is the payload of berth.identity.user.provider_unlinked: the user removed the
+// link of a provider identity on the account page; the slot no longer signs the user in.
+type ProviderUnlinked struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AppId     string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	UserId    string                 `protobuf:"bytes,2,opt,name=userId,proto3" json:"userId,omitempty"`
+	TenantRef string                 `protobuf:"bytes,3,opt,name=tenantRef,proto3" json:"tenantRef,omitempty"`
+	// slot is idpA, idpB, idpC or idpD.
+	Slot string `protobuf:"bytes,4,opt,name=slot,proto3" json:"slot,omitempty"`
+	// at is the time of the unlink, RFC 3339 UTC.
+	At            string `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderUnlinked) Reset() {
+	*x = ProviderUnlinked{}
+	mi := &file_identity_v1_events_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderUnlinked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderUnlinked) ProtoMessage() {}
+
+func (x *ProviderUnlinked) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderUnlinked.ProtoReflect.Descriptor instead.
+func (*ProviderUnlinked) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ProviderUnlinked) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ProviderUnlinked) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ProviderUnlinked) GetTenantRef() string {
+	if x != nil {
+		return x.TenantRef
+	}
+	return ""
+}
+
+func (x *ProviderUnlinked) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *ProviderUnlinked) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -1046,7 +1126,14 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
 	"\tcodesLeft\x18\x03 \x01(\x05R\tcodesLeft:/\xd2\xf3\x18+\n" +
-	")identity.second_factor.recovery_code_usedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	")identity.second_factor.recovery_code_used\"\xa9\x01\n" +
+	"\x10ProviderUnlinked\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
+	"\x06userId\x18\x02 \x01(\tR\x06userId\x12\x1c\n" +
+	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x12\n" +
+	"\x04slot\x18\x04 \x01(\tR\x04slot\x12\x0e\n" +
+	"\x02at\x18\x05 \x01(\tR\x02at:%\xd2\xf3\x18!\n" +
+	"\x1fidentity.user.provider_unlinkedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -1060,7 +1147,7 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_identity_v1_events_proto_goTypes = []any{
 	(*UserChanged)(nil),         // 0: berth.identity.v1.UserChanged
 	(*AppChanged)(nil),          // 1: berth.identity.v1.AppChanged
@@ -1074,11 +1161,12 @@ var file_identity_v1_events_proto_goTypes = []any{
 	(*ProviderLinked)(nil),      // 9: berth.identity.v1.ProviderLinked
 	(*SecondFactorChanged)(nil), // 10: berth.identity.v1.SecondFactorChanged
 	(*RecoveryCodeUsed)(nil),    // 11: berth.identity.v1.RecoveryCodeUsed
-	(*TenantUser)(nil),          // 12: berth.identity.v1.TenantUser
+	(*ProviderUnlinked)(nil),    // 12: berth.identity.v1.ProviderUnlinked
+	(*TenantUser)(nil),          // 13: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	12, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	12, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	13, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	13, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
 	2,  // [2:2] is the sub-list for method output_type
 	2,  // [2:2] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
@@ -1098,7 +1186,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

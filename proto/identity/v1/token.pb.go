@@ -2962,6 +2962,416 @@ func (x *CompletePasswordResetRequest) GetUserAgent() string {
 	return ""
 }
 
+// SignInMethods is how the account page's user signs in.
+type SignInMethods struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	HasPassword bool                   `protobuf:"varint,1,opt,name=has_password,json=hasPassword,proto3" json:"has_password,omitempty"`
+	// providers are the app's configured slots in slot order, linked or not.
+	Providers []*AccountProvider `protobuf:"bytes,2,rep,name=providers,proto3" json:"providers,omitempty"`
+	// passkeys are the user's registered passkeys, oldest first.
+	Passkeys []*AccountPasskey `protobuf:"bytes,3,rep,name=passkeys,proto3" json:"passkeys,omitempty"`
+	// passkey_sign_in says whether the app lets passkeys sign in without the password.
+	PasskeySignIn bool `protobuf:"varint,4,opt,name=passkey_sign_in,json=passkeySignIn,proto3" json:"passkey_sign_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignInMethods) Reset() {
+	*x = SignInMethods{}
+	mi := &file_identity_v1_token_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignInMethods) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignInMethods) ProtoMessage() {}
+
+func (x *SignInMethods) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignInMethods.ProtoReflect.Descriptor instead.
+func (*SignInMethods) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *SignInMethods) GetHasPassword() bool {
+	if x != nil {
+		return x.HasPassword
+	}
+	return false
+}
+
+func (x *SignInMethods) GetProviders() []*AccountProvider {
+	if x != nil {
+		return x.Providers
+	}
+	return nil
+}
+
+func (x *SignInMethods) GetPasskeys() []*AccountPasskey {
+	if x != nil {
+		return x.Passkeys
+	}
+	return nil
+}
+
+func (x *SignInMethods) GetPasskeySignIn() bool {
+	if x != nil {
+		return x.PasskeySignIn
+	}
+	return false
+}
+
+// AccountProvider is one configured slot as the account page shows it.
+type AccountProvider struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Slot        string                 `protobuf:"bytes,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	DisplayName string                 `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	Linked      bool                   `protobuf:"varint,3,opt,name=linked,proto3" json:"linked,omitempty"`
+	// email is the address the provider named when the link was made; linked_at its time (RFC 3339).
+	Email         string `protobuf:"bytes,4,opt,name=email,proto3" json:"email,omitempty"`
+	LinkedAt      string `protobuf:"bytes,5,opt,name=linked_at,json=linkedAt,proto3" json:"linked_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountProvider) Reset() {
+	*x = AccountProvider{}
+	mi := &file_identity_v1_token_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountProvider) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountProvider) ProtoMessage() {}
+
+func (x *AccountProvider) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountProvider.ProtoReflect.Descriptor instead.
+func (*AccountProvider) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *AccountProvider) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *AccountProvider) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *AccountProvider) GetLinked() bool {
+	if x != nil {
+		return x.Linked
+	}
+	return false
+}
+
+func (x *AccountProvider) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *AccountProvider) GetLinkedAt() string {
+	if x != nil {
+		return x.LinkedAt
+	}
+	return ""
+}
+
+// AccountPasskey is one of the user's passkeys: its factor id and when it was added (RFC 3339).
+type AccountPasskey struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	CreatedAt     string                 `protobuf:"bytes,2,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountPasskey) Reset() {
+	*x = AccountPasskey{}
+	mi := &file_identity_v1_token_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountPasskey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountPasskey) ProtoMessage() {}
+
+func (x *AccountPasskey) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountPasskey.ProtoReflect.Descriptor instead.
+func (*AccountPasskey) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *AccountPasskey) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AccountPasskey) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+type StartProviderLinkRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	Slot        string                 `protobuf:"bytes,2,opt,name=slot,proto3" json:"slot,omitempty"`
+	// language is the account page's language, kept for the page the callback returns to.
+	Language      string `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartProviderLinkRequest) Reset() {
+	*x = StartProviderLinkRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartProviderLinkRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartProviderLinkRequest) ProtoMessage() {}
+
+func (x *StartProviderLinkRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartProviderLinkRequest.ProtoReflect.Descriptor instead.
+func (*StartProviderLinkRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *StartProviderLinkRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *StartProviderLinkRequest) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *StartProviderLinkRequest) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+type UnlinkProviderRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	Slot        string                 `protobuf:"bytes,2,opt,name=slot,proto3" json:"slot,omitempty"`
+	// current_password is required when the user has a password.
+	CurrentPassword string `protobuf:"bytes,3,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	ClientIp        string `protobuf:"bytes,4,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *UnlinkProviderRequest) Reset() {
+	*x = UnlinkProviderRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnlinkProviderRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnlinkProviderRequest) ProtoMessage() {}
+
+func (x *UnlinkProviderRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnlinkProviderRequest.ProtoReflect.Descriptor instead.
+func (*UnlinkProviderRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *UnlinkProviderRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *UnlinkProviderRequest) GetSlot() string {
+	if x != nil {
+		return x.Slot
+	}
+	return ""
+}
+
+func (x *UnlinkProviderRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *UnlinkProviderRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+type RemoveSecondFactorRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	AccessToken string                 `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	// kind is "totp" (the authenticator app) or "passkey" (with factor_id).
+	Kind            string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	FactorId        string `protobuf:"bytes,3,opt,name=factor_id,json=factorId,proto3" json:"factor_id,omitempty"`
+	CurrentPassword string `protobuf:"bytes,4,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	ClientIp        string `protobuf:"bytes,5,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RemoveSecondFactorRequest) Reset() {
+	*x = RemoveSecondFactorRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveSecondFactorRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveSecondFactorRequest) ProtoMessage() {}
+
+func (x *RemoveSecondFactorRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveSecondFactorRequest.ProtoReflect.Descriptor instead.
+func (*RemoveSecondFactorRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *RemoveSecondFactorRequest) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *RemoveSecondFactorRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *RemoveSecondFactorRequest) GetFactorId() string {
+	if x != nil {
+		return x.FactorId
+	}
+	return ""
+}
+
+func (x *RemoveSecondFactorRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *RemoveSecondFactorRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
 var File_identity_v1_token_proto protoreflect.FileDescriptor
 
 const file_identity_v1_token_proto_rawDesc = "" +
@@ -3185,11 +3595,41 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
 	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\x04 \x01(\tR\tuserAgent2\xcb\x03\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent\"\xdb\x01\n" +
+	"\rSignInMethods\x12!\n" +
+	"\fhas_password\x18\x01 \x01(\bR\vhasPassword\x12@\n" +
+	"\tproviders\x18\x02 \x03(\v2\".berth.identity.v1.AccountProviderR\tproviders\x12=\n" +
+	"\bpasskeys\x18\x03 \x03(\v2!.berth.identity.v1.AccountPasskeyR\bpasskeys\x12&\n" +
+	"\x0fpasskey_sign_in\x18\x04 \x01(\bR\rpasskeySignIn\"\x93\x01\n" +
+	"\x0fAccountProvider\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\tR\x04slot\x12!\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12\x16\n" +
+	"\x06linked\x18\x03 \x01(\bR\x06linked\x12\x14\n" +
+	"\x05email\x18\x04 \x01(\tR\x05email\x12\x1b\n" +
+	"\tlinked_at\x18\x05 \x01(\tR\blinkedAt\"?\n" +
+	"\x0eAccountPasskey\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x02 \x01(\tR\tcreatedAt\"m\n" +
+	"\x18StartProviderLinkRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x12\n" +
+	"\x04slot\x18\x02 \x01(\tR\x04slot\x12\x1a\n" +
+	"\blanguage\x18\x03 \x01(\tR\blanguage\"\x96\x01\n" +
+	"\x15UnlinkProviderRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x12\n" +
+	"\x04slot\x18\x02 \x01(\tR\x04slot\x12)\n" +
+	"\x10current_password\x18\x03 \x01(\tR\x0fcurrentPassword\x12\x1b\n" +
+	"\tclient_ip\x18\x04 \x01(\tR\bclientIp\"\xb7\x01\n" +
+	"\x19RemoveSecondFactorRequest\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1b\n" +
+	"\tfactor_id\x18\x03 \x01(\tR\bfactorId\x12)\n" +
+	"\x10current_password\x18\x04 \x01(\tR\x0fcurrentPassword\x12\x1b\n" +
+	"\tclient_ip\x18\x05 \x01(\tR\bclientIp2\xcb\x03\n" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xfe\x17\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x93\x1b\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -3219,7 +3659,11 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\rPasskeySignIn\x12'.berth.identity.v1.PasskeySignInRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12h\n" +
 	"\x15StartPasskeyAssertion\x12#.berth.identity.v1.SecondFactorFlow\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12j\n" +
 	"\x14DescribeVerification\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
-	"\vDescribeApp\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\vDescribeApp\x12).berth.identity.v1.DescribeAccountRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
+	"\x15DescribeSignInMethods\x12!.berth.identity.v1.AccountRequest\x1a .berth.identity.v1.SignInMethods\"\x06\xca\xf3\x18\x02P\x01\x12m\n" +
+	"\x11StartProviderLink\x12+.berth.identity.v1.StartProviderLinkRequest\x1a#.berth.identity.v1.ProviderRedirect\"\x06\xca\xf3\x18\x02P\x01\x12Z\n" +
+	"\x0eUnlinkProvider\x12(.berth.identity.v1.UnlinkProviderRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01\x12b\n" +
+	"\x12RemoveSecondFactor\x12,.berth.identity.v1.RemoveSecondFactorRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x02P\x01B7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_token_proto_rawDescOnce sync.Once
@@ -3233,7 +3677,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*PasskeyCeremony)(nil),                  // 0: berth.identity.v1.PasskeyCeremony
 	(*PasskeySignInRequest)(nil),             // 1: berth.identity.v1.PasskeySignInRequest
@@ -3279,94 +3723,110 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*CheckPasswordResetRequest)(nil),        // 41: berth.identity.v1.CheckPasswordResetRequest
 	(*PasswordResetContext)(nil),             // 42: berth.identity.v1.PasswordResetContext
 	(*CompletePasswordResetRequest)(nil),     // 43: berth.identity.v1.CompletePasswordResetRequest
-	(*AppBranding)(nil),                      // 44: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                    // 45: google.protobuf.Empty
+	(*SignInMethods)(nil),                    // 44: berth.identity.v1.SignInMethods
+	(*AccountProvider)(nil),                  // 45: berth.identity.v1.AccountProvider
+	(*AccountPasskey)(nil),                   // 46: berth.identity.v1.AccountPasskey
+	(*StartProviderLinkRequest)(nil),         // 47: berth.identity.v1.StartProviderLinkRequest
+	(*UnlinkProviderRequest)(nil),            // 48: berth.identity.v1.UnlinkProviderRequest
+	(*RemoveSecondFactorRequest)(nil),        // 49: berth.identity.v1.RemoveSecondFactorRequest
+	(*AppBranding)(nil),                      // 50: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                    // 51: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
 	28, // 0: berth.identity.v1.PasskeySignInRequest.params:type_name -> berth.identity.v1.LoginParams
 	11, // 1: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	16, // 2: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	44, // 3: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	50, // 3: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
 	20, // 4: berth.identity.v1.LoginContext.providers:type_name -> berth.identity.v1.LoginProvider
 	28, // 5: berth.identity.v1.StartProviderSignInRequest.params:type_name -> berth.identity.v1.LoginParams
 	28, // 6: berth.identity.v1.ProviderOutcome.params:type_name -> berth.identity.v1.LoginParams
 	28, // 7: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
 	28, // 8: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
 	28, // 9: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	44, // 10: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	50, // 10: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
 	28, // 11: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
 	40, // 12: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	44, // 13: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	50, // 13: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
 	40, // 14: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	10, // 15: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	13, // 16: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	15, // 17: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	18, // 18: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	29, // 19: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	30, // 20: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	26, // 21: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	27, // 22: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	36, // 23: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	36, // 24: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	38, // 25: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	41, // 26: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	43, // 27: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	32, // 28: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	33, // 29: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	34, // 30: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	21, // 31: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
-	23, // 32: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
-	25, // 33: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
-	3,  // 34: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
-	3,  // 35: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
-	6,  // 36: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
-	3,  // 37: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
-	8,  // 38: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
-	9,  // 39: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
-	3,  // 40: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
-	2,  // 41: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
-	18, // 42: berth.identity.v1.LoginService.StartPasskeySignIn:input_type -> berth.identity.v1.DescribeLoginRequest
-	1,  // 43: berth.identity.v1.LoginService.PasskeySignIn:input_type -> berth.identity.v1.PasskeySignInRequest
-	8,  // 44: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
-	34, // 45: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	26, // 46: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
-	12, // 47: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	14, // 48: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	17, // 49: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	19, // 50: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	31, // 51: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	31, // 52: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	19, // 53: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	45, // 54: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	37, // 55: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	37, // 56: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	39, // 57: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	42, // 58: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	31, // 59: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	31, // 60: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	35, // 61: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	35, // 62: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	22, // 63: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
-	24, // 64: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
-	31, // 65: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
-	4,  // 66: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
-	5,  // 67: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
-	7,  // 68: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
-	7,  // 69: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
-	5,  // 70: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
-	31, // 71: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
-	0,  // 72: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
-	7,  // 73: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
-	0,  // 74: berth.identity.v1.LoginService.StartPasskeySignIn:output_type -> berth.identity.v1.PasskeyCeremony
-	31, // 75: berth.identity.v1.LoginService.PasskeySignIn:output_type -> berth.identity.v1.LoginRedirect
-	0,  // 76: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
-	19, // 77: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
-	19, // 78: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
-	47, // [47:79] is the sub-list for method output_type
-	15, // [15:47] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	45, // 15: berth.identity.v1.SignInMethods.providers:type_name -> berth.identity.v1.AccountProvider
+	46, // 16: berth.identity.v1.SignInMethods.passkeys:type_name -> berth.identity.v1.AccountPasskey
+	10, // 17: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	13, // 18: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	15, // 19: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	18, // 20: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	29, // 21: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	30, // 22: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	26, // 23: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	27, // 24: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	36, // 25: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	36, // 26: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	38, // 27: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	41, // 28: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	43, // 29: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	32, // 30: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	33, // 31: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	34, // 32: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	21, // 33: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
+	23, // 34: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
+	25, // 35: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
+	3,  // 36: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
+	3,  // 37: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
+	6,  // 38: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
+	3,  // 39: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
+	8,  // 40: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
+	9,  // 41: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
+	3,  // 42: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
+	2,  // 43: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
+	18, // 44: berth.identity.v1.LoginService.StartPasskeySignIn:input_type -> berth.identity.v1.DescribeLoginRequest
+	1,  // 45: berth.identity.v1.LoginService.PasskeySignIn:input_type -> berth.identity.v1.PasskeySignInRequest
+	8,  // 46: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
+	34, // 47: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	26, // 48: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
+	3,  // 49: berth.identity.v1.LoginService.DescribeSignInMethods:input_type -> berth.identity.v1.AccountRequest
+	47, // 50: berth.identity.v1.LoginService.StartProviderLink:input_type -> berth.identity.v1.StartProviderLinkRequest
+	48, // 51: berth.identity.v1.LoginService.UnlinkProvider:input_type -> berth.identity.v1.UnlinkProviderRequest
+	49, // 52: berth.identity.v1.LoginService.RemoveSecondFactor:input_type -> berth.identity.v1.RemoveSecondFactorRequest
+	12, // 53: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	14, // 54: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	17, // 55: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	19, // 56: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	31, // 57: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	31, // 58: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	19, // 59: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	51, // 60: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	37, // 61: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	37, // 62: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	39, // 63: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	42, // 64: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	31, // 65: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	31, // 66: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	35, // 67: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	35, // 68: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	22, // 69: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
+	24, // 70: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
+	31, // 71: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
+	4,  // 72: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
+	5,  // 73: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
+	7,  // 74: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
+	7,  // 75: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
+	5,  // 76: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
+	31, // 77: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 78: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	7,  // 79: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	0,  // 80: berth.identity.v1.LoginService.StartPasskeySignIn:output_type -> berth.identity.v1.PasskeyCeremony
+	31, // 81: berth.identity.v1.LoginService.PasskeySignIn:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 82: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	19, // 83: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
+	19, // 84: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
+	44, // 85: berth.identity.v1.LoginService.DescribeSignInMethods:output_type -> berth.identity.v1.SignInMethods
+	22, // 86: berth.identity.v1.LoginService.StartProviderLink:output_type -> berth.identity.v1.ProviderRedirect
+	51, // 87: berth.identity.v1.LoginService.UnlinkProvider:output_type -> google.protobuf.Empty
+	51, // 88: berth.identity.v1.LoginService.RemoveSecondFactor:output_type -> google.protobuf.Empty
+	53, // [53:89] is the sub-list for method output_type
+	17, // [17:53] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -3381,7 +3841,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

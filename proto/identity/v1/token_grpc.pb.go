@@ -261,6 +261,10 @@ const (
 	LoginService_StartPasskeyAssertion_FullMethodName     = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
 	LoginService_DescribeVerification_FullMethodName      = "/berth.identity.v1.LoginService/DescribeVerification"
 	LoginService_DescribeApp_FullMethodName               = "/berth.identity.v1.LoginService/DescribeApp"
+	LoginService_DescribeSignInMethods_FullMethodName     = "/berth.identity.v1.LoginService/DescribeSignInMethods"
+	LoginService_StartProviderLink_FullMethodName         = "/berth.identity.v1.LoginService/StartProviderLink"
+	LoginService_UnlinkProvider_FullMethodName            = "/berth.identity.v1.LoginService/UnlinkProvider"
+	LoginService_RemoveSecondFactor_FullMethodName        = "/berth.identity.v1.LoginService/RemoveSecondFactor"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -353,6 +357,21 @@ type LoginServiceClient interface {
 	// DescribeApp answers the name and branding of a known app, enabled or not, for hosted pages
 	// that carry only the app's id (the payment pages). An unknown id is InvalidArgument.
 	DescribeApp(ctx context.Context, in *DescribeAccountRequest, opts ...grpc.CallOption) (*LoginContext, error)
+	// DescribeSignInMethods tells the account page how the access token's user signs in: whether
+	// the user has a password, the app's configured provider slots with the user's links, and the
+	// user's passkeys.
+	DescribeSignInMethods(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SignInMethods, error)
+	// StartProviderLink begins linking a provider identity to the access token's user: the same
+	// sealed flow as StartProviderSignIn, carrying the user, whose callback links instead of signing
+	// in and answers the account page's URL.
+	StartProviderLink(ctx context.Context, in *StartProviderLinkRequest, opts ...grpc.CallOption) (*ProviderRedirect, error)
+	// UnlinkProvider removes the access token's user's link of one slot, unless it is the user's
+	// last way to sign in; a user with a password gives it again.
+	UnlinkProvider(ctx context.Context, in *UnlinkProviderRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// RemoveSecondFactor removes one second factor of the access token's user (the authenticator
+	// app or one passkey) after the current password, unless the app requires a second factor and
+	// it is the user's last one.
+	RemoveSecondFactor(ctx context.Context, in *RemoveSecondFactorRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 }
 
 type loginServiceClient struct {
@@ -653,6 +672,46 @@ func (c *loginServiceClient) DescribeApp(ctx context.Context, in *DescribeAccoun
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeSignInMethods(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SignInMethods, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignInMethods)
+	err := c.cc.Invoke(ctx, LoginService_DescribeSignInMethods_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartProviderLink(ctx context.Context, in *StartProviderLinkRequest, opts ...grpc.CallOption) (*ProviderRedirect, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProviderRedirect)
+	err := c.cc.Invoke(ctx, LoginService_StartProviderLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) UnlinkProvider(ctx context.Context, in *UnlinkProviderRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, LoginService_UnlinkProvider_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) RemoveSecondFactor(ctx context.Context, in *RemoveSecondFactorRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, LoginService_RemoveSecondFactor_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LoginServiceServer is the server API for LoginService service.
 // All implementations must embed UnimplementedLoginServiceServer
 // for forward compatibility.
@@ -743,6 +802,21 @@ type LoginServiceServer interface {
 	// DescribeApp answers the name and branding of a known app, enabled or not, for hosted pages
 	// that carry only the app's id (the payment pages). An unknown id is InvalidArgument.
 	DescribeApp(context.Context, *DescribeAccountRequest) (*LoginContext, error)
+	// DescribeSignInMethods tells the account page how the access token's user signs in: whether
+	// the user has a password, the app's configured provider slots with the user's links, and the
+	// user's passkeys.
+	DescribeSignInMethods(context.Context, *AccountRequest) (*SignInMethods, error)
+	// StartProviderLink begins linking a provider identity to the access token's user: the same
+	// sealed flow as StartProviderSignIn, carrying the user, whose callback links instead of signing
+	// in and answers the account page's URL.
+	StartProviderLink(context.Context, *StartProviderLinkRequest) (*ProviderRedirect, error)
+	// UnlinkProvider removes the access token's user's link of one slot, unless it is the user's
+	// last way to sign in; a user with a password gives it again.
+	UnlinkProvider(context.Context, *UnlinkProviderRequest) (*emptypb.Empty, error)
+	// RemoveSecondFactor removes one second factor of the access token's user (the authenticator
+	// app or one passkey) after the current password, unless the app requires a second factor and
+	// it is the user's last one.
+	RemoveSecondFactor(context.Context, *RemoveSecondFactorRequest) (*emptypb.Empty, error)
 	mustEmbedUnimplementedLoginServiceServer()
 }
 
@@ -839,6 +913,18 @@ func (UnimplementedLoginServiceServer) DescribeVerification(context.Context, *Ve
 }
 func (UnimplementedLoginServiceServer) DescribeApp(context.Context, *DescribeAccountRequest) (*LoginContext, error) {
 	return nil, status.Error(codes.Unimplemented, "method DescribeApp not implemented")
+}
+func (UnimplementedLoginServiceServer) DescribeSignInMethods(context.Context, *AccountRequest) (*SignInMethods, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeSignInMethods not implemented")
+}
+func (UnimplementedLoginServiceServer) StartProviderLink(context.Context, *StartProviderLinkRequest) (*ProviderRedirect, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartProviderLink not implemented")
+}
+func (UnimplementedLoginServiceServer) UnlinkProvider(context.Context, *UnlinkProviderRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method UnlinkProvider not implemented")
+}
+func (UnimplementedLoginServiceServer) RemoveSecondFactor(context.Context, *RemoveSecondFactorRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveSecondFactor not implemented")
 }
 func (UnimplementedLoginServiceServer) mustEmbedUnimplementedLoginServiceServer() {}
 func (UnimplementedLoginServiceServer) testEmbeddedByValue()                      {}
@@ -1383,6 +1469,78 @@ func _LoginService_DescribeApp_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeSignInMethods_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccountRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeSignInMethods(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeSignInMethods_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeSignInMethods(ctx, req.(*AccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartProviderLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StartProviderLinkRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartProviderLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartProviderLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartProviderLink(ctx, req.(*StartProviderLinkRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_UnlinkProvider_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnlinkProviderRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).UnlinkProvider(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_UnlinkProvider_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).UnlinkProvider(ctx, req.(*UnlinkProviderRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_RemoveSecondFactor_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveSecondFactorRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).RemoveSecondFactor(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_RemoveSecondFactor_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).RemoveSecondFactor(ctx, req.(*RemoveSecondFactorRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LoginService_ServiceDesc is the grpc.ServiceDesc for LoginService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1505,6 +1663,22 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DescribeApp",
 			Handler:    _LoginService_DescribeApp_Handler,
+		},
+		{
+			MethodName: "DescribeSignInMethods",
+			Handler:    _LoginService_DescribeSignInMethods_Handler,
+		},
+		{
+			MethodName: "StartProviderLink",
+			Handler:    _LoginService_StartProviderLink_Handler,
+		},
+		{
+			MethodName: "UnlinkProvider",
+			Handler:    _LoginService_UnlinkProvider_Handler,
+		},
+		{
+			MethodName: "RemoveSecondFactor",
+			Handler:    _LoginService_RemoveSecondFactor_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -96,6 +96,10 @@ type providerFlow struct {
 	Nonce    string      `json:"nonce"`
 	Verifier string      `json:"verifier"`
 	Expires  time.Time   `json:"expires"`
+	// LinkUser, when set, makes the flow a link from the account page: the callback links the
+	// provider identity to this user instead of signing in, and returns to the page in Language.
+	LinkUser string `json:"linkUser,omitempty"`
+	Language string `json:"language,omitempty"`
 }
 
 // pendingLink is a provider identity waiting for the password of the account it would link to,
@@ -154,11 +158,17 @@ func (s *Service) StartProviderSignIn(ctx context.Context, p LoginParams, slot s
 	if err != nil {
 		return ProviderStart{}, err
 	}
+	return s.startFlow(ctx, idp, providerFlow{AppID: a.ID, Slot: idp.Slot, Params: p})
+}
+
+// startFlow completes f with a fresh PKCE verifier, state, nonce and expiry, seals it and answers
+// the provider's authorization URL: the one flow of a sign-in and of a link from the account page.
+func (s *Service) startFlow(ctx context.Context, idp domain.IdentityProvider, f providerFlow) (ProviderStart, error) {
 	call, err := s.providerCall(idp)
 	if err != nil {
 		return ProviderStart{}, err
 	}
-	f := providerFlow{AppID: a.ID, Slot: idp.Slot, Params: p, Expires: s.now().Add(providerFlowTTL)}
+	f.Expires = s.now().Add(providerFlowTTL)
 	if f.Verifier, err = domain.NewPKCEVerifier(); err != nil {
 		return ProviderStart{}, err
 	}
@@ -272,6 +282,9 @@ func (s *Service) FinishProviderSignIn(ctx context.Context, cb ProviderCallback)
 	p.Service = idp.Slot
 	if who.Email != "" && !idp.AllowsEmail(who.Email) || who.Email == "" && len(idp.AllowedDomains) > 0 {
 		return ProviderOutcome{}, ProviderRefusal(ProviderReasonDomain, "%s: the address's domain may not sign in through this slot", idp.Slot)
+	}
+	if f.LinkUser != "" {
+		return s.linkFromAccount(ctx, a, idp, who, f)
 	}
 	link, err := s.store.GetProviderLink(ctx, a.ID, idp.Slot, who.Subject)
 	switch {

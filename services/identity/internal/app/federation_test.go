@@ -93,6 +93,12 @@ func (r *idpRig) consent(t *testing.T, p person) app.ProviderCallback {
 	if err != nil {
 		t.Fatalf("StartProviderSignIn: %v", err)
 	}
+	return r.answer(t, start, p)
+}
+
+// answer answers the provider's page of a started flow as p and returns the callback.
+func (r *idpRig) answer(t *testing.T, start app.ProviderStart, p person) app.ProviderCallback {
+	t.Helper()
 	res, err := r.http.Get(start.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -248,6 +248,11 @@ type ProviderLinks interface {
 	GetProviderLink(ctx context.Context, appID, slot, subject string) (domain.ProviderLink, error)
 	// ListProviderLinks returns the user's links in slot order.
 	ListProviderLinks(ctx context.Context, appID, userID string) ([]domain.ProviderLink, error)
+	// DeleteProviderLink deletes the user's link in slot in one transaction with the user held
+	// (as UpdateUser holds it): fn gets the user to change, the link, the user's other links and
+	// factors, and answers the events committed with the delete; an error from it writes nothing.
+	// No link in the slot answers domain.ErrNotFound.
+	DeleteProviderLink(ctx context.Context, appID, userID, slot string, fn func(u *domain.User, removed domain.ProviderLink, left []domain.ProviderLink, factors []domain.Factor) ([]events.Event, error)) error
 }
 
 // Factors stores users' second factors and recovery codes.
@@ -282,6 +287,11 @@ type Factors interface {
 	// and the ids of the sessions that were live at now (sorted), and its events are committed
 	// with the change; an error from it writes nothing.
 	RemoveFactors(ctx context.Context, appID, userID string, now time.Time, fn func(removed []domain.Factor, revoked []string) ([]events.Event, error)) error
+	// RemoveFactor deletes the user's confirmed factor id in one transaction with the user held,
+	// and the user's recovery codes when no confirmed factor is left. fn gets the user, the factor,
+	// the factors left and the user's provider links, and answers the events committed with the
+	// delete; an error from it writes nothing. No such confirmed factor answers domain.ErrNotFound.
+	RemoveFactor(ctx context.Context, appID, userID, id string, fn func(u domain.User, removed domain.Factor, left []domain.Factor, links []domain.ProviderLink) ([]events.Event, error)) error
 }
 
 // Tenants is the tenant service as sign-up needs it.

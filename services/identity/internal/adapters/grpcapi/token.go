@@ -369,3 +369,54 @@ func (s *LoginServer) PasskeySignIn(ctx context.Context, req *identityv1.Passkey
 		ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
 	}))
 }
+
+// DescribeSignInMethods answers how the access token's user signs in.
+func (s *LoginServer) DescribeSignInMethods(ctx context.Context, req *identityv1.AccountRequest) (*identityv1.SignInMethods, error) {
+	m, err := s.svc.DescribeSignInMethods(ctx, req.GetAccessToken())
+	if err != nil {
+		return nil, err
+	}
+	out := &identityv1.SignInMethods{HasPassword: m.HasPassword, PasskeySignIn: m.PasskeySignIn}
+	for _, p := range m.Providers {
+		ap := &identityv1.AccountProvider{Slot: p.Slot, DisplayName: p.DisplayName, Linked: p.Link != nil}
+		if p.Link != nil {
+			ap.Email, ap.LinkedAt = p.Link.Email, convert.Timestamp(p.Link.CreatedAt)
+		}
+		out.Providers = append(out.Providers, ap)
+	}
+	for _, f := range m.Passkeys {
+		out.Passkeys = append(out.Passkeys, &identityv1.AccountPasskey{Id: f.ID, CreatedAt: convert.Timestamp(f.CreatedAt)})
+	}
+	return out, nil
+}
+
+// StartProviderLink begins linking a provider identity to the access token's user.
+func (s *LoginServer) StartProviderLink(ctx context.Context, req *identityv1.StartProviderLinkRequest) (*identityv1.ProviderRedirect, error) {
+	start, err := s.svc.StartProviderLink(ctx, req.GetAccessToken(), req.GetSlot(), req.GetLanguage())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.ProviderRedirect{Url: start.URL, Flow: start.Flow}, nil
+}
+
+// UnlinkProvider removes the access token's user's link of one slot.
+func (s *LoginServer) UnlinkProvider(ctx context.Context, req *identityv1.UnlinkProviderRequest) (*emptypb.Empty, error) {
+	return empty(s.svc.UnlinkProvider(ctx, app.UnlinkInput{
+		AccessToken: req.GetAccessToken(), Slot: req.GetSlot(), Current: req.GetCurrentPassword(), ClientIP: req.GetClientIp(),
+	}))
+}
+
+// RemoveSecondFactor removes one second factor of the access token's user.
+func (s *LoginServer) RemoveSecondFactor(ctx context.Context, req *identityv1.RemoveSecondFactorRequest) (*emptypb.Empty, error) {
+	return empty(s.svc.RemoveSecondFactor(ctx, app.RemoveFactorInput{
+		AccessToken: req.GetAccessToken(), Kind: req.GetKind(), FactorID: req.GetFactorId(), Current: req.GetCurrentPassword(), ClientIP: req.GetClientIp(),
+	}))
+}
+
+// empty answers a call whose only result is err.
+func empty(err error) (*emptypb.Empty, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}

@@ -155,7 +155,12 @@ func (s *Store) ListProviderLinks(ctx context.Context, appID, userID string) ([]
 	if !ids(appID, userID) {
 		return nil, nil
 	}
-	rows, err := pgxx.Q(ctx, s.pool).Query(ctx,
+	return listLinks(ctx, pgxx.Q(ctx, s.pool), appID, userID)
+}
+
+// listLinks reads the user's links in slot order.
+func listLinks(ctx context.Context, q pgxx.Querier, appID, userID string) ([]domain.ProviderLink, error) {
+	rows, err := q.Query(ctx,
 		`select `+linkColumns+` from provider_links where app_id = $1 and user_id = $2 order by slot`, appID, userID)
 	if err != nil {
 		return nil, err

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("MemberFactors", func(t *testing.T) { testMemberFactors(t, newStore) })
 	s.Run("ProjectApps", func(t *testing.T) { testProjectApps(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
+	s.Run("AccountSignInMethods", func(t *testing.T) { testAccountSignInMethods(t, newStore) })
 }
 
 // t0 is a fixed instant at microsecond precision (what PostgreSQL keeps).
