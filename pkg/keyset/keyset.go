@@ -187,10 +187,10 @@ func Select[T any](rows []T, s Search, key func(T) Key) []T {
 func PrefixEnd(prefix string) (end string, ok bool) {
 	rs := []rune(prefix)
 	for i := len(rs) - 1; i >= 0; i-- {
-		switch r := rs[i]; {
-		case r == unicode.MaxRune:
+		switch r := rs[i]; r {
+		case unicode.MaxRune:
 			continue
-		case r == 0xD7FF: // the surrogates are no code points of UTF-8 text
+		case 0xD7FF: // the surrogates are no code points of UTF-8 text
 			rs[i] = 0xE000
 		default:
 			rs[i] = r + 1

@@ -23,7 +23,7 @@ func Plans(tb testing.TB, pool *pgxpool.Pool, sql string, args ...any) (custom, 
 	}
 	// The session's settings and statement go with the connection, never back to the pool.
 	conn := pooled.Hijack()
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	// EXECUTE takes its arguments as literals (a utility statement has no parameters of its own).
 	params := make([]string, len(args))
 	for i, a := range args {
