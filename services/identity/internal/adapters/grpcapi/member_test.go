@@ -11,7 +11,8 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-func asService(t *testing.T) []string { return []string{authn.MDServiceToken, serviceToken} }
+// asService is the service token's metadata, the console's credential before a session.
+var asService = []string{authn.MDServiceToken, serviceToken}
 
 func TestConsoleMemberFlowOverGRPC(t *testing.T) {
 	e := newEnv(t)
@@ -27,7 +28,7 @@ func TestConsoleMemberFlowOverGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok := e.mailbox.lastLink(t).Get("token")
-	inv, err := e.member.DescribeInvitation(ctxWith(t, asService(t)...), &identityv1.InvitationToken{Token: tok})
+	inv, err := e.member.DescribeInvitation(ctxWith(t, asService...), &identityv1.InvitationToken{Token: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestConsoleMemberFlowOverGRPC(t *testing.T) {
 	}
 	_, err = e.member.AcceptInvitation(asAdmin(t), &identityv1.AcceptInvitationRequest{Token: tok, Name: "Ada", Password: "harbour-lights-42"})
 	wantCode(t, "acceptance with the admin token", err, codes.Unauthenticated)
-	signIn, err := e.member.AcceptInvitation(ctxWith(t, asService(t)...), &identityv1.AcceptInvitationRequest{
+	signIn, err := e.member.AcceptInvitation(ctxWith(t, asService...), &identityv1.AcceptInvitationRequest{
 		Token: tok, Name: "Ada", Password: "harbour-lights-42", ClientAddress: "192.0.2.1", UserAgent: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -45,9 +46,9 @@ func TestConsoleMemberFlowOverGRPC(t *testing.T) {
 		t.Fatalf("sign-in = %v", signIn)
 	}
 
-	_, err = e.member.SignInMember(ctxWith(t, asService(t)...), &identityv1.SignInMemberRequest{Email: "ada@example.test", Password: "wrong-password-1"})
+	_, err = e.member.SignInMember(ctxWith(t, asService...), &identityv1.SignInMemberRequest{Email: "ada@example.test", Password: "wrong-password-1"})
 	wantCode(t, "wrong password", err, codes.InvalidArgument)
-	again, err := e.member.SignInMember(ctxWith(t, asService(t)...), &identityv1.SignInMemberRequest{Email: "ada@example.test", Password: "harbour-lights-42", ClientAddress: "192.0.2.1"})
+	again, err := e.member.SignInMember(ctxWith(t, asService...), &identityv1.SignInMemberRequest{Email: "ada@example.test", Password: "harbour-lights-42", ClientAddress: "192.0.2.1"})
 	if err != nil || again.GetToken() == "" || again.GetChallenge() != "" {
 		t.Fatalf("sign-in = %v, %v", again, err)
 	}
@@ -56,7 +57,7 @@ func TestConsoleMemberFlowOverGRPC(t *testing.T) {
 	if err != nil || prof.GetEmail() != "ada@example.test" || prof.GetProjectId() != a.app.GetProjectId() {
 		t.Fatalf("profile = %v, %v", prof, err)
 	}
-	_, err = e.member.DescribeMember(ctxWith(t, asService(t)...), &emptypb.Empty{})
+	_, err = e.member.DescribeMember(ctxWith(t, asService...), &emptypb.Empty{})
 	wantCode(t, "DescribeMember with the service token", err, codes.Unauthenticated)
 	_, err = e.member.SwitchProject(ctxWith(t, asMember...), &identityv1.SwitchProjectRequest{ProjectId: b.app.GetProjectId()})
 	wantCode(t, "switching to another's project", err, codes.NotFound)
@@ -83,7 +84,7 @@ func TestConsoleMemberFlowOverGRPC(t *testing.T) {
 	if _, err := e.member.RevokeApiKey(asAdmin(t), &identityv1.RevokeApiKeyRequest{AppId: a.app.GetId(), KeyId: key.GetKey().GetUuid()}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.internal.VerifyApiKey(ctxWith(t, asService(t)...), &identityv1.VerifyApiKeyRequest{ApiKey: key.GetSecret(), ClientId: a.app.GetId()})
+	_, err = e.internal.VerifyApiKey(ctxWith(t, asService...), &identityv1.VerifyApiKeyRequest{ApiKey: key.GetSecret(), ClientId: a.app.GetId()})
 	wantCode(t, "a revoked key", err, codes.Unauthenticated)
 	_, err = e.member.RevokeApiKey(asAdmin(t), &identityv1.RevokeApiKeyRequest{AppId: b.app.GetId(), KeyId: uuid.NewString()})
 	wantCode(t, "revoking an unknown key", err, codes.NotFound)
