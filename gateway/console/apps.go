@@ -75,7 +75,7 @@ func (c *Console) changeApp(w http.ResponseWriter, r *http.Request, v visit) {
 		_, err = c.Admin.SetAppMfa(v.ctx, &identityv1.SetAppMfaRequest{AppId: id, Policy: in.Policy})
 	case appPasskeys:
 		_, err = c.Admin.SetAppPasskeySignIn(v.ctx, &identityv1.SetAppPasskeySignInRequest{AppId: id, Enabled: in.Enabled})
-	case appClearIdP:
+	case appClearIDP:
 		_, err = c.Admin.ClearAppIdentityProvider(v.ctx, &identityv1.ClearAppIdentityProviderRequest{AppId: id, Slot: in.Slot})
 	}
 	if err != nil {

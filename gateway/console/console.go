@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"log/slog"
 	"net/http"

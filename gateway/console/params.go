@@ -40,10 +40,10 @@ func refused(err error) string {
 	return ""
 }
 
-// textField reads v[key] trimmed, within max characters and the text rule; required refuses "".
-func textField(v url.Values, key string, max int, required bool) (string, error) {
+// textField reads v[key] trimmed, within limit characters and the text rule; required refuses "".
+func textField(v url.Values, key string, limit int, required bool) (string, error) {
 	s := strings.TrimSpace(v.Get(key))
-	if !text.Valid(s) || utf8.RuneCountInString(s) > max || (required && s == "") {
+	if !text.Valid(s) || utf8.RuneCountInString(s) > limit || (required && s == "") {
 		return "", errField{key}
 	}
 	return s, nil
@@ -250,7 +250,7 @@ const (
 	appVerification = "verification"
 	appMFA          = "mfa"
 	appPasskeys     = "passkeys"
-	appClearIdP     = "clearProvider"
+	appClearIDP     = "clearProvider"
 )
 
 // appForm is a posted action of the app page.
@@ -266,17 +266,17 @@ type appForm struct {
 
 func appFrom(v url.Values) (appForm, error) {
 	a, err := oneOf(v, "action", appEnable, appDisable, appRotate, appAddOrigin, appRemoveOrigin, appBranding,
-		appVerification, appMFA, appPasskeys, appClearIdP)
+		appVerification, appMFA, appPasskeys, appClearIDP)
 	if err != nil {
 		return appForm{}, err
 	}
 	f := appForm{Action: a}
 	switch a {
-	case appDisable, appRotate, appClearIdP:
+	case appDisable, appRotate, appClearIDP:
 		if err := confirmed(v); err != nil {
 			return appForm{}, err
 		}
-		if a == appClearIdP {
+		if a == appClearIDP {
 			f.Slot, err = oneOf(v, "slot", "idpA", "idpB", "idpC", "idpD")
 		}
 	case appAddOrigin, appRemoveOrigin:
