@@ -255,7 +255,7 @@ type ProviderLinks interface {
 	DeleteProviderLink(ctx context.Context, appID, userID, slot string, fn func(u *domain.User, removed domain.ProviderLink, left []domain.ProviderLink, factors []domain.Factor) ([]events.Event, error)) error
 }
 
-// Factors stores users' second factors and recovery codes.
+// Factors stores users' second factors; their recovery codes are RecoveryCodes'.
 type Factors interface {
 	// SavePendingFactor stores f, not confirmed, as the user's pending factor of its kind,
 	// replacing a pending one; the user must exist. When the kind is single
@@ -273,15 +273,6 @@ type Factors interface {
 	// that step or a later one already: then it answers domain.ErrCodeReplayed and changes
 	// nothing. Of two concurrent uses of one step exactly one succeeds.
 	UseFactorStep(ctx context.Context, appID, userID, id string, step int64) error
-	// ReplaceRecoveryCodes replaces every recovery code of the user (used or not) with codes and
-	// commits evs with them; the user must exist.
-	ReplaceRecoveryCodes(ctx context.Context, appID, userID string, codes []domain.RecoveryCode, evs ...events.Event) error
-	// UseRecoveryCode marks the user's unused code stored under hash used at now and commits the
-	// events fn makes from the number of unused codes left. Without an unused code under hash it
-	// answers domain.ErrNotFound and changes nothing: of two concurrent uses exactly one succeeds.
-	UseRecoveryCode(ctx context.Context, appID, userID string, hash []byte, now time.Time, fn func(left int) ([]events.Event, error)) error
-	// CountRecoveryCodes returns how many unused recovery codes the user has.
-	CountRecoveryCodes(ctx context.Context, appID, userID string) (int, error)
 	// RemoveFactors deletes every factor and recovery code of the user and revokes every session
 	// (refresh family) of the user, in one transaction. fn gets the removed factors (oldest first)
 	// and the ids of the sessions that were live at now (sorted), and its events are committed
@@ -292,6 +283,20 @@ type Factors interface {
 	// the factors left and the user's provider links, and answers the events committed with the
 	// delete; an error from it writes nothing. No such confirmed factor answers domain.ErrNotFound.
 	RemoveFactor(ctx context.Context, appID, userID, id string, fn func(u domain.User, removed domain.Factor, left []domain.Factor, links []domain.ProviderLink) ([]events.Event, error)) error
+}
+
+// RecoveryCodes stores users' recovery codes, the one-time codes that stand in for a second
+// factor.
+type RecoveryCodes interface {
+	// ReplaceRecoveryCodes replaces every recovery code of the user (used or not) with codes and
+	// commits evs with them; the user must exist.
+	ReplaceRecoveryCodes(ctx context.Context, appID, userID string, codes []domain.RecoveryCode, evs ...events.Event) error
+	// UseRecoveryCode marks the user's unused code stored under hash used at now and commits the
+	// events fn makes from the number of unused codes left. Without an unused code under hash it
+	// answers domain.ErrNotFound and changes nothing: of two concurrent uses exactly one succeeds.
+	UseRecoveryCode(ctx context.Context, appID, userID string, hash []byte, now time.Time, fn func(left int) ([]events.Event, error)) error
+	// CountRecoveryCodes returns how many unused recovery codes the user has.
+	CountRecoveryCodes(ctx context.Context, appID, userID string) (int, error)
 }
 
 // Tenants is the tenant service as sign-up needs it.
@@ -319,6 +324,7 @@ type Store interface {
 	IdentityProviders
 	ProviderLinks
 	Factors
+	RecoveryCodes
 	MemberAccounts
 	MemberSessions
 	MemberFactors
