@@ -84,8 +84,9 @@ func seedDemo(ctx context.Context, s *allinone.Stack, adminToken, serviceToken, 
 		return seed.Demo{}, false, err
 	}
 	defer func() { _ = bc.Close() }()
-	// The console's own calls carry the service token.
-	mc, err := grpc.NewClient(s.Addr("identity"), append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(serviceToken), grpcx.SetupInterceptor()))...)
+	// The console's own calls carry the service token (and, over TLS, the client certificate that
+	// service calls need).
+	mc, err := grpc.NewClient(s.Addr("identity"), append(grpcx.ClientOptions(serviceToken, s.TLS), grpc.WithChainUnaryInterceptor(grpcx.SetupInterceptor()))...)
 	if err != nil {
 		return seed.Demo{}, false, err
 	}

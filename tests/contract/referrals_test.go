@@ -41,7 +41,7 @@ func (e *env) referralReward(t *testing.T) {
 	// their own.
 	e.do("POST", "/v1/users/"+e.demo.UserIDs[0]+"/referral-invites", e.write(), `{"email":"friend@example.com","language":"en"}`).ok(t, 201)
 	msgs := e.stack.Mailbox.Messages()
-	link, err := url.Parse(regexp.MustCompile(`https?://\S+`).FindString(msgs[len(msgs)-1].Text))
+	link, err := url.Parse(regexp.MustCompile(`https?://\S+`).FindString(msgs[0].Text)) // newest first
 	if err != nil || link.Query().Get("referral") == "" {
 		t.Fatalf("invite link %v: %v", link, err)
 	}

@@ -136,9 +136,10 @@ func StartWith(t testing.TB, o Options) Env {
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
-	// The console's own calls carry the service token.
+	// The console's own calls carry the service token (and, over TLS, the client certificate that
+	// service calls need).
 	dialService := func(addr string) *grpc.ClientConn {
-		c, err := grpc.NewClient(addr, append(grpcx.ClientOptions("", s.TLS), grpc.WithChainUnaryInterceptor(grpcx.ServiceTokenInterceptor(cfg.ServiceToken)))...)
+		c, err := grpc.NewClient(addr, grpcx.ClientOptions(cfg.ServiceToken, s.TLS)...)
 		if err != nil {
 			t.Fatalf("dial %s: %v", addr, err)
 		}
