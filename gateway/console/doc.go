@@ -25,5 +25,5 @@
 //
 // A page is a handler method of Console registered in routes (routes.go) with the method and path
 // pattern the edge mounts (Routes); it reads its form through a parser of params.go and renders
-// a template of pages.html inside the "top" and "bottom" templates, which carry the navigation.
+// a template of pages.html (or of the area's own .html file) inside the "top" and "bottom" templates, which carry the navigation.
 package console

@@ -1,16 +1,39 @@
 package console
 
 import (
-	_ "embed"
+	"embed"
+	"io/fs"
 	"net/http"
+	"strings"
 
 	"github.com/berthhq/berth/gateway/webpage"
 )
 
-//go:embed pages.html
-var pagesHTML string
+// templateFiles are the pages' templates: pages.html holds the frame and the first pages, and
+// each area of the console may keep its pages in a file of its own.
+//
+//go:embed *.html
+var templateFiles embed.FS
 
-var pages = webpage.Template("console", pagesHTML)
+var pages = webpage.Template("console", joined(templateFiles))
+
+// joined is every template file of fsys, in name order, as one text.
+func joined(fsys fs.FS) string {
+	names, err := fs.Glob(fsys, "*.html")
+	if err != nil {
+		panic(err)
+	}
+	var b strings.Builder
+	for _, name := range names {
+		text, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			panic(err)
+		}
+		b.Write(text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
 
 //go:embed static/console.css
 var consoleCSS string

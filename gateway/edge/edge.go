@@ -195,7 +195,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 		}
 	}
 	if o.consoleKey != nil {
-		if err := mountConsole(d, o, forward, log); err != nil {
+		if err := mountConsole(d, o, conns, log); err != nil {
 			return nil, err
 		}
 	}
@@ -296,14 +296,18 @@ func WithConsole(key []byte) Option {
 }
 
 // mountConsole registers the console's routes. Its steps before a sign-in go over the login
-// page's connection (the service token); everything else over forward, which carries only the
-// member's operator token the console adds.
-func mountConsole(d *dispatcher, o options, forward grpc.ClientConnInterface, log *slog.Logger) error {
+// page's connection (the service token); everything else over the forwarding connection of the
+// module the call belongs to, which carries only the member's operator token the console adds.
+func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInterface, log *slog.Logger) error {
+	forward := func(module string) grpc.ClientConnInterface {
+		return checkedConn{countedConn{conns[module], module}}
+	}
+	identity := forward(LoginModule)
 	c, err := console.New(console.Backends{
 		Service:  identityv1.NewMemberServiceClient(checkedConn{o.login}),
-		Members:  identityv1.NewMemberServiceClient(forward),
-		Admin:    identityv1.NewIdentityAdminServiceClient(forward),
-		Operator: identityv1.NewOperatorServiceClient(forward),
+		Members:  identityv1.NewMemberServiceClient(identity),
+		Admin:    identityv1.NewIdentityAdminServiceClient(identity),
+		Operator: identityv1.NewOperatorServiceClient(identity),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
