@@ -98,21 +98,32 @@ type pspxObject struct {
 	Metadata map[string]string `json:"metadata"`
 }
 
-// ApplyPspxEvent applies a verified pspx event of the connection.
+// ApplyPspxEvent applies a verified pspx event of the connection. The connection's key is read
+// once: the effect's calls and the check whether the provider's refusal is for good must use the
+// same key, or an operator's rotation between the two would judge one key's refusal by another
+// key's view and reject for good an event the next delivery could apply.
 func (s *Service) ApplyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (Applied, error) {
-	a, err := s.applyPspxEvent(ctx, connectionID, live, typ, object)
+	var obj pspxObject
+	if err := json.Unmarshal(object, &obj); err != nil || obj.ID == "" {
+		return Applied{Rejected: "data.object is not a provider object"}, nil
+	}
+	conn, key, err := s.connectionKey(ctx, connectionID, !live)
+	if err != nil {
+		return Applied{}, err
+	}
+	a, err := s.applyPspxEvent(ctx, conn, key, typ, obj)
 	if pe := refusalOf(err); pe != nil {
-		return s.pspxRefusal(ctx, connectionID, live, object, pe, err)
+		return s.pspxRefusal(ctx, conn.ID, key, object, pe, err)
 	}
 	return a, err
 }
 
 // pspxRefusal decides whether the provider's refusal of an event's object is for good: it is
-// when the connection's key sees the event's customer, which Berth created on the connection
-// (the webhook ingest found the connection by it). A key that does not see it belongs to
-// another account: the event fails (500) and the provider's next delivery after the operator's
-// rotation applies it.
-func (s *Service) pspxRefusal(ctx context.Context, connectionID string, live bool, object []byte, pe *ProviderError, cause error) (Applied, error) {
+// when key, the one that was refused, sees the event's customer, which Berth created on the
+// connection (the webhook ingest found the connection by it). A key that does not see it belongs
+// to another account: the event fails (500) and the provider's next delivery after the
+// operator's rotation applies it.
+func (s *Service) pspxRefusal(ctx context.Context, connectionID, key string, object []byte, pe *ProviderError, cause error) (Applied, error) {
 	var obj struct {
 		ID       string `json:"id"`
 		Object   string `json:"object"`
@@ -126,10 +137,6 @@ func (s *Service) pspxRefusal(ctx context.Context, connectionID string, live boo
 	if customer == "" {
 		return rejection(pe), nil
 	}
-	_, key, err := s.connectionKey(ctx, connectionID, !live)
-	if err != nil {
-		return Applied{}, err
-	}
 	if _, err := s.pspx.Customer(ctx, key, customer); err != nil {
 		if refusalOf(err) != nil {
 			return Applied{}, fault.Internal(fmt.Errorf("the key of connection %s does not see its customer %s (a key of another account?): %w", connectionID, customer, cause))
@@ -139,15 +146,7 @@ func (s *Service) pspxRefusal(ctx context.Context, connectionID string, live boo
 	return rejection(pe), nil
 }
 
-func (s *Service) applyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (Applied, error) {
-	var obj pspxObject
-	if err := json.Unmarshal(object, &obj); err != nil || obj.ID == "" {
-		return Applied{Rejected: "data.object is not a provider object"}, nil
-	}
-	conn, key, err := s.connectionKey(ctx, connectionID, !live)
-	if err != nil {
-		return Applied{}, err
-	}
+func (s *Service) applyPspxEvent(ctx context.Context, conn domain.Connection, key, typ string, obj pspxObject) (Applied, error) {
 	switch {
 	case strings.HasPrefix(typ, "checkout.session."):
 		return s.pspxCheckoutEvent(ctx, conn, obj)

@@ -190,3 +190,43 @@ func TestAProviderEventWhoseObjectTheProviderRefusesIsRejectedForGoodAndOtherFai
 		})
 	}
 }
+
+// rotatingPspx is a provider account change in flight: only newKey sees the customer, and the
+// first invoice fetch (with the old key) runs while an operator rotates the connection to newKey.
+type rotatingPspx struct {
+	app.Pspx
+	newKey string
+	rotate func()
+}
+
+func (p rotatingPspx) Customer(_ context.Context, key, id string) (app.PspxCustomer, error) {
+	if key != p.newKey {
+		return app.PspxCustomer{}, notFound
+	}
+	return app.PspxCustomer{ID: id}, nil
+}
+
+func (p rotatingPspx) Invoice(_ context.Context, key, _ string) (app.PspxInvoice, error) {
+	if key != p.newKey {
+		p.rotate()
+	}
+	return app.PspxInvoice{}, notFound
+}
+
+func TestAnOperatorsKeyRotationDuringAnEffectDoesNotRejectItsEventForGood(t *testing.T) {
+	const newKey = "sk_test_bbbbbbbbbbbbbbbbbbbbbbbb"
+	var (
+		svc  *app.Service
+		conn domain.Connection
+	)
+	px := rotatingPspx{newKey: newKey, rotate: func() {
+		if _, err := svc.RotateConnectionSecrets(context.Background(), app.SecretRotation{ConnectionID: conn.ID, TestSecretKey: newKey}); err != nil {
+			t.Error(err)
+		}
+	}}
+	svc, conn, _ = refusalService(t, px, failingPspy{})
+	got, err := svc.ApplyPspxEvent(context.Background(), conn.ID, false, "invoice.paid", json.RawMessage(`{"id":"in_1","object":"invoice","customer":"cus_1"}`))
+	if err == nil || got.Rejected != "" {
+		t.Fatalf("got %+v, %v; want an error the provider's next delivery can retry, not a rejection", got, err)
+	}
+}
