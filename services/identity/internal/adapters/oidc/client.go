@@ -90,8 +90,36 @@ func (c *Client) config(ctx context.Context, call app.ProviderCall) (oauth2.Conf
 	if err != nil {
 		return oauth2.Config{}, nil, err
 	}
-	return oauth2.Config{ClientID: call.Provider.ClientID, ClientSecret: call.ClientSecret, Endpoint: provider.Endpoint(),
+	endpoint := provider.Endpoint()
+	endpoint.AuthStyle = authStyle(provider)
+	return oauth2.Config{ClientID: call.Provider.ClientID, ClientSecret: call.ClientSecret, Endpoint: endpoint,
 		Scopes: call.Provider.Scopes, RedirectURL: call.RedirectURI}, provider, nil
+}
+
+// authStyle is how the client secret goes to the provider's token endpoint. Left to oauth2's
+// probe, a first attempt that fails for any reason (a timeout included) is repeated in the other
+// style with the same code, which a provider refuses as a code presented twice and may answer by
+// revoking what the code was redeemed for. So the style is fixed up front: HTTP Basic, the
+// default of OpenID Connect Discovery and the one RFC 6749 requires servers to accept, unless the
+// discovery document lists only the form parameters.
+func authStyle(provider *oidc.Provider) oauth2.AuthStyle {
+	var doc struct {
+		Methods []string `json:"token_endpoint_auth_methods_supported"`
+	}
+	if err := provider.Claims(&doc); err != nil || len(doc.Methods) == 0 {
+		return oauth2.AuthStyleInHeader
+	}
+	for _, m := range doc.Methods {
+		if m == "client_secret_basic" {
+			return oauth2.AuthStyleInHeader
+		}
+	}
+	for _, m := range doc.Methods {
+		if m == "client_secret_post" {
+			return oauth2.AuthStyleInParams
+		}
+	}
+	return oauth2.AuthStyleInHeader
 }
 
 // AuthCodeURL implements app.ProviderClient.
