@@ -75,3 +75,18 @@ func RequireIndexRange(tb testing.TB, pool *pgxpool.Pool, index, sql string, arg
 		}
 	}
 }
+
+// Statement is a call that runs sql with args on pool and reads every row of its answer without
+// decoding it: the bare statement over pgx that benchmarks set beside a store's own read.
+func Statement(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any) func() error {
+	return func() error {
+		rows, err := pool.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			rows.RawValues()
+		}
+		return rows.Err()
+	}
+}

@@ -104,16 +104,7 @@ func BenchmarkSearchTenants(b *testing.B) {
 		q := f.searches()[name]
 		b.Run(name+"/baseline", func(b *testing.B) {
 			sql, args := searchTenantsSQL(f.appID, q)
-			latency.Measure(b, func() error {
-				rows, err := f.pool.Query(ctx, sql, args...)
-				if err != nil {
-					return err
-				}
-				for rows.Next() {
-					rows.RawValues()
-				}
-				return rows.Err()
-			})
+			latency.Measure(b, pgtest.Statement(ctx, f.pool, sql, args...))
 		})
 		b.Run(name+"/search", func(b *testing.B) {
 			after := ""
