@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/berthhq/berth/gateway/console"
 	"github.com/berthhq/berth/pkg/authn/apikey"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/sealbox"
@@ -13,7 +14,7 @@ import (
 
 // secretSettings are the deployment secrets gen-secrets makes: their declarations say the name and
 // the length, and a test parses the output with them.
-var secretSettings = []config.Setting{sealbox.KeySetting, apikey.PepperSetting}
+var secretSettings = []config.Setting{sealbox.KeySetting, apikey.PepperSetting, console.KeySetting}
 
 // secretSize is the length of a secret whose declaration fixes none.
 const secretSize = 32

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/sealbox"
 )
 
@@ -139,3 +140,9 @@ func secure(r *http.Request) bool {
 	a, err := netip.ParseAddr(host)
 	return err != nil || !a.Unmap().IsLoopback()
 }
+
+// KeySetting is the deployment's key sealing the console's session cookies. Unset, the edge
+// serves no console; berthctl gen-secrets makes one.
+var KeySetting = config.Setting{Name: "BERTH_CONSOLE_KEY", Kind: config.Key, Size: KeySize, Secret: true,
+	Doc:  "AES-256-GCM key sealing the web console's session cookies (the same on every edge); unset, the edge serves no console",
+	Hint: "make one with: berthctl gen-secrets, or openssl rand -hex 32"}

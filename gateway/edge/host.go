@@ -23,12 +23,6 @@ var TrustedProxiesSetting = config.Setting{Name: "BERTH_TRUSTED_PROXIES", Kind: 
 	Check: func(s string) error { _, err := login.ParseProxies(s); return err },
 	Doc:   "reverse proxies (addresses and CIDRs, comma-separated) whose X-Forwarded-For the login page believes for the end user's address"}
 
-// ConsoleKeySetting is the key sealing the web console's session cookies. Unset, the edge serves
-// no console.
-var ConsoleKeySetting = config.Setting{Name: "BERTH_CONSOLE_KEY", Kind: config.Key, Size: console.KeySize, Secret: true,
-	Doc:  "AES-256-GCM key sealing the web console's session cookies (the same on every edge); unset, the edge serves no console",
-	Hint: "make one with: openssl rand -hex 32"}
-
 // HTTPAddrSetting is where the edge listens.
 var HTTPAddrSetting = config.Setting{Name: "BERTH_HTTP_ADDR", Kind: config.Addr, Default: "127.0.0.1:8080", Doc: "where the REST edge listens"}
 
@@ -38,7 +32,7 @@ var HTTPAddrSetting = config.Setting{Name: "BERTH_HTTP_ADDR", Kind: config.Addr,
 // service token). The gateway process runs it alone; the all-in-one beside every other module.
 var Module = module.Module{
 	Name:     "edge",
-	Settings: []config.Setting{TrustedProxiesSetting, ConsoleKeySetting},
+	Settings: []config.Setting{TrustedProxiesSetting, console.KeySetting},
 	Peers:    Backends(),
 	Web:      site,
 }
@@ -93,7 +87,7 @@ func site(ctx context.Context, c module.Common) (*module.Site, error) {
 	}
 	log := c.Logger()
 	opts := []Option{WithTrustedProxies(proxies), WithLogin(loginConn), WithPayment(payment)}
-	if key := c.Settings.Bytes(ConsoleKeySetting.Name); key != nil {
+	if key := c.Settings.Bytes(console.KeySetting.Name); key != nil {
 		opts = append(opts, WithConsole(key))
 	}
 	handler, err := New(ctx, conns, log, opts...)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/cmd/berth/seed"
+	"github.com/berthhq/berth/gateway/console"
 	"github.com/berthhq/berth/gateway/edge"
 	"github.com/berthhq/berth/pkg/config"
 	"github.com/berthhq/berth/pkg/events"
@@ -85,7 +86,7 @@ func FromSettings(ctx context.Context, own config.Values, log *slog.Logger) (Con
 	}
 	// The console's sessions live in one process here: a key of the run's own only signs its
 	// members in again after a restart.
-	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer, edge.ConsoleKeySetting.Name: randomHex(32)}
+	defaults := map[string]string{"BERTH_ISSUER": DefaultIssuer, console.KeySetting.Name: randomHex(32)}
 	base := own.String("BERTH_DATABASE_URL")
 	if base == "" {
 		defaults["BERTH_API_KEY_PEPPER"] = randomHex(32)
