@@ -106,3 +106,42 @@ func TestKeyCacheForgetsAnAppWhenIdentityPublishesAChange(t *testing.T) {
 	}
 	testkit.Eventually(t, "the cache forgets the app's keys after an app.changed event", func() bool { return c.cache.len() == 0 })
 }
+
+func TestOperatorCacheForgetsAMembersTokensWhenTheirConsoleSessionEnds(t *testing.T) {
+	bus, _ := natstest.New(t)
+	const project, other = "project-1", "project-2"
+	inner := &countingOperators{tokens: map[string]Principal{
+		"signed-out": {Kind: KindOperator, ProjectID: project, UserID: "member-1"},
+		"colleague":  {Kind: KindOperator, ProjectID: project, UserID: "member-2"},
+		"elsewhere":  {Kind: KindOperator, ProjectID: other, UserID: "member-1"},
+	}}
+	c := NewOperatorCache(inner, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := c.Watch(ctx, bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	for _, raw := range []string{"signed-out", "colleague", "elsewhere"} {
+		if _, err := c.VerifyOperatorToken(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := events.New("identity", EventMemberSessionEnded, "", &identityv1.MemberSessionEnded{ProjectId: project, MemberId: "member-1", SessionId: "s-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the signed-out member's token is forgotten", func() bool { return c.cache.len() == 2 })
+	for _, raw := range []string{"colleague", "elsewhere"} {
+		if _, err := c.VerifyOperatorToken(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := inner.calls.Load(); n != 3 {
+		t.Fatalf("identity was asked %d times, want 3: the other members' tokens stay cached", n)
+	}
+}

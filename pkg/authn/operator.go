@@ -10,8 +10,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -125,7 +127,8 @@ func tokenExpiry(raw string) time.Time {
 
 // OperatorCache remembers verified operator tokens for a short time (RemoteTTL at most, never past
 // the token's expiry), so a console page that calls a service several times asks identity once. A
-// member removed from the project or signed out is refused again within that time.
+// member who signs out is refused from the next call on (Watch); one removed from the project
+// within that time.
 type OperatorCache struct {
 	inner OperatorVerifier
 	cache *ttlCache[Principal]
@@ -141,6 +144,29 @@ func (c *OperatorCache) VerifyOperatorToken(ctx context.Context, raw string) (Pr
 	return c.cache.get(raw,
 		func() (Principal, error) { return c.inner.VerifyOperatorToken(ctx, raw) },
 		func(p Principal) time.Time { return p.expiresAt })
+}
+
+// Forget drops the cached verifications of the member's operator tokens in the project.
+func (c *OperatorCache) Forget(projectID, memberID string) {
+	c.cache.forget(func(p Principal) bool { return p.ProjectID == projectID && p.UserID == memberID })
+}
+
+// EventMemberSessionEnded ends a console session early, and with it its operator token.
+const EventMemberSessionEnded = identityv1.EventMemberSessionEnded
+
+// Watch subscribes to the end of console sessions and forgets the member's cached tokens, on every
+// replica (an ephemeral subscription), since each holds its own cache. The member's tokens of
+// other sessions are verified again on their next use, which costs one call to identity.
+func (c *OperatorCache) Watch(ctx context.Context, bus events.Bus) (stop func(), err error) {
+	return bus.Subscribe(ctx, []eventsv1.Type{EventMemberSessionEnded}, func(ev events.Event) {
+		var p identityv1.MemberSessionEnded
+		if ev.Decode(&p) != nil {
+			// An event we cannot read still ended some session: forget every member's tokens.
+			c.cache.forget(func(Principal) bool { return true })
+			return
+		}
+		c.Forget(p.GetProjectId(), p.GetMemberId())
+	})
 }
 
 type remoteAppProjects struct {

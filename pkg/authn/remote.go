@@ -30,8 +30,8 @@ func NewRemote(conn grpc.ClientConnInterface) Remote {
 	return Remote{
 		Keys:   NewKeyCache(NewRemoteVerifier(client), RemoteTTL),
 		Tokens: NewTokenCache(NewRemoteTokenVerifier(client), RemoteTTL),
-		// No event ends an operator token early, so RemoteTTL alone bounds how long a signed-out
-		// or removed member is still admitted here.
+		// A console sign-out evicts the member's tokens (Watch); RemoteTTL alone bounds how long a
+		// member removed from the project is still admitted here.
 		Operators: NewOperatorCache(NewRemoteOperatorVerifier(client), RemoteTTL),
 		Apps:      NewAppProjectCache(NewRemoteAppProjects(client), AppProjectTTL),
 	}
@@ -42,16 +42,22 @@ func (r Remote) Policy(adminToken, serviceToken string) Policy {
 	return Policy{Keys: r.Keys, Tokens: r.Tokens, Operators: r.Operators, Apps: r.Apps, AdminToken: adminToken, ServiceToken: serviceToken}
 }
 
-// Watch evicts cached keys and tokens on identity's events until ctx ends or stop is called.
+// Watch evicts cached keys, tokens and operator tokens on identity's events until ctx ends or stop
+// is called.
 func (r Remote) Watch(ctx context.Context, bus events.Bus) (stop func(), err error) {
-	stopKeys, err := r.Keys.Watch(ctx, bus)
-	if err != nil {
-		return nil, err
+	var stops []func()
+	stopAll := func() {
+		for _, stop := range stops {
+			stop()
+		}
 	}
-	stopTokens, err := r.Tokens.Watch(ctx, bus)
-	if err != nil {
-		stopKeys()
-		return nil, err
+	for _, watch := range []func(context.Context, events.Bus) (func(), error){r.Keys.Watch, r.Tokens.Watch, r.Operators.Watch} {
+		stop, err := watch(ctx, bus)
+		if err != nil {
+			stopAll()
+			return nil, err
+		}
+		stops = append(stops, stop)
 	}
-	return func() { stopTokens(); stopKeys() }, nil
+	return stopAll, nil
 }

@@ -11,6 +11,8 @@ const (
 	EventAPIKeyChanged eventsv1.Type = "identity.apikey.changed"
 	// EventAppChanged is carried by [AppChanged].
 	EventAppChanged eventsv1.Type = "identity.app.changed"
+	// EventMemberSessionEnded is carried by [MemberSessionEnded].
+	EventMemberSessionEnded eventsv1.Type = "identity.member.session_ended"
 	// EventSecondFactorEnrolled is carried by [SecondFactorChanged].
 	EventSecondFactorEnrolled eventsv1.Type = "identity.second_factor.enrolled"
 	// EventSecondFactorRecoveryCodeUsed is carried by [RecoveryCodeUsed].

@@ -1033,6 +1033,69 @@ func (x *ProviderUnlinked) GetAt() string {
 	return ""
 }
 
+// MemberSessionEnded is the payload of berth.identity.member.session_ended: a console session
+// ended before its operator token expired (the member signed out or switched projects), so every
+// service drops its cached verification of the member's operator tokens at once.
+type MemberSessionEnded struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ProjectId     string                 `protobuf:"bytes,1,opt,name=projectId,proto3" json:"projectId,omitempty"`
+	MemberId      string                 `protobuf:"bytes,2,opt,name=memberId,proto3" json:"memberId,omitempty"`
+	SessionId     string                 `protobuf:"bytes,3,opt,name=sessionId,proto3" json:"sessionId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberSessionEnded) Reset() {
+	*x = MemberSessionEnded{}
+	mi := &file_identity_v1_events_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberSessionEnded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberSessionEnded) ProtoMessage() {}
+
+func (x *MemberSessionEnded) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_events_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberSessionEnded.ProtoReflect.Descriptor instead.
+func (*MemberSessionEnded) Descriptor() ([]byte, []int) {
+	return file_identity_v1_events_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *MemberSessionEnded) GetProjectId() string {
+	if x != nil {
+		return x.ProjectId
+	}
+	return ""
+}
+
+func (x *MemberSessionEnded) GetMemberId() string {
+	if x != nil {
+		return x.MemberId
+	}
+	return ""
+}
+
+func (x *MemberSessionEnded) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
 var File_identity_v1_events_proto protoreflect.FileDescriptor
 
 const file_identity_v1_events_proto_rawDesc = "" +
@@ -1133,7 +1196,12 @@ const file_identity_v1_events_proto_rawDesc = "" +
 	"\ttenantRef\x18\x03 \x01(\tR\ttenantRef\x12\x12\n" +
 	"\x04slot\x18\x04 \x01(\tR\x04slot\x12\x0e\n" +
 	"\x02at\x18\x05 \x01(\tR\x02at:%\xd2\xf3\x18!\n" +
-	"\x1fidentity.user.provider_unlinkedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
+	"\x1fidentity.user.provider_unlinked\"\x91\x01\n" +
+	"\x12MemberSessionEnded\x12\x1c\n" +
+	"\tprojectId\x18\x01 \x01(\tR\tprojectId\x12\x1a\n" +
+	"\bmemberId\x18\x02 \x01(\tR\bmemberId\x12\x1c\n" +
+	"\tsessionId\x18\x03 \x01(\tR\tsessionId:#\xd2\xf3\x18\x1f\n" +
+	"\x1didentity.member.session_endedB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
 var (
 	file_identity_v1_events_proto_rawDescOnce sync.Once
@@ -1147,7 +1215,7 @@ func file_identity_v1_events_proto_rawDescGZIP() []byte {
 	return file_identity_v1_events_proto_rawDescData
 }
 
-var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_identity_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_identity_v1_events_proto_goTypes = []any{
 	(*UserChanged)(nil),         // 0: berth.identity.v1.UserChanged
 	(*AppChanged)(nil),          // 1: berth.identity.v1.AppChanged
@@ -1162,11 +1230,12 @@ var file_identity_v1_events_proto_goTypes = []any{
 	(*SecondFactorChanged)(nil), // 10: berth.identity.v1.SecondFactorChanged
 	(*RecoveryCodeUsed)(nil),    // 11: berth.identity.v1.RecoveryCodeUsed
 	(*ProviderUnlinked)(nil),    // 12: berth.identity.v1.ProviderUnlinked
-	(*TenantUser)(nil),          // 13: berth.identity.v1.TenantUser
+	(*MemberSessionEnded)(nil),  // 13: berth.identity.v1.MemberSessionEnded
+	(*TenantUser)(nil),          // 14: berth.identity.v1.TenantUser
 }
 var file_identity_v1_events_proto_depIdxs = []int32{
-	13, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
-	13, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
+	14, // 0: berth.identity.v1.UserChanged.user:type_name -> berth.identity.v1.TenantUser
+	14, // 1: berth.identity.v1.UserSignedIn.user:type_name -> berth.identity.v1.TenantUser
 	2,  // [2:2] is the sub-list for method output_type
 	2,  // [2:2] is the sub-list for method input_type
 	2,  // [2:2] is the sub-list for extension type_name
@@ -1186,7 +1255,7 @@ func file_identity_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_events_proto_rawDesc), len(file_identity_v1_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

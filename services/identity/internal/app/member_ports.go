@@ -42,7 +42,8 @@ type MemberSessions interface {
 	// left as it is. An unknown id is domain.ErrNotFound.
 	TouchMemberSession(ctx context.Context, id string, now time.Time) error
 	// EndMemberSession ends the session at now unless it ended already (then it keeps its end).
-	EndMemberSession(ctx context.Context, id string, now time.Time) error
+	// evs are committed with the end, and only when this call ended the session.
+	EndMemberSession(ctx context.Context, id string, now time.Time, evs ...events.Event) error
 	// CreateMemberChallenge stores c and forgets challenges that expired before c was created.
 	CreateMemberChallenge(ctx context.Context, c domain.MemberChallenge) error
 	// GetMemberChallenge returns the challenge stored under hash, live or not.

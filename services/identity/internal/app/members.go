@@ -509,7 +509,7 @@ func (s *Service) SwitchProject(ctx context.Context, p authn.Principal, projectI
 		if err != nil {
 			return MemberSignIn{}, err
 		}
-		return out, s.store.EndMemberSession(ctx, old.ID, s.now())
+		return out, s.endMemberSession(ctx, p.ProjectID, old)
 	}
 	return MemberSignIn{}, domain.NotFound("project")
 }
@@ -522,7 +522,23 @@ func (s *Service) SignOutMember(ctx context.Context, p authn.Principal) error {
 	if p.SessionID == "" {
 		return errNoConsoleSession
 	}
-	return s.store.EndMemberSession(ctx, p.SessionID, s.now())
+	sess, err := s.store.GetMemberSession(ctx, p.SessionID)
+	if err != nil {
+		return err
+	}
+	return s.endMemberSession(ctx, p.ProjectID, sess)
+}
+
+// endMemberSession ends a console session with the event that makes every service forget its
+// cached verifications of the member's operator tokens (pkg/authn), so the token is refused
+// everywhere from the next call rather than once the caches expire.
+func (s *Service) endMemberSession(ctx context.Context, projectID string, sess domain.MemberSession) error {
+	evs, err := event(identityv1.EventMemberSessionEnded, "", &identityv1.MemberSessionEnded{
+		ProjectId: projectID, MemberId: sess.MemberID, SessionId: sess.ID})
+	if err != nil {
+		return err
+	}
+	return s.store.EndMemberSession(ctx, sess.ID, s.now(), evs...)
 }
 
 // StartMemberTotp starts (or resumes) the TOTP enrolment of the token's member account: a pending

@@ -193,7 +193,7 @@ func (s *Store) TouchMemberSession(_ context.Context, id string, now time.Time) 
 }
 
 // EndMemberSession implements app.MemberSessions.
-func (s *Store) EndMemberSession(_ context.Context, id string, now time.Time) error {
+func (s *Store) EndMemberSession(ctx context.Context, id string, now time.Time, evs ...events.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.sessions[id]
@@ -203,6 +203,7 @@ func (s *Store) EndMemberSession(_ context.Context, id string, now time.Time) er
 	if m.EndedAt == nil {
 		m.EndedAt = &now
 		s.sessions[id] = m
+		s.outbox.Add(ctx, evs...)
 	}
 	return nil
 }

@@ -210,18 +210,22 @@ func (s *Store) TouchMemberSession(ctx context.Context, id string, now time.Time
 }
 
 // EndMemberSession implements app.MemberSessions.
-func (s *Store) EndMemberSession(ctx context.Context, id string, now time.Time) error {
+func (s *Store) EndMemberSession(ctx context.Context, id string, now time.Time, evs ...events.Event) error {
 	if !ids(id) {
 		return domain.NotFound("member session")
 	}
-	tag, err := pgxx.Q(ctx, s.pool).Exec(ctx, `update member_sessions set ended_at = coalesce(ended_at, $2) where id = $1`, id, now)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return domain.NotFound("member session")
-	}
-	return nil
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		var ended bool
+		err := tx.QueryRow(ctx, `with s as (select id, ended_at is null as live from member_sessions where id = $1 for update)
+			update member_sessions m set ended_at = coalesce(m.ended_at, $2) from s where m.id = s.id returning s.live`, id, now).Scan(&ended)
+		if err != nil {
+			return noRow(err, "member session")
+		}
+		if !ended {
+			return nil
+		}
+		return events.InsertOutbox(ctx, tx, evs...)
+	})
 }
 
 const challengeColumns = `id, hash, account_id, member_id, created_at, expires_at, used_at, wrong_codes`

@@ -185,8 +185,8 @@ func testMemberAccounts(t *testing.T, newStore Factory) {
 func testMemberSessions(t *testing.T, newStore Factory) {
 	ctx := context.Background()
 
-	t.Run("a session is stored, touched while live and ended once", func(t *testing.T) {
-		s, _ := newStore(t)
+	t.Run("a session is stored, touched while live and ended once, with its event", func(t *testing.T) {
+		s, outbox := newStore(t)
 		a := newAccount("ada@example.test")
 		m := accepted(t, s, seedProject(t, s).ID, a)
 		sess := domain.NewMemberSession(a, m, "192.0.2.1", "Browser", t0)
@@ -205,12 +205,14 @@ func testMemberSessions(t *testing.T, newStore Factory) {
 		got, _ = s.GetMemberSession(ctx, sess.ID)
 		wantEqual(t, "last used", got.LastUsedAt, later)
 		end := t0.Add(2 * time.Hour)
-		if err := s.EndMemberSession(ctx, sess.ID, end); err != nil {
+		ended := mustEvent(t, identityv1.EventMemberSessionEnded, "")
+		if err := s.EndMemberSession(ctx, sess.ID, end, ended); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EndMemberSession(ctx, sess.ID, end.Add(time.Hour)); err != nil {
+		if err := s.EndMemberSession(ctx, sess.ID, end.Add(time.Hour), mustEvent(t, identityv1.EventMemberSessionEnded, "")); err != nil {
 			t.Fatal(err)
 		}
+		wantEqual(t, "events of the first end only", pendingIDs(t, outbox), []string{ended.ID})
 		if err := s.TouchMemberSession(ctx, sess.ID, end.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}

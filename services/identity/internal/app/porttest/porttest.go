@@ -121,6 +121,8 @@ func mustEvent(t *testing.T, eventType eventsv1.Type, appID string) events.Event
 		payload = &identityv1.ProviderLinked{AppId: appID}
 	case identityv1.EventUserPasswordChanged:
 		payload = &identityv1.UserPasswordChanged{AppId: appID}
+	case identityv1.EventMemberSessionEnded:
+		payload = &identityv1.MemberSessionEnded{}
 	default:
 		t.Fatalf("mustEvent knows no payload for %s", eventType)
 	}
