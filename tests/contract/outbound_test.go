@@ -1,18 +1,12 @@
 package contract
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 	"github.com/berthhq/berth/pkg/testkit"
+	"github.com/berthhq/berth/pkg/testkit/webhookrx"
 )
 
 // webhookEndpointFields are the fields of a webhookEndpoint as reads answer it, with their JSON
@@ -96,47 +90,27 @@ func (e *env) webhookPrincipals(t *testing.T) {
 
 func (e *env) webhookDelivery(t *testing.T) {
 	e.t = t
-	var (
-		mu   sync.Mutex
-		reqs []*http.Request
-		body [][]byte
-	)
-	receiver := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		reqs, body = append(reqs, r), append(body, b)
-		mu.Unlock()
-	}))
-	t.Cleanup(receiver.Close)
+	receiver := webhookrx.Start(t)
 	base := "/v1/apps/" + e.demo.AppID + "/webhook-endpoints"
 	created := e.do("POST", base, e.write(), `{"url":"`+receiver.URL+`/hooks","events":["user.updated"]}`).ok(t, 201).(map[string]any)
-	secret := created["secret"].(string)
+	receiver.Trust(created["secret"].(string))
 
 	e.do("PUT", "/v1/users/"+e.demo.UserIDs[0], e.write(), `{"user":{"nickname":"hooked"}}`).ok(t, 200)
+	var got webhookrx.Delivery
 	testkit.Eventually(t, "the receiver gets user.updated", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, b := range body {
-			if strings.Contains(string(b), `"hooked"`) {
+		for _, d := range receiver.Deliveries() {
+			if strings.Contains(string(d.Body), `"hooked"`) {
+				got = d
 				return true
 			}
 		}
 		return false
 	})
-	mu.Lock()
-	var r *http.Request
-	var b []byte
-	for i := range body {
-		if strings.Contains(string(body[i]), `"hooked"`) {
-			r, b = reqs[i], body[i]
-		}
+	if !strings.HasPrefix(string(got.Body), `{"type":"user.updated",`) {
+		t.Fatalf("body %s", got.Body)
 	}
-	mu.Unlock()
-	if !strings.HasPrefix(string(b), `{"type":"user.updated",`) {
-		t.Fatalf("body %s", b)
-	}
-	if !verifyStandardWebhook(secret, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), b, r.Header.Get("webhook-signature")) {
-		t.Fatalf("the signature %q does not verify with the endpoint's secret", r.Header.Get("webhook-signature"))
+	if !got.Verified {
+		t.Fatalf("the signature %q does not verify with the endpoint's secret", got.Signature)
 	}
 	deliveries := e.do("GET", base+"/"+created["id"].(string)+"/deliveries", e.write(), "").ok(t, 200).(map[string]any)
 	items := deliveries["items"].([]any)
@@ -156,23 +130,4 @@ func (e *env) webhookDelivery(t *testing.T) {
 	if retried["status"] != "pending" {
 		t.Fatalf("retried = %v", retried)
 	}
-}
-
-// verifyStandardWebhook checks a delivery as a receiver following the Standard Webhooks
-// specification does, written here from the specification rather than with Berth's signer.
-func verifyStandardWebhook(secret, id, timestamp string, body []byte, header string) bool {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		return false
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + timestamp + "."))
-	mac.Write(body)
-	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
-	for _, sig := range strings.Fields(header) {
-		if hmac.Equal([]byte(sig), []byte(want)) {
-			return true
-		}
-	}
-	return false
 }
