@@ -63,6 +63,7 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 	c := startCluster(t, natsURL)
 	t.Logf("cluster up: %d processes", c.processes())
 
+	hooks := c.subscribeApp(t)
 	l := newLoad(c.demo, c.lb.url())
 	ctx, stop := context.WithCancel(context.Background())
 	done := l.run(ctx, workers)
@@ -96,6 +97,7 @@ func TestAClusterOfReplicasServesThePublishedFlowsThroughAKillOfEachServicesRepl
 
 	checkFailures(t, &l.rec, kills)
 	c.checkExactlyOnce(t, l, began)
+	c.checkEveryEventReachedTheApp(t, hooks)
 	c.checkATraceCrossesProcesses(t)
 	c.checkTheEdgeServesTheOthersWithAServiceDown(t, l)
 }

@@ -5,5 +5,6 @@
 // the provider sandboxes) behind a round-robin TCP balancer, drives the published flows through
 // it, SIGKILLs one replica of each service mid-load and starts it again, and then checks that no
 // request failed beyond the ones in flight at a kill, that the replicas shared the load, and that
-// every event was applied exactly once (the read models agree with the services' own databases).
+// every event was applied exactly once (the read models agree with the services' own databases)
+// and reached the app's webhook receiver.
 package cluster
