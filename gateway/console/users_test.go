@@ -24,7 +24,7 @@ func TestTheUsersPageSearchesWithTheMembersTokenAndLinksTheNextPageWithItsCursor
 	rec := b.get(usersURL + "?q=+ADA.l+")
 	body := rec.Body.String()
 	if rec.Code != http.StatusOK || !strings.Contains(body, `data-user="`+userID+`"`) || !strings.Contains(body, `href="`+userURL+`"`) ||
-		!strings.Contains(body, "Ada &lt;Lovelace&gt;") || !strings.Contains(body, "2026-11-27 11:00 UTC") {
+		!strings.Contains(body, "Ada &lt;Lovelace&gt;") || !strings.Contains(body, "active<br>address verified") || !strings.Contains(body, "2026-11-27 11:00 UTC") {
 		t.Fatalf("search = %d:\n%s", rec.Code, body)
 	}
 	next := `href="` + usersURL + "?after=" + nextCursor + "&amp;q=ADA.l" + `"`

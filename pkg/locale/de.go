@@ -393,6 +393,8 @@ var german = map[string]string{
 	"console.users.created":            "Erstellt",
 	"console.users.updated":            "Geändert",
 	"console.users.lastSignIn":         "Letzte Anmeldung",
+	"console.users.addressVerified":    "Adresse bestätigt",
+	"console.users.addressUnverified":  "Adresse nicht bestätigt",
 	"console.users.never":              "nie",
 	"console.users.yes":                "ja",
 	"console.users.no":                 "nein",

@@ -401,6 +401,8 @@ var english = map[string]string{
 	"console.users.created":            "Created",
 	"console.users.updated":            "Changed",
 	"console.users.lastSignIn":         "Last sign-in",
+	"console.users.addressVerified":    "address verified",
+	"console.users.addressUnverified":  "address not verified",
 	"console.users.never":              "never",
 	"console.users.yes":                "yes",
 	"console.users.no":                 "no",
