@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -276,3 +277,17 @@ func TestUserFormParsersRefuseBadFieldsNamingThem(t *testing.T) {
 
 func search(v url.Values) error     { _, err := searchFrom(v); return err }
 func userAction(v url.Values) error { _, err := userActionFrom(v); return err }
+
+func TestTheUsersPagesAnswerUnderTheStrictPolicyWithoutInlineStyleOrScript(t *testing.T) {
+	b, _ := newUsersConsole(t)
+	inline := regexp.MustCompile(`<style|<script>|<script [^>]*>[^<]|\sstyle=|\son[a-z]+=`)
+	for _, path := range []string{usersURL, userURL} {
+		rec := b.get(path)
+		if csp := rec.Header().Get("Content-Security-Policy"); !strings.HasPrefix(csp, "default-src 'self'; form-action 'self';") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if rec.Code != http.StatusOK || inline.MatchString(rec.Body.String()) {
+			t.Errorf("%s = %d, inline style or script: %q", path, rec.Code, inline.FindString(rec.Body.String()))
+		}
+	}
+}
