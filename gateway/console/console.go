@@ -24,7 +24,8 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
-// The console's paths. AppPath and KeysPath hold the app's id ({app}).
+// The console's paths. AppPath, KeysPath and UsersPath hold the app's id ({app}), UserPath the
+// user's too ({user}).
 const (
 	Path             = "/console"
 	SignInPath       = Path + "/sign-in"
@@ -36,6 +37,8 @@ const (
 	MembersPath      = Path + "/members"
 	AppPath          = Path + "/apps/{app}"
 	KeysPath         = Path + "/apps/{app}/keys"
+	UsersPath        = Path + "/apps/{app}/users"
+	UserPath         = Path + "/apps/{app}/users/{user}"
 	StylePath        = Path + "/static/console.css"
 	ScriptPath       = Path + "/static/console.js"
 )
@@ -51,6 +54,10 @@ type Backends struct {
 	Members  identityv1.MemberServiceClient
 	Admin    identityv1.IdentityAdminServiceClient
 	Operator identityv1.OperatorServiceClient
+	// Users and Identity serve the users pages: the search, a user's detail and the owner's mails
+	// (UserAdminService), freezing, ending sessions and deleting (IdentityService's routes).
+	Users    identityv1.UserAdminServiceClient
+	Identity identityv1.IdentityServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

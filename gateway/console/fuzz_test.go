@@ -25,6 +25,9 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=clearProvider&slot=idpA&confirm=yes",
 		"action=addOrigin&origin=https%3A%2F%2Fapp.example",
 		"name=%00&email=%ff",
+		"q=ada%40&after=YWRhQGV4YW1wbGUuY29tAA",
+		"action=freeze&confirm=yes",
+		"action=delete&confirm_email=ada%40example.com",
 	} {
 		f.Add(seed)
 	}
@@ -62,6 +65,18 @@ func FuzzConsoleForm(f *testing.F) {
 			accepted = append(accepted, s.Action, s.Origin, s.DisplayName, s.Accent, s.LogoURL, s.Language, s.Policy, s.Slot)
 			if (s.Action == appRotate || s.Action == appDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
+			}
+		}
+		if s, err := searchFrom(v); err == nil {
+			accepted = append(accepted, s.Query, s.After)
+		}
+		if s, err := userActionFrom(v); err == nil {
+			accepted = append(accepted, s.Action, s.ConfirmEmail)
+			if (s.Action == userFreeze || s.Action == userRevokeSessions || s.Action == userResetFactors) && v.Get("confirm") != "yes" {
+				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
+			}
+			if s.Action == userDelete && s.ConfirmEmail == "" {
+				t.Errorf("a deletion without the typed address was accepted: %q", body)
 			}
 		}
 		for _, s := range accepted {

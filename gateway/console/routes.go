@@ -61,6 +61,9 @@ func (c *Console) register() {
 	c.handle(http.MethodPost, AppPath, c.signedIn(c.changeApp))
 	c.handle(http.MethodGet, KeysPath, c.signedIn(c.keys))
 	c.handle(http.MethodPost, KeysPath, c.signedIn(c.changeKeys))
+	c.handle(http.MethodGet, UsersPath, c.signedIn(c.users))
+	c.handle(http.MethodGet, UserPath, c.signedIn(c.user))
+	c.handle(http.MethodPost, UserPath, c.signedIn(c.changeUser))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

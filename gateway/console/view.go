@@ -29,6 +29,9 @@ var notices = map[string]string{
 	"ended": "console.notice.ended", "signedOut": "console.notice.signedOut",
 	"invited": "console.notice.invited", "saved": "console.notice.saved", "renamed": "console.notice.renamed",
 	"revoked": "console.notice.revoked", "rotated": "console.notice.rotated",
+	userFreeze: "console.notice.frozen", userUnfreeze: "console.notice.unfrozen", userRevokeSessions: "console.notice.sessionsRevoked",
+	userSendReset: "console.notice.resetSent", userResendVerification: "console.notice.verificationSent",
+	userResetFactors: "console.notice.factorsReset", userDelete: "console.notice.userDeleted",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {
