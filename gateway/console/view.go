@@ -29,6 +29,8 @@ var notices = map[string]string{
 	"ended": "console.notice.ended", "signedOut": "console.notice.signedOut",
 	"invited": "console.notice.invited", "saved": "console.notice.saved", "renamed": "console.notice.renamed",
 	"revoked": "console.notice.revoked", "rotated": "console.notice.rotated",
+	"promotionCreated": "console.notice.promotionCreated", "activated": "console.notice.activated",
+	"deactivated": "console.notice.deactivated",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {

@@ -308,6 +308,7 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Members:  identityv1.NewMemberServiceClient(identity),
 		Admin:    identityv1.NewIdentityAdminServiceClient(identity),
 		Operator: identityv1.NewOperatorServiceClient(identity),
+		Billing:  billingv1.NewBillingAdminServiceClient(forward("billing")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
