@@ -400,6 +400,7 @@ var german = map[string]string{
 	"console.promotion.validUntil":          "Gültig bis",
 	"console.promotion.boundHint":           "Ein Tag (JJJJ-MM-TT, Mitternacht UTC) oder eine RFC-3339-Zeit; leer für keine Grenze.",
 	"console.promotion.validity":            "Gültigkeit",
+	"console.promotion.always":              "unbegrenzt",
 	"console.promotion.redemptions":         "Einlösungen",
 	"console.promotion.at":                  "Wann",
 	"console.promotion.tenant":              "Mandant",

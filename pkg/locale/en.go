@@ -408,6 +408,7 @@ var english = map[string]string{
 	"console.promotion.validUntil":          "Valid until",
 	"console.promotion.boundHint":           "A day (YYYY-MM-DD, midnight UTC) or an RFC 3339 time; empty for no bound.",
 	"console.promotion.validity":            "Validity",
+	"console.promotion.always":              "no bounds",
 	"console.promotion.redemptions":         "Redemptions",
 	"console.promotion.at":                  "When",
 	"console.promotion.tenant":              "Tenant",
