@@ -230,14 +230,10 @@ func (frame) Provider(p billingv1.Provider) string {
 	return "—"
 }
 
-// Money shows an amount in minor units of currency with two decimals ("12.50 EUR"); every
-// currency billing's catalog takes has two.
+// Money shows a catalog amount (at least 1, in minor units of currency) with two decimals
+// ("12.50 EUR"), as the catalog's currencies have.
 func (frame) Money(amount int64, currency string) string {
-	sign := ""
-	if amount < 0 {
-		sign, amount = "-", -amount
-	}
-	return fmt.Sprintf("%s%d.%02d %s", sign, amount/100, amount%100, currency)
+	return fmt.Sprintf("%d.%02d %s", amount/100, amount%100, currency)
 }
 
 // Percent shows basis points as a percentage ("19.00 %").

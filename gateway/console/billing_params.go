@@ -23,22 +23,22 @@ const (
 	maxFreeUnits    = 1_000_000
 	maxFreeDays     = 3660
 	maxRedemptions  = 1<<31 - 1 // int32
-	maxCursor       = 200
+	maxUseCursor    = 200
 	maxBoundLength  = 40 // an RFC 3339 time with fractions and an offset
 	redemptionsPage = 20
 )
 
-// digits are a plain decimal number: no sign, no spaces, no exponent.
-var digits = regexp.MustCompile(`^[0-9]{1,10}$`)
+// plainDigits are a plain decimal number: no sign, no spaces, no exponent.
+var plainDigits = regexp.MustCompile(`^[0-9]{1,10}$`)
 
-// whole reads a whole number in [lo, hi]. An empty field is empty (0) when lo is 0 and the
-// field is optional; otherwise refused.
-func whole(v url.Values, key string, lo, hi int64, optional bool) (int64, error) {
+// countField reads a whole number in [lo, hi]; an optional field left empty is 0 (none, or
+// unlimited for a maximum).
+func countField(v url.Values, key string, lo, hi int64, optional bool) (int64, error) {
 	s := strings.TrimSpace(v.Get(key))
-	if s == "" && optional && lo == 0 {
+	if s == "" && optional {
 		return 0, nil
 	}
-	if !digits.MatchString(s) {
+	if !plainDigits.MatchString(s) {
 		return 0, errField{key}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
@@ -48,8 +48,8 @@ func whole(v url.Values, key string, lo, hi int64, optional bool) (int64, error)
 	return n, nil
 }
 
-// bound reads a validity bound: "" (none), a YYYY-MM-DD day or an RFC 3339 time, as typed.
-func bound(v url.Values, key string) (string, error) {
+// boundField reads a validity bound: "" (none), a YYYY-MM-DD day or an RFC 3339 time, as typed.
+func boundField(v url.Values, key string) (string, error) {
 	s := strings.TrimSpace(v.Get(key))
 	if s == "" {
 		return "", nil
@@ -66,8 +66,8 @@ func bound(v url.Values, key string) (string, error) {
 	return "", errField{key}
 }
 
-// optionalID reads a UUID or "" (none).
-func optionalID(v url.Values, key string) (string, error) {
+// optionalIDField reads a UUID or "" (none).
+func optionalIDField(v url.Values, key string) (string, error) {
 	if v.Get(key) == "" {
 		return "", nil
 	}
@@ -77,13 +77,13 @@ func optionalID(v url.Values, key string) (string, error) {
 // promotionID is the path's promotion id, checked: billing decides whether it is the app's.
 func promotionID(v url.Values) (string, error) { return id(v, "promotion") }
 
-// cursorPattern is a page cursor as billing encodes it (base64url without padding).
-var cursorPattern = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
+// useCursorPattern is a page cursor as billing encodes it (base64url without padding).
+var useCursorPattern = regexp.MustCompile(`^[A-Za-z0-9_-]*$`)
 
 // redemptionsCursor reads the redemptions page's cursor ("" for the newest).
 func redemptionsCursor(v url.Values) (string, error) {
 	s := v.Get("cursor")
-	if len(s) > maxCursor || !cursorPattern.MatchString(s) {
+	if len(s) > maxUseCursor || !useCursorPattern.MatchString(s) {
 		return "", errField{"cursor"}
 	}
 	return s, nil
@@ -105,15 +105,15 @@ type limitsForm struct {
 }
 
 func limitsFrom(v url.Values) (limitsForm, error) {
-	m, err := whole(v, "max_redemptions", 0, maxRedemptions, true)
+	m, err := countField(v, "max_redemptions", 0, maxRedemptions, true)
 	if err != nil {
 		return limitsForm{}, err
 	}
 	f := limitsForm{MaxRedemptions: int32(m)}
-	if f.ValidFrom, err = bound(v, "valid_from"); err != nil {
+	if f.ValidFrom, err = boundField(v, "valid_from"); err != nil {
 		return limitsForm{}, err
 	}
-	if f.ValidUntil, err = bound(v, "valid_until"); err != nil {
+	if f.ValidUntil, err = boundField(v, "valid_until"); err != nil {
 		return limitsForm{}, err
 	}
 	return f, nil
@@ -157,7 +157,7 @@ func billingFrom(v url.Values) (billingForm, error) {
 	f := billingForm{Action: a}
 	switch a {
 	case billingReferral:
-		f.ReferralPromotion, err = optionalID(v, "referral_promotion")
+		f.ReferralPromotion, err = optionalIDField(v, "referral_promotion")
 	case billingPrice:
 		f.Price, err = priceFrom(v)
 	case billingTaxRate:
@@ -179,7 +179,7 @@ func priceFrom(v url.Values) (priceForm, error) {
 	if p.ProductName, err = textField(v, "product_name", maxProductName, true); err != nil {
 		return priceForm{}, err
 	}
-	if p.Amount, err = whole(v, "amount", 1, maxAmount, false); err != nil {
+	if p.Amount, err = countField(v, "amount", 1, maxAmount, false); err != nil {
 		return priceForm{}, err
 	}
 	if p.Currency, err = textField(v, "currency", 3, true); err != nil {
@@ -197,7 +197,7 @@ func taxRateFrom(v url.Values) (taxRateForm, error) {
 	if err != nil {
 		return taxRateForm{}, err
 	}
-	bp, err := whole(v, "basis_points", 0, maxBasisPoints, false)
+	bp, err := countField(v, "basis_points", 0, maxBasisPoints, false)
 	if err != nil {
 		return taxRateForm{}, err
 	}
@@ -222,11 +222,11 @@ func newPromotionFrom(v url.Values) (promotionForm, error) {
 	if p.Description, err = textField(v, "description", maxPromoDescr, false); err != nil {
 		return promotionForm{}, err
 	}
-	units, err := whole(v, "free_units", 0, maxFreeUnits, true)
+	units, err := countField(v, "free_units", 0, maxFreeUnits, true)
 	if err != nil {
 		return promotionForm{}, err
 	}
-	days, err := whole(v, "free_days", 0, maxFreeDays, true)
+	days, err := countField(v, "free_days", 0, maxFreeDays, true)
 	if err != nil {
 		return promotionForm{}, err
 	}

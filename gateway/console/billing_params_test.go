@@ -60,3 +60,22 @@ func TestPromotionChangesNeedAKnownActionAndValidLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestCatalogAmountsAndRatesShowTwoDecimalsAndBoundsTheirDayWhenMidnight(t *testing.T) {
+	var f frame
+	for _, tc := range []struct{ got, want string }{
+		{f.Money(1, "EUR"), "0.01 EUR"},
+		{f.Money(1250, "EUR"), "12.50 EUR"},
+		{f.Money(100_000_000, "USD"), "1000000.00 USD"},
+		{f.Percent(0), "0.00 %"},
+		{f.Percent(1900), "19.00 %"},
+		{f.Percent(750), "7.50 %"},
+		{f.Day("2027-01-01T00:00:00Z"), "2027-01-01"},
+		{f.Day("2027-01-01T08:30:00Z"), "2027-01-01T08:30:00Z"},
+		{f.Day(""), ""},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}

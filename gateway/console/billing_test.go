@@ -20,9 +20,9 @@ var (
 	promotionURL = billingURL + "/promotions/" + promoID
 )
 
-// onlyCall is the one call of method the fakes received, failing the test otherwise; every
+// onlyBillingCall is the one call of method the fakes received, failing the test otherwise; every
 // billing call must carry the member's operator token.
-func onlyCall[T proto.Message](t *testing.T, f *fake, method string) T {
+func onlyBillingCall[T proto.Message](t *testing.T, f *fake, method string) T {
 	t.Helper()
 	calls := f.received(method)
 	if len(calls) != 1 {
@@ -60,7 +60,7 @@ func TestTheBillingPageShowsTheConnectionWithoutSecretsTheCatalogThePromotionsAn
 			t.Errorf("%s calls = %+v, want one with the member's token", method, calls)
 		}
 	}
-	if got := onlyCall[*billingv1.ListCatalogRequest](t, f, "ListCatalog").GetAppId(); got != testApp {
+	if got := onlyBillingCall[*billingv1.ListCatalogRequest](t, f, "ListCatalog").GetAppId(); got != testApp {
 		t.Errorf("ListCatalog named app %q", got)
 	}
 }
@@ -82,7 +82,7 @@ func TestCreatingAPromotionSendsWhatItGrantsAndItsLimitsAndOpensItsPage(t *testi
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != want {
 		t.Fatalf("create = %d %q, want a redirect to %q:\n%s", rec.Code, rec.Header().Get("Location"), want, rec.Body)
 	}
-	got := onlyCall[*billingv1.CreatePromotionRequest](t, f, "CreatePromotion")
+	got := onlyBillingCall[*billingv1.CreatePromotionRequest](t, f, "CreatePromotion")
 	sent := &billingv1.CreatePromotionRequest{AppId: testApp, Code: "launch-2027", Name: "Launch", Description: "For the launch",
 		FreeUnits: 25, FreeDays: 0, MaxRedemptions: 100, ValidFrom: "2027-01-01", ValidUntil: "2027-02-01T12:00:00+01:00"}
 	if !proto.Equal(got, sent) {
@@ -119,7 +119,7 @@ func TestTheCatalogAndReferralFormsSendTheirValues(t *testing.T) {
 			if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != billingURL+"?notice=saved" {
 				t.Fatalf("post = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
 			}
-			if got := onlyCall[proto.Message](t, f, tc.method); !proto.Equal(got, tc.want) {
+			if got := onlyBillingCall[proto.Message](t, f, tc.method); !proto.Equal(got, tc.want) {
 				t.Errorf("%s = %v, want %v", tc.method, got, tc.want)
 			}
 		})
@@ -134,8 +134,8 @@ func TestAPromotionsPageShowsItsRedemptionsAndPagesOnWithBillingsCursor(t *testi
 		t.Fatalf("promotion page = %d:\n%s", rec.Code, page)
 	}
 	for _, want := range []string{
-		`<tr data-tenant="` + tenantID + `"><td>2026-11-20 09:15 UTC</td>`, "redeemed", "5 free units, 0 free days",
-		`href="` + promotionURL + `?cursor=` + nextCursor + `" id="older"`,
+		`<tr data-tenant="` + billingTenant + `"><td>2026-11-20 09:15 UTC</td>`, "redeemed", "5 free units, 0 free days",
+		`href="` + promotionURL + `?cursor=` + fixtureCursor + `" id="older"`,
 		`value="2026-11-01"`, `value="2026-12-31T12:30:00Z"`, // a midnight bound as its day, another as stored
 		`id="deactivate"`,
 	} {
@@ -147,12 +147,12 @@ func TestAPromotionsPageShowsItsRedemptionsAndPagesOnWithBillingsCursor(t *testi
 	if first.GetAppId() != testApp || first.GetPromotionId() != promoID || first.GetCursor() != "" || first.GetLimit() != redemptionsPage {
 		t.Errorf("first page request = %v", first)
 	}
-	rec = b.get(promotionURL + "?cursor=" + nextCursor)
+	rec = b.get(promotionURL + "?cursor=" + fixtureCursor)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "referral reward for (<code>referred-tenant</code>)") ||
 		strings.Contains(rec.Body.String(), `id="older"`) {
 		t.Errorf("second page = %d:\n%s", rec.Code, rec.Body)
 	}
-	if got := f.received("ListPromotionRedemptions")[1].req.(*billingv1.ListPromotionRedemptionsRequest).GetCursor(); got != nextCursor {
+	if got := f.received("ListPromotionRedemptions")[1].req.(*billingv1.ListPromotionRedemptionsRequest).GetCursor(); got != fixtureCursor {
 		t.Errorf("second page asked with cursor %q", got)
 	}
 }
@@ -163,7 +163,7 @@ func TestEditingLimitsSendsEveryLimitSoAnEmptyBoundRemovesIt(t *testing.T) {
 	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != promotionURL+"?notice=saved" {
 		t.Fatalf("limits = %d %q:\n%s", rec.Code, rec.Header().Get("Location"), rec.Body)
 	}
-	got := onlyCall[*billingv1.UpdatePromotionLimitsRequest](t, f, "UpdatePromotionLimits")
+	got := onlyBillingCall[*billingv1.UpdatePromotionLimitsRequest](t, f, "UpdatePromotionLimits")
 	want := &billingv1.UpdatePromotionLimitsRequest{AppId: testApp, PromotionId: promoID, MaxRedemptions: proto.Int32(0),
 		ValidFrom: proto.String(""), ValidUntil: proto.String("2027-03-01")}
 	if !proto.Equal(got, want) {
@@ -185,7 +185,7 @@ func TestDeactivatingAndActivatingAPromotionSwitchesItAtBilling(t *testing.T) {
 			if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != promotionURL+"?notice="+tc.notice {
 				t.Fatalf("%s = %d %q:\n%s", tc.action, rec.Code, rec.Header().Get("Location"), rec.Body)
 			}
-			got := onlyCall[*billingv1.SetPromotionActiveRequest](t, f, "SetPromotionActive")
+			got := onlyBillingCall[*billingv1.SetPromotionActiveRequest](t, f, "SetPromotionActive")
 			if got.GetAppId() != testApp || got.GetPromotionId() != promoID || got.GetActive() != tc.active {
 				t.Errorf("SetPromotionActive = %v, want active %v", got, tc.active)
 			}
