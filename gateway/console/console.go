@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/sealbox"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -58,6 +59,7 @@ type Backends struct {
 	// (UserAdminService), freezing, ending sessions and deleting (IdentityService's routes).
 	Users    identityv1.UserAdminServiceClient
 	Identity identityv1.IdentityServiceClient
+	Billing  billingv1.BillingAdminServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

@@ -255,10 +255,15 @@ func (f *fake) SetAppMfa(ctx context.Context, in *identityv1.SetAppMfaRequest, _
 // testKey seals the tests' sessions.
 var testKey = []byte("0123456789abcdef0123456789abcdef")
 
-// newConsole is a console over f whose clock the test sets.
-func newConsole(t *testing.T, f *fake) (*Console, *time.Time) {
+// newConsole is a console over f whose clock the test sets; more backends (another area's
+// fakes) may be set by with.
+func newConsole(t *testing.T, f *fake, with ...func(*Backends)) (*Console, *time.Time) {
 	t.Helper()
-	c, err := New(Backends{Service: f, Members: f, Admin: f, Operator: f}, testKey, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	b := Backends{Service: f, Members: f, Admin: f, Operator: f}
+	for _, w := range with {
+		w(&b)
+	}
+	c, err := New(b, testKey, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

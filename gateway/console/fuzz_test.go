@@ -28,6 +28,13 @@ func FuzzConsoleForm(f *testing.F) {
 		"q=ada%40&after=YWRhQGV4YW1wbGUuY29tAA",
 		"action=freeze&confirm=yes",
 		"action=delete&confirm_email=ada%40example.com",
+		"action=promotion&code=SPRING&name=Spring&free_units=5&free_days=0&max_redemptions=10&valid_from=2027-01-01&valid_until=2027-02-01T00%3A00%3A00Z",
+		"action=price&product_name=Seats&amount=1250&currency=eur&interval=1+month",
+		"action=taxRate&display_name=VAT&basis_points=1900&inclusive=yes",
+		"action=referral&referral_promotion=7c9e6679-7425-40de-944b-e07fc1f90ae7",
+		"action=limits&max_redemptions=0&valid_from=&valid_until=2027-03-01",
+		"action=deactivate",
+		"cursor=MTczMjA5NjAwMDAwMDAwMHwwfGFiYw",
 	} {
 		f.Add(seed)
 	}
@@ -78,6 +85,23 @@ func FuzzConsoleForm(f *testing.F) {
 			if s.Action == userDelete && s.ConfirmEmail == "" {
 				t.Errorf("a deletion without the typed address was accepted: %q", body)
 			}
+		}
+		if s, err := billingFrom(v); err == nil {
+			p := s.Promotion
+			accepted = append(accepted, s.Action, s.ReferralPromotion, s.Price.ProductName, s.Price.Currency, s.Price.Interval,
+				s.TaxRate.DisplayName, p.Code, p.Name, p.Description, p.ValidFrom, p.ValidUntil)
+			if s.Price.Amount < 0 || s.TaxRate.BasisPoints < 0 || p.FreeUnits < 0 || p.FreeDays < 0 || p.MaxRedemptions < 0 {
+				t.Errorf("a billing form with a negative number was accepted: %q", body)
+			}
+		}
+		if s, err := promotionChangeFrom(v); err == nil {
+			accepted = append(accepted, s.Action, s.Limits.ValidFrom, s.Limits.ValidUntil)
+			if s.Limits.MaxRedemptions < 0 {
+				t.Errorf("a negative maximum was accepted: %q", body)
+			}
+		}
+		if s, err := redemptionsCursor(v); err == nil {
+			accepted = append(accepted, s)
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

@@ -64,6 +64,7 @@ func (c *Console) register() {
 	c.handle(http.MethodGet, UsersPath, c.signedIn(c.users))
 	c.handle(http.MethodGet, UserPath, c.signedIn(c.user))
 	c.handle(http.MethodPost, UserPath, c.signedIn(c.changeUser))
+	c.registerBilling()
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

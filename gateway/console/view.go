@@ -32,6 +32,8 @@ var notices = map[string]string{
 	userFreeze: "console.notice.frozen", userUnfreeze: "console.notice.unfrozen", userRevokeSessions: "console.notice.sessionsRevoked",
 	userSendReset: "console.notice.resetSent", userResendVerification: "console.notice.verificationSent",
 	userResetFactors: "console.notice.factorsReset", userDelete: "console.notice.userDeleted",
+	"promotionCreated": "console.notice.promotionCreated", "activated": "console.notice.activated",
+	"deactivated": "console.notice.deactivated",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {

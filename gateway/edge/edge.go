@@ -310,6 +310,7 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Operator: identityv1.NewOperatorServiceClient(identity),
 		Users:    identityv1.NewUserAdminServiceClient(identity),
 		Identity: identityv1.NewIdentityServiceClient(identity),
+		Billing:  billingv1.NewBillingAdminServiceClient(forward("billing")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
