@@ -21,10 +21,13 @@ import (
 	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/sealbox"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// The console's paths. AppPath and KeysPath hold the app's id ({app}).
+// The console's paths. AppPath, KeysPath and the tenants paths hold the app's id ({app}), TenantPath
+// the tenant's too ({tenant}).
 const (
 	Path             = "/console"
 	SignInPath       = Path + "/sign-in"
@@ -36,6 +39,8 @@ const (
 	MembersPath      = Path + "/members"
 	AppPath          = Path + "/apps/{app}"
 	KeysPath         = Path + "/apps/{app}/keys"
+	TenantsPath      = Path + "/apps/{app}/tenants"
+	TenantPath       = Path + "/apps/{app}/tenants/{tenant}"
 	StylePath        = Path + "/static/console.css"
 	ScriptPath       = Path + "/static/console.js"
 )
@@ -51,6 +56,11 @@ type Backends struct {
 	Members  identityv1.MemberServiceClient
 	Admin    identityv1.IdentityAdminServiceClient
 	Operator identityv1.OperatorServiceClient
+	// Tenants searches an app's tenants; Tenant reads one with its addresses and users.
+	Tenants tenantv1.TenantAdminServiceClient
+	Tenant  tenantv1.TenantServiceClient
+	// Billing shows a tenant's money and freezes or unfreezes it.
+	Billing billingv1.BillingAdminServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed
@@ -208,7 +218,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v visit, err erro
 	if v.member != nil {
 		vp = &v
 	}
-	c.refuse(w, r, v.p, vp, f, "identity refused to "+what+": "+status.Code(err).String())
+	c.refuse(w, r, v.p, vp, f, "a backend refused to "+what+": "+status.Code(err).String())
 }
 
 // internal answers a failure of the console itself.

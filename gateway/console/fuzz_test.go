@@ -25,6 +25,10 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=clearProvider&slot=idpA&confirm=yes",
 		"action=addOrigin&origin=https%3A%2F%2Fapp.example",
 		"name=%00&email=%ff",
+		"q=acme&after=cursor-after-acme",
+		"q=7c3e0a2b-3333-4444-8555-b66667777888&mode=test",
+		"action=freeze&confirm=yes",
+		"action=unfreeze&mode=live",
 	} {
 		f.Add(seed)
 	}
@@ -63,6 +67,17 @@ func FuzzConsoleForm(f *testing.F) {
 			if (s.Action == appRotate || s.Action == appDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
 			}
+		}
+		if s, err := tenantSearchFrom(v); err == nil {
+			accepted = append(accepted, s.Query, s.After)
+		}
+		if s, err := invoiceModeFrom(v); err == nil {
+			if s != modeLive && s != modeTest {
+				t.Errorf("an invoice mode %q was accepted from %q", s, body)
+			}
+		}
+		if s, err := tenantFrom(v); err == nil && s == tenantFreeze && v.Get("confirm") != "yes" {
+			t.Errorf("a freeze without its confirmation was accepted: %q", body)
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

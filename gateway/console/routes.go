@@ -61,6 +61,9 @@ func (c *Console) register() {
 	c.handle(http.MethodPost, AppPath, c.signedIn(c.changeApp))
 	c.handle(http.MethodGet, KeysPath, c.signedIn(c.keys))
 	c.handle(http.MethodPost, KeysPath, c.signedIn(c.changeKeys))
+	c.handle(http.MethodGet, TenantsPath, c.signedIn(c.tenants))
+	c.handle(http.MethodGet, TenantPath, c.signedIn(c.tenant))
+	c.handle(http.MethodPost, TenantPath, c.signedIn(c.changeTenant))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

@@ -29,6 +29,7 @@ var notices = map[string]string{
 	"ended": "console.notice.ended", "signedOut": "console.notice.signedOut",
 	"invited": "console.notice.invited", "saved": "console.notice.saved", "renamed": "console.notice.renamed",
 	"revoked": "console.notice.revoked", "rotated": "console.notice.rotated",
+	"frozen": "console.notice.frozen", "unfrozen": "console.notice.unfrozen",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {
@@ -86,6 +87,13 @@ func (frame) When(rfc3339 string) string {
 // The paths of an app's pages, for links and form actions.
 func (frame) AppURL(appID string) string  { return Path + "/apps/" + appID }
 func (frame) KeysURL(appID string) string { return Path + "/apps/" + appID + "/keys" }
+
+// The paths of an app's tenants and of one tenant.
+func (frame) TenantsURL(appID string) string { return Path + "/apps/" + appID + "/tenants" }
+
+func (frame) TenantURL(appID, tenantID string) string {
+	return Path + "/apps/" + appID + "/tenants/" + tenantID
+}
 
 // Paths the templates link to.
 func (frame) Paths() map[string]string {
