@@ -10,8 +10,11 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/berthhq/berth/pkg/route"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
@@ -242,6 +245,28 @@ func TestTheTenantsPagesAnswerUnderTheStrictPolicyWithoutInlineStyleOrScript(t *
 		rec := b.get(path)
 		if rec.Code != http.StatusOK || inline.MatchString(rec.Body.String()) || !strings.HasPrefix(rec.Header().Get("Content-Security-Policy"), "default-src 'self'") {
 			t.Errorf("%s = %d, CSP %q, inline style or script: %q", path, rec.Code, rec.Header().Get("Content-Security-Policy"), inline.FindString(rec.Body.String()))
+		}
+	}
+}
+
+// Every call the tenants pages make admits a member's operator token naming the app, so the
+// member's project is checked by the service itself, not by the console.
+func TestEveryCallOfTheTenantsPagesIsAnOperatorRouteNamingTheApp(t *testing.T) {
+	for _, name := range []protoreflect.FullName{
+		"berth.identity.v1.MemberService.GetApp",
+		"berth.tenant.v1.TenantAdminService.SearchTenants",
+		"berth.tenant.v1.TenantService.GetTenant",
+		"berth.billing.v1.BillingAdminService.GetTenantBilling",
+		"berth.billing.v1.BillingAdminService.SetTenantFrozen",
+	} {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(name)
+		md, ok := d.(protoreflect.MethodDescriptor)
+		if err != nil || !ok {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if r := route.Of(md); !r.GetOperator() || r.GetOperatorAppField() != "appId" {
+			t.Errorf("%s is no operator route naming the app: %v", name, r)
 		}
 	}
 }
