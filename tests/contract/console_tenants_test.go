@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/gateway/console"
 	"github.com/berthhq/berth/gateway/webpage"
+	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -150,5 +152,45 @@ func TestAConsoleMemberOfAnotherProjectGetsRefusalPagesForThisProjectsTenants(t 
 	data := e.do(http.MethodGet, "/v1/tenants/"+e.demo.TenantID, e.read(), "").ok(t, http.StatusOK).(map[string]any)
 	if data["freezed"] != false {
 		t.Errorf("after the outsider's freezes route 5 shows freezed %v", data["freezed"])
+	}
+}
+
+// The tenant's page shows what the pspx sandbox holds for the tenant: a card set up through a
+// checkout and two units invoiced on it (route 13) appear as the tenant's payments, and the
+// provider's invoice with its number and amount in the currency's unit among the test-mode
+// invoices; the live ones are empty, since the tenant never paid live.
+func TestTheConsolesTenantPageShowsTheProvidersInvoiceAndTheTenantsPayments(t *testing.T) {
+	e := start(t, "memory")
+	_, payURL := e.createCheckout(t, e.write(), e.demo.TenantID, e.demo.AppID, checkoutBody("", "", "setup", map[string]any{"price": nil, "taxRate": nil}))
+	if got := e.pay(t, payURL, card("4242424242424242")).Query().Get("status"); got != "completed" {
+		t.Fatalf("setup status %s", got)
+	}
+	e.do(http.MethodPost, "/v1/tenants/"+e.demo.TenantID+"/pspx-invoices", e.write(), jsonBody(map[string]any{"price": e.demo.Pspx.Prices.OneTime,
+		"mode": "payment", "quantity": 2, "userId": e.demo.UserIDs[0], "test": true})).ok(t, http.StatusCreated)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := e.admin.Billing.GetTenantBilling(ctx, &billingv1.GetTenantBillingRequest{AppId: e.demo.AppID, TenantId: e.demo.TenantID, Test: true})
+	if err != nil || len(b.GetInvoices().GetItems()) == 0 {
+		t.Fatalf("the tenant's test-mode invoices: %v %v", b, err)
+	}
+	invoice := b.GetInvoices().GetItems()[0].GetFields()
+
+	owner := e.consoleSignIn(t, e.demo.Console.Email, e.demo.Console.Password)
+	detail := "/console/apps/" + e.demo.AppID + "/tenants/" + e.demo.TenantID
+	code, body := owner.get(detail + "?mode=test")
+	if code != http.StatusOK {
+		t.Fatalf("the tenant page in test mode = %d:\n%s", code, body)
+	}
+	amount := regexp.MustCompile(`<td>\d+\.\d{2} [A-Z]{3}</td>`)
+	for _, want := range []string{"<code>" + invoice["id"].GetStringValue() + "</code>", "charge · invoice · test mode", "checkout · setup · test mode"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the tenant page lacks %q:\n%s", want, body)
+		}
+	}
+	if !amount.MatchString(body) {
+		t.Errorf("the tenant page shows no invoice amount in the currency's unit:\n%s", body)
+	}
+	if code, body := owner.get(detail); code != http.StatusOK || strings.Contains(body, invoice["id"].GetStringValue()) || !strings.Contains(body, "Invoices (live)") {
+		t.Errorf("the tenant page in live mode = %d, shows the test-mode invoice %v:\n%s", code, strings.Contains(body, invoice["id"].GetStringValue()), body)
 	}
 }
