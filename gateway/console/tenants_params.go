@@ -5,9 +5,6 @@ import (
 	"net/url"
 )
 
-// maxCursor bounds a search page's cursor: tenant checks it, the console only keeps it a text.
-const maxCursor = 512
-
 // tenantSearch is the tenants page's search: a name prefix or a tenant id ("" lists all), and the
 // cursor of the page to show ("" for the first).
 type tenantSearch struct{ Query, After string }
@@ -17,7 +14,9 @@ func tenantSearchFrom(v url.Values) (tenantSearch, error) {
 	if err != nil {
 		return tenantSearch{}, err
 	}
-	after, err := textField(v, "after", maxCursor, false)
+	// The cursor is tenant's to check; the console bounds it as keyset does (a long tenant name
+	// makes a long cursor).
+	after, err := textField(v, "after", maxToken, false)
 	if err != nil {
 		return tenantSearch{}, err
 	}

@@ -144,7 +144,7 @@ func TestTheTenantPagesRefuseBadPathsAndQueriesNamingTheField(t *testing.T) {
 		{"a tenant id as a URN", http.MethodGet, frame{}.TenantURL(testApp, "urn:uuid:"+testTenant), "tenant"},
 		{"a search with a control character", http.MethodGet, tenantsURL + "?q=a%00b", "q"},
 		{"a search too long", http.MethodGet, tenantsURL + "?q=" + strings.Repeat("a", 255), "q"},
-		{"a cursor too long", http.MethodGet, tenantsURL + "?after=" + strings.Repeat("c", maxCursor+1), "after"},
+		{"a cursor too long", http.MethodGet, tenantsURL + "?after=" + strings.Repeat("c", maxToken+1), "after"},
 		{"an unknown invoice mode", http.MethodGet, tenantURL + "?mode=sandbox", "mode"},
 		{"a freeze of a tenant that is no id", http.MethodPost, frame{}.TenantURL(testApp, "x"), "tenant"},
 		{"an unknown action", http.MethodPost, tenantURL, "action"},
@@ -268,5 +268,17 @@ func TestEveryCallOfTheTenantsPagesIsAnOperatorRouteNamingTheApp(t *testing.T) {
 		if r := route.Of(md); !r.GetOperator() || r.GetOperatorAppField() != "appId" {
 			t.Errorf("%s is no operator route naming the app: %v", name, r)
 		}
+	}
+}
+
+// A page ending on a tenant with a long name has a long cursor; its next-page link still works.
+func TestTheNextPageLinkCarriesACursorAsLongAsALongTenantNameMakes(t *testing.T) {
+	f, _, b := newTenantsConsole(t)
+	cursor := strings.Repeat("QUJD", 400) // base64 of 1,200 bytes: a 256-character name of 4-byte runes and an id
+	if rec := b.get(tenantsURL + "?after=" + cursor); rec.Code != http.StatusOK {
+		t.Fatalf("a long cursor = %d:\n%s", rec.Code, rec.Body)
+	}
+	if calls := f.received("SearchTenants"); len(calls) != 1 || calls[0].req.(*tenantv1.SearchTenantsRequest).GetAfter() != cursor {
+		t.Errorf("SearchTenants did not get the cursor: %+v", calls)
 	}
 }
