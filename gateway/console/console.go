@@ -23,10 +23,11 @@ import (
 	"github.com/berthhq/berth/pkg/sealbox"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// The console's paths. AppPath, KeysPath and UsersPath hold the app's id ({app}), UserPath the
-// user's too ({user}).
+// The console's paths. AppPath, KeysPath and the users and tenants paths hold the app's id ({app}),
+// UserPath the user's too ({user}), TenantPath the tenant's ({tenant}).
 const (
 	Path             = "/console"
 	SignInPath       = Path + "/sign-in"
@@ -40,6 +41,8 @@ const (
 	KeysPath         = Path + "/apps/{app}/keys"
 	UsersPath        = Path + "/apps/{app}/users"
 	UserPath         = Path + "/apps/{app}/users/{user}"
+	TenantsPath      = Path + "/apps/{app}/tenants"
+	TenantPath       = Path + "/apps/{app}/tenants/{tenant}"
 	StylePath        = Path + "/static/console.css"
 	ScriptPath       = Path + "/static/console.js"
 )
@@ -59,7 +62,11 @@ type Backends struct {
 	// (UserAdminService), freezing, ending sessions and deleting (IdentityService's routes).
 	Users    identityv1.UserAdminServiceClient
 	Identity identityv1.IdentityServiceClient
-	Billing  billingv1.BillingAdminServiceClient
+	// Tenants searches an app's tenants; Tenant reads one with its addresses and users.
+	Tenants tenantv1.TenantAdminServiceClient
+	Tenant  tenantv1.TenantServiceClient
+	// Billing serves the billing pages and a tenant's money, and freezes or unfreezes a tenant.
+	Billing billingv1.BillingAdminServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed
@@ -217,7 +224,7 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v visit, err erro
 	if v.member != nil {
 		vp = &v
 	}
-	c.refuse(w, r, v.p, vp, f, "identity refused to "+what+": "+status.Code(err).String())
+	c.refuse(w, r, v.p, vp, f, "a backend refused to "+what+": "+status.Code(err).String())
 }
 
 // internal answers a failure of the console itself.

@@ -35,6 +35,10 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=limits&max_redemptions=0&valid_from=&valid_until=2027-03-01",
 		"action=deactivate",
 		"cursor=MTczMjA5NjAwMDAwMDAwMHwwfGFiYw",
+		"q=acme&after=cursor-after-acme",
+		"q=7c3e0a2b-3333-4444-8555-b66667777888&mode=test",
+		"action=freeze&confirm=yes",
+		"action=unfreeze&mode=live",
 	} {
 		f.Add(seed)
 	}
@@ -102,6 +106,17 @@ func FuzzConsoleForm(f *testing.F) {
 		}
 		if s, err := redemptionsCursor(v); err == nil {
 			accepted = append(accepted, s)
+		}
+		if s, err := tenantSearchFrom(v); err == nil {
+			accepted = append(accepted, s.Query, s.After)
+		}
+		if s, err := invoiceModeFrom(v); err == nil {
+			if s != modeLive && s != modeTest {
+				t.Errorf("an invoice mode %q was accepted from %q", s, body)
+			}
+		}
+		if s, err := tenantFrom(v); err == nil && s == tenantFreeze && v.Get("confirm") != "yes" {
+			t.Errorf("a freeze without its confirmation was accepted: %q", body)
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

@@ -35,6 +35,14 @@ func TestFormParsersRefuseBadFieldsNamingThem(t *testing.T) {
 		{"clear a fifth slot", app, url.Values{"action": {"clearProvider"}, "slot": {"idpE"}, "confirm": {"yes"}}, "slot"},
 		{"a branding accent too long", app, url.Values{"action": {"branding"}, "accent": {"#aabbccdd"}}, "accent"},
 		{"passkeys", app, url.Values{"action": {"passkeys"}, "enabled": {"maybe"}}, "enabled"},
+		{"search every tenant", searchTenants, url.Values{}, ""},
+		{"a cursor with a control character", searchTenants, url.Values{"q": {"acme"}, "after": {"c\x00d"}}, "after"},
+		{"freeze confirmed", tenantAction, url.Values{"action": {"freeze"}, "confirm": {"yes"}}, ""},
+		{"freeze unconfirmed", tenantAction, url.Values{"action": {"freeze"}}, "confirm"},
+		{"unfreeze needs no confirmation", tenantAction, url.Values{"action": {"unfreeze"}}, ""},
+		{"delete a tenant", tenantAction, url.Values{"action": {"delete"}, "confirm": {"yes"}}, "action"},
+		{"invoices in test mode", invoiceMode, url.Values{"mode": {"test"}}, ""},
+		{"invoices in a made-up mode", invoiceMode, url.Values{"mode": {"TEST"}}, "mode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.parse(tc.form)
@@ -45,8 +53,11 @@ func TestFormParsersRefuseBadFieldsNamingThem(t *testing.T) {
 	}
 }
 
-func signIn(v url.Values) error   { _, err := signInFrom(v); return err }
-func invite(v url.Values) error   { _, err := inviteFrom(v); return err }
-func switchTo(v url.Values) error { _, err := switchFrom(v); return err }
-func key(v url.Values) error      { _, err := keyFrom(v); return err }
-func app(v url.Values) error      { _, err := appFrom(v); return err }
+func signIn(v url.Values) error        { _, err := signInFrom(v); return err }
+func invite(v url.Values) error        { _, err := inviteFrom(v); return err }
+func switchTo(v url.Values) error      { _, err := switchFrom(v); return err }
+func key(v url.Values) error           { _, err := keyFrom(v); return err }
+func app(v url.Values) error           { _, err := appFrom(v); return err }
+func searchTenants(v url.Values) error { _, err := tenantSearchFrom(v); return err }
+func tenantAction(v url.Values) error  { _, err := tenantFrom(v); return err }
+func invoiceMode(v url.Values) error   { _, err := invoiceModeFrom(v); return err }

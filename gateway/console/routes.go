@@ -65,6 +65,9 @@ func (c *Console) register() {
 	c.handle(http.MethodGet, UserPath, c.signedIn(c.user))
 	c.handle(http.MethodPost, UserPath, c.signedIn(c.changeUser))
 	c.registerBilling()
+	c.handle(http.MethodGet, TenantsPath, c.signedIn(c.tenants))
+	c.handle(http.MethodGet, TenantPath, c.signedIn(c.tenant))
+	c.handle(http.MethodPost, TenantPath, c.signedIn(c.changeTenant))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

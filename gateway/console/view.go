@@ -33,7 +33,8 @@ var notices = map[string]string{
 	userSendReset: "console.notice.resetSent", userResendVerification: "console.notice.verificationSent",
 	userResetFactors: "console.notice.factorsReset", userDelete: "console.notice.userDeleted",
 	"promotionCreated": "console.notice.promotionCreated", "activated": "console.notice.activated",
-	"deactivated": "console.notice.deactivated",
+	"deactivated":  "console.notice.deactivated",
+	"tenantFrozen": "console.notice.tenantFrozen", "tenantUnfrozen": "console.notice.tenantUnfrozen",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {
@@ -91,6 +92,13 @@ func (frame) When(rfc3339 string) string {
 // The paths of an app's pages, for links and form actions.
 func (frame) AppURL(appID string) string  { return Path + "/apps/" + appID }
 func (frame) KeysURL(appID string) string { return Path + "/apps/" + appID + "/keys" }
+
+// The paths of an app's tenants and of one tenant.
+func (frame) TenantsURL(appID string) string { return Path + "/apps/" + appID + "/tenants" }
+
+func (frame) TenantURL(appID, tenantID string) string {
+	return Path + "/apps/" + appID + "/tenants/" + tenantID
+}
 
 // Paths the templates link to.
 func (frame) Paths() map[string]string {

@@ -23,6 +23,7 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/proto/openapi"
 	"github.com/berthhq/berth/proto/registry"
+	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
@@ -310,6 +311,8 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Operator: identityv1.NewOperatorServiceClient(identity),
 		Users:    identityv1.NewUserAdminServiceClient(identity),
 		Identity: identityv1.NewIdentityServiceClient(identity),
+		Tenants:  tenantv1.NewTenantAdminServiceClient(forward("tenant")),
+		Tenant:   tenantv1.NewTenantServiceClient(forward("tenant")),
 		Billing:  billingv1.NewBillingAdminServiceClient(forward("billing")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
