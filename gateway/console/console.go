@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/sealbox"
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -51,6 +52,8 @@ type Backends struct {
 	Members  identityv1.MemberServiceClient
 	Admin    identityv1.IdentityAdminServiceClient
 	Operator identityv1.OperatorServiceClient
+	// Analytics answers the analytics page's daily series.
+	Analytics analyticsv1.AnalyticsSeriesServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/url"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -25,6 +26,7 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=clearProvider&slot=idpA&confirm=yes",
 		"action=addOrigin&origin=https%3A%2F%2Fapp.example",
 		"name=%00&email=%ff",
+		"days=30", "days=365", "days=%2B7", "days=7&days=90",
 	} {
 		f.Add(seed)
 	}
@@ -63,6 +65,9 @@ func FuzzConsoleForm(f *testing.F) {
 			if (s.Action == appRotate || s.Action == appDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
 			}
+		}
+		if days, err := rangeFrom(v); err == nil && !slices.Contains(analyticsRanges, days) {
+			t.Errorf("rangeFrom accepted %d days from %q", days, body)
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

@@ -61,6 +61,8 @@ func (c *Console) register() {
 	c.handle(http.MethodPost, AppPath, c.signedIn(c.changeApp))
 	c.handle(http.MethodGet, KeysPath, c.signedIn(c.keys))
 	c.handle(http.MethodPost, KeysPath, c.signedIn(c.changeKeys))
+	c.handle(http.MethodGet, AnalyticsPath, c.signedIn(c.analytics))
+	c.handle(http.MethodGet, AnalyticsCSVPath, c.signedIn(c.analyticsCSV))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

@@ -308,6 +308,9 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Members:  identityv1.NewMemberServiceClient(identity),
 		Admin:    identityv1.NewIdentityAdminServiceClient(identity),
 		Operator: identityv1.NewOperatorServiceClient(identity),
+		// The analytics page's series, whose route admits the member's operator token for their
+		// own project's apps.
+		Analytics: analyticsv1.NewAnalyticsSeriesServiceClient(forward("analytics")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
