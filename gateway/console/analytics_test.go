@@ -162,13 +162,18 @@ func TestTheAnalyticsRangeIsOneOfTheOfferedLengths(t *testing.T) {
 	}
 }
 
-func TestARangeTheConsoleDoesNotOfferIsRefusedNamingTheFieldWithoutACall(t *testing.T) {
+func TestABadAppOrRangeIsRefusedNamingTheFieldWithoutACall(t *testing.T) {
 	a := &fakeAnalytics{}
 	b, _ := signedInWithAnalytics(t, a)
-	for _, target := range []string{analyticsPage + "?days=14", analyticsPage + "/sign-ins.csv?days=abc"} {
-		rec := b.get(target)
-		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "A value is missing or not valid. (days)") {
-			t.Errorf("%s = %d, want 400 naming days:\n%s", target, rec.Code, rec.Body)
+	for _, tc := range []struct{ target, field string }{
+		{analyticsPage + "?days=14", "days"},
+		{analyticsPage + "/sign-ins.csv?days=abc", "days"},
+		{Path + "/apps/not-an-app/analytics", "app"},
+		{Path + "/apps/" + testApp[:35] + "g/analytics/growth.csv", "app"},
+	} {
+		rec := b.get(tc.target)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "A value is missing or not valid. ("+tc.field+")") {
+			t.Errorf("%s = %d, want 400 naming %s:\n%s", tc.target, rec.Code, tc.field, rec.Body)
 		}
 	}
 	if calls := a.received(); len(calls) != 0 {
