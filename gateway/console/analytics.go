@@ -185,9 +185,9 @@ func (v analyticsView) RangeURL(days int) string {
 	return v.AnalyticsURL(v.App.GetId()) + "?days=" + strconv.Itoa(days)
 }
 
-// series reads the app's daily rows over the page's range (rangeFrom of the query), answering a
+// dailySeries reads the app's daily rows over the page's range (rangeFrom of the query), answering a
 // refusal itself.
-func (c *Console) series(w http.ResponseWriter, r *http.Request, v visit) (string, int, *analyticsv1.DailySeries, bool) {
+func (c *Console) dailySeries(w http.ResponseWriter, r *http.Request, v visit) (string, int, *analyticsv1.DailySeries, bool) {
 	id, err := appID(r)
 	if err != nil {
 		c.badForm(w, r, v.p, &v, err)
@@ -208,7 +208,7 @@ func (c *Console) series(w http.ResponseWriter, r *http.Request, v visit) (strin
 
 // analytics shows the app's charts over the chosen range, each with its table and CSV link.
 func (c *Console) analytics(w http.ResponseWriter, r *http.Request, v visit) {
-	id, days, s, ok := c.series(w, r, v)
+	id, days, s, ok := c.dailySeries(w, r, v)
 	if !ok {
 		return
 	}
@@ -234,7 +234,7 @@ func (c *Console) analyticsCSV(w http.ResponseWriter, r *http.Request, v visit) 
 		c.refuse(w, r, v.p, &v, failure{status: http.StatusNotFound, message: msgNotFound}, err.Error())
 		return
 	}
-	_, _, s, ok := c.series(w, r, v)
+	_, _, s, ok := c.dailySeries(w, r, v)
 	if !ok {
 		return
 	}
