@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-search bench-stack docs
+.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-search bench-series bench-stack docs
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -97,6 +97,11 @@ bench:
 ## beside its bare statement, with p50/p99 (docs/performance.md); a narrower `make bench`.
 bench-search:
 	@set -eo pipefail; for m in services/identity services/tenant; do (cd $$m && go test -run '^$$' -bench '^BenchmarkSearch' ./internal/adapters/postgres/); done | tee /dev/stderr | go run ./tools/benchratio
+
+## bench-series: the console analytics page's daily series over a week to a year of an app with 100,000
+## users in PostgreSQL, beside its bare statements, with p50/p99 (docs/performance.md); a narrower `make bench`.
+bench-series:
+	@set -eo pipefail; (cd services/analytics && go test -run '^$$' -bench '^BenchmarkDailySeries' ./internal/adapters/postgres/) | tee /dev/stderr | go run ./tools/benchratio
 
 ## bench-stack: the whole stack's read path on PostgreSQL against a net/http + pgx baseline, both as
 ## separate processes, over loopback (docs/performance.md); flags go in BENCH_STACK_FLAGS.

@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/pkg/locale"
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/sealbox"
+	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -67,6 +68,8 @@ type Backends struct {
 	Tenant  tenantv1.TenantServiceClient
 	// Billing serves the billing pages and a tenant's money, and freezes or unfreezes a tenant.
 	Billing billingv1.BillingAdminServiceClient
+	// Analytics answers the analytics page's daily series.
+	Analytics analyticsv1.AnalyticsSeriesServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

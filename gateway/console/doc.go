@@ -1,8 +1,9 @@
 // Package console serves Berth's web console for app owners at /console: project members sign in
 // with their email address, password and (once enrolled) a TOTP code, and look after their
 // project's apps, API keys, members, the apps' users (search, detail, freezing, ending sessions,
-// mails, deletion behind the typed address) and the apps' billing (connections, catalog, promotion
-// codes, referral reward).
+// mails, deletion behind the typed address), tenants (search, billing state, freezing) and billing
+// (connections, catalog, promotion codes, referral reward), and read each app's analytics as
+// charts drawn on the server (gateway/webpage/chart) with their tables and CSV files.
 //
 // The console is a client of the services' gRPC APIs and nothing more. The steps before a member
 // has a credential (sign-in, second factor, invitation) go to identity's MemberService with the

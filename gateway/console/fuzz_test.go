@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/url"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -39,6 +40,7 @@ func FuzzConsoleForm(f *testing.F) {
 		"q=7c3e0a2b-3333-4444-8555-b66667777888&mode=test",
 		"action=freeze&confirm=yes",
 		"action=unfreeze&mode=live",
+		"days=30", "days=365", "days=%2B7", "days=7&days=90",
 	} {
 		f.Add(seed)
 	}
@@ -117,6 +119,9 @@ func FuzzConsoleForm(f *testing.F) {
 		}
 		if s, err := tenantFrom(v); err == nil && s == tenantFreeze && v.Get("confirm") != "yes" {
 			t.Errorf("a freeze without its confirmation was accepted: %q", body)
+		}
+		if days, err := rangeFrom(v); err == nil && !slices.Contains(analyticsRanges, days) {
+			t.Errorf("rangeFrom accepted %d days from %q", days, body)
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

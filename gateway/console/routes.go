@@ -68,6 +68,8 @@ func (c *Console) register() {
 	c.handle(http.MethodGet, TenantsPath, c.signedIn(c.tenants))
 	c.handle(http.MethodGet, TenantPath, c.signedIn(c.tenant))
 	c.handle(http.MethodPost, TenantPath, c.signedIn(c.changeTenant))
+	c.handle(http.MethodGet, AnalyticsPath, c.signedIn(c.analytics))
+	c.handle(http.MethodGet, AnalyticsCSVPath, c.signedIn(c.analyticsCSV))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

@@ -314,6 +314,9 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Tenants:  tenantv1.NewTenantAdminServiceClient(forward("tenant")),
 		Tenant:   tenantv1.NewTenantServiceClient(forward("tenant")),
 		Billing:  billingv1.NewBillingAdminServiceClient(forward("billing")),
+		// The analytics page's series, whose route admits the member's operator token for their
+		// own project's apps.
+		Analytics: analyticsv1.NewAnalyticsSeriesServiceClient(forward("analytics")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)

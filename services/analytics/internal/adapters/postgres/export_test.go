@@ -2,3 +2,10 @@ package postgres
 
 // ListSubscriptionsSQL is route 6's list query, for the benchmark's raw-SQL baseline.
 var ListSubscriptionsSQL = listSubscriptions
+
+// The daily series' statements, for the benchmark's raw-SQL baseline.
+var (
+	DailySignInsSQL      = dailySignIns
+	DailyFactsSQL        = dailyFacts
+	SubscriptionSpansSQL = subscriptionSpans
+)
