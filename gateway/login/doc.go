@@ -10,8 +10,14 @@
 // For each identity provider the app configured (idpA…idpD) the forms show a "Continue with …"
 // link to ProviderPath, which starts identity's code flow and keeps its sealed flow in a Lax
 // cookie; the provider returns to ProviderCallbackPath, which continues the authorization request
-// or, for an address that has an account, asks for its password on a confirmation form
-// (ProviderLinkPath). Provider failures end on the error card with a fixed text by reason.
+// or, for an address that has an account, shows the link confirmation (ProviderLinkPath): one
+// form per proof the account offers (its password, an authenticator code, a passkey) and a code
+// mailed to the address, which every account can receive. Provider failures end on the error
+// card with a fixed text by reason.
+//
+// A sign-in under the app's required MFA policy by a user without a second factor enrols one on
+// the second step (SecondFactorPath): the TOTP key with its QR code, or a passkey the browser
+// creates; both continue the authorization request after the recovery codes.
 //
 // The page speaks English or German (webpage.Language: the link's language or lng, which the form
 // carries on, then Accept-Language, then the app's default language) with every text from

@@ -209,15 +209,23 @@ func FuzzPasskeyForm(f *testing.F) {
 }
 
 // FuzzProviderCallback sends arbitrary callback queries and flow cookies to the provider callback,
-// and arbitrary bodies to the link confirmation (with a valid CSRF pair). The pages must never
-// answer 5xx, and whatever they send to identity must pass the text rule.
+// and arbitrary bodies to the link confirmation's forms (linkFormFrom; with a valid CSRF pair).
+// The pages must never answer 5xx, and whatever they send to identity must marshal and pass the
+// text rule.
 func FuzzProviderCallback(f *testing.F) {
 	for _, s := range []struct{ query, cookie, body string }{
 		{"code=c0de&state=st4te", "sealed-flow", ""},
 		{"error=access_denied&error_description=The+user+said+no&state=s", "sealed-flow", ""},
-		{"code=%ff&state=%00", "x", "link=l&password=%00&client_id=app&redirect_uri=x&state=s"},
-		{"state=s&state=t&code=", "", "link=&password=p"},
-		{"code=c;x&iss=https%3A%2F%2Fidp.example", "a%2Cb", "link=sealed&password=correct+horse&client_id=%c3%28&redirect_uri=x&state=s"},
+		{"code=%ff&state=%00", "x", "link=l&method=password&password=%00"},
+		{"state=s&state=t&code=", "", "link=&method=password&password=p"},
+		{"code=c;x&iss=https%3A%2F%2Fidp.example", "a%2Cb", "link=sealed&method=password&password=correct+horse&language=%c3%28"},
+		{"", "", "link=sealed&method=email&email_code=123456"},
+		{"", "", "link=sealed&method=email&email_code=12%0a456"},
+		{"", "", "link=bound-link&method=send"},
+		{"", "", "link=sealed&method=code&code=%ff"},
+		{"", "", "link=sealed&method=passkey&passkey=%7B%22id%22%3A%22x%22%7D&passkey_state=s"},
+		{"", "", "link=sealed&method=passkey&passkey=%00&passkey_state=%ff"},
+		{"", "", "link=sealed&method=nothing&password=p"},
 	} {
 		f.Add(s.query, s.cookie, s.body)
 	}
@@ -248,10 +256,13 @@ func FuzzProviderCallback(f *testing.F) {
 				}
 			}
 		}
+		var sent []proto.Message
 		for _, m := range fake.confirms {
-			if !text.Valid(m.GetLink()) || !text.Valid(m.GetPassword()) {
-				t.Fatalf("sent %v to identity", m)
-			}
+			sent = append(sent, m)
 		}
+		for _, m := range fake.sends {
+			sent = append(sent, m)
+		}
+		sendable(t, sent)
 	})
 }

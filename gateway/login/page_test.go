@@ -60,6 +60,7 @@ type fakeLogin struct {
 	recovery       []string
 	enrolments     []*identityv1.SecondFactorFlow
 	passkeyOptions string
+	enrolOptions   string
 	signInOptions  string
 	passkeySignIns []*identityv1.PasskeySignInRequest
 	factors        []*identityv1.VerifySecondFactorRequest
@@ -70,6 +71,18 @@ func (f *fakeLogin) StartSignInEnrolment(_ context.Context, in *identityv1.Secon
 	defer f.mu.Unlock()
 	f.enrolments = append(f.enrolments, in)
 	return &identityv1.TotpKey{OtpauthUrl: "otpauth://totp/Demo:ada@example.com?secret=JBSWY3DPEHPK3PXP&issuer=Demo", Secret: "JBSWY3DPEHPK3PXP"}, nil
+}
+
+// enrolOptions, when set, is what StartSignInPasskeyEnrolment answers (an enrolling sign-in may
+// create a passkey); unset, it refuses as identity does without a public URL.
+func (f *fakeLogin) StartSignInPasskeyEnrolment(_ context.Context, in *identityv1.SecondFactorFlow, _ ...grpc.CallOption) (*identityv1.PasskeyCeremony, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.enrolments = append(f.enrolments, in)
+	if f.enrolOptions == "" {
+		return nil, grpcx.StatusOf(fault.Unavailable(0, "passkeys need the deployment's public URL")).Err()
+	}
+	return &identityv1.PasskeyCeremony{Options: f.enrolOptions, State: "enrol-state"}, nil
 }
 
 // passkeyOptions, when set, is what StartPasskeyAssertion answers (a user with passkeys).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -180,8 +179,7 @@ func (p *Page) providerCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if out.GetLink() != "" {
-		p.renderProviderLink(w, r, providerLinkView{formView: formView{Params: paramsOf(out.GetParams())}, Link: out.GetLink(), Email: out.GetEmail(),
-			ProviderName: out.GetProviderName()}, failure{status: http.StatusOK})
+		p.renderProviderLink(w, r, providerLinkView{Link: out.GetLink()}, failure{status: http.StatusOK})
 		return
 	}
 	if flow := out.GetSecondFactor(); flow != "" {
@@ -209,54 +207,114 @@ func paramsOf(lp *identityv1.LoginParams) Params {
 		Scope: lp.GetScope(), Referral: lp.GetReferral()}
 }
 
-// confirmLink takes the confirmation form: the account's password links the provider identity.
+// confirmLink takes the confirmation page's forms: a proof that the account is the person's
+// (its password, an authenticator code, the mailed code or a passkey) links the provider identity
+// and continues the sign-in; "send" mails the code and shows the page again.
 func (p *Page) confirmLink(w http.ResponseWriter, r *http.Request) {
-	form, ok := p.readForm(w, r)
+	values, ok := p.readForm(w, r)
 	if !ok {
 		return
 	}
-	view := providerLinkView{Link: form.Get("link"), Email: form.Get("email"), ProviderName: form.Get("provider")}
-	params, err := ParamsFrom(form)
-	password := form.Get("password")
-	for _, v := range []string{view.Link, view.Email, view.ProviderName, password} {
-		if err == nil && (len(v) > maxSealed || !text.Valid(v)) {
-			err = errBadParam
-		}
-	}
-	if err != nil || view.Link == "" {
-		p.logRefusal(r, "the link confirmation form is broken")
+	form, err := linkFormFrom(values)
+	if err != nil {
+		p.logRefusal(r, err.Error())
 		p.renderError(w, r, http.StatusBadRequest, msgBadRequest)
 		return
 	}
-	view.Params = params
+	view := providerLinkView{Link: form.Link}
+	view.Params.Language = form.Language
 	if !CSRF.Valid(r) {
 		p.logRefusal(r, "the CSRF token is missing, wrong or expired")
 		p.renderProviderLink(w, r, view, failure{status: http.StatusForbidden, message: msgExpired})
 		return
 	}
-	if password == "" {
-		p.renderProviderLink(w, r, view, failure{status: http.StatusBadRequest, message: msgMissingCredentials})
-		return
-	}
-	out, err := p.client.ConfirmProviderLink(r.Context(), &identityv1.ConfirmProviderLinkRequest{
-		Link: view.Link, Password: password, ClientIp: ClientIP(r, p.trusted), UserAgent: UserAgent(r),
-	})
-	if err != nil {
-		st := status.Convert(err)
-		if st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "provider" {
-			p.failProvider(w, r, "link", err)
+	ip := ClientIP(r, p.trusted)
+	if form.Method == linkSendCode {
+		sent, err := p.client.SendProviderLinkCode(r.Context(), &identityv1.SendProviderLinkCodeRequest{Link: form.Link, ClientIp: ip})
+		if err != nil {
+			p.failLink(w, r, view, err)
 			return
 		}
-		f := submitFailure(err, false)
-		p.logRefusal(r, "identity refused the link confirmation: "+st.Code().String()+fieldNote(st))
-		p.renderProviderLink(w, r, view, f)
+		view.Link = sent.GetLink()
+		p.renderProviderLink(w, r, view, failure{status: http.StatusOK})
 		return
 	}
+	if form.Proof == "" {
+		p.renderProviderLink(w, r, view, failure{status: http.StatusBadRequest, message: linkMissing[form.Method]})
+		return
+	}
+	// The request's parameters come from the sealed link, never from the form: the second step
+	// and the redirect continue the request the provider's flow started.
+	proofs, err := p.client.DescribeProviderLink(r.Context(), &identityv1.ProviderLinkRef{Link: form.Link})
+	if err != nil {
+		p.failLink(w, r, view, err)
+		return
+	}
+	in := &identityv1.ConfirmProviderLinkRequest{Link: form.Link, ClientIp: ip, UserAgent: UserAgent(r)}
+	switch form.Method {
+	case linkByPassword:
+		in.Password = form.Proof
+	case linkByCode:
+		in.Code = form.Proof
+	case linkByEmail:
+		in.EmailCode = form.Proof
+	case linkByPasskey:
+		in.Passkey, in.PasskeyState = form.Proof, form.PasskeyState
+	}
+	out, err := p.client.ConfirmProviderLink(r.Context(), in)
+	if err != nil {
+		p.failLink(w, r, view, err)
+		return
+	}
+	params := paramsOf(proofs.GetParams())
+	params.Language = form.Language
 	if flow := out.GetSecondFactor(); flow != "" {
 		p.askSecondFactor(w, r, secondFactorView{formView: formView{Params: params}, Flow: flow, Enrol: out.GetEnrol()}, failure{status: http.StatusOK})
 		return
 	}
 	p.redirectTo(w, r, out.GetUrl())
+}
+
+// linkMissing is the message of a confirmation form posted without its proof, by method.
+var linkMissing = map[string]string{
+	linkByPassword: msgMissingCredentials,
+	linkByCode:     msgCodeWrong,
+	linkByEmail:    msgLinkCodeWrong,
+	linkByPasskey:  msgLinkPasskeyWrong,
+}
+
+// The confirmation page's own messages.
+const (
+	msgLinkCodeWrong    = "login.idp.link.wrongCode"
+	msgLinkPasskeyWrong = "login.idp.link.passkeyFailed"
+)
+
+// linkProofMessages are the messages of a refused proof by the field identity names.
+var linkProofMessages = map[string]string{
+	"code":      msgCodeWrong,
+	"emailCode": msgLinkCodeWrong,
+	"passkey":   msgLinkPasskeyWrong,
+}
+
+// failLink answers a refused confirmation: a pending link that is broken, expired or linked
+// already ends on the error card; a wrong proof, or a limit reached, shows the page again with
+// its message.
+func (p *Page) failLink(w http.ResponseWriter, r *http.Request, view providerLinkView, err error) {
+	st := status.Convert(err)
+	if st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "provider" {
+		p.failProvider(w, r, "link", err)
+		return
+	}
+	f := submitFailure(err, false)
+	if msg, ok := linkProofMessages[grpcx.FieldOf(st)]; ok && st.Code() == codes.InvalidArgument {
+		f = failure{status: http.StatusBadRequest, message: msg}
+	}
+	if f.status >= http.StatusInternalServerError {
+		p.logCause(r, "provider link confirmation failed", err)
+	} else {
+		p.logRefusal(r, "identity refused the link confirmation: "+st.Code().String()+fieldNote(st))
+	}
+	p.renderProviderLink(w, r, view, f)
 }
 
 // failProvider answers a refused or failed provider step with the error card. The log line carries
@@ -273,10 +331,14 @@ func (p *Page) failProvider(w http.ResponseWriter, r *http.Request, step string,
 	p.renderError(w, r, f.status, f.message)
 }
 
-// providerLinkView is the confirmation page of a link to an existing account.
+// providerLinkView is the confirmation page of a link to an existing account: one form per
+// proof the account offers, and the mailed code, which every account can receive.
 type providerLinkView struct {
 	formView
 	Link, Email, ProviderName string
+	// HasPassword and TOTP say which of the account's proofs the page offers besides the mailed
+	// code (and the passkey, formView's Passkey); CodeSent that a mailed code waits for the link.
+	HasPassword, TOTP, CodeSent bool
 }
 
 func (v providerLinkView) Action() string { return ProviderLinkPath }
@@ -286,9 +348,23 @@ func (v providerLinkView) Head() webpage.Head {
 	return webpage.Head{Title: v.T("login.idp.link.title"), Brand: v.Brand, Printer: v.Printer}
 }
 
-// renderProviderLink shows the confirmation form, asking identity for the app again so that the page never
-// shows a name the form made up.
+// renderProviderLink shows the confirmation page of view's link as identity describes it (the
+// account's address, the provider's name, the proofs), and the request's app: the page never
+// shows a name the form made up. A link identity no longer accepts ends on the error card.
 func (p *Page) renderProviderLink(w http.ResponseWriter, r *http.Request, view providerLinkView, f failure) {
+	proofs, err := p.client.DescribeProviderLink(r.Context(), &identityv1.ProviderLinkRef{Link: view.Link})
+	if err != nil {
+		st := status.Convert(err)
+		if st.Code() == codes.InvalidArgument {
+			p.failProvider(w, r, "link", err)
+			return
+		}
+		p.failCard(w, r, "describe the link confirmation", err)
+		return
+	}
+	language := view.Params.Language
+	view.Params = paramsOf(proofs.GetParams())
+	view.Params.Language = language
 	lc, err := p.describe(r, view.Params)
 	if err != nil {
 		p.failDescribe(w, r, err)
@@ -296,10 +372,17 @@ func (p *Page) renderProviderLink(w http.ResponseWriter, r *http.Request, view p
 	}
 	view.describe(r, lc)
 	view.Message = f.message
-	view.Email, view.ProviderName = strings.TrimSpace(view.Email), strings.TrimSpace(view.ProviderName)
+	view.Email, view.ProviderName = proofs.GetEmail(), proofs.GetProviderName()
+	view.HasPassword, view.TOTP, view.CodeSent = proofs.GetPassword(), proofs.GetTotp(), proofs.GetCodeSent()
+	if pk := proofs.GetPasskey(); pk.GetOptions() != "" {
+		view.Passkey = webpage.Passkey{Options: pk.GetOptions(), State: pk.GetState(), Nonce: webpage.NewToken()}
+	}
 	view.CSRF = CSRF.Issue(w, r)
 	SetRetryAfter(w.Header(), f.retryAfter)
 	webpage.SetSecurityHeaders(w.Header(), RedirectSource(view.Params.RedirectURI), view.Brand.LogoSource())
+	if view.Passkey.Nonce != "" {
+		webpage.AllowScript(w.Header(), view.Passkey.Nonce)
+	}
 	p.render(w, r, f.status, "providerLink", view)
 }
 

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/berthhq/berth/gateway/webpage"
 	"github.com/berthhq/berth/pkg/fault"
@@ -32,6 +34,33 @@ type fakeProviders struct {
 	starts     []*identityv1.StartProviderSignInRequest
 	finishes   []*identityv1.FinishProviderSignInRequest
 	confirms   []*identityv1.ConfirmProviderLinkRequest
+	// proofs is what DescribeProviderLink answers (describeLinkErr instead when set); sends
+	// records SendProviderLinkCode, which answers "bound-link" (sendErr instead when set).
+	proofs          *identityv1.ProviderLinkProofs
+	describeLinkErr error
+	sendErr         error
+	sends           []*identityv1.SendProviderLinkCodeRequest
+}
+
+func (f *fakeProviders) DescribeProviderLink(_ context.Context, in *identityv1.ProviderLinkRef, _ ...grpc.CallOption) (*identityv1.ProviderLinkProofs, error) {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	if f.describeLinkErr != nil {
+		return nil, f.describeLinkErr
+	}
+	out := proto.Clone(f.proofs).(*identityv1.ProviderLinkProofs)
+	out.CodeSent = out.CodeSent || in.GetLink() == "bound-link"
+	return out, nil
+}
+
+func (f *fakeProviders) SendProviderLinkCode(_ context.Context, in *identityv1.SendProviderLinkCodeRequest, _ ...grpc.CallOption) (*identityv1.ProviderLinkRef, error) {
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	f.sends = append(f.sends, in)
+	if f.sendErr != nil {
+		return nil, f.sendErr
+	}
+	return &identityv1.ProviderLinkRef{Link: "bound-link"}, nil
 }
 
 const providerURL = "https://idp.example.com/authorize?client_id=berth&state=s"
@@ -67,7 +96,9 @@ func (f *fakeProviders) ConfirmProviderLink(_ context.Context, in *identityv1.Co
 }
 
 func newProviderPage() (*Page, *fakeProviders, *strings.Builder) {
-	fake := &fakeProviders{fakeLogin: newFake(), outcome: &identityv1.ProviderOutcome{Url: redirectURI + "?code=c0de&state=st4te&service=idpA"}}
+	fake := &fakeProviders{fakeLogin: newFake(), outcome: &identityv1.ProviderOutcome{Url: redirectURI + "?code=c0de&state=st4te&service=idpA"},
+		proofs: &identityv1.ProviderLinkProofs{Email: "ada@example.com", ProviderName: "Provider A", Password: true,
+			Params: &identityv1.LoginParams{ClientId: appID, RedirectUri: redirectURI, State: "st4te", Nonce: "n0nce"}}}
 	fake.providers = []*identityv1.LoginProvider{{Slot: "idpA", DisplayName: "Provider A"}, {Slot: "idpC", DisplayName: "Provider <C>"}}
 	logs := &strings.Builder{}
 	p, _ := newPage(fake.fakeLogin)
@@ -197,17 +228,51 @@ func TestProviderRefusalsEndOnTheErrorCardWithTheirReasonLogged(t *testing.T) {
 	}
 }
 
-func TestALinkIsConfirmedWithThePasswordBehindTheCSRFCheck(t *testing.T) {
-	p, fake, _ := newProviderPage()
+// confirmForm posts form to the link confirmation with the CSRF cookie.
+func confirmForm(t *testing.T, p *Page, form url.Values, cookie string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, ProviderLinkPath, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: csrfCookie, Value: cookie})
+	rec := httptest.NewRecorder()
+	p.ServeHTTP(rec, req)
+	return rec
+}
+
+// linkPage runs the callback of an existing account and returns the confirmation page.
+func linkPage(t *testing.T, p *Page, fake *fakeProviders) *httptest.ResponseRecorder {
+	t.Helper()
 	fake.outcome = &identityv1.ProviderOutcome{Link: "sealed-link", Email: "ada@example.com", ProviderName: "Provider A",
 		Params: &identityv1.LoginParams{ClientId: appID, RedirectUri: redirectURI, State: "st4te", Nonce: "n0nce"}}
 	rec := serve(t, p, http.MethodGet, ProviderCallbackPath+"?code=c&state=s", &http.Cookie{Name: flowCookie, Value: "sealed-flow"})
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "ada@example.com") {
 		t.Fatalf("callback of an existing account = %d:\n%s", rec.Code, rec.Body.String())
 	}
-	fields := hiddenFields(t, rec.Body.String())
-	if fields["link"] != "sealed-link" || fields["client_id"] != appID || fields["redirect_uri"] != redirectURI {
-		t.Fatalf("confirmation form fields = %v", fields)
+	return rec
+}
+
+var formByID = regexp.MustCompile(`(?s)<form [^>]*id="([a-z-]+)".*?</form>`)
+
+// pageForms are the hidden fields of each form of a page by the form's id.
+func pageForms(t *testing.T, body string) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	for _, m := range formByID.FindAllStringSubmatch(body, -1) {
+		out[m[1]] = hiddenFields(t, m[0])
+	}
+	return out
+}
+
+func TestALinkIsConfirmedWithThePasswordBehindTheCSRFCheck(t *testing.T) {
+	p, fake, _ := newProviderPage()
+	rec := linkPage(t, p, fake)
+	forms := pageForms(t, rec.Body.String())
+	fields := forms["by-password"]
+	if fields["link"] != "sealed-link" || fields["method"] != "password" {
+		t.Fatalf("confirmation forms = %v", forms)
+	}
+	if _, ok := forms["by-code"]; ok {
+		t.Error("an account without an authenticator app is offered its code")
 	}
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "https://app.example.com") {
 		t.Errorf("CSP %q does not let the form's redirect reach the app", csp)
@@ -217,27 +282,100 @@ func TestALinkIsConfirmedWithThePasswordBehindTheCSRFCheck(t *testing.T) {
 		form.Set(k, v)
 	}
 	form.Set("password", password)
-	confirm := func(f url.Values, cookie string) *httptest.ResponseRecorder {
-		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, ProviderLinkPath, strings.NewReader(f.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.AddCookie(&http.Cookie{Name: csrfCookie, Value: cookie})
-		rec := httptest.NewRecorder()
-		p.ServeHTTP(rec, req)
-		return rec
-	}
-	if rec := confirm(form, "not-the-token"); rec.Code != http.StatusForbidden || len(fake.confirms) != 0 {
+	if rec := confirmForm(t, p, form, "not-the-token"); rec.Code != http.StatusForbidden || len(fake.confirms) != 0 {
 		t.Errorf("confirmation without the CSRF cookie = %d, %d calls; want 403 and none", rec.Code, len(fake.confirms))
 	}
 	fake.confirmErr = grpcx.StatusOf(fault.Invalid("", "invalid email or password")).Err()
-	if rec := confirm(form, fields[webpage.CSRFField]); rec.Code != http.StatusBadRequest || hiddenFields(t, rec.Body.String())["link"] != "sealed-link" {
+	if rec := confirmForm(t, p, form, fields[webpage.CSRFField]); rec.Code != http.StatusBadRequest || pageForms(t, rec.Body.String())["by-password"]["link"] != "sealed-link" {
 		t.Errorf("a wrong password = %d, want 400 and the form again", rec.Code)
 	}
 	fake.confirmErr = nil
-	rec = confirm(form, fields[webpage.CSRFField])
+	rec = confirmForm(t, p, form, fields[webpage.CSRFField])
 	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), redirectURI+"?") {
 		t.Errorf("confirmation = %d to %q, want 303 to the app", rec.Code, rec.Header().Get("Location"))
 	}
-	if got := fake.confirms[len(fake.confirms)-1]; got.GetLink() != "sealed-link" || got.GetPassword() != password {
+	if got := fake.confirms[len(fake.confirms)-1]; got.GetLink() != "sealed-link" || got.GetPassword() != password || got.GetCode() != "" || got.GetEmailCode() != "" {
 		t.Errorf("ConfirmProviderLink got %v", got)
+	}
+}
+
+// A password-less account is offered the mailed code alone: "Email me a code" mails it and shows
+// the page again bound to it, with the code form; the code confirms the link, and only the
+// posted method's proof reaches identity.
+func TestALinkIsConfirmedWithAMailedCodeWhenTheAccountHasNoPassword(t *testing.T) {
+	p, fake, _ := newProviderPage()
+	fake.proofs.Password = false
+	forms := pageForms(t, linkPage(t, p, fake).Body.String())
+	if _, ok := forms["by-password"]; ok {
+		t.Error("a password-less account is asked for its password")
+	}
+	if _, ok := forms["by-email"]; ok {
+		t.Error("the code form shows before a code was sent")
+	}
+	send := url.Values{}
+	for k, v := range forms["send-code"] {
+		send.Set(k, v)
+	}
+	rec := confirmForm(t, p, send, send.Get(webpage.CSRFField))
+	if rec.Code != http.StatusOK || len(fake.sends) != 1 || fake.sends[0].GetLink() != "sealed-link" || fake.sends[0].GetClientIp() == "" {
+		t.Fatalf("send = %d, SendProviderLinkCode got %v", rec.Code, fake.sends)
+	}
+	byEmail := pageForms(t, rec.Body.String())["by-email"]
+	if byEmail["link"] != "bound-link" || byEmail["method"] != "email" || !strings.Contains(rec.Body.String(), `role="status"`) {
+		t.Fatalf("the page after the mail: forms %v", pageForms(t, rec.Body.String()))
+	}
+	code := url.Values{}
+	for k, v := range byEmail {
+		code.Set(k, v)
+	}
+	code.Set("email_code", " 123456 ")
+	code.Set("password", "posted but not this form's")
+	fake.confirmErr = grpcx.StatusOf(fault.Invalid("emailCode", "this code is not correct or no longer valid")).Err()
+	rec = confirmForm(t, p, code, code.Get(webpage.CSRFField))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "This code is not correct or no longer valid") {
+		t.Errorf("a wrong code = %d:\n%s", rec.Code, rec.Body.String())
+	}
+	fake.confirmErr = nil
+	rec = confirmForm(t, p, code, code.Get(webpage.CSRFField))
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("the code = %d, want 303 to the app", rec.Code)
+	}
+	if got := fake.confirms[len(fake.confirms)-1]; got.GetLink() != "bound-link" || got.GetEmailCode() != "123456" || got.GetPassword() != "" {
+		t.Errorf("ConfirmProviderLink got %v", got)
+	}
+	fake.sendErr = grpcx.StatusOf(fault.Exhausted(time.Hour, "too many")).Err()
+	if rec := confirmForm(t, p, send, send.Get(webpage.CSRFField)); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("a send over the limit = %d (Retry-After %q), want 429 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+}
+
+// An account with an authenticator app or a passkey is offered them too; a link that expired
+// meanwhile ends on the error card.
+func TestALinkOffersTheAccountsSecondFactorsAndAnExpiredLinkEndsOnTheCard(t *testing.T) {
+	p, fake, _ := newProviderPage()
+	fake.proofs.Totp = true
+	fake.proofs.Passkey = &identityv1.PasskeyCeremony{Options: `{"challenge":"Y2hhbGxlbmdl"}`, State: "link-state"}
+	rec := linkPage(t, p, fake)
+	forms := pageForms(t, rec.Body.String())
+	if forms["by-code"]["method"] != "code" || forms["passkey-form"]["passkey_state"] != "link-state" || forms["passkey-form"]["method"] != "passkey" {
+		t.Fatalf("forms = %v, want the authenticator's code and the passkey", forms)
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "'nonce-") {
+		t.Errorf("CSP %q does not let the passkey's script run", csp)
+	}
+	form := url.Values{}
+	for k, v := range forms["by-code"] {
+		form.Set(k, v)
+	}
+	form.Set("code", "654321")
+	if rec := confirmForm(t, p, form, form.Get(webpage.CSRFField)); rec.Code != http.StatusSeeOther || fake.confirms[0].GetCode() != "654321" {
+		t.Errorf("the authenticator's code = %d, sent %v", rec.Code, fake.confirms)
+	}
+	fake.describeLinkErr = grpcx.StatusOf(fault.InvalidField("provider", "expired").WithReason("link")).Err()
+	if rec := confirmForm(t, p, form, form.Get(webpage.CSRFField)); rec.Code != http.StatusBadRequest || strings.Contains(rec.Body.String(), `id="by-code"`) {
+		t.Errorf("an expired link = %d:\n%s", rec.Code, rec.Body.String())
+	}
+	if len(fake.confirms) != 1 {
+		t.Errorf("an expired link reached ConfirmProviderLink: %v", fake.confirms)
 	}
 }

@@ -85,7 +85,8 @@ type secondFactorView struct {
 	Enrol bool
 	// Key is the TOTP key being enrolled (Enrol only).
 	Key webpage.TOTPKey
-	// Passkey is the assertion the user's passkeys can answer; zero when the user has none.
+	// Passkey is the assertion the user's passkeys can answer, or for Enrol the creation of a
+	// passkey instead of the TOTP key; zero when there is none to offer.
 	Passkey webpage.Passkey
 }
 
@@ -134,6 +135,14 @@ func (p *Page) askSecondFactor(w http.ResponseWriter, r *http.Request, view seco
 			p.logCause(r, "render the enrolment's QR code", err)
 			p.renderError(w, r, http.StatusInternalServerError, msgInternal)
 			return
+		}
+		// A passkey is the other factor the user may enrol. Without one (no public URL for
+		// WebAuthn, say) the authenticator app still works: the failure is logged, not shown.
+		ceremony, err := p.client.StartSignInPasskeyEnrolment(r.Context(), &identityv1.SecondFactorFlow{Flow: view.Flow})
+		if err != nil {
+			p.logCause(r, "start a passkey enrolment at sign-in", err)
+		} else if ceremony.GetOptions() != "" {
+			view.Passkey = webpage.Passkey{Options: ceremony.GetOptions(), State: ceremony.GetState(), Nonce: webpage.NewToken()}
 		}
 	}
 	if !view.Enrol {

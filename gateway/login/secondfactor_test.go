@@ -174,3 +174,35 @@ func TestASignInFormOfAnAppThatAllowsItOffersAPasskeyThatSignsInWithoutThePasswo
 		t.Errorf("without an assertion = %d, identity asked %d times", rec.Code, len(fake.passkeySignIns))
 	}
 }
+
+// Under the required policy the enrolment offers a passkey beside the TOTP key: a creation
+// ceremony whose form posts back as an enrolment; where identity cannot run WebAuthn the page
+// shows the key alone.
+func TestAnEnrolmentAtSignInOffersToCreateAPasskeyInsteadOfTheKey(t *testing.T) {
+	fake := newFake()
+	fake.secondFactor, fake.enrol, fake.enrolOptions = "flow-secret", true, `{"challenge":"Y2hhbGxlbmdl","user":{"id":"dQ"}}`
+	p, _ := newPage(fake)
+	rec := submitSignIn(t, p)
+	body := rec.Body.String()
+	form := regexp.MustCompile(`(?s)<form [^>]*id="passkey-form".*?</form>`).FindString(body)
+	if rec.Code != http.StatusOK || !strings.Contains(body, "JBSWY3DPEHPK3PXP") || !strings.Contains(form, `data-mode="create"`) ||
+		!strings.Contains(form, `name="enrol" value="1"`) || !strings.Contains(form, `name="passkey_state" value="enrol-state"`) || !strings.Contains(body, "Create a passkey") {
+		t.Fatalf("enrolment with a passkey = %d:\n%s", rec.Code, body)
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'nonce-") {
+		t.Errorf("CSP %q does not allow the ceremony's script", csp)
+	}
+	fake.recovery = []string{"abcde-fghjk"}
+	rec = postTo(t, p, SecondFactorPath, secondStepForm("flow-secret", "", "enrol", "1", "passkey", `{"id":"new"}`, "passkey_state", "enrol-state"), tok)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "abcde-fghjk") {
+		t.Fatalf("the created passkey = %d:\n%s", rec.Code, rec.Body)
+	}
+	if got := fake.factors[0]; got.GetPasskey() != `{"id":"new"}` || got.GetPasskeyState() != "enrol-state" || got.GetFlow() != "flow-secret" {
+		t.Errorf("VerifySecondFactor = %v", got)
+	}
+	fake.enrolOptions = ""
+	rec = submitSignIn(t, p)
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "passkey-form") || !strings.Contains(rec.Body.String(), "JBSWY3DPEHPK3PXP") {
+		t.Errorf("enrolment without WebAuthn = %d, want the key alone:\n%s", rec.Code, rec.Body)
+	}
+}

@@ -1760,12 +1760,18 @@ func (x *ProviderOutcome) GetEnrol() bool {
 	return false
 }
 
+// ConfirmProviderLinkRequest carries exactly one proof: password, code (a TOTP or recovery code),
+// email_code (SendProviderLinkCode's), or passkey with passkey_state (DescribeProviderLink's).
 type ConfirmProviderLinkRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Link          string                 `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
 	Password      string                 `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
 	ClientIp      string                 `protobuf:"bytes,3,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
 	UserAgent     string                 `protobuf:"bytes,4,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	Code          string                 `protobuf:"bytes,5,opt,name=code,proto3" json:"code,omitempty"`
+	EmailCode     string                 `protobuf:"bytes,6,opt,name=email_code,json=emailCode,proto3" json:"email_code,omitempty"`
+	Passkey       string                 `protobuf:"bytes,7,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	PasskeyState  string                 `protobuf:"bytes,8,opt,name=passkey_state,json=passkeyState,proto3" json:"passkey_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1828,6 +1834,227 @@ func (x *ConfirmProviderLinkRequest) GetUserAgent() string {
 	return ""
 }
 
+func (x *ConfirmProviderLinkRequest) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ConfirmProviderLinkRequest) GetEmailCode() string {
+	if x != nil {
+		return x.EmailCode
+	}
+	return ""
+}
+
+func (x *ConfirmProviderLinkRequest) GetPasskey() string {
+	if x != nil {
+		return x.Passkey
+	}
+	return ""
+}
+
+func (x *ConfirmProviderLinkRequest) GetPasskeyState() string {
+	if x != nil {
+		return x.PasskeyState
+	}
+	return ""
+}
+
+// ProviderLinkRef names a pending link to an existing account (sealed, short-lived).
+type ProviderLinkRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Link          string                 `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderLinkRef) Reset() {
+	*x = ProviderLinkRef{}
+	mi := &file_identity_v1_token_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderLinkRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderLinkRef) ProtoMessage() {}
+
+func (x *ProviderLinkRef) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderLinkRef.ProtoReflect.Descriptor instead.
+func (*ProviderLinkRef) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ProviderLinkRef) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+type SendProviderLinkCodeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Link          string                 `protobuf:"bytes,1,opt,name=link,proto3" json:"link,omitempty"`
+	ClientIp      string                 `protobuf:"bytes,2,opt,name=client_ip,json=clientIp,proto3" json:"client_ip,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendProviderLinkCodeRequest) Reset() {
+	*x = SendProviderLinkCodeRequest{}
+	mi := &file_identity_v1_token_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendProviderLinkCodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendProviderLinkCodeRequest) ProtoMessage() {}
+
+func (x *SendProviderLinkCodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendProviderLinkCodeRequest.ProtoReflect.Descriptor instead.
+func (*SendProviderLinkCodeRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SendProviderLinkCodeRequest) GetLink() string {
+	if x != nil {
+		return x.Link
+	}
+	return ""
+}
+
+func (x *SendProviderLinkCodeRequest) GetClientIp() string {
+	if x != nil {
+		return x.ClientIp
+	}
+	return ""
+}
+
+// ProviderLinkProofs is the confirmation page of a pending link.
+type ProviderLinkProofs struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Email        string                 `protobuf:"bytes,1,opt,name=email,proto3" json:"email,omitempty"`
+	ProviderName string                 `protobuf:"bytes,2,opt,name=provider_name,json=providerName,proto3" json:"provider_name,omitempty"`
+	// params are the authorization request's (app, language).
+	Params *LoginParams `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"`
+	// password, totp and passkey (its assertion's ceremony, empty without passkeys) are the
+	// account's proofs besides the mailed code; code_sent says a mailed code waits for the link.
+	Password      bool             `protobuf:"varint,4,opt,name=password,proto3" json:"password,omitempty"`
+	Totp          bool             `protobuf:"varint,5,opt,name=totp,proto3" json:"totp,omitempty"`
+	Passkey       *PasskeyCeremony `protobuf:"bytes,6,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	CodeSent      bool             `protobuf:"varint,7,opt,name=code_sent,json=codeSent,proto3" json:"code_sent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProviderLinkProofs) Reset() {
+	*x = ProviderLinkProofs{}
+	mi := &file_identity_v1_token_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProviderLinkProofs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProviderLinkProofs) ProtoMessage() {}
+
+func (x *ProviderLinkProofs) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_token_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProviderLinkProofs.ProtoReflect.Descriptor instead.
+func (*ProviderLinkProofs) Descriptor() ([]byte, []int) {
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ProviderLinkProofs) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *ProviderLinkProofs) GetProviderName() string {
+	if x != nil {
+		return x.ProviderName
+	}
+	return ""
+}
+
+func (x *ProviderLinkProofs) GetParams() *LoginParams {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *ProviderLinkProofs) GetPassword() bool {
+	if x != nil {
+		return x.Password
+	}
+	return false
+}
+
+func (x *ProviderLinkProofs) GetTotp() bool {
+	if x != nil {
+		return x.Totp
+	}
+	return false
+}
+
+func (x *ProviderLinkProofs) GetPasskey() *PasskeyCeremony {
+	if x != nil {
+		return x.Passkey
+	}
+	return nil
+}
+
+func (x *ProviderLinkProofs) GetCodeSent() bool {
+	if x != nil {
+		return x.CodeSent
+	}
+	return false
+}
+
 type DescribeAccountRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ClientId      string                 `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
@@ -1837,7 +2064,7 @@ type DescribeAccountRequest struct {
 
 func (x *DescribeAccountRequest) Reset() {
 	*x = DescribeAccountRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +2076,7 @@ func (x *DescribeAccountRequest) String() string {
 func (*DescribeAccountRequest) ProtoMessage() {}
 
 func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[26]
+	mi := &file_identity_v1_token_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +2089,7 @@ func (x *DescribeAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeAccountRequest.ProtoReflect.Descriptor instead.
 func (*DescribeAccountRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{26}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DescribeAccountRequest) GetClientId() string {
@@ -1887,7 +2114,7 @@ type ChangePasswordRequest struct {
 
 func (x *ChangePasswordRequest) Reset() {
 	*x = ChangePasswordRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +2126,7 @@ func (x *ChangePasswordRequest) String() string {
 func (*ChangePasswordRequest) ProtoMessage() {}
 
 func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[27]
+	mi := &file_identity_v1_token_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2139,7 @@ func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
 func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{27}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ChangePasswordRequest) GetAccessToken() string {
@@ -1959,7 +2186,7 @@ type LoginParams struct {
 
 func (x *LoginParams) Reset() {
 	*x = LoginParams{}
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1971,7 +2198,7 @@ func (x *LoginParams) String() string {
 func (*LoginParams) ProtoMessage() {}
 
 func (x *LoginParams) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[28]
+	mi := &file_identity_v1_token_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1984,7 +2211,7 @@ func (x *LoginParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginParams.ProtoReflect.Descriptor instead.
 func (*LoginParams) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{28}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LoginParams) GetClientId() string {
@@ -2045,7 +2272,7 @@ type SignUpRequest struct {
 
 func (x *SignUpRequest) Reset() {
 	*x = SignUpRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2057,7 +2284,7 @@ func (x *SignUpRequest) String() string {
 func (*SignUpRequest) ProtoMessage() {}
 
 func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[29]
+	mi := &file_identity_v1_token_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2070,7 +2297,7 @@ func (x *SignUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignUpRequest.ProtoReflect.Descriptor instead.
 func (*SignUpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{29}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SignUpRequest) GetParams() *LoginParams {
@@ -2128,7 +2355,7 @@ type SignInRequest struct {
 
 func (x *SignInRequest) Reset() {
 	*x = SignInRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2367,7 @@ func (x *SignInRequest) String() string {
 func (*SignInRequest) ProtoMessage() {}
 
 func (x *SignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[30]
+	mi := &file_identity_v1_token_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2380,7 @@ func (x *SignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInRequest.ProtoReflect.Descriptor instead.
 func (*SignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{30}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SignInRequest) GetParams() *LoginParams {
@@ -2212,7 +2439,7 @@ type LoginRedirect struct {
 
 func (x *LoginRedirect) Reset() {
 	*x = LoginRedirect{}
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2451,7 @@ func (x *LoginRedirect) String() string {
 func (*LoginRedirect) ProtoMessage() {}
 
 func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[31]
+	mi := &file_identity_v1_token_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2464,7 @@ func (x *LoginRedirect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRedirect.ProtoReflect.Descriptor instead.
 func (*LoginRedirect) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{31}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LoginRedirect) GetUrl() string {
@@ -2286,7 +2513,7 @@ type ResendVerificationRequest struct {
 
 func (x *ResendVerificationRequest) Reset() {
 	*x = ResendVerificationRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2525,7 @@ func (x *ResendVerificationRequest) String() string {
 func (*ResendVerificationRequest) ProtoMessage() {}
 
 func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[32]
+	mi := &file_identity_v1_token_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2538,7 @@ func (x *ResendVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResendVerificationRequest.ProtoReflect.Descriptor instead.
 func (*ResendVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{32}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ResendVerificationRequest) GetParams() *LoginParams {
@@ -2348,7 +2575,7 @@ type VerifyEmailCodeRequest struct {
 
 func (x *VerifyEmailCodeRequest) Reset() {
 	*x = VerifyEmailCodeRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2587,7 @@ func (x *VerifyEmailCodeRequest) String() string {
 func (*VerifyEmailCodeRequest) ProtoMessage() {}
 
 func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[33]
+	mi := &file_identity_v1_token_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2600,7 @@ func (x *VerifyEmailCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailCodeRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{33}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *VerifyEmailCodeRequest) GetClientId() string {
@@ -2415,7 +2642,7 @@ type VerifyEmailLinkRequest struct {
 
 func (x *VerifyEmailLinkRequest) Reset() {
 	*x = VerifyEmailLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[34]
+	mi := &file_identity_v1_token_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2427,7 +2654,7 @@ func (x *VerifyEmailLinkRequest) String() string {
 func (*VerifyEmailLinkRequest) ProtoMessage() {}
 
 func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[34]
+	mi := &file_identity_v1_token_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2440,7 +2667,7 @@ func (x *VerifyEmailLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyEmailLinkRequest.ProtoReflect.Descriptor instead.
 func (*VerifyEmailLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{34}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *VerifyEmailLinkRequest) GetToken() string {
@@ -2469,7 +2696,7 @@ type VerifiedEmail struct {
 
 func (x *VerifiedEmail) Reset() {
 	*x = VerifiedEmail{}
-	mi := &file_identity_v1_token_proto_msgTypes[35]
+	mi := &file_identity_v1_token_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2481,7 +2708,7 @@ func (x *VerifiedEmail) String() string {
 func (*VerifiedEmail) ProtoMessage() {}
 
 func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[35]
+	mi := &file_identity_v1_token_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2494,7 +2721,7 @@ func (x *VerifiedEmail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedEmail.ProtoReflect.Descriptor instead.
 func (*VerifiedEmail) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{35}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *VerifiedEmail) GetUrl() string {
@@ -2514,7 +2741,7 @@ type EmailChangeLink struct {
 
 func (x *EmailChangeLink) Reset() {
 	*x = EmailChangeLink{}
-	mi := &file_identity_v1_token_proto_msgTypes[36]
+	mi := &file_identity_v1_token_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2753,7 @@ func (x *EmailChangeLink) String() string {
 func (*EmailChangeLink) ProtoMessage() {}
 
 func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[36]
+	mi := &file_identity_v1_token_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2766,7 @@ func (x *EmailChangeLink) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeLink.ProtoReflect.Descriptor instead.
 func (*EmailChangeLink) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{36}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *EmailChangeLink) GetToken() string {
@@ -2562,7 +2789,7 @@ type EmailChangeContext struct {
 
 func (x *EmailChangeContext) Reset() {
 	*x = EmailChangeContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[37]
+	mi := &file_identity_v1_token_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +2801,7 @@ func (x *EmailChangeContext) String() string {
 func (*EmailChangeContext) ProtoMessage() {}
 
 func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[37]
+	mi := &file_identity_v1_token_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +2814,7 @@ func (x *EmailChangeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmailChangeContext.ProtoReflect.Descriptor instead.
 func (*EmailChangeContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{37}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *EmailChangeContext) GetAppName() string {
@@ -2622,7 +2849,7 @@ type StartPasswordResetRequest struct {
 
 func (x *StartPasswordResetRequest) Reset() {
 	*x = StartPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[38]
+	mi := &file_identity_v1_token_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2861,7 @@ func (x *StartPasswordResetRequest) String() string {
 func (*StartPasswordResetRequest) ProtoMessage() {}
 
 func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[38]
+	mi := &file_identity_v1_token_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2874,7 @@ func (x *StartPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*StartPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{38}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *StartPasswordResetRequest) GetParams() *LoginParams {
@@ -2682,7 +2909,7 @@ type PasswordResetFlow struct {
 
 func (x *PasswordResetFlow) Reset() {
 	*x = PasswordResetFlow{}
-	mi := &file_identity_v1_token_proto_msgTypes[39]
+	mi := &file_identity_v1_token_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2694,7 +2921,7 @@ func (x *PasswordResetFlow) String() string {
 func (*PasswordResetFlow) ProtoMessage() {}
 
 func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[39]
+	mi := &file_identity_v1_token_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2707,7 +2934,7 @@ func (x *PasswordResetFlow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetFlow.ProtoReflect.Descriptor instead.
 func (*PasswordResetFlow) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{39}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PasswordResetFlow) GetFlowId() string {
@@ -2731,7 +2958,7 @@ type PasswordResetProof struct {
 
 func (x *PasswordResetProof) Reset() {
 	*x = PasswordResetProof{}
-	mi := &file_identity_v1_token_proto_msgTypes[40]
+	mi := &file_identity_v1_token_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2743,7 +2970,7 @@ func (x *PasswordResetProof) String() string {
 func (*PasswordResetProof) ProtoMessage() {}
 
 func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[40]
+	mi := &file_identity_v1_token_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2756,7 +2983,7 @@ func (x *PasswordResetProof) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetProof.ProtoReflect.Descriptor instead.
 func (*PasswordResetProof) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{40}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PasswordResetProof) GetLink() string {
@@ -2796,7 +3023,7 @@ type CheckPasswordResetRequest struct {
 
 func (x *CheckPasswordResetRequest) Reset() {
 	*x = CheckPasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[41]
+	mi := &file_identity_v1_token_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +3035,7 @@ func (x *CheckPasswordResetRequest) String() string {
 func (*CheckPasswordResetRequest) ProtoMessage() {}
 
 func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[41]
+	mi := &file_identity_v1_token_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +3048,7 @@ func (x *CheckPasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckPasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CheckPasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{41}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CheckPasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2844,7 +3071,7 @@ type PasswordResetContext struct {
 
 func (x *PasswordResetContext) Reset() {
 	*x = PasswordResetContext{}
-	mi := &file_identity_v1_token_proto_msgTypes[42]
+	mi := &file_identity_v1_token_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2856,7 +3083,7 @@ func (x *PasswordResetContext) String() string {
 func (*PasswordResetContext) ProtoMessage() {}
 
 func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[42]
+	mi := &file_identity_v1_token_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2869,7 +3096,7 @@ func (x *PasswordResetContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PasswordResetContext.ProtoReflect.Descriptor instead.
 func (*PasswordResetContext) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{42}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PasswordResetContext) GetAppName() string {
@@ -2906,7 +3133,7 @@ type CompletePasswordResetRequest struct {
 
 func (x *CompletePasswordResetRequest) Reset() {
 	*x = CompletePasswordResetRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[43]
+	mi := &file_identity_v1_token_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2918,7 +3145,7 @@ func (x *CompletePasswordResetRequest) String() string {
 func (*CompletePasswordResetRequest) ProtoMessage() {}
 
 func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[43]
+	mi := &file_identity_v1_token_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2931,7 +3158,7 @@ func (x *CompletePasswordResetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompletePasswordResetRequest.ProtoReflect.Descriptor instead.
 func (*CompletePasswordResetRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{43}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CompletePasswordResetRequest) GetProof() *PasswordResetProof {
@@ -2978,7 +3205,7 @@ type SignInMethods struct {
 
 func (x *SignInMethods) Reset() {
 	*x = SignInMethods{}
-	mi := &file_identity_v1_token_proto_msgTypes[44]
+	mi := &file_identity_v1_token_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2990,7 +3217,7 @@ func (x *SignInMethods) String() string {
 func (*SignInMethods) ProtoMessage() {}
 
 func (x *SignInMethods) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[44]
+	mi := &file_identity_v1_token_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3003,7 +3230,7 @@ func (x *SignInMethods) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInMethods.ProtoReflect.Descriptor instead.
 func (*SignInMethods) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{44}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SignInMethods) GetHasPassword() bool {
@@ -3049,7 +3276,7 @@ type AccountProvider struct {
 
 func (x *AccountProvider) Reset() {
 	*x = AccountProvider{}
-	mi := &file_identity_v1_token_proto_msgTypes[45]
+	mi := &file_identity_v1_token_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3061,7 +3288,7 @@ func (x *AccountProvider) String() string {
 func (*AccountProvider) ProtoMessage() {}
 
 func (x *AccountProvider) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[45]
+	mi := &file_identity_v1_token_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3074,7 +3301,7 @@ func (x *AccountProvider) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountProvider.ProtoReflect.Descriptor instead.
 func (*AccountProvider) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{45}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *AccountProvider) GetSlot() string {
@@ -3123,7 +3350,7 @@ type AccountPasskey struct {
 
 func (x *AccountPasskey) Reset() {
 	*x = AccountPasskey{}
-	mi := &file_identity_v1_token_proto_msgTypes[46]
+	mi := &file_identity_v1_token_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3135,7 +3362,7 @@ func (x *AccountPasskey) String() string {
 func (*AccountPasskey) ProtoMessage() {}
 
 func (x *AccountPasskey) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[46]
+	mi := &file_identity_v1_token_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3148,7 +3375,7 @@ func (x *AccountPasskey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountPasskey.ProtoReflect.Descriptor instead.
 func (*AccountPasskey) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{46}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AccountPasskey) GetId() string {
@@ -3177,7 +3404,7 @@ type StartProviderLinkRequest struct {
 
 func (x *StartProviderLinkRequest) Reset() {
 	*x = StartProviderLinkRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[47]
+	mi := &file_identity_v1_token_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3416,7 @@ func (x *StartProviderLinkRequest) String() string {
 func (*StartProviderLinkRequest) ProtoMessage() {}
 
 func (x *StartProviderLinkRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[47]
+	mi := &file_identity_v1_token_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3429,7 @@ func (x *StartProviderLinkRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartProviderLinkRequest.ProtoReflect.Descriptor instead.
 func (*StartProviderLinkRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{47}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *StartProviderLinkRequest) GetAccessToken() string {
@@ -3239,7 +3466,7 @@ type UnlinkProviderRequest struct {
 
 func (x *UnlinkProviderRequest) Reset() {
 	*x = UnlinkProviderRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[48]
+	mi := &file_identity_v1_token_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3251,7 +3478,7 @@ func (x *UnlinkProviderRequest) String() string {
 func (*UnlinkProviderRequest) ProtoMessage() {}
 
 func (x *UnlinkProviderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[48]
+	mi := &file_identity_v1_token_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3264,7 +3491,7 @@ func (x *UnlinkProviderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnlinkProviderRequest.ProtoReflect.Descriptor instead.
 func (*UnlinkProviderRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{48}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *UnlinkProviderRequest) GetAccessToken() string {
@@ -3309,7 +3536,7 @@ type RemoveSecondFactorRequest struct {
 
 func (x *RemoveSecondFactorRequest) Reset() {
 	*x = RemoveSecondFactorRequest{}
-	mi := &file_identity_v1_token_proto_msgTypes[49]
+	mi := &file_identity_v1_token_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3321,7 +3548,7 @@ func (x *RemoveSecondFactorRequest) String() string {
 func (*RemoveSecondFactorRequest) ProtoMessage() {}
 
 func (x *RemoveSecondFactorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_token_proto_msgTypes[49]
+	mi := &file_identity_v1_token_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3334,7 +3561,7 @@ func (x *RemoveSecondFactorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSecondFactorRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSecondFactorRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_token_proto_rawDescGZIP(), []int{49}
+	return file_identity_v1_token_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *RemoveSecondFactorRequest) GetAccessToken() string {
@@ -3511,13 +3738,31 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\rprovider_name\x18\x04 \x01(\tR\fproviderName\x126\n" +
 	"\x06params\x18\x05 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12#\n" +
 	"\rsecond_factor\x18\x06 \x01(\tR\fsecondFactor\x12\x14\n" +
-	"\x05enrol\x18\a \x01(\bR\x05enrol\"\x88\x01\n" +
+	"\x05enrol\x18\a \x01(\bR\x05enrol\"\xfa\x01\n" +
 	"\x1aConfirmProviderLinkRequest\x12\x12\n" +
 	"\x04link\x18\x01 \x01(\tR\x04link\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12\x1b\n" +
 	"\tclient_ip\x18\x03 \x01(\tR\bclientIp\x12\x1d\n" +
 	"\n" +
-	"user_agent\x18\x04 \x01(\tR\tuserAgent\"5\n" +
+	"user_agent\x18\x04 \x01(\tR\tuserAgent\x12\x12\n" +
+	"\x04code\x18\x05 \x01(\tR\x04code\x12\x1d\n" +
+	"\n" +
+	"email_code\x18\x06 \x01(\tR\temailCode\x12\x18\n" +
+	"\apasskey\x18\a \x01(\tR\apasskey\x12#\n" +
+	"\rpasskey_state\x18\b \x01(\tR\fpasskeyState\"%\n" +
+	"\x0fProviderLinkRef\x12\x12\n" +
+	"\x04link\x18\x01 \x01(\tR\x04link\"N\n" +
+	"\x1bSendProviderLinkCodeRequest\x12\x12\n" +
+	"\x04link\x18\x01 \x01(\tR\x04link\x12\x1b\n" +
+	"\tclient_ip\x18\x02 \x01(\tR\bclientIp\"\x92\x02\n" +
+	"\x12ProviderLinkProofs\x12\x14\n" +
+	"\x05email\x18\x01 \x01(\tR\x05email\x12#\n" +
+	"\rprovider_name\x18\x02 \x01(\tR\fproviderName\x126\n" +
+	"\x06params\x18\x03 \x01(\v2\x1e.berth.identity.v1.LoginParamsR\x06params\x12\x1a\n" +
+	"\bpassword\x18\x04 \x01(\bR\bpassword\x12\x12\n" +
+	"\x04totp\x18\x05 \x01(\bR\x04totp\x12<\n" +
+	"\apasskey\x18\x06 \x01(\v2\".berth.identity.v1.PasskeyCeremonyR\apasskey\x12\x1b\n" +
+	"\tcode_sent\x18\a \x01(\bR\bcodeSent\"5\n" +
 	"\x16DescribeAccountRequest\x12\x1b\n" +
 	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\xa5\x01\n" +
 	"\x15ChangePasswordRequest\x12!\n" +
@@ -3629,7 +3874,7 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\fTokenService\x12\x89\x01\n" +
 	"\rExchangeToken\x12'.berth.identity.v1.ExchangeTokenRequest\x1a\x1c.berth.identity.v1.TokenList\"1\xca\xf3\x18\x14\b\x01\x10\xc9\x01@\x01p\x01z\tclient_id\x82\xd3\xe4\x93\x02\x13:\x01*\"\x0e/api/v1/tokens\x12\xb2\x01\n" +
 	"\x16GetOpenIDConfiguration\x120.berth.identity.v1.GetOpenIDConfigurationRequest\x1a&.berth.identity.v1.OpenIDConfiguration\">\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x020\x12./apps/{appId}/.well-known/openid-configuration\x12z\n" +
-	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\x93\x1b\n" +
+	"\aGetJWKS\x12!.berth.identity.v1.GetJWKSRequest\x1a\x17.berth.identity.v1.JWKS\"3\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02%\x12#/apps/{appId}/.well-known/jwks.json2\xe2\x1d\n" +
 	"\fLoginService\x12a\n" +
 	"\rDescribeLogin\x12'.berth.identity.v1.DescribeLoginRequest\x1a\x1f.berth.identity.v1.LoginContext\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
 	"\x06SignUp\x12 .berth.identity.v1.SignUpRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12T\n" +
@@ -3646,12 +3891,15 @@ const file_identity_v1_token_proto_rawDesc = "" +
 	"\x0fVerifyEmailLink\x12).berth.identity.v1.VerifyEmailLinkRequest\x1a .berth.identity.v1.VerifiedEmail\"\x06\xca\xf3\x18\x02P\x01\x12q\n" +
 	"\x13StartProviderSignIn\x12-.berth.identity.v1.StartProviderSignInRequest\x1a#.berth.identity.v1.ProviderRedirect\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
 	"\x14FinishProviderSignIn\x12..berth.identity.v1.FinishProviderSignInRequest\x1a\".berth.identity.v1.ProviderOutcome\"\x06\xca\xf3\x18\x02P\x01\x12n\n" +
-	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
+	"\x13ConfirmProviderLink\x12-.berth.identity.v1.ConfirmProviderLinkRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
+	"\x14DescribeProviderLink\x12\".berth.identity.v1.ProviderLinkRef\x1a%.berth.identity.v1.ProviderLinkProofs\"\x06\xca\xf3\x18\x02P\x01\x12r\n" +
+	"\x14SendProviderLinkCode\x12..berth.identity.v1.SendProviderLinkCodeRequest\x1a\".berth.identity.v1.ProviderLinkRef\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
 	"\x15DescribeSecondFactors\x12!.berth.identity.v1.AccountRequest\x1a .berth.identity.v1.SecondFactors\"\x06\xca\xf3\x18\x02P\x01\x12[\n" +
 	"\x12StartTotpEnrolment\x12!.berth.identity.v1.AccountRequest\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12p\n" +
 	"\x14ConfirmTotpEnrolment\x12..berth.identity.v1.ConfirmTotpEnrolmentRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12f\n" +
 	"\x17RegenerateRecoveryCodes\x12!.berth.identity.v1.AccountRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
-	"\x14StartSignInEnrolment\x12#.berth.identity.v1.SecondFactorFlow\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
+	"\x14StartSignInEnrolment\x12#.berth.identity.v1.SecondFactorFlow\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x02P\x01\x12n\n" +
+	"\x1bStartSignInPasskeyEnrolment\x12#.berth.identity.v1.SecondFactorFlow\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12l\n" +
 	"\x12VerifySecondFactor\x12,.berth.identity.v1.VerifySecondFactorRequest\x1a .berth.identity.v1.LoginRedirect\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
 	"\x18StartPasskeyRegistration\x12!.berth.identity.v1.AccountRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12z\n" +
 	"\x19FinishPasskeyRegistration\x123.berth.identity.v1.FinishPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x02P\x01\x12i\n" +
@@ -3677,7 +3925,7 @@ func file_identity_v1_token_proto_rawDescGZIP() []byte {
 	return file_identity_v1_token_proto_rawDescData
 }
 
-var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_identity_v1_token_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_identity_v1_token_proto_goTypes = []any{
 	(*PasskeyCeremony)(nil),                  // 0: berth.identity.v1.PasskeyCeremony
 	(*PasskeySignInRequest)(nil),             // 1: berth.identity.v1.PasskeySignInRequest
@@ -3705,128 +3953,139 @@ var file_identity_v1_token_proto_goTypes = []any{
 	(*FinishProviderSignInRequest)(nil),      // 23: berth.identity.v1.FinishProviderSignInRequest
 	(*ProviderOutcome)(nil),                  // 24: berth.identity.v1.ProviderOutcome
 	(*ConfirmProviderLinkRequest)(nil),       // 25: berth.identity.v1.ConfirmProviderLinkRequest
-	(*DescribeAccountRequest)(nil),           // 26: berth.identity.v1.DescribeAccountRequest
-	(*ChangePasswordRequest)(nil),            // 27: berth.identity.v1.ChangePasswordRequest
-	(*LoginParams)(nil),                      // 28: berth.identity.v1.LoginParams
-	(*SignUpRequest)(nil),                    // 29: berth.identity.v1.SignUpRequest
-	(*SignInRequest)(nil),                    // 30: berth.identity.v1.SignInRequest
-	(*LoginRedirect)(nil),                    // 31: berth.identity.v1.LoginRedirect
-	(*ResendVerificationRequest)(nil),        // 32: berth.identity.v1.ResendVerificationRequest
-	(*VerifyEmailCodeRequest)(nil),           // 33: berth.identity.v1.VerifyEmailCodeRequest
-	(*VerifyEmailLinkRequest)(nil),           // 34: berth.identity.v1.VerifyEmailLinkRequest
-	(*VerifiedEmail)(nil),                    // 35: berth.identity.v1.VerifiedEmail
-	(*EmailChangeLink)(nil),                  // 36: berth.identity.v1.EmailChangeLink
-	(*EmailChangeContext)(nil),               // 37: berth.identity.v1.EmailChangeContext
-	(*StartPasswordResetRequest)(nil),        // 38: berth.identity.v1.StartPasswordResetRequest
-	(*PasswordResetFlow)(nil),                // 39: berth.identity.v1.PasswordResetFlow
-	(*PasswordResetProof)(nil),               // 40: berth.identity.v1.PasswordResetProof
-	(*CheckPasswordResetRequest)(nil),        // 41: berth.identity.v1.CheckPasswordResetRequest
-	(*PasswordResetContext)(nil),             // 42: berth.identity.v1.PasswordResetContext
-	(*CompletePasswordResetRequest)(nil),     // 43: berth.identity.v1.CompletePasswordResetRequest
-	(*SignInMethods)(nil),                    // 44: berth.identity.v1.SignInMethods
-	(*AccountProvider)(nil),                  // 45: berth.identity.v1.AccountProvider
-	(*AccountPasskey)(nil),                   // 46: berth.identity.v1.AccountPasskey
-	(*StartProviderLinkRequest)(nil),         // 47: berth.identity.v1.StartProviderLinkRequest
-	(*UnlinkProviderRequest)(nil),            // 48: berth.identity.v1.UnlinkProviderRequest
-	(*RemoveSecondFactorRequest)(nil),        // 49: berth.identity.v1.RemoveSecondFactorRequest
-	(*AppBranding)(nil),                      // 50: berth.identity.v1.AppBranding
-	(*emptypb.Empty)(nil),                    // 51: google.protobuf.Empty
+	(*ProviderLinkRef)(nil),                  // 26: berth.identity.v1.ProviderLinkRef
+	(*SendProviderLinkCodeRequest)(nil),      // 27: berth.identity.v1.SendProviderLinkCodeRequest
+	(*ProviderLinkProofs)(nil),               // 28: berth.identity.v1.ProviderLinkProofs
+	(*DescribeAccountRequest)(nil),           // 29: berth.identity.v1.DescribeAccountRequest
+	(*ChangePasswordRequest)(nil),            // 30: berth.identity.v1.ChangePasswordRequest
+	(*LoginParams)(nil),                      // 31: berth.identity.v1.LoginParams
+	(*SignUpRequest)(nil),                    // 32: berth.identity.v1.SignUpRequest
+	(*SignInRequest)(nil),                    // 33: berth.identity.v1.SignInRequest
+	(*LoginRedirect)(nil),                    // 34: berth.identity.v1.LoginRedirect
+	(*ResendVerificationRequest)(nil),        // 35: berth.identity.v1.ResendVerificationRequest
+	(*VerifyEmailCodeRequest)(nil),           // 36: berth.identity.v1.VerifyEmailCodeRequest
+	(*VerifyEmailLinkRequest)(nil),           // 37: berth.identity.v1.VerifyEmailLinkRequest
+	(*VerifiedEmail)(nil),                    // 38: berth.identity.v1.VerifiedEmail
+	(*EmailChangeLink)(nil),                  // 39: berth.identity.v1.EmailChangeLink
+	(*EmailChangeContext)(nil),               // 40: berth.identity.v1.EmailChangeContext
+	(*StartPasswordResetRequest)(nil),        // 41: berth.identity.v1.StartPasswordResetRequest
+	(*PasswordResetFlow)(nil),                // 42: berth.identity.v1.PasswordResetFlow
+	(*PasswordResetProof)(nil),               // 43: berth.identity.v1.PasswordResetProof
+	(*CheckPasswordResetRequest)(nil),        // 44: berth.identity.v1.CheckPasswordResetRequest
+	(*PasswordResetContext)(nil),             // 45: berth.identity.v1.PasswordResetContext
+	(*CompletePasswordResetRequest)(nil),     // 46: berth.identity.v1.CompletePasswordResetRequest
+	(*SignInMethods)(nil),                    // 47: berth.identity.v1.SignInMethods
+	(*AccountProvider)(nil),                  // 48: berth.identity.v1.AccountProvider
+	(*AccountPasskey)(nil),                   // 49: berth.identity.v1.AccountPasskey
+	(*StartProviderLinkRequest)(nil),         // 50: berth.identity.v1.StartProviderLinkRequest
+	(*UnlinkProviderRequest)(nil),            // 51: berth.identity.v1.UnlinkProviderRequest
+	(*RemoveSecondFactorRequest)(nil),        // 52: berth.identity.v1.RemoveSecondFactorRequest
+	(*AppBranding)(nil),                      // 53: berth.identity.v1.AppBranding
+	(*emptypb.Empty)(nil),                    // 54: google.protobuf.Empty
 }
 var file_identity_v1_token_proto_depIdxs = []int32{
-	28, // 0: berth.identity.v1.PasskeySignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	31, // 0: berth.identity.v1.PasskeySignInRequest.params:type_name -> berth.identity.v1.LoginParams
 	11, // 1: berth.identity.v1.TokenList.items:type_name -> berth.identity.v1.Token
 	16, // 2: berth.identity.v1.JWKS.keys:type_name -> berth.identity.v1.JWK
-	50, // 3: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
+	53, // 3: berth.identity.v1.LoginContext.branding:type_name -> berth.identity.v1.AppBranding
 	20, // 4: berth.identity.v1.LoginContext.providers:type_name -> berth.identity.v1.LoginProvider
-	28, // 5: berth.identity.v1.StartProviderSignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	28, // 6: berth.identity.v1.ProviderOutcome.params:type_name -> berth.identity.v1.LoginParams
-	28, // 7: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
-	28, // 8: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
-	28, // 9: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
-	50, // 10: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
-	28, // 11: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
-	40, // 12: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	50, // 13: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
-	40, // 14: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
-	45, // 15: berth.identity.v1.SignInMethods.providers:type_name -> berth.identity.v1.AccountProvider
-	46, // 16: berth.identity.v1.SignInMethods.passkeys:type_name -> berth.identity.v1.AccountPasskey
-	10, // 17: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
-	13, // 18: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
-	15, // 19: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
-	18, // 20: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
-	29, // 21: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
-	30, // 22: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
-	26, // 23: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
-	27, // 24: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
-	36, // 25: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	36, // 26: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
-	38, // 27: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
-	41, // 28: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
-	43, // 29: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
-	32, // 30: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
-	33, // 31: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
-	34, // 32: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	21, // 33: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
-	23, // 34: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
-	25, // 35: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
-	3,  // 36: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
-	3,  // 37: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
-	6,  // 38: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
-	3,  // 39: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
-	8,  // 40: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
-	9,  // 41: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
-	3,  // 42: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
-	2,  // 43: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
-	18, // 44: berth.identity.v1.LoginService.StartPasskeySignIn:input_type -> berth.identity.v1.DescribeLoginRequest
-	1,  // 45: berth.identity.v1.LoginService.PasskeySignIn:input_type -> berth.identity.v1.PasskeySignInRequest
-	8,  // 46: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
-	34, // 47: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
-	26, // 48: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
-	3,  // 49: berth.identity.v1.LoginService.DescribeSignInMethods:input_type -> berth.identity.v1.AccountRequest
-	47, // 50: berth.identity.v1.LoginService.StartProviderLink:input_type -> berth.identity.v1.StartProviderLinkRequest
-	48, // 51: berth.identity.v1.LoginService.UnlinkProvider:input_type -> berth.identity.v1.UnlinkProviderRequest
-	49, // 52: berth.identity.v1.LoginService.RemoveSecondFactor:input_type -> berth.identity.v1.RemoveSecondFactorRequest
-	12, // 53: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
-	14, // 54: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
-	17, // 55: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
-	19, // 56: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
-	31, // 57: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
-	31, // 58: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
-	19, // 59: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
-	51, // 60: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
-	37, // 61: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	37, // 62: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
-	39, // 63: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
-	42, // 64: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
-	31, // 65: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
-	31, // 66: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
-	35, // 67: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
-	35, // 68: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
-	22, // 69: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
-	24, // 70: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
-	31, // 71: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
-	4,  // 72: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
-	5,  // 73: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
-	7,  // 74: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
-	7,  // 75: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
-	5,  // 76: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
-	31, // 77: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
-	0,  // 78: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
-	7,  // 79: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
-	0,  // 80: berth.identity.v1.LoginService.StartPasskeySignIn:output_type -> berth.identity.v1.PasskeyCeremony
-	31, // 81: berth.identity.v1.LoginService.PasskeySignIn:output_type -> berth.identity.v1.LoginRedirect
-	0,  // 82: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
-	19, // 83: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
-	19, // 84: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
-	44, // 85: berth.identity.v1.LoginService.DescribeSignInMethods:output_type -> berth.identity.v1.SignInMethods
-	22, // 86: berth.identity.v1.LoginService.StartProviderLink:output_type -> berth.identity.v1.ProviderRedirect
-	51, // 87: berth.identity.v1.LoginService.UnlinkProvider:output_type -> google.protobuf.Empty
-	51, // 88: berth.identity.v1.LoginService.RemoveSecondFactor:output_type -> google.protobuf.Empty
-	53, // [53:89] is the sub-list for method output_type
-	17, // [17:53] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	31, // 5: berth.identity.v1.StartProviderSignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	31, // 6: berth.identity.v1.ProviderOutcome.params:type_name -> berth.identity.v1.LoginParams
+	31, // 7: berth.identity.v1.ProviderLinkProofs.params:type_name -> berth.identity.v1.LoginParams
+	0,  // 8: berth.identity.v1.ProviderLinkProofs.passkey:type_name -> berth.identity.v1.PasskeyCeremony
+	31, // 9: berth.identity.v1.SignUpRequest.params:type_name -> berth.identity.v1.LoginParams
+	31, // 10: berth.identity.v1.SignInRequest.params:type_name -> berth.identity.v1.LoginParams
+	31, // 11: berth.identity.v1.ResendVerificationRequest.params:type_name -> berth.identity.v1.LoginParams
+	53, // 12: berth.identity.v1.EmailChangeContext.branding:type_name -> berth.identity.v1.AppBranding
+	31, // 13: berth.identity.v1.StartPasswordResetRequest.params:type_name -> berth.identity.v1.LoginParams
+	43, // 14: berth.identity.v1.CheckPasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	53, // 15: berth.identity.v1.PasswordResetContext.branding:type_name -> berth.identity.v1.AppBranding
+	43, // 16: berth.identity.v1.CompletePasswordResetRequest.proof:type_name -> berth.identity.v1.PasswordResetProof
+	48, // 17: berth.identity.v1.SignInMethods.providers:type_name -> berth.identity.v1.AccountProvider
+	49, // 18: berth.identity.v1.SignInMethods.passkeys:type_name -> berth.identity.v1.AccountPasskey
+	10, // 19: berth.identity.v1.TokenService.ExchangeToken:input_type -> berth.identity.v1.ExchangeTokenRequest
+	13, // 20: berth.identity.v1.TokenService.GetOpenIDConfiguration:input_type -> berth.identity.v1.GetOpenIDConfigurationRequest
+	15, // 21: berth.identity.v1.TokenService.GetJWKS:input_type -> berth.identity.v1.GetJWKSRequest
+	18, // 22: berth.identity.v1.LoginService.DescribeLogin:input_type -> berth.identity.v1.DescribeLoginRequest
+	32, // 23: berth.identity.v1.LoginService.SignUp:input_type -> berth.identity.v1.SignUpRequest
+	33, // 24: berth.identity.v1.LoginService.SignIn:input_type -> berth.identity.v1.SignInRequest
+	29, // 25: berth.identity.v1.LoginService.DescribeAccount:input_type -> berth.identity.v1.DescribeAccountRequest
+	30, // 26: berth.identity.v1.LoginService.ChangePassword:input_type -> berth.identity.v1.ChangePasswordRequest
+	39, // 27: berth.identity.v1.LoginService.DescribeEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	39, // 28: berth.identity.v1.LoginService.ConfirmEmailChange:input_type -> berth.identity.v1.EmailChangeLink
+	41, // 29: berth.identity.v1.LoginService.StartPasswordReset:input_type -> berth.identity.v1.StartPasswordResetRequest
+	44, // 30: berth.identity.v1.LoginService.CheckPasswordReset:input_type -> berth.identity.v1.CheckPasswordResetRequest
+	46, // 31: berth.identity.v1.LoginService.CompletePasswordReset:input_type -> berth.identity.v1.CompletePasswordResetRequest
+	35, // 32: berth.identity.v1.LoginService.ResendVerification:input_type -> berth.identity.v1.ResendVerificationRequest
+	36, // 33: berth.identity.v1.LoginService.VerifyEmailCode:input_type -> berth.identity.v1.VerifyEmailCodeRequest
+	37, // 34: berth.identity.v1.LoginService.VerifyEmailLink:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	21, // 35: berth.identity.v1.LoginService.StartProviderSignIn:input_type -> berth.identity.v1.StartProviderSignInRequest
+	23, // 36: berth.identity.v1.LoginService.FinishProviderSignIn:input_type -> berth.identity.v1.FinishProviderSignInRequest
+	25, // 37: berth.identity.v1.LoginService.ConfirmProviderLink:input_type -> berth.identity.v1.ConfirmProviderLinkRequest
+	26, // 38: berth.identity.v1.LoginService.DescribeProviderLink:input_type -> berth.identity.v1.ProviderLinkRef
+	27, // 39: berth.identity.v1.LoginService.SendProviderLinkCode:input_type -> berth.identity.v1.SendProviderLinkCodeRequest
+	3,  // 40: berth.identity.v1.LoginService.DescribeSecondFactors:input_type -> berth.identity.v1.AccountRequest
+	3,  // 41: berth.identity.v1.LoginService.StartTotpEnrolment:input_type -> berth.identity.v1.AccountRequest
+	6,  // 42: berth.identity.v1.LoginService.ConfirmTotpEnrolment:input_type -> berth.identity.v1.ConfirmTotpEnrolmentRequest
+	3,  // 43: berth.identity.v1.LoginService.RegenerateRecoveryCodes:input_type -> berth.identity.v1.AccountRequest
+	8,  // 44: berth.identity.v1.LoginService.StartSignInEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
+	8,  // 45: berth.identity.v1.LoginService.StartSignInPasskeyEnrolment:input_type -> berth.identity.v1.SecondFactorFlow
+	9,  // 46: berth.identity.v1.LoginService.VerifySecondFactor:input_type -> berth.identity.v1.VerifySecondFactorRequest
+	3,  // 47: berth.identity.v1.LoginService.StartPasskeyRegistration:input_type -> berth.identity.v1.AccountRequest
+	2,  // 48: berth.identity.v1.LoginService.FinishPasskeyRegistration:input_type -> berth.identity.v1.FinishPasskeyRegistrationRequest
+	18, // 49: berth.identity.v1.LoginService.StartPasskeySignIn:input_type -> berth.identity.v1.DescribeLoginRequest
+	1,  // 50: berth.identity.v1.LoginService.PasskeySignIn:input_type -> berth.identity.v1.PasskeySignInRequest
+	8,  // 51: berth.identity.v1.LoginService.StartPasskeyAssertion:input_type -> berth.identity.v1.SecondFactorFlow
+	37, // 52: berth.identity.v1.LoginService.DescribeVerification:input_type -> berth.identity.v1.VerifyEmailLinkRequest
+	29, // 53: berth.identity.v1.LoginService.DescribeApp:input_type -> berth.identity.v1.DescribeAccountRequest
+	3,  // 54: berth.identity.v1.LoginService.DescribeSignInMethods:input_type -> berth.identity.v1.AccountRequest
+	50, // 55: berth.identity.v1.LoginService.StartProviderLink:input_type -> berth.identity.v1.StartProviderLinkRequest
+	51, // 56: berth.identity.v1.LoginService.UnlinkProvider:input_type -> berth.identity.v1.UnlinkProviderRequest
+	52, // 57: berth.identity.v1.LoginService.RemoveSecondFactor:input_type -> berth.identity.v1.RemoveSecondFactorRequest
+	12, // 58: berth.identity.v1.TokenService.ExchangeToken:output_type -> berth.identity.v1.TokenList
+	14, // 59: berth.identity.v1.TokenService.GetOpenIDConfiguration:output_type -> berth.identity.v1.OpenIDConfiguration
+	17, // 60: berth.identity.v1.TokenService.GetJWKS:output_type -> berth.identity.v1.JWKS
+	19, // 61: berth.identity.v1.LoginService.DescribeLogin:output_type -> berth.identity.v1.LoginContext
+	34, // 62: berth.identity.v1.LoginService.SignUp:output_type -> berth.identity.v1.LoginRedirect
+	34, // 63: berth.identity.v1.LoginService.SignIn:output_type -> berth.identity.v1.LoginRedirect
+	19, // 64: berth.identity.v1.LoginService.DescribeAccount:output_type -> berth.identity.v1.LoginContext
+	54, // 65: berth.identity.v1.LoginService.ChangePassword:output_type -> google.protobuf.Empty
+	40, // 66: berth.identity.v1.LoginService.DescribeEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	40, // 67: berth.identity.v1.LoginService.ConfirmEmailChange:output_type -> berth.identity.v1.EmailChangeContext
+	42, // 68: berth.identity.v1.LoginService.StartPasswordReset:output_type -> berth.identity.v1.PasswordResetFlow
+	45, // 69: berth.identity.v1.LoginService.CheckPasswordReset:output_type -> berth.identity.v1.PasswordResetContext
+	34, // 70: berth.identity.v1.LoginService.CompletePasswordReset:output_type -> berth.identity.v1.LoginRedirect
+	34, // 71: berth.identity.v1.LoginService.ResendVerification:output_type -> berth.identity.v1.LoginRedirect
+	38, // 72: berth.identity.v1.LoginService.VerifyEmailCode:output_type -> berth.identity.v1.VerifiedEmail
+	38, // 73: berth.identity.v1.LoginService.VerifyEmailLink:output_type -> berth.identity.v1.VerifiedEmail
+	22, // 74: berth.identity.v1.LoginService.StartProviderSignIn:output_type -> berth.identity.v1.ProviderRedirect
+	24, // 75: berth.identity.v1.LoginService.FinishProviderSignIn:output_type -> berth.identity.v1.ProviderOutcome
+	34, // 76: berth.identity.v1.LoginService.ConfirmProviderLink:output_type -> berth.identity.v1.LoginRedirect
+	28, // 77: berth.identity.v1.LoginService.DescribeProviderLink:output_type -> berth.identity.v1.ProviderLinkProofs
+	26, // 78: berth.identity.v1.LoginService.SendProviderLinkCode:output_type -> berth.identity.v1.ProviderLinkRef
+	4,  // 79: berth.identity.v1.LoginService.DescribeSecondFactors:output_type -> berth.identity.v1.SecondFactors
+	5,  // 80: berth.identity.v1.LoginService.StartTotpEnrolment:output_type -> berth.identity.v1.TotpKey
+	7,  // 81: berth.identity.v1.LoginService.ConfirmTotpEnrolment:output_type -> berth.identity.v1.RecoveryCodes
+	7,  // 82: berth.identity.v1.LoginService.RegenerateRecoveryCodes:output_type -> berth.identity.v1.RecoveryCodes
+	5,  // 83: berth.identity.v1.LoginService.StartSignInEnrolment:output_type -> berth.identity.v1.TotpKey
+	0,  // 84: berth.identity.v1.LoginService.StartSignInPasskeyEnrolment:output_type -> berth.identity.v1.PasskeyCeremony
+	34, // 85: berth.identity.v1.LoginService.VerifySecondFactor:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 86: berth.identity.v1.LoginService.StartPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	7,  // 87: berth.identity.v1.LoginService.FinishPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	0,  // 88: berth.identity.v1.LoginService.StartPasskeySignIn:output_type -> berth.identity.v1.PasskeyCeremony
+	34, // 89: berth.identity.v1.LoginService.PasskeySignIn:output_type -> berth.identity.v1.LoginRedirect
+	0,  // 90: berth.identity.v1.LoginService.StartPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	19, // 91: berth.identity.v1.LoginService.DescribeVerification:output_type -> berth.identity.v1.LoginContext
+	19, // 92: berth.identity.v1.LoginService.DescribeApp:output_type -> berth.identity.v1.LoginContext
+	47, // 93: berth.identity.v1.LoginService.DescribeSignInMethods:output_type -> berth.identity.v1.SignInMethods
+	22, // 94: berth.identity.v1.LoginService.StartProviderLink:output_type -> berth.identity.v1.ProviderRedirect
+	54, // 95: berth.identity.v1.LoginService.UnlinkProvider:output_type -> google.protobuf.Empty
+	54, // 96: berth.identity.v1.LoginService.RemoveSecondFactor:output_type -> google.protobuf.Empty
+	58, // [58:97] is the sub-list for method output_type
+	19, // [19:58] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_token_proto_init() }
@@ -3841,7 +4100,7 @@ func file_identity_v1_token_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_token_proto_rawDesc), len(file_identity_v1_token_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -232,39 +232,42 @@ var TokenService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	LoginService_DescribeLogin_FullMethodName             = "/berth.identity.v1.LoginService/DescribeLogin"
-	LoginService_SignUp_FullMethodName                    = "/berth.identity.v1.LoginService/SignUp"
-	LoginService_SignIn_FullMethodName                    = "/berth.identity.v1.LoginService/SignIn"
-	LoginService_DescribeAccount_FullMethodName           = "/berth.identity.v1.LoginService/DescribeAccount"
-	LoginService_ChangePassword_FullMethodName            = "/berth.identity.v1.LoginService/ChangePassword"
-	LoginService_DescribeEmailChange_FullMethodName       = "/berth.identity.v1.LoginService/DescribeEmailChange"
-	LoginService_ConfirmEmailChange_FullMethodName        = "/berth.identity.v1.LoginService/ConfirmEmailChange"
-	LoginService_StartPasswordReset_FullMethodName        = "/berth.identity.v1.LoginService/StartPasswordReset"
-	LoginService_CheckPasswordReset_FullMethodName        = "/berth.identity.v1.LoginService/CheckPasswordReset"
-	LoginService_CompletePasswordReset_FullMethodName     = "/berth.identity.v1.LoginService/CompletePasswordReset"
-	LoginService_ResendVerification_FullMethodName        = "/berth.identity.v1.LoginService/ResendVerification"
-	LoginService_VerifyEmailCode_FullMethodName           = "/berth.identity.v1.LoginService/VerifyEmailCode"
-	LoginService_VerifyEmailLink_FullMethodName           = "/berth.identity.v1.LoginService/VerifyEmailLink"
-	LoginService_StartProviderSignIn_FullMethodName       = "/berth.identity.v1.LoginService/StartProviderSignIn"
-	LoginService_FinishProviderSignIn_FullMethodName      = "/berth.identity.v1.LoginService/FinishProviderSignIn"
-	LoginService_ConfirmProviderLink_FullMethodName       = "/berth.identity.v1.LoginService/ConfirmProviderLink"
-	LoginService_DescribeSecondFactors_FullMethodName     = "/berth.identity.v1.LoginService/DescribeSecondFactors"
-	LoginService_StartTotpEnrolment_FullMethodName        = "/berth.identity.v1.LoginService/StartTotpEnrolment"
-	LoginService_ConfirmTotpEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/ConfirmTotpEnrolment"
-	LoginService_RegenerateRecoveryCodes_FullMethodName   = "/berth.identity.v1.LoginService/RegenerateRecoveryCodes"
-	LoginService_StartSignInEnrolment_FullMethodName      = "/berth.identity.v1.LoginService/StartSignInEnrolment"
-	LoginService_VerifySecondFactor_FullMethodName        = "/berth.identity.v1.LoginService/VerifySecondFactor"
-	LoginService_StartPasskeyRegistration_FullMethodName  = "/berth.identity.v1.LoginService/StartPasskeyRegistration"
-	LoginService_FinishPasskeyRegistration_FullMethodName = "/berth.identity.v1.LoginService/FinishPasskeyRegistration"
-	LoginService_StartPasskeySignIn_FullMethodName        = "/berth.identity.v1.LoginService/StartPasskeySignIn"
-	LoginService_PasskeySignIn_FullMethodName             = "/berth.identity.v1.LoginService/PasskeySignIn"
-	LoginService_StartPasskeyAssertion_FullMethodName     = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
-	LoginService_DescribeVerification_FullMethodName      = "/berth.identity.v1.LoginService/DescribeVerification"
-	LoginService_DescribeApp_FullMethodName               = "/berth.identity.v1.LoginService/DescribeApp"
-	LoginService_DescribeSignInMethods_FullMethodName     = "/berth.identity.v1.LoginService/DescribeSignInMethods"
-	LoginService_StartProviderLink_FullMethodName         = "/berth.identity.v1.LoginService/StartProviderLink"
-	LoginService_UnlinkProvider_FullMethodName            = "/berth.identity.v1.LoginService/UnlinkProvider"
-	LoginService_RemoveSecondFactor_FullMethodName        = "/berth.identity.v1.LoginService/RemoveSecondFactor"
+	LoginService_DescribeLogin_FullMethodName               = "/berth.identity.v1.LoginService/DescribeLogin"
+	LoginService_SignUp_FullMethodName                      = "/berth.identity.v1.LoginService/SignUp"
+	LoginService_SignIn_FullMethodName                      = "/berth.identity.v1.LoginService/SignIn"
+	LoginService_DescribeAccount_FullMethodName             = "/berth.identity.v1.LoginService/DescribeAccount"
+	LoginService_ChangePassword_FullMethodName              = "/berth.identity.v1.LoginService/ChangePassword"
+	LoginService_DescribeEmailChange_FullMethodName         = "/berth.identity.v1.LoginService/DescribeEmailChange"
+	LoginService_ConfirmEmailChange_FullMethodName          = "/berth.identity.v1.LoginService/ConfirmEmailChange"
+	LoginService_StartPasswordReset_FullMethodName          = "/berth.identity.v1.LoginService/StartPasswordReset"
+	LoginService_CheckPasswordReset_FullMethodName          = "/berth.identity.v1.LoginService/CheckPasswordReset"
+	LoginService_CompletePasswordReset_FullMethodName       = "/berth.identity.v1.LoginService/CompletePasswordReset"
+	LoginService_ResendVerification_FullMethodName          = "/berth.identity.v1.LoginService/ResendVerification"
+	LoginService_VerifyEmailCode_FullMethodName             = "/berth.identity.v1.LoginService/VerifyEmailCode"
+	LoginService_VerifyEmailLink_FullMethodName             = "/berth.identity.v1.LoginService/VerifyEmailLink"
+	LoginService_StartProviderSignIn_FullMethodName         = "/berth.identity.v1.LoginService/StartProviderSignIn"
+	LoginService_FinishProviderSignIn_FullMethodName        = "/berth.identity.v1.LoginService/FinishProviderSignIn"
+	LoginService_ConfirmProviderLink_FullMethodName         = "/berth.identity.v1.LoginService/ConfirmProviderLink"
+	LoginService_DescribeProviderLink_FullMethodName        = "/berth.identity.v1.LoginService/DescribeProviderLink"
+	LoginService_SendProviderLinkCode_FullMethodName        = "/berth.identity.v1.LoginService/SendProviderLinkCode"
+	LoginService_DescribeSecondFactors_FullMethodName       = "/berth.identity.v1.LoginService/DescribeSecondFactors"
+	LoginService_StartTotpEnrolment_FullMethodName          = "/berth.identity.v1.LoginService/StartTotpEnrolment"
+	LoginService_ConfirmTotpEnrolment_FullMethodName        = "/berth.identity.v1.LoginService/ConfirmTotpEnrolment"
+	LoginService_RegenerateRecoveryCodes_FullMethodName     = "/berth.identity.v1.LoginService/RegenerateRecoveryCodes"
+	LoginService_StartSignInEnrolment_FullMethodName        = "/berth.identity.v1.LoginService/StartSignInEnrolment"
+	LoginService_StartSignInPasskeyEnrolment_FullMethodName = "/berth.identity.v1.LoginService/StartSignInPasskeyEnrolment"
+	LoginService_VerifySecondFactor_FullMethodName          = "/berth.identity.v1.LoginService/VerifySecondFactor"
+	LoginService_StartPasskeyRegistration_FullMethodName    = "/berth.identity.v1.LoginService/StartPasskeyRegistration"
+	LoginService_FinishPasskeyRegistration_FullMethodName   = "/berth.identity.v1.LoginService/FinishPasskeyRegistration"
+	LoginService_StartPasskeySignIn_FullMethodName          = "/berth.identity.v1.LoginService/StartPasskeySignIn"
+	LoginService_PasskeySignIn_FullMethodName               = "/berth.identity.v1.LoginService/PasskeySignIn"
+	LoginService_StartPasskeyAssertion_FullMethodName       = "/berth.identity.v1.LoginService/StartPasskeyAssertion"
+	LoginService_DescribeVerification_FullMethodName        = "/berth.identity.v1.LoginService/DescribeVerification"
+	LoginService_DescribeApp_FullMethodName                 = "/berth.identity.v1.LoginService/DescribeApp"
+	LoginService_DescribeSignInMethods_FullMethodName       = "/berth.identity.v1.LoginService/DescribeSignInMethods"
+	LoginService_StartProviderLink_FullMethodName           = "/berth.identity.v1.LoginService/StartProviderLink"
+	LoginService_UnlinkProvider_FullMethodName              = "/berth.identity.v1.LoginService/UnlinkProvider"
+	LoginService_RemoveSecondFactor_FullMethodName          = "/berth.identity.v1.LoginService/RemoveSecondFactor"
 )
 
 // LoginServiceClient is the client API for LoginService service.
@@ -316,9 +319,15 @@ type LoginServiceClient interface {
 	// exchanges the code, verifies the ID token and signs the user in (creating the user on a first
 	// sign-in), or asks for the Berth password before it links an existing account.
 	FinishProviderSignIn(ctx context.Context, in *FinishProviderSignInRequest, opts ...grpc.CallOption) (*ProviderOutcome, error)
-	// ConfirmProviderLink links a provider identity to the existing account whose password the
-	// person proved, then signs in.
+	// ConfirmProviderLink links a provider identity to the existing account the person proved is
+	// theirs (its password, its second factor, or the mailed code), then signs in.
 	ConfirmProviderLink(ctx context.Context, in *ConfirmProviderLinkRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
+	// DescribeProviderLink answers the confirmation page of a pending link: the account's address,
+	// the provider's name and the proofs the account offers besides the mailed code.
+	DescribeProviderLink(ctx context.Context, in *ProviderLinkRef, opts ...grpc.CallOption) (*ProviderLinkProofs, error)
+	// SendProviderLinkCode mails a code that confirms the pending link to the account's address and
+	// answers the link again, now bound to that code. Limited like the verification mails' resends.
+	SendProviderLinkCode(ctx context.Context, in *SendProviderLinkCodeRequest, opts ...grpc.CallOption) (*ProviderLinkRef, error)
 	// DescribeSecondFactors tells the account page the app's MFA policy and the second factors of
 	// the access token's user.
 	DescribeSecondFactors(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SecondFactors, error)
@@ -333,6 +342,10 @@ type LoginServiceClient interface {
 	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
 	// LoginRedirect's second_factor with enrol set).
 	StartSignInEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*TotpKey, error)
+	// StartSignInPasskeyEnrolment answers the options of navigator.credentials.create for a sign-in
+	// that must enrol a factor, the choice beside the TOTP key; the created passkey is posted to
+	// VerifySecondFactor.
+	StartSignInPasskeyEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error)
 	// VerifySecondFactor checks the TOTP or recovery code, or the passkey, of a sign-in's second
 	// step (or confirms the enrolment of an enrolling one) and continues the authorization request.
 	VerifySecondFactor(ctx context.Context, in *VerifySecondFactorRequest, opts ...grpc.CallOption) (*LoginRedirect, error)
@@ -542,6 +555,26 @@ func (c *loginServiceClient) ConfirmProviderLink(ctx context.Context, in *Confir
 	return out, nil
 }
 
+func (c *loginServiceClient) DescribeProviderLink(ctx context.Context, in *ProviderLinkRef, opts ...grpc.CallOption) (*ProviderLinkProofs, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProviderLinkProofs)
+	err := c.cc.Invoke(ctx, LoginService_DescribeProviderLink_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) SendProviderLinkCode(ctx context.Context, in *SendProviderLinkCodeRequest, opts ...grpc.CallOption) (*ProviderLinkRef, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProviderLinkRef)
+	err := c.cc.Invoke(ctx, LoginService_SendProviderLinkCode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *loginServiceClient) DescribeSecondFactors(ctx context.Context, in *AccountRequest, opts ...grpc.CallOption) (*SecondFactors, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SecondFactors)
@@ -586,6 +619,16 @@ func (c *loginServiceClient) StartSignInEnrolment(ctx context.Context, in *Secon
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(TotpKey)
 	err := c.cc.Invoke(ctx, LoginService_StartSignInEnrolment_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *loginServiceClient) StartSignInPasskeyEnrolment(ctx context.Context, in *SecondFactorFlow, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, LoginService_StartSignInPasskeyEnrolment_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -761,9 +804,15 @@ type LoginServiceServer interface {
 	// exchanges the code, verifies the ID token and signs the user in (creating the user on a first
 	// sign-in), or asks for the Berth password before it links an existing account.
 	FinishProviderSignIn(context.Context, *FinishProviderSignInRequest) (*ProviderOutcome, error)
-	// ConfirmProviderLink links a provider identity to the existing account whose password the
-	// person proved, then signs in.
+	// ConfirmProviderLink links a provider identity to the existing account the person proved is
+	// theirs (its password, its second factor, or the mailed code), then signs in.
 	ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error)
+	// DescribeProviderLink answers the confirmation page of a pending link: the account's address,
+	// the provider's name and the proofs the account offers besides the mailed code.
+	DescribeProviderLink(context.Context, *ProviderLinkRef) (*ProviderLinkProofs, error)
+	// SendProviderLinkCode mails a code that confirms the pending link to the account's address and
+	// answers the link again, now bound to that code. Limited like the verification mails' resends.
+	SendProviderLinkCode(context.Context, *SendProviderLinkCodeRequest) (*ProviderLinkRef, error)
 	// DescribeSecondFactors tells the account page the app's MFA policy and the second factors of
 	// the access token's user.
 	DescribeSecondFactors(context.Context, *AccountRequest) (*SecondFactors, error)
@@ -778,6 +827,10 @@ type LoginServiceServer interface {
 	// StartSignInEnrolment answers the TOTP key of a sign-in that must enrol a factor (the
 	// LoginRedirect's second_factor with enrol set).
 	StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error)
+	// StartSignInPasskeyEnrolment answers the options of navigator.credentials.create for a sign-in
+	// that must enrol a factor, the choice beside the TOTP key; the created passkey is posted to
+	// VerifySecondFactor.
+	StartSignInPasskeyEnrolment(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error)
 	// VerifySecondFactor checks the TOTP or recovery code, or the passkey, of a sign-in's second
 	// step (or confirms the enrolment of an enrolling one) and continues the authorization request.
 	VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error)
@@ -875,6 +928,12 @@ func (UnimplementedLoginServiceServer) FinishProviderSignIn(context.Context, *Fi
 func (UnimplementedLoginServiceServer) ConfirmProviderLink(context.Context, *ConfirmProviderLinkRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfirmProviderLink not implemented")
 }
+func (UnimplementedLoginServiceServer) DescribeProviderLink(context.Context, *ProviderLinkRef) (*ProviderLinkProofs, error) {
+	return nil, status.Error(codes.Unimplemented, "method DescribeProviderLink not implemented")
+}
+func (UnimplementedLoginServiceServer) SendProviderLinkCode(context.Context, *SendProviderLinkCodeRequest) (*ProviderLinkRef, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendProviderLinkCode not implemented")
+}
 func (UnimplementedLoginServiceServer) DescribeSecondFactors(context.Context, *AccountRequest) (*SecondFactors, error) {
 	return nil, status.Error(codes.Unimplemented, "method DescribeSecondFactors not implemented")
 }
@@ -889,6 +948,9 @@ func (UnimplementedLoginServiceServer) RegenerateRecoveryCodes(context.Context, 
 }
 func (UnimplementedLoginServiceServer) StartSignInEnrolment(context.Context, *SecondFactorFlow) (*TotpKey, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartSignInEnrolment not implemented")
+}
+func (UnimplementedLoginServiceServer) StartSignInPasskeyEnrolment(context.Context, *SecondFactorFlow) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartSignInPasskeyEnrolment not implemented")
 }
 func (UnimplementedLoginServiceServer) VerifySecondFactor(context.Context, *VerifySecondFactorRequest) (*LoginRedirect, error) {
 	return nil, status.Error(codes.Unimplemented, "method VerifySecondFactor not implemented")
@@ -1235,6 +1297,42 @@ func _LoginService_ConfirmProviderLink_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LoginService_DescribeProviderLink_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProviderLinkRef)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).DescribeProviderLink(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_DescribeProviderLink_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).DescribeProviderLink(ctx, req.(*ProviderLinkRef))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_SendProviderLinkCode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendProviderLinkCodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).SendProviderLinkCode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_SendProviderLinkCode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).SendProviderLinkCode(ctx, req.(*SendProviderLinkCodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LoginService_DescribeSecondFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AccountRequest)
 	if err := dec(in); err != nil {
@@ -1321,6 +1419,24 @@ func _LoginService_StartSignInEnrolment_Handler(srv interface{}, ctx context.Con
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(LoginServiceServer).StartSignInEnrolment(ctx, req.(*SecondFactorFlow))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LoginService_StartSignInPasskeyEnrolment_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SecondFactorFlow)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LoginServiceServer).StartSignInPasskeyEnrolment(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LoginService_StartSignInPasskeyEnrolment_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LoginServiceServer).StartSignInPasskeyEnrolment(ctx, req.(*SecondFactorFlow))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1613,6 +1729,14 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _LoginService_ConfirmProviderLink_Handler,
 		},
 		{
+			MethodName: "DescribeProviderLink",
+			Handler:    _LoginService_DescribeProviderLink_Handler,
+		},
+		{
+			MethodName: "SendProviderLinkCode",
+			Handler:    _LoginService_SendProviderLinkCode_Handler,
+		},
+		{
 			MethodName: "DescribeSecondFactors",
 			Handler:    _LoginService_DescribeSecondFactors_Handler,
 		},
@@ -1631,6 +1755,10 @@ var LoginService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StartSignInEnrolment",
 			Handler:    _LoginService_StartSignInEnrolment_Handler,
+		},
+		{
+			MethodName: "StartSignInPasskeyEnrolment",
+			Handler:    _LoginService_StartSignInPasskeyEnrolment_Handler,
 		},
 		{
 			MethodName: "VerifySecondFactor",

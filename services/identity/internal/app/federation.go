@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -102,7 +101,8 @@ type providerFlow struct {
 	Language string `json:"language,omitempty"`
 }
 
-// pendingLink is a provider identity waiting for the password of the account it would link to,
+// pendingLink is a provider identity waiting for the proof that the account it would link to is
+// the person's (linkproof.go),
 // sealed (linkOwner) into the confirmation form.
 type pendingLink struct {
 	AppID   string      `json:"app"`
@@ -112,6 +112,9 @@ type pendingLink struct {
 	Email   string      `json:"email"`
 	Params  LoginParams `json:"params"`
 	Expires time.Time   `json:"expires"`
+	// CodeID is the challenge of the code SendProviderLinkCode mailed for this link: sealed in, so
+	// the code confirms only this link.
+	CodeID string `json:"code,omitempty"`
 }
 
 func (s *Service) seal(v any, owner string) (string, error) {
@@ -241,8 +244,8 @@ type ProviderOutcome struct {
 //   - a linked provider identity signs its user in;
 //   - a new address creates the user and its tenant as sign-up does, linked;
 //   - an address that has an account is linked only when the provider asserts it verified and the
-//     person then gives the account's password (the outcome's Link); an unverified one is refused
-//     and nothing is created.
+//     person then proves the account is theirs (the outcome's Link, ConfirmProviderLink); an
+//     unverified one is refused and nothing is created.
 func (s *Service) FinishProviderSignIn(ctx context.Context, cb ProviderCallback) (ProviderOutcome, error) {
 	var f providerFlow
 	if !s.open(cb.Flow, flowOwner, &f) {
@@ -380,7 +383,7 @@ func (s *Service) recordProviderEmail(ctx context.Context, u domain.User, slot s
 }
 
 // offerLink answers a provider identity whose address has an account. Only an address the
-// provider asserts verified may be linked, and only once the person gives the account's password:
+// provider asserts verified may be linked, and only once the person proves the account is theirs:
 // a provider that lets anyone claim any address must never open someone else's account.
 func (s *Service) offerLink(a domain.App, idp domain.IdentityProvider, u domain.User, who ProviderIdentity, p LoginParams) (ProviderOutcome, error) {
 	if !who.EmailVerified {
@@ -459,64 +462,6 @@ func linkedEvent(u domain.User, l domain.ProviderLink) ([]events.Event, error) {
 	return event(identityv1.EventUserProviderLinked, u.AppID, &identityv1.ProviderLinked{
 		AppId: u.AppID, UserId: u.ID, TenantRef: u.TenantID, Slot: l.Slot, At: convert.Timestamp(l.CreatedAt),
 	})
-}
-
-// ConfirmLinkInput is the confirmation form of a link to an existing account.
-type ConfirmLinkInput struct {
-	Link, Password      string
-	ClientIP, UserAgent string
-}
-
-// ConfirmProviderLink links the pending provider identity to the account whose password the person
-// gave (under the sign-in attempt limits), records the provider's verified address and signs in,
-// continuing the authorization request.
-func (s *Service) ConfirmProviderLink(ctx context.Context, in ConfirmLinkInput) (LoginOutcome, error) {
-	var pl pendingLink
-	if !s.open(in.Link, linkOwner, &pl) || !s.now().Before(pl.Expires) {
-		return LoginOutcome{}, ProviderRefusal(ProviderReasonLink, "the link confirmation is broken or expired")
-	}
-	a, err := s.enabledLoginApp(ctx, pl.Params)
-	if err != nil {
-		return LoginOutcome{}, err
-	}
-	if err := domain.CheckUserAgent(in.UserAgent); err != nil {
-		return LoginOutcome{}, err
-	}
-	ip := clientIP(in.ClientIP)
-	u, keys, err := s.passwordUser(ctx, a, pl.Email, in.Password, ip)
-	if err != nil {
-		return LoginOutcome{}, err
-	}
-	if u.ID != pl.UserID {
-		// The address moved to another account since the callback.
-		return LoginOutcome{}, ProviderRefusal(ProviderReasonLink, "the address belongs to another account now")
-	}
-	l, err := domain.NewProviderLink(a.ID, pl.Slot, pl.Subject, u.ID, pl.Email, s.now())
-	if err != nil {
-		return LoginOutcome{}, err
-	}
-	evs, err := linkedEvent(u, l)
-	if err != nil {
-		return LoginOutcome{}, err
-	}
-	if err := s.store.CreateProviderLink(ctx, l, evs...); err != nil {
-		if errors.Is(err, domain.ErrProviderLinked) {
-			return LoginOutcome{}, ProviderRefusal(ProviderReasonLinked, "%s: the identity or the account's slot is linked already", pl.Slot)
-		}
-		return LoginOutcome{}, err
-	}
-	slog.InfoContext(ctx, "provider identity linked", slog.String("app_id", a.ID), slog.String("user_id", u.ID), slog.String("slot", pl.Slot))
-	if u, err = s.recordProviderEmail(ctx, u, pl.Slot, true); err != nil {
-		return LoginOutcome{}, err
-	}
-	p := pl.Params
-	p.Service = pl.Slot
-	out, err := s.afterFirstFactor(ctx, a, u, p, browser{ip: ip, userAgent: in.UserAgent}, domain.AMRPassword, domain.AMRFederated)
-	if err != nil || out.SecondFactor != "" {
-		// As at a password sign-in: the failures stay counted until the second factor is proved.
-		return out, err
-	}
-	return out, s.clearSignInFailures(ctx, keys)
 }
 
 // LoginProviders are the app's configured slots as the hosted page shows them.

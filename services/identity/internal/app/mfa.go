@@ -168,6 +168,20 @@ func (s *Service) StartSignInEnrolment(ctx context.Context, flow string) (*otp.K
 	return s.pendingTOTP(ctx, a, u)
 }
 
+// StartSignInPasskeyEnrolment answers the options of navigator.credentials.create for a sign-in
+// that must enrol a factor, the choice beside the TOTP key: the passkey the browser creates is
+// posted to VerifySecondFactor, which stores it and continues the sign-in.
+func (s *Service) StartSignInPasskeyEnrolment(ctx context.Context, flow string) (PasskeyCeremony, error) {
+	c, a, u, err := s.flowOf(ctx, flow)
+	if err != nil {
+		return PasskeyCeremony{}, err
+	}
+	if _, enrol, err := s.secondStep(ctx, a, u); err != nil || !enrol {
+		return PasskeyCeremony{}, cmpErr(err, errFlowSpent)
+	}
+	return s.beginPasskeyRegistration(ctx, a, u, enrolmentAAD(c))
+}
+
 // cmpErr is err, else fallback.
 func cmpErr(err, fallback error) error {
 	if err != nil {
@@ -198,14 +212,12 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 		return LoginOutcome{}, err
 	}
 	ip := clientIP(in.ClientIP)
-	keys := signInKeysOf(a.ID, u.Email, addressKey(ip))
-	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)
+	var codes []string
+	keys, ok, err := s.underSignInLimits(ctx, a, u, ip, func() (ok bool, err error) {
+		codes, ok, err = s.checkSecondFactor(ctx, c, a, u, in)
+		return ok, err
+	})
 	if err != nil {
-		return LoginOutcome{}, err
-	}
-	codes, ok, err := s.checkSecondFactor(ctx, c, a, u, in)
-	if err != nil {
-		s.release(ctx, attempt)
 		return LoginOutcome{}, err
 	}
 	if !ok {
@@ -213,9 +225,6 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 			return LoginOutcome{}, err
 		}
 		return LoginOutcome{}, errWrongCode
-	}
-	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
-		return LoginOutcome{}, err
 	}
 	if err := s.clearSignInFailures(ctx, keys); err != nil {
 		return LoginOutcome{}, err
@@ -242,54 +251,63 @@ func (s *Service) VerifySecondFactor(ctx context.Context, in SecondFactorInput) 
 
 // checkSecondFactor reports whether the form proves the user's second factor, using it up: a
 // passkey's assertion, a TOTP code's time step, or a recovery code. For a user enrolling (no
-// confirmed factor, the required policy) it must be the pending TOTP factor's code, which
-// confirms it; codes are then the new recovery codes.
+// confirmed factor, the required policy) it must be a passkey the browser just created, or the
+// pending TOTP factor's code, which confirms it; codes are then the new recovery codes.
 func (s *Service) checkSecondFactor(ctx context.Context, c domain.Challenge, a domain.App, u domain.User, in SecondFactorInput) (codes []string, ok bool, err error) {
-	if in.Passkey != "" {
-		ok, err := s.checkPasskey(ctx, c, a, u, in.Passkey, in.PasskeyState)
-		return nil, ok, err
-	}
-	code := in.Code
-	if len(code) > 64 {
-		return nil, false, nil
-	}
-	factors, err := s.store.ListFactors(ctx, a.ID, u.ID)
+	_, enrol, err := s.secondStep(ctx, a, u)
 	if err != nil {
 		return nil, false, err
 	}
-	enrolled := false
-	for _, f := range factors {
-		if !f.Confirmed() {
-			continue
-		}
-		enrolled = true
-		if f.Kind != domain.FactorTOTP {
-			continue
-		}
-		if ok, err := s.useTOTP(ctx, f, code); ok || err != nil {
-			return nil, ok, err
-		}
-	}
-	if enrolled {
-		if !domain.WellFormedRecoveryCode(code) {
+	switch {
+	case in.Passkey != "" && enrol:
+		codes, err := s.registerPasskey(ctx, a, u, in.Passkey, in.PasskeyState, enrolmentAAD(c))
+		if errors.Is(err, errPasskey) {
 			return nil, false, nil
 		}
-		err = s.store.UseRecoveryCode(ctx, a.ID, u.ID, domain.RecoveryCodeHash(u.ID, code, s.pepper), s.now(), func(left int) ([]events.Event, error) {
-			return event(identityv1.EventSecondFactorRecoveryCodeUsed, a.ID, &identityv1.RecoveryCodeUsed{AppId: a.ID, UserId: u.ID, CodesLeft: int32(left)})
-		})
-		if errors.Is(err, domain.ErrNotFound) {
-			return nil, false, nil
-		}
-		return nil, err == nil, err
+		return codes, err == nil, err
+	case in.Passkey != "":
+		ok, err := s.checkPasskey(ctx, assertionAAD(c), a, u, in.Passkey, in.PasskeyState)
+		return nil, ok, err
+	case !enrol:
+		ok, err := s.useEnrolledCode(ctx, a, u, in.Code)
+		return nil, ok, err
 	}
-	if a.MFA != domain.MFARequired {
-		return nil, false, nil
-	}
-	codes, err = s.confirmTOTP(ctx, a, u, code)
+	codes, err = s.confirmTOTP(ctx, a, u, in.Code)
 	if errors.Is(err, errWrongCode) {
 		return nil, false, nil
 	}
 	return codes, err == nil, err
+}
+
+// useEnrolledCode reports whether code is a current code of one of the user's confirmed TOTP
+// factors or one of the user's recovery codes, using it up (a recovery code is spent with its
+// event; a TOTP time step is never accepted again).
+func (s *Service) useEnrolledCode(ctx context.Context, a domain.App, u domain.User, code string) (bool, error) {
+	if len(code) > 64 {
+		return false, nil
+	}
+	factors, err := s.store.ListFactors(ctx, a.ID, u.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range factors {
+		if f.Kind != domain.FactorTOTP || !f.Confirmed() {
+			continue
+		}
+		if ok, err := s.useTOTP(ctx, f, code); ok || err != nil {
+			return ok, err
+		}
+	}
+	if !domain.WellFormedRecoveryCode(code) {
+		return false, nil
+	}
+	err = s.store.UseRecoveryCode(ctx, a.ID, u.ID, domain.RecoveryCodeHash(u.ID, code, s.pepper), s.now(), func(left int) ([]events.Event, error) {
+		return event(identityv1.EventSecondFactorRecoveryCodeUsed, a.ID, &identityv1.RecoveryCodeUsed{AppId: a.ID, UserId: u.ID, CodesLeft: int32(left)})
+	})
+	if errors.Is(err, domain.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // useTOTP reports whether code is a current code of the confirmed factor f not used before, and

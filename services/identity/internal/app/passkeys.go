@@ -121,13 +121,25 @@ func (s *Service) openCeremony(state, aad string) (webauthn.SessionData, error) 
 	return session, nil
 }
 
-// StartPasskeyRegistration begins adding a passkey for the token's user. Passkeys the user holds
-// are excluded, so an authenticator is not registered twice.
+// StartPasskeyRegistration begins adding a passkey for the token's user.
 func (s *Service) StartPasskeyRegistration(ctx context.Context, accessToken string) (PasskeyCeremony, error) {
 	a, u, err := s.accountUser(ctx, accessToken)
 	if err != nil {
 		return PasskeyCeremony{}, err
 	}
+	return s.beginPasskeyRegistration(ctx, a, u, registrationAAD(u))
+}
+
+// registrationAAD binds a registration ceremony of the account page to its user; enrolmentAAD
+// binds one of a sign-in that must enrol to that sign-in's flow.
+func registrationAAD(u domain.User) string   { return "passkey registration\x00" + u.ID }
+func enrolmentAAD(c domain.Challenge) string { return "passkey enrolment\x00" + c.ID }
+func assertionAAD(c domain.Challenge) string { return "passkey assertion\x00" + c.ID }
+
+// beginPasskeyRegistration answers the options of navigator.credentials.create for u, its state
+// sealed under aad. Passkeys the user holds are excluded, so an authenticator is not registered
+// twice.
+func (s *Service) beginPasskeyRegistration(ctx context.Context, a domain.App, u domain.User, aad string) (PasskeyCeremony, error) {
 	if a.MFA == domain.MFAOff {
 		return PasskeyCeremony{}, errMFAOff
 	}
@@ -150,7 +162,7 @@ func (s *Service) StartPasskeyRegistration(ctx context.Context, accessToken stri
 	if err != nil {
 		return PasskeyCeremony{}, fmt.Errorf("begin passkey registration: %w", err)
 	}
-	return s.sealCeremony(creation.Response, session, "passkey registration\x00"+u.ID)
+	return s.sealCeremony(creation.Response, session, aad)
 }
 
 // PasskeyRegistration is the account page's created passkey with the current password, which is
@@ -164,8 +176,7 @@ type PasskeyRegistration struct {
 // and stores it as a confirmed factor; a user who had no recovery codes gets them now (answered
 // once).
 func (s *Service) FinishPasskeyRegistration(ctx context.Context, in PasskeyRegistration) ([]string, error) {
-	accessToken, credential, state := in.AccessToken, in.Credential, in.State
-	a, u, err := s.accountUser(ctx, accessToken)
+	a, u, err := s.accountUser(ctx, in.AccessToken)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +186,18 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, in PasskeyRegis
 	if err := s.checkCurrentPassword(ctx, u, in.Current, in.ClientIP); err != nil {
 		return nil, err
 	}
+	return s.registerPasskey(ctx, a, u, in.Credential, in.State, registrationAAD(u))
+}
+
+// registerPasskey verifies the credential the browser created in the ceremony sealed under aad
+// and stores it as a confirmed factor of u, with the enrolled event; a user who had no recovery
+// codes gets them now (answered once). A credential that cannot be verified is errPasskey.
+func (s *Service) registerPasskey(ctx context.Context, a domain.App, u domain.User, credential, state, aad string) ([]string, error) {
 	rp, err := s.relyingParty(a)
 	if err != nil {
 		return nil, err
 	}
-	session, err := s.openCeremony(state, "passkey registration\x00"+u.ID)
+	session, err := s.openCeremony(state, aad)
 	if err != nil || len(credential) > maxPasskeyJSON {
 		return nil, errPasskey
 	}
@@ -252,14 +270,15 @@ func (s *Service) StartPasskeyAssertion(ctx context.Context, flow string) (Passk
 	if err != nil {
 		return PasskeyCeremony{}, fmt.Errorf("begin passkey assertion: %w", err)
 	}
-	return s.sealCeremony(assertion.Response, session, "passkey assertion\x00"+c.ID)
+	return s.sealCeremony(assertion.Response, session, assertionAAD(c))
 }
 
-// checkPasskey reports whether the assertion proves one of the user's passkeys for the flow c,
-// and records its signature counter: a counter that did not rise (a cloned authenticator, or a
-// replay) is refused unless the authenticator keeps none.
-func (s *Service) checkPasskey(ctx context.Context, c domain.Challenge, a domain.App, u domain.User, assertion, state string) (bool, error) {
-	session, err := s.openCeremony(state, "passkey assertion\x00"+c.ID)
+// checkPasskey reports whether the assertion proves one of the user's passkeys in the ceremony
+// sealed under aad (a sign-in's second step, a link confirmation), and records its signature
+// counter: a counter that did not rise (a cloned authenticator, or a replay) is refused unless
+// the authenticator keeps none.
+func (s *Service) checkPasskey(ctx context.Context, aad string, a domain.App, u domain.User, assertion, state string) (bool, error) {
+	session, err := s.openCeremony(state, aad)
 	if err != nil || len(assertion) > maxPasskeyJSON {
 		return false, nil
 	}

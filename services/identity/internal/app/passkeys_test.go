@@ -134,3 +134,41 @@ func TestPasskeySignInIsOfferedOnlyWhereTheAppAllowsItAndAForgedOneCountsAgainst
 	_, err = f.svc.StartPasskeySignIn(ctx, f.params())
 	wantStatus(t, "passkey sign-in while second factors are off", err, codes.FailedPrecondition)
 }
+
+// Under the required policy a user without a factor may enrol a passkey at sign-in instead of an
+// authenticator app: the flow answers creation options bound to it; a sign-in that need not enrol
+// gets none, and a forged credential enrols nothing and counts as a wrong code.
+func TestAnEnrollingSignInOffersAPasskeyBoundToItsFlow(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, grace := f.session(t, "grace@example.test")
+	f.enrolTOTP(t, "lin@example.test")
+	if _, err := f.svc.SetAppMFA(ctx, f.app.ID, "required"); err != nil {
+		t.Fatal(err)
+	}
+	out := f.secondStep(t, "grace@example.test")
+	c, err := f.svc.StartSignInPasskeyEnrolment(ctx, out.SecondFactor)
+	var opts struct {
+		RP   struct{ ID string }
+		User struct {
+			Name string `json:"name"`
+		} `json:"user"`
+	}
+	if err != nil || json.Unmarshal([]byte(c.Options), &opts) != nil || opts.RP.ID != "berth.test" || opts.User.Name != "grace@example.test" || c.State == "" {
+		t.Fatalf("enrolment options = %+v, %v", c, err)
+	}
+	_, err = f.svc.VerifySecondFactor(ctx, app.SecondFactorInput{Flow: out.SecondFactor, Passkey: `{"id":"x"}`, PasskeyState: c.State, ClientIP: clientIP})
+	if fieldOf(err) != "code" {
+		t.Errorf("a forged credential: %v, want a refused code", err)
+	}
+	if factors, err := f.store.ListFactors(ctx, f.app.ID, grace.ID); err != nil || len(factors) != 0 {
+		t.Errorf("a forged credential left factors %v (%v)", factors, err)
+	}
+	if _, err := f.svc.StartSignInPasskeyEnrolment(ctx, "not-a-flow"); fieldOf(err) != "flow" {
+		t.Errorf("options for a forged flow: %v, want the spent flow", err)
+	}
+	other := f.secondStep(t, "lin@example.test")
+	if _, err := f.svc.StartSignInPasskeyEnrolment(ctx, other.SecondFactor); fieldOf(err) != "flow" {
+		t.Errorf("options for a sign-in that need not enrol: %v, want the spent flow", err)
+	}
+}

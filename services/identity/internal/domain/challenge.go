@@ -27,6 +27,10 @@ const (
 	// PurposeSecondFactor is a sign-in whose password was right, waiting for its second factor.
 	// Its link secret is the flow the hosted page carries; nothing is mailed.
 	PurposeSecondFactor ChallengePurpose = "second_factor"
+	// PurposeLinkProvider proves that the person linking a provider identity to an existing
+	// account reads the account's address: the mailed code confirms the link. Its id travels
+	// sealed in the pending link, so it is only ever met for that link; the link secret is unused.
+	PurposeLinkProvider ChallengePurpose = "link_provider"
 )
 
 // TTL is how long a challenge of the purpose may be met. A reset proves control of an account
@@ -39,6 +43,9 @@ func (p ChallengePurpose) TTL() time.Duration {
 	case PurposeSecondFactor:
 		// Long enough to find the phone, or enrol one at a required policy's first sign-in.
 		return 10 * time.Minute
+	case PurposeLinkProvider:
+		// The pending link it confirms lives as long (the provider flow's ten minutes).
+		return 10 * time.Minute
 	}
 	return 24 * time.Hour
 }
@@ -46,7 +53,7 @@ func (p ChallengePurpose) TTL() time.Duration {
 // Valid reports whether p is one of the purposes above.
 func (p ChallengePurpose) Valid() bool {
 	switch p {
-	case PurposeVerifyEmail, PurposeResetPassword, PurposeChangeEmail, PurposeSecondFactor:
+	case PurposeVerifyEmail, PurposeResetPassword, PurposeChangeEmail, PurposeSecondFactor, PurposeLinkProvider:
 		return true
 	}
 	return false

@@ -61,6 +61,8 @@ func TestAChallengeIsLiveUntilUsedExpiredOrOutOfAttempts(t *testing.T) {
 		{"a verification after a day", PurposeVerifyEmail, func(*Challenge) {}, t0.Add(24 * time.Hour), false},
 		{"a reset after 14 minutes", PurposeResetPassword, func(*Challenge) {}, t0.Add(14 * time.Minute), true},
 		{"a reset after 15 minutes", PurposeResetPassword, func(*Challenge) {}, t0.Add(15 * time.Minute), false},
+		{"a link code after 9 minutes", PurposeLinkProvider, func(*Challenge) {}, t0.Add(9 * time.Minute), true},
+		{"a link code after 10 minutes", PurposeLinkProvider, func(*Challenge) {}, t0.Add(10 * time.Minute), false},
 		{"used", PurposeChangeEmail, func(c *Challenge) { c.UsedAt = &used }, t0, false},
 		{"one attempt left", PurposeVerifyEmail, func(c *Challenge) { c.CodeAttempts = MaxCodeAttempts - 1 }, t0, true},
 		{"out of attempts", PurposeVerifyEmail, func(c *Challenge) { c.CodeAttempts = MaxCodeAttempts }, t0, false},

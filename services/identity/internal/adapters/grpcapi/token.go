@@ -108,17 +108,45 @@ func (s *LoginServer) FinishProviderSignIn(ctx context.Context, req *identityv1.
 	}
 	out := &identityv1.ProviderOutcome{Url: o.URL, Link: o.Link, Email: o.Email, ProviderName: o.ProviderName, SecondFactor: o.SecondFactor, Enrol: o.Enrol}
 	if o.Link != "" || o.SecondFactor != "" {
-		pp := o.Params
-		out.Params = &identityv1.LoginParams{ClientId: pp.ClientID, RedirectUri: pp.RedirectURI, State: pp.State, Nonce: pp.Nonce, Scope: pp.Scope, Referral: pp.Referral}
+		out.Params = loginParamsProto(o.Params)
 	}
 	return out, nil
 }
 
-// ConfirmProviderLink links a provider identity to the account whose password was given.
+// loginParamsProto is the inverse of loginParams.
+func loginParamsProto(p app.LoginParams) *identityv1.LoginParams {
+	return &identityv1.LoginParams{ClientId: p.ClientID, RedirectUri: p.RedirectURI, State: p.State, Nonce: p.Nonce, Scope: p.Scope, Referral: p.Referral}
+}
+
+// ConfirmProviderLink links a provider identity to the account the person proved is theirs.
 func (s *LoginServer) ConfirmProviderLink(ctx context.Context, req *identityv1.ConfirmProviderLinkRequest) (*identityv1.LoginRedirect, error) {
 	return loginRedirect(s.svc.ConfirmProviderLink(ctx, app.ConfirmLinkInput{
-		Link: req.GetLink(), Password: req.GetPassword(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
+		Link: req.GetLink(), Password: req.GetPassword(), Code: req.GetCode(), EmailCode: req.GetEmailCode(),
+		Passkey: req.GetPasskey(), PasskeyState: req.GetPasskeyState(), ClientIP: req.GetClientIp(), UserAgent: req.GetUserAgent(),
 	}))
+}
+
+// DescribeProviderLink answers the confirmation page of a pending link.
+func (s *LoginServer) DescribeProviderLink(ctx context.Context, req *identityv1.ProviderLinkRef) (*identityv1.ProviderLinkProofs, error) {
+	p, err := s.svc.DescribeProviderLink(ctx, req.GetLink())
+	if err != nil {
+		return nil, err
+	}
+	out := &identityv1.ProviderLinkProofs{Email: p.Email, ProviderName: p.ProviderName, Params: loginParamsProto(p.Params),
+		Password: p.Password, Totp: p.TOTP, CodeSent: p.CodeSent}
+	if p.Passkey.Options != "" {
+		out.Passkey = &identityv1.PasskeyCeremony{Options: p.Passkey.Options, State: p.Passkey.State}
+	}
+	return out, nil
+}
+
+// SendProviderLinkCode mails the code that confirms a pending link.
+func (s *LoginServer) SendProviderLinkCode(ctx context.Context, req *identityv1.SendProviderLinkCodeRequest) (*identityv1.ProviderLinkRef, error) {
+	link, err := s.svc.SendProviderLinkCode(ctx, req.GetLink(), req.GetClientIp())
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.ProviderLinkRef{Link: link}, nil
 }
 
 // SignUp creates the user and its tenant, then signs in or asks for verification.
@@ -311,6 +339,11 @@ func (s *LoginServer) RegenerateRecoveryCodes(ctx context.Context, req *identity
 // StartSignInEnrolment answers the TOTP key of a sign-in that enrols a factor.
 func (s *LoginServer) StartSignInEnrolment(ctx context.Context, req *identityv1.SecondFactorFlow) (*identityv1.TotpKey, error) {
 	return totpKey(s.svc.StartSignInEnrolment(ctx, req.GetFlow()))
+}
+
+// StartSignInPasskeyEnrolment answers the passkey options of a sign-in that enrols a factor.
+func (s *LoginServer) StartSignInPasskeyEnrolment(ctx context.Context, req *identityv1.SecondFactorFlow) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartSignInPasskeyEnrolment(ctx, req.GetFlow()))
 }
 
 // VerifySecondFactor checks a sign-in's second factor and continues the authorization request.

@@ -31,6 +31,15 @@ type FactorsRemoved struct {
 	App string
 }
 
+// LinkCode is what the mail with the code that confirms a provider link says.
+type LinkCode struct {
+	To       string
+	App      string
+	Provider string // the provider's display name
+	Code     string
+	Minutes  int // how long the code works
+}
+
 // MemberInvitation is what the invitation to a project's console says.
 type MemberInvitation struct {
 	To      string // the member's address
@@ -117,6 +126,38 @@ var (
 </body></html>
 `)
 )
+
+// linkCodeMail names the provider, so that someone who did not start the link learns which
+// provider account tried to reach theirs.
+var linkCodeMail = newTemplate("link-code",
+	`{{.T "login.idp.linkMail.subject" .App}}`,
+	`{{.T "verify.mail.greeting"}}
+
+{{.T "login.idp.linkMail.intro" .Provider .App}}
+
+{{.Code}}
+
+{{.T "login.idp.linkMail.validity" .Minutes}}
+
+{{.T "login.idp.linkMail.notYou"}}
+`,
+	`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "login.idp.linkMail.intro" .Provider .App}}</p>
+<p style="font-size:1.5em;letter-spacing:0.2em"><strong>{{.Code}}</strong></p>
+<p>{{.T "login.idp.linkMail.validity" .Minutes}}</p>
+<p>{{.T "login.idp.linkMail.notYou"}}</p>
+</body></html>
+`)
+
+// ComposeLinkCode renders the mail with the code that confirms a provider link, in lang.
+func ComposeLinkCode(lang string, d LinkCode) (mail.Message, error) {
+	return linkCodeMail.compose(d.To, struct {
+		LinkCode
+		locale.Printer
+	}{d, locale.For(lang)})
+}
 
 // memberInvitationMail never names who invited: the project's name is the operator's own text,
 // and the mail says nothing a stranger could pass off as a personal message.

@@ -80,3 +80,24 @@ func TestTheMemberInvitationUsesOnlyMessagesOfTheCatalog(t *testing.T) {
 		t.Errorf("the member invitation uses keys the catalog lacks: %q", unknown)
 	}
 }
+
+// The code that confirms a provider link names the provider and how long it works, in both
+// languages and both parts.
+func TestTheLinkCodeMailNamesTheProviderAndTheCodeInBothLanguages(t *testing.T) {
+	for _, lang := range []string{"en", "de"} {
+		m, err := ComposeLinkCode(lang, LinkCode{To: "a@example.test", App: "Shop", Provider: "Sandbox B", Code: "042137", Minutes: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, part := range []string{m.Text, m.HTML} {
+			for _, want := range []string{"042137", "Sandbox B", "Shop", "10"} {
+				if !strings.Contains(part, want) {
+					t.Errorf("%s: %q missing from a part:\n%s", lang, want, part)
+				}
+			}
+		}
+		if !strings.Contains(m.Subject, "Shop") || strings.Contains(m.Subject, "042137") {
+			t.Errorf("%s subject = %q, want the app and never the code", lang, m.Subject)
+		}
+	}
+}
