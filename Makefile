@@ -4,7 +4,7 @@ SHELL := /bin/bash
 MODULES := $(shell sed -n "s|^[[:space:]]*\./||p" go.work)
 GO_TEST_FLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-search bench-series bench-stack docs
+.PHONY: run test test-cluster fuzz lint proto proto-check tidy build bench bench-search bench-console bench-series bench-stack docs
 
 ## run: every service, the REST edge and embedded NATS in one process on 127.0.0.1:8080, seeded demo app.
 run:
@@ -97,6 +97,11 @@ bench:
 ## beside its bare statement, with p50/p99 (docs/performance.md); a narrower `make bench`.
 bench-search:
 	@set -eo pipefail; for m in services/identity services/tenant; do (cd $$m && go test -run '^$$' -bench '^BenchmarkSearch' ./internal/adapters/postgres/); done | tee /dev/stderr | go run ./tools/benchratio
+
+## bench-console: the console's users and tenants pages as a signed-in member loads them, on the whole
+## stack with 100,000 users and tenants in PostgreSQL, beside a bare net/http + pgx page (docs/performance.md).
+bench-console:
+	@set -eo pipefail; (cd cmd && go test -run '^$$' -bench '^BenchmarkConsoleListPages$$' -benchtime 200x ./berth/stacktest/) | tee /dev/stderr | go run ./tools/benchratio
 
 ## bench-series: the console analytics page's daily series over a week to a year of an app with 100,000
 ## users in PostgreSQL, beside its bare statements, with p50/p99 (docs/performance.md); a narrower `make bench`.

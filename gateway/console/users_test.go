@@ -79,7 +79,7 @@ func TestTheUserPageShowsProfileFlagsTenantSessionsProvidersAndFactors(t *testin
 	}
 	for _, want := range []string{
 		`<dd id="user-email">` + userEmail, "Ada &lt;Lovelace&gt;", `<dd id="user-state">active`,
-		"<code>" + u.user.GetTenantId() + "</code>", "198.51.100.7", "Firefox/140", `data-session="s-1"`,
+		`href="` + frame{}.TenantURL(testApp, u.user.GetTenantId()) + `" id="user-tenant"><code>` + u.user.GetTenantId() + "</code>", "198.51.100.7", "Firefox/140", `data-session="s-1"`,
 		"ada@provider-b.example", "totp", "Recovery codes left: 7", `<td id="email-verified">yes`,
 		`id="freeze"`, `id="send-reset"`, `id="revoke-sessions"`, `id="reset-factors"`, `id="delete"`,
 	} {

@@ -27,7 +27,7 @@ import (
 // consoleRows is how many users and how many tenants the demo app holds for the list pages.
 const consoleRows = 100_000
 
-// BenchmarkConsoleListPages measures the console's list pages as a member's browser loads them —
+// BenchmarkConsoleListPages measures the console's users and tenants lists as a member's browser loads them —
 // the edge, the console's handler, its gRPC calls with the member's operator token and the
 // services' PostgreSQL reads — with 100,000 users and 100,000 tenants in the demo app. Each page
 // reports p50 and p99 in milliseconds (the goal: p99 ≤ 100 ms) beside its baseline: a bare
@@ -61,6 +61,9 @@ func BenchmarkConsoleListPages(b *testing.B) {
 		{name: "users", pool: pools["identity"],
 			baseline: `select id, email, name, created_at from users where app_id = $1 and not deleted order by lower(email) collate "C", id limit 26`,
 			pages:    map[string]string{"first": app + "/users", "prefix": app + "/users?q=" + url.QueryEscape("user-5"), "next": nextPage(b, client, app+"/users")}},
+		{name: "tenants", pool: pools["tenant"],
+			baseline: `select id, name, created_at from tenants where app_id = $1 and not deleted order by lower(name) collate "C", id limit 26`,
+			pages:    map[string]string{"first": app + "/tenants", "prefix": app + "/tenants?q=" + url.QueryEscape("user-5"), "next": nextPage(b, client, app+"/tenants")}},
 	} {
 		bare := bareListPage(group.pool, group.baseline, env.App.AppID)
 		b.Run(group.name+"/baseline", func(b *testing.B) { latency.Measure(b, func() error { return get(client, bare.URL) }) })
