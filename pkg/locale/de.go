@@ -238,6 +238,12 @@ var german = map[string]string{
 	"member.invite.linkText":     "Einladung annehmen",
 	"member.invite.validity":     "Der Link funktioniert einmal und 7 Tage lang. Wenn du diese Einladung nicht erwartet hast, kannst du diese E-Mail ignorieren.",
 
+	// The notice of a disabled webhook endpoint to the app's project members (identity).
+	"endpointDisabled.mail.subject":  "Webhooks von %s gehen an einen Endpunkt nicht mehr hinaus",
+	"endpointDisabled.mail.intro":    "jede Zustellung der App %s an diesen Webhook-Endpunkt schlägt seit %s fehl. Berth hat den Endpunkt deshalb deaktiviert und sendet ihm nichts mehr:",
+	"endpointDisabled.mail.next":     "Sobald der Empfänger wieder antwortet, aktiviere den Endpunkt und stelle die verpassten Zustellungen auf der Ereignisseite der App wieder her:",
+	"endpointDisabled.mail.linkText": "Ereignisseite öffnen",
+
 	// The console (gateway/console).
 	"console.name":                 "Berth-Konsole",
 	"console.nav.apps":             "Apps",

@@ -246,6 +246,12 @@ var english = map[string]string{
 	"member.invite.linkText":     "Accept the invitation",
 	"member.invite.validity":     "The link works once and for 7 days. If you did not expect this invitation, you can ignore this email.",
 
+	// The notice of a disabled webhook endpoint to the app's project members (identity).
+	"endpointDisabled.mail.subject":  "Webhooks of %s are no longer sent to one of its endpoints",
+	"endpointDisabled.mail.intro":    "every delivery of the app %s to this webhook endpoint has failed since %s, so Berth disabled the endpoint and sends it nothing more:",
+	"endpointDisabled.mail.next":     "Once the receiver answers again, enable the endpoint and recover the missed deliveries on the app's events page:",
+	"endpointDisabled.mail.linkText": "Open the events page",
+
 	// The console (gateway/console).
 	"console.name":                 "Berth console",
 	"console.nav.apps":             "Apps",
