@@ -22,6 +22,7 @@ import (
 	"github.com/berthhq/berth/pkg/reqid"
 	"github.com/berthhq/berth/pkg/sealbox"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 )
 
 // The console's paths. AppPath and KeysPath hold the app's id ({app}).
@@ -51,6 +52,7 @@ type Backends struct {
 	Members  identityv1.MemberServiceClient
 	Admin    identityv1.IdentityAdminServiceClient
 	Operator identityv1.OperatorServiceClient
+	Outbound outboundv1.OutboundServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

@@ -25,6 +25,11 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=clearProvider&slot=idpA&confirm=yes",
 		"action=addOrigin&origin=https%3A%2F%2Fapp.example",
 		"name=%00&email=%ff",
+		"action=create&url=https%3A%2F%2Fhooks.example%2Fin&events=user.created+tenant.updated&description=d",
+		"action=update&url=http%3A%2F%2F127.0.0.1%3A8080&events=*",
+		"action=delete&confirm=yes",
+		"action=retry&delivery=8d4f2e3b-4444-4555-8666-c77778888999",
+		"action=recover&since=2026-11-26T09%3A30",
 	} {
 		f.Add(seed)
 	}
@@ -61,6 +66,16 @@ func FuzzConsoleForm(f *testing.F) {
 		if s, err := appFrom(v); err == nil {
 			accepted = append(accepted, s.Action, s.Origin, s.DisplayName, s.Accent, s.LogoURL, s.Language, s.Policy, s.Slot)
 			if (s.Action == appRotate || s.Action == appDisable) && v.Get("confirm") != "yes" {
+				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
+			}
+		}
+		for _, parse := range []func(url.Values) (endpointForm, error){eventsFrom, endpointFrom} {
+			s, err := parse(v)
+			if err != nil {
+				continue
+			}
+			accepted = append(append(accepted, s.Action, s.URL, s.Description, s.DeliveryID, s.Since), s.Events...)
+			if (s.Action == endpointDelete || s.Action == endpointRotate || s.Action == endpointDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
 			}
 		}

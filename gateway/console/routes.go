@@ -61,6 +61,10 @@ func (c *Console) register() {
 	c.handle(http.MethodPost, AppPath, c.signedIn(c.changeApp))
 	c.handle(http.MethodGet, KeysPath, c.signedIn(c.keys))
 	c.handle(http.MethodPost, KeysPath, c.signedIn(c.changeKeys))
+	c.handle(http.MethodGet, EventsPath, c.signedIn(c.events))
+	c.handle(http.MethodPost, EventsPath, c.signedIn(c.changeEvents))
+	c.handle(http.MethodGet, EndpointPath, c.signedIn(c.endpoint))
+	c.handle(http.MethodPost, EndpointPath, c.signedIn(c.changeEndpoint))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

@@ -22,6 +22,7 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/proto/openapi"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 	"github.com/berthhq/berth/proto/registry"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
@@ -308,6 +309,7 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Members:  identityv1.NewMemberServiceClient(identity),
 		Admin:    identityv1.NewIdentityAdminServiceClient(identity),
 		Operator: identityv1.NewOperatorServiceClient(identity),
+		Outbound: outboundv1.NewOutboundServiceClient(forward("outbound")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
