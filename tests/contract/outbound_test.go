@@ -1,9 +1,6 @@
 package contract
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -135,7 +132,7 @@ func (e *env) webhookDelivery(t *testing.T) {
 	if !strings.HasPrefix(string(b), `{"type":"user.updated",`) {
 		t.Fatalf("body %s", b)
 	}
-	if !verifyStandardWebhook(secret, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), b, r.Header.Get("webhook-signature")) {
+	if !testkit.VerifyStandardWebhook(secret, r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), b, r.Header.Get("webhook-signature")) {
 		t.Fatalf("the signature %q does not verify with the endpoint's secret", r.Header.Get("webhook-signature"))
 	}
 	deliveries := e.do("GET", base+"/"+created["id"].(string)+"/deliveries", e.write(), "").ok(t, 200).(map[string]any)
@@ -156,23 +153,4 @@ func (e *env) webhookDelivery(t *testing.T) {
 	if retried["status"] != "pending" {
 		t.Fatalf("retried = %v", retried)
 	}
-}
-
-// verifyStandardWebhook checks a delivery as a receiver following the Standard Webhooks
-// specification does, written here from the specification rather than with Berth's signer.
-func verifyStandardWebhook(secret, id, timestamp string, body []byte, header string) bool {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		return false
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + timestamp + "."))
-	mac.Write(body)
-	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
-	for _, sig := range strings.Fields(header) {
-		if hmac.Equal([]byte(sig), []byte(want)) {
-			return true
-		}
-	}
-	return false
 }
