@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/pkg/sealbox"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // The console's paths. AppPath and KeysPath hold the app's id ({app}).
@@ -53,6 +54,7 @@ type Backends struct {
 	Admin    identityv1.IdentityAdminServiceClient
 	Operator identityv1.OperatorServiceClient
 	Outbound outboundv1.OutboundServiceClient
+	Webhooks webhookv1.WebhookAdminServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

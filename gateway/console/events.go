@@ -10,6 +10,7 @@ import (
 
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // The events pages: an app's webhook endpoints, and one endpoint with its deliveries.
@@ -35,13 +36,17 @@ func (frame) Excerpt(s string) string {
 }
 
 // eventsView is an app's webhook endpoints, with the one just registered and its secret (shown
-// once).
+// once), and the provider calls received for the app.
 type eventsView struct {
 	frame
 	App       *identityv1.App
 	Endpoints []*outboundv1.WebhookEndpoint
 	Created   *outboundv1.WebhookEndpoint
+	Inbound   []*webhookv1.Event
 }
+
+// inboundShown is how many of the newest received provider calls the events page lists.
+const inboundShown = 50
 
 // endpointView is one endpoint with its newest deliveries; Secret is a secret just rotated
 // (shown once), Since the recover form's default (a day ago, UTC).
@@ -86,11 +91,17 @@ func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, v visit, cr
 		c.fail(w, r, v, err, "list the app's webhook endpoints")
 		return
 	}
+	inbound, err := c.Webhooks.ListEvents(v.ctx, &webhookv1.ListEventsRequest{AppId: id, Limit: inboundShown})
+	if err != nil {
+		c.fail(w, r, v, err, "list the app's received provider calls")
+		return
+	}
 	c.render(w, r, http.StatusOK, "events", eventsView{frame: c.frame(w, r, v.p, v.member, "console.events.title"),
-		App: app, Endpoints: list.GetItems(), Created: created})
+		App: app, Endpoints: list.GetItems(), Created: created, Inbound: inbound.GetEvents()})
 }
 
-// changeEvents registers an endpoint; its secret is shown once, on this answer only.
+// changeEvents registers an endpoint (its secret shown once, on this answer only) or replays a
+// received provider call.
 func (c *Console) changeEvents(w http.ResponseWriter, r *http.Request, v visit) {
 	id, err := appID(r)
 	if err != nil {
@@ -104,6 +115,14 @@ func (c *Console) changeEvents(w http.ResponseWriter, r *http.Request, v visit) 
 	in, err := eventsFrom(form)
 	if err != nil {
 		c.badForm(w, r, v.p, &v, err)
+		return
+	}
+	if in.Action == inboundReplay {
+		if _, err := c.Webhooks.ReplayEvents(v.ctx, &webhookv1.ReplayEventsRequest{AppId: id, Id: in.EventID}); err != nil {
+			c.fail(w, r, v, err, "replay a provider call")
+			return
+		}
+		back(w, r, frame{}.EventsURL(id), "replayed")
 		return
 	}
 	created, err := c.Outbound.CreateWebhookEndpoint(v.ctx, &outboundv1.CreateWebhookEndpointRequest{AppId: id,

@@ -32,6 +32,7 @@ const (
 	endpointDelete  = "delete"
 	deliveryRetry   = "retry"
 	deliveryRecover = "recover"
+	inboundReplay   = "replay"
 )
 
 // endpointFields are what the register and edit forms send.
@@ -47,16 +48,23 @@ type endpointForm struct {
 	endpointFields
 	DeliveryID string // retry
 	Since      string // recover: RFC 3339 UTC
+	EventID    string // replay
 }
 
-// eventsFrom reads a form of the app's events page: registering an endpoint.
+// eventsFrom reads a form of the app's events page: registering an endpoint, or replaying a
+// received provider call.
 func eventsFrom(v url.Values) (endpointForm, error) {
-	a, err := oneOf(v, "action", endpointCreate)
+	a, err := oneOf(v, "action", endpointCreate, inboundReplay)
 	if err != nil {
 		return endpointForm{}, err
 	}
 	f := endpointForm{Action: a}
-	if f.endpointFields, err = endpointFieldsFrom(v); err != nil {
+	if a == inboundReplay {
+		f.EventID, err = id(v, "event")
+	} else {
+		f.endpointFields, err = endpointFieldsFrom(v)
+	}
+	if err != nil {
 		return endpointForm{}, err
 	}
 	return f, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/pkg/locale"
 	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 func signedInBrowser(t *testing.T) (*fake, *browser) {
@@ -64,13 +65,45 @@ func TestTheEventsPagesShowEndpointsAndEachDeliverysAttempts(t *testing.T) {
 	}
 }
 
-func TestEveryDeliveryStatusHasATextInBothLanguages(t *testing.T) {
-	for _, s := range []string{"pending", "succeeded", "failed"} {
+func TestEveryDeliveryStatusAndIngestOutcomeHasATextInBothLanguages(t *testing.T) {
+	keys := []string{"console.delivery.pending", "console.delivery.succeeded", "console.delivery.failed"}
+	for _, o := range []string{"received", "applied", "ignored", "rejected", "failed"} {
+		keys = append(keys, "console.outcome."+o)
+	}
+	for _, key := range keys {
 		for _, lang := range []string{"en", "de"} {
-			if key := "console.delivery." + s; !locale.Has(key) || locale.For(lang).T(key) == key {
+			if !locale.Has(key) || locale.For(lang).T(key) == key {
 				t.Errorf("%s has no %s text", key, lang)
 			}
 		}
+	}
+}
+
+func TestTheEventsPageListsTheAppsProviderCallsAndReplaysOne(t *testing.T) {
+	f, b := signedInBrowser(t)
+	page := b.get(frame{}.EventsURL(testApp)).Body.String()
+	for _, want := range []string{"evt_&lt;1&gt;", "<code>invoice.paid</code>", "Failed · 2 attempts", "billing unavailable", "(test)",
+		`name="event" value="` + inboundID + `"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the events page lacks %q:\n%s", want, page)
+		}
+	}
+	if in := f.received("ListEvents"); len(in) != 1 || in[0].bearer != "Bearer operator-token-1" ||
+		in[0].req.(*webhookv1.ListEventsRequest).GetAppId() != testApp || in[0].req.(*webhookv1.ListEventsRequest).GetLimit() != inboundShown {
+		t.Errorf("ListEvents = %+v", in)
+	}
+	rec := b.post(frame{}.EventsURL(testApp), url.Values{"action": {"replay"}, "event": {inboundID}})
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != (frame{}).EventsURL(testApp)+"?notice=replayed" {
+		t.Fatalf("replay = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	in := f.received("ReplayEvents")
+	if req := in[0].req.(*webhookv1.ReplayEventsRequest); len(in) != 1 || in[0].bearer != "Bearer operator-token-1" || req.GetAppId() != testApp ||
+		req.GetId() != inboundID || req.GetConnectionId() != "" {
+		t.Errorf("ReplayEvents = %+v", in)
+	}
+	if rec := b.post(frame{}.EventsURL(testApp), url.Values{"action": {"replay"}, "event": {"evt_1"}}); rec.Code != http.StatusBadRequest ||
+		!strings.Contains(rec.Body.String(), "(event)") || len(f.received("ReplayEvents")) != 1 {
+		t.Errorf("a replay naming no stored call = %d:\n%s", rec.Code, rec.Body)
 	}
 }
 
@@ -182,6 +215,7 @@ func TestOutboundsRefusalsBecomeMessagesOnTheEventsPages(t *testing.T) {
 		field        string
 	}{
 		{"ListWebhookEndpoints", frame{}.EventsURL(testApp), status.Error(codes.PermissionDenied, "another project"), http.StatusForbidden, ""},
+		{"ListEvents", frame{}.EventsURL(testApp), status.Error(codes.Unavailable, "billing down"), http.StatusServiceUnavailable, ""},
 		{"GetWebhookEndpoint", frame{}.EndpointURL(testApp, endpointID), status.Error(codes.NotFound, "no endpoint"), http.StatusNotFound, ""},
 		{"ListWebhookDeliveries", frame{}.EndpointURL(testApp, endpointID), status.Error(codes.Unavailable, "down"), http.StatusServiceUnavailable, ""},
 	} {

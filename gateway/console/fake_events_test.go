@@ -7,12 +7,14 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // The fake's outbound answers: one endpoint of testApp with one failed delivery of two attempts.
 const (
 	endpointID = "7c3e1d2a-3333-4444-8555-b66667777888"
 	deliveryID = "8d4f2e3b-4444-4555-8666-c77778888999"
+	inboundID  = "9e5a3f4c-5555-4666-8777-d88889999aaa"
 )
 
 func (f *fake) webhookEndpoint() *outboundv1.WebhookEndpoint {
@@ -91,4 +93,19 @@ func (f *fake) RecoverWebhookDeliveries(ctx context.Context, in *outboundv1.Reco
 		return nil, err
 	}
 	return &outboundv1.WebhookRecovery{Since: in.GetRecovery().GetSince(), Deliveries: 1}, nil
+}
+
+func (f *fake) ListEvents(ctx context.Context, in *webhookv1.ListEventsRequest, _ ...grpc.CallOption) (*webhookv1.EventList, error) {
+	if err := f.record(ctx, "ListEvents", in); err != nil {
+		return nil, err
+	}
+	return &webhookv1.EventList{Events: []*webhookv1.Event{{Id: inboundID, Provider: "pspx", ProviderEventId: "evt_<1>", Type: "invoice.paid",
+		Test: true, Outcome: "failed", Attempts: 2, LastError: "billing unavailable", ReceivedAt: "2026-11-26T09:00:00Z"}}}, nil
+}
+
+func (f *fake) ReplayEvents(ctx context.Context, in *webhookv1.ReplayEventsRequest, _ ...grpc.CallOption) (*webhookv1.ReplayResult, error) {
+	if err := f.record(ctx, "ReplayEvents", in); err != nil {
+		return nil, err
+	}
+	return &webhookv1.ReplayResult{Replayed: 1, Applied: 1}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/gateway/webpage"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 const (
@@ -50,7 +51,8 @@ type fake struct {
 	identityv1.MemberServiceClient
 	identityv1.IdentityAdminServiceClient
 	identityv1.OperatorServiceClient
-	outboundv1.OutboundServiceClient // fake_events_test.go
+	outboundv1.OutboundServiceClient    // fake_events_test.go
+	webhookv1.WebhookAdminServiceClient // fake_events_test.go
 
 	mu    sync.Mutex
 	calls []call
@@ -260,7 +262,7 @@ var testKey = []byte("0123456789abcdef0123456789abcdef")
 // newConsole is a console over f whose clock the test sets.
 func newConsole(t *testing.T, f *fake) (*Console, *time.Time) {
 	t.Helper()
-	c, err := New(Backends{Service: f, Members: f, Admin: f, Operator: f, Outbound: f}, testKey, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	c, err := New(Backends{Service: f, Members: f, Admin: f, Operator: f, Outbound: f, Webhooks: f}, testKey, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=delete&confirm=yes",
 		"action=retry&delivery=8d4f2e3b-4444-4555-8666-c77778888999",
 		"action=recover&since=2026-11-26T09%3A30",
+		"action=replay&event=9e5a3f4c-5555-4666-8777-d88889999aaa",
 	} {
 		f.Add(seed)
 	}
@@ -74,7 +75,7 @@ func FuzzConsoleForm(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			accepted = append(append(accepted, s.Action, s.URL, s.Description, s.DeliveryID, s.Since), s.Events...)
+			accepted = append(append(accepted, s.Action, s.URL, s.Description, s.DeliveryID, s.Since, s.EventID), s.Events...)
 			if (s.Action == endpointDelete || s.Action == endpointRotate || s.Action == endpointDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
 			}

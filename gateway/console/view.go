@@ -30,6 +30,7 @@ var notices = map[string]string{
 	"invited": "console.notice.invited", "saved": "console.notice.saved", "renamed": "console.notice.renamed",
 	"revoked": "console.notice.revoked", "rotated": "console.notice.rotated",
 	"deleted": "console.notice.deleted", "retried": "console.notice.retried", "recovered": "console.notice.recovered",
+	"replayed": "console.notice.replayed",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {

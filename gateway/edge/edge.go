@@ -310,6 +310,7 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Admin:    identityv1.NewIdentityAdminServiceClient(identity),
 		Operator: identityv1.NewOperatorServiceClient(identity),
 		Outbound: outboundv1.NewOutboundServiceClient(forward("outbound")),
+		Webhooks: webhookv1.NewWebhookAdminServiceClient(forward("webhook")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)

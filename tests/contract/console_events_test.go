@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/berthhq/berth/cmd/berth/seed"
 	"github.com/berthhq/berth/pkg/testkit"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
@@ -151,6 +153,15 @@ func TestAMemberOfAnotherProjectIsRefusedThisProjectsEventsPagesAndEveryAction(t
 		if status, body := outsider.post(a.page, a.form); status != http.StatusForbidden || strings.Contains(body, "whsec_") {
 			t.Errorf("another project's member: %s %s = %d, want 403 without a secret", a.page, a.form.Get("action"), status)
 		}
+	}
+	// Replaying a received provider call: the outsider is refused before any call is looked up;
+	// this project's member is admitted and told the made-up call does not exist.
+	replay := url.Values{"action": {"replay"}, "event": {uuid.NewString()}}
+	if status, _ := outsider.post(eventsPage, replay); status != http.StatusForbidden {
+		t.Errorf("another project's member: replay = %d, want 403", status)
+	}
+	if status, _ := owner.post(eventsPage, replay); status != http.StatusNotFound {
+		t.Errorf("this project's member: replay of an unknown call = %d, want 404", status)
 	}
 	list := e.do(http.MethodGet, endpoints, e.write(), "").ok(t, http.StatusOK).(map[string]any)["items"].([]any)
 	after := e.do(http.MethodGet, endpoint, e.write(), "").ok(t, http.StatusOK).(map[string]any)
