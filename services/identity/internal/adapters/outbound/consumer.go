@@ -35,13 +35,16 @@ func ConsumeEndpointEvents(ctx context.Context, bus events.Bus, inbox events.Inb
 		Durable: Durable,
 		Types:   []eventsv1.Type{outboundv1.EventEndpointDisabled},
 		Inbox:   inbox,
-		Handler: Handler(n, log),
+		Handler: events.Handle(endpointEvents{n: n, log: log}.apply),
 		Log:     log,
 	})
 }
 
 // Handler is the consumer's handler, for tests that deliver events through an inbox themselves.
 func Handler(n Notifier, log *slog.Logger) events.Handler {
+	if log == nil {
+		log = slog.Default()
+	}
 	return events.Handle(endpointEvents{n: n, log: log}.apply)
 }
 
