@@ -97,7 +97,10 @@ func TestTheEventsPageListsTheAppsProviderCallsAndReplaysOne(t *testing.T) {
 		t.Fatalf("replay = %d %q", rec.Code, rec.Header().Get("Location"))
 	}
 	in := f.received("ReplayEvents")
-	if req := in[0].req.(*webhookv1.ReplayEventsRequest); len(in) != 1 || in[0].bearer != "Bearer operator-token-1" || req.GetAppId() != testApp ||
+	if len(in) != 1 {
+		t.Fatalf("ReplayEvents called %d times", len(in))
+	}
+	if req := in[0].req.(*webhookv1.ReplayEventsRequest); in[0].bearer != "Bearer operator-token-1" || req.GetAppId() != testApp ||
 		req.GetId() != inboundID || req.GetConnectionId() != "" {
 		t.Errorf("ReplayEvents = %+v", in)
 	}
