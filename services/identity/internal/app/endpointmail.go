@@ -30,7 +30,7 @@ var ErrNoMailer = errors.New("identity: notices need the deployment's mailer and
 // NotifyEndpointDisabled mails every member of the app's project who accepted their invitation
 // that the endpoint was disabled, with its URL, since when it fails and the console's events page.
 // Members who were only invited have no console account to act with and get nothing. The mail is
-// in English: a member's language is not stored.
+// in the language the member was invited in, English when none was chosen.
 //
 // Every mail is composed before the first is sent, so a mail that cannot be composed sends none;
 // a send that fails returns the error so the caller tries the whole notice again (the members
@@ -54,7 +54,7 @@ func (s *Service) NotifyEndpointDisabled(ctx context.Context, d DisabledEndpoint
 		if !m.Accepted() {
 			continue
 		}
-		msg, err := accountmail.ComposeEndpointDisabled(locale.Choose("", "", ""), accountmail.EndpointDisabled{
+		msg, err := accountmail.ComposeEndpointDisabled(locale.Choose(m.Language, "", ""), accountmail.EndpointDisabled{
 			To: m.Email, App: a.Name, URL: d.URL, FailingSince: d.FailingSince.UTC().Format("2006-01-02 15:04 UTC"), Link: link,
 		})
 		if err != nil {

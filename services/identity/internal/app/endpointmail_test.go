@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -121,5 +123,35 @@ func TestANoticeThatCanNeverBeMailedIsAcknowledged(t *testing.T) {
 				t.Fatalf("handler = %v, want nil: redelivering cannot help", err)
 			}
 		})
+	}
+}
+
+func TestTheNoticeIsInTheLanguageTheMemberWasInvitedIn(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.svc.InviteMember(ctx, f.app.ProjectID, "jana@example.test", "Jana", "de"); err != nil {
+		t.Fatal(err)
+	}
+	link, _ := url.Parse(invitationLink.FindString(f.mailer.last(t).Text))
+	if _, err := f.svc.AcceptInvitation(ctx, app.AcceptInput{Token: link.Query().Get("token"), Name: "Jana", Password: memberPassword, Client: browserOf}); err != nil {
+		t.Fatal(err)
+	}
+	f.consoleMember(t, f.app.ProjectID, "ada@example.test") // invited without a language: English
+	before := f.mailer.count()
+	if err := f.svc.NotifyEndpointDisabled(ctx, app.DisabledEndpoint{AppID: f.app.ID, URL: "https://hooks.example.test/in",
+		FailingSince: time.Date(2025, 6, 2, 8, 9, 10, 0, time.UTC)}); err != nil {
+		t.Fatal(err)
+	}
+	subjects := map[string]string{}
+	f.mailer.mu.Lock()
+	for _, m := range f.mailer.sent[before:] {
+		subjects[m.To] = m.Subject
+	}
+	f.mailer.mu.Unlock()
+	if got := subjects["jana@example.test"]; got != "Webhooks von app gehen an einen Endpunkt nicht mehr hinaus" {
+		t.Errorf("the German member's subject = %q", got)
+	}
+	if got := subjects["ada@example.test"]; got != "Webhooks of app are no longer sent to one of its endpoints" {
+		t.Errorf("the English member's subject = %q", got)
 	}
 }
