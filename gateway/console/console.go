@@ -24,7 +24,9 @@ import (
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 // The console's paths. AppPath, KeysPath and the users and tenants paths hold the app's id ({app}),
@@ -70,6 +72,8 @@ type Backends struct {
 	Billing billingv1.BillingAdminServiceClient
 	// Analytics answers the analytics page's daily series.
 	Analytics analyticsv1.AnalyticsSeriesServiceClient
+	Outbound  outboundv1.OutboundServiceClient
+	Webhooks  webhookv1.WebhookAdminServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

@@ -187,7 +187,8 @@ func TestEveryPageAnswersUnderTheStrictPolicyWithoutInlineStyleOrScript(t *testi
 	b := newBrowser(t, c)
 	b.signIn()
 	inline := regexp.MustCompile(`<style|<script>|<script [^>]*>[^<]|\sstyle=|\son[a-z]+=`)
-	for _, path := range []string{SignInPath, Path, SecurityPath, MembersPath, frame{}.AppURL(testApp), KeysURL(testApp), InvitationPath + "?token=t"} {
+	for _, path := range []string{SignInPath, Path, SecurityPath, MembersPath, frame{}.AppURL(testApp), KeysURL(testApp), InvitationPath + "?token=t",
+		frame{}.EventsURL(testApp), frame{}.EndpointURL(testApp, endpointID)} {
 		rec := b.get(path)
 		if path == SignInPath {
 			rec = newBrowser(t, c).get(path)

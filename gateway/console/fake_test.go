@@ -20,6 +20,8 @@ import (
 
 	"github.com/berthhq/berth/gateway/webpage"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
+	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
 )
 
 const (
@@ -49,6 +51,8 @@ type fake struct {
 	identityv1.MemberServiceClient
 	identityv1.IdentityAdminServiceClient
 	identityv1.OperatorServiceClient
+	outboundv1.OutboundServiceClient    // fake_events_test.go
+	webhookv1.WebhookAdminServiceClient // fake_events_test.go
 
 	mu    sync.Mutex
 	calls []call
@@ -259,7 +263,7 @@ var testKey = []byte("0123456789abcdef0123456789abcdef")
 // fakes) may be set by with.
 func newConsole(t *testing.T, f *fake, with ...func(*Backends)) (*Console, *time.Time) {
 	t.Helper()
-	b := Backends{Service: f, Members: f, Admin: f, Operator: f}
+	b := Backends{Service: f, Members: f, Admin: f, Operator: f, Outbound: f, Webhooks: f}
 	for _, w := range with {
 		w(&b)
 	}

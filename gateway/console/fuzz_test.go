@@ -41,6 +41,12 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=freeze&confirm=yes",
 		"action=unfreeze&mode=live",
 		"days=30", "days=365", "days=%2B7", "days=7&days=90",
+		"action=create&url=https%3A%2F%2Fhooks.example%2Fin&events=user.created+tenant.updated&description=d",
+		"action=update&url=http%3A%2F%2F127.0.0.1%3A8080&events=*",
+		"action=delete&confirm=yes",
+		"action=retry&delivery=8d4f2e3b-4444-4555-8666-c77778888999",
+		"action=recover&since=2026-11-26T09%3A30",
+		"action=replay&event=9e5a3f4c-5555-4666-8777-d88889999aaa",
 	} {
 		f.Add(seed)
 	}
@@ -122,6 +128,16 @@ func FuzzConsoleForm(f *testing.F) {
 		}
 		if days, err := rangeFrom(v); err == nil && !slices.Contains(analyticsRanges, days) {
 			t.Errorf("rangeFrom accepted %d days from %q", days, body)
+		}
+		for _, parse := range []func(url.Values) (endpointForm, error){eventsFrom, endpointFrom} {
+			s, err := parse(v)
+			if err != nil {
+				continue
+			}
+			accepted = append(append(accepted, s.Action, s.URL, s.Description, s.DeliveryID, s.Since, s.EventID), s.Events...)
+			if (s.Action == endpointDelete || s.Action == endpointRotate || s.Action == endpointDisable) && v.Get("confirm") != "yes" {
+				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
+			}
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

@@ -70,6 +70,10 @@ func (c *Console) register() {
 	c.handle(http.MethodPost, TenantPath, c.signedIn(c.changeTenant))
 	c.handle(http.MethodGet, AnalyticsPath, c.signedIn(c.analytics))
 	c.handle(http.MethodGet, AnalyticsCSVPath, c.signedIn(c.analyticsCSV))
+	c.handle(http.MethodGet, EventsPath, c.signedIn(c.events))
+	c.handle(http.MethodPost, EventsPath, c.signedIn(c.changeEvents))
+	c.handle(http.MethodGet, EndpointPath, c.signedIn(c.endpoint))
+	c.handle(http.MethodPost, EndpointPath, c.signedIn(c.changeEndpoint))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

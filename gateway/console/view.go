@@ -35,6 +35,8 @@ var notices = map[string]string{
 	"promotionCreated": "console.notice.promotionCreated", "activated": "console.notice.activated",
 	"deactivated":  "console.notice.deactivated",
 	"tenantFrozen": "console.notice.tenantFrozen", "tenantUnfrozen": "console.notice.tenantUnfrozen",
+	"deleted": "console.notice.deleted", "retried": "console.notice.retried", "recovered": "console.notice.recovered",
+	"replayed": "console.notice.replayed",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {

@@ -22,6 +22,7 @@ import (
 	billingv1 "github.com/berthhq/berth/proto/billing/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/proto/openapi"
+	outboundv1 "github.com/berthhq/berth/proto/outbound/v1"
 	"github.com/berthhq/berth/proto/registry"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 	webhookv1 "github.com/berthhq/berth/proto/webhook/v1"
@@ -317,6 +318,8 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		// The analytics page's series, whose route admits the member's operator token for their
 		// own project's apps.
 		Analytics: analyticsv1.NewAnalyticsSeriesServiceClient(forward("analytics")),
+		Outbound:  outboundv1.NewOutboundServiceClient(forward("outbound")),
+		Webhooks:  webhookv1.NewWebhookAdminServiceClient(forward("webhook")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)

@@ -80,6 +80,94 @@ func (Provider) EnumDescriptor() ([]byte, []int) {
 	return file_billing_v1_billing_proto_rawDescGZIP(), []int{0}
 }
 
+type ListAppConnectionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppConnectionsRequest) Reset() {
+	*x = ListAppConnectionsRequest{}
+	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppConnectionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppConnectionsRequest) ProtoMessage() {}
+
+func (x *ListAppConnectionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppConnectionsRequest.ProtoReflect.Descriptor instead.
+func (*ListAppConnectionsRequest) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListAppConnectionsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+type AppConnections struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ConnectionIds []string               `protobuf:"bytes,1,rep,name=connectionIds,proto3" json:"connectionIds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppConnections) Reset() {
+	*x = AppConnections{}
+	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppConnections) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppConnections) ProtoMessage() {}
+
+func (x *AppConnections) ProtoReflect() protoreflect.Message {
+	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppConnections.ProtoReflect.Descriptor instead.
+func (*AppConnections) Descriptor() ([]byte, []int) {
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AppConnections) GetConnectionIds() []string {
+	if x != nil {
+		return x.ConnectionIds
+	}
+	return nil
+}
+
 type ResolvePspxCustomerRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	CustomerId    string                 `protobuf:"bytes,1,opt,name=customerId,proto3" json:"customerId,omitempty"`
@@ -90,7 +178,7 @@ type ResolvePspxCustomerRequest struct {
 
 func (x *ResolvePspxCustomerRequest) Reset() {
 	*x = ResolvePspxCustomerRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	mi := &file_billing_v1_billing_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -102,7 +190,7 @@ func (x *ResolvePspxCustomerRequest) String() string {
 func (*ResolvePspxCustomerRequest) ProtoMessage() {}
 
 func (x *ResolvePspxCustomerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[0]
+	mi := &file_billing_v1_billing_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -115,7 +203,7 @@ func (x *ResolvePspxCustomerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolvePspxCustomerRequest.ProtoReflect.Descriptor instead.
 func (*ResolvePspxCustomerRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{0}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ResolvePspxCustomerRequest) GetCustomerId() string {
@@ -144,7 +232,7 @@ type PspxCustomerConnection struct {
 
 func (x *PspxCustomerConnection) Reset() {
 	*x = PspxCustomerConnection{}
-	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	mi := &file_billing_v1_billing_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -156,7 +244,7 @@ func (x *PspxCustomerConnection) String() string {
 func (*PspxCustomerConnection) ProtoMessage() {}
 
 func (x *PspxCustomerConnection) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[1]
+	mi := &file_billing_v1_billing_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -169,7 +257,7 @@ func (x *PspxCustomerConnection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PspxCustomerConnection.ProtoReflect.Descriptor instead.
 func (*PspxCustomerConnection) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{1}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PspxCustomerConnection) GetConnectionId() string {
@@ -213,7 +301,7 @@ type ApplyPspxEventRequest struct {
 
 func (x *ApplyPspxEventRequest) Reset() {
 	*x = ApplyPspxEventRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[2]
+	mi := &file_billing_v1_billing_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -225,7 +313,7 @@ func (x *ApplyPspxEventRequest) String() string {
 func (*ApplyPspxEventRequest) ProtoMessage() {}
 
 func (x *ApplyPspxEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[2]
+	mi := &file_billing_v1_billing_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -238,7 +326,7 @@ func (x *ApplyPspxEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPspxEventRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPspxEventRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{2}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApplyPspxEventRequest) GetConnectionId() string {
@@ -279,7 +367,7 @@ type ApplyPspyPaymentRequest struct {
 
 func (x *ApplyPspyPaymentRequest) Reset() {
 	*x = ApplyPspyPaymentRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[3]
+	mi := &file_billing_v1_billing_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +379,7 @@ func (x *ApplyPspyPaymentRequest) String() string {
 func (*ApplyPspyPaymentRequest) ProtoMessage() {}
 
 func (x *ApplyPspyPaymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[3]
+	mi := &file_billing_v1_billing_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +392,7 @@ func (x *ApplyPspyPaymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyPspyPaymentRequest.ProtoReflect.Descriptor instead.
 func (*ApplyPspyPaymentRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{3}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ApplyPspyPaymentRequest) GetConnectionId() string {
@@ -342,7 +430,7 @@ type AppliedEvent struct {
 
 func (x *AppliedEvent) Reset() {
 	*x = AppliedEvent{}
-	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	mi := &file_billing_v1_billing_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +442,7 @@ func (x *AppliedEvent) String() string {
 func (*AppliedEvent) ProtoMessage() {}
 
 func (x *AppliedEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[4]
+	mi := &file_billing_v1_billing_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +455,7 @@ func (x *AppliedEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppliedEvent.ProtoReflect.Descriptor instead.
 func (*AppliedEvent) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{4}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AppliedEvent) GetIgnored() bool {
@@ -407,7 +495,7 @@ type ListPromotionsRequest struct {
 
 func (x *ListPromotionsRequest) Reset() {
 	*x = ListPromotionsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	mi := &file_billing_v1_billing_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -419,7 +507,7 @@ func (x *ListPromotionsRequest) String() string {
 func (*ListPromotionsRequest) ProtoMessage() {}
 
 func (x *ListPromotionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[5]
+	mi := &file_billing_v1_billing_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -432,7 +520,7 @@ func (x *ListPromotionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromotionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromotionsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{5}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListPromotionsRequest) GetAppId() string {
@@ -464,7 +552,7 @@ type Promotion struct {
 
 func (x *Promotion) Reset() {
 	*x = Promotion{}
-	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	mi := &file_billing_v1_billing_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -476,7 +564,7 @@ func (x *Promotion) String() string {
 func (*Promotion) ProtoMessage() {}
 
 func (x *Promotion) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[6]
+	mi := &file_billing_v1_billing_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -489,7 +577,7 @@ func (x *Promotion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Promotion.ProtoReflect.Descriptor instead.
 func (*Promotion) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{6}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Promotion) GetId() string {
@@ -580,7 +668,7 @@ type PromotionList struct {
 
 func (x *PromotionList) Reset() {
 	*x = PromotionList{}
-	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	mi := &file_billing_v1_billing_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +680,7 @@ func (x *PromotionList) String() string {
 func (*PromotionList) ProtoMessage() {}
 
 func (x *PromotionList) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[7]
+	mi := &file_billing_v1_billing_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +693,7 @@ func (x *PromotionList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromotionList.ProtoReflect.Descriptor instead.
 func (*PromotionList) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{7}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PromotionList) GetKind() string {
@@ -641,7 +729,7 @@ type RedeemPromotionCodeRequest struct {
 
 func (x *RedeemPromotionCodeRequest) Reset() {
 	*x = RedeemPromotionCodeRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	mi := &file_billing_v1_billing_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +741,7 @@ func (x *RedeemPromotionCodeRequest) String() string {
 func (*RedeemPromotionCodeRequest) ProtoMessage() {}
 
 func (x *RedeemPromotionCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[8]
+	mi := &file_billing_v1_billing_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +754,7 @@ func (x *RedeemPromotionCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RedeemPromotionCodeRequest.ProtoReflect.Descriptor instead.
 func (*RedeemPromotionCodeRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{8}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RedeemPromotionCodeRequest) GetUserId() string {
@@ -709,7 +797,7 @@ type CheckoutBody struct {
 
 func (x *CheckoutBody) Reset() {
 	*x = CheckoutBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -721,7 +809,7 @@ func (x *CheckoutBody) String() string {
 func (*CheckoutBody) ProtoMessage() {}
 
 func (x *CheckoutBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[9]
+	mi := &file_billing_v1_billing_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -734,7 +822,7 @@ func (x *CheckoutBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutBody.ProtoReflect.Descriptor instead.
 func (*CheckoutBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{9}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CheckoutBody) GetPrice() string {
@@ -820,7 +908,7 @@ type CreateCheckoutSessionRequest struct {
 
 func (x *CreateCheckoutSessionRequest) Reset() {
 	*x = CreateCheckoutSessionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +920,7 @@ func (x *CreateCheckoutSessionRequest) String() string {
 func (*CreateCheckoutSessionRequest) ProtoMessage() {}
 
 func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[10]
+	mi := &file_billing_v1_billing_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +933,7 @@ func (x *CreateCheckoutSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCheckoutSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateCheckoutSessionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{10}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateCheckoutSessionRequest) GetTenantId() string {
@@ -878,7 +966,7 @@ type NextAction struct {
 
 func (x *NextAction) Reset() {
 	*x = NextAction{}
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +978,7 @@ func (x *NextAction) String() string {
 func (*NextAction) ProtoMessage() {}
 
 func (x *NextAction) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[11]
+	mi := &file_billing_v1_billing_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +991,7 @@ func (x *NextAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextAction.ProtoReflect.Descriptor instead.
 func (*NextAction) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{11}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NextAction) GetUrl() string {
@@ -926,7 +1014,7 @@ type CheckoutSession struct {
 
 func (x *CheckoutSession) Reset() {
 	*x = CheckoutSession{}
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1026,7 @@ func (x *CheckoutSession) String() string {
 func (*CheckoutSession) ProtoMessage() {}
 
 func (x *CheckoutSession) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[12]
+	mi := &file_billing_v1_billing_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1039,7 @@ func (x *CheckoutSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckoutSession.ProtoReflect.Descriptor instead.
 func (*CheckoutSession) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{12}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CheckoutSession) GetKind() string {
@@ -994,7 +1082,7 @@ type OpenCheckoutRequest struct {
 
 func (x *OpenCheckoutRequest) Reset() {
 	*x = OpenCheckoutRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1094,7 @@ func (x *OpenCheckoutRequest) String() string {
 func (*OpenCheckoutRequest) ProtoMessage() {}
 
 func (x *OpenCheckoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[13]
+	mi := &file_billing_v1_billing_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1107,7 @@ func (x *OpenCheckoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenCheckoutRequest.ProtoReflect.Descriptor instead.
 func (*OpenCheckoutRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{13}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpenCheckoutRequest) GetClientId() string {
@@ -1060,7 +1148,7 @@ type OpenedCheckout struct {
 
 func (x *OpenedCheckout) Reset() {
 	*x = OpenedCheckout{}
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1072,7 +1160,7 @@ func (x *OpenedCheckout) String() string {
 func (*OpenedCheckout) ProtoMessage() {}
 
 func (x *OpenedCheckout) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[14]
+	mi := &file_billing_v1_billing_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1085,7 +1173,7 @@ func (x *OpenedCheckout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenedCheckout.ProtoReflect.Descriptor instead.
 func (*OpenedCheckout) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{14}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OpenedCheckout) GetProviderUrl() string {
@@ -1107,7 +1195,7 @@ type ReturnCheckoutRequest struct {
 
 func (x *ReturnCheckoutRequest) Reset() {
 	*x = ReturnCheckoutRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1207,7 @@ func (x *ReturnCheckoutRequest) String() string {
 func (*ReturnCheckoutRequest) ProtoMessage() {}
 
 func (x *ReturnCheckoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[15]
+	mi := &file_billing_v1_billing_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1220,7 @@ func (x *ReturnCheckoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReturnCheckoutRequest.ProtoReflect.Descriptor instead.
 func (*ReturnCheckoutRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{15}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReturnCheckoutRequest) GetSessionId() string {
@@ -1162,7 +1250,7 @@ type ReturnedCheckout struct {
 
 func (x *ReturnedCheckout) Reset() {
 	*x = ReturnedCheckout{}
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1262,7 @@ func (x *ReturnedCheckout) String() string {
 func (*ReturnedCheckout) ProtoMessage() {}
 
 func (x *ReturnedCheckout) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[16]
+	mi := &file_billing_v1_billing_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1275,7 @@ func (x *ReturnedCheckout) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReturnedCheckout.ProtoReflect.Descriptor instead.
 func (*ReturnedCheckout) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{16}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReturnedCheckout) GetRedirectUrl() string {
@@ -1220,7 +1308,7 @@ type CreateConnectionRequest struct {
 
 func (x *CreateConnectionRequest) Reset() {
 	*x = CreateConnectionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1232,7 +1320,7 @@ func (x *CreateConnectionRequest) String() string {
 func (*CreateConnectionRequest) ProtoMessage() {}
 
 func (x *CreateConnectionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[17]
+	mi := &file_billing_v1_billing_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1245,7 +1333,7 @@ func (x *CreateConnectionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateConnectionRequest.ProtoReflect.Descriptor instead.
 func (*CreateConnectionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{17}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateConnectionRequest) GetAppId() string {
@@ -1307,7 +1395,7 @@ type RotateConnectionSecretsRequest struct {
 
 func (x *RotateConnectionSecretsRequest) Reset() {
 	*x = RotateConnectionSecretsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1407,7 @@ func (x *RotateConnectionSecretsRequest) String() string {
 func (*RotateConnectionSecretsRequest) ProtoMessage() {}
 
 func (x *RotateConnectionSecretsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[18]
+	mi := &file_billing_v1_billing_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1420,7 @@ func (x *RotateConnectionSecretsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RotateConnectionSecretsRequest.ProtoReflect.Descriptor instead.
 func (*RotateConnectionSecretsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{18}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RotateConnectionSecretsRequest) GetConnectionId() string {
@@ -1389,7 +1477,7 @@ type WebhookSecret struct {
 
 func (x *WebhookSecret) Reset() {
 	*x = WebhookSecret{}
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1489,7 @@ func (x *WebhookSecret) String() string {
 func (*WebhookSecret) ProtoMessage() {}
 
 func (x *WebhookSecret) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[19]
+	mi := &file_billing_v1_billing_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1502,7 @@ func (x *WebhookSecret) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookSecret.ProtoReflect.Descriptor instead.
 func (*WebhookSecret) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{19}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WebhookSecret) GetId() string {
@@ -1455,7 +1543,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1467,7 +1555,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[20]
+	mi := &file_billing_v1_billing_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1480,7 +1568,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{20}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Connection) GetId() string {
@@ -1548,7 +1636,7 @@ type GetAppBillingRequest struct {
 
 func (x *GetAppBillingRequest) Reset() {
 	*x = GetAppBillingRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1648,7 @@ func (x *GetAppBillingRequest) String() string {
 func (*GetAppBillingRequest) ProtoMessage() {}
 
 func (x *GetAppBillingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[21]
+	mi := &file_billing_v1_billing_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1661,7 @@ func (x *GetAppBillingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppBillingRequest.ProtoReflect.Descriptor instead.
 func (*GetAppBillingRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{21}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetAppBillingRequest) GetAppId() string {
@@ -1605,7 +1693,7 @@ type AppSettings struct {
 
 func (x *AppSettings) Reset() {
 	*x = AppSettings{}
-	mi := &file_billing_v1_billing_proto_msgTypes[22]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1617,7 +1705,7 @@ func (x *AppSettings) String() string {
 func (*AppSettings) ProtoMessage() {}
 
 func (x *AppSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[22]
+	mi := &file_billing_v1_billing_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1630,7 +1718,7 @@ func (x *AppSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppSettings.ProtoReflect.Descriptor instead.
 func (*AppSettings) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{22}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AppSettings) GetConnectionId() string {
@@ -1686,7 +1774,7 @@ type AppBilling struct {
 
 func (x *AppBilling) Reset() {
 	*x = AppBilling{}
-	mi := &file_billing_v1_billing_proto_msgTypes[23]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1786,7 @@ func (x *AppBilling) String() string {
 func (*AppBilling) ProtoMessage() {}
 
 func (x *AppBilling) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[23]
+	mi := &file_billing_v1_billing_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1799,7 @@ func (x *AppBilling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppBilling.ProtoReflect.Descriptor instead.
 func (*AppBilling) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{23}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AppBilling) GetAppId() string {
@@ -1750,7 +1838,7 @@ type UpdateAppSettingsRequest struct {
 
 func (x *UpdateAppSettingsRequest) Reset() {
 	*x = UpdateAppSettingsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[24]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1762,7 +1850,7 @@ func (x *UpdateAppSettingsRequest) String() string {
 func (*UpdateAppSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateAppSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[24]
+	mi := &file_billing_v1_billing_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1775,7 +1863,7 @@ func (x *UpdateAppSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAppSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAppSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{24}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateAppSettingsRequest) GetAppId() string {
@@ -1845,7 +1933,7 @@ type CatalogPrice struct {
 
 func (x *CatalogPrice) Reset() {
 	*x = CatalogPrice{}
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1857,7 +1945,7 @@ func (x *CatalogPrice) String() string {
 func (*CatalogPrice) ProtoMessage() {}
 
 func (x *CatalogPrice) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[25]
+	mi := &file_billing_v1_billing_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1870,7 +1958,7 @@ func (x *CatalogPrice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogPrice.ProtoReflect.Descriptor instead.
 func (*CatalogPrice) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{25}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CatalogPrice) GetId() string {
@@ -1935,7 +2023,7 @@ type CreateCatalogPriceRequest struct {
 
 func (x *CreateCatalogPriceRequest) Reset() {
 	*x = CreateCatalogPriceRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2035,7 @@ func (x *CreateCatalogPriceRequest) String() string {
 func (*CreateCatalogPriceRequest) ProtoMessage() {}
 
 func (x *CreateCatalogPriceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[26]
+	mi := &file_billing_v1_billing_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2048,7 @@ func (x *CreateCatalogPriceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCatalogPriceRequest.ProtoReflect.Descriptor instead.
 func (*CreateCatalogPriceRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{26}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateCatalogPriceRequest) GetAppId() string {
@@ -2014,7 +2102,7 @@ type CatalogTaxRate struct {
 
 func (x *CatalogTaxRate) Reset() {
 	*x = CatalogTaxRate{}
-	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2026,7 +2114,7 @@ func (x *CatalogTaxRate) String() string {
 func (*CatalogTaxRate) ProtoMessage() {}
 
 func (x *CatalogTaxRate) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[27]
+	mi := &file_billing_v1_billing_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2039,7 +2127,7 @@ func (x *CatalogTaxRate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CatalogTaxRate.ProtoReflect.Descriptor instead.
 func (*CatalogTaxRate) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{27}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CatalogTaxRate) GetId() string {
@@ -2096,7 +2184,7 @@ type CreateCatalogTaxRateRequest struct {
 
 func (x *CreateCatalogTaxRateRequest) Reset() {
 	*x = CreateCatalogTaxRateRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2196,7 @@ func (x *CreateCatalogTaxRateRequest) String() string {
 func (*CreateCatalogTaxRateRequest) ProtoMessage() {}
 
 func (x *CreateCatalogTaxRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[28]
+	mi := &file_billing_v1_billing_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2209,7 @@ func (x *CreateCatalogTaxRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCatalogTaxRateRequest.ProtoReflect.Descriptor instead.
 func (*CreateCatalogTaxRateRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{28}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreateCatalogTaxRateRequest) GetAppId() string {
@@ -2161,7 +2249,7 @@ type ListCatalogRequest struct {
 
 func (x *ListCatalogRequest) Reset() {
 	*x = ListCatalogRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[29]
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2261,7 @@ func (x *ListCatalogRequest) String() string {
 func (*ListCatalogRequest) ProtoMessage() {}
 
 func (x *ListCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[29]
+	mi := &file_billing_v1_billing_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2274,7 @@ func (x *ListCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCatalogRequest.ProtoReflect.Descriptor instead.
 func (*ListCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{29}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListCatalogRequest) GetAppId() string {
@@ -2206,7 +2294,7 @@ type Catalog struct {
 
 func (x *Catalog) Reset() {
 	*x = Catalog{}
-	mi := &file_billing_v1_billing_proto_msgTypes[30]
+	mi := &file_billing_v1_billing_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2218,7 +2306,7 @@ func (x *Catalog) String() string {
 func (*Catalog) ProtoMessage() {}
 
 func (x *Catalog) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[30]
+	mi := &file_billing_v1_billing_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2231,7 +2319,7 @@ func (x *Catalog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Catalog.ProtoReflect.Descriptor instead.
 func (*Catalog) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{30}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Catalog) GetPrices() []*CatalogPrice {
@@ -2265,7 +2353,7 @@ type CreatePromotionRequest struct {
 
 func (x *CreatePromotionRequest) Reset() {
 	*x = CreatePromotionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[31]
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2365,7 @@ func (x *CreatePromotionRequest) String() string {
 func (*CreatePromotionRequest) ProtoMessage() {}
 
 func (x *CreatePromotionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[31]
+	mi := &file_billing_v1_billing_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2378,7 @@ func (x *CreatePromotionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePromotionRequest.ProtoReflect.Descriptor instead.
 func (*CreatePromotionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{31}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreatePromotionRequest) GetAppId() string {
@@ -2367,7 +2455,7 @@ type SetPromotionActiveRequest struct {
 
 func (x *SetPromotionActiveRequest) Reset() {
 	*x = SetPromotionActiveRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[32]
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2467,7 @@ func (x *SetPromotionActiveRequest) String() string {
 func (*SetPromotionActiveRequest) ProtoMessage() {}
 
 func (x *SetPromotionActiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[32]
+	mi := &file_billing_v1_billing_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2480,7 @@ func (x *SetPromotionActiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPromotionActiveRequest.ProtoReflect.Descriptor instead.
 func (*SetPromotionActiveRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{32}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SetPromotionActiveRequest) GetAppId() string {
@@ -2427,7 +2515,7 @@ type SetTenantFrozenRequest struct {
 
 func (x *SetTenantFrozenRequest) Reset() {
 	*x = SetTenantFrozenRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	mi := &file_billing_v1_billing_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2439,7 +2527,7 @@ func (x *SetTenantFrozenRequest) String() string {
 func (*SetTenantFrozenRequest) ProtoMessage() {}
 
 func (x *SetTenantFrozenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[33]
+	mi := &file_billing_v1_billing_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2452,7 +2540,7 @@ func (x *SetTenantFrozenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTenantFrozenRequest.ProtoReflect.Descriptor instead.
 func (*SetTenantFrozenRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{33}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SetTenantFrozenRequest) GetAppId() string {
@@ -2495,7 +2583,7 @@ type InvoiceBody struct {
 
 func (x *InvoiceBody) Reset() {
 	*x = InvoiceBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	mi := &file_billing_v1_billing_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2595,7 @@ func (x *InvoiceBody) String() string {
 func (*InvoiceBody) ProtoMessage() {}
 
 func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[34]
+	mi := &file_billing_v1_billing_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2520,7 +2608,7 @@ func (x *InvoiceBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvoiceBody.ProtoReflect.Descriptor instead.
 func (*InvoiceBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{34}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *InvoiceBody) GetPrice() string {
@@ -2590,7 +2678,7 @@ type CreateInvoiceRequest struct {
 
 func (x *CreateInvoiceRequest) Reset() {
 	*x = CreateInvoiceRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[35]
+	mi := &file_billing_v1_billing_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2602,7 +2690,7 @@ func (x *CreateInvoiceRequest) String() string {
 func (*CreateInvoiceRequest) ProtoMessage() {}
 
 func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[35]
+	mi := &file_billing_v1_billing_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2615,7 +2703,7 @@ func (x *CreateInvoiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateInvoiceRequest.ProtoReflect.Descriptor instead.
 func (*CreateInvoiceRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{35}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CreateInvoiceRequest) GetTenantId() string {
@@ -2658,7 +2746,7 @@ type ListInvoicesRequest struct {
 
 func (x *ListInvoicesRequest) Reset() {
 	*x = ListInvoicesRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[36]
+	mi := &file_billing_v1_billing_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +2758,7 @@ func (x *ListInvoicesRequest) String() string {
 func (*ListInvoicesRequest) ProtoMessage() {}
 
 func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[36]
+	mi := &file_billing_v1_billing_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +2771,7 @@ func (x *ListInvoicesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListInvoicesRequest.ProtoReflect.Descriptor instead.
 func (*ListInvoicesRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{36}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListInvoicesRequest) GetTenantId() string {
@@ -2748,7 +2836,7 @@ type InvoiceList struct {
 
 func (x *InvoiceList) Reset() {
 	*x = InvoiceList{}
-	mi := &file_billing_v1_billing_proto_msgTypes[37]
+	mi := &file_billing_v1_billing_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2848,7 @@ func (x *InvoiceList) String() string {
 func (*InvoiceList) ProtoMessage() {}
 
 func (x *InvoiceList) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[37]
+	mi := &file_billing_v1_billing_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2861,7 @@ func (x *InvoiceList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvoiceList.ProtoReflect.Descriptor instead.
 func (*InvoiceList) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{37}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *InvoiceList) GetKind() string {
@@ -2819,7 +2907,7 @@ type SubscriptionChangeBody struct {
 
 func (x *SubscriptionChangeBody) Reset() {
 	*x = SubscriptionChangeBody{}
-	mi := &file_billing_v1_billing_proto_msgTypes[38]
+	mi := &file_billing_v1_billing_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2831,7 +2919,7 @@ func (x *SubscriptionChangeBody) String() string {
 func (*SubscriptionChangeBody) ProtoMessage() {}
 
 func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[38]
+	mi := &file_billing_v1_billing_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2844,7 +2932,7 @@ func (x *SubscriptionChangeBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionChangeBody.ProtoReflect.Descriptor instead.
 func (*SubscriptionChangeBody) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{38}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SubscriptionChangeBody) GetPrice() string {
@@ -2900,7 +2988,7 @@ type ChangeSubscriptionRequest struct {
 
 func (x *ChangeSubscriptionRequest) Reset() {
 	*x = ChangeSubscriptionRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[39]
+	mi := &file_billing_v1_billing_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2912,7 +3000,7 @@ func (x *ChangeSubscriptionRequest) String() string {
 func (*ChangeSubscriptionRequest) ProtoMessage() {}
 
 func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[39]
+	mi := &file_billing_v1_billing_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2925,7 +3013,7 @@ func (x *ChangeSubscriptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeSubscriptionRequest.ProtoReflect.Descriptor instead.
 func (*ChangeSubscriptionRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{39}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ChangeSubscriptionRequest) GetTenantId() string {
@@ -2961,7 +3049,7 @@ type TenantUserRequest struct {
 
 func (x *TenantUserRequest) Reset() {
 	*x = TenantUserRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[40]
+	mi := &file_billing_v1_billing_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2973,7 +3061,7 @@ func (x *TenantUserRequest) String() string {
 func (*TenantUserRequest) ProtoMessage() {}
 
 func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[40]
+	mi := &file_billing_v1_billing_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2986,7 +3074,7 @@ func (x *TenantUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantUserRequest.ProtoReflect.Descriptor instead.
 func (*TenantUserRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{40}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TenantUserRequest) GetTenantId() string {
@@ -3026,7 +3114,7 @@ type UpdatePromotionLimitsRequest struct {
 
 func (x *UpdatePromotionLimitsRequest) Reset() {
 	*x = UpdatePromotionLimitsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[41]
+	mi := &file_billing_v1_billing_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3038,7 +3126,7 @@ func (x *UpdatePromotionLimitsRequest) String() string {
 func (*UpdatePromotionLimitsRequest) ProtoMessage() {}
 
 func (x *UpdatePromotionLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[41]
+	mi := &file_billing_v1_billing_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3051,7 +3139,7 @@ func (x *UpdatePromotionLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePromotionLimitsRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePromotionLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{41}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *UpdatePromotionLimitsRequest) GetAppId() string {
@@ -3103,7 +3191,7 @@ type ListPromotionRedemptionsRequest struct {
 
 func (x *ListPromotionRedemptionsRequest) Reset() {
 	*x = ListPromotionRedemptionsRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[42]
+	mi := &file_billing_v1_billing_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3115,7 +3203,7 @@ func (x *ListPromotionRedemptionsRequest) String() string {
 func (*ListPromotionRedemptionsRequest) ProtoMessage() {}
 
 func (x *ListPromotionRedemptionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[42]
+	mi := &file_billing_v1_billing_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3128,7 +3216,7 @@ func (x *ListPromotionRedemptionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromotionRedemptionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromotionRedemptionsRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{42}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListPromotionRedemptionsRequest) GetAppId() string {
@@ -3182,7 +3270,7 @@ type PromotionRedemption struct {
 
 func (x *PromotionRedemption) Reset() {
 	*x = PromotionRedemption{}
-	mi := &file_billing_v1_billing_proto_msgTypes[43]
+	mi := &file_billing_v1_billing_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3282,7 @@ func (x *PromotionRedemption) String() string {
 func (*PromotionRedemption) ProtoMessage() {}
 
 func (x *PromotionRedemption) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[43]
+	mi := &file_billing_v1_billing_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3295,7 @@ func (x *PromotionRedemption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromotionRedemption.ProtoReflect.Descriptor instead.
 func (*PromotionRedemption) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{43}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PromotionRedemption) GetKind() string {
@@ -3284,7 +3372,7 @@ type PromotionRedemptionPage struct {
 
 func (x *PromotionRedemptionPage) Reset() {
 	*x = PromotionRedemptionPage{}
-	mi := &file_billing_v1_billing_proto_msgTypes[44]
+	mi := &file_billing_v1_billing_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3296,7 +3384,7 @@ func (x *PromotionRedemptionPage) String() string {
 func (*PromotionRedemptionPage) ProtoMessage() {}
 
 func (x *PromotionRedemptionPage) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[44]
+	mi := &file_billing_v1_billing_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3309,7 +3397,7 @@ func (x *PromotionRedemptionPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromotionRedemptionPage.ProtoReflect.Descriptor instead.
 func (*PromotionRedemptionPage) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{44}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PromotionRedemptionPage) GetItems() []*PromotionRedemption {
@@ -3338,7 +3426,7 @@ type GetTenantBillingRequest struct {
 
 func (x *GetTenantBillingRequest) Reset() {
 	*x = GetTenantBillingRequest{}
-	mi := &file_billing_v1_billing_proto_msgTypes[45]
+	mi := &file_billing_v1_billing_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3438,7 @@ func (x *GetTenantBillingRequest) String() string {
 func (*GetTenantBillingRequest) ProtoMessage() {}
 
 func (x *GetTenantBillingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[45]
+	mi := &file_billing_v1_billing_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3451,7 @@ func (x *GetTenantBillingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTenantBillingRequest.ProtoReflect.Descriptor instead.
 func (*GetTenantBillingRequest) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{45}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetTenantBillingRequest) GetAppId() string {
@@ -3414,7 +3502,7 @@ type TenantPayment struct {
 
 func (x *TenantPayment) Reset() {
 	*x = TenantPayment{}
-	mi := &file_billing_v1_billing_proto_msgTypes[46]
+	mi := &file_billing_v1_billing_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3426,7 +3514,7 @@ func (x *TenantPayment) String() string {
 func (*TenantPayment) ProtoMessage() {}
 
 func (x *TenantPayment) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[46]
+	mi := &file_billing_v1_billing_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3439,7 +3527,7 @@ func (x *TenantPayment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantPayment.ProtoReflect.Descriptor instead.
 func (*TenantPayment) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{46}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TenantPayment) GetId() string {
@@ -3551,7 +3639,7 @@ type TenantBilling struct {
 
 func (x *TenantBilling) Reset() {
 	*x = TenantBilling{}
-	mi := &file_billing_v1_billing_proto_msgTypes[47]
+	mi := &file_billing_v1_billing_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3563,7 +3651,7 @@ func (x *TenantBilling) String() string {
 func (*TenantBilling) ProtoMessage() {}
 
 func (x *TenantBilling) ProtoReflect() protoreflect.Message {
-	mi := &file_billing_v1_billing_proto_msgTypes[47]
+	mi := &file_billing_v1_billing_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3576,7 +3664,7 @@ func (x *TenantBilling) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantBilling.ProtoReflect.Descriptor instead.
 func (*TenantBilling) Descriptor() ([]byte, []int) {
-	return file_billing_v1_billing_proto_rawDescGZIP(), []int{47}
+	return file_billing_v1_billing_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TenantBilling) GetAppId() string {
@@ -3639,7 +3727,11 @@ var File_billing_v1_billing_proto protoreflect.FileDescriptor
 
 const file_billing_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16tenant/v1/tenant.proto\"X\n" +
+	"\x18billing/v1/billing.proto\x12\x10berth.billing.v1\x1a\x13edge/v1/route.proto\x1a\x12edge/v1/text.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1bgoogle/protobuf/empty.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x16tenant/v1/tenant.proto\"1\n" +
+	"\x19ListAppConnectionsRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\"6\n" +
+	"\x0eAppConnections\x12$\n" +
+	"\rconnectionIds\x18\x01 \x03(\tR\rconnectionIds\"X\n" +
 	"\x1aResolvePspxCustomerRequest\x12\x1e\n" +
 	"\n" +
 	"customerId\x18\x01 \x01(\tR\n" +
@@ -3958,11 +4050,12 @@ const file_billing_v1_billing_proto_rawDesc = "" +
 	"\x14DeletePaymentMethods\x12#.berth.billing.v1.TenantUserRequest\x1a\x16.google.protobuf.Empty\"k\xca\xf3\x184\b\x02\x18\x01\"\x17Payment methods deleted(\x020\x01b\btenantId\x82\x01\x06userId\x82\xd3\xe4\x93\x02-*+/v1/tenants/{tenantId}/pspx-payment-methods2\xdc\x01\n" +
 	"\x12PaymentPageService\x12_\n" +
 	"\fOpenCheckout\x12%.berth.billing.v1.OpenCheckoutRequest\x1a .berth.billing.v1.OpenedCheckout\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xd7\x02\n" +
+	"\x0eReturnCheckout\x12'.berth.billing.v1.ReturnCheckoutRequest\x1a\".berth.billing.v1.ReturnedCheckout\"\x06\xca\xf3\x18\x02P\x012\xc4\x03\n" +
 	"\x14ProviderEventService\x12u\n" +
 	"\x13ResolvePspxCustomer\x12,.berth.billing.v1.ResolvePspxCustomerRequest\x1a(.berth.billing.v1.PspxCustomerConnection\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\x0eApplyPspxEvent\x12'.berth.billing.v1.ApplyPspxEventRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12e\n" +
-	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x012\xdd\f\n" +
+	"\x10ApplyPspyPayment\x12).berth.billing.v1.ApplyPspyPaymentRequest\x1a\x1e.berth.billing.v1.AppliedEvent\"\x06\xca\xf3\x18\x02P\x01\x12k\n" +
+	"\x12ListAppConnections\x12+.berth.billing.v1.ListAppConnectionsRequest\x1a .berth.billing.v1.AppConnections\"\x06\xca\xf3\x18\x02P\x012\xdd\f\n" +
 	"\x13BillingAdminService\x12n\n" +
 	"\x10CreateConnection\x12).berth.billing.v1.CreateConnectionRequest\x1a\x1c.berth.billing.v1.Connection\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
 	"\x17RotateConnectionSecrets\x120.berth.billing.v1.RotateConnectionSecretsRequest\x1a\x1c.berth.billing.v1.Connection\"\x06\xca\xf3\x18\x02H\x01\x12h\n" +
@@ -3992,136 +4085,140 @@ func file_billing_v1_billing_proto_rawDescGZIP() []byte {
 }
 
 var file_billing_v1_billing_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_billing_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_billing_v1_billing_proto_goTypes = []any{
 	(Provider)(0),                           // 0: berth.billing.v1.Provider
-	(*ResolvePspxCustomerRequest)(nil),      // 1: berth.billing.v1.ResolvePspxCustomerRequest
-	(*PspxCustomerConnection)(nil),          // 2: berth.billing.v1.PspxCustomerConnection
-	(*ApplyPspxEventRequest)(nil),           // 3: berth.billing.v1.ApplyPspxEventRequest
-	(*ApplyPspyPaymentRequest)(nil),         // 4: berth.billing.v1.ApplyPspyPaymentRequest
-	(*AppliedEvent)(nil),                    // 5: berth.billing.v1.AppliedEvent
-	(*ListPromotionsRequest)(nil),           // 6: berth.billing.v1.ListPromotionsRequest
-	(*Promotion)(nil),                       // 7: berth.billing.v1.Promotion
-	(*PromotionList)(nil),                   // 8: berth.billing.v1.PromotionList
-	(*RedeemPromotionCodeRequest)(nil),      // 9: berth.billing.v1.RedeemPromotionCodeRequest
-	(*CheckoutBody)(nil),                    // 10: berth.billing.v1.CheckoutBody
-	(*CreateCheckoutSessionRequest)(nil),    // 11: berth.billing.v1.CreateCheckoutSessionRequest
-	(*NextAction)(nil),                      // 12: berth.billing.v1.NextAction
-	(*CheckoutSession)(nil),                 // 13: berth.billing.v1.CheckoutSession
-	(*OpenCheckoutRequest)(nil),             // 14: berth.billing.v1.OpenCheckoutRequest
-	(*OpenedCheckout)(nil),                  // 15: berth.billing.v1.OpenedCheckout
-	(*ReturnCheckoutRequest)(nil),           // 16: berth.billing.v1.ReturnCheckoutRequest
-	(*ReturnedCheckout)(nil),                // 17: berth.billing.v1.ReturnedCheckout
-	(*CreateConnectionRequest)(nil),         // 18: berth.billing.v1.CreateConnectionRequest
-	(*RotateConnectionSecretsRequest)(nil),  // 19: berth.billing.v1.RotateConnectionSecretsRequest
-	(*WebhookSecret)(nil),                   // 20: berth.billing.v1.WebhookSecret
-	(*Connection)(nil),                      // 21: berth.billing.v1.Connection
-	(*GetAppBillingRequest)(nil),            // 22: berth.billing.v1.GetAppBillingRequest
-	(*AppSettings)(nil),                     // 23: berth.billing.v1.AppSettings
-	(*AppBilling)(nil),                      // 24: berth.billing.v1.AppBilling
-	(*UpdateAppSettingsRequest)(nil),        // 25: berth.billing.v1.UpdateAppSettingsRequest
-	(*CatalogPrice)(nil),                    // 26: berth.billing.v1.CatalogPrice
-	(*CreateCatalogPriceRequest)(nil),       // 27: berth.billing.v1.CreateCatalogPriceRequest
-	(*CatalogTaxRate)(nil),                  // 28: berth.billing.v1.CatalogTaxRate
-	(*CreateCatalogTaxRateRequest)(nil),     // 29: berth.billing.v1.CreateCatalogTaxRateRequest
-	(*ListCatalogRequest)(nil),              // 30: berth.billing.v1.ListCatalogRequest
-	(*Catalog)(nil),                         // 31: berth.billing.v1.Catalog
-	(*CreatePromotionRequest)(nil),          // 32: berth.billing.v1.CreatePromotionRequest
-	(*SetPromotionActiveRequest)(nil),       // 33: berth.billing.v1.SetPromotionActiveRequest
-	(*SetTenantFrozenRequest)(nil),          // 34: berth.billing.v1.SetTenantFrozenRequest
-	(*InvoiceBody)(nil),                     // 35: berth.billing.v1.InvoiceBody
-	(*CreateInvoiceRequest)(nil),            // 36: berth.billing.v1.CreateInvoiceRequest
-	(*ListInvoicesRequest)(nil),             // 37: berth.billing.v1.ListInvoicesRequest
-	(*InvoiceList)(nil),                     // 38: berth.billing.v1.InvoiceList
-	(*SubscriptionChangeBody)(nil),          // 39: berth.billing.v1.SubscriptionChangeBody
-	(*ChangeSubscriptionRequest)(nil),       // 40: berth.billing.v1.ChangeSubscriptionRequest
-	(*TenantUserRequest)(nil),               // 41: berth.billing.v1.TenantUserRequest
-	(*UpdatePromotionLimitsRequest)(nil),    // 42: berth.billing.v1.UpdatePromotionLimitsRequest
-	(*ListPromotionRedemptionsRequest)(nil), // 43: berth.billing.v1.ListPromotionRedemptionsRequest
-	(*PromotionRedemption)(nil),             // 44: berth.billing.v1.PromotionRedemption
-	(*PromotionRedemptionPage)(nil),         // 45: berth.billing.v1.PromotionRedemptionPage
-	(*GetTenantBillingRequest)(nil),         // 46: berth.billing.v1.GetTenantBillingRequest
-	(*TenantPayment)(nil),                   // 47: berth.billing.v1.TenantPayment
-	(*TenantBilling)(nil),                   // 48: berth.billing.v1.TenantBilling
-	(*structpb.Struct)(nil),                 // 49: google.protobuf.Struct
-	(*v1.BillingState)(nil),                 // 50: berth.tenant.v1.BillingState
-	(*emptypb.Empty)(nil),                   // 51: google.protobuf.Empty
+	(*ListAppConnectionsRequest)(nil),       // 1: berth.billing.v1.ListAppConnectionsRequest
+	(*AppConnections)(nil),                  // 2: berth.billing.v1.AppConnections
+	(*ResolvePspxCustomerRequest)(nil),      // 3: berth.billing.v1.ResolvePspxCustomerRequest
+	(*PspxCustomerConnection)(nil),          // 4: berth.billing.v1.PspxCustomerConnection
+	(*ApplyPspxEventRequest)(nil),           // 5: berth.billing.v1.ApplyPspxEventRequest
+	(*ApplyPspyPaymentRequest)(nil),         // 6: berth.billing.v1.ApplyPspyPaymentRequest
+	(*AppliedEvent)(nil),                    // 7: berth.billing.v1.AppliedEvent
+	(*ListPromotionsRequest)(nil),           // 8: berth.billing.v1.ListPromotionsRequest
+	(*Promotion)(nil),                       // 9: berth.billing.v1.Promotion
+	(*PromotionList)(nil),                   // 10: berth.billing.v1.PromotionList
+	(*RedeemPromotionCodeRequest)(nil),      // 11: berth.billing.v1.RedeemPromotionCodeRequest
+	(*CheckoutBody)(nil),                    // 12: berth.billing.v1.CheckoutBody
+	(*CreateCheckoutSessionRequest)(nil),    // 13: berth.billing.v1.CreateCheckoutSessionRequest
+	(*NextAction)(nil),                      // 14: berth.billing.v1.NextAction
+	(*CheckoutSession)(nil),                 // 15: berth.billing.v1.CheckoutSession
+	(*OpenCheckoutRequest)(nil),             // 16: berth.billing.v1.OpenCheckoutRequest
+	(*OpenedCheckout)(nil),                  // 17: berth.billing.v1.OpenedCheckout
+	(*ReturnCheckoutRequest)(nil),           // 18: berth.billing.v1.ReturnCheckoutRequest
+	(*ReturnedCheckout)(nil),                // 19: berth.billing.v1.ReturnedCheckout
+	(*CreateConnectionRequest)(nil),         // 20: berth.billing.v1.CreateConnectionRequest
+	(*RotateConnectionSecretsRequest)(nil),  // 21: berth.billing.v1.RotateConnectionSecretsRequest
+	(*WebhookSecret)(nil),                   // 22: berth.billing.v1.WebhookSecret
+	(*Connection)(nil),                      // 23: berth.billing.v1.Connection
+	(*GetAppBillingRequest)(nil),            // 24: berth.billing.v1.GetAppBillingRequest
+	(*AppSettings)(nil),                     // 25: berth.billing.v1.AppSettings
+	(*AppBilling)(nil),                      // 26: berth.billing.v1.AppBilling
+	(*UpdateAppSettingsRequest)(nil),        // 27: berth.billing.v1.UpdateAppSettingsRequest
+	(*CatalogPrice)(nil),                    // 28: berth.billing.v1.CatalogPrice
+	(*CreateCatalogPriceRequest)(nil),       // 29: berth.billing.v1.CreateCatalogPriceRequest
+	(*CatalogTaxRate)(nil),                  // 30: berth.billing.v1.CatalogTaxRate
+	(*CreateCatalogTaxRateRequest)(nil),     // 31: berth.billing.v1.CreateCatalogTaxRateRequest
+	(*ListCatalogRequest)(nil),              // 32: berth.billing.v1.ListCatalogRequest
+	(*Catalog)(nil),                         // 33: berth.billing.v1.Catalog
+	(*CreatePromotionRequest)(nil),          // 34: berth.billing.v1.CreatePromotionRequest
+	(*SetPromotionActiveRequest)(nil),       // 35: berth.billing.v1.SetPromotionActiveRequest
+	(*SetTenantFrozenRequest)(nil),          // 36: berth.billing.v1.SetTenantFrozenRequest
+	(*InvoiceBody)(nil),                     // 37: berth.billing.v1.InvoiceBody
+	(*CreateInvoiceRequest)(nil),            // 38: berth.billing.v1.CreateInvoiceRequest
+	(*ListInvoicesRequest)(nil),             // 39: berth.billing.v1.ListInvoicesRequest
+	(*InvoiceList)(nil),                     // 40: berth.billing.v1.InvoiceList
+	(*SubscriptionChangeBody)(nil),          // 41: berth.billing.v1.SubscriptionChangeBody
+	(*ChangeSubscriptionRequest)(nil),       // 42: berth.billing.v1.ChangeSubscriptionRequest
+	(*TenantUserRequest)(nil),               // 43: berth.billing.v1.TenantUserRequest
+	(*UpdatePromotionLimitsRequest)(nil),    // 44: berth.billing.v1.UpdatePromotionLimitsRequest
+	(*ListPromotionRedemptionsRequest)(nil), // 45: berth.billing.v1.ListPromotionRedemptionsRequest
+	(*PromotionRedemption)(nil),             // 46: berth.billing.v1.PromotionRedemption
+	(*PromotionRedemptionPage)(nil),         // 47: berth.billing.v1.PromotionRedemptionPage
+	(*GetTenantBillingRequest)(nil),         // 48: berth.billing.v1.GetTenantBillingRequest
+	(*TenantPayment)(nil),                   // 49: berth.billing.v1.TenantPayment
+	(*TenantBilling)(nil),                   // 50: berth.billing.v1.TenantBilling
+	(*structpb.Struct)(nil),                 // 51: google.protobuf.Struct
+	(*v1.BillingState)(nil),                 // 52: berth.tenant.v1.BillingState
+	(*emptypb.Empty)(nil),                   // 53: google.protobuf.Empty
 }
 var file_billing_v1_billing_proto_depIdxs = []int32{
-	7,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
-	10, // 1: berth.billing.v1.CreateCheckoutSessionRequest.body:type_name -> berth.billing.v1.CheckoutBody
-	12, // 2: berth.billing.v1.CheckoutSession.nextAction:type_name -> berth.billing.v1.NextAction
+	9,  // 0: berth.billing.v1.PromotionList.items:type_name -> berth.billing.v1.Promotion
+	12, // 1: berth.billing.v1.CreateCheckoutSessionRequest.body:type_name -> berth.billing.v1.CheckoutBody
+	14, // 2: berth.billing.v1.CheckoutSession.nextAction:type_name -> berth.billing.v1.NextAction
 	0,  // 3: berth.billing.v1.CreateConnectionRequest.provider:type_name -> berth.billing.v1.Provider
 	0,  // 4: berth.billing.v1.Connection.provider:type_name -> berth.billing.v1.Provider
-	20, // 5: berth.billing.v1.Connection.webhookSecrets:type_name -> berth.billing.v1.WebhookSecret
-	23, // 6: berth.billing.v1.AppBilling.settings:type_name -> berth.billing.v1.AppSettings
-	21, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
-	26, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
-	28, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
-	35, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
-	49, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
-	39, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
-	44, // 13: berth.billing.v1.PromotionRedemptionPage.items:type_name -> berth.billing.v1.PromotionRedemption
-	50, // 14: berth.billing.v1.TenantBilling.state:type_name -> berth.tenant.v1.BillingState
-	47, // 15: berth.billing.v1.TenantBilling.payments:type_name -> berth.billing.v1.TenantPayment
-	38, // 16: berth.billing.v1.TenantBilling.invoices:type_name -> berth.billing.v1.InvoiceList
-	44, // 17: berth.billing.v1.TenantBilling.redemptions:type_name -> berth.billing.v1.PromotionRedemption
-	6,  // 18: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
-	9,  // 19: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
-	11, // 20: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
-	36, // 21: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
-	37, // 22: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
-	40, // 23: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
-	41, // 24: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
-	41, // 25: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
-	14, // 26: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
-	16, // 27: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
-	1,  // 28: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:input_type -> berth.billing.v1.ResolvePspxCustomerRequest
-	3,  // 29: berth.billing.v1.ProviderEventService.ApplyPspxEvent:input_type -> berth.billing.v1.ApplyPspxEventRequest
-	4,  // 30: berth.billing.v1.ProviderEventService.ApplyPspyPayment:input_type -> berth.billing.v1.ApplyPspyPaymentRequest
-	18, // 31: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
-	19, // 32: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
-	22, // 33: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
-	25, // 34: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
-	27, // 35: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
-	29, // 36: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
-	30, // 37: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
-	32, // 38: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
-	33, // 39: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
-	34, // 40: berth.billing.v1.BillingAdminService.SetTenantFrozen:input_type -> berth.billing.v1.SetTenantFrozenRequest
-	6,  // 41: berth.billing.v1.BillingAdminService.ListAppPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
-	42, // 42: berth.billing.v1.BillingAdminService.UpdatePromotionLimits:input_type -> berth.billing.v1.UpdatePromotionLimitsRequest
-	43, // 43: berth.billing.v1.BillingAdminService.ListPromotionRedemptions:input_type -> berth.billing.v1.ListPromotionRedemptionsRequest
-	46, // 44: berth.billing.v1.BillingAdminService.GetTenantBilling:input_type -> berth.billing.v1.GetTenantBillingRequest
-	8,  // 45: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
-	51, // 46: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
-	13, // 47: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
-	49, // 48: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
-	38, // 49: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
-	51, // 50: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
-	51, // 51: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
-	51, // 52: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
-	15, // 53: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
-	17, // 54: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
-	2,  // 55: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
-	5,  // 56: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
-	5,  // 57: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
-	21, // 58: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
-	21, // 59: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
-	24, // 60: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
-	24, // 61: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
-	26, // 62: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
-	28, // 63: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
-	31, // 64: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
-	7,  // 65: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
-	7,  // 66: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
-	51, // 67: berth.billing.v1.BillingAdminService.SetTenantFrozen:output_type -> google.protobuf.Empty
-	8,  // 68: berth.billing.v1.BillingAdminService.ListAppPromotions:output_type -> berth.billing.v1.PromotionList
-	7,  // 69: berth.billing.v1.BillingAdminService.UpdatePromotionLimits:output_type -> berth.billing.v1.Promotion
-	45, // 70: berth.billing.v1.BillingAdminService.ListPromotionRedemptions:output_type -> berth.billing.v1.PromotionRedemptionPage
-	48, // 71: berth.billing.v1.BillingAdminService.GetTenantBilling:output_type -> berth.billing.v1.TenantBilling
-	45, // [45:72] is the sub-list for method output_type
-	18, // [18:45] is the sub-list for method input_type
+	22, // 5: berth.billing.v1.Connection.webhookSecrets:type_name -> berth.billing.v1.WebhookSecret
+	25, // 6: berth.billing.v1.AppBilling.settings:type_name -> berth.billing.v1.AppSettings
+	23, // 7: berth.billing.v1.AppBilling.connections:type_name -> berth.billing.v1.Connection
+	28, // 8: berth.billing.v1.Catalog.prices:type_name -> berth.billing.v1.CatalogPrice
+	30, // 9: berth.billing.v1.Catalog.taxRates:type_name -> berth.billing.v1.CatalogTaxRate
+	37, // 10: berth.billing.v1.CreateInvoiceRequest.body:type_name -> berth.billing.v1.InvoiceBody
+	51, // 11: berth.billing.v1.InvoiceList.items:type_name -> google.protobuf.Struct
+	41, // 12: berth.billing.v1.ChangeSubscriptionRequest.body:type_name -> berth.billing.v1.SubscriptionChangeBody
+	46, // 13: berth.billing.v1.PromotionRedemptionPage.items:type_name -> berth.billing.v1.PromotionRedemption
+	52, // 14: berth.billing.v1.TenantBilling.state:type_name -> berth.tenant.v1.BillingState
+	49, // 15: berth.billing.v1.TenantBilling.payments:type_name -> berth.billing.v1.TenantPayment
+	40, // 16: berth.billing.v1.TenantBilling.invoices:type_name -> berth.billing.v1.InvoiceList
+	46, // 17: berth.billing.v1.TenantBilling.redemptions:type_name -> berth.billing.v1.PromotionRedemption
+	8,  // 18: berth.billing.v1.BillingService.ListPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	11, // 19: berth.billing.v1.BillingService.RedeemPromotionCode:input_type -> berth.billing.v1.RedeemPromotionCodeRequest
+	13, // 20: berth.billing.v1.BillingService.CreateCheckoutSession:input_type -> berth.billing.v1.CreateCheckoutSessionRequest
+	38, // 21: berth.billing.v1.BillingService.CreateInvoice:input_type -> berth.billing.v1.CreateInvoiceRequest
+	39, // 22: berth.billing.v1.BillingService.ListInvoices:input_type -> berth.billing.v1.ListInvoicesRequest
+	42, // 23: berth.billing.v1.BillingService.ChangeSubscription:input_type -> berth.billing.v1.ChangeSubscriptionRequest
+	43, // 24: berth.billing.v1.BillingService.CancelSubscription:input_type -> berth.billing.v1.TenantUserRequest
+	43, // 25: berth.billing.v1.BillingService.DeletePaymentMethods:input_type -> berth.billing.v1.TenantUserRequest
+	16, // 26: berth.billing.v1.PaymentPageService.OpenCheckout:input_type -> berth.billing.v1.OpenCheckoutRequest
+	18, // 27: berth.billing.v1.PaymentPageService.ReturnCheckout:input_type -> berth.billing.v1.ReturnCheckoutRequest
+	3,  // 28: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:input_type -> berth.billing.v1.ResolvePspxCustomerRequest
+	5,  // 29: berth.billing.v1.ProviderEventService.ApplyPspxEvent:input_type -> berth.billing.v1.ApplyPspxEventRequest
+	6,  // 30: berth.billing.v1.ProviderEventService.ApplyPspyPayment:input_type -> berth.billing.v1.ApplyPspyPaymentRequest
+	1,  // 31: berth.billing.v1.ProviderEventService.ListAppConnections:input_type -> berth.billing.v1.ListAppConnectionsRequest
+	20, // 32: berth.billing.v1.BillingAdminService.CreateConnection:input_type -> berth.billing.v1.CreateConnectionRequest
+	21, // 33: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:input_type -> berth.billing.v1.RotateConnectionSecretsRequest
+	24, // 34: berth.billing.v1.BillingAdminService.GetAppBilling:input_type -> berth.billing.v1.GetAppBillingRequest
+	27, // 35: berth.billing.v1.BillingAdminService.UpdateAppSettings:input_type -> berth.billing.v1.UpdateAppSettingsRequest
+	29, // 36: berth.billing.v1.BillingAdminService.CreateCatalogPrice:input_type -> berth.billing.v1.CreateCatalogPriceRequest
+	31, // 37: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:input_type -> berth.billing.v1.CreateCatalogTaxRateRequest
+	32, // 38: berth.billing.v1.BillingAdminService.ListCatalog:input_type -> berth.billing.v1.ListCatalogRequest
+	34, // 39: berth.billing.v1.BillingAdminService.CreatePromotion:input_type -> berth.billing.v1.CreatePromotionRequest
+	35, // 40: berth.billing.v1.BillingAdminService.SetPromotionActive:input_type -> berth.billing.v1.SetPromotionActiveRequest
+	36, // 41: berth.billing.v1.BillingAdminService.SetTenantFrozen:input_type -> berth.billing.v1.SetTenantFrozenRequest
+	8,  // 42: berth.billing.v1.BillingAdminService.ListAppPromotions:input_type -> berth.billing.v1.ListPromotionsRequest
+	44, // 43: berth.billing.v1.BillingAdminService.UpdatePromotionLimits:input_type -> berth.billing.v1.UpdatePromotionLimitsRequest
+	45, // 44: berth.billing.v1.BillingAdminService.ListPromotionRedemptions:input_type -> berth.billing.v1.ListPromotionRedemptionsRequest
+	48, // 45: berth.billing.v1.BillingAdminService.GetTenantBilling:input_type -> berth.billing.v1.GetTenantBillingRequest
+	10, // 46: berth.billing.v1.BillingService.ListPromotions:output_type -> berth.billing.v1.PromotionList
+	53, // 47: berth.billing.v1.BillingService.RedeemPromotionCode:output_type -> google.protobuf.Empty
+	15, // 48: berth.billing.v1.BillingService.CreateCheckoutSession:output_type -> berth.billing.v1.CheckoutSession
+	51, // 49: berth.billing.v1.BillingService.CreateInvoice:output_type -> google.protobuf.Struct
+	40, // 50: berth.billing.v1.BillingService.ListInvoices:output_type -> berth.billing.v1.InvoiceList
+	53, // 51: berth.billing.v1.BillingService.ChangeSubscription:output_type -> google.protobuf.Empty
+	53, // 52: berth.billing.v1.BillingService.CancelSubscription:output_type -> google.protobuf.Empty
+	53, // 53: berth.billing.v1.BillingService.DeletePaymentMethods:output_type -> google.protobuf.Empty
+	17, // 54: berth.billing.v1.PaymentPageService.OpenCheckout:output_type -> berth.billing.v1.OpenedCheckout
+	19, // 55: berth.billing.v1.PaymentPageService.ReturnCheckout:output_type -> berth.billing.v1.ReturnedCheckout
+	4,  // 56: berth.billing.v1.ProviderEventService.ResolvePspxCustomer:output_type -> berth.billing.v1.PspxCustomerConnection
+	7,  // 57: berth.billing.v1.ProviderEventService.ApplyPspxEvent:output_type -> berth.billing.v1.AppliedEvent
+	7,  // 58: berth.billing.v1.ProviderEventService.ApplyPspyPayment:output_type -> berth.billing.v1.AppliedEvent
+	2,  // 59: berth.billing.v1.ProviderEventService.ListAppConnections:output_type -> berth.billing.v1.AppConnections
+	23, // 60: berth.billing.v1.BillingAdminService.CreateConnection:output_type -> berth.billing.v1.Connection
+	23, // 61: berth.billing.v1.BillingAdminService.RotateConnectionSecrets:output_type -> berth.billing.v1.Connection
+	26, // 62: berth.billing.v1.BillingAdminService.GetAppBilling:output_type -> berth.billing.v1.AppBilling
+	26, // 63: berth.billing.v1.BillingAdminService.UpdateAppSettings:output_type -> berth.billing.v1.AppBilling
+	28, // 64: berth.billing.v1.BillingAdminService.CreateCatalogPrice:output_type -> berth.billing.v1.CatalogPrice
+	30, // 65: berth.billing.v1.BillingAdminService.CreateCatalogTaxRate:output_type -> berth.billing.v1.CatalogTaxRate
+	33, // 66: berth.billing.v1.BillingAdminService.ListCatalog:output_type -> berth.billing.v1.Catalog
+	9,  // 67: berth.billing.v1.BillingAdminService.CreatePromotion:output_type -> berth.billing.v1.Promotion
+	9,  // 68: berth.billing.v1.BillingAdminService.SetPromotionActive:output_type -> berth.billing.v1.Promotion
+	53, // 69: berth.billing.v1.BillingAdminService.SetTenantFrozen:output_type -> google.protobuf.Empty
+	10, // 70: berth.billing.v1.BillingAdminService.ListAppPromotions:output_type -> berth.billing.v1.PromotionList
+	9,  // 71: berth.billing.v1.BillingAdminService.UpdatePromotionLimits:output_type -> berth.billing.v1.Promotion
+	47, // 72: berth.billing.v1.BillingAdminService.ListPromotionRedemptions:output_type -> berth.billing.v1.PromotionRedemptionPage
+	50, // 73: berth.billing.v1.BillingAdminService.GetTenantBilling:output_type -> berth.billing.v1.TenantBilling
+	46, // [46:74] is the sub-list for method output_type
+	18, // [18:46] is the sub-list for method input_type
 	18, // [18:18] is the sub-list for extension type_name
 	18, // [18:18] is the sub-list for extension extendee
 	0,  // [0:18] is the sub-list for field type_name
@@ -4132,23 +4229,23 @@ func file_billing_v1_billing_proto_init() {
 	if File_billing_v1_billing_proto != nil {
 		return
 	}
-	file_billing_v1_billing_proto_msgTypes[9].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[10].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[24].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[34].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[35].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[11].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[12].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[26].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[36].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[37].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[38].OneofWrappers = []any{}
-	file_billing_v1_billing_proto_msgTypes[39].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[40].OneofWrappers = []any{}
 	file_billing_v1_billing_proto_msgTypes[41].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[42].OneofWrappers = []any{}
+	file_billing_v1_billing_proto_msgTypes[43].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_billing_v1_billing_proto_rawDesc), len(file_billing_v1_billing_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

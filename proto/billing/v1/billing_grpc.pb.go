@@ -628,6 +628,7 @@ const (
 	ProviderEventService_ResolvePspxCustomer_FullMethodName = "/berth.billing.v1.ProviderEventService/ResolvePspxCustomer"
 	ProviderEventService_ApplyPspxEvent_FullMethodName      = "/berth.billing.v1.ProviderEventService/ApplyPspxEvent"
 	ProviderEventService_ApplyPspyPayment_FullMethodName    = "/berth.billing.v1.ProviderEventService/ApplyPspyPayment"
+	ProviderEventService_ListAppConnections_FullMethodName  = "/berth.billing.v1.ProviderEventService/ListAppConnections"
 )
 
 // ProviderEventServiceClient is the client API for ProviderEventService service.
@@ -650,6 +651,9 @@ type ProviderEventServiceClient interface {
 	// ApplyPspyPayment fetches a pspy payment with the connection's key and applies what its
 	// state says. An unknown connection is ignored; a payment not paid answers its status.
 	ApplyPspyPayment(ctx context.Context, in *ApplyPspyPaymentRequest, opts ...grpc.CallOption) (*AppliedEvent, error)
+	// ListAppConnections names an app's provider connections, so ingest shows an app's operators
+	// the calls of their own connections only. An app without connections answers none.
+	ListAppConnections(ctx context.Context, in *ListAppConnectionsRequest, opts ...grpc.CallOption) (*AppConnections, error)
 }
 
 type providerEventServiceClient struct {
@@ -690,6 +694,16 @@ func (c *providerEventServiceClient) ApplyPspyPayment(ctx context.Context, in *A
 	return out, nil
 }
 
+func (c *providerEventServiceClient) ListAppConnections(ctx context.Context, in *ListAppConnectionsRequest, opts ...grpc.CallOption) (*AppConnections, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppConnections)
+	err := c.cc.Invoke(ctx, ProviderEventService_ListAppConnections_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderEventServiceServer is the server API for ProviderEventService service.
 // All implementations must embed UnimplementedProviderEventServiceServer
 // for forward compatibility.
@@ -710,6 +724,9 @@ type ProviderEventServiceServer interface {
 	// ApplyPspyPayment fetches a pspy payment with the connection's key and applies what its
 	// state says. An unknown connection is ignored; a payment not paid answers its status.
 	ApplyPspyPayment(context.Context, *ApplyPspyPaymentRequest) (*AppliedEvent, error)
+	// ListAppConnections names an app's provider connections, so ingest shows an app's operators
+	// the calls of their own connections only. An app without connections answers none.
+	ListAppConnections(context.Context, *ListAppConnectionsRequest) (*AppConnections, error)
 	mustEmbedUnimplementedProviderEventServiceServer()
 }
 
@@ -728,6 +745,9 @@ func (UnimplementedProviderEventServiceServer) ApplyPspxEvent(context.Context, *
 }
 func (UnimplementedProviderEventServiceServer) ApplyPspyPayment(context.Context, *ApplyPspyPaymentRequest) (*AppliedEvent, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApplyPspyPayment not implemented")
+}
+func (UnimplementedProviderEventServiceServer) ListAppConnections(context.Context, *ListAppConnectionsRequest) (*AppConnections, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAppConnections not implemented")
 }
 func (UnimplementedProviderEventServiceServer) mustEmbedUnimplementedProviderEventServiceServer() {}
 func (UnimplementedProviderEventServiceServer) testEmbeddedByValue()                              {}
@@ -804,6 +824,24 @@ func _ProviderEventService_ApplyPspyPayment_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ProviderEventService_ListAppConnections_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppConnectionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderEventServiceServer).ListAppConnections(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ProviderEventService_ListAppConnections_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderEventServiceServer).ListAppConnections(ctx, req.(*ListAppConnectionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ProviderEventService_ServiceDesc is the grpc.ServiceDesc for ProviderEventService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -822,6 +860,10 @@ var ProviderEventService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ApplyPspyPayment",
 			Handler:    _ProviderEventService_ApplyPspyPayment_Handler,
+		},
+		{
+			MethodName: "ListAppConnections",
+			Handler:    _ProviderEventService_ListAppConnections_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -195,7 +195,9 @@ type ListEventsRequest struct {
 	Since        string `protobuf:"bytes,4,opt,name=since,proto3" json:"since,omitempty"`
 	Until        string `protobuf:"bytes,5,opt,name=until,proto3" json:"until,omitempty"`
 	// limit is 1 to 1000 (default 100).
-	Limit         int32 `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	// appId keeps the calls of the app's provider connections only; an operator token must name it.
+	AppId         string `protobuf:"bytes,7,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -270,6 +272,13 @@ func (x *ListEventsRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *ListEventsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
 }
 
 // Event is a received call as stored. The body is kept but not listed.
@@ -453,10 +462,13 @@ func (x *EventList) GetEvents() []*Event {
 type ReplayEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Either id, or connectionId with since and until (RFC 3339, until exclusive).
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ConnectionId  string `protobuf:"bytes,2,opt,name=connectionId,proto3" json:"connectionId,omitempty"`
-	Since         string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
-	Until         string `protobuf:"bytes,4,opt,name=until,proto3" json:"until,omitempty"`
+	Id           string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ConnectionId string `protobuf:"bytes,2,opt,name=connectionId,proto3" json:"connectionId,omitempty"`
+	Since        string `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	Until        string `protobuf:"bytes,4,opt,name=until,proto3" json:"until,omitempty"`
+	// appId holds the replay to the calls of the app's provider connections: a call or connection
+	// of another app is not found. An operator token must name it.
+	AppId         string `protobuf:"bytes,5,opt,name=appId,proto3" json:"appId,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -515,6 +527,13 @@ func (x *ReplayEventsRequest) GetSince() string {
 func (x *ReplayEventsRequest) GetUntil() string {
 	if x != nil {
 		return x.Until
+	}
+	return ""
+}
+
+func (x *ReplayEventsRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
 	}
 	return ""
 }
@@ -602,14 +621,15 @@ const file_webhook_v1_webhook_proto_rawDesc = "" +
 	"_wrongHostB\n" +
 	"\n" +
 	"\b_ignoredB\t\n" +
-	"\a_status\"\xaf\x01\n" +
+	"\a_status\"\xc5\x01\n" +
 	"\x11ListEventsRequest\x12\"\n" +
 	"\fconnectionId\x18\x01 \x01(\tR\fconnectionId\x12\x18\n" +
 	"\aoutcome\x18\x02 \x01(\tR\aoutcome\x12\x1a\n" +
 	"\bprovider\x18\x03 \x01(\tR\bprovider\x12\x14\n" +
 	"\x05since\x18\x04 \x01(\tR\x05since\x12\x14\n" +
 	"\x05until\x18\x05 \x01(\tR\x05until\x12\x14\n" +
-	"\x05limit\x18\x06 \x01(\x05R\x05limit\"\xd9\x02\n" +
+	"\x05limit\x18\x06 \x01(\x05R\x05limit\x12\x14\n" +
+	"\x05appId\x18\a \x01(\tR\x05appId\"\xd9\x02\n" +
 	"\x05Event\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bprovider\x18\x02 \x01(\tR\bprovider\x12(\n" +
@@ -627,23 +647,24 @@ const file_webhook_v1_webhook_proto_rawDesc = "" +
 	"\tappliedAt\x18\v \x01(\tR\tappliedAt\x12\x1c\n" +
 	"\tbodyBytes\x18\f \x01(\x05R\tbodyBytes\"<\n" +
 	"\tEventList\x12/\n" +
-	"\x06events\x18\x01 \x03(\v2\x17.berth.webhook.v1.EventR\x06events\"u\n" +
+	"\x06events\x18\x01 \x03(\v2\x17.berth.webhook.v1.EventR\x06events\"\x8b\x01\n" +
 	"\x13ReplayEventsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\"\n" +
 	"\fconnectionId\x18\x02 \x01(\tR\fconnectionId\x12\x14\n" +
 	"\x05since\x18\x03 \x01(\tR\x05since\x12\x14\n" +
-	"\x05until\x18\x04 \x01(\tR\x05until\"\\\n" +
+	"\x05until\x18\x04 \x01(\tR\x05until\x12\x14\n" +
+	"\x05appId\x18\x05 \x01(\tR\x05appId\"\\\n" +
 	"\fReplayResult\x12\x1a\n" +
 	"\breplayed\x18\x01 \x01(\x05R\breplayed\x12\x18\n" +
 	"\aapplied\x18\x02 \x01(\x05R\aapplied\x12\x16\n" +
 	"\x06failed\x18\x03 \x01(\x05R\x06failed2\xf6\x01\n" +
 	"\x14WebhookIngestService\x12n\n" +
 	"\vReceivePspx\x12\x1a.berth.webhook.v1.Delivery\x1a\x19.berth.webhook.v1.Receipt\"(\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/webhooks/pspx\x12n\n" +
-	"\vReceivePspy\x12\x1a.berth.webhook.v1.Delivery\x1a\x19.berth.webhook.v1.Receipt\"(\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/webhooks/pspy2\xcc\x01\n" +
-	"\x13WebhookAdminService\x12V\n" +
+	"\vReceivePspy\x12\x1a.berth.webhook.v1.Delivery\x1a\x19.berth.webhook.v1.Receipt\"(\xca\xf3\x18\x04\b\x01@\x01\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/webhooks/pspy2\xe2\x01\n" +
+	"\x13WebhookAdminService\x12a\n" +
 	"\n" +
-	"ListEvents\x12#.berth.webhook.v1.ListEventsRequest\x1a\x1b.berth.webhook.v1.EventList\"\x06\xca\xf3\x18\x02H\x01\x12]\n" +
-	"\fReplayEvents\x12%.berth.webhook.v1.ReplayEventsRequest\x1a\x1e.berth.webhook.v1.ReplayResult\"\x06\xca\xf3\x18\x02H\x01B5Z3github.com/berthhq/berth/proto/webhook/v1;webhookv1b\x06proto3"
+	"ListEvents\x12#.berth.webhook.v1.ListEventsRequest\x1a\x1b.berth.webhook.v1.EventList\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12h\n" +
+	"\fReplayEvents\x12%.berth.webhook.v1.ReplayEventsRequest\x1a\x1e.berth.webhook.v1.ReplayResult\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB5Z3github.com/berthhq/berth/proto/webhook/v1;webhookv1b\x06proto3"
 
 var (
 	file_webhook_v1_webhook_proto_rawDescOnce sync.Once

@@ -204,7 +204,9 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // WebhookAdminService is the operators' view of received calls (berthctl webhook-events,
-// webhook-replay).
+// webhook-replay, and the console's events page). The deployment's admin token sees every call; a
+// project member's operator token names an app of their project (appId) and sees the calls of
+// that app's provider connections only.
 type WebhookAdminServiceClient interface {
 	// ListEvents lists received calls, newest first.
 	ListEvents(ctx context.Context, in *ListEventsRequest, opts ...grpc.CallOption) (*EventList, error)
@@ -246,7 +248,9 @@ func (c *webhookAdminServiceClient) ReplayEvents(ctx context.Context, in *Replay
 // for forward compatibility.
 //
 // WebhookAdminService is the operators' view of received calls (berthctl webhook-events,
-// webhook-replay).
+// webhook-replay, and the console's events page). The deployment's admin token sees every call; a
+// project member's operator token names an app of their project (appId) and sees the calls of
+// that app's provider connections only.
 type WebhookAdminServiceServer interface {
 	// ListEvents lists received calls, newest first.
 	ListEvents(context.Context, *ListEventsRequest) (*EventList, error)

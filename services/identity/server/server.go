@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/services/identity/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/identity/internal/adapters/memory"
 	"github.com/berthhq/berth/services/identity/internal/adapters/oidc"
+	"github.com/berthhq/berth/services/identity/internal/adapters/outbound"
 	"github.com/berthhq/berth/services/identity/internal/adapters/postgres"
 	tenantclient "github.com/berthhq/berth/services/identity/internal/adapters/tenant"
 	"github.com/berthhq/berth/services/identity/internal/app"
@@ -132,16 +133,17 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	var (
 		store  app.Store
 		outbox events.OutboxSource
+		inbox  events.Inbox // kept with the store, like the outbox
 		pool   *pgxpool.Pool
 	)
 	if cfg.DatabaseURL != "" {
 		if pool, err = pgxx.OpenMigrated(ctx, cfg.DatabaseURL, postgres.Migrate); err != nil {
 			return nil, fmt.Errorf("identity: database: %w", err)
 		}
-		store, outbox = postgres.New(pool), events.NewPGOutbox(pool)
+		store, outbox, inbox = postgres.New(pool), events.NewPGOutbox(pool), events.NewPGInbox(pool)
 	} else {
 		mem := &events.MemoryOutbox{}
-		store, outbox = memory.New(mem), mem
+		store, outbox, inbox = memory.New(mem), mem, events.NewMemoryInbox()
 	}
 
 	// A database written under another pepper or key would answer 401 for every API key and fail
@@ -197,5 +199,8 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 	grpcapi.Register(p, svc)
 	p.Relay = events.NewRelay(name, outbox, cfg.Bus, log.With("component", "identity-relay"))
+	p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
+		return outbound.ConsumeEndpointEvents(ctx, cfg.Bus, inbox, svc, log.With("component", "identity-outbound"))
+	})
 	return p, nil
 }

@@ -31,13 +31,17 @@ type Config struct {
 	module.Common
 	// Billing is the connection to billing; its calls must carry the service token.
 	Billing grpc.ClientConnInterface
+	// Identity is the connection to identity, which verifies project members' operator tokens
+	// and names an app's project; its calls must carry the service token.
+	Identity grpc.ClientConnInterface
 	// PublicURL is the REST edge's public base URL.
 	PublicURL string
 }
 
-// Module is the webhook-ingest context in the service template. It dials billing.
+// Module is the webhook-ingest context in the service template. It dials billing, and identity
+// for the operator tokens of the console's events page.
 var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9105", Build: build, Migrate: postgres.Migrate,
-	Settings: []config.Setting{publicURL}, Peers: []string{"billing"}}
+	Settings: []config.Setting{publicURL}, Peers: []string{"billing", "identity"}}
 
 // publicURL is required here: its host tells this deployment's provider objects from another's.
 var publicURL = func() config.Setting {
@@ -53,13 +57,20 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, Config{Common: c, Billing: conn, PublicURL: c.Settings.String(publicURL.Name)})
+	identity, err := c.Dial("identity")
+	if err != nil {
+		return nil, err
+	}
+	return New(ctx, Config{Common: c, Billing: conn, Identity: identity, PublicURL: c.Settings.String(publicURL.Name)})
 }
 
 // New opens the store (migrating Postgres) and builds the process.
 func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Billing == nil {
 		return nil, errors.New("webhook: a billing connection is required")
+	}
+	if cfg.Identity == nil {
+		return nil, errors.New("webhook: an identity connection is required")
 	}
 	public, err := url.Parse(cfg.PublicURL)
 	if err != nil || public.Host == "" {
@@ -89,8 +100,11 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 		return nil, err
 	}
 	// Routes 3 and 4 are public (the signature or the provider fetch authenticates them); the
-	// operators' calls need the admin token. No API keys or tenant tokens are accepted here.
-	p, err := module.NewProcess(cfg.Common, name, authn.Policy{AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
+	// operators' calls need the admin token or a project member's operator token naming an app of
+	// their project. No API keys or tenant tokens are accepted here.
+	creds := authn.NewRemote(cfg.Identity)
+	p, err := module.NewProcess(cfg.Common, name, authn.Policy{Operators: creds.Operators, Apps: creds.Apps,
+		AdminToken: cfg.AdminToken, ServiceToken: cfg.ServiceToken})
 	if err != nil {
 		if pool != nil {
 			pool.Close()

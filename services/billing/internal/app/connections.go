@@ -147,6 +147,24 @@ func (s *Service) GetAppBilling(ctx context.Context, appID string) (AppBilling, 
 	return AppBilling{Settings: st, Connections: cs}, nil
 }
 
+// AppConnectionIDs names the app's provider connections, oldest first, for ingest to hold an
+// app's operators to the calls of their own connections.
+func (s *Service) AppConnectionIDs(ctx context.Context, appID string) ([]string, error) {
+	appID = canonical(appID)
+	if !isUUID(appID) {
+		return nil, fault.InvalidField("appId", "must be a UUID")
+	}
+	cs, err := s.store.Connections(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(cs))
+	for _, c := range cs {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
 // UpdateAppSettings changes an app's settings; a named connection or referral promotion must be
 // the app's own.
 func (s *Service) UpdateAppSettings(ctx context.Context, appID string, p domain.SettingsPatch) (AppBilling, error) {

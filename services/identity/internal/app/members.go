@@ -98,6 +98,7 @@ func (s *Service) inviteMember(ctx context.Context, projectID, email, name, lang
 	if err != nil {
 		return domain.ProjectMember{}, err
 	}
+	m.Language = lang
 	if s.mailer == nil || s.publicURL == "" {
 		if needMail {
 			return domain.ProjectMember{}, fault.Unavailable(0, "invitations need the deployment's mailer and public URL")

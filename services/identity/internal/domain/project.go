@@ -38,6 +38,9 @@ type ProjectMember struct {
 	// AcceptedAt when they did.
 	AccountID  string
 	AcceptedAt *time.Time
+	// Language is the language the member was invited in ("" when none was chosen); identity's
+	// later mails to the member are written in it.
+	Language string
 }
 
 // NewProjectMember validates the member's email and name and mints the member.

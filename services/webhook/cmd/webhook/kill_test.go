@@ -97,7 +97,9 @@ func TestAKilledIngestProcessAppliesAStoredCallOnceAfterRestart(t *testing.T) {
 			addr := freeAddr(t)
 			env := append(os.Environ(), "BERTH_DATABASE_URL="+dbURL, "BERTH_GRPC_ADDR="+addr, "BERTH_OPS_ADDR="+freeAddr(t),
 				"BERTH_NATS_URL="+nats.Server.ClientURL(), "BERTH_ADMIN_TOKEN="+adminToken, "BERTH_SERVICE_TOKEN=svc",
-				"BERTH_BILLING_ADDR="+billingAddr, "BERTH_PUBLIC_URL=http://berth.test", "BERTH_LOG_LEVEL=error")
+				"BERTH_BILLING_ADDR="+billingAddr, "BERTH_PUBLIC_URL=http://berth.test", "BERTH_LOG_LEVEL=error",
+				// Identity verifies only operator tokens here, which this test never sends.
+				"BERTH_IDENTITY_ADDR="+freeAddr(t))
 
 			first := startProcess(t, bin, env)
 			conn := dial(t, addr, "")

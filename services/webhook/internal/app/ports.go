@@ -37,6 +37,8 @@ type Billing interface {
 	ResolvePspxCustomer(ctx context.Context, customerID string, live bool) (Connection, error)
 	ApplyPspxEvent(ctx context.Context, connectionID string, live bool, typ string, object []byte) (Applied, error)
 	ApplyPspyPayment(ctx context.Context, connectionID, paymentID string) (Applied, error)
+	// AppConnections names the app's provider connections (none for an app without one).
+	AppConnections(ctx context.Context, appID string) ([]string, error)
 }
 
 // Connection is a provider connection as ingest needs it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -195,8 +196,9 @@ func clip(v string, n int) string {
 	return v
 }
 
-// ListEvents is the operators' list.
-func (s *Service) ListEvents(ctx context.Context, f domain.Filter) ([]domain.Event, error) {
+// ListEvents is the operators' list. appID ("" for every app: the admin token's view) keeps the
+// calls of that app's provider connections, asked of billing, newest first across them.
+func (s *Service) ListEvents(ctx context.Context, appID string, f domain.Filter) ([]domain.Event, error) {
 	switch {
 	case f.Limit == 0:
 		f.Limit = 100
@@ -211,7 +213,59 @@ func (s *Service) ListEvents(ctx context.Context, f domain.Filter) ([]domain.Eve
 	if f.Provider != "" && f.Provider != domain.Pspx && f.Provider != domain.Pspy {
 		return nil, fault.InvalidField("provider", "must be pspx or pspy")
 	}
-	return s.store.Events(ctx, f)
+	if appID == "" {
+		return s.store.Events(ctx, f)
+	}
+	conns, err := s.appConnections(ctx, appID, f.ConnectionID)
+	if err != nil {
+		return nil, err
+	}
+	var out []domain.Event
+	for _, c := range conns {
+		f.ConnectionID = c
+		evs, err := s.store.Events(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, evs...)
+	}
+	slices.SortStableFunc(out, func(a, b domain.Event) int { return b.ReceivedAt.Compare(a.ReceivedAt) })
+	return out[:min(len(out), f.Limit)], nil
+}
+
+// errConnectionNotFound answers a connection that is not the named app's.
+var errConnectionNotFound = fault.NotFound("Connection not found")
+
+// appConnections are the app's connections an operator's request may read: all of them, or the
+// one it names, which must be the app's (else none).
+func (s *Service) appConnections(ctx context.Context, appID, named string) ([]string, error) {
+	conns, err := s.billing.AppConnections(ctx, strings.ToLower(strings.TrimSpace(appID)))
+	if err != nil {
+		return nil, err
+	}
+	if named == "" {
+		return conns, nil
+	}
+	if slices.Contains(conns, named) {
+		return []string{named}, nil
+	}
+	return nil, nil
+}
+
+// holdToApp answers notFound unless connection is one of the app's; appID "" (the admin token's
+// call) holds to nothing.
+func (s *Service) holdToApp(ctx context.Context, appID, connection string, notFound error) error {
+	if appID == "" {
+		return nil
+	}
+	conns, err := s.appConnections(ctx, appID, connection)
+	if err != nil {
+		return err
+	}
+	if len(conns) == 0 {
+		return notFound
+	}
+	return nil
 }
 
 // Replayed counts what a replay did: Applied counts the calls that did not fail (applied, ignored
@@ -221,17 +275,26 @@ type Replayed struct{ Replayed, Applied, Failed int }
 // ReplayEvents hands stored calls to billing again: the one with id, or every call of the
 // connection received in [since, until). Billing keys every effect, so a call applied before
 // changes nothing again; a call that failed is applied now if it can be.
-func (s *Service) ReplayEvents(ctx context.Context, id string, f domain.Filter) (Replayed, error) {
+//
+// appID ("" for any app: the admin token's) holds the replay to the app's provider connections: a
+// call or connection of another app is not found, as if it did not exist.
+func (s *Service) ReplayEvents(ctx context.Context, appID, id string, f domain.Filter) (Replayed, error) {
 	var todo []domain.Event
 	if id != "" {
 		e, err := s.store.Event(ctx, strings.ToLower(strings.TrimSpace(id)))
 		if err != nil {
 			return Replayed{}, err
 		}
+		if err := s.holdToApp(ctx, appID, e.ConnectionID, domain.ErrEventNotFound); err != nil {
+			return Replayed{}, err
+		}
 		todo = []domain.Event{e}
 	} else {
 		if f.ConnectionID == "" || f.Since.IsZero() || f.Until.IsZero() {
 			return Replayed{}, fault.InvalidField("id", "name an event, or a connection with since and until")
+		}
+		if err := s.holdToApp(ctx, appID, f.ConnectionID, errConnectionNotFound); err != nil {
+			return Replayed{}, err
 		}
 		f.Limit = 1000
 		var err error

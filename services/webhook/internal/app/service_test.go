@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,17 @@ func (f *fakeBilling) ResolvePspxCustomer(_ context.Context, customerID string, 
 		return app.Connection{}, fault.NotFound("Customer not found")
 	}
 	return app.Connection{ID: "conn-1", Secrets: []string{secret}}, nil
+}
+
+// connApp is the app that owns conn-1, the connection of every call the fake resolves; the fake
+// knows no other app's connections.
+const connApp = "5d4a0f6e-8c31-4c0b-9f3e-2b7a1c9d0e11"
+
+func (f *fakeBilling) AppConnections(_ context.Context, appID string) ([]string, error) {
+	if appID == connApp {
+		return []string{"conn-1"}, nil
+	}
+	return nil, nil
 }
 
 func (f *fakeBilling) apply() (app.Applied, error) {
@@ -184,21 +196,21 @@ func TestReplayAppliesARangeOldestFirstAndValidatesItsArguments(t *testing.T) {
 	for _, id := range []string{"evt_a", "evt_b"} {
 		_, _ = svc.ReceivePspx(ctx, signed(event(id, "berth.test")))
 	}
-	r, err := svc.ReplayEvents(ctx, "", domain.Filter{ConnectionID: "conn-1", Since: now.Add(-time.Hour), Until: now.Add(time.Hour)})
+	r, err := svc.ReplayEvents(ctx, "", "", domain.Filter{ConnectionID: "conn-1", Since: now.Add(-time.Hour), Until: now.Add(time.Hour)})
 	if err != nil || r.Replayed != 2 || r.Applied != 2 || r.Failed != 0 || billing.applied != 2 {
 		t.Fatalf("replay: %+v, %v, applied %d", r, err, billing.applied)
 	}
 	if failed, _ := store.Events(ctx, domain.Filter{Outcome: domain.OutcomeFailed, Limit: 10}); len(failed) != 0 {
 		t.Fatalf("still failed after the replay: %+v", failed)
 	}
-	if _, err := svc.ReplayEvents(ctx, "", domain.Filter{ConnectionID: "conn-1"}); !fault.Is(err, fault.KindInvalid) {
+	if _, err := svc.ReplayEvents(ctx, "", "", domain.Filter{ConnectionID: "conn-1"}); !fault.Is(err, fault.KindInvalid) {
 		t.Fatalf("a range without times: %v", err)
 	}
-	if _, err := svc.ReplayEvents(ctx, uuid.NewString(), domain.Filter{}); !errors.Is(err, domain.ErrEventNotFound) {
+	if _, err := svc.ReplayEvents(ctx, "", uuid.NewString(), domain.Filter{}); !errors.Is(err, domain.ErrEventNotFound) {
 		t.Fatalf("an unknown id: %v", err)
 	}
 	for _, f := range []domain.Filter{{Limit: 1001}, {Outcome: "done"}, {Provider: "other"}} {
-		if _, err := svc.ListEvents(ctx, f); !fault.Is(err, fault.KindInvalid) {
+		if _, err := svc.ListEvents(ctx, "", f); !fault.Is(err, fault.KindInvalid) {
 			t.Fatalf("ListEvents(%+v) = %v", f, err)
 		}
 	}
@@ -257,7 +269,7 @@ func TestBillingsVerdictDecidesTheStoredOutcomeAndTheAnswerOnBothRoutes(t *testi
 				if got := list[0].LastError; (tt.lastError == "*" && got == "") || (tt.lastError != "*" && got != tt.lastError) {
 					t.Errorf("lastError = %q, want %q", got, tt.lastError)
 				}
-				if byOutcome, err := svc.ListEvents(context.Background(), domain.Filter{Outcome: tt.outcome}); err != nil || len(byOutcome) != 1 {
+				if byOutcome, err := svc.ListEvents(context.Background(), "", domain.Filter{Outcome: tt.outcome}); err != nil || len(byOutcome) != 1 {
 					t.Errorf("ListEvents by outcome %s: %d, %v", tt.outcome, len(byOutcome), err)
 				}
 			})
@@ -286,10 +298,69 @@ func TestARejectedCallIsAskedAgainOnRedeliveryAndReplayAndAppliesOnceBillingCan(
 	}
 	// An operator fixed what made the provider refuse it (the connection's key) and replays it.
 	rejected = false
-	if r, err := svc.ReplayEvents(ctx, list[0].ID, domain.Filter{}); err != nil || r.Applied != 1 || r.Failed != 0 {
+	if r, err := svc.ReplayEvents(ctx, "", list[0].ID, domain.Filter{}); err != nil || r.Applied != 1 || r.Failed != 0 {
 		t.Fatalf("replay: %+v, %v", r, err)
 	}
 	if got, _ := store.Event(ctx, list[0].ID); got.Outcome != domain.OutcomeApplied || got.Attempts != 3 || got.LastError != "" {
 		t.Fatalf("after the replay: %+v", got)
+	}
+}
+
+func TestAnAppsOperatorsListAndReplayOnlyTheCallsOfItsOwnConnections(t *testing.T) {
+	svc, billing, store := newService(t)
+	ctx := context.Background()
+	for _, id := range []string{"evt_a", "evt_b"} {
+		_, _ = svc.ReceivePspx(ctx, signed(event(id, "berth.test")))
+	}
+	// A pspy call of a connection of another app.
+	elsewhere := uuid.NewString()
+	if _, err := svc.ReceivePspy(ctx, app.Delivery{Body: []byte("id=tr_1"), ContentType: "application/x-www-form-urlencoded", PaymentProviderUUID: elsewhere}); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := store.Events(ctx, domain.Filter{Limit: 10})
+	var foreign domain.Event
+	for _, e := range all {
+		if e.ConnectionID == elsewhere {
+			foreign = e
+		}
+	}
+	otherApp := uuid.NewString()
+	for _, c := range []struct {
+		name   string
+		appID  string
+		filter domain.Filter
+		want   []string // provider event ids, newest first
+	}{
+		{"the admin token's view", "", domain.Filter{}, []string{"tr_1", "evt_b", "evt_a"}},
+		{"the app's calls", connApp, domain.Filter{}, []string{"evt_b", "evt_a"}},
+		{"the app's calls, at most one", connApp, domain.Filter{Limit: 1}, []string{"evt_b"}},
+		{"the app's own connection named", connApp, domain.Filter{ConnectionID: "conn-1"}, []string{"evt_b", "evt_a"}},
+		{"another app's connection named", connApp, domain.Filter{ConnectionID: elsewhere}, nil},
+		{"an app without connections", otherApp, domain.Filter{}, nil},
+	} {
+		list, err := svc.ListEvents(ctx, c.appID, c.filter)
+		var got []string
+		for _, e := range list {
+			got = append(got, e.ProviderEventID)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+
+	before := billing.applied
+	if _, err := svc.ReplayEvents(ctx, connApp, foreign.ID, domain.Filter{}); !errors.Is(err, domain.ErrEventNotFound) {
+		t.Errorf("replaying another app's call: %v, want not found", err)
+	}
+	window := domain.Filter{ConnectionID: elsewhere, Since: now.Add(-time.Hour), Until: now.Add(time.Hour)}
+	if _, err := svc.ReplayEvents(ctx, connApp, "", window); !fault.Is(err, fault.KindNotFound) {
+		t.Errorf("replaying another app's connection: %v, want not found", err)
+	}
+	if billing.applied != before {
+		t.Fatalf("a refused replay reached billing (%d → %d)", before, billing.applied)
+	}
+	own := all[len(all)-1] // evt_a, the oldest
+	if r, err := svc.ReplayEvents(ctx, connApp, own.ID, domain.Filter{}); err != nil || r.Replayed != 1 {
+		t.Errorf("replaying the app's own call: %+v, %v", r, err)
 	}
 }

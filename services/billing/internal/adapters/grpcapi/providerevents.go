@@ -39,3 +39,12 @@ func applied(a app.Applied, err error) (*billingv1.AppliedEvent, error) {
 	}
 	return &billingv1.AppliedEvent{Ignored: a.Ignored, Status: a.Status, Effect: a.Effect, Rejected: a.Rejected}, nil
 }
+
+// ListAppConnections names an app's provider connections.
+func (e *EventServer) ListAppConnections(ctx context.Context, req *billingv1.ListAppConnectionsRequest) (*billingv1.AppConnections, error) {
+	ids, err := e.svc.AppConnectionIDs(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return &billingv1.AppConnections{ConnectionIds: ids}, nil
+}

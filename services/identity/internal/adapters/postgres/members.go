@@ -22,14 +22,14 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-const memberColumns = `id, project_id, email, name, created_at, account_id, accepted_at`
+const memberColumns = `id, project_id, email, name, created_at, account_id, accepted_at, language`
 
 func scanMember(row pgx.Row) (domain.ProjectMember, error) {
 	var (
 		m       domain.ProjectMember
 		account *string
 	)
-	if err := row.Scan(&m.ID, &m.ProjectID, &m.Email, &m.Name, &m.CreatedAt, &account, &m.AcceptedAt); err != nil {
+	if err := row.Scan(&m.ID, &m.ProjectID, &m.Email, &m.Name, &m.CreatedAt, &account, &m.AcceptedAt, &m.Language); err != nil {
 		return domain.ProjectMember{}, noRow(err, "project member")
 	}
 	if account != nil {
@@ -62,8 +62,8 @@ func (s *Store) InviteProjectMember(ctx context.Context, m domain.ProjectMember,
 		return domain.NotFound("project")
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `insert into project_members (id, project_id, email, name, created_at) values ($1, $2, $3, $4, $5)`,
-			m.ID, m.ProjectID, m.Email, m.Name, m.CreatedAt)
+		_, err := tx.Exec(ctx, `insert into project_members (id, project_id, email, name, created_at, language) values ($1, $2, $3, $4, $5, $6)`,
+			m.ID, m.ProjectID, m.Email, m.Name, m.CreatedAt, m.Language)
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "project_members_project_email" {
 			return domain.ErrMemberTaken

@@ -46,8 +46,8 @@ func (s *Store) AddProjectMember(ctx context.Context, m domain.ProjectMember) er
 		return domain.NotFound("project")
 	}
 	_, err := pgxx.Q(ctx, s.pool).Exec(ctx,
-		`insert into project_members (id, project_id, email, name, created_at) values ($1, $2, $3, $4, $5)`,
-		m.ID, m.ProjectID, m.Email, m.Name, m.CreatedAt)
+		`insert into project_members (id, project_id, email, name, created_at, language) values ($1, $2, $3, $4, $5, $6)`,
+		m.ID, m.ProjectID, m.Email, m.Name, m.CreatedAt, m.Language)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "project_members_project_email" {
 		return domain.ErrMemberTaken

@@ -18,7 +18,7 @@ import (
 // invited stores a membership of project with its invitation and returns both.
 func invited(t *testing.T, s app.Store, projectID, email string) (domain.ProjectMember, domain.Invitation) {
 	t.Helper()
-	m := domain.ProjectMember{ID: uuid.NewString(), ProjectID: projectID, Email: email, Name: "Member", CreatedAt: t0}
+	m := domain.ProjectMember{ID: uuid.NewString(), ProjectID: projectID, Email: email, Name: "Member", CreatedAt: t0, Language: "de"}
 	inv := domain.Invitation{Hash: []byte(uuid.NewString()), MemberID: m.ID, ProjectID: projectID, Email: email,
 		CreatedAt: t0, ExpiresAt: t0.Add(domain.InvitationTTL)}
 	if err := s.InviteProjectMember(context.Background(), m, inv); err != nil {

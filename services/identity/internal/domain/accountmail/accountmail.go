@@ -47,6 +47,15 @@ type MemberInvitation struct {
 	Link    string // the console's invitation page with the token
 }
 
+// EndpointDisabled is what the notice of a disabled webhook endpoint says to a project member.
+type EndpointDisabled struct {
+	To           string // the member's address
+	App          string // the app's name
+	URL          string // the endpoint's URL
+	FailingSince string // when its deliveries began to fail, as shown (UTC)
+	Link         string // the console's events page of the app
+}
+
 // mailTemplate is one mail's subject, text part and HTML part. Every sentence is a message of
 // pkg/locale; the templates only arrange them.
 type mailTemplate struct {
@@ -185,6 +194,37 @@ var memberInvitationMail = newTemplate("member-invitation",
 func ComposeMemberInvitation(lang string, d MemberInvitation) (mail.Message, error) {
 	return memberInvitationMail.compose(d.To, struct {
 		MemberInvitation
+		locale.Printer
+	}{d, locale.For(lang)})
+}
+
+// endpointDisabledMail tells a member that Berth stopped sending an app's webhooks to an endpoint
+// and where to turn it on again; the URL is the member's own configuration, shown so they know
+// which receiver to fix.
+var endpointDisabledMail = newTemplate("endpoint-disabled",
+	`{{.T "endpointDisabled.mail.subject" .App}}`,
+	`{{.T "verify.mail.greeting"}}
+
+{{.T "endpointDisabled.mail.intro" .App .FailingSince}}
+
+{{.URL}}
+
+{{.T "endpointDisabled.mail.next"}}
+{{.Link}}
+`,
+	`<!DOCTYPE html>
+<html lang="{{.Lang}}"><body>
+<p>{{.T "verify.mail.greeting"}}</p>
+<p>{{.T "endpointDisabled.mail.intro" .App .FailingSince}}</p>
+<p><code>{{.URL}}</code></p>
+<p>{{.T "endpointDisabled.mail.next"}} <a href="{{.Link}}">{{.T "endpointDisabled.mail.linkText"}}</a></p>
+</body></html>
+`)
+
+// ComposeEndpointDisabled renders the notice of a disabled webhook endpoint in lang.
+func ComposeEndpointDisabled(lang string, d EndpointDisabled) (mail.Message, error) {
+	return endpointDisabledMail.compose(d.To, struct {
+		EndpointDisabled
 		locale.Printer
 	}{d, locale.For(lang)})
 }

@@ -101,3 +101,28 @@ func TestTheLinkCodeMailNamesTheProviderAndTheCodeInBothLanguages(t *testing.T) 
 		}
 	}
 }
+
+// The mail telling an app's operators that an endpoint was disabled is in the member's language.
+func TestTheNoticeOfADisabledEndpointIsWrittenInTheMembersLanguage(t *testing.T) {
+	d := EndpointDisabled{To: "ada@example.test", App: "Shop", URL: "https://hooks.example.test/in?a=1&b=2",
+		FailingSince: "2025-06-02 08:09 UTC", Link: "https://berth.test/console/apps/x/events"}
+	for _, c := range []struct{ lang, subject, phrase string }{
+		{"en", "Webhooks of Shop are no longer sent to one of its endpoints", "has failed since 2025-06-02 08:09 UTC"},
+		{"de", "Webhooks von Shop gehen an einen Endpunkt nicht mehr hinaus", "schlägt seit 2025-06-02 08:09 UTC fehl"},
+	} {
+		m, err := ComposeEndpointDisabled(c.lang, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.To != d.To || m.Subject != c.subject {
+			t.Errorf("%s: to %q subject %q, want %q", c.lang, m.To, m.Subject, c.subject)
+		}
+		if !strings.Contains(m.Text, c.phrase) || !strings.Contains(m.Text, d.URL) || !strings.Contains(m.Text, d.Link) {
+			t.Errorf("%s text lacks the phrase, URL or link:\n%s", c.lang, m.Text)
+		}
+		// The HTML part escapes the URL's & like any value.
+		if !strings.Contains(m.HTML, "https://hooks.example.test/in?a=1&amp;b=2") || !strings.Contains(m.HTML, `href="`+d.Link+`"`) {
+			t.Errorf("%s html lacks the URL or link:\n%s", c.lang, m.HTML)
+		}
+	}
+}

@@ -18,7 +18,10 @@ type Billing struct {
 // New returns the adapter over a billing client whose calls carry the service token.
 func New(c billingv1.ProviderEventServiceClient) *Billing { return &Billing{client: c} }
 
-var errNoCustomer = fault.NotFound("Customer not found")
+var (
+	errNoCustomer = fault.NotFound("Customer not found")
+	errNoApp      = fault.NotFound("App not found")
+)
 
 // ResolvePspxCustomer asks billing for a customer's connection and signing secrets.
 func (b *Billing) ResolvePspxCustomer(ctx context.Context, customerID string, live bool) (app.Connection, error) {
@@ -40,6 +43,15 @@ func (b *Billing) ApplyPspxEvent(ctx context.Context, connectionID string, live 
 // ApplyPspyPayment asks billing to fetch and apply a pspy payment.
 func (b *Billing) ApplyPspyPayment(ctx context.Context, connectionID, paymentID string) (app.Applied, error) {
 	return applied(b.client.ApplyPspyPayment(ctx, &billingv1.ApplyPspyPaymentRequest{ConnectionId: connectionID, PaymentId: paymentID}))
+}
+
+// AppConnections asks billing for the app's provider connections.
+func (b *Billing) AppConnections(ctx context.Context, appID string) ([]string, error) {
+	res, err := b.client.ListAppConnections(ctx, &billingv1.ListAppConnectionsRequest{AppId: appID})
+	if err != nil {
+		return nil, grpcx.Downstream(err, "list the app's connections", errNoApp)
+	}
+	return res.GetConnectionIds(), nil
 }
 
 func applied(a *billingv1.AppliedEvent, err error) (app.Applied, error) {

@@ -49,7 +49,7 @@ func (s *Server) ListEvents(ctx context.Context, req *webhookv1.ListEventsReques
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.svc.ListEvents(ctx, f)
+	list, err := s.svc.ListEvents(ctx, req.GetAppId(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Server) ReplayEvents(ctx context.Context, req *webhookv1.ReplayEventsRe
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.svc.ReplayEvents(ctx, req.GetId(), f)
+	r, err := s.svc.ReplayEvents(ctx, req.GetAppId(), req.GetId(), f)
 	if err != nil {
 		return nil, err
 	}

@@ -283,6 +283,10 @@ type benchBilling struct {
 	applied map[string]int // by invoice id
 }
 
+func (b *benchBilling) AppConnections(context.Context, string) ([]string, error) {
+	return []string{b.conn.ID}, nil
+}
+
 func newBenchBilling() *benchBilling {
 	return &benchBilling{conn: app.Connection{ID: uuid.NewString(), Secrets: []string{benchSecret}}, applied: map[string]int{}}
 }
