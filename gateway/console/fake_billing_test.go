@@ -48,7 +48,7 @@ func newBillingFake(f *fake) *billingFake {
 func (b *billingFake) with(bs *Backends) { bs.Billing = b }
 
 // billingAnswer records the call and answers its programmed error, or build's answer.
-func billingAnswer[T proto.Message](b *billingFake, ctx context.Context, method string, req proto.Message, build func() T) (T, error) {
+func billingAnswer[T proto.Message](ctx context.Context, b *billingFake, method string, req proto.Message, build func() T) (T, error) {
 	if err := b.record(ctx, method, req); err != nil {
 		var zero T
 		return zero, err
@@ -59,7 +59,7 @@ func billingAnswer[T proto.Message](b *billingFake, ctx context.Context, method 
 }
 
 func (b *billingFake) GetAppBilling(ctx context.Context, in *billingv1.GetAppBillingRequest, _ ...grpc.CallOption) (*billingv1.AppBilling, error) {
-	return billingAnswer(b, ctx, "GetAppBilling", in, func() *billingv1.AppBilling {
+	return billingAnswer(ctx, b, "GetAppBilling", in, func() *billingv1.AppBilling {
 		return &billingv1.AppBilling{AppId: in.GetAppId(), Settings: &billingv1.AppSettings{ConnectionId: connectionID, ReferralPromotionId: b.referral},
 			Connections: []*billingv1.Connection{{Id: connectionID, AppId: in.GetAppId(), Provider: billingv1.Provider_PROVIDER_PSPX,
 				HasTestSecretKey: true, WebhookSecrets: []*billingv1.WebhookSecret{{Id: "whs_1", Test: true}, {Id: "whs_2", Test: true}},
@@ -68,14 +68,14 @@ func (b *billingFake) GetAppBilling(ctx context.Context, in *billingv1.GetAppBil
 }
 
 func (b *billingFake) UpdateAppSettings(ctx context.Context, in *billingv1.UpdateAppSettingsRequest, _ ...grpc.CallOption) (*billingv1.AppBilling, error) {
-	return billingAnswer(b, ctx, "UpdateAppSettings", in, func() *billingv1.AppBilling {
+	return billingAnswer(ctx, b, "UpdateAppSettings", in, func() *billingv1.AppBilling {
 		b.referral = in.GetReferralPromotionId()
 		return &billingv1.AppBilling{AppId: in.GetAppId()}
 	})
 }
 
 func (b *billingFake) ListCatalog(ctx context.Context, in *billingv1.ListCatalogRequest, _ ...grpc.CallOption) (*billingv1.Catalog, error) {
-	return billingAnswer(b, ctx, "ListCatalog", in, func() *billingv1.Catalog {
+	return billingAnswer(ctx, b, "ListCatalog", in, func() *billingv1.Catalog {
 		return &billingv1.Catalog{
 			Prices:   []*billingv1.CatalogPrice{{Id: "price_1", ProductName: "Seats", Amount: 1250, Currency: "EUR", Interval: "1 month"}},
 			TaxRates: []*billingv1.CatalogTaxRate{{Id: "txr_1", DisplayName: "VAT", BasisPoints: 1900}},
@@ -84,15 +84,15 @@ func (b *billingFake) ListCatalog(ctx context.Context, in *billingv1.ListCatalog
 }
 
 func (b *billingFake) CreateCatalogPrice(ctx context.Context, in *billingv1.CreateCatalogPriceRequest, _ ...grpc.CallOption) (*billingv1.CatalogPrice, error) {
-	return billingAnswer(b, ctx, "CreateCatalogPrice", in, func() *billingv1.CatalogPrice { return &billingv1.CatalogPrice{Id: "price_2"} })
+	return billingAnswer(ctx, b, "CreateCatalogPrice", in, func() *billingv1.CatalogPrice { return &billingv1.CatalogPrice{Id: "price_2"} })
 }
 
 func (b *billingFake) CreateCatalogTaxRate(ctx context.Context, in *billingv1.CreateCatalogTaxRateRequest, _ ...grpc.CallOption) (*billingv1.CatalogTaxRate, error) {
-	return billingAnswer(b, ctx, "CreateCatalogTaxRate", in, func() *billingv1.CatalogTaxRate { return &billingv1.CatalogTaxRate{Id: "txr_2"} })
+	return billingAnswer(ctx, b, "CreateCatalogTaxRate", in, func() *billingv1.CatalogTaxRate { return &billingv1.CatalogTaxRate{Id: "txr_2"} })
 }
 
 func (b *billingFake) ListAppPromotions(ctx context.Context, in *billingv1.ListPromotionsRequest, _ ...grpc.CallOption) (*billingv1.PromotionList, error) {
-	return billingAnswer(b, ctx, "ListAppPromotions", in, func() *billingv1.PromotionList {
+	return billingAnswer(ctx, b, "ListAppPromotions", in, func() *billingv1.PromotionList {
 		items := make([]*billingv1.Promotion, len(b.promotions))
 		for i, p := range b.promotions {
 			items[i] = proto.Clone(p).(*billingv1.Promotion)
@@ -105,7 +105,7 @@ func (b *billingFake) ListAppPromotions(ctx context.Context, in *billingv1.ListP
 const newPromotionID = "a1b2c3d4-0000-4000-8000-000000000001"
 
 func (b *billingFake) CreatePromotion(ctx context.Context, in *billingv1.CreatePromotionRequest, _ ...grpc.CallOption) (*billingv1.Promotion, error) {
-	return billingAnswer(b, ctx, "CreatePromotion", in, func() *billingv1.Promotion {
+	return billingAnswer(ctx, b, "CreatePromotion", in, func() *billingv1.Promotion {
 		p := &billingv1.Promotion{Id: newPromotionID, Code: strings.ToUpper(in.GetCode()), Name: in.GetName(), FreeUnits: in.GetFreeUnits(),
 			FreeDays: in.GetFreeDays(), MaxRedemptions: in.GetMaxRedemptions(), Active: true}
 		b.promotions = append(b.promotions, p)
@@ -116,7 +116,7 @@ func (b *billingFake) CreatePromotion(ctx context.Context, in *billingv1.CreateP
 // promotion runs fn on the named promotion, NotFound when the fake has none.
 func (b *billingFake) promotion(ctx context.Context, method string, req proto.Message, id string, fn func(*billingv1.Promotion)) (*billingv1.Promotion, error) {
 	var found *billingv1.Promotion
-	_, err := billingAnswer(b, ctx, method, req, func() *billingv1.Promotion {
+	_, err := billingAnswer(ctx, b, method, req, func() *billingv1.Promotion {
 		for _, p := range b.promotions {
 			if p.GetId() == id {
 				fn(p)
@@ -145,7 +145,7 @@ func (b *billingFake) UpdatePromotionLimits(ctx context.Context, in *billingv1.U
 const fixtureCursor = "MTczMjA5NjAwMDAwMDAwMHwwfGFiYw"
 
 func (b *billingFake) ListPromotionRedemptions(ctx context.Context, in *billingv1.ListPromotionRedemptionsRequest, _ ...grpc.CallOption) (*billingv1.PromotionRedemptionPage, error) {
-	return billingAnswer(b, ctx, "ListPromotionRedemptions", in, func() *billingv1.PromotionRedemptionPage {
+	return billingAnswer(ctx, b, "ListPromotionRedemptions", in, func() *billingv1.PromotionRedemptionPage {
 		if in.GetCursor() != "" {
 			return &billingv1.PromotionRedemptionPage{Items: []*billingv1.PromotionRedemption{{Kind: "referralReward", PromotionId: promoID,
 				TenantId: "older-tenant", ReferredTenantId: "referred-tenant", FreeUnits: 5, At: "2026-11-02T10:00:00Z"}}}

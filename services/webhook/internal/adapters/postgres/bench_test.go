@@ -283,8 +283,8 @@ type benchBilling struct {
 	applied map[string]int // by invoice id
 }
 
-func (b *benchBilling) AppConnections(context.Context, string) ([]string, error) {
-	return []string{b.conn.ID}, nil
+func (f *benchBilling) AppConnections(context.Context, string) ([]string, error) {
+	return []string{f.conn.ID}, nil
 }
 
 func newBenchBilling() *benchBilling {
