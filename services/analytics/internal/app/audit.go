@@ -13,16 +13,18 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/analytics/internal/domain"
+
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
 // AuditTypes are the event types of context that the audit log records: all of them, since every
 // event records a change (or a sign-in) someone caused. Each context's stream feeds one durable
 // consumer, so the list is per context.
-func AuditTypes(context string) []string {
-	var out []string
+func AuditTypes(context string) []eventsv1.Type {
+	var out []eventsv1.Type
 	for _, t := range events.Types() {
 		if strings.HasPrefix(string(t), context+".") {
-			out = append(out, string(t))
+			out = append(out, t)
 		}
 	}
 	return out
@@ -65,13 +67,16 @@ func stringField(m protoreflect.Message, name protoreflect.Name) string {
 }
 
 // changedFields are the names an update event's payload lists in changedFields (identity's and
-// tenant's update events carry them); nil for a payload without the field.
+// tenant's update events carry them); nil for a payload without them.
 func changedFields(m protoreflect.Message) []string {
 	f := m.Descriptor().Fields().ByName("changedFields")
 	if f == nil || f.Kind() != protoreflect.StringKind || !f.IsList() {
 		return nil
 	}
 	list := m.Get(f).List()
+	if list.Len() == 0 {
+		return nil
+	}
 	out := make([]string, 0, list.Len())
 	for i := range list.Len() {
 		out = append(out, list.Get(i).String())
