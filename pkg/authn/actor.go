@@ -2,7 +2,9 @@ package authn
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
+	"slices"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -16,6 +18,16 @@ import (
 // it is the edge's own; a direct gRPC caller without it is named by its connection's peer.
 const MDClientAddress = "x-berth-client-address"
 
+// MDActor carries, on a call made with the service token, the actor of the request or event the
+// calling service is handling (events.Actor as JSON), so a change one service asks of another is
+// audited under whoever caused it: a provider's webhook event that billing applies for ingest, an
+// API key's request that one service passes on. Only the service token's calls are believed.
+const MDActor = "x-berth-actor"
+
+// maxForwardedActor bounds the forwarded actor's JSON: its ids are short, so anything longer is not
+// one Berth sent.
+const maxForwardedActor = 1024
+
 // withActor puts the admitted caller into ctx twice: as the Principal the handlers read, and as
 // the events.Actor the outbox stamps on every event the call appends, so the audit log learns who
 // changed what without any use case passing it along. p is nil for a public route's anonymous
@@ -24,6 +36,11 @@ func withActor(ctx context.Context, p *Principal) context.Context {
 	a := ActorOf(p)
 	a.RequestID = reqid.From(ctx)
 	a.ClientAddress = clientAddress(ctx)
+	if p != nil && p.Kind == KindService {
+		if fwd, ok := forwardedActor(ctx); ok {
+			a = fwd
+		}
+	}
 	ctx = events.WithActor(ctx, a)
 	if p == nil {
 		return ctx
@@ -66,4 +83,35 @@ func clientAddress(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// forwardedActor is the actor a service-token call forwarded (MDActor), when it is one: known kind,
+// bounded size.
+func forwardedActor(ctx context.Context) (events.Actor, bool) {
+	v := metadata.ValueFromIncomingContext(ctx, MDActor)
+	if len(v) == 0 || len(v[0]) > maxForwardedActor {
+		return events.Actor{}, false
+	}
+	var a events.Actor
+	if err := json.Unmarshal([]byte(v[0]), &a); err != nil || !slices.Contains(actorKinds, a.Kind) {
+		return events.Actor{}, false
+	}
+	return a, true
+}
+
+var actorKinds = []events.ActorKind{events.ActorAPIKey, events.ActorUser, events.ActorOperator, events.ActorAdmin,
+	events.ActorProviderEvent, events.ActorSystem}
+
+// ForwardActor adds the actor of ctx to a call's outgoing metadata (MDActor); grpcx does it on every
+// call made with the service token. A ctx without an actor adds nothing.
+func ForwardActor(ctx context.Context) context.Context {
+	a, ok := events.ActorFrom(ctx)
+	if !ok {
+		return ctx
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return ctx // an Actor of strings always marshals
+	}
+	return metadata.AppendToOutgoingContext(ctx, MDActor, string(b))
 }

@@ -71,3 +71,48 @@ func TestTheAuditActorCarriesTheRequestIdAndTheCallersAddress(t *testing.T) {
 		})
 	}
 }
+
+func TestOnlyAServiceTokenCallMayForwardTheActorItActsFor(t *testing.T) {
+	provider := `{"kind":"provider_event","id":"evt_1","requestId":"req-9","clientAddress":"192.0.2.5"}`
+	cases := []struct {
+		name      string
+		caller    Principal
+		forwarded string
+		want      events.Actor
+	}{
+		{"a service forwarding a provider event", Principal{Kind: KindService}, provider,
+			events.Actor{Kind: events.ActorProviderEvent, ID: "evt_1", RequestID: "req-9", ClientAddress: "192.0.2.5"}},
+		{"a service forwarding nothing", Principal{Kind: KindService}, "",
+			events.Actor{Kind: events.ActorSystem, RequestID: "req-42"}},
+		{"a service forwarding an unknown kind", Principal{Kind: KindService}, `{"kind":"root"}`,
+			events.Actor{Kind: events.ActorSystem, RequestID: "req-42"}},
+		{"a service forwarding text that is no actor", Principal{Kind: KindService}, `not json`,
+			events.Actor{Kind: events.ActorSystem, RequestID: "req-42"}},
+		{"an API key claiming to forward one", Principal{Kind: KindAPIKey, KeyID: "k1", KeyType: "write"}, provider,
+			events.Actor{Kind: events.ActorAPIKey, ID: "k1", KeyType: "write", RequestID: "req-42"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := reqid.With(context.Background(), "req-42")
+			if c.forwarded != "" {
+				ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(MDActor, c.forwarded))
+			}
+			got, _ := events.ActorFrom(withActor(ctx, &c.caller))
+			if got != c.want {
+				t.Fatalf("actor = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestForwardActorPutsTheContextsActorIntoTheCallsMetadata(t *testing.T) {
+	a := events.Actor{Kind: events.ActorAPIKey, ID: "k1", KeyType: "write", RequestID: "r1"}
+	out, _ := metadata.FromOutgoingContext(ForwardActor(events.WithActor(context.Background(), a)))
+	in := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MDActor, out.Get(MDActor)[0]))
+	if got, ok := forwardedActor(in); !ok || got != a {
+		t.Fatalf("forwarded %+v, %v; want %+v", got, ok, a)
+	}
+	if _, ok := metadata.FromOutgoingContext(ForwardActor(context.Background())); ok {
+		t.Fatal("a context without an actor forwarded metadata")
+	}
+}

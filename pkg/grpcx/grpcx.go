@@ -277,6 +277,10 @@ func ClientOptions(serviceToken string, t *TLS) []grpc.DialOption {
 		grpc.WithTransportCredentials(t.clientCredentials(serviceToken != "")),
 		grpc.WithChainUnaryInterceptor(forwardRequestID, ServiceTokenInterceptor(serviceToken)),
 	}
+	if serviceToken != "" {
+		// Berth calling Berth: the called service audits the change under the caller's actor.
+		opts = append(opts, grpc.WithChainUnaryInterceptor(forwardActor))
+	}
 	if tracing.On() {
 		// Calls carry the caller's trace context in their metadata.
 		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler()))
@@ -291,6 +295,10 @@ func forwardRequestID(ctx context.Context, method string, req, reply any, cc *gr
 		ctx = metadata.AppendToOutgoingContext(ctx, reqid.MetadataKey, id)
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func forwardActor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return invoker(authn.ForwardActor(ctx), method, req, reply, cc, opts...)
 }
 
 // ServiceTokenInterceptor sends the service token on every call ("" sends nothing).
