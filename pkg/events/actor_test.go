@@ -7,6 +7,8 @@ import (
 
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/pkg/testkit/natstest"
+	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
 
@@ -81,5 +83,39 @@ func TestAnEnvelopeWithoutAnActorStillDecodes(t *testing.T) {
 	}
 	if got := decodeRaw(t, body); got.Actor == nil || *got.Actor != *withActor.Actor {
 		t.Fatalf("round trip actor = %+v, want %+v", got.Actor, withActor.Actor)
+	}
+}
+
+// What a consumer appends while reacting to an event is Berth's own doing, named by the consumer,
+// whoever caused the event it reacts to; the event it received keeps its own actor.
+func TestAConsumersReactionIsStampedAsBerthItselfNamedByTheConsumer(t *testing.T) {
+	bus, _ := natstest.New(t)
+	ev := newEvent(t, identityv1.EventUserUpdated, "u1")
+	ev.Actor = &events.Actor{Kind: events.ActorAPIKey, ID: "k1", KeyType: "write"}
+	var outbox events.MemoryOutbox
+	received := make(chan events.Event, 1)
+	consumer, err := bus.Consume(context.Background(), events.ConsumerConfig{
+		Durable: "reactor", Types: []eventsv1.Type{ev.Type}, Inbox: events.NewMemoryInbox(),
+		Handler: func(ctx context.Context, got events.Event) error {
+			outbox.Add(ctx, newEvent(t, identityv1.EventUserFrozen, "u1"))
+			received <- got
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Stop()
+	publish(t, bus, ev)
+	got := <-received
+	if got.Actor == nil || *got.Actor != *ev.Actor {
+		t.Fatalf("the consumed event's actor = %+v, want %+v", got.Actor, ev.Actor)
+	}
+	pending, err := outbox.Pending(context.Background(), 10)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending = %v, %v", pending, err)
+	}
+	if want := (events.Actor{Kind: events.ActorSystem, ID: "reactor"}); pending[0].Actor == nil || *pending[0].Actor != want {
+		t.Fatalf("the reaction's actor = %+v, want %+v", pending[0].Actor, want)
 	}
 }
