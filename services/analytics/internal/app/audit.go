@@ -17,13 +17,13 @@ import (
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
 )
 
-// AuditTypes are the event types of context that the audit log records: all of them, since every
-// event records a change (or a sign-in) someone caused. Each context's stream feeds one durable
-// consumer, so the list is per context.
-func AuditTypes(context string) []eventsv1.Type {
+// AuditTypes are the event types of the source context that the audit log records: all of them,
+// since every event records a change (or a sign-in) someone caused. Each context's stream feeds one
+// durable consumer, so the list is per context.
+func AuditTypes(source string) []eventsv1.Type {
 	var out []eventsv1.Type
 	for _, t := range events.Types() {
-		if strings.HasPrefix(string(t), context+".") {
+		if strings.HasPrefix(string(t), source+".") {
 			out = append(out, t)
 		}
 	}
