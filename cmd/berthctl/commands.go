@@ -19,6 +19,9 @@ type command struct {
 	name string
 	// service is the module whose admin API the command calls ("" for gen-secrets, which calls none).
 	service string
+	// apiKey is the type of the app's API key (BERTH_API_KEY) the command presents instead of the
+	// admin token, for an app's own routes; "" presents the admin token only.
+	apiKey string
 	// synopsis is the command's flags as the usage shows them; the flags it names are the only ones
 	// the command takes.
 	synopsis string
@@ -167,28 +170,28 @@ var commands = []command{
 	{name: "webhook-replay", service: "webhook", synopsis: "-id ID | -connection ID -since RFC3339 -until RFC3339",
 		about: "Apply stored calls again, oldest first; an applied one changes nothing.", ids: []string{"id", "connection"}},
 
-	{name: "webhook-endpoint-create", service: "outbound", synopsis: "-app ID -url URL -event TYPE [-event TYPE ...] [-description TEXT]",
+	{name: "webhook-endpoint-create", service: "outbound", apiKey: "write", synopsis: "-app ID -url URL -event TYPE [-event TYPE ...] [-description TEXT]",
 		about: "Register a webhook endpoint of the app for the event types (or *); prints its secret, this once. " +
 			"Presents the app's write API key from BERTH_API_KEY.",
 		required: []string{"app", "url", "event"}, ids: []string{"app"}},
-	{name: "webhook-endpoints", service: "outbound", synopsis: "-app ID", about: "List the app's webhook endpoints (BERTH_API_KEY: the app's write key).",
+	{name: "webhook-endpoints", service: "outbound", apiKey: "write", synopsis: "-app ID", about: "List the app's webhook endpoints (BERTH_API_KEY: the app's write key).",
 		required: []string{"app"}, ids: []string{"app"}},
-	{name: "webhook-endpoint-update", service: "outbound",
+	{name: "webhook-endpoint-update", service: "outbound", apiKey: "write",
 		synopsis: "-app ID -endpoint ID [-url URL] [-event TYPE ...] [-description TEXT] [-disabled true|false]",
 		about:    "Change the fields given of a webhook endpoint (BERTH_API_KEY: the app's write key).",
 		required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}, enums: map[string][]string{"disabled": {"true", "false"}}},
-	{name: "webhook-endpoint-delete", service: "outbound", synopsis: "-app ID -endpoint ID",
+	{name: "webhook-endpoint-delete", service: "outbound", apiKey: "write", synopsis: "-app ID -endpoint ID",
 		about: "Delete a webhook endpoint with its deliveries (BERTH_API_KEY: the app's write key).", required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}},
-	{name: "webhook-endpoint-rotate", service: "outbound", synopsis: "-app ID -endpoint ID",
+	{name: "webhook-endpoint-rotate", service: "outbound", apiKey: "write", synopsis: "-app ID -endpoint ID",
 		about:    "Give a webhook endpoint a new secret, printed this once; the old one signs beside it for 24 hours (BERTH_API_KEY: the app's write key).",
 		required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}},
-	{name: "webhook-deliveries", service: "outbound", synopsis: "-app ID -endpoint ID",
+	{name: "webhook-deliveries", service: "outbound", apiKey: "write", synopsis: "-app ID -endpoint ID",
 		about:    "List a webhook endpoint's newest deliveries with their attempts (BERTH_API_KEY: the app's write key).",
 		required: []string{"app", "endpoint"}, ids: []string{"app", "endpoint"}},
-	{name: "webhook-delivery-retry", service: "outbound", synopsis: "-app ID -endpoint ID -delivery ID",
+	{name: "webhook-delivery-retry", service: "outbound", apiKey: "write", synopsis: "-app ID -endpoint ID -delivery ID",
 		about:    "Send a webhook delivery again now, with the same webhook-id (BERTH_API_KEY: the app's write key).",
 		required: []string{"app", "endpoint", "delivery"}, ids: []string{"app", "endpoint", "delivery"}},
-	{name: "webhook-recover", service: "outbound", synopsis: "-app ID -endpoint ID -since RFC3339",
+	{name: "webhook-recover", service: "outbound", apiKey: "write", synopsis: "-app ID -endpoint ID -since RFC3339",
 		about:    "Send again every failed delivery of the endpoint since the time (BERTH_API_KEY: the app's write key).",
 		required: []string{"app", "endpoint", "since"}, ids: []string{"app", "endpoint"}},
 
@@ -196,6 +199,18 @@ var commands = []command{
 	{name: "analytics-rebuild", service: "analytics", timeout: time.Hour,
 		about: "Empty the read models of routes 6 to 9 and replay every stored event into them (prints the events applied and " +
 			"skipped as malformed); lists answered meanwhile are incomplete."},
+
+	{name: "audit-log", service: "analytics", apiKey: "read",
+		synopsis: "-app ID -from YYYY-MM-DD -to YYYY-MM-DD [-actor-kind KIND] [-actor ID] [-target-type TYPE] [-target ID] [-action TYPE]",
+		about: "List the app's audit log over the days, newest first: who changed what, when, from where, and the names of the " +
+			"fields changed (BERTH_API_KEY: the app's read key).",
+		required: []string{"app", "from", "to"}, ids: []string{"app"},
+		enums: map[string][]string{"actor-kind": auditActorKinds, "target-type": auditTargetTypes}},
+	{name: "audit-retention", service: "analytics", synopsis: "-app ID", about: "Show how many days the app's audit entries are kept.",
+		required: []string{"app"}, ids: []string{"app"}},
+	{name: "audit-retention-set", service: "analytics", synopsis: "-app ID -days N",
+		about:    "Keep the app's audit entries this many days (1 to 3650); older ones are deleted within the hour.",
+		required: []string{"app", "days"}, ids: []string{"app"}},
 
 	{name: "gen-secrets", about: "Print fresh values of the deployment's secrets as export lines (hex), for a new deployment's environment."},
 }

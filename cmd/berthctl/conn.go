@@ -20,30 +20,56 @@ import (
 // words.
 type lazyConn struct {
 	service string
+	apiKey  string // the type of API key the command presents (command.apiKey)
 	resolve func() (target.Target, error)
 	conn    *grpc.ClientConn
 	target  target.Target
 }
 
 func (l *lazyConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	if l.conn == nil {
-		t, err := l.resolve()
-		if err != nil {
-			return err
-		}
-		conn, err := grpc.NewClient(t.Addrs[l.service], append(grpcx.ClientOptions("", t.TLS),
-			grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(t.Token)))...)
-		if err != nil {
-			return fmt.Errorf("%s address %q (%s): %w", l.service, t.Addrs[l.service], t.AddrFrom[l.service], err)
-		}
-		l.conn, l.target = conn, t
+	if err := l.dial(); err != nil {
+		return err
 	}
 	return l.describe(l.conn.Invoke(ctx, method, args, reply, opts...))
 }
 
-// NewStream refuses: no admin API berthctl calls streams.
-func (l *lazyConn) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
-	return nil, errors.New("berthctl makes no streaming calls")
+// NewStream opens a streamed list (audit-log); its errors, when it is opened and on each message,
+// are described like a call's.
+func (l *lazyConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if err := l.dial(); err != nil {
+		return nil, err
+	}
+	s, err := l.conn.NewStream(ctx, desc, method, opts...)
+	if err != nil {
+		return nil, l.describe(err)
+	}
+	return describedStream{ClientStream: s, l: l}, nil
+}
+
+// describedStream describes the errors a stream's messages end with (io.EOF passes as it is).
+type describedStream struct {
+	grpc.ClientStream
+	l *lazyConn
+}
+
+func (s describedStream) RecvMsg(m any) error { return s.l.describe(s.ClientStream.RecvMsg(m)) }
+
+// dial finds Berth and dials the command's service, once.
+func (l *lazyConn) dial() error {
+	if l.conn != nil {
+		return nil
+	}
+	t, err := l.resolve()
+	if err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(t.Addrs[l.service], append(grpcx.ClientOptions("", t.TLS),
+		grpc.WithChainUnaryInterceptor(grpcx.AdminTokenInterceptor(t.Token)))...)
+	if err != nil {
+		return fmt.Errorf("%s address %q (%s): %w", l.service, t.Addrs[l.service], t.AddrFrom[l.service], err)
+	}
+	l.conn, l.target = conn, t
+	return nil
 }
 
 func (l *lazyConn) close() {
@@ -64,8 +90,8 @@ func (l *lazyConn) describe(err error) error {
 	case codes.Unavailable:
 		return fmt.Errorf("unavailable: is berth running? (make run) — %s at %s, from %s", svc, t.Addrs[svc], t.AddrFrom[svc])
 	case codes.Unauthenticated, codes.PermissionDenied:
-		if svc == "outbound" { // its commands present the app's API key, not the admin token
-			return fmt.Errorf("permission denied: %s is not a write API key of the app", target.APIKeyVar)
+		if l.apiKey != "" { // the command presents the app's API key, not the admin token
+			return fmt.Errorf("permission denied: %s is not a %s API key of the app", target.APIKeyVar, l.apiKey)
 		}
 		return fmt.Errorf("permission denied: the admin token was refused (token from %s)", t.TokenFrom)
 	case codes.DeadlineExceeded:

@@ -164,11 +164,11 @@ func TestTheDocsExamplesRunAgainstTheAllInOne(t *testing.T) {
 	}
 	t.Chdir(sub)
 
-	values := map[string]string{"<appId>": env.App.AppID, "<stored call id>": storedCall(t, env)}
+	values := map[string]string{"<appId>": env.App.AppID, "<read key>": env.App.ReadKey, "<stored call id>": storedCall(t, env)}
 	for _, ex := range examples {
-		args := make([]string, len(ex.args))
-		for i, a := range ex.args {
-			args[i] = placeholder.ReplaceAllStringFunc(a, func(p string) string {
+		// fill replaces the placeholders of a word, in the arguments and in the variables alike.
+		fill := func(word string) string {
+			return placeholder.ReplaceAllStringFunc(word, func(p string) string {
 				p = strings.ReplaceAll(p, nbsp, " ")
 				if v, ok := values[p]; ok {
 					return v
@@ -177,8 +177,12 @@ func TestTheDocsExamplesRunAgainstTheAllInOne(t *testing.T) {
 				return ""
 			})
 		}
+		args := make([]string, len(ex.args))
+		for i, a := range ex.args {
+			args[i] = fill(a)
+		}
 		for name, v := range ex.env {
-			t.Setenv(name, v)
+			t.Setenv(name, fill(v))
 		}
 		var out bytes.Buffer
 		err := run(append([]string{"-o", "json"}, args...), &out)

@@ -107,7 +107,7 @@ func call(inv *invocation, addrs map[string]*string, format *string) error {
 	for name, v := range addrs {
 		flags[name] = *v
 	}
-	conn := &lazyConn{service: inv.cmd.service, resolve: func() (target.Target, error) {
+	conn := &lazyConn{service: inv.cmd.service, apiKey: inv.cmd.apiKey, resolve: func() (target.Target, error) {
 		dir, _ := os.Getwd() // without one, only BERTH_DEMO_DIR names a demo.json
 		return target.Resolve(config.OS, flags, dir)
 	}}

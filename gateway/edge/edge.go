@@ -238,7 +238,7 @@ func New(ctx context.Context, conns map[string]grpc.ClientConnInterface, log *sl
 	// Identity's internal service is service-only, so the listing goes over the login page's
 	// connection, which carries the service token.
 	origins := newAnyAppOrigins(identityv1.NewIdentityInternalServiceClient(o.login))
-	return withMiddleware(withCORS(res, guardStreams(log, d)), log, origins), nil
+	return withMiddleware(withClientAddress(o.trustedProxies, withCORS(res, guardStreams(log, d))), log, origins), nil
 }
 
 // newMux is the grpc-gateway mux every route of the edge is served by, with the edge's envelopes,

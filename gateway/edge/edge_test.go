@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/fault"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
@@ -401,22 +402,24 @@ func TestRoute17FlatAndNestedBodiesReachTheBackend(t *testing.T) {
 	}
 }
 
-func TestOnlyCredentialHeadersAndRequestIDReachServices(t *testing.T) {
+func TestOnlyCredentialHeadersRequestIDAndTheEdgesClientAddressReachServices(t *testing.T) {
 	h := newHarness(t)
 	h.identity.program(mGetPublicKey, answer{resp: &identityv1.PublicKey{}})
 	rec := h.do(t, http.MethodGet, "/v1/apps/a1/public-keys", "", map[string]string{
-		"x-api-key":                         "secret-key",
-		"X-API-KEY-Type":                    "read",
-		"X-CLIENT-ID":                       "app-1",
-		"Authorization":                     "Bearer tok",
-		"X-Request-Id":                      "client-req-1",
-		"X-Berth-Admin-Token":               "forged-admin",
-		"X-Berth-Service-Token":             "forged-service",
-		"Grpc-Metadata-X-Berth-Admin-Token": "forged-via-prefix",
-		"Grpc-Metadata-Anything":            "x",
-		"Cookie":                            "session=1",
-		"X-Custom":                          "y",
-		"Origin":                            "https://shop.example",
+		"x-api-key":                            "secret-key",
+		"X-API-KEY-Type":                       "read",
+		"X-CLIENT-ID":                          "app-1",
+		"Authorization":                        "Bearer tok",
+		"X-Request-Id":                         "client-req-1",
+		"X-Berth-Admin-Token":                  "forged-admin",
+		"X-Berth-Service-Token":                "forged-service",
+		"Grpc-Metadata-X-Berth-Admin-Token":    "forged-via-prefix",
+		"Grpc-Metadata-Anything":               "x",
+		"X-Berth-Client-Address":               "198.51.100.9", // forged: the edge sends its own reading
+		"Grpc-Metadata-X-Berth-Client-Address": "198.51.100.9",
+		"Cookie":                               "session=1",
+		"X-Custom":                             "y",
+		"Origin":                               "https://shop.example",
 	})
 	if rec.Code != 200 {
 		t.Fatalf("status = %d; body %s", rec.Code, rec.Body.String())
@@ -429,6 +432,8 @@ func TestOnlyCredentialHeadersAndRequestIDReachServices(t *testing.T) {
 		"authorization":  "Bearer tok",
 		"x-request-id":   "client-req-1",
 		"origin":         "https://shop.example",
+		// The request's TCP peer (httptest's), no proxy being trusted: what the audit log names.
+		authn.MDClientAddress: "192.0.2.1",
 	} {
 		if got := md.Get(key); len(got) != 1 || got[0] != want {
 			t.Errorf("metadata %s = %v, want exactly [%s]", key, got, want)
@@ -439,7 +444,7 @@ func TestOnlyCredentialHeadersAndRequestIDReachServices(t *testing.T) {
 	allowed := map[string]bool{
 		"x-api-key": true, "x-api-key-type": true, "x-client-id": true, "authorization": true, "x-request-id": true, "origin": true,
 		"x-forwarded-for": true, "x-forwarded-host": true, ":authority": true, "content-type": true, "user-agent": true,
-		"grpc-accept-encoding": true,
+		"grpc-accept-encoding": true, authn.MDClientAddress: true,
 	}
 	for key := range md {
 		if !allowed[key] {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/reqid"
@@ -136,16 +137,24 @@ func (c checkedConn) Invoke(ctx context.Context, method string, args, reply any,
 	if err := admitMessage(method, args); err != nil {
 		return err
 	}
-	return c.ClientConnInterface.Invoke(withRequestIDMetadata(ctx), method, args, reply, opts...)
+	return c.ClientConnInterface.Invoke(withCallMetadata(ctx), method, args, reply, opts...)
 }
 
-// withRequestIDMetadata forwards the request id the middleware accepted or minted — not the raw
-// client header, which may have been replaced for being unsafe to log.
-func withRequestIDMetadata(ctx context.Context) context.Context {
+// withCallMetadata forwards the request id the middleware accepted or minted — not the raw client
+// header, which may have been replaced for being unsafe to log — and the caller's address, which
+// the services stamp on the events the call causes (authn.MDClientAddress).
+func withCallMetadata(ctx context.Context) context.Context {
+	var kv []string
 	if id := reqid.From(ctx); id != "" {
-		return metadata.AppendToOutgoingContext(ctx, reqid.MetadataKey, id)
+		kv = append(kv, reqid.MetadataKey, id)
 	}
-	return ctx
+	if addr := exchangeOf(ctx).client; addr != "" {
+		kv = append(kv, authn.MDClientAddress, addr)
+	}
+	if len(kv) == 0 {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
 
 // NewStream opens a streaming call (the long lists) under the same rules: the call is checked
@@ -154,7 +163,7 @@ func (c checkedConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, metho
 	if err := admitCall(ctx); err != nil {
 		return nil, err
 	}
-	cs, err := c.ClientConnInterface.NewStream(withRequestIDMetadata(ctx), desc, method, opts...)
+	cs, err := c.ClientConnInterface.NewStream(withCallMetadata(ctx), desc, method, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -57,12 +58,23 @@ func withRequestID(next http.Handler) http.Handler {
 	})
 }
 
+// withClientAddress records the caller's address in the request's exchange, read the way the
+// login page reads it (the TCP peer, or X-Forwarded-For through trusted proxies), so every backend
+// call forwards it (withCallMetadata) and the events the call causes name where it came from.
+func withClientAddress(trusted []netip.Prefix, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exchangeOf(r.Context()).client = login.ClientIP(r, trusted)
+		next.ServeHTTP(w, r)
+	})
+}
+
 // exchange is what the edge's middleware and the mux's hooks learn about one request and tell each
 // other: the resolved RPC, the input check's findings, the Origin to confirm, the streamed list's
 // guard. One value in the request context holds it all, so the request is not copied and the
 // context not extended once per middleware.
 type exchange struct {
 	rpc    string // the resolved RPC's full name, once a backend call or the error handler saw it
+	client string // the caller's address (withClientAddress), forwarded to the services for the audit log
 	input  input
 	origin string // the request's Origin header, on a request that is not a preflight
 	guard  listGuard

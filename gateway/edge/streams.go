@@ -22,7 +22,7 @@ import (
 	edgev1 "github.com/berthhq/berth/proto/edge/v1"
 )
 
-// Streamed lists. A long list (routes 6, 7, 9) is a server-streaming RPC whose messages are
+// Streamed lists. A long list (routes 6, 7, 9, the audit log) is a server-streaming RPC whose messages are
 // chunks: the first carries `head` (a ListHead: kind and itemsLength, the number of items all
 // chunks hold), every chunk carries `items`. The edge writes the /v1 envelope around them as they
 // arrive, so an answer of any length passes through in constant memory:
@@ -96,6 +96,10 @@ func (c primedAnalytics) ListOneTimePayments(ctx context.Context, in *analyticsv
 
 func (c primedAnalytics) ListTenants(ctx context.Context, in *analyticsv1.ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[analyticsv1.TenantChunk], error) {
 	return prime(c.AnalyticsServiceClient.ListTenants(ctx, in, opts...))
+}
+
+func (c primedAnalytics) ListAuditEntries(ctx context.Context, in *analyticsv1.ListAuditEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[analyticsv1.AuditEntryChunk], error) {
+	return prime(c.AnalyticsServiceClient.ListAuditEntries(ctx, in, opts...))
 }
 
 // chunkFields are the head and items fields of a list chunk type.

@@ -85,13 +85,13 @@ func (p Policy) UnaryInterceptor() grpc.UnaryServerInterceptor {
 			_ = grpc.SetHeader(ctx, metadata.Pairs(MDAllowOrigin, origin))
 		}
 		if principal == nil {
-			return handler(ctx, req)
+			return handler(withActor(ctx, nil), req)
 		}
 		scoped, err := p.scopeRequest(ctx, r, req, *principal)
 		if err != nil {
 			return nil, err
 		}
-		return handler(NewContext(ctx, scoped), req)
+		return handler(withActor(ctx, &scoped), req)
 	}
 }
 
@@ -112,9 +112,9 @@ func (p Policy) StreamInterceptor() grpc.StreamServerInterceptor {
 			_ = ss.SetHeader(metadata.Pairs(MDAllowOrigin, origin))
 		}
 		if principal == nil {
-			return handler(srv, ss)
+			return handler(srv, &anonymousStream{ServerStream: ss, ctx: withActor(ss.Context(), nil)})
 		}
-		return handler(srv, &admittedStream{ServerStream: ss, ctx: NewContext(ss.Context(), *principal), policy: p, route: r, principal: *principal})
+		return handler(srv, &admittedStream{ServerStream: ss, ctx: withActor(ss.Context(), principal), policy: p, route: r, principal: *principal})
 	}
 }
 
@@ -134,6 +134,14 @@ type admittedStream struct {
 
 func (s *admittedStream) Context() context.Context { return s.ctx }
 
+// anonymousStream hands a public route's handler the anonymous caller's actor.
+type anonymousStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *anonymousStream) Context() context.Context { return s.ctx }
+
 func (s *admittedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
@@ -144,7 +152,7 @@ func (s *admittedStream) RecvMsg(m any) error {
 	}
 	if s.admitted == nil {
 		s.admitted = &scoped
-		s.ctx = NewContext(s.ServerStream.Context(), scoped)
+		s.ctx = withActor(s.ServerStream.Context(), &scoped)
 		return nil
 	}
 	if s.admitted.AppID != scoped.AppID {

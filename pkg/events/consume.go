@@ -217,6 +217,8 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 		return
 	}
 	ctx, span := tracing.Consume(ctx, ev.Trace, cfg.Durable, string(ev.Type))
+	// What the handler appends was caused by this consumer reacting, not by whoever called last.
+	ctx = WithActor(ctx, consumerActor(cfg.Durable))
 	applied, err := cfg.Inbox.Once(ctx, cfg.Durable, ev.ID, func(ctx context.Context) error { return cfg.Handler(ctx, ev) })
 	tracing.End(span, err)
 	// The lines about the outcome are logged with ctx: they name the trace the event continued.

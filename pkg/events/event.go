@@ -23,6 +23,9 @@ type Event struct {
 	AppID  string          `json:"appId"`
 	Time   time.Time       `json:"time"`
 	Data   json.RawMessage `json:"data"` // protojson of the payload message
+	// Actor is who caused the event, stamped where it is appended (see Actor). Envelopes written
+	// before actors were stamped have none.
+	Actor *Actor `json:"actor,omitempty"`
 	// Trace is the trace context the event was written in. It travels beside the envelope (the
 	// outbox's trace column, NATS message headers), never in it.
 	Trace tracing.Carrier `json:"-"`

@@ -47,7 +47,7 @@ type OutboxSource interface {
 // transaction is delivered only when it commits, which is exactly when its events become pending.
 const outboxChannel = "berth_outbox"
 
-// InsertOutbox writes events to the outbox. Call it with the transaction of the state change the
+// InsertOutbox writes events to the outbox, each stamped with the actor of ctx (see Actor). Call it with the transaction of the state change the
 // events describe (pgxx.Q(ctx, pool) inside pgxx.InTx), so both commit or neither does. It also
 // notifies the database's relays, which Postgres delivers on commit: every service's writes wake
 // its relay (on whichever replica) without the use cases knowing a relay exists.
@@ -59,13 +59,17 @@ func InsertOutbox(ctx context.Context, q pgxx.Querier, evs ...Event) error {
 		return fmt.Errorf("events: notify relays: %w", err)
 	}
 	trace := tracing.Inject(ctx) // nil (SQL null) when the writer is not traced
-	for _, ev := range evs {
+	for _, ev := range stamp(ctx, slices.Clone(evs)) {
 		if err := ev.validate(); err != nil {
 			return err
 		}
+		actor, err := marshalActor(ev.Actor)
+		if err != nil {
+			return err
+		}
 		if _, err := q.Exec(ctx,
-			`insert into outbox (id, type, source, app_id, time, data, trace) values ($1, $2, $3, $4, $5, $6, $7)`,
-			ev.ID, ev.Type, ev.Source, ev.AppID, ev.Time, []byte(ev.Data), trace); err != nil {
+			`insert into outbox (id, type, source, app_id, time, data, trace, actor) values ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			ev.ID, ev.Type, ev.Source, ev.AppID, ev.Time, []byte(ev.Data), trace, actor); err != nil {
 			return fmt.Errorf("events: insert outbox %s: %w", ev.ID, err)
 		}
 	}
@@ -92,17 +96,21 @@ func (o pgOutbox) Pending(ctx context.Context, limit int) ([]Event, error) {
 	}
 	var evs []Event
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select id::text, type, source, app_id, time, data, trace from outbox
+		rows, err := tx.Query(ctx, `select id::text, type, source, app_id, time, data, trace, actor from outbox
 			where published_at is null order by seq limit $1 for update skip locked`, limit)
 		if err != nil {
 			return err
 		}
 		evs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Event, error) {
 			var ev Event
-			var data []byte
-			err := row.Scan(&ev.ID, &ev.Type, &ev.Source, &ev.AppID, &ev.Time, &data, &ev.Trace)
+			var data, actor []byte
+			if err := row.Scan(&ev.ID, &ev.Type, &ev.Source, &ev.AppID, &ev.Time, &data, &ev.Trace, &actor); err != nil {
+				return ev, err
+			}
 			ev.Time = ev.Time.UTC()
 			ev.Data = data
+			a, err := unmarshalActor(actor)
+			ev.Actor = a
 			return ev, err
 		})
 		return err
@@ -215,7 +223,7 @@ func (o *MemoryOutbox) Add(ctx context.Context, evs ...Event) {
 	trace := tracing.Inject(ctx)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, ev := range evs {
+	for _, ev := range stamp(ctx, slices.Clone(evs)) {
 		ev.Trace = trace
 		o.pending = append(o.pending, ev)
 	}

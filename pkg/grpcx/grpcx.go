@@ -275,7 +275,7 @@ func resolvedTarget(target string) string {
 func ClientOptions(serviceToken string, t *TLS) []grpc.DialOption {
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(t.clientCredentials(serviceToken != "")),
-		grpc.WithChainUnaryInterceptor(forwardRequestID, ServiceTokenInterceptor(serviceToken)),
+		grpc.WithChainUnaryInterceptor(callInterceptors(serviceToken)...),
 	}
 	if tracing.On() {
 		// Calls carry the caller's trace context in their metadata.
@@ -291,6 +291,20 @@ func forwardRequestID(ctx context.Context, method string, req, reply any, cc *gr
 		ctx = metadata.AppendToOutgoingContext(ctx, reqid.MetadataKey, id)
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// callInterceptors are what every call of a Berth connection passes: the request id, and with the
+// service token (Berth calling Berth) the token and the actor the caller acts for, so the called
+// service audits the change under it.
+func callInterceptors(serviceToken string) []grpc.UnaryClientInterceptor {
+	if serviceToken == "" {
+		return []grpc.UnaryClientInterceptor{forwardRequestID}
+	}
+	return []grpc.UnaryClientInterceptor{forwardRequestID, ServiceTokenInterceptor(serviceToken), forwardActor}
+}
+
+func forwardActor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return invoker(authn.ForwardActor(ctx), method, req, reply, cc, opts...)
 }
 
 // ServiceTokenInterceptor sends the service token on every call ("" sends nothing).

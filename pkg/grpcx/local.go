@@ -63,11 +63,11 @@ func (l *Local) lookup(method string) (localMethod, grpc.UnaryServerInterceptor,
 }
 
 // Conn returns a connection that calls l's unary methods in process and sends anything else
-// (streams, methods l does not hold) over network. Calls carry the service token when serviceToken
-// is set and forward the request id, as Dial's connections do.
+// (streams, methods l does not hold) over network. Calls carry the service token and the caller's
+// actor when serviceToken is set and forward the request id, as Dial's connections do.
 func (l *Local) Conn(network grpc.ClientConnInterface, serviceToken string) grpc.ClientConnInterface {
 	return &localConn{local: l, network: network,
-		client: chainClient(forwardRequestID, ServiceTokenInterceptor(serviceToken))}
+		client: chainClient(callInterceptors(serviceToken)...)}
 }
 
 type localConn struct {

@@ -25,9 +25,9 @@ var Services = []module.Module{
 
 const (
 	adminTokenVar = "BERTH_ADMIN_TOKEN"
-	// APIKeyVar holds the app's write API key for the outbound commands, whose routes take an
-	// app's key rather than the admin token: an environment variable, never a flag, which shell
-	// history and the process list keep.
+	// APIKeyVar holds an API key of the app for the commands whose routes take an app's key rather
+	// than the admin token (the outbound commands: write; audit-log: read): an environment
+	// variable, never a flag, which shell history and the process list keep.
 	APIKeyVar  = "BERTH_API_KEY"
 	demoDirVar = "BERTH_DEMO_DIR"
 )
@@ -38,7 +38,7 @@ func Settings() []config.Setting {
 		{Name: adminTokenVar, Kind: config.Text, Secret: true,
 			Doc: "the deployment's admin token, which every call presents; unset: the one in the demo.json of a running all-in-one"},
 		{Name: APIKeyVar, Kind: config.Text, Secret: true,
-			Doc: "a write API key of the app the webhook-endpoint commands name (-app), which those commands present instead of the admin token"},
+			Doc: "an API key of the app the command names (-app), which the webhook-endpoint commands (a write key) and audit-log (a read key) present instead of the admin token"},
 		{Name: demoDirVar, Kind: config.Text,
 			Doc: "folder of the demo.json a running all-in-one wrote; unset: " + seed.DefaultDir + "/ in the working directory or its nearest ancestor that has one"},
 	}

@@ -63,6 +63,486 @@ func (*RebuildReadModelsRequest) Descriptor() ([]byte, []int) {
 	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{0}
 }
 
+// AuditRetentionRequest names the app whose audit retention is read.
+type AuditRetentionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRetentionRequest) Reset() {
+	*x = AuditRetentionRequest{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRetentionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRetentionRequest) ProtoMessage() {}
+
+func (x *AuditRetentionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRetentionRequest.ProtoReflect.Descriptor instead.
+func (*AuditRetentionRequest) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AuditRetentionRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// SetAuditRetentionRequest sets how many days (1 to 3650) the app's audit entries are kept.
+type SetAuditRetentionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	RetentionDays int32                  `protobuf:"varint,2,opt,name=retentionDays,proto3" json:"retentionDays,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAuditRetentionRequest) Reset() {
+	*x = SetAuditRetentionRequest{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAuditRetentionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAuditRetentionRequest) ProtoMessage() {}
+
+func (x *SetAuditRetentionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAuditRetentionRequest.ProtoReflect.Descriptor instead.
+func (*SetAuditRetentionRequest) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SetAuditRetentionRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAuditRetentionRequest) GetRetentionDays() int32 {
+	if x != nil {
+		return x.RetentionDays
+	}
+	return 0
+}
+
+// AuditRetentionSetting is how many days the app's audit entries are kept (365 until set).
+type AuditRetentionSetting struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	RetentionDays int32                  `protobuf:"varint,2,opt,name=retentionDays,proto3" json:"retentionDays,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRetentionSetting) Reset() {
+	*x = AuditRetentionSetting{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRetentionSetting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRetentionSetting) ProtoMessage() {}
+
+func (x *AuditRetentionSetting) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRetentionSetting.ProtoReflect.Descriptor instead.
+func (*AuditRetentionSetting) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AuditRetentionSetting) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *AuditRetentionSetting) GetRetentionDays() int32 {
+	if x != nil {
+		return x.RetentionDays
+	}
+	return 0
+}
+
+// ListAuditEntriesRequest: from and to are required YYYY-MM-DD UTC days, inclusive, from <= to,
+// at most 366 days apart. The other filters are optional exact matches: actorKind one of api_key,
+// user, operator, admin, provider_event, system; targetType one of user, tenant, api_key, app,
+// subscription, payment, promotion, endpoint; action an event type such as identity.user.updated.
+type ListAuditEntriesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	ActorKind     string                 `protobuf:"bytes,4,opt,name=actorKind,proto3" json:"actorKind,omitempty"`
+	ActorId       string                 `protobuf:"bytes,5,opt,name=actorId,proto3" json:"actorId,omitempty"`
+	TargetType    string                 `protobuf:"bytes,6,opt,name=targetType,proto3" json:"targetType,omitempty"`
+	TargetId      string                 `protobuf:"bytes,7,opt,name=targetId,proto3" json:"targetId,omitempty"`
+	Action        string                 `protobuf:"bytes,8,opt,name=action,proto3" json:"action,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditEntriesRequest) Reset() {
+	*x = ListAuditEntriesRequest{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditEntriesRequest) ProtoMessage() {}
+
+func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListAuditEntriesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetActorKind() string {
+	if x != nil {
+		return x.ActorKind
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetActorId() string {
+	if x != nil {
+		return x.ActorId
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetTargetType() string {
+	if x != nil {
+		return x.TargetType
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+// AuditActor is who caused a change: kind, and the id of the API key (with its type read or
+// write), end user, project member or provider event; Berth itself names the consumer that
+// reacted, when known. An entry from before actors were recorded has an empty kind.
+type AuditActor struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Id            string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	KeyType       string                 `protobuf:"bytes,3,opt,name=keyType,proto3" json:"keyType,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditActor) Reset() {
+	*x = AuditActor{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditActor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditActor) ProtoMessage() {}
+
+func (x *AuditActor) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditActor.ProtoReflect.Descriptor instead.
+func (*AuditActor) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *AuditActor) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *AuditActor) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AuditActor) GetKeyType() string {
+	if x != nil {
+		return x.KeyType
+	}
+	return ""
+}
+
+// AuditEntry is one audit log item (kind auditEntry).
+type AuditEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	At            string                 `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	Action        string                 `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	TargetType    string                 `protobuf:"bytes,4,opt,name=targetType,proto3" json:"targetType,omitempty"`
+	TargetId      string                 `protobuf:"bytes,5,opt,name=targetId,proto3" json:"targetId,omitempty"`
+	Actor         *AuditActor            `protobuf:"bytes,6,opt,name=actor,proto3" json:"actor,omitempty"`
+	RequestId     string                 `protobuf:"bytes,7,opt,name=requestId,proto3" json:"requestId,omitempty"`
+	ClientAddress string                 `protobuf:"bytes,8,opt,name=clientAddress,proto3" json:"clientAddress,omitempty"`
+	ChangedFields []string               `protobuf:"bytes,9,rep,name=changedFields,proto3" json:"changedFields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditEntry) Reset() {
+	*x = AuditEntry{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditEntry) ProtoMessage() {}
+
+func (x *AuditEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
+func (*AuditEntry) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AuditEntry) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetTargetType() string {
+	if x != nil {
+		return x.TargetType
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetTargetId() string {
+	if x != nil {
+		return x.TargetId
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetActor() *AuditActor {
+	if x != nil {
+		return x.Actor
+	}
+	return nil
+}
+
+func (x *AuditEntry) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetClientAddress() string {
+	if x != nil {
+		return x.ClientAddress
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetChangedFields() []string {
+	if x != nil {
+		return x.ChangedFields
+	}
+	return nil
+}
+
+// AuditEntryChunk is one message of the audit log's stream: the head in the first, items after it.
+type AuditEntryChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Head          *ListHead              `protobuf:"bytes,1,opt,name=head,proto3" json:"head,omitempty"`
+	Items         []*AuditEntry          `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditEntryChunk) Reset() {
+	*x = AuditEntryChunk{}
+	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditEntryChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditEntryChunk) ProtoMessage() {}
+
+func (x *AuditEntryChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditEntryChunk.ProtoReflect.Descriptor instead.
+func (*AuditEntryChunk) Descriptor() ([]byte, []int) {
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AuditEntryChunk) GetHead() *ListHead {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
+func (x *AuditEntryChunk) GetItems() []*AuditEntry {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 // RebuildReadModelsResult counts the replayed events: applied, and skipped as malformed (as the
 // consumers skip them).
 type RebuildReadModelsResult struct {
@@ -75,7 +555,7 @@ type RebuildReadModelsResult struct {
 
 func (x *RebuildReadModelsResult) Reset() {
 	*x = RebuildReadModelsResult{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -87,7 +567,7 @@ func (x *RebuildReadModelsResult) String() string {
 func (*RebuildReadModelsResult) ProtoMessage() {}
 
 func (x *RebuildReadModelsResult) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[1]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -100,7 +580,7 @@ func (x *RebuildReadModelsResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReadModelsResult.ProtoReflect.Descriptor instead.
 func (*RebuildReadModelsResult) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{1}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RebuildReadModelsResult) GetApplied() int32 {
@@ -132,7 +612,7 @@ type ListRangeRequest struct {
 
 func (x *ListRangeRequest) Reset() {
 	*x = ListRangeRequest{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -144,7 +624,7 @@ func (x *ListRangeRequest) String() string {
 func (*ListRangeRequest) ProtoMessage() {}
 
 func (x *ListRangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[2]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -157,7 +637,7 @@ func (x *ListRangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRangeRequest.ProtoReflect.Descriptor instead.
 func (*ListRangeRequest) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{2}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListRangeRequest) GetFrom() string {
@@ -192,7 +672,7 @@ type ListHead struct {
 
 func (x *ListHead) Reset() {
 	*x = ListHead{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -204,7 +684,7 @@ func (x *ListHead) String() string {
 func (*ListHead) ProtoMessage() {}
 
 func (x *ListHead) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[3]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -217,7 +697,7 @@ func (x *ListHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListHead.ProtoReflect.Descriptor instead.
 func (*ListHead) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{3}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListHead) GetKind() string {
@@ -249,7 +729,7 @@ type ListSignInsRequest struct {
 
 func (x *ListSignInsRequest) Reset() {
 	*x = ListSignInsRequest{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -261,7 +741,7 @@ func (x *ListSignInsRequest) String() string {
 func (*ListSignInsRequest) ProtoMessage() {}
 
 func (x *ListSignInsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[4]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -274,7 +754,7 @@ func (x *ListSignInsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSignInsRequest.ProtoReflect.Descriptor instead.
 func (*ListSignInsRequest) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{4}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListSignInsRequest) GetFrom() string {
@@ -341,7 +821,7 @@ type AnalyticsTenant struct {
 
 func (x *AnalyticsTenant) Reset() {
 	*x = AnalyticsTenant{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -353,7 +833,7 @@ func (x *AnalyticsTenant) String() string {
 func (*AnalyticsTenant) ProtoMessage() {}
 
 func (x *AnalyticsTenant) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[5]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -366,7 +846,7 @@ func (x *AnalyticsTenant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsTenant.ProtoReflect.Descriptor instead.
 func (*AnalyticsTenant) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{5}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AnalyticsTenant) GetId() string {
@@ -640,7 +1120,7 @@ type AnalyticsUser struct {
 
 func (x *AnalyticsUser) Reset() {
 	*x = AnalyticsUser{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +1132,7 @@ func (x *AnalyticsUser) String() string {
 func (*AnalyticsUser) ProtoMessage() {}
 
 func (x *AnalyticsUser) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[6]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +1145,7 @@ func (x *AnalyticsUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsUser.ProtoReflect.Descriptor instead.
 func (*AnalyticsUser) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{6}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AnalyticsUser) GetId() string {
@@ -899,7 +1379,7 @@ type SignIn struct {
 
 func (x *SignIn) Reset() {
 	*x = SignIn{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1391,7 @@ func (x *SignIn) String() string {
 func (*SignIn) ProtoMessage() {}
 
 func (x *SignIn) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[7]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1404,7 @@ func (x *SignIn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignIn.ProtoReflect.Descriptor instead.
 func (*SignIn) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{7}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SignIn) GetId() string {
@@ -973,7 +1453,7 @@ type SignInList struct {
 
 func (x *SignInList) Reset() {
 	*x = SignInList{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1465,7 @@ func (x *SignInList) String() string {
 func (*SignInList) ProtoMessage() {}
 
 func (x *SignInList) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[8]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1478,7 @@ func (x *SignInList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignInList.ProtoReflect.Descriptor instead.
 func (*SignInList) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{8}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SignInList) GetKind() string {
@@ -1047,7 +1527,7 @@ type Subscription struct {
 
 func (x *Subscription) Reset() {
 	*x = Subscription{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1539,7 @@ func (x *Subscription) String() string {
 func (*Subscription) ProtoMessage() {}
 
 func (x *Subscription) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[9]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1552,7 @@ func (x *Subscription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Subscription.ProtoReflect.Descriptor instead.
 func (*Subscription) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{9}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Subscription) GetId() string {
@@ -1184,7 +1664,7 @@ type SubscriptionChunk struct {
 
 func (x *SubscriptionChunk) Reset() {
 	*x = SubscriptionChunk{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1196,7 +1676,7 @@ func (x *SubscriptionChunk) String() string {
 func (*SubscriptionChunk) ProtoMessage() {}
 
 func (x *SubscriptionChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[10]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1209,7 +1689,7 @@ func (x *SubscriptionChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionChunk.ProtoReflect.Descriptor instead.
 func (*SubscriptionChunk) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{10}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubscriptionChunk) GetHead() *ListHead {
@@ -1247,7 +1727,7 @@ type OneTimePayment struct {
 
 func (x *OneTimePayment) Reset() {
 	*x = OneTimePayment{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1739,7 @@ func (x *OneTimePayment) String() string {
 func (*OneTimePayment) ProtoMessage() {}
 
 func (x *OneTimePayment) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[11]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1752,7 @@ func (x *OneTimePayment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OneTimePayment.ProtoReflect.Descriptor instead.
 func (*OneTimePayment) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{11}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *OneTimePayment) GetId() string {
@@ -1356,7 +1836,7 @@ type OneTimePaymentChunk struct {
 
 func (x *OneTimePaymentChunk) Reset() {
 	*x = OneTimePaymentChunk{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1848,7 @@ func (x *OneTimePaymentChunk) String() string {
 func (*OneTimePaymentChunk) ProtoMessage() {}
 
 func (x *OneTimePaymentChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[12]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1861,7 @@ func (x *OneTimePaymentChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OneTimePaymentChunk.ProtoReflect.Descriptor instead.
 func (*OneTimePaymentChunk) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{12}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OneTimePaymentChunk) GetHead() *ListHead {
@@ -1446,7 +1926,7 @@ type AnalyticsTenantUser struct {
 
 func (x *AnalyticsTenantUser) Reset() {
 	*x = AnalyticsTenantUser{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1938,7 @@ func (x *AnalyticsTenantUser) String() string {
 func (*AnalyticsTenantUser) ProtoMessage() {}
 
 func (x *AnalyticsTenantUser) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[13]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1951,7 @@ func (x *AnalyticsTenantUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnalyticsTenantUser.ProtoReflect.Descriptor instead.
 func (*AnalyticsTenantUser) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{13}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AnalyticsTenantUser) GetId() string {
@@ -1785,7 +2265,7 @@ type TenantItem struct {
 
 func (x *TenantItem) Reset() {
 	*x = TenantItem{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[14]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1797,7 +2277,7 @@ func (x *TenantItem) String() string {
 func (*TenantItem) ProtoMessage() {}
 
 func (x *TenantItem) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[14]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +2290,7 @@ func (x *TenantItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantItem.ProtoReflect.Descriptor instead.
 func (*TenantItem) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{14}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TenantItem) GetId() string {
@@ -2069,7 +2549,7 @@ type TenantChunk struct {
 
 func (x *TenantChunk) Reset() {
 	*x = TenantChunk{}
-	mi := &file_analytics_v1_analytics_proto_msgTypes[15]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2561,7 @@ func (x *TenantChunk) String() string {
 func (*TenantChunk) ProtoMessage() {}
 
 func (x *TenantChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_analytics_v1_analytics_proto_msgTypes[15]
+	mi := &file_analytics_v1_analytics_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2574,7 @@ func (x *TenantChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantChunk.ProtoReflect.Descriptor instead.
 func (*TenantChunk) Descriptor() ([]byte, []int) {
-	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{15}
+	return file_analytics_v1_analytics_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TenantChunk) GetHead() *ListHead {
@@ -2116,7 +2596,47 @@ var File_analytics_v1_analytics_proto protoreflect.FileDescriptor
 const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\n" +
 	"\x1canalytics/v1/analytics.proto\x12\x12berth.analytics.v1\x1a\x13edge/v1/route.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x16tenant/v1/tenant.proto\"\x1a\n" +
-	"\x18RebuildReadModelsRequest\"Q\n" +
+	"\x18RebuildReadModelsRequest\"3\n" +
+	"\x15AuditRetentionRequest\x12\x1a\n" +
+	"\x05appId\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\x05appId\"\\\n" +
+	"\x18SetAuditRetentionRequest\x12\x1a\n" +
+	"\x05appId\x18\x01 \x01(\tB\x04\xe0\xf3\x18\x01R\x05appId\x12$\n" +
+	"\rretentionDays\x18\x02 \x01(\x05R\rretentionDays\"S\n" +
+	"\x15AuditRetentionSetting\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12$\n" +
+	"\rretentionDays\x18\x02 \x01(\x05R\rretentionDays\"\xdf\x01\n" +
+	"\x17ListAuditEntriesRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\tR\x02to\x12\x1c\n" +
+	"\tactorKind\x18\x04 \x01(\tR\tactorKind\x12\x18\n" +
+	"\aactorId\x18\x05 \x01(\tR\aactorId\x12\x1e\n" +
+	"\n" +
+	"targetType\x18\x06 \x01(\tR\n" +
+	"targetType\x12\x1a\n" +
+	"\btargetId\x18\a \x01(\tR\btargetId\x12\x16\n" +
+	"\x06action\x18\b \x01(\tR\x06action\"J\n" +
+	"\n" +
+	"AuditActor\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x18\n" +
+	"\akeyType\x18\x03 \x01(\tR\akeyType\"\xa0\x02\n" +
+	"\n" +
+	"AuditEntry\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x0e\n" +
+	"\x02at\x18\x02 \x01(\tR\x02at\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x1e\n" +
+	"\n" +
+	"targetType\x18\x04 \x01(\tR\n" +
+	"targetType\x12\x1a\n" +
+	"\btargetId\x18\x05 \x01(\tR\btargetId\x124\n" +
+	"\x05actor\x18\x06 \x01(\v2\x1e.berth.analytics.v1.AuditActorR\x05actor\x12\x1c\n" +
+	"\trequestId\x18\a \x01(\tR\trequestId\x12$\n" +
+	"\rclientAddress\x18\b \x01(\tR\rclientAddress\x12$\n" +
+	"\rchangedFields\x18\t \x03(\tR\rchangedFields\"y\n" +
+	"\x0fAuditEntryChunk\x120\n" +
+	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x124\n" +
+	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.AuditEntryR\x05items\"Q\n" +
 	"\x17RebuildReadModelsResult\x12\x18\n" +
 	"\aapplied\x18\x01 \x01(\x05R\aapplied\x12\x1c\n" +
 	"\tmalformed\x18\x02 \x01(\x05R\tmalformed\"L\n" +
@@ -2335,14 +2855,17 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\x05users\x18# \x03(\v2'.berth.analytics.v1.AnalyticsTenantUserR\x05users\"u\n" +
 	"\vTenantChunk\x120\n" +
 	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x124\n" +
-	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.TenantItemR\x05items2\xe5\x05\n" +
+	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.TenantItemR\x05items2\x9e\a\n" +
 	"\x10AnalyticsService\x12\xba\x01\n" +
 	"\vListSignIns\x12&.berth.analytics.v1.ListSignInsRequest\x1a\x1e.berth.analytics.v1.SignInList\"c\xca\xf3\x18#\b\x02\"\x12Sign-ins retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x026Z\x18\x12\x16/v1/analytics/sign-ins\x12\x1a/api/v1/analytics/sign-ins\x12\xb3\x01\n" +
 	"\x11ListSubscriptions\x12$.berth.analytics.v1.ListRangeRequest\x1a%.berth.analytics.v1.SubscriptionChunk\"O\xca\xf3\x18(\b\x02\"\x17Subscriptions retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/analytics/subscriptions0\x01\x12\xbf\x01\n" +
 	"\x13ListOneTimePayments\x12$.berth.analytics.v1.ListRangeRequest\x1a'.berth.analytics.v1.OneTimePaymentChunk\"W\xca\xf3\x18,\b\x02\"\x1bOne-time payments retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02!\x12\x1f/v1/analytics/one-time-payments0\x01\x12\x9b\x01\n" +
-	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"C\xca\xf3\x18\"\b\x02\"\x11Tenants retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x012\x8f\x01\n" +
+	"\vListTenants\x12$.berth.analytics.v1.ListRangeRequest\x1a\x1f.berth.analytics.v1.TenantChunk\"C\xca\xf3\x18\"\b\x02\"\x11Tenants retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x17\x12\x15/v1/analytics/tenants0\x01\x12\xb6\x01\n" +
+	"\x10ListAuditEntries\x12+.berth.analytics.v1.ListAuditEntriesRequest\x1a#.berth.analytics.v1.AuditEntryChunk\"N\xca\xf3\x18(\b\x02\"\x17Audit entries retrieved(\x01\x88\x01\x01\x92\x01\x05appId\x82\xd3\xe4\x93\x02\x1c\x12\x1a/v1/apps/{appId}/audit-log0\x012\x8b\x03\n" +
 	"\x15AnalyticsAdminService\x12v\n" +
-	"\x11RebuildReadModels\x12,.berth.analytics.v1.RebuildReadModelsRequest\x1a+.berth.analytics.v1.RebuildReadModelsResult\"\x06\xca\xf3\x18\x02H\x01B9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
+	"\x11RebuildReadModels\x12,.berth.analytics.v1.RebuildReadModelsRequest\x1a+.berth.analytics.v1.RebuildReadModelsResult\"\x06\xca\xf3\x18\x02H\x01\x12y\n" +
+	"\x0eAuditRetention\x12).berth.analytics.v1.AuditRetentionRequest\x1a).berth.analytics.v1.AuditRetentionSetting\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x7f\n" +
+	"\x11SetAuditRetention\x12,.berth.analytics.v1.SetAuditRetentionRequest\x1a).berth.analytics.v1.AuditRetentionSetting\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB9Z7github.com/berthhq/berth/proto/analytics/v1;analyticsv1b\x06proto3"
 
 var (
 	file_analytics_v1_analytics_proto_rawDescOnce sync.Once
@@ -2356,55 +2879,71 @@ func file_analytics_v1_analytics_proto_rawDescGZIP() []byte {
 	return file_analytics_v1_analytics_proto_rawDescData
 }
 
-var file_analytics_v1_analytics_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_analytics_v1_analytics_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_analytics_v1_analytics_proto_goTypes = []any{
 	(*RebuildReadModelsRequest)(nil), // 0: berth.analytics.v1.RebuildReadModelsRequest
-	(*RebuildReadModelsResult)(nil),  // 1: berth.analytics.v1.RebuildReadModelsResult
-	(*ListRangeRequest)(nil),         // 2: berth.analytics.v1.ListRangeRequest
-	(*ListHead)(nil),                 // 3: berth.analytics.v1.ListHead
-	(*ListSignInsRequest)(nil),       // 4: berth.analytics.v1.ListSignInsRequest
-	(*AnalyticsTenant)(nil),          // 5: berth.analytics.v1.AnalyticsTenant
-	(*AnalyticsUser)(nil),            // 6: berth.analytics.v1.AnalyticsUser
-	(*SignIn)(nil),                   // 7: berth.analytics.v1.SignIn
-	(*SignInList)(nil),               // 8: berth.analytics.v1.SignInList
-	(*Subscription)(nil),             // 9: berth.analytics.v1.Subscription
-	(*SubscriptionChunk)(nil),        // 10: berth.analytics.v1.SubscriptionChunk
-	(*OneTimePayment)(nil),           // 11: berth.analytics.v1.OneTimePayment
-	(*OneTimePaymentChunk)(nil),      // 12: berth.analytics.v1.OneTimePaymentChunk
-	(*AnalyticsTenantUser)(nil),      // 13: berth.analytics.v1.AnalyticsTenantUser
-	(*TenantItem)(nil),               // 14: berth.analytics.v1.TenantItem
-	(*TenantChunk)(nil),              // 15: berth.analytics.v1.TenantChunk
-	(*v1.Address)(nil),               // 16: berth.tenant.v1.Address
+	(*AuditRetentionRequest)(nil),    // 1: berth.analytics.v1.AuditRetentionRequest
+	(*SetAuditRetentionRequest)(nil), // 2: berth.analytics.v1.SetAuditRetentionRequest
+	(*AuditRetentionSetting)(nil),    // 3: berth.analytics.v1.AuditRetentionSetting
+	(*ListAuditEntriesRequest)(nil),  // 4: berth.analytics.v1.ListAuditEntriesRequest
+	(*AuditActor)(nil),               // 5: berth.analytics.v1.AuditActor
+	(*AuditEntry)(nil),               // 6: berth.analytics.v1.AuditEntry
+	(*AuditEntryChunk)(nil),          // 7: berth.analytics.v1.AuditEntryChunk
+	(*RebuildReadModelsResult)(nil),  // 8: berth.analytics.v1.RebuildReadModelsResult
+	(*ListRangeRequest)(nil),         // 9: berth.analytics.v1.ListRangeRequest
+	(*ListHead)(nil),                 // 10: berth.analytics.v1.ListHead
+	(*ListSignInsRequest)(nil),       // 11: berth.analytics.v1.ListSignInsRequest
+	(*AnalyticsTenant)(nil),          // 12: berth.analytics.v1.AnalyticsTenant
+	(*AnalyticsUser)(nil),            // 13: berth.analytics.v1.AnalyticsUser
+	(*SignIn)(nil),                   // 14: berth.analytics.v1.SignIn
+	(*SignInList)(nil),               // 15: berth.analytics.v1.SignInList
+	(*Subscription)(nil),             // 16: berth.analytics.v1.Subscription
+	(*SubscriptionChunk)(nil),        // 17: berth.analytics.v1.SubscriptionChunk
+	(*OneTimePayment)(nil),           // 18: berth.analytics.v1.OneTimePayment
+	(*OneTimePaymentChunk)(nil),      // 19: berth.analytics.v1.OneTimePaymentChunk
+	(*AnalyticsTenantUser)(nil),      // 20: berth.analytics.v1.AnalyticsTenantUser
+	(*TenantItem)(nil),               // 21: berth.analytics.v1.TenantItem
+	(*TenantChunk)(nil),              // 22: berth.analytics.v1.TenantChunk
+	(*v1.Address)(nil),               // 23: berth.tenant.v1.Address
 }
 var file_analytics_v1_analytics_proto_depIdxs = []int32{
-	5,  // 0: berth.analytics.v1.AnalyticsUser.tenant:type_name -> berth.analytics.v1.AnalyticsTenant
-	6,  // 1: berth.analytics.v1.SignIn.user:type_name -> berth.analytics.v1.AnalyticsUser
-	7,  // 2: berth.analytics.v1.SignInList.items:type_name -> berth.analytics.v1.SignIn
-	6,  // 3: berth.analytics.v1.Subscription.user:type_name -> berth.analytics.v1.AnalyticsUser
-	3,  // 4: berth.analytics.v1.SubscriptionChunk.head:type_name -> berth.analytics.v1.ListHead
-	9,  // 5: berth.analytics.v1.SubscriptionChunk.items:type_name -> berth.analytics.v1.Subscription
-	6,  // 6: berth.analytics.v1.OneTimePayment.user:type_name -> berth.analytics.v1.AnalyticsUser
-	3,  // 7: berth.analytics.v1.OneTimePaymentChunk.head:type_name -> berth.analytics.v1.ListHead
-	11, // 8: berth.analytics.v1.OneTimePaymentChunk.items:type_name -> berth.analytics.v1.OneTimePayment
-	16, // 9: berth.analytics.v1.TenantItem.tenantAddresses:type_name -> berth.tenant.v1.Address
-	13, // 10: berth.analytics.v1.TenantItem.users:type_name -> berth.analytics.v1.AnalyticsTenantUser
-	3,  // 11: berth.analytics.v1.TenantChunk.head:type_name -> berth.analytics.v1.ListHead
-	14, // 12: berth.analytics.v1.TenantChunk.items:type_name -> berth.analytics.v1.TenantItem
-	4,  // 13: berth.analytics.v1.AnalyticsService.ListSignIns:input_type -> berth.analytics.v1.ListSignInsRequest
-	2,  // 14: berth.analytics.v1.AnalyticsService.ListSubscriptions:input_type -> berth.analytics.v1.ListRangeRequest
-	2,  // 15: berth.analytics.v1.AnalyticsService.ListOneTimePayments:input_type -> berth.analytics.v1.ListRangeRequest
-	2,  // 16: berth.analytics.v1.AnalyticsService.ListTenants:input_type -> berth.analytics.v1.ListRangeRequest
-	0,  // 17: berth.analytics.v1.AnalyticsAdminService.RebuildReadModels:input_type -> berth.analytics.v1.RebuildReadModelsRequest
-	8,  // 18: berth.analytics.v1.AnalyticsService.ListSignIns:output_type -> berth.analytics.v1.SignInList
-	10, // 19: berth.analytics.v1.AnalyticsService.ListSubscriptions:output_type -> berth.analytics.v1.SubscriptionChunk
-	12, // 20: berth.analytics.v1.AnalyticsService.ListOneTimePayments:output_type -> berth.analytics.v1.OneTimePaymentChunk
-	15, // 21: berth.analytics.v1.AnalyticsService.ListTenants:output_type -> berth.analytics.v1.TenantChunk
-	1,  // 22: berth.analytics.v1.AnalyticsAdminService.RebuildReadModels:output_type -> berth.analytics.v1.RebuildReadModelsResult
-	18, // [18:23] is the sub-list for method output_type
-	13, // [13:18] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	5,  // 0: berth.analytics.v1.AuditEntry.actor:type_name -> berth.analytics.v1.AuditActor
+	10, // 1: berth.analytics.v1.AuditEntryChunk.head:type_name -> berth.analytics.v1.ListHead
+	6,  // 2: berth.analytics.v1.AuditEntryChunk.items:type_name -> berth.analytics.v1.AuditEntry
+	12, // 3: berth.analytics.v1.AnalyticsUser.tenant:type_name -> berth.analytics.v1.AnalyticsTenant
+	13, // 4: berth.analytics.v1.SignIn.user:type_name -> berth.analytics.v1.AnalyticsUser
+	14, // 5: berth.analytics.v1.SignInList.items:type_name -> berth.analytics.v1.SignIn
+	13, // 6: berth.analytics.v1.Subscription.user:type_name -> berth.analytics.v1.AnalyticsUser
+	10, // 7: berth.analytics.v1.SubscriptionChunk.head:type_name -> berth.analytics.v1.ListHead
+	16, // 8: berth.analytics.v1.SubscriptionChunk.items:type_name -> berth.analytics.v1.Subscription
+	13, // 9: berth.analytics.v1.OneTimePayment.user:type_name -> berth.analytics.v1.AnalyticsUser
+	10, // 10: berth.analytics.v1.OneTimePaymentChunk.head:type_name -> berth.analytics.v1.ListHead
+	18, // 11: berth.analytics.v1.OneTimePaymentChunk.items:type_name -> berth.analytics.v1.OneTimePayment
+	23, // 12: berth.analytics.v1.TenantItem.tenantAddresses:type_name -> berth.tenant.v1.Address
+	20, // 13: berth.analytics.v1.TenantItem.users:type_name -> berth.analytics.v1.AnalyticsTenantUser
+	10, // 14: berth.analytics.v1.TenantChunk.head:type_name -> berth.analytics.v1.ListHead
+	21, // 15: berth.analytics.v1.TenantChunk.items:type_name -> berth.analytics.v1.TenantItem
+	11, // 16: berth.analytics.v1.AnalyticsService.ListSignIns:input_type -> berth.analytics.v1.ListSignInsRequest
+	9,  // 17: berth.analytics.v1.AnalyticsService.ListSubscriptions:input_type -> berth.analytics.v1.ListRangeRequest
+	9,  // 18: berth.analytics.v1.AnalyticsService.ListOneTimePayments:input_type -> berth.analytics.v1.ListRangeRequest
+	9,  // 19: berth.analytics.v1.AnalyticsService.ListTenants:input_type -> berth.analytics.v1.ListRangeRequest
+	4,  // 20: berth.analytics.v1.AnalyticsService.ListAuditEntries:input_type -> berth.analytics.v1.ListAuditEntriesRequest
+	0,  // 21: berth.analytics.v1.AnalyticsAdminService.RebuildReadModels:input_type -> berth.analytics.v1.RebuildReadModelsRequest
+	1,  // 22: berth.analytics.v1.AnalyticsAdminService.AuditRetention:input_type -> berth.analytics.v1.AuditRetentionRequest
+	2,  // 23: berth.analytics.v1.AnalyticsAdminService.SetAuditRetention:input_type -> berth.analytics.v1.SetAuditRetentionRequest
+	15, // 24: berth.analytics.v1.AnalyticsService.ListSignIns:output_type -> berth.analytics.v1.SignInList
+	17, // 25: berth.analytics.v1.AnalyticsService.ListSubscriptions:output_type -> berth.analytics.v1.SubscriptionChunk
+	19, // 26: berth.analytics.v1.AnalyticsService.ListOneTimePayments:output_type -> berth.analytics.v1.OneTimePaymentChunk
+	22, // 27: berth.analytics.v1.AnalyticsService.ListTenants:output_type -> berth.analytics.v1.TenantChunk
+	7,  // 28: berth.analytics.v1.AnalyticsService.ListAuditEntries:output_type -> berth.analytics.v1.AuditEntryChunk
+	8,  // 29: berth.analytics.v1.AnalyticsAdminService.RebuildReadModels:output_type -> berth.analytics.v1.RebuildReadModelsResult
+	3,  // 30: berth.analytics.v1.AnalyticsAdminService.AuditRetention:output_type -> berth.analytics.v1.AuditRetentionSetting
+	3,  // 31: berth.analytics.v1.AnalyticsAdminService.SetAuditRetention:output_type -> berth.analytics.v1.AuditRetentionSetting
+	24, // [24:32] is the sub-list for method output_type
+	16, // [16:24] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_analytics_v1_analytics_proto_init() }
@@ -2418,7 +2957,7 @@ func file_analytics_v1_analytics_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_analytics_v1_analytics_proto_rawDesc), len(file_analytics_v1_analytics_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

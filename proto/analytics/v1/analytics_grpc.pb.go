@@ -26,6 +26,7 @@ const (
 	AnalyticsService_ListSubscriptions_FullMethodName   = "/berth.analytics.v1.AnalyticsService/ListSubscriptions"
 	AnalyticsService_ListOneTimePayments_FullMethodName = "/berth.analytics.v1.AnalyticsService/ListOneTimePayments"
 	AnalyticsService_ListTenants_FullMethodName         = "/berth.analytics.v1.AnalyticsService/ListTenants"
+	AnalyticsService_ListAuditEntries_FullMethodName    = "/berth.analytics.v1.AnalyticsService/ListAuditEntries"
 )
 
 // AnalyticsServiceClient is the client API for AnalyticsService service.
@@ -55,6 +56,15 @@ type AnalyticsServiceClient interface {
 	// One item per tenant created or changed on the range's days, with its users, streamed like route
 	// 6. Needs a read API key.
 	ListTenants(ctx context.Context, in *ListRangeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TenantChunk], error)
+	// List the app's audit log between two dates.
+	//
+	// One item per change the app's data underwent on the days from `from` to `to` (YYYY-MM-DD),
+	// newest first: who did it (an API key with its type, an end user, a project member, the admin
+	// token, a payment provider's event or Berth itself), the action (the event type), the target,
+	// the request id, the client address, the time and the names of the fields it changed, never
+	// their values. actorKind, actorId, targetType, targetId and action narrow the list to exact
+	// matches. Streamed like route 6. Needs a read API key of the app in the path.
+	ListAuditEntries(ctx context.Context, in *ListAuditEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditEntryChunk], error)
 }
 
 type analyticsServiceClient struct {
@@ -132,6 +142,25 @@ func (c *analyticsServiceClient) ListTenants(ctx context.Context, in *ListRangeR
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AnalyticsService_ListTenantsClient = grpc.ServerStreamingClient[TenantChunk]
 
+func (c *analyticsServiceClient) ListAuditEntries(ctx context.Context, in *ListAuditEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditEntryChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AnalyticsService_ServiceDesc.Streams[3], AnalyticsService_ListAuditEntries_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ListAuditEntriesRequest, AuditEntryChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListAuditEntriesClient = grpc.ServerStreamingClient[AuditEntryChunk]
+
 // AnalyticsServiceServer is the server API for AnalyticsService service.
 // All implementations must embed UnimplementedAnalyticsServiceServer
 // for forward compatibility.
@@ -159,6 +188,15 @@ type AnalyticsServiceServer interface {
 	// One item per tenant created or changed on the range's days, with its users, streamed like route
 	// 6. Needs a read API key.
 	ListTenants(*ListRangeRequest, grpc.ServerStreamingServer[TenantChunk]) error
+	// List the app's audit log between two dates.
+	//
+	// One item per change the app's data underwent on the days from `from` to `to` (YYYY-MM-DD),
+	// newest first: who did it (an API key with its type, an end user, a project member, the admin
+	// token, a payment provider's event or Berth itself), the action (the event type), the target,
+	// the request id, the client address, the time and the names of the fields it changed, never
+	// their values. actorKind, actorId, targetType, targetId and action narrow the list to exact
+	// matches. Streamed like route 6. Needs a read API key of the app in the path.
+	ListAuditEntries(*ListAuditEntriesRequest, grpc.ServerStreamingServer[AuditEntryChunk]) error
 	mustEmbedUnimplementedAnalyticsServiceServer()
 }
 
@@ -180,6 +218,9 @@ func (UnimplementedAnalyticsServiceServer) ListOneTimePayments(*ListRangeRequest
 }
 func (UnimplementedAnalyticsServiceServer) ListTenants(*ListRangeRequest, grpc.ServerStreamingServer[TenantChunk]) error {
 	return status.Error(codes.Unimplemented, "method ListTenants not implemented")
+}
+func (UnimplementedAnalyticsServiceServer) ListAuditEntries(*ListAuditEntriesRequest, grpc.ServerStreamingServer[AuditEntryChunk]) error {
+	return status.Error(codes.Unimplemented, "method ListAuditEntries not implemented")
 }
 func (UnimplementedAnalyticsServiceServer) mustEmbedUnimplementedAnalyticsServiceServer() {}
 func (UnimplementedAnalyticsServiceServer) testEmbeddedByValue()                          {}
@@ -253,6 +294,17 @@ func _AnalyticsService_ListTenants_Handler(srv interface{}, stream grpc.ServerSt
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AnalyticsService_ListTenantsServer = grpc.ServerStreamingServer[TenantChunk]
 
+func _AnalyticsService_ListAuditEntries_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ListAuditEntriesRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AnalyticsServiceServer).ListAuditEntries(m, &grpc.GenericServerStream[ListAuditEntriesRequest, AuditEntryChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AnalyticsService_ListAuditEntriesServer = grpc.ServerStreamingServer[AuditEntryChunk]
+
 // AnalyticsService_ServiceDesc is the grpc.ServiceDesc for AnalyticsService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -281,25 +333,39 @@ var AnalyticsService_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _AnalyticsService_ListTenants_Handler,
 			ServerStreams: true,
 		},
+		{
+			StreamName:    "ListAuditEntries",
+			Handler:       _AnalyticsService_ListAuditEntries_Handler,
+			ServerStreams: true,
+		},
 	},
 	Metadata: "analytics/v1/analytics.proto",
 }
 
 const (
 	AnalyticsAdminService_RebuildReadModels_FullMethodName = "/berth.analytics.v1.AnalyticsAdminService/RebuildReadModels"
+	AnalyticsAdminService_AuditRetention_FullMethodName    = "/berth.analytics.v1.AnalyticsAdminService/AuditRetention"
+	AnalyticsAdminService_SetAuditRetention_FullMethodName = "/berth.analytics.v1.AnalyticsAdminService/SetAuditRetention"
 )
 
 // AnalyticsAdminServiceClient is the client API for AnalyticsAdminService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// AnalyticsAdminService is operator-only: calls carry the deployment's admin token (berthctl).
+// AnalyticsAdminService is operator-only: calls carry the deployment's admin token (berthctl), or,
+// for an app's audit retention, the operator token of a member of the app's project.
 type AnalyticsAdminServiceClient interface {
 	// RebuildReadModels empties the read models and replays every stored identity, tenant and billing
 	// event analytics applies into them, for a new read model or after a fix to a projection. The
 	// durable consumers keep running meanwhile (every projection is idempotent); lists answered
 	// during a rebuild are incomplete.
 	RebuildReadModels(ctx context.Context, in *RebuildReadModelsRequest, opts ...grpc.CallOption) (*RebuildReadModelsResult, error)
+	// AuditRetention answers how many days the app's audit entries are kept. The admin token or a
+	// member of the app's project may ask.
+	AuditRetention(ctx context.Context, in *AuditRetentionRequest, opts ...grpc.CallOption) (*AuditRetentionSetting, error)
+	// SetAuditRetention sets how many days the app's audit entries are kept; older entries are
+	// deleted within the hour. The admin token or a member of the app's project may set it.
+	SetAuditRetention(ctx context.Context, in *SetAuditRetentionRequest, opts ...grpc.CallOption) (*AuditRetentionSetting, error)
 }
 
 type analyticsAdminServiceClient struct {
@@ -320,17 +386,44 @@ func (c *analyticsAdminServiceClient) RebuildReadModels(ctx context.Context, in 
 	return out, nil
 }
 
+func (c *analyticsAdminServiceClient) AuditRetention(ctx context.Context, in *AuditRetentionRequest, opts ...grpc.CallOption) (*AuditRetentionSetting, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuditRetentionSetting)
+	err := c.cc.Invoke(ctx, AnalyticsAdminService_AuditRetention_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *analyticsAdminServiceClient) SetAuditRetention(ctx context.Context, in *SetAuditRetentionRequest, opts ...grpc.CallOption) (*AuditRetentionSetting, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuditRetentionSetting)
+	err := c.cc.Invoke(ctx, AnalyticsAdminService_SetAuditRetention_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AnalyticsAdminServiceServer is the server API for AnalyticsAdminService service.
 // All implementations must embed UnimplementedAnalyticsAdminServiceServer
 // for forward compatibility.
 //
-// AnalyticsAdminService is operator-only: calls carry the deployment's admin token (berthctl).
+// AnalyticsAdminService is operator-only: calls carry the deployment's admin token (berthctl), or,
+// for an app's audit retention, the operator token of a member of the app's project.
 type AnalyticsAdminServiceServer interface {
 	// RebuildReadModels empties the read models and replays every stored identity, tenant and billing
 	// event analytics applies into them, for a new read model or after a fix to a projection. The
 	// durable consumers keep running meanwhile (every projection is idempotent); lists answered
 	// during a rebuild are incomplete.
 	RebuildReadModels(context.Context, *RebuildReadModelsRequest) (*RebuildReadModelsResult, error)
+	// AuditRetention answers how many days the app's audit entries are kept. The admin token or a
+	// member of the app's project may ask.
+	AuditRetention(context.Context, *AuditRetentionRequest) (*AuditRetentionSetting, error)
+	// SetAuditRetention sets how many days the app's audit entries are kept; older entries are
+	// deleted within the hour. The admin token or a member of the app's project may set it.
+	SetAuditRetention(context.Context, *SetAuditRetentionRequest) (*AuditRetentionSetting, error)
 	mustEmbedUnimplementedAnalyticsAdminServiceServer()
 }
 
@@ -343,6 +436,12 @@ type UnimplementedAnalyticsAdminServiceServer struct{}
 
 func (UnimplementedAnalyticsAdminServiceServer) RebuildReadModels(context.Context, *RebuildReadModelsRequest) (*RebuildReadModelsResult, error) {
 	return nil, status.Error(codes.Unimplemented, "method RebuildReadModels not implemented")
+}
+func (UnimplementedAnalyticsAdminServiceServer) AuditRetention(context.Context, *AuditRetentionRequest) (*AuditRetentionSetting, error) {
+	return nil, status.Error(codes.Unimplemented, "method AuditRetention not implemented")
+}
+func (UnimplementedAnalyticsAdminServiceServer) SetAuditRetention(context.Context, *SetAuditRetentionRequest) (*AuditRetentionSetting, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAuditRetention not implemented")
 }
 func (UnimplementedAnalyticsAdminServiceServer) mustEmbedUnimplementedAnalyticsAdminServiceServer() {}
 func (UnimplementedAnalyticsAdminServiceServer) testEmbeddedByValue()                               {}
@@ -383,6 +482,42 @@ func _AnalyticsAdminService_RebuildReadModels_Handler(srv interface{}, ctx conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AnalyticsAdminService_AuditRetention_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuditRetentionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AnalyticsAdminServiceServer).AuditRetention(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AnalyticsAdminService_AuditRetention_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AnalyticsAdminServiceServer).AuditRetention(ctx, req.(*AuditRetentionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AnalyticsAdminService_SetAuditRetention_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAuditRetentionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AnalyticsAdminServiceServer).SetAuditRetention(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AnalyticsAdminService_SetAuditRetention_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AnalyticsAdminServiceServer).SetAuditRetention(ctx, req.(*SetAuditRetentionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AnalyticsAdminService_ServiceDesc is the grpc.ServiceDesc for AnalyticsAdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -393,6 +528,14 @@ var AnalyticsAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RebuildReadModels",
 			Handler:    _AnalyticsAdminService_RebuildReadModels_Handler,
+		},
+		{
+			MethodName: "AuditRetention",
+			Handler:    _AnalyticsAdminService_AuditRetention_Handler,
+		},
+		{
+			MethodName: "SetAuditRetention",
+			Handler:    _AnalyticsAdminService_SetAuditRetention_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

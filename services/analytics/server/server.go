@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
@@ -13,6 +14,7 @@ import (
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/module"
 	"github.com/berthhq/berth/pkg/pgxx"
+	"github.com/berthhq/berth/services/analytics/internal/adapters/audit"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/billing"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/grpcapi"
 	"github.com/berthhq/berth/services/analytics/internal/adapters/identity"
@@ -38,6 +40,10 @@ var Module = module.Module{Name: name, DefaultAddr: "127.0.0.1:9103", Build: bui
 
 const name = "analytics"
 
+// auditPruneEvery is how often the audit log drops entries beyond their app's retention: retention
+// is counted in days, so an hour late is no later than the setting promises to the day.
+const auditPruneEvery = time.Hour
+
 func build(ctx context.Context, c module.Common) (*module.Process, error) {
 	identity, err := c.Dial("identity")
 	if err != nil {
@@ -47,8 +53,9 @@ func build(ctx context.Context, c module.Common) (*module.Process, error) {
 }
 
 // New opens the store (migrating Postgres) and builds the process: the gRPC server, the eviction
-// of cached API keys on identity's events, and the consumers that feed identity's, tenant's and
-// billing's events into the read models.
+// of cached API keys on identity's events, the consumers that feed identity's, tenant's and
+// billing's events into the read models and every context's events into the audit log, and the
+// audit log's pruning.
 func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	if cfg.Identity == nil {
 		return nil, errors.New("analytics: an identity connection is required")
@@ -92,6 +99,20 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	grpcapi.RegisterAdmin(p, svc)
 	grpcapi.RegisterSeries(p, svc)
 	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) { return creds.Watch(ctx, cfg.Bus) })
+	for _, source := range events.Contexts() {
+		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
+			return audit.Consume(ctx, cfg.Bus, inbox, svc, source, cfg.Log)
+		})
+	}
+	p.Watches = append(p.Watches, func(ctx context.Context) (func(), error) {
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			svc.RunAuditPruning(ctx, auditPruneEvery, cfg.Log)
+		}()
+		return func() { cancel(); <-done }, nil
+	})
 	for _, consume := range []func(context.Context, events.Bus, events.Inbox, *app.Service, *slog.Logger) (*events.Consumer, error){identity.Consume, tenant.Consume, billing.Consume} {
 		p.Consumers = append(p.Consumers, func(ctx context.Context) (*events.Consumer, error) {
 			return consume(ctx, cfg.Bus, inbox, svc, cfg.Log)

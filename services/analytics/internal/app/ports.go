@@ -107,6 +107,21 @@ type DailyFacts interface {
 	DailySeries(ctx context.Context, appID string, r domain.Range) (*domain.Series, error)
 }
 
+// AuditLog keeps each app's audit entries and how long they are kept.
+type AuditLog interface {
+	// RecordAuditEntry stores e; an entry whose id is stored already is left as it is.
+	RecordAuditEntry(ctx context.Context, e domain.AuditEntry) error
+	// VisitAuditEntries visits the entries f selects, newest first (ties by id, descending).
+	VisitAuditEntries(ctx context.Context, f domain.AuditFilter, v Visitor[domain.AuditEntry]) error
+	// SetAuditRetention sets how many days the app's entries are kept.
+	SetAuditRetention(ctx context.Context, appID string, days int) error
+	// AuditRetention is the app's retention in days, domain.DefaultAuditRetentionDays when unset.
+	AuditRetention(ctx context.Context, appID string) (int, error)
+	// PruneAuditEntries deletes every app's entries older than its retention before now and
+	// returns how many it deleted.
+	PruneAuditEntries(ctx context.Context, now time.Time) (int, error)
+}
+
 // Store is every read model the analytics use cases keep, over one database (or one lock).
 type Store interface {
 	SignIns
@@ -115,7 +130,10 @@ type Store interface {
 	Subscriptions
 	OneTimePayments
 	DailyFacts
-	// Reset empties every read model, for a rebuild from the events.
+	AuditLog
+	// Reset empties every read model, for a rebuild from the events. The audit log is not one:
+	// it is a record kept longer than the streams keep events, so a rebuild could not bring it
+	// back, and it stays as it is.
 	Reset(ctx context.Context) error
 }
 

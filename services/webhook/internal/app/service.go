@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/webhook/internal/domain"
 )
@@ -135,6 +136,13 @@ func (s *Service) ReceivePspy(ctx context.Context, d Delivery) (Receipt, error) 
 	return s.apply(ctx, e, nil)
 }
 
+// providerActor is who billing's changes for e are audited under: the provider's event (pspx's
+// event id, pspy's payment id), with the request that brought it, or that replayed it.
+func providerActor(ctx context.Context, e domain.Event) events.Actor {
+	caller, _ := events.ActorFrom(ctx)
+	return events.Actor{Kind: events.ActorProviderEvent, ID: e.ProviderEventID, RequestID: caller.RequestID, ClientAddress: caller.ClientAddress}
+}
+
 // apply hands a stored call to billing and records the attempt. A failure answers 500 so the
 // provider delivers the call again; the record keeps the cause for operators. A call billing
 // refuses for good is recorded as rejected, with billing's reason, and answered 200
@@ -142,6 +150,7 @@ func (s *Service) ReceivePspy(ctx context.Context, d Delivery) (Receipt, error) 
 // days disables the endpoint, losing the calls that would apply. object is a pspx call's
 // data.object when the caller has just parsed e.Body; nil parses it here.
 func (s *Service) apply(ctx context.Context, e domain.Event, object []byte) (Receipt, error) {
+	ctx = events.WithActor(ctx, providerActor(ctx, e))
 	var (
 		a   Applied
 		err error

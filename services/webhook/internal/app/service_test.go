@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/services/webhook/internal/adapters/memory"
@@ -37,6 +39,7 @@ type fakeBilling struct {
 	status  string
 	verdict func() (app.Applied, error)
 	asked   int
+	actors  []events.Actor // the actor of each call's context
 }
 
 func (f *fakeBilling) ResolvePspxCustomer(_ context.Context, customerID string, _ bool) (app.Connection, error) {
@@ -57,10 +60,12 @@ func (f *fakeBilling) AppConnections(_ context.Context, appID string) ([]string,
 	return nil, nil
 }
 
-func (f *fakeBilling) apply() (app.Applied, error) {
+func (f *fakeBilling) apply(ctx context.Context) (app.Applied, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked++
+	a, _ := events.ActorFrom(ctx)
+	f.actors = append(f.actors, a)
 	if f.verdict != nil {
 		return f.verdict()
 	}
@@ -74,12 +79,12 @@ func (f *fakeBilling) apply() (app.Applied, error) {
 	return app.Applied{Ignored: f.ignore, Status: f.status, Effect: "x"}, nil
 }
 
-func (f *fakeBilling) ApplyPspxEvent(context.Context, string, bool, string, []byte) (app.Applied, error) {
-	return f.apply()
+func (f *fakeBilling) ApplyPspxEvent(ctx context.Context, _ string, _ bool, _ string, _ []byte) (app.Applied, error) {
+	return f.apply(ctx)
 }
 
-func (f *fakeBilling) ApplyPspyPayment(context.Context, string, string) (app.Applied, error) {
-	return f.apply()
+func (f *fakeBilling) ApplyPspyPayment(ctx context.Context, _, _ string) (app.Applied, error) {
+	return f.apply(ctx)
 }
 
 func newService(t *testing.T) (*app.Service, *fakeBilling, *memory.Store) {
@@ -186,6 +191,19 @@ func TestRoute4StoresEachCallAndAnswersBillingsVerdict(t *testing.T) {
 	list, _ := store.Events(ctx, domain.Filter{Limit: 10})
 	if len(list) != 2 || billing.applied != 2 || list[0].Outcome != domain.OutcomeIgnored || list[1].Outcome != domain.OutcomeApplied {
 		t.Fatalf("stored %+v, applied %d: want the two calls naming a connection and a payment", list, billing.applied)
+	}
+}
+
+func TestBillingAppliesAProviderCallAsTheProvidersEventOfTheRequestThatBroughtIt(t *testing.T) {
+	svc, billing, _ := newService(t)
+	ctx := events.WithActor(context.Background(), events.Actor{Kind: events.ActorSystem, ID: "anonymous", RequestID: "req-7", ClientAddress: "192.0.2.5"})
+	call := app.Delivery{Body: []byte("id=tr_42"), ContentType: "application/x-www-form-urlencoded", PaymentProviderUUID: uuid.NewString()}
+	if _, err := svc.ReceivePspy(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	want := []events.Actor{{Kind: events.ActorProviderEvent, ID: "tr_42", RequestID: "req-7", ClientAddress: "192.0.2.5"}}
+	if !reflect.DeepEqual(billing.actors, want) {
+		t.Fatalf("billing was called as %+v, want %+v", billing.actors, want)
 	}
 }
 

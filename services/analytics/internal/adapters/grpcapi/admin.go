@@ -10,8 +10,9 @@ import (
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 )
 
-// Admin implements analyticsv1.AnalyticsAdminServiceServer; the access policy admits only the
-// admin token to it (the route option of each method).
+// Admin implements analyticsv1.AnalyticsAdminServiceServer; the access policy admits the admin
+// token to it, and a project member's operator token to an app's audit retention (the route option
+// of each method).
 type Admin struct {
 	analyticsv1.UnimplementedAnalyticsAdminServiceServer
 	svc *app.Service
@@ -29,4 +30,21 @@ func (a *Admin) RebuildReadModels(ctx context.Context, _ *analyticsv1.RebuildRea
 		return nil, err
 	}
 	return &analyticsv1.RebuildReadModelsResult{Applied: int32(stats.Applied), Malformed: int32(stats.Malformed)}, nil
+}
+
+// AuditRetention answers how many days the app's audit entries are kept.
+func (a *Admin) AuditRetention(ctx context.Context, req *analyticsv1.AuditRetentionRequest) (*analyticsv1.AuditRetentionSetting, error) {
+	days, err := a.svc.AuditRetention(ctx, req.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	return &analyticsv1.AuditRetentionSetting{AppId: req.GetAppId(), RetentionDays: int32(days)}, nil
+}
+
+// SetAuditRetention sets how many days the app's audit entries are kept.
+func (a *Admin) SetAuditRetention(ctx context.Context, req *analyticsv1.SetAuditRetentionRequest) (*analyticsv1.AuditRetentionSetting, error) {
+	if err := a.svc.SetAuditRetention(ctx, req.GetAppId(), int(req.GetRetentionDays())); err != nil {
+		return nil, err
+	}
+	return &analyticsv1.AuditRetentionSetting{AppId: req.GetAppId(), RetentionDays: req.GetRetentionDays()}, nil
 }

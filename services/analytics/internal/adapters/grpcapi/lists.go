@@ -8,6 +8,7 @@ import (
 	"github.com/berthhq/berth/pkg/authn"
 	"github.com/berthhq/berth/services/analytics/internal/app"
 	"github.com/berthhq/berth/services/analytics/internal/convert"
+	"github.com/berthhq/berth/services/analytics/internal/domain"
 
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 )
@@ -19,7 +20,7 @@ const chunkItems = 128
 
 // ListSubscriptions is route 6.
 func (s *Server) ListSubscriptions(req *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.SubscriptionChunk]) error {
-	return streamList(stream, req, "analyticsSubscription", s.svc.ListSubscriptions, convert.Subscription,
+	return streamList(stream, "analyticsSubscription", ranged(req, s.svc.ListSubscriptions), convert.Subscription,
 		func(c *analyticsv1.SubscriptionChunk, h *analyticsv1.ListHead, items []*analyticsv1.Subscription) {
 			c.Head, c.Items = h, items
 		})
@@ -27,7 +28,7 @@ func (s *Server) ListSubscriptions(req *analyticsv1.ListRangeRequest, stream grp
 
 // ListOneTimePayments is route 7.
 func (s *Server) ListOneTimePayments(req *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.OneTimePaymentChunk]) error {
-	return streamList(stream, req, "analyticsOneTimePayment", s.svc.ListOneTimePayments, convert.OneTimePayment,
+	return streamList(stream, "analyticsOneTimePayment", ranged(req, s.svc.ListOneTimePayments), convert.OneTimePayment,
 		func(c *analyticsv1.OneTimePaymentChunk, h *analyticsv1.ListHead, items []*analyticsv1.OneTimePayment) {
 			c.Head, c.Items = h, items
 		})
@@ -35,19 +36,39 @@ func (s *Server) ListOneTimePayments(req *analyticsv1.ListRangeRequest, stream g
 
 // ListTenants is route 9.
 func (s *Server) ListTenants(req *analyticsv1.ListRangeRequest, stream grpc.ServerStreamingServer[analyticsv1.TenantChunk]) error {
-	return streamList(stream, req, "analyticsTenant", s.svc.ListTenants, convert.TenantItem,
+	return streamList(stream, "analyticsTenant", ranged(req, s.svc.ListTenants), convert.TenantItem,
 		func(c *analyticsv1.TenantChunk, h *analyticsv1.ListHead, items []*analyticsv1.TenantItem) {
 			c.Head, c.Items = h, items
 		})
 }
 
-// list is a use case answering a streamed list: the caller's app, the range, and the visitor.
-type list[R any] func(ctx context.Context, appID, from, to string, v app.Visitor[R]) error
+// ListAuditEntries is the audit log of the app in the path.
+func (s *Server) ListAuditEntries(req *analyticsv1.ListAuditEntriesRequest, stream grpc.ServerStreamingServer[analyticsv1.AuditEntryChunk]) error {
+	q := domain.AuditQuery{From: req.GetFrom(), To: req.GetTo(), ActorKind: req.GetActorKind(), ActorID: req.GetActorId(),
+		TargetType: req.GetTargetType(), TargetID: req.GetTargetId(), Action: req.GetAction()}
+	visit := func(ctx context.Context, appID string, v app.Visitor[domain.AuditEntry]) error {
+		return s.svc.ListAuditEntries(ctx, appID, q, v)
+	}
+	return streamList(stream, "auditEntry", visit, convert.AuditEntry,
+		func(c *analyticsv1.AuditEntryChunk, h *analyticsv1.ListHead, items []*analyticsv1.AuditEntry) {
+			c.Head, c.Items = h, items
+		})
+}
+
+// list is a use case answering a streamed list: the caller's app and the visitor.
+type list[R any] func(ctx context.Context, appID string, v app.Visitor[R]) error
+
+// ranged is the list of a use case over the request's range (routes 6, 7 and 9).
+func ranged[R any](req *analyticsv1.ListRangeRequest, uc func(ctx context.Context, appID, from, to string, v app.Visitor[R]) error) list[R] {
+	return func(ctx context.Context, appID string, v app.Visitor[R]) error {
+		return uc(ctx, appID, req.GetFrom(), req.GetTo(), v)
+	}
+}
 
 // streamList answers a list for the caller's app as chunks of type C: the head (kind and count) in
 // the first, then chunkItems items per message, converted one by one, so neither the records nor
 // the items of the whole list are ever held. fill sets a chunk's head and items.
-func streamList[R, I, C any](stream grpc.ServerStreamingServer[C], req *analyticsv1.ListRangeRequest, kind string,
+func streamList[R, I, C any](stream grpc.ServerStreamingServer[C], kind string,
 	uc list[R], item func(R) I, fill func(c *C, h *analyticsv1.ListHead, items []I)) error {
 	appID, err := authn.CallerApp(stream.Context())
 	if err != nil {
@@ -68,7 +89,7 @@ func streamList[R, I, C any](stream grpc.ServerStreamingServer[C], req *analytic
 		items = items[:0] // Send has marshalled the message: the slice may be reused
 		return nil
 	}
-	err = uc(stream.Context(), appID, req.GetFrom(), req.GetTo(), app.Visitor[R]{
+	err = uc(stream.Context(), appID, app.Visitor[R]{
 		Count: func(n int) error {
 			head, pending = &analyticsv1.ListHead{Kind: kind, ItemsLength: int32(n)}, true
 			return nil

@@ -27,11 +27,12 @@ type Store struct {
 	payments      map[key]map[string]time.Time     // each subscription's payments: key -> at
 	oneTime       map[string]domain.OneTimePayment // by id
 	facts         map[factKey]domain.Fact
+	audit         auditLog
 }
 
 // New returns an empty store.
 func New() *Store {
-	s := &Store{}
+	s := &Store{audit: auditLog{entries: map[string]domain.AuditEntry{}, retention: map[string]int{}}}
 	s.empty()
 	return s
 }

@@ -47,7 +47,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"ReturnedSnapshotsAreCopies", returnedCopies},
 	}
 	s := conformance.New(t, exempt)
-	for _, tc := range append(append(tests, listCases...), dailyCases...) {
+	for _, tc := range append(append(append(tests, listCases...), dailyCases...), auditCases...) {
 		s.Run(tc.name, func(t *testing.T) {
 			store, _ := newStore(t)
 			tc.run(t, store)
