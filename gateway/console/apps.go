@@ -34,8 +34,14 @@ func (c *Console) app(w http.ResponseWriter, r *http.Request, v visit) {
 		c.fail(w, r, v, err, "list the app's identity providers")
 		return
 	}
+	editing := &identityv1.IdentityProvider{}
+	for _, p := range providers.GetItems() {
+		if p.GetSlot() == r.URL.Query().Get("edit") {
+			editing = p
+		}
+	}
 	c.render(w, r, http.StatusOK, "app", appView{frame: c.frame(w, r, v.p, v.member, "console.app.title"),
-		App: app, Origins: origins, Providers: providers.GetItems()})
+		App: app, Origins: origins, Providers: providers.GetItems(), Editing: editing})
 }
 
 // changeApp applies one posted change of the app page through identity's admin API.
@@ -77,6 +83,9 @@ func (c *Console) changeApp(w http.ResponseWriter, r *http.Request, v visit) {
 		_, err = c.Admin.SetAppPasskeySignIn(v.ctx, &identityv1.SetAppPasskeySignInRequest{AppId: id, Enabled: in.Enabled})
 	case appClearIDP:
 		_, err = c.Admin.ClearAppIdentityProvider(v.ctx, &identityv1.ClearAppIdentityProviderRequest{AppId: id, Slot: in.Slot})
+	case appSetIDP:
+		_, err = c.Admin.SetAppIdentityProvider(v.ctx, &identityv1.SetAppIdentityProviderRequest{AppId: id,
+			Provider: in.IDP.Provider, ClientSecret: in.IDP.ClientSecret})
 	}
 	if err != nil {
 		c.fail(w, r, v, err, "change the app ("+in.Action+")")

@@ -242,6 +242,13 @@ func (f *fake) ListAppIdentityProviders(ctx context.Context, in *identityv1.List
 	return &identityv1.AppIdentityProviders{Items: []*identityv1.IdentityProvider{{Slot: "idpA", DisplayName: "Provider A", ClientId: "client-a", HasClientSecret: true}}}, nil
 }
 
+func (f *fake) SetAppIdentityProvider(ctx context.Context, in *identityv1.SetAppIdentityProviderRequest, _ ...grpc.CallOption) (*identityv1.AppIdentityProviders, error) {
+	if err := f.record(ctx, "SetAppIdentityProvider", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.AppIdentityProviders{AppId: in.GetAppId(), Items: []*identityv1.IdentityProvider{in.GetProvider()}}, nil
+}
+
 func (f *fake) RotateAppKey(ctx context.Context, in *identityv1.RotateAppKeyRequest, _ ...grpc.CallOption) (*identityv1.App, error) {
 	if err := f.record(ctx, "RotateAppKey", in); err != nil {
 		return nil, err

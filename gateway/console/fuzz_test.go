@@ -40,6 +40,7 @@ func FuzzConsoleForm(f *testing.F) {
 		"q=7c3e0a2b-3333-4444-8555-b66667777888&mode=test",
 		"action=freeze&confirm=yes",
 		"action=unfreeze&mode=live",
+		"action=setProvider&slot=idpC&provider_name=C&client_id=c&client_secret=s&discovery_url=https%3A%2F%2Fidp.example&scopes=openid+email&allowed_domains=example.com%2Cexample.org",
 		"days=30", "days=365", "days=%2B7", "days=7&days=90",
 		"action=create&url=https%3A%2F%2Fhooks.example%2Fin&events=user.created+tenant.updated&description=d",
 		"action=update&url=http%3A%2F%2F127.0.0.1%3A8080&events=*",
@@ -137,6 +138,14 @@ func FuzzConsoleForm(f *testing.F) {
 			accepted = append(append(accepted, s.Action, s.URL, s.Description, s.DeliveryID, s.Since, s.EventID), s.Events...)
 			if (s.Action == endpointDelete || s.Action == endpointRotate || s.Action == endpointDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
+			}
+		}
+		if s, err := providerFrom(v); err == nil {
+			p := s.Provider
+			accepted = append(append(append(accepted, p.Slot, p.DisplayName, p.ClientId, p.DiscoveryUrl, p.Issuer, p.AuthorizationUrl,
+				p.TokenUrl, p.UserinfoUrl, p.JwksUrl, s.ClientSecret), p.Scopes...), p.AllowedEmailDomains...)
+			if p.DisplayName == "" || p.ClientId == "" {
+				t.Errorf("a provider without its name or client id was accepted: %q", body)
 			}
 		}
 		for _, s := range accepted {

@@ -262,11 +262,12 @@ type appForm struct {
 	Policy                                 string // verification, mfa
 	Enabled                                bool   // passkeys
 	Slot                                   string // clearProvider
+	IDP                                    providerForm
 }
 
 func appFrom(v url.Values) (appForm, error) {
 	a, err := oneOf(v, "action", appEnable, appDisable, appRotate, appAddOrigin, appRemoveOrigin, appBranding,
-		appVerification, appMFA, appPasskeys, appClearIDP)
+		appVerification, appMFA, appPasskeys, appClearIDP, appSetIDP)
 	if err != nil {
 		return appForm{}, err
 	}
@@ -296,6 +297,8 @@ func appFrom(v url.Values) (appForm, error) {
 		f.Policy, err = oneOf(v, "policy", "required", "optional")
 	case appMFA:
 		f.Policy, err = oneOf(v, "policy", "off", "optional", "required")
+	case appSetIDP:
+		f.IDP, err = providerFrom(v)
 	case appPasskeys:
 		var on string
 		on, err = oneOf(v, "enabled", "true", "false")

@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/berthhq/berth/gateway/webpage"
@@ -160,7 +161,13 @@ type appView struct {
 	App       *identityv1.App
 	Origins   *identityv1.AppOrigins
 	Providers []*identityv1.IdentityProvider
+	// Editing is the configured slot the provider form starts from (the link's edit parameter),
+	// an empty provider for a new one.
+	Editing *identityv1.IdentityProvider
 }
+
+// Joined shows a list field of the provider form as the member typed it.
+func (frame) Joined(entries []string) string { return strings.Join(entries, " ") }
 
 // keysView is an app's API keys, with the secret of one just created (shown once).
 type keysView struct {
@@ -169,6 +176,9 @@ type keysView struct {
 	Keys    []*identityv1.ApiKey
 	Created *identityv1.CreatedApiKey
 }
+
+// Slots are the identity-provider slots an app has, in order.
+func (frame) Slots() []string { return []string{"idpA", "idpB", "idpC", "idpD"} }
 
 // Choices are the values of an app policy, in the order the page offers them.
 func (frame) Choices(policy string) []string {
