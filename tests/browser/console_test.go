@@ -181,6 +181,28 @@ func TestConsoleInChromiumSignsInMakesAKeyThatWorksRotatesTheSigningKeyAndAccept
 		t.Errorf("route 15 after the rotation = %d, the key changed: %v", code, after != before)
 	}
 
+	// A third identity provider configured in slot idpC from the app page, against the sandbox
+	// provider that serves idpA: its row appears, with its secret stored and never shown.
+	idpA, ok := env.App.Idp["idpA"]
+	if !ok {
+		t.Fatal("the demo app has no idpA to copy")
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("slot"), "idpC"),
+		chromedp.SendKeys(chromedp.ID("provider_name"), "Provider C"),
+		chromedp.SendKeys(chromedp.ID("client_id"), idpA.ClientID),
+		chromedp.SendKeys(chromedp.ID("client_secret"), "a secret typed in the console"),
+		chromedp.SendKeys(chromedp.ID("discovery_url"), idpA.Issuer+"/.well-known/openid-configuration"),
+		chromedp.Click(chromedp.ID("save-provider")),
+		chromedp.WaitVisible(chromedp.ID("edit-idpC")),
+	); err != nil {
+		fail("configure idpC", err)
+	}
+	if providers, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("providers"))); err != nil || !strings.Contains(providers, "Provider C") ||
+		strings.Contains(providers, "a secret typed in the console") {
+		t.Errorf("the providers after configuring idpC (%v):\n%s", err, providers)
+	}
+
 	// The security page, and a colleague invited from the members page.
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/console/security"), chromedp.WaitVisible(chromedp.ID("mfa-state"))); err != nil {
 		fail("open the security page", err)
