@@ -212,9 +212,8 @@ func (c *Console) analytics(w http.ResponseWriter, r *http.Request, v visit) {
 	if !ok {
 		return
 	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: id})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
+	app, ok := c.readApp(w, r, v, id)
+	if !ok {
 		return
 	}
 	view := analyticsView{frame: c.frame(w, r, v.p, v.member, "console.analytics.title"), App: app, Days: days, Ranges: analyticsRanges,

@@ -11,19 +11,37 @@ func appID(r *http.Request) (string, error) {
 	return id(map[string][]string{"app": {r.PathValue("app")}}, "app")
 }
 
-// app shows an app's settings: origins, branding, policies, identity providers (never their
-// secrets), enable and disable, and the signing key's rotation.
-func (c *Console) app(w http.ResponseWriter, r *http.Request, v visit) {
+// readApp reads the app a page names, answering a refusal itself (ok false). Every call after it
+// is held to the member's project by its own service as well: reading the app first only names it
+// on the page.
+func (c *Console) readApp(w http.ResponseWriter, r *http.Request, v visit, appID string) (*identityv1.App, bool) {
+	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: appID})
+	if err != nil {
+		c.fail(w, r, v, err, "read the app")
+		return nil, false
+	}
+	return app, true
+}
+
+// pathApp reads the app the path names ({app}): a malformed id is a refused form, and an app the
+// member may not see is identity's refusal, each answered here (ok false).
+func (c *Console) pathApp(w http.ResponseWriter, r *http.Request, v visit) (*identityv1.App, bool) {
 	id, err := appID(r)
 	if err != nil {
 		c.badForm(w, r, v.p, &v, err)
+		return nil, false
+	}
+	return c.readApp(w, r, v, id)
+}
+
+// app shows an app's settings: origins, branding, policies, identity providers (never their
+// secrets), enable and disable, and the signing key's rotation.
+func (c *Console) app(w http.ResponseWriter, r *http.Request, v visit) {
+	app, ok := c.pathApp(w, r, v)
+	if !ok {
 		return
 	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: id})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
-		return
-	}
+	id := app.GetId()
 	origins, err := c.Admin.ListAppOrigins(v.ctx, &identityv1.ListAppOriginsRequest{AppId: id})
 	if err != nil {
 		c.fail(w, r, v, err, "list the app's origins")
@@ -101,16 +119,11 @@ func (c *Console) keys(w http.ResponseWriter, r *http.Request, v visit) {
 
 // showKeys renders the keys page, with created's secret when a key was just made.
 func (c *Console) showKeys(w http.ResponseWriter, r *http.Request, v visit, created *identityv1.CreatedApiKey) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
+	app, ok := c.pathApp(w, r, v)
+	if !ok {
 		return
 	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: id})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
-		return
-	}
+	id := app.GetId()
 	keys, err := c.Members.ListAppApiKeys(v.ctx, &identityv1.GetAppRequest{AppId: id})
 	if err != nil {
 		c.fail(w, r, v, err, "list the app's API keys")

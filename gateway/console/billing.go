@@ -52,25 +52,9 @@ type promotionView struct {
 	Paged       bool
 }
 
-// billingApp reads the path's app through identity, which holds the member to their project
-// before billing is asked anything; a refusal is answered.
-func (c *Console) billingApp(w http.ResponseWriter, r *http.Request, v visit) (*identityv1.App, bool) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return nil, false
-	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: id})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
-		return nil, false
-	}
-	return app, true
-}
-
 // billing shows the app's connections, settings, catalog and promotions.
 func (c *Console) billing(w http.ResponseWriter, r *http.Request, v visit) {
-	app, ok := c.billingApp(w, r, v)
+	app, ok := c.pathApp(w, r, v)
 	if !ok {
 		return
 	}
@@ -140,7 +124,7 @@ func (c *Console) changeBilling(w http.ResponseWriter, r *http.Request, v visit)
 
 // promotion shows one promotion of the app with a page of its redemptions.
 func (c *Console) promotion(w http.ResponseWriter, r *http.Request, v visit) {
-	app, ok := c.billingApp(w, r, v)
+	app, ok := c.pathApp(w, r, v)
 	if !ok {
 		return
 	}

@@ -76,16 +76,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, v visit) {
 
 // showEvents renders the events page, with created's secret when an endpoint was just registered.
 func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, v visit, created *outboundv1.WebhookEndpoint) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
+	app, ok := c.pathApp(w, r, v)
+	if !ok {
 		return
 	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: id})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
-		return
-	}
+	id := app.GetId()
 	list, err := c.Outbound.ListWebhookEndpoints(v.ctx, &outboundv1.ListWebhookEndpointsRequest{AppId: id})
 	if err != nil {
 		c.fail(w, r, v, err, "list the app's webhook endpoints")
@@ -146,9 +141,8 @@ func (c *Console) showEndpoint(w http.ResponseWriter, r *http.Request, v visit, 
 		c.badForm(w, r, v.p, &v, err)
 		return
 	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: appID})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
+	app, ok := c.readApp(w, r, v, appID)
+	if !ok {
 		return
 	}
 	ep, err := c.Outbound.GetWebhookEndpoint(v.ctx, &outboundv1.GetWebhookEndpointRequest{AppId: appID, EndpointId: endpointID})

@@ -14,18 +14,6 @@ import (
 	tenantv1 "github.com/berthhq/berth/proto/tenant/v1"
 )
 
-// readApp reads the app a page names, answering a refusal itself (ok false). Every call after it
-// is held to the member's project by its own service as well: reading the app first only names it
-// on the page.
-func (c *Console) readApp(w http.ResponseWriter, r *http.Request, v visit, appID string) (*identityv1.App, bool) {
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: appID})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
-		return nil, false
-	}
-	return app, true
-}
-
 // tenants lists an app's tenants: a name prefix or tenant id search, a page at a time with
 // tenant's keyset cursor.
 func (c *Console) tenants(w http.ResponseWriter, r *http.Request, v visit) {

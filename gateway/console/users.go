@@ -80,9 +80,8 @@ func (c *Console) users(w http.ResponseWriter, r *http.Request, v visit) {
 		c.badForm(w, r, v.p, &v, err)
 		return
 	}
-	a, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: app})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
+	a, ok := c.readApp(w, r, v, app)
+	if !ok {
 		return
 	}
 	page, err := c.Users.SearchUsers(v.ctx, &identityv1.SearchUsersRequest{AppId: app, Query: search.Query, After: search.After})
