@@ -59,12 +59,7 @@ func TestConsoleAnalyticsInChromiumCountsTodaysSignInsAndDownloadsTheirCSV(t *te
 	}
 
 	// The member reaches the analytics page from the app page.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(env.App.Console.URL),
-		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), signInToConsole(env),
 		chromedp.Navigate(env.Stack.BaseURL+"/console/apps/"+env.App.AppID),
 		chromedp.Click(chromedp.ID("analytics-link")),
 		chromedp.WaitVisible(chromedp.ID("sign-ins")),

@@ -74,12 +74,7 @@ func TestConsoleEventsInChromiumRegistersAnEndpointThatGetsASignedDeliveryRetrie
 	}
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(env.App.Console.URL),
-		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
+		signInToConsole(env),
 		// The app page links to its events.
 		chromedp.Navigate(base+"/console/apps/"+env.App.AppID),
 		chromedp.Click(chromedp.ID("events-link")),

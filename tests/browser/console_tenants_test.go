@@ -54,13 +54,7 @@ func TestConsoleTenantsSearchOpenFreezeSeenOnRouteFiveAndUnfreeze(t *testing.T) 
 		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
 	}
 
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(env.App.Console.URL),
-		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
-	); err != nil {
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), signInToConsole(env)); err != nil {
 		fail("sign in", err)
 	}
 

@@ -89,6 +89,19 @@ func (c consoleCheck) page(ctx context.Context, name string) {
 	}
 }
 
+// signInToConsole is the demo member's sign-in through the console's form, ending on the home
+// page.
+func signInToConsole(env stacktest.Env) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Navigate(env.App.Console.URL),
+		chromedp.WaitVisible(chromedp.ID("sign-in")),
+		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
+		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
+		chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.ID("apps")),
+	)
+}
+
 // publicKey reads route 15 with an API key, answering the status and the app's key.
 func publicKey(t *testing.T, env stacktest.Env, key string) (int, string) {
 	t.Helper()

@@ -70,12 +70,7 @@ func TestConsoleUsersInChromiumFindsFreezesEndsSessionsAndDeletesAUser(t *testin
 
 	// The member signs in and goes from the app page to its users.
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(env.App.Console.URL),
-		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
+		signInToConsole(env),
 		chromedp.Navigate(base+"/console/apps/"+env.App.AppID),
 		chromedp.WaitVisible(chromedp.ID("users-link")),
 		chromedp.Click(chromedp.ID("users-link")),
