@@ -64,20 +64,11 @@ func (c *Console) app(w http.ResponseWriter, r *http.Request, v visit) {
 
 // changeApp applies one posted change of the app page through identity's admin API.
 func (c *Console) changeApp(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	id, in, ok := posted(c, w, r, &v, appID, appFrom)
 	if !ok {
 		return
 	}
-	in, err := appFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
+	var err error
 	notice := "saved"
 	switch in.Action {
 	case appEnable, appDisable:
@@ -135,20 +126,11 @@ func (c *Console) showKeys(w http.ResponseWriter, r *http.Request, v visit, crea
 
 // changeKeys creates (its secret shown once, on this answer only), renames or revokes an API key.
 func (c *Console) changeKeys(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	id, in, ok := posted(c, w, r, &v, appID, keyFrom)
 	if !ok {
 		return
 	}
-	in, err := keyFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
+	var err error
 	notice := "renamed"
 	switch in.Action {
 	case keyCreate:

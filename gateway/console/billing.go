@@ -81,20 +81,11 @@ func (c *Console) billing(w http.ResponseWriter, r *http.Request, v visit) {
 // changeBilling applies one posted change of the billing page. A new promotion opens its own
 // page; the other changes come back to the billing page.
 func (c *Console) changeBilling(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	id, in, ok := posted(c, w, r, &v, appID, billingFrom)
 	if !ok {
 		return
 	}
-	in, err := billingFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
+	var err error
 	target, notice := Path+"/apps/"+id+"/billing", "saved"
 	switch in.Action {
 	case billingReferral:

@@ -267,3 +267,38 @@ func back(w http.ResponseWriter, r *http.Request, target, notice string) {
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
+
+// posted reads a page's POST: the path's ids through ref, the form with its CSRF token, and the
+// form through parse. A refusal of any is answered here, 400 naming the field (ok false).
+func posted[R, F any](c *Console, w http.ResponseWriter, r *http.Request, v *visit, ref func(*http.Request) (R, error), parse func(url.Values) (F, error)) (R, F, bool) {
+	return parsed(c, w, r, v, ref, func() (url.Values, bool) { return c.readForm(w, r, v.p, v) }, parse)
+}
+
+// queried reads a page's GET: the path's ids through ref and the link's query through parse,
+// answering a refusal of either (ok false).
+func queried[R, F any](c *Console, w http.ResponseWriter, r *http.Request, v *visit, ref func(*http.Request) (R, error), parse func(url.Values) (F, error)) (R, F, bool) {
+	return parsed(c, w, r, v, ref, func() (url.Values, bool) { return r.URL.Query(), true }, parse)
+}
+
+// parsed is posted and queried: values reads the request's fields (answering a refusal itself).
+func parsed[R, F any](c *Console, w http.ResponseWriter, r *http.Request, v *visit, ref func(*http.Request) (R, error),
+	values func() (url.Values, bool), parse func(url.Values) (F, error)) (R, F, bool) {
+	var (
+		id R
+		in F
+	)
+	id, err := ref(r)
+	if err != nil {
+		c.badForm(w, r, v.p, v, err)
+		return id, in, false
+	}
+	fields, ok := values()
+	if !ok {
+		return id, in, false
+	}
+	if in, err = parse(fields); err != nil {
+		c.badForm(w, r, v.p, v, err)
+		return id, in, false
+	}
+	return id, in, true
+}

@@ -98,18 +98,8 @@ func (c *Console) showEvents(w http.ResponseWriter, r *http.Request, v visit, cr
 // changeEvents registers an endpoint (its secret shown once, on this answer only) or replays a
 // received provider call.
 func (c *Console) changeEvents(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	id, in, ok := posted(c, w, r, &v, appID, eventsFrom)
 	if !ok {
-		return
-	}
-	in, err := eventsFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
 		return
 	}
 	if in.Action == inboundReplay {

@@ -17,14 +17,8 @@ import (
 // tenants lists an app's tenants: a name prefix or tenant id search, a page at a time with
 // tenant's keyset cursor.
 func (c *Console) tenants(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	in, err := tenantSearchFrom(r.URL.Query())
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
+	id, in, ok := queried(c, w, r, &v, appID, tenantSearchFrom)
+	if !ok {
 		return
 	}
 	app, ok := c.readApp(w, r, v, id)
@@ -44,14 +38,8 @@ func (c *Console) tenants(w http.ResponseWriter, r *http.Request, v visit) {
 // addresses) and billing's (its state with why it is frozen, its payments, the provider's invoices
 // in the chosen mode and the promotions it received).
 func (c *Console) tenant(w http.ResponseWriter, r *http.Request, v visit) {
-	ref, err := tenantRefOf(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	mode, err := invoiceModeFrom(r.URL.Query())
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
+	ref, mode, ok := queried(c, w, r, &v, tenantRefOf, invoiceModeFrom)
+	if !ok {
 		return
 	}
 	app, ok := c.readApp(w, r, v, ref.App)
@@ -74,18 +62,8 @@ func (c *Console) tenant(w http.ResponseWriter, r *http.Request, v visit) {
 
 // changeTenant freezes or unfreezes a tenant through billing, which owns the tenant's state.
 func (c *Console) changeTenant(w http.ResponseWriter, r *http.Request, v visit) {
-	ref, err := tenantRefOf(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	ref, action, ok := posted(c, w, r, &v, tenantRefOf, tenantFrom)
 	if !ok {
-		return
-	}
-	action, err := tenantFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
 		return
 	}
 	frozen := action == tenantFreeze

@@ -70,14 +70,8 @@ func userRef(r *http.Request) (*identityv1.UserRefRequest, error) {
 // users lists an app's users matching the search (an email prefix or an id), a page at a time:
 // identity's keyset cursor goes into the next page's link.
 func (c *Console) users(w http.ResponseWriter, r *http.Request, v visit) {
-	app, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	search, err := searchFrom(r.URL.Query())
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
+	app, search, ok := queried(c, w, r, &v, appID, searchFrom)
+	if !ok {
 		return
 	}
 	a, ok := c.readApp(w, r, v, app)
@@ -118,20 +112,11 @@ func (c *Console) renderUser(w http.ResponseWriter, r *http.Request, v visit, re
 // changeUser runs one action of the user page through identity and goes back to the page (the
 // users list after a deletion) with its notice.
 func (c *Console) changeUser(w http.ResponseWriter, r *http.Request, v visit) {
-	ref, err := userRef(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	ref, in, ok := posted(c, w, r, &v, userRef, userActionFrom)
 	if !ok {
 		return
 	}
-	in, err := userActionFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
+	var err error
 	app, user := ref.GetAppId(), ref.GetUserId()
 	target := frame{}.UserURL(app, user)
 	switch in.Action {
