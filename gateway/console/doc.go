@@ -28,6 +28,7 @@
 //
 // A page is a handler method of Console registered in routes (routes.go) with the method and path
 // pattern the edge mounts (Routes); it reads the path's ids and its form or link through posted or
-// queried with a parser (params.go and the areas' own _params.go files) and renders
-// a template of pages.html (or of the area's own .html file) inside the "top" and "bottom" templates, which carry the navigation.
+// queried with a parser (params.go and the areas' own _params.go files) and renders a template of
+// pages.html (or of the area's own .html file) inside the "top" and "bottom" templates, which
+// carry the navigation.
 package console
