@@ -24,16 +24,15 @@ func (s *Store) RecordFact(ctx context.Context, f domain.Fact) error {
 	return nil
 }
 
-// dailySignIns counts the sign-ins and distinct users per UTC day of [$2, $3).
-const dailySignIns = `select (at at time zone 'UTC')::date, count(*), count(distinct user_id)
-	from analytics_sign_ins where app_id = $1 and at >= $2 and at < $3 group by 1`
+// dailySignIns reads the sign-ins and distinct users of each UTC day of [$2, $3] from their
+// roll-up (migration 0006), one row a day.
+const dailySignIns = `select day, sign_ins, active_users
+	from analytics_daily_sign_ins where app_id = $1 and day >= $2 and day <= $3`
 
-// dailyFacts sums the facts of the counted kinds per day, kind and currency over [$2, $3]; a
-// frozen tenant counts once per day.
-const dailyFacts = `select day, kind, currency, count(distinct case when kind = 'tenant_frozen' then subject else key end), sum(amount)
-	from analytics_daily_facts where app_id = $1 and day >= $2 and day <= $3
-		and kind not in ('subscription_started', 'subscription_ended')
-	group by day, kind, currency`
+// dailyFacts reads the counted facts per day, kind and currency over [$2, $3] from their roll-up,
+// where a frozen tenant already counts once per day.
+const dailyFacts = `select day, kind, currency, facts, amount
+	from analytics_daily_fact_sums where app_id = $1 and day >= $2 and day <= $3`
 
 // subscriptionSpans are the subscriptions that started by the range's last day and had not ended
 // before its first, with their end day (null while they run).
@@ -41,12 +40,12 @@ const subscriptionSpans = `select s.day, e.day from analytics_daily_facts s
 	left join analytics_daily_facts e on e.app_id = s.app_id and e.kind = 'subscription_ended' and e.key = s.key
 	where s.app_id = $1 and s.kind = 'subscription_started' and s.day <= $3 and (e.day is null or e.day > $2)`
 
-// DailySeries reads the three aggregates in one repeatable-read transaction, so they describe the
+// DailySeries reads the two roll-ups and the subscription spans in one repeatable-read transaction, so they describe the
 // same moment.
 func (s *Store) DailySeries(ctx context.Context, appID string, r domain.Range) (*domain.Series, error) {
 	series := domain.NewSeries(appID, r)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, dailySignIns, appID, r.From, r.End())
+		rows, err := tx.Query(ctx, dailySignIns, appID, r.From, r.To)
 		if err != nil {
 			return fmt.Errorf("count sign-ins: %w", err)
 		}

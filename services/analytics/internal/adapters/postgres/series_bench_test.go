@@ -109,7 +109,7 @@ func BenchmarkDailySeries(b *testing.B) {
 						sql  string
 						args []any
 					}{
-						{postgres.DailySignInsSQL, []any{appID, r.From, r.End()}},
+						{postgres.DailySignInsSQL, []any{appID, r.From, r.To}},
 						{postgres.DailyFactsSQL, []any{appID, r.From, r.To}},
 						{postgres.SubscriptionSpansSQL, []any{appID, r.From, r.To}},
 					} {
