@@ -9,3 +9,6 @@ var (
 	DailyFactsSQL        = dailyFacts
 	SubscriptionSpansSQL = subscriptionSpans
 )
+
+// MigrationFiles are the embedded migrations, for the test that applies them in two steps.
+var MigrationFiles = migrationFiles
