@@ -45,6 +45,19 @@ var rollupChecks = []struct{ name, rolled, raw string }{
 		`select app_id::text, day, subject, facts from analytics_daily_frozen_subjects order by 1, 2, 3`,
 		`select app_id::text, day, subject, count(*) from analytics_daily_facts where kind = 'tenant_frozen' group by 1, 2, 3 order by 1, 2, 3`,
 	},
+	{
+		"subscription changes per day",
+		`select app_id::text, day, change from analytics_daily_subscription_changes order by 1, 2`,
+		`select app_id::text, day, sum(change)::bigint from (
+			select s.app_id, s.day, 1 as change from analytics_daily_facts s
+				left join analytics_daily_facts e on e.app_id = s.app_id and e.kind = 'subscription_ended' and e.key = s.key
+				where s.kind = 'subscription_started' and (e.day is null or e.day > s.day)
+			union all
+			select s.app_id, e.day, -1 from analytics_daily_facts s
+				join analytics_daily_facts e on e.app_id = s.app_id and e.kind = 'subscription_ended' and e.key = s.key
+				where s.kind = 'subscription_started' and e.day > s.day
+		) c group by 1, 2 having sum(change) <> 0 order by 1, 2`,
+	},
 }
 
 // assertRollupsEqualRawAggregation fails naming each roll-up that differs from its from-scratch

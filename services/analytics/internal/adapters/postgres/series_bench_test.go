@@ -111,7 +111,8 @@ func BenchmarkDailySeries(b *testing.B) {
 					}{
 						{postgres.DailySignInsSQL, []any{appID, r.From, r.To}},
 						{postgres.DailyFactsSQL, []any{appID, r.From, r.To}},
-						{postgres.SubscriptionSpansSQL, []any{appID, r.From, r.To}},
+						{postgres.ActiveBeforeSQL, []any{appID, r.From}},
+						{postgres.ActiveChangesSQL, []any{appID, r.From, r.To}},
 					} {
 						rows, err := tx.Query(ctx, q.sql, q.args...)
 						if err != nil {

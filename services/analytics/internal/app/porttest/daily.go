@@ -28,6 +28,7 @@ var dailyCases = []struct {
 	{"AUserSigningInTwiceADayIsOneActiveUserOfThatDayAndOfEachOtherDay", dailySignInsTwice},
 	{"ATenantFrozenTwiceInADayLeavesTheDayOnlyWithItsLastFreeze", dailyFrozenTwice},
 	{"MovingOneCurrencysPaymentLeavesTheOtherCurrencyAndNoZeroAmount", dailyTwoCurrencies},
+	{"ReplaysMovingASubscriptionsStartOrEndEarlierMoveTheDaysItIsActive", dailyActiveMoves},
 }
 
 // march is midnight UTC of March d, 2026.
@@ -282,4 +283,34 @@ func dailyTwoCurrencies(t *testing.T, s app.Store) {
 		5: func(r *domain.DailyRow) { r.Recurring = []domain.Money{{Currency: "EUR", Amount: 1200}} },
 		8: func(r *domain.DailyRow) { r.Recurring = []domain.Money{{Currency: "USD", Amount: 1525}} },
 	}))
+}
+
+func dailyActiveMoves(t *testing.T, s app.Store) {
+	appID, moved, ending, late := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	sub := func(kind domain.FactKind, key string, d int) {
+		fact(t, s, domain.Fact{AppID: appID, Kind: kind, Key: key, Day: march(d)})
+	}
+	sub(domain.FactSubscriptionEnd, late, 9) // its end arrives first: nothing runs yet
+	sub(domain.FactSubscriptionRun, moved, 8)
+	sub(domain.FactSubscriptionRun, ending, 5)
+	sub(domain.FactSubscriptionEnd, ending, 10)
+	want := weekWith(nil)
+	for d, n := range map[int]int64{5: 1, 6: 1, 7: 1, 8: 2, 9: 2, 10: 1} {
+		want[d-4].ActiveSubscriptions = n
+	}
+	assertRows(t, series(t, s, appID, marchWeek), want)
+	sub(domain.FactSubscriptionRun, late, 6)   // late's start: it runs the 6th to the 8th
+	sub(domain.FactSubscriptionRun, moved, 2)  // an earlier payment: it runs from before the range
+	sub(domain.FactSubscriptionEnd, ending, 7) // an earlier end: it ran the 5th and 6th
+	sub(domain.FactSubscriptionEnd, ending, 8) // a later one changes nothing
+	want = weekWith(nil)
+	for d, n := range map[int]int64{4: 1, 5: 2, 6: 3, 7: 2, 8: 2, 9: 1, 10: 1} {
+		want[d-4].ActiveSubscriptions = n
+	}
+	assertRows(t, series(t, s, appID, marchWeek), want)
+	sub(domain.FactSubscriptionEnd, late, 6) // ends the day it started: it never ran
+	for _, d := range []int{6, 7, 8} {
+		want[d-4].ActiveSubscriptions--
+	}
+	assertRows(t, series(t, s, appID, marchWeek), want)
 }

@@ -23,7 +23,7 @@ create table analytics_daily_active_users (
     primary key (app_id, day, user_id)
 );
 
--- The counted facts per day, kind and currency (the subscription kinds are read as spans instead):
+-- The counted facts per day, kind and currency (the subscription kinds have their own roll-up below):
 -- facts is the number of facts, or of distinct subjects for the tenant_frozen kind; amount their sum.
 create table analytics_daily_fact_sums (
     app_id   uuid not null,
@@ -45,6 +45,55 @@ create table analytics_daily_frozen_subjects (
     primary key (app_id, day, subject)
 );
 
+-- The net number of subscriptions that start less those that end on a day: the subscriptions active
+-- on a day are the sum of the changes up to it. A subscription runs from the day of its
+-- subscription_started fact up to, not including, the day of its subscription_ended fact; one
+-- without a start, or ending by the day it started, never runs and changes nothing. Days whose
+-- changes cancel out have no row.
+create table analytics_daily_subscription_changes (
+    app_id uuid not null,
+    day    date not null,
+    change bigint not null,
+    primary key (app_id, day)
+);
+
+-- analytics_subscription_span is the changes of a subscription that starts on day starts and ends
+-- on day ends (either null when that fact is not stored).
+create function analytics_subscription_span(starts date, ends date) returns table (day date, change int)
+language sql immutable as $$
+    select starts, 1 where starts is not null and (ends is null or ends > starts)
+    union all
+    select ends, -1 where starts is not null and ends > starts
+$$;
+
+-- analytics_subscription_moved replaces the changes of subscription sub, whose fact of fact_kind
+-- moved from old_day to new_day (null when there was or is no such fact), by those of its new span.
+-- Its other fact is another row, maybe written by a concurrent transaction, so a transaction-scoped
+-- lock on the subscription serialises the two: the second waits for the first to commit, then reads
+-- its row (each statement of a read-committed transaction sees what committed before it). The
+-- changes are written in day order, the order every writer locks them in.
+create function analytics_subscription_moved(app uuid, sub text, fact_kind text, old_day date, new_day date) returns void
+language plpgsql as $$
+declare
+    other_kind text := case fact_kind when 'subscription_started' then 'subscription_ended' else 'subscription_started' end;
+    other_day date;
+begin
+    perform pg_advisory_xact_lock(hashtextextended('analytics subscription ' || app || ' ' || sub, 0));
+    select f.day into other_day from analytics_daily_facts f where f.app_id = app and f.kind = other_kind and f.key = sub;
+    insert into analytics_daily_subscription_changes as c (app_id, day, change)
+        select app, d.day, sum(d.change) from (
+            select s.day, -s.change as change from analytics_subscription_span(
+                case fact_kind when 'subscription_started' then old_day else other_day end,
+                case fact_kind when 'subscription_ended' then old_day else other_day end) s
+            union all
+            select s.day, s.change from analytics_subscription_span(
+                case fact_kind when 'subscription_started' then new_day else other_day end,
+                case fact_kind when 'subscription_ended' then new_day else other_day end) s
+        ) d group by d.day having sum(d.change) <> 0 order by d.day
+        on conflict (app_id, day) do update set change = c.change + excluded.change;
+    delete from analytics_daily_subscription_changes c where c.app_id = app and c.day in (old_day, new_day, other_day) and c.change = 0;
+end $$;
+
 -- analytics_daily_fact_add adds (sign = 1) or takes away (sign = -1) one fact of a counted kind on
 -- its day. Locks are taken subject row first, then the sum row, and a move takes away from the later
 -- day before adding to the earlier one: every writer locks in the same order, so they cannot deadlock.
@@ -54,9 +103,6 @@ declare
     counted int := sign;
     left_facts bigint;
 begin
-    if f.kind in ('subscription_started', 'subscription_ended') then
-        return;
-    end if;
     if f.kind = 'tenant_frozen' then
         insert into analytics_daily_frozen_subjects as s (app_id, day, subject, facts)
             values (f.app_id, f.day, f.subject, sign)
@@ -84,7 +130,14 @@ end $$;
 
 create function analytics_daily_facts_rollup() returns trigger
 language plpgsql as $$
+declare
+    f analytics_daily_facts := coalesce(new, old);
 begin
+    if f.kind in ('subscription_started', 'subscription_ended') then
+        perform analytics_subscription_moved(f.app_id, f.key, f.kind,
+            case when tg_op <> 'INSERT' then old.day end, case when tg_op <> 'DELETE' then new.day end);
+        return null;
+    end if;
     if tg_op in ('UPDATE', 'DELETE') then
         perform analytics_daily_fact_add(old, -1);
     end if;
@@ -127,3 +180,9 @@ insert into analytics_daily_fact_sums (app_id, day, kind, currency, facts, amoun
     select app_id, day, kind, currency, count(distinct case when kind = 'tenant_frozen' then subject else key end), sum(amount)
     from analytics_daily_facts where kind not in ('subscription_started', 'subscription_ended')
     group by 1, 2, 3, 4;
+insert into analytics_daily_subscription_changes (app_id, day, change)
+    select s.app_id, c.day, sum(c.change) from analytics_daily_facts s
+        left join analytics_daily_facts e on e.app_id = s.app_id and e.kind = 'subscription_ended' and e.key = s.key
+        cross join analytics_subscription_span(s.day, e.day) c
+    where s.kind = 'subscription_started'
+    group by 1, 2 having sum(c.change) <> 0;
