@@ -46,6 +46,12 @@ var rollupChecks = []struct{ name, rolled, raw string }{
 		`select app_id::text, day, subject, count(*) from analytics_daily_facts where kind = 'tenant_frozen' group by 1, 2, 3 order by 1, 2, 3`,
 	},
 	{
+		"subscription spans",
+		`select app_id::text, key, starts, ends from analytics_daily_subscription_spans order by 1, 2`,
+		`select app_id::text, key, min(day) filter (where kind = 'subscription_started'), min(day) filter (where kind = 'subscription_ended')
+			from analytics_daily_facts where kind in ('subscription_started', 'subscription_ended') group by 1, 2 order by 1, 2`,
+	},
+	{
 		"subscription changes per day",
 		`select app_id::text, day, change from analytics_daily_subscription_changes order by 1, 2`,
 		`select app_id::text, day, sum(change)::bigint from (
@@ -97,7 +103,7 @@ func tableRows(t *testing.T, pool *pgxpool.Pool, sql string) []string {
 }
 
 // randomWrites records n facts and sign-ins drawn from small pools of apps, keys, tenants, users and
-// days on four goroutines at once, so keys are replayed (on the same, a later or an earlier day),
+// days on eight goroutines at once, so keys are replayed (on the same, a later or an earlier day),
 // tenants are frozen several times a day and users sign in several times a day.
 func randomWrites(t *testing.T, s *postgres.Store, seed uint64, n int) {
 	t.Helper()
@@ -114,10 +120,10 @@ func randomWrites(t *testing.T, s *postgres.Store, seed uint64, n int) {
 		domain.FactRecurring, domain.FactOneTime, domain.FactSubscriptionRun, domain.FactSubscriptionEnd}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
-	for w := range 4 {
+	for w := range 8 {
 		rnd := rand.New(rand.NewPCG(seed, uint64(w)))
 		wg.Go(func() {
-			for range n / 4 {
+			for range n / 8 {
 				appID, day := apps[rnd.IntN(len(apps))], march(1+rnd.IntN(6))
 				if rnd.IntN(3) == 0 {
 					// A sign-in id always comes back with the same app, user and instant, as a replayed
@@ -135,6 +141,13 @@ func randomWrites(t *testing.T, s *postgres.Store, seed uint64, n int) {
 					f.Subject = fmt.Sprintf("tenant-%d", k%3)
 				case domain.FactRecurring, domain.FactOneTime:
 					f.Currency, f.Amount = []string{"EUR", "USD"}[k%2], int64(100+k)
+				case domain.FactSubscriptionRun, domain.FactSubscriptionEnd:
+					// Few subscriptions, so the writers of one's start and end often race; some end
+					// later than they start, some by the day they start.
+					f.Key = fmt.Sprintf("key-%d", k%4)
+					if f.Kind == domain.FactSubscriptionEnd {
+						f.Day = day.AddDate(0, 0, k%4)
+					}
 				}
 				errs <- s.RecordFact(ctx, f)
 			}

@@ -66,32 +66,45 @@ language sql immutable as $$
     select ends, -1 where starts is not null and ends > starts
 $$;
 
--- analytics_subscription_moved replaces the changes of subscription sub, whose fact of fact_kind
--- moved from old_day to new_day (null when there was or is no such fact), by those of its new span.
--- Its other fact is another row, maybe written by a concurrent transaction, so a transaction-scoped
--- lock on the subscription serialises the two: the second waits for the first to commit, then reads
--- its row (each statement of a read-committed transaction sees what committed before it). The
--- changes are written in day order, the order every writer locks them in.
-create function analytics_subscription_moved(app uuid, sub text, fact_kind text, old_day date, new_day date) returns void
+-- The days of each subscription's two facts as the changes above count them; its row is also what
+-- serialises the writers of its start and its end: they are two rows of analytics_daily_facts, maybe
+-- written by concurrent transactions, and each needs the other's day to know the span's changes.
+create table analytics_daily_subscription_spans (
+    app_id uuid not null,
+    key    text not null,
+    starts date,
+    ends   date,
+    primary key (app_id, key)
+);
+
+-- analytics_subscription_moved sets the day of subscription fact f to fact_day (null: deleted)
+-- and replaces the subscription's changes by those of its new span. The span row is locked first
+-- (a concurrent writer of the same subscription waits for this transaction to commit, then reads
+-- the row it wrote); the changes are then written in day order, the order every writer locks them
+-- in. A row lock, unlike an advisory one, costs no shared memory, so a COPY or a rebuild of many
+-- subscriptions in one transaction needs no more locks than one.
+create function analytics_subscription_moved(f analytics_daily_facts, fact_day date) returns void
 language plpgsql as $$
 declare
-    other_kind text := case fact_kind when 'subscription_started' then 'subscription_ended' else 'subscription_started' end;
-    other_day date;
+    was analytics_daily_subscription_spans;
+    new_starts date;
+    new_ends date;
 begin
-    perform pg_advisory_xact_lock(hashtextextended('analytics subscription ' || app || ' ' || sub, 0));
-    select f.day into other_day from analytics_daily_facts f where f.app_id = app and f.kind = other_kind and f.key = sub;
+    insert into analytics_daily_subscription_spans (app_id, key) values (f.app_id, f.key) on conflict do nothing;
+    select * into was from analytics_daily_subscription_spans s where s.app_id = f.app_id and s.key = f.key for update;
+    new_starts := case when f.kind = 'subscription_started' then fact_day else was.starts end;
+    new_ends := case when f.kind = 'subscription_ended' then fact_day else was.ends end;
+    update analytics_daily_subscription_spans s set starts = new_starts, ends = new_ends
+        where s.app_id = f.app_id and s.key = f.key;
     insert into analytics_daily_subscription_changes as c (app_id, day, change)
-        select app, d.day, sum(d.change) from (
-            select s.day, -s.change as change from analytics_subscription_span(
-                case fact_kind when 'subscription_started' then old_day else other_day end,
-                case fact_kind when 'subscription_ended' then old_day else other_day end) s
+        select f.app_id, d.day, sum(d.change) from (
+            select o.day, -o.change as change from analytics_subscription_span(was.starts, was.ends) o
             union all
-            select s.day, s.change from analytics_subscription_span(
-                case fact_kind when 'subscription_started' then new_day else other_day end,
-                case fact_kind when 'subscription_ended' then new_day else other_day end) s
+            select n.day, n.change from analytics_subscription_span(new_starts, new_ends) n
         ) d group by d.day having sum(d.change) <> 0 order by d.day
         on conflict (app_id, day) do update set change = c.change + excluded.change;
-    delete from analytics_daily_subscription_changes c where c.app_id = app and c.day in (old_day, new_day, other_day) and c.change = 0;
+    delete from analytics_daily_subscription_changes c
+        where c.app_id = f.app_id and c.day in (was.starts, was.ends, new_starts, new_ends) and c.change = 0;
 end $$;
 
 -- analytics_daily_fact_add adds (sign = 1) or takes away (sign = -1) one fact of a counted kind on
@@ -134,8 +147,7 @@ declare
     f analytics_daily_facts := coalesce(new, old);
 begin
     if f.kind in ('subscription_started', 'subscription_ended') then
-        perform analytics_subscription_moved(f.app_id, f.key, f.kind,
-            case when tg_op <> 'INSERT' then old.day end, case when tg_op <> 'DELETE' then new.day end);
+        perform analytics_subscription_moved(f, case when tg_op <> 'DELETE' then new.day end);
         return null;
     end if;
     if tg_op in ('UPDATE', 'DELETE') then
@@ -180,9 +192,10 @@ insert into analytics_daily_fact_sums (app_id, day, kind, currency, facts, amoun
     select app_id, day, kind, currency, count(distinct case when kind = 'tenant_frozen' then subject else key end), sum(amount)
     from analytics_daily_facts where kind not in ('subscription_started', 'subscription_ended')
     group by 1, 2, 3, 4;
+insert into analytics_daily_subscription_spans (app_id, key, starts, ends)
+    select app_id, key, min(day) filter (where kind = 'subscription_started'), min(day) filter (where kind = 'subscription_ended')
+    from analytics_daily_facts where kind in ('subscription_started', 'subscription_ended') group by 1, 2;
 insert into analytics_daily_subscription_changes (app_id, day, change)
-    select s.app_id, c.day, sum(c.change) from analytics_daily_facts s
-        left join analytics_daily_facts e on e.app_id = s.app_id and e.kind = 'subscription_ended' and e.key = s.key
-        cross join analytics_subscription_span(s.day, e.day) c
-    where s.kind = 'subscription_started'
+    select s.app_id, c.day, sum(c.change) from analytics_daily_subscription_spans s
+        cross join analytics_subscription_span(s.starts, s.ends) c
     group by 1, 2 having sum(c.change) <> 0;
