@@ -1,10 +1,11 @@
 -- Daily roll-ups of the series (issue 27): the series read one row per (app, day) for the sign-ins
--- and one per (app, day, kind, currency) for the counted facts, instead of aggregating a year of
--- raw rows on every read. Row triggers keep them, so every change happens in the transaction that
+-- and the active subscriptions and one per (app, day, kind, currency) for the counted facts,
+-- instead of aggregating a year of raw rows on every read. Row triggers keep them, so every change happens in the transaction that
 -- writes the raw row it derives from, whatever writes it (the consumers, a rebuild, a COPY): the
 -- roll-ups are exact under the inbox's apply-once and a replay's move to an earlier day.
--- (Version 0005 belongs to another change; the runner applies versions in order and needs no
--- contiguous numbers.)
+-- (Version 0005 belongs to another change; the runner applies the versions it has not applied in
+-- order and needs no contiguous numbers. This one reads and writes only analytics_sign_ins,
+-- analytics_daily_facts and its own tables.)
 
 -- Sign-ins and distinct users per UTC day of a sign-in's instant.
 create table analytics_daily_sign_ins (
