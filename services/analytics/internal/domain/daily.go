@@ -156,7 +156,29 @@ func (s *Series) CountActive(spans []Span) {
 		delta[first]++
 		delta[end]--
 	}
-	var running int64
+	s.accumulateActive(0, delta)
+}
+
+// ActiveChange is the number of subscriptions starting less those ending on a day.
+type ActiveChange struct {
+	Day    time.Time
+	Change int64
+}
+
+// CountActiveChanges sets each row's ActiveSubscriptions to before, the number active on the day
+// before the range, plus the changes up to its day; changes outside the range are ignored.
+func (s *Series) CountActiveChanges(before int64, changes []ActiveChange) {
+	delta := make([]int64, len(s.Rows))
+	for _, c := range changes {
+		if i := s.index(c.Day); i >= 0 && i < len(delta) {
+			delta[i] += c.Change
+		}
+	}
+	s.accumulateActive(before, delta)
+}
+
+// accumulateActive sets each row's ActiveSubscriptions to running plus the deltas up to its index.
+func (s *Series) accumulateActive(running int64, delta []int64) {
 	for i := range s.Rows {
 		running += delta[i]
 		s.Rows[i].ActiveSubscriptions = running

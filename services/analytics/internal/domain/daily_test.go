@@ -55,3 +55,29 @@ func TestASeriesRowIsFoundByItsUTCDay(t *testing.T) {
 		}
 	}
 }
+
+func TestCountActiveChangesStartsFromTheDayBeforeAndIgnoresDaysOutsideTheRange(t *testing.T) {
+	r := Range{From: time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC)}
+	at := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		name    string
+		before  int64
+		changes []ActiveChange
+		want    []int64
+	}{
+		{"nothing", 0, nil, []int64{0, 0, 0}},
+		{"running before the range", 3, nil, []int64{3, 3, 3}},
+		{"a start and an end inside", 1, []ActiveChange{{at(5), 2}, {at(6), -3}}, []int64{1, 3, 0}},
+		{"changes outside the range", 2, []ActiveChange{{at(3), 5}, {at(7), -2}, {at(4), -1}}, []int64{1, 1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSeries("app", r)
+			s.CountActiveChanges(tc.before, tc.changes)
+			for i, row := range s.Rows {
+				if row.ActiveSubscriptions != tc.want[i] {
+					t.Fatalf("day %d: %d active, want %d", i, row.ActiveSubscriptions, tc.want[i])
+				}
+			}
+		})
+	}
+}

@@ -24,29 +24,31 @@ func (s *Store) RecordFact(ctx context.Context, f domain.Fact) error {
 	return nil
 }
 
-// dailySignIns counts the sign-ins and distinct users per UTC day of [$2, $3).
-const dailySignIns = `select (at at time zone 'UTC')::date, count(*), count(distinct user_id)
-	from analytics_sign_ins where app_id = $1 and at >= $2 and at < $3 group by 1`
+// dailySignIns reads the sign-ins and distinct users of each UTC day of [$2, $3] from their
+// roll-up (migration 0006), one row a day.
+const dailySignIns = `select day, sign_ins, active_users
+	from analytics_daily_sign_ins where app_id = $1 and day >= $2 and day <= $3`
 
-// dailyFacts sums the facts of the counted kinds per day, kind and currency over [$2, $3]; a
-// frozen tenant counts once per day.
-const dailyFacts = `select day, kind, currency, count(distinct case when kind = 'tenant_frozen' then subject else key end), sum(amount)
-	from analytics_daily_facts where app_id = $1 and day >= $2 and day <= $3
-		and kind not in ('subscription_started', 'subscription_ended')
-	group by day, kind, currency`
+// dailyFacts reads the counted facts per day, kind and currency over [$2, $3] from their roll-up,
+// where a frozen tenant already counts once per day.
+const dailyFacts = `select day, kind, currency, facts, amount
+	from analytics_daily_fact_sums where app_id = $1 and day >= $2 and day <= $3`
 
-// subscriptionSpans are the subscriptions that started by the range's last day and had not ended
-// before its first, with their end day (null while they run).
-const subscriptionSpans = `select s.day, e.day from analytics_daily_facts s
-	left join analytics_daily_facts e on e.app_id = s.app_id and e.kind = 'subscription_ended' and e.key = s.key
-	where s.app_id = $1 and s.kind = 'subscription_started' and s.day <= $3 and (e.day is null or e.day > $2)`
+// activeBefore is the number of subscriptions active on the day before $2: the sum of the app's
+// subscription changes up to it, one roll-up row per day of its history.
+const activeBefore = `select coalesce(sum(change), 0)::bigint
+	from analytics_daily_subscription_changes where app_id = $1 and day < $2`
 
-// DailySeries reads the three aggregates in one repeatable-read transaction, so they describe the
+// activeChanges are the subscription changes of the days of [$2, $3].
+const activeChanges = `select day, change
+	from analytics_daily_subscription_changes where app_id = $1 and day >= $2 and day <= $3`
+
+// DailySeries reads the roll-ups in one repeatable-read transaction, so they describe the
 // same moment.
 func (s *Store) DailySeries(ctx context.Context, appID string, r domain.Range) (*domain.Series, error) {
 	series := domain.NewSeries(appID, r)
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, dailySignIns, appID, r.From, r.End())
+		rows, err := tx.Query(ctx, dailySignIns, appID, r.From, r.To)
 		if err != nil {
 			return fmt.Errorf("count sign-ins: %w", err)
 		}
@@ -55,8 +57,6 @@ func (s *Store) DailySeries(ctx context.Context, appID string, r domain.Range) (
 			signIns, users int64
 			kind, currency string
 			count, amount  int64
-			start          time.Time
-			end            *time.Time
 		)
 		_, err = pgx.ForEachRow(rows, []any{&day, &signIns, &users}, func() error {
 			if row := series.Row(day); row != nil {
@@ -80,23 +80,19 @@ func (s *Store) DailySeries(ctx context.Context, appID string, r domain.Range) (
 		if err != nil {
 			return fmt.Errorf("sum facts: %w", err)
 		}
-		rows, err = tx.Query(ctx, subscriptionSpans, appID, r.From, r.To)
-		if err != nil {
-			return fmt.Errorf("read subscription spans: %w", err)
+		var before int64
+		if err := tx.QueryRow(ctx, activeBefore, appID, r.From).Scan(&before); err != nil {
+			return fmt.Errorf("count active subscriptions: %w", err)
 		}
-		var spans []domain.Span
-		_, err = pgx.ForEachRow(rows, []any{&start, &end}, func() error {
-			sp := domain.Span{Start: start}
-			if end != nil {
-				sp.End = *end
-			}
-			spans = append(spans, sp)
-			return nil
-		})
+		rows, err = tx.Query(ctx, activeChanges, appID, r.From, r.To)
 		if err != nil {
-			return fmt.Errorf("read subscription spans: %w", err)
+			return fmt.Errorf("read subscription changes: %w", err)
 		}
-		series.CountActive(spans)
+		changes, err := pgx.CollectRows(rows, pgx.RowToStructByPos[domain.ActiveChange])
+		if err != nil {
+			return fmt.Errorf("read subscription changes: %w", err)
+		}
+		series.CountActiveChanges(before, changes)
 		return nil
 	})
 	if err != nil {

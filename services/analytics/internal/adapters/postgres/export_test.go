@@ -5,7 +5,11 @@ var ListSubscriptionsSQL = listSubscriptions
 
 // The daily series' statements, for the benchmark's raw-SQL baseline.
 var (
-	DailySignInsSQL      = dailySignIns
-	DailyFactsSQL        = dailyFacts
-	SubscriptionSpansSQL = subscriptionSpans
+	DailySignInsSQL  = dailySignIns
+	DailyFactsSQL    = dailyFacts
+	ActiveBeforeSQL  = activeBefore
+	ActiveChangesSQL = activeChanges
 )
+
+// MigrationFiles are the embedded migrations, for the test that applies them in two steps.
+var MigrationFiles = migrationFiles

@@ -237,7 +237,8 @@ func nullableTime(t time.Time) any {
 func (s *Store) Reset(ctx context.Context) error {
 	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `truncate analytics_sign_ins, analytics_users, analytics_tenants,
 		analytics_tenant_days, analytics_subscriptions, analytics_subscription_payments, analytics_one_time_payments,
-		analytics_daily_facts`)
+		analytics_daily_facts, analytics_daily_sign_ins, analytics_daily_active_users, analytics_daily_fact_sums,
+		analytics_daily_frozen_subjects, analytics_daily_subscription_spans, analytics_daily_subscription_changes`)
 	if err != nil {
 		return fmt.Errorf("truncate read models: %w", err)
 	}

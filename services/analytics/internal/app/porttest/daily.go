@@ -24,6 +24,11 @@ var dailyCases = []struct {
 	{"ASubscriptionIsActiveFromItsStartUntilTheDayItEnds", dailyActive},
 	{"ConcurrentRecordsOfOneFactCountOnce", dailyConcurrent},
 	{"ResetEmptiesTheDailyFacts", dailyReset},
+	{"AReplayMovingAFactToAnEarlierDayMovesItsCountAndAmountWithIt", dailyReplayMoves},
+	{"AUserSigningInTwiceADayIsOneActiveUserOfThatDayAndOfEachOtherDay", dailySignInsTwice},
+	{"ATenantFrozenTwiceInADayLeavesTheDayOnlyWithItsLastFreeze", dailyFrozenTwice},
+	{"MovingOneCurrencysPaymentLeavesTheOtherCurrencyAndNoZeroAmount", dailyTwoCurrencies},
+	{"ReplaysMovingASubscriptionsStartOrEndEarlierMoveTheDaysItIsActive", dailyActiveMoves},
 }
 
 // march is midnight UTC of March d, 2026.
@@ -200,4 +205,112 @@ func dailyReset(t *testing.T, s app.Store) {
 		t.Fatalf("Reset: %v", err)
 	}
 	assertRows(t, series(t, s, appID, marchWeek), weekWith(nil))
+}
+
+func dailyReplayMoves(t *testing.T, s app.Store) {
+	appID, inside, outside := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	pay := func(key string, d int) domain.Fact {
+		return domain.Fact{AppID: appID, Kind: domain.FactOneTime, Key: key, Day: march(d), Currency: "EUR", Amount: 400}
+	}
+	fact(t, s, pay(inside, 9))
+	fact(t, s, pay(outside, 8))
+	fact(t, s, domain.Fact{AppID: appID, Kind: domain.FactNewUser, Key: outside, Day: march(10)})
+	fact(t, s, pay(inside, 6))                                                                   // moves within the range
+	fact(t, s, pay(inside, 7))                                                                   // a later replay: stays on the 6th
+	fact(t, s, pay(outside, 2))                                                                  // moves out of the range
+	fact(t, s, domain.Fact{AppID: appID, Kind: domain.FactNewUser, Key: outside, Day: march(1)}) // out of the range too
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		6: func(r *domain.DailyRow) { r.OneTime = []domain.Money{{Currency: "EUR", Amount: 400}} },
+	}))
+	assertRows(t, series(t, s, appID, domain.Range{From: march(1), To: march(2)}), []domain.DailyRow{
+		{Day: march(1), NewUsers: 1},
+		{Day: march(2), OneTime: []domain.Money{{Currency: "EUR", Amount: 400}}},
+	})
+}
+
+func dailySignInsTwice(t *testing.T, s app.Store) {
+	appID, ada, bob := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	again := signIn(appID, ada, march(6).Add(20*time.Hour))
+	for _, in := range []domain.SignIn{
+		signIn(appID, ada, march(6).Add(time.Hour)), again, again, // the same sign-in replayed counts once
+		signIn(appID, ada, march(7).Add(time.Minute)), signIn(appID, bob, march(7)),
+	} {
+		record(t, s, in)
+	}
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		6: func(r *domain.DailyRow) { r.SignIns, r.ActiveUsers = 2, 1 },
+		7: func(r *domain.DailyRow) { r.SignIns, r.ActiveUsers = 2, 2 },
+	}))
+}
+
+func dailyFrozenTwice(t *testing.T, s app.Store) {
+	appID, tenant, first, second := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	freeze := func(key string, d int) {
+		fact(t, s, domain.Fact{AppID: appID, Kind: domain.FactTenantFrozen, Key: key, Subject: tenant, Day: march(d)})
+	}
+	freeze(first, 9)
+	freeze(second, 9)
+	freeze(first, 9) // replayed: still one freeze of one tenant
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		9: func(r *domain.DailyRow) { r.FrozenTenants = 1 },
+	}))
+	freeze(first, 7) // one freeze moves: the 9th keeps the other
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		7: func(r *domain.DailyRow) { r.FrozenTenants = 1 },
+		9: func(r *domain.DailyRow) { r.FrozenTenants = 1 },
+	}))
+	freeze(second, 7) // the last one moves too: the 7th counts the tenant once
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		7: func(r *domain.DailyRow) { r.FrozenTenants = 1 },
+	}))
+}
+
+func dailyTwoCurrencies(t *testing.T, s app.Store) {
+	appID, eur, usd := uuid.NewString(), uuid.NewString(), uuid.NewString()
+	pay := func(key, currency string, amount int64, d int) {
+		fact(t, s, domain.Fact{AppID: appID, Kind: domain.FactRecurring, Key: key, Day: march(d), Currency: currency, Amount: amount})
+	}
+	pay(eur, "EUR", 1200, 8)
+	pay(usd, "USD", 1500, 8)
+	pay(uuid.NewString(), "USD", 25, 8)
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		8: func(r *domain.DailyRow) {
+			r.Recurring = []domain.Money{{Currency: "EUR", Amount: 1200}, {Currency: "USD", Amount: 1525}}
+		},
+	}))
+	pay(eur, "EUR", 1200, 5)
+	assertRows(t, series(t, s, appID, marchWeek), weekWith(map[int]func(*domain.DailyRow){
+		5: func(r *domain.DailyRow) { r.Recurring = []domain.Money{{Currency: "EUR", Amount: 1200}} },
+		8: func(r *domain.DailyRow) { r.Recurring = []domain.Money{{Currency: "USD", Amount: 1525}} },
+	}))
+}
+
+func dailyActiveMoves(t *testing.T, s app.Store) {
+	appID, moved, ending, late := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	sub := func(kind domain.FactKind, key string, d int) {
+		fact(t, s, domain.Fact{AppID: appID, Kind: kind, Key: key, Day: march(d)})
+	}
+	sub(domain.FactSubscriptionEnd, late, 9) // its end arrives first: nothing runs yet
+	sub(domain.FactSubscriptionRun, moved, 8)
+	sub(domain.FactSubscriptionRun, ending, 5)
+	sub(domain.FactSubscriptionEnd, ending, 10)
+	want := weekWith(nil)
+	for d, n := range map[int]int64{5: 1, 6: 1, 7: 1, 8: 2, 9: 2, 10: 1} {
+		want[d-4].ActiveSubscriptions = n
+	}
+	assertRows(t, series(t, s, appID, marchWeek), want)
+	sub(domain.FactSubscriptionRun, late, 6)   // late's start: it runs the 6th to the 8th
+	sub(domain.FactSubscriptionRun, moved, 2)  // an earlier payment: it runs from before the range
+	sub(domain.FactSubscriptionEnd, ending, 7) // an earlier end: it ran the 5th and 6th
+	sub(domain.FactSubscriptionEnd, ending, 8) // a later one changes nothing
+	want = weekWith(nil)
+	for d, n := range map[int]int64{4: 1, 5: 2, 6: 3, 7: 2, 8: 2, 9: 1, 10: 1} {
+		want[d-4].ActiveSubscriptions = n
+	}
+	assertRows(t, series(t, s, appID, marchWeek), want)
+	sub(domain.FactSubscriptionEnd, late, 6) // ends the day it started: it never ran
+	for _, d := range []int{6, 7, 8} {
+		want[d-4].ActiveSubscriptions--
+	}
+	assertRows(t, series(t, s, appID, marchWeek), want)
 }
