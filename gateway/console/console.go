@@ -73,7 +73,10 @@ type Backends struct {
 	// Analytics answers the analytics page's daily series.
 	Analytics analyticsv1.AnalyticsSeriesServiceClient
 	Outbound  outboundv1.OutboundServiceClient
-	Webhooks  webhookv1.WebhookAdminServiceClient
+	// Audit lists an app's audit log; AuditRetention reads and sets how long it is kept.
+	Audit          analyticsv1.AnalyticsServiceClient
+	AuditRetention analyticsv1.AnalyticsAdminServiceClient
+	Webhooks       webhookv1.WebhookAdminServiceClient
 }
 
 // Console is the web console. It keeps no state between requests: the session is the sealed

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/berthhq/berth/pkg/text"
@@ -48,6 +49,9 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=retry&delivery=8d4f2e3b-4444-4555-8666-c77778888999",
 		"action=recover&since=2026-11-26T09%3A30",
 		"action=replay&event=9e5a3f4c-5555-4666-8777-d88889999aaa",
+		"from=2026-11-01&to=2026-11-27&actor_kind=api_key&actor_id=b1c32b65&target_type=user&target_id=5c071d6c&action=identity.user.updated",
+		"from=2026-11-28&to=2026-11-27", "from=2025-11-26&to=2026-11-27", "actor_kind=robot", "action=DROP+TABLE",
+		"days=90", "days=3651", "days=090", "days=%2B1",
 	} {
 		f.Add(seed)
 	}
@@ -147,6 +151,21 @@ func FuzzConsoleForm(f *testing.F) {
 			if p.DisplayName == "" || p.ClientId == "" {
 				t.Errorf("a provider without its name or client id was accepted: %q", body)
 			}
+		}
+		if s, err := auditFilterFrom(v, time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)); err == nil {
+			accepted = append(accepted, s.From, s.To, s.ActorKind, s.ActorID, s.TargetType, s.TargetID, s.Action)
+			from, ferr := time.Parse(time.DateOnly, s.From)
+			to, terr := time.Parse(time.DateOnly, s.To)
+			if ferr != nil || terr != nil || from.After(to) || to.Sub(from) >= auditMaxDays*24*time.Hour {
+				t.Errorf("an audit range %s to %s was accepted from %q", s.From, s.To, body)
+			}
+			if (s.ActorKind != "" && !slices.Contains(auditActorKinds, s.ActorKind)) || (s.TargetType != "" && !slices.Contains(auditTargetTypes, s.TargetType)) ||
+				(s.Action != "" && !auditAction.MatchString(s.Action)) {
+				t.Errorf("an audit filter %+v was accepted from %q", s, body)
+			}
+		}
+		if days, err := retentionFrom(v); err == nil && (days < minRetentionDays || days > maxRetentionDays) {
+			t.Errorf("a retention of %d days was accepted from %q", days, body)
 		}
 		for _, s := range accepted {
 			if !utf8.ValidString(s) || !text.Valid(s) || len(s) > maxToken {

@@ -74,6 +74,8 @@ func (c *Console) register() {
 	c.handle(http.MethodPost, EventsPath, c.signedIn(c.changeEvents))
 	c.handle(http.MethodGet, EndpointPath, c.signedIn(c.endpoint))
 	c.handle(http.MethodPost, EndpointPath, c.signedIn(c.changeEndpoint))
+	c.handle(http.MethodGet, AuditPath, c.signedIn(c.audit))
+	c.handle(http.MethodPost, AuditPath, c.signedIn(c.changeAuditRetention))
 }
 
 // static answers an embedded file. It is the same for everyone, so it may be cached for a while

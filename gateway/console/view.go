@@ -37,7 +37,7 @@ var notices = map[string]string{
 	"deactivated":  "console.notice.deactivated",
 	"tenantFrozen": "console.notice.tenantFrozen", "tenantUnfrozen": "console.notice.tenantUnfrozen",
 	"deleted": "console.notice.deleted", "retried": "console.notice.retried", "recovered": "console.notice.recovered",
-	"replayed": "console.notice.replayed",
+	"replayed": "console.notice.replayed", "retentionSaved": "console.notice.retentionSaved",
 }
 
 func (c *Console) frame(w http.ResponseWriter, r *http.Request, p locale.Printer, m *identityv1.MemberProfile, title string) frame {

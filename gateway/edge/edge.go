@@ -320,6 +320,9 @@ func mountConsole(d *dispatcher, o options, conns map[string]grpc.ClientConnInte
 		Analytics: analyticsv1.NewAnalyticsSeriesServiceClient(forward("analytics")),
 		Outbound:  outboundv1.NewOutboundServiceClient(forward("outbound")),
 		Webhooks:  webhookv1.NewWebhookAdminServiceClient(forward("webhook")),
+		// The audit page: the log's list and its retention admit a member of the app's project.
+		Audit:          analyticsv1.NewAnalyticsServiceClient(forward("analytics")),
+		AuditRetention: analyticsv1.NewAnalyticsAdminServiceClient(forward("analytics")),
 	}, o.consoleKey, log, o.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("edge: %w", err)
