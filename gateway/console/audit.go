@@ -51,16 +51,11 @@ func (v auditView) ActorKindName(kind string) string {
 // audit lists the app's audit entries the query's filter matches, newest first, up to auditShown.
 // A refused filter is answered on the page itself (400), its field named, so it can be corrected.
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
+	app, ok := c.pathApp(w, r, v)
+	if !ok {
 		return
 	}
-	app, err := c.Members.GetApp(v.ctx, &identityv1.GetAppRequest{AppId: id})
-	if err != nil {
-		c.fail(w, r, v, err, "read the app")
-		return
-	}
+	id := app.GetId()
 	retention, err := c.AuditRetention.AuditRetention(v.ctx, &analyticsv1.AuditRetentionRequest{AppId: id})
 	if err != nil {
 		c.fail(w, r, v, err, "read the app's audit retention")
@@ -119,18 +114,8 @@ func (c *Console) auditEntries(ctx context.Context, appID string, f auditFilter)
 
 // changeAuditRetention sets how many days the app's audit entries are kept.
 func (c *Console) changeAuditRetention(w http.ResponseWriter, r *http.Request, v visit) {
-	id, err := appID(r)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
-		return
-	}
-	form, ok := c.readForm(w, r, v.p, &v)
+	id, days, ok := posted(c, w, r, &v, appID, retentionFrom)
 	if !ok {
-		return
-	}
-	days, err := retentionFrom(form)
-	if err != nil {
-		c.badForm(w, r, v.p, &v, err)
 		return
 	}
 	if _, err := c.AuditRetention.SetAuditRetention(v.ctx, &analyticsv1.SetAuditRetentionRequest{AppId: id, RetentionDays: days}); err != nil {
