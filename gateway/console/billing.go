@@ -90,6 +90,11 @@ func (c *Console) changeBilling(w http.ResponseWriter, r *http.Request, v visit)
 	switch in.Action {
 	case billingReferral:
 		_, err = c.Billing.UpdateAppSettings(v.ctx, &billingv1.UpdateAppSettingsRequest{AppId: id, ReferralPromotionId: &in.ReferralPromotion})
+	case billingSettings:
+		s := in.Settings
+		_, err = c.Billing.UpdateAppSettings(v.ctx, &billingv1.UpdateAppSettingsRequest{AppId: id, ConnectionId: &s.ConnectionID,
+			PaymentReturnUrl: &s.PaymentReturnURL, FailedPaymentsToFreeze: &s.FailedPaymentsToFreeze,
+			OneTimePaymentValidDays: &s.OneTimeValidDays, RenewalLineDescription: &s.RenewalLine})
 	case billingPrice:
 		p := in.Price
 		_, err = c.Billing.CreateCatalogPrice(v.ctx, &billingv1.CreateCatalogPriceRequest{AppId: id, ProductName: p.ProductName,

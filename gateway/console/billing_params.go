@@ -92,6 +92,7 @@ func redemptionsCursor(v url.Values) (string, error) {
 // The billing page's actions.
 const (
 	billingReferral  = "referral"
+	billingSettings  = "settings"
 	billingPrice     = "price"
 	billingTaxRate   = "taxRate"
 	billingPromotion = "promotion"
@@ -144,13 +145,14 @@ type promotionForm struct {
 type billingForm struct {
 	Action            string
 	ReferralPromotion string // referral: a promotion's id, "" for none
+	Settings          settingsForm
 	Price             priceForm
 	TaxRate           taxRateForm
 	Promotion         promotionForm
 }
 
 func billingFrom(v url.Values) (billingForm, error) {
-	a, err := oneOf(v, "action", billingReferral, billingPrice, billingTaxRate, billingPromotion)
+	a, err := oneOf(v, "action", billingReferral, billingSettings, billingPrice, billingTaxRate, billingPromotion)
 	if err != nil {
 		return billingForm{}, err
 	}
@@ -158,6 +160,8 @@ func billingFrom(v url.Values) (billingForm, error) {
 	switch a {
 	case billingReferral:
 		f.ReferralPromotion, err = optionalIDField(v, "referral_promotion")
+	case billingSettings:
+		f.Settings, err = settingsFrom(v)
 	case billingPrice:
 		f.Price, err = priceFrom(v)
 	case billingTaxRate:
@@ -262,4 +266,46 @@ func promotionChangeFrom(v url.Values) (promotionChange, error) {
 		}
 	}
 	return c, nil
+}
+
+// settingsForm is the app's billing settings as the page posts them: the connection checkouts use,
+// where the return page sends the browser ("" the app's first redirect URI), how many failed
+// payments freeze a tenant, how long a one-time payment stays valid, and a renewal line's text
+// ("" the provider's own).
+type settingsForm struct {
+	ConnectionID, PaymentReturnURL, RenewalLine string
+	FailedPaymentsToFreeze, OneTimeValidDays    int32
+}
+
+// The bounds billing holds the settings to; it checks them again, with the return URL's form.
+const (
+	maxFailedPayments = 100
+	maxValidDays      = 3660
+	maxRenewalLine    = 500
+)
+
+func settingsFrom(v url.Values) (settingsForm, error) {
+	var (
+		f   settingsForm
+		err error
+	)
+	if f.ConnectionID, err = id(v, "connection_id"); err != nil {
+		return settingsForm{}, err
+	}
+	if f.PaymentReturnURL, err = textField(v, "payment_return_url", maxOrigin, false); err != nil {
+		return settingsForm{}, err
+	}
+	n, err := countField(v, "failed_payments_to_freeze", 1, maxFailedPayments, false)
+	if err != nil {
+		return settingsForm{}, err
+	}
+	f.FailedPaymentsToFreeze = int32(n)
+	if n, err = countField(v, "one_time_valid_days", 1, maxValidDays, false); err != nil {
+		return settingsForm{}, err
+	}
+	f.OneTimeValidDays = int32(n)
+	if f.RenewalLine, err = textField(v, "renewal_line", maxRenewalLine, false); err != nil {
+		return settingsForm{}, err
+	}
+	return f, nil
 }

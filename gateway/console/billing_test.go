@@ -49,6 +49,7 @@ func TestTheBillingPageShowsTheConnectionWithoutSecretsTheCatalogThePromotionsAn
 		`href="/console/apps/` + testApp + `/billing/promotions/` + promoID + `"`,
 		"Welcome &lt;gift&gt;", "1 / 10", "0 / unlimited", "deactivated",
 		`<option value="` + promoID + `" selected>WELCOME`,
+		`id="settings-form"`, `<option value="conn_0123456789abcdef" selected>pspx · conn_0123456789abcdef`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the billing page lacks %q", want)
@@ -112,6 +113,11 @@ func TestTheCatalogAndReferralFormsSendTheirValues(t *testing.T) {
 			"UpdateAppSettings", &billingv1.UpdateAppSettingsRequest{AppId: testApp, ReferralPromotionId: proto.String(otherPromoID)}},
 		{"no referral reward", url.Values{"action": {"referral"}, "referral_promotion": {""}},
 			"UpdateAppSettings", &billingv1.UpdateAppSettingsRequest{AppId: testApp, ReferralPromotionId: proto.String("")}},
+		{"the billing settings, every one sent so an emptied text clears it", url.Values{"action": {"settings"}, "connection_id": {otherPromoID},
+			"payment_return_url": {"https://app.example/paid"}, "failed_payments_to_freeze": {"5"}, "one_time_valid_days": {"30"}, "renewal_line": {""}},
+			"UpdateAppSettings", &billingv1.UpdateAppSettingsRequest{AppId: testApp, ConnectionId: proto.String(otherPromoID),
+				PaymentReturnUrl: proto.String("https://app.example/paid"), FailedPaymentsToFreeze: proto.Int32(5), OneTimePaymentValidDays: proto.Int32(30),
+				RenewalLineDescription: proto.String("")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _, b := newBillingConsole(t)
@@ -249,6 +255,11 @@ func TestBrokenBillingRequestsAreRefusedBeforeAnyCall(t *testing.T) {
 		{"a negative amount", billingURL, url.Values{"action": {"price"}, "product_name": {"x"}, "amount": {"-5"}, "currency": {"EUR"}}, "(amount)"},
 		{"limits with a date that is none", promotionURL, url.Values{"action": {"limits"}, "valid_until": {"31.12.2026"}}, "(valid_until)"},
 		{"a referral promotion that is no UUID", billingURL, url.Values{"action": {"referral"}, "referral_promotion": {"WELCOME"}}, "(referral_promotion)"},
+		{"settings freezing after no failure", billingURL, url.Values{"action": {"settings"}, "connection_id": {promoID},
+			"failed_payments_to_freeze": {"0"}, "one_time_valid_days": {"365"}}, "(failed_payments_to_freeze)"},
+		{"settings with a one-time validity past ten years", billingURL, url.Values{"action": {"settings"}, "connection_id": {promoID},
+			"failed_payments_to_freeze": {"3"}, "one_time_valid_days": {"3661"}}, "(one_time_valid_days)"},
+		{"settings naming no connection", billingURL, url.Values{"action": {"settings"}, "failed_payments_to_freeze": {"3"}, "one_time_valid_days": {"365"}}, "(connection_id)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, _, b := newBillingConsole(t)

@@ -34,6 +34,7 @@ func FuzzConsoleForm(f *testing.F) {
 		"action=price&product_name=Seats&amount=1250&currency=eur&interval=1+month",
 		"action=taxRate&display_name=VAT&basis_points=1900&inclusive=yes",
 		"action=referral&referral_promotion=7c9e6679-7425-40de-944b-e07fc1f90ae7",
+		"action=settings&connection_id=7c9e6679-7425-40de-944b-e07fc1f90ae7&payment_return_url=https%3A%2F%2Fapp.example%2Fpaid&failed_payments_to_freeze=3&one_time_valid_days=365&renewal_line=Seats+%C3%97+%7Bquantity%7D",
 		"action=limits&max_redemptions=0&valid_from=&valid_until=2027-03-01",
 		"action=deactivate",
 		"cursor=MTczMjA5NjAwMDAwMDAwMHwwfGFiYw",
@@ -107,6 +108,10 @@ func FuzzConsoleForm(f *testing.F) {
 			p := s.Promotion
 			accepted = append(accepted, s.Action, s.ReferralPromotion, s.Price.ProductName, s.Price.Currency, s.Price.Interval,
 				s.TaxRate.DisplayName, p.Code, p.Name, p.Description, p.ValidFrom, p.ValidUntil)
+			accepted = append(accepted, s.Settings.ConnectionID, s.Settings.PaymentReturnURL, s.Settings.RenewalLine)
+			if s.Action == billingSettings && (s.Settings.FailedPaymentsToFreeze < 1 || s.Settings.OneTimeValidDays < 1) {
+				t.Errorf("billing settings below their bounds were accepted: %q", body)
+			}
 			if s.Price.Amount < 0 || s.TaxRate.BasisPoints < 0 || p.FreeUnits < 0 || p.FreeDays < 0 || p.MaxRedemptions < 0 {
 				t.Errorf("a billing form with a negative number was accepted: %q", body)
 			}
