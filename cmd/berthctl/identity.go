@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -30,6 +31,8 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		language  = fs.String("language", "", "language")
 		member    = fs.String("member", "", "project member id")
 		ttl       = fs.Int("ttl", 3600, "operator token lifetime in seconds")
+		accessTTL = fs.Int("access-ttl", 0, "access token lifetime in seconds (0: 15 minutes)")
+		refresh   = fs.Int("refresh-ttl", 0, "refresh token lifetime in seconds (0: 30 days)")
 		origin    = fs.String("origin", "", "browser origin scheme://host[:port]")
 		display   = fs.String("display-name", "", "display name on hosted pages and mails (at most 100 characters)")
 		accent    = fs.String("accent-color", "", "accent colour #rrggbb of buttons and links")
@@ -65,6 +68,14 @@ func runIdentity(ctx context.Context, conn grpc.ClientConnInterface, inv *invoca
 		return c.CreateApp(ctx, &identityv1.CreateAppRequest{ProjectId: *project, Name: *name, RedirectUris: redirects, EmailVerification: *verify, Mfa: *mfa})
 	case "app-email-verification":
 		return c.SetAppEmailVerification(ctx, &identityv1.SetAppEmailVerificationRequest{AppId: *app, Policy: *policy})
+	case "app-redirect-uris":
+		return c.SetAppRedirectUris(ctx, &identityv1.SetAppRedirectUrisRequest{AppId: *app, RedirectUris: redirects})
+	case "app-token-lifetimes":
+		if *accessTTL < 0 || *accessTTL > math.MaxInt32 || *refresh < 0 || *refresh > math.MaxInt32 {
+			return nil, fmt.Errorf("-access-ttl and -refresh-ttl are seconds between 0 and %d", math.MaxInt32)
+		}
+		return c.SetAppTokenLifetimes(ctx, &identityv1.SetAppTokenLifetimesRequest{AppId: *app, AccessTokenTtlSeconds: int32(*accessTTL),
+			RefreshTokenTtlSeconds: int32(*refresh)})
 	case "app-mfa":
 		return c.SetAppMfa(ctx, &identityv1.SetAppMfaRequest{AppId: *app, Policy: *policy})
 	case "app-passkey-sign-in":

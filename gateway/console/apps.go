@@ -92,6 +92,11 @@ func (c *Console) changeApp(w http.ResponseWriter, r *http.Request, v visit) {
 		_, err = c.Admin.SetAppPasskeySignIn(v.ctx, &identityv1.SetAppPasskeySignInRequest{AppId: id, Enabled: in.Enabled})
 	case appClearIDP:
 		_, err = c.Admin.ClearAppIdentityProvider(v.ctx, &identityv1.ClearAppIdentityProviderRequest{AppId: id, Slot: in.Slot})
+	case appRedirects:
+		_, err = c.Admin.SetAppRedirectUris(v.ctx, &identityv1.SetAppRedirectUrisRequest{AppId: id, RedirectUris: in.RedirectURIs})
+	case appLifetimes:
+		_, err = c.Admin.SetAppTokenLifetimes(v.ctx, &identityv1.SetAppTokenLifetimesRequest{AppId: id,
+			AccessTokenTtlSeconds: in.AccessTTL, RefreshTokenTtlSeconds: in.RefreshTTL})
 	case appSetIDP:
 		_, err = c.Admin.SetAppIdentityProvider(v.ctx, &identityv1.SetAppIdentityProviderRequest{AppId: id,
 			Provider: in.IDP.Provider, ClientSecret: in.IDP.ClientSecret})

@@ -249,6 +249,20 @@ func (f *fake) SetAppIdentityProvider(ctx context.Context, in *identityv1.SetApp
 	return &identityv1.AppIdentityProviders{AppId: in.GetAppId(), Items: []*identityv1.IdentityProvider{in.GetProvider()}}, nil
 }
 
+func (f *fake) SetAppRedirectUris(ctx context.Context, in *identityv1.SetAppRedirectUrisRequest, _ ...grpc.CallOption) (*identityv1.App, error) {
+	if err := f.record(ctx, "SetAppRedirectUris", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.App{Id: in.GetAppId(), RedirectUris: in.GetRedirectUris()}, nil
+}
+
+func (f *fake) SetAppTokenLifetimes(ctx context.Context, in *identityv1.SetAppTokenLifetimesRequest, _ ...grpc.CallOption) (*identityv1.App, error) {
+	if err := f.record(ctx, "SetAppTokenLifetimes", in); err != nil {
+		return nil, err
+	}
+	return &identityv1.App{Id: in.GetAppId(), AccessTokenTtlSeconds: in.GetAccessTokenTtlSeconds(), RefreshTokenTtlSeconds: in.GetRefreshTokenTtlSeconds()}, nil
+}
+
 func (f *fake) RotateAppKey(ctx context.Context, in *identityv1.RotateAppKeyRequest, _ ...grpc.CallOption) (*identityv1.App, error) {
 	if err := f.record(ctx, "RotateAppKey", in); err != nil {
 		return nil, err

@@ -42,6 +42,8 @@ func FuzzConsoleForm(f *testing.F) {
 		"q=7c3e0a2b-3333-4444-8555-b66667777888&mode=test",
 		"action=freeze&confirm=yes",
 		"action=unfreeze&mode=live",
+		"action=redirectUris&redirect_uris=https%3A%2F%2Fapp.example%2Fcb%0Ahttp%3A%2F%2Flocalhost%3A3000%2Fcb",
+		"action=tokenLifetimes&access_ttl=900&refresh_ttl=2592000",
 		"action=setProvider&slot=idpC&provider_name=C&client_id=c&client_secret=s&discovery_url=https%3A%2F%2Fidp.example&scopes=openid+email&allowed_domains=example.com%2Cexample.org",
 		"days=30", "days=365", "days=%2B7", "days=7&days=90",
 		"action=create&url=https%3A%2F%2Fhooks.example%2Fin&events=user.created+tenant.updated&description=d",
@@ -147,6 +149,12 @@ func FuzzConsoleForm(f *testing.F) {
 			accepted = append(append(accepted, s.Action, s.URL, s.Description, s.DeliveryID, s.Since, s.EventID), s.Events...)
 			if (s.Action == endpointDelete || s.Action == endpointRotate || s.Action == endpointDisable) && v.Get("confirm") != "yes" {
 				t.Errorf("%s without its confirmation was accepted: %q", s.Action, body)
+			}
+		}
+		if s, err := appFrom(v); err == nil {
+			accepted = append(accepted, s.RedirectURIs...)
+			if s.AccessTTL < 0 || s.RefreshTTL < 0 || len(s.RedirectURIs) > maxRedirectURIs {
+				t.Errorf("app settings out of their bounds were accepted: %q", body)
 			}
 		}
 		if s, err := providerFrom(v); err == nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/mail"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -251,6 +252,8 @@ const (
 	appMFA          = "mfa"
 	appPasskeys     = "passkeys"
 	appClearIDP     = "clearProvider"
+	appRedirects    = "redirectUris"
+	appLifetimes    = "tokenLifetimes"
 )
 
 // appForm is a posted action of the app page.
@@ -263,11 +266,13 @@ type appForm struct {
 	Enabled                                bool   // passkeys
 	Slot                                   string // clearProvider
 	IDP                                    providerForm
+	RedirectURIs                           []string // redirectUris
+	AccessTTL, RefreshTTL                  int32    // tokenLifetimes, seconds (0: the default)
 }
 
 func appFrom(v url.Values) (appForm, error) {
 	a, err := oneOf(v, "action", appEnable, appDisable, appRotate, appAddOrigin, appRemoveOrigin, appBranding,
-		appVerification, appMFA, appPasskeys, appClearIDP, appSetIDP)
+		appVerification, appMFA, appPasskeys, appClearIDP, appSetIDP, appRedirects, appLifetimes)
 	if err != nil {
 		return appForm{}, err
 	}
@@ -299,6 +304,12 @@ func appFrom(v url.Values) (appForm, error) {
 		f.Policy, err = oneOf(v, "policy", "off", "optional", "required")
 	case appSetIDP:
 		f.IDP, err = providerFrom(v)
+	case appRedirects:
+		f.RedirectURIs, err = lines(v, "redirect_uris", maxRedirectURIs)
+	case appLifetimes:
+		if f.AccessTTL, err = seconds(v, "access_ttl"); err == nil {
+			f.RefreshTTL, err = seconds(v, "refresh_ttl")
+		}
 	case appPasskeys:
 		var on string
 		on, err = oneOf(v, "enabled", "true", "false")
@@ -308,4 +319,41 @@ func appFrom(v url.Values) (appForm, error) {
 		return appForm{}, err
 	}
 	return f, nil
+}
+
+// maxRedirectURIs is identity's bound on an app's redirect URIs.
+const maxRedirectURIs = 50
+
+// lines reads a text area of one entry per line (blank lines skipped), at most limit entries of
+// maxOrigin characters each.
+func lines(v url.Values, key string, limit int) ([]string, error) {
+	raw := v.Get(key)
+	if len(raw) > limit*(maxOrigin+2) {
+		return nil, errField{key}
+	}
+	out := []string{}
+	for _, l := range strings.Split(raw, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if !text.Valid(l) || len(l) > maxOrigin {
+			return nil, errField{key}
+		}
+		out = append(out, l)
+	}
+	if len(out) > limit {
+		return nil, errField{key}
+	}
+	return out, nil
+}
+
+// seconds reads a whole number of seconds a proto int32 holds; identity judges its range.
+func seconds(v url.Values, key string) (int32, error) {
+	s := strings.TrimSpace(v.Get(key))
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n < 0 || strings.HasPrefix(s, "+") {
+		return 0, errField{key}
+	}
+	return int32(n), nil
 }

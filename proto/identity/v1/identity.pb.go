@@ -4027,6 +4027,119 @@ func (x *RevokeSessionsRequest) GetAppId() string {
 	return ""
 }
 
+type SetAppRedirectUrisRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	RedirectUris  []string               `protobuf:"bytes,2,rep,name=redirectUris,proto3" json:"redirectUris,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAppRedirectUrisRequest) Reset() {
+	*x = SetAppRedirectUrisRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppRedirectUrisRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppRedirectUrisRequest) ProtoMessage() {}
+
+func (x *SetAppRedirectUrisRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppRedirectUrisRequest.ProtoReflect.Descriptor instead.
+func (*SetAppRedirectUrisRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *SetAppRedirectUrisRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppRedirectUrisRequest) GetRedirectUris() []string {
+	if x != nil {
+		return x.RedirectUris
+	}
+	return nil
+}
+
+type SetAppTokenLifetimesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	// 0 = the default (access 15 minutes, refresh 30 days).
+	AccessTokenTtlSeconds  int32 `protobuf:"varint,2,opt,name=accessTokenTtlSeconds,proto3" json:"accessTokenTtlSeconds,omitempty"`
+	RefreshTokenTtlSeconds int32 `protobuf:"varint,3,opt,name=refreshTokenTtlSeconds,proto3" json:"refreshTokenTtlSeconds,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *SetAppTokenLifetimesRequest) Reset() {
+	*x = SetAppTokenLifetimesRequest{}
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAppTokenLifetimesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAppTokenLifetimesRequest) ProtoMessage() {}
+
+func (x *SetAppTokenLifetimesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAppTokenLifetimesRequest.ProtoReflect.Descriptor instead.
+func (*SetAppTokenLifetimesRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *SetAppTokenLifetimesRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *SetAppTokenLifetimesRequest) GetAccessTokenTtlSeconds() int32 {
+	if x != nil {
+		return x.AccessTokenTtlSeconds
+	}
+	return 0
+}
+
+func (x *SetAppTokenLifetimesRequest) GetRefreshTokenTtlSeconds() int32 {
+	if x != nil {
+		return x.RefreshTokenTtlSeconds
+	}
+	return 0
+}
+
 type SetAppMfaRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	AppId string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
@@ -4038,7 +4151,7 @@ type SetAppMfaRequest struct {
 
 func (x *SetAppMfaRequest) Reset() {
 	*x = SetAppMfaRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4050,7 +4163,7 @@ func (x *SetAppMfaRequest) String() string {
 func (*SetAppMfaRequest) ProtoMessage() {}
 
 func (x *SetAppMfaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[55]
+	mi := &file_identity_v1_identity_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4063,7 +4176,7 @@ func (x *SetAppMfaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppMfaRequest.ProtoReflect.Descriptor instead.
 func (*SetAppMfaRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{55}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SetAppMfaRequest) GetAppId() string {
@@ -4090,7 +4203,7 @@ type SetAppPasskeySignInRequest struct {
 
 func (x *SetAppPasskeySignInRequest) Reset() {
 	*x = SetAppPasskeySignInRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4102,7 +4215,7 @@ func (x *SetAppPasskeySignInRequest) String() string {
 func (*SetAppPasskeySignInRequest) ProtoMessage() {}
 
 func (x *SetAppPasskeySignInRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[56]
+	mi := &file_identity_v1_identity_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4115,7 +4228,7 @@ func (x *SetAppPasskeySignInRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppPasskeySignInRequest.ProtoReflect.Descriptor instead.
 func (*SetAppPasskeySignInRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{56}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *SetAppPasskeySignInRequest) GetAppId() string {
@@ -4142,7 +4255,7 @@ type ResetSecondFactorsRequest struct {
 
 func (x *ResetSecondFactorsRequest) Reset() {
 	*x = ResetSecondFactorsRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4154,7 +4267,7 @@ func (x *ResetSecondFactorsRequest) String() string {
 func (*ResetSecondFactorsRequest) ProtoMessage() {}
 
 func (x *ResetSecondFactorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[57]
+	mi := &file_identity_v1_identity_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4167,7 +4280,7 @@ func (x *ResetSecondFactorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResetSecondFactorsRequest.ProtoReflect.Descriptor instead.
 func (*ResetSecondFactorsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{57}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ResetSecondFactorsRequest) GetAppId() string {
@@ -4196,7 +4309,7 @@ type RemoveSecondFactorsRequest struct {
 
 func (x *RemoveSecondFactorsRequest) Reset() {
 	*x = RemoveSecondFactorsRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	mi := &file_identity_v1_identity_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4208,7 +4321,7 @@ func (x *RemoveSecondFactorsRequest) String() string {
 func (*RemoveSecondFactorsRequest) ProtoMessage() {}
 
 func (x *RemoveSecondFactorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[58]
+	mi := &file_identity_v1_identity_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4221,7 +4334,7 @@ func (x *RemoveSecondFactorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSecondFactorsRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSecondFactorsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{58}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RemoveSecondFactorsRequest) GetUserId() string {
@@ -4249,7 +4362,7 @@ type SetAppEmailVerificationRequest struct {
 
 func (x *SetAppEmailVerificationRequest) Reset() {
 	*x = SetAppEmailVerificationRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[59]
+	mi := &file_identity_v1_identity_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4261,7 +4374,7 @@ func (x *SetAppEmailVerificationRequest) String() string {
 func (*SetAppEmailVerificationRequest) ProtoMessage() {}
 
 func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[59]
+	mi := &file_identity_v1_identity_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4274,7 +4387,7 @@ func (x *SetAppEmailVerificationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppEmailVerificationRequest.ProtoReflect.Descriptor instead.
 func (*SetAppEmailVerificationRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{59}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *SetAppEmailVerificationRequest) GetAppId() string {
@@ -4319,7 +4432,7 @@ type IdentityProvider struct {
 
 func (x *IdentityProvider) Reset() {
 	*x = IdentityProvider{}
-	mi := &file_identity_v1_identity_proto_msgTypes[60]
+	mi := &file_identity_v1_identity_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4331,7 +4444,7 @@ func (x *IdentityProvider) String() string {
 func (*IdentityProvider) ProtoMessage() {}
 
 func (x *IdentityProvider) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[60]
+	mi := &file_identity_v1_identity_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4344,7 +4457,7 @@ func (x *IdentityProvider) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdentityProvider.ProtoReflect.Descriptor instead.
 func (*IdentityProvider) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{60}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *IdentityProvider) GetSlot() string {
@@ -4443,7 +4556,7 @@ type SetAppIdentityProviderRequest struct {
 
 func (x *SetAppIdentityProviderRequest) Reset() {
 	*x = SetAppIdentityProviderRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[61]
+	mi := &file_identity_v1_identity_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4455,7 +4568,7 @@ func (x *SetAppIdentityProviderRequest) String() string {
 func (*SetAppIdentityProviderRequest) ProtoMessage() {}
 
 func (x *SetAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[61]
+	mi := &file_identity_v1_identity_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4468,7 +4581,7 @@ func (x *SetAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetAppIdentityProviderRequest.ProtoReflect.Descriptor instead.
 func (*SetAppIdentityProviderRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{61}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *SetAppIdentityProviderRequest) GetAppId() string {
@@ -4502,7 +4615,7 @@ type ClearAppIdentityProviderRequest struct {
 
 func (x *ClearAppIdentityProviderRequest) Reset() {
 	*x = ClearAppIdentityProviderRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[62]
+	mi := &file_identity_v1_identity_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4514,7 +4627,7 @@ func (x *ClearAppIdentityProviderRequest) String() string {
 func (*ClearAppIdentityProviderRequest) ProtoMessage() {}
 
 func (x *ClearAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[62]
+	mi := &file_identity_v1_identity_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4527,7 +4640,7 @@ func (x *ClearAppIdentityProviderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearAppIdentityProviderRequest.ProtoReflect.Descriptor instead.
 func (*ClearAppIdentityProviderRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{62}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ClearAppIdentityProviderRequest) GetAppId() string {
@@ -4553,7 +4666,7 @@ type ListAppIdentityProvidersRequest struct {
 
 func (x *ListAppIdentityProvidersRequest) Reset() {
 	*x = ListAppIdentityProvidersRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[63]
+	mi := &file_identity_v1_identity_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4565,7 +4678,7 @@ func (x *ListAppIdentityProvidersRequest) String() string {
 func (*ListAppIdentityProvidersRequest) ProtoMessage() {}
 
 func (x *ListAppIdentityProvidersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[63]
+	mi := &file_identity_v1_identity_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4578,7 +4691,7 @@ func (x *ListAppIdentityProvidersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAppIdentityProvidersRequest.ProtoReflect.Descriptor instead.
 func (*ListAppIdentityProvidersRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{63}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListAppIdentityProvidersRequest) GetAppId() string {
@@ -4599,7 +4712,7 @@ type AppIdentityProviders struct {
 
 func (x *AppIdentityProviders) Reset() {
 	*x = AppIdentityProviders{}
-	mi := &file_identity_v1_identity_proto_msgTypes[64]
+	mi := &file_identity_v1_identity_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4611,7 +4724,7 @@ func (x *AppIdentityProviders) String() string {
 func (*AppIdentityProviders) ProtoMessage() {}
 
 func (x *AppIdentityProviders) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[64]
+	mi := &file_identity_v1_identity_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4624,7 +4737,7 @@ func (x *AppIdentityProviders) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppIdentityProviders.ProtoReflect.Descriptor instead.
 func (*AppIdentityProviders) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{64}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *AppIdentityProviders) GetAppId() string {
@@ -4650,7 +4763,7 @@ type VerifyOperatorTokenRequest struct {
 
 func (x *VerifyOperatorTokenRequest) Reset() {
 	*x = VerifyOperatorTokenRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[65]
+	mi := &file_identity_v1_identity_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4662,7 +4775,7 @@ func (x *VerifyOperatorTokenRequest) String() string {
 func (*VerifyOperatorTokenRequest) ProtoMessage() {}
 
 func (x *VerifyOperatorTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[65]
+	mi := &file_identity_v1_identity_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4675,7 +4788,7 @@ func (x *VerifyOperatorTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyOperatorTokenRequest.ProtoReflect.Descriptor instead.
 func (*VerifyOperatorTokenRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{65}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *VerifyOperatorTokenRequest) GetOperatorToken() string {
@@ -4697,7 +4810,7 @@ type VerifiedOperatorToken struct {
 
 func (x *VerifiedOperatorToken) Reset() {
 	*x = VerifiedOperatorToken{}
-	mi := &file_identity_v1_identity_proto_msgTypes[66]
+	mi := &file_identity_v1_identity_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4709,7 +4822,7 @@ func (x *VerifiedOperatorToken) String() string {
 func (*VerifiedOperatorToken) ProtoMessage() {}
 
 func (x *VerifiedOperatorToken) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[66]
+	mi := &file_identity_v1_identity_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4722,7 +4835,7 @@ func (x *VerifiedOperatorToken) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifiedOperatorToken.ProtoReflect.Descriptor instead.
 func (*VerifiedOperatorToken) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{66}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *VerifiedOperatorToken) GetMemberId() string {
@@ -4748,7 +4861,7 @@ type GetAppProjectRequest struct {
 
 func (x *GetAppProjectRequest) Reset() {
 	*x = GetAppProjectRequest{}
-	mi := &file_identity_v1_identity_proto_msgTypes[67]
+	mi := &file_identity_v1_identity_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4760,7 +4873,7 @@ func (x *GetAppProjectRequest) String() string {
 func (*GetAppProjectRequest) ProtoMessage() {}
 
 func (x *GetAppProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[67]
+	mi := &file_identity_v1_identity_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4773,7 +4886,7 @@ func (x *GetAppProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppProjectRequest.ProtoReflect.Descriptor instead.
 func (*GetAppProjectRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{67}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetAppProjectRequest) GetAppId() string {
@@ -4793,7 +4906,7 @@ type AppProject struct {
 
 func (x *AppProject) Reset() {
 	*x = AppProject{}
-	mi := &file_identity_v1_identity_proto_msgTypes[68]
+	mi := &file_identity_v1_identity_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4805,7 +4918,7 @@ func (x *AppProject) String() string {
 func (*AppProject) ProtoMessage() {}
 
 func (x *AppProject) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_identity_proto_msgTypes[68]
+	mi := &file_identity_v1_identity_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4818,7 +4931,7 @@ func (x *AppProject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppProject.ProtoReflect.Descriptor instead.
 func (*AppProject) Descriptor() ([]byte, []int) {
-	return file_identity_v1_identity_proto_rawDescGZIP(), []int{68}
+	return file_identity_v1_identity_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *AppProject) GetAppId() string {
@@ -5208,7 +5321,14 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x05appId\x18\x03 \x01(\tR\x05appId\"E\n" +
 	"\x15RevokeSessionsRequest\x12\x16\n" +
 	"\x06userId\x18\x01 \x01(\tR\x06userId\x12\x14\n" +
-	"\x05appId\x18\x02 \x01(\tR\x05appId\"@\n" +
+	"\x05appId\x18\x02 \x01(\tR\x05appId\"U\n" +
+	"\x19SetAppRedirectUrisRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\"\n" +
+	"\fredirectUris\x18\x02 \x03(\tR\fredirectUris\"\xa1\x01\n" +
+	"\x1bSetAppTokenLifetimesRequest\x12\x14\n" +
+	"\x05appId\x18\x01 \x01(\tR\x05appId\x124\n" +
+	"\x15accessTokenTtlSeconds\x18\x02 \x01(\x05R\x15accessTokenTtlSeconds\x126\n" +
+	"\x16refreshTokenTtlSeconds\x18\x03 \x01(\x05R\x16refreshTokenTtlSeconds\"@\n" +
 	"\x10SetAppMfaRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x16\n" +
 	"\x06policy\x18\x02 \x01(\tR\x06policy\"L\n" +
@@ -5288,7 +5408,7 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x11GetTenantReferrer\x12+.berth.identity.v1.GetTenantReferrerRequest\x1a\x1a.berth.identity.v1.UserRef\"\x06\xca\xf3\x18\x02P\x01\x12a\n" +
 	"\x0eListWebOrigins\x12(.berth.identity.v1.ListWebOriginsRequest\x1a\x1d.berth.identity.v1.WebOrigins\"\x06\xca\xf3\x18\x02P\x01\x12v\n" +
 	"\x13VerifyOperatorToken\x12-.berth.identity.v1.VerifyOperatorTokenRequest\x1a(.berth.identity.v1.VerifiedOperatorToken\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
-	"\rGetAppProject\x12'.berth.identity.v1.GetAppProjectRequest\x1a\x1d.berth.identity.v1.AppProject\"\x06\xca\xf3\x18\x02P\x012\xa6\x11\n" +
+	"\rGetAppProject\x12'.berth.identity.v1.GetAppProjectRequest\x1a\x1d.berth.identity.v1.AppProject\"\x06\xca\xf3\x18\x02P\x012\x88\x13\n" +
 	"\x14IdentityAdminService\x12\\\n" +
 	"\rCreateProject\x12'.berth.identity.v1.CreateProjectRequest\x1a\x1a.berth.identity.v1.Project\"\x06\xca\xf3\x18\x02H\x01\x12_\n" +
 	"\tCreateApp\x12#.berth.identity.v1.CreateAppRequest\x1a\x16.berth.identity.v1.App\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12c\n" +
@@ -5308,7 +5428,9 @@ const file_identity_v1_identity_proto_rawDesc = "" +
 	"\x16SetAppIdentityProvider\x120.berth.identity.v1.SetAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x8a\x01\n" +
 	"\x18ClearAppIdentityProvider\x122.berth.identity.v1.ClearAppIdentityProviderRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12\x8a\x01\n" +
 	"\x18ListAppIdentityProviders\x122.berth.identity.v1.ListAppIdentityProvidersRequest\x1a'.berth.identity.v1.AppIdentityProviders\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12[\n" +
-	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12o\n" +
+	"\tSetAppMfa\x12#.berth.identity.v1.SetAppMfaRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12m\n" +
+	"\x12SetAppRedirectUris\x12,.berth.identity.v1.SetAppRedirectUrisRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12q\n" +
+	"\x14SetAppTokenLifetimes\x12..berth.identity.v1.SetAppTokenLifetimesRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12o\n" +
 	"\x13SetAppPasskeySignIn\x12-.berth.identity.v1.SetAppPasskeySignInRequest\x1a\x16.berth.identity.v1.App\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appId\x12m\n" +
 	"\x12ResetSecondFactors\x12,.berth.identity.v1.ResetSecondFactorsRequest\x1a\x16.google.protobuf.Empty\"\x11\xca\xf3\x18\rH\x01\x88\x01\x01\x92\x01\x05appIdB7Z5github.com/berthhq/berth/proto/identity/v1;identityv1b\x06proto3"
 
@@ -5324,7 +5446,7 @@ func file_identity_v1_identity_proto_rawDescGZIP() []byte {
 	return file_identity_v1_identity_proto_rawDescData
 }
 
-var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_identity_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_identity_v1_identity_proto_goTypes = []any{
 	(*ListUserRolesRequest)(nil),            // 0: berth.identity.v1.ListUserRolesRequest
 	(*UserRole)(nil),                        // 1: berth.identity.v1.UserRole
@@ -5381,21 +5503,23 @@ var file_identity_v1_identity_proto_goTypes = []any{
 	(*SessionList)(nil),                     // 52: berth.identity.v1.SessionList
 	(*RevokeSessionRequest)(nil),            // 53: berth.identity.v1.RevokeSessionRequest
 	(*RevokeSessionsRequest)(nil),           // 54: berth.identity.v1.RevokeSessionsRequest
-	(*SetAppMfaRequest)(nil),                // 55: berth.identity.v1.SetAppMfaRequest
-	(*SetAppPasskeySignInRequest)(nil),      // 56: berth.identity.v1.SetAppPasskeySignInRequest
-	(*ResetSecondFactorsRequest)(nil),       // 57: berth.identity.v1.ResetSecondFactorsRequest
-	(*RemoveSecondFactorsRequest)(nil),      // 58: berth.identity.v1.RemoveSecondFactorsRequest
-	(*SetAppEmailVerificationRequest)(nil),  // 59: berth.identity.v1.SetAppEmailVerificationRequest
-	(*IdentityProvider)(nil),                // 60: berth.identity.v1.IdentityProvider
-	(*SetAppIdentityProviderRequest)(nil),   // 61: berth.identity.v1.SetAppIdentityProviderRequest
-	(*ClearAppIdentityProviderRequest)(nil), // 62: berth.identity.v1.ClearAppIdentityProviderRequest
-	(*ListAppIdentityProvidersRequest)(nil), // 63: berth.identity.v1.ListAppIdentityProvidersRequest
-	(*AppIdentityProviders)(nil),            // 64: berth.identity.v1.AppIdentityProviders
-	(*VerifyOperatorTokenRequest)(nil),      // 65: berth.identity.v1.VerifyOperatorTokenRequest
-	(*VerifiedOperatorToken)(nil),           // 66: berth.identity.v1.VerifiedOperatorToken
-	(*GetAppProjectRequest)(nil),            // 67: berth.identity.v1.GetAppProjectRequest
-	(*AppProject)(nil),                      // 68: berth.identity.v1.AppProject
-	(*emptypb.Empty)(nil),                   // 69: google.protobuf.Empty
+	(*SetAppRedirectUrisRequest)(nil),       // 55: berth.identity.v1.SetAppRedirectUrisRequest
+	(*SetAppTokenLifetimesRequest)(nil),     // 56: berth.identity.v1.SetAppTokenLifetimesRequest
+	(*SetAppMfaRequest)(nil),                // 57: berth.identity.v1.SetAppMfaRequest
+	(*SetAppPasskeySignInRequest)(nil),      // 58: berth.identity.v1.SetAppPasskeySignInRequest
+	(*ResetSecondFactorsRequest)(nil),       // 59: berth.identity.v1.ResetSecondFactorsRequest
+	(*RemoveSecondFactorsRequest)(nil),      // 60: berth.identity.v1.RemoveSecondFactorsRequest
+	(*SetAppEmailVerificationRequest)(nil),  // 61: berth.identity.v1.SetAppEmailVerificationRequest
+	(*IdentityProvider)(nil),                // 62: berth.identity.v1.IdentityProvider
+	(*SetAppIdentityProviderRequest)(nil),   // 63: berth.identity.v1.SetAppIdentityProviderRequest
+	(*ClearAppIdentityProviderRequest)(nil), // 64: berth.identity.v1.ClearAppIdentityProviderRequest
+	(*ListAppIdentityProvidersRequest)(nil), // 65: berth.identity.v1.ListAppIdentityProvidersRequest
+	(*AppIdentityProviders)(nil),            // 66: berth.identity.v1.AppIdentityProviders
+	(*VerifyOperatorTokenRequest)(nil),      // 67: berth.identity.v1.VerifyOperatorTokenRequest
+	(*VerifiedOperatorToken)(nil),           // 68: berth.identity.v1.VerifiedOperatorToken
+	(*GetAppProjectRequest)(nil),            // 69: berth.identity.v1.GetAppProjectRequest
+	(*AppProject)(nil),                      // 70: berth.identity.v1.AppProject
+	(*emptypb.Empty)(nil),                   // 71: google.protobuf.Empty
 }
 var file_identity_v1_identity_proto_depIdxs = []int32{
 	1,  // 0: berth.identity.v1.UserRoleList.items:type_name -> berth.identity.v1.UserRole
@@ -5407,8 +5531,8 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	32, // 6: berth.identity.v1.CreatedApiKey.key:type_name -> berth.identity.v1.ApiKey
 	32, // 7: berth.identity.v1.ApiKeyList.items:type_name -> berth.identity.v1.ApiKey
 	51, // 8: berth.identity.v1.SessionList.items:type_name -> berth.identity.v1.Session
-	60, // 9: berth.identity.v1.SetAppIdentityProviderRequest.provider:type_name -> berth.identity.v1.IdentityProvider
-	60, // 10: berth.identity.v1.AppIdentityProviders.items:type_name -> berth.identity.v1.IdentityProvider
+	62, // 9: berth.identity.v1.SetAppIdentityProviderRequest.provider:type_name -> berth.identity.v1.IdentityProvider
+	62, // 10: berth.identity.v1.AppIdentityProviders.items:type_name -> berth.identity.v1.IdentityProvider
 	0,  // 11: berth.identity.v1.IdentityService.ListUserRoles:input_type -> berth.identity.v1.ListUserRolesRequest
 	3,  // 12: berth.identity.v1.IdentityService.GetUser:input_type -> berth.identity.v1.GetUserRequest
 	6,  // 13: berth.identity.v1.IdentityService.GetPublicKey:input_type -> berth.identity.v1.GetPublicKeyRequest
@@ -5420,7 +5544,7 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	50, // 19: berth.identity.v1.IdentityService.ListSessions:input_type -> berth.identity.v1.ListSessionsRequest
 	53, // 20: berth.identity.v1.IdentityService.RevokeSession:input_type -> berth.identity.v1.RevokeSessionRequest
 	54, // 21: berth.identity.v1.IdentityService.RevokeSessions:input_type -> berth.identity.v1.RevokeSessionsRequest
-	58, // 22: berth.identity.v1.IdentityService.RemoveSecondFactors:input_type -> berth.identity.v1.RemoveSecondFactorsRequest
+	60, // 22: berth.identity.v1.IdentityService.RemoveSecondFactors:input_type -> berth.identity.v1.RemoveSecondFactorsRequest
 	36, // 23: berth.identity.v1.OperatorService.UpdateApiKey:input_type -> berth.identity.v1.UpdateApiKeyRequest
 	12, // 24: berth.identity.v1.IdentityInternalService.VerifyApiKey:input_type -> berth.identity.v1.VerifyApiKeyRequest
 	21, // 25: berth.identity.v1.IdentityInternalService.ListTenantUsers:input_type -> berth.identity.v1.ListTenantUsersRequest
@@ -5429,8 +5553,8 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	14, // 28: berth.identity.v1.IdentityInternalService.GetAppRef:input_type -> berth.identity.v1.GetAppRefRequest
 	20, // 29: berth.identity.v1.IdentityInternalService.GetTenantReferrer:input_type -> berth.identity.v1.GetTenantReferrerRequest
 	18, // 30: berth.identity.v1.IdentityInternalService.ListWebOrigins:input_type -> berth.identity.v1.ListWebOriginsRequest
-	65, // 31: berth.identity.v1.IdentityInternalService.VerifyOperatorToken:input_type -> berth.identity.v1.VerifyOperatorTokenRequest
-	67, // 32: berth.identity.v1.IdentityInternalService.GetAppProject:input_type -> berth.identity.v1.GetAppProjectRequest
+	67, // 31: berth.identity.v1.IdentityInternalService.VerifyOperatorToken:input_type -> berth.identity.v1.VerifyOperatorTokenRequest
+	69, // 32: berth.identity.v1.IdentityInternalService.GetAppProject:input_type -> berth.identity.v1.GetAppProjectRequest
 	27, // 33: berth.identity.v1.IdentityAdminService.CreateProject:input_type -> berth.identity.v1.CreateProjectRequest
 	28, // 34: berth.identity.v1.IdentityAdminService.CreateApp:input_type -> berth.identity.v1.CreateAppRequest
 	29, // 35: berth.identity.v1.IdentityAdminService.SetAppEnabled:input_type -> berth.identity.v1.SetAppEnabledRequest
@@ -5444,57 +5568,61 @@ var file_identity_v1_identity_proto_depIdxs = []int32{
 	47, // 43: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:input_type -> berth.identity.v1.AppOriginRequest
 	48, // 44: berth.identity.v1.IdentityAdminService.ListAppOrigins:input_type -> berth.identity.v1.ListAppOriginsRequest
 	26, // 45: berth.identity.v1.IdentityAdminService.SetAppBranding:input_type -> berth.identity.v1.SetAppBrandingRequest
-	59, // 46: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
-	61, // 47: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
-	62, // 48: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
-	63, // 49: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
-	55, // 50: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
-	56, // 51: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:input_type -> berth.identity.v1.SetAppPasskeySignInRequest
-	57, // 52: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
-	2,  // 53: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
-	4,  // 54: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
-	7,  // 55: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
-	69, // 56: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
-	69, // 57: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
-	4,  // 58: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
-	69, // 59: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
-	69, // 60: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
-	52, // 61: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
-	69, // 62: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
-	69, // 63: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
-	69, // 64: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
-	37, // 65: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
-	13, // 66: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
-	22, // 67: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
-	45, // 68: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
-	17, // 69: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
-	15, // 70: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
-	17, // 71: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
-	19, // 72: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
-	66, // 73: berth.identity.v1.IdentityInternalService.VerifyOperatorToken:output_type -> berth.identity.v1.VerifiedOperatorToken
-	68, // 74: berth.identity.v1.IdentityInternalService.GetAppProject:output_type -> berth.identity.v1.AppProject
-	23, // 75: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
-	24, // 76: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
-	24, // 77: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
-	24, // 78: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
-	33, // 79: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
-	4,  // 80: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
-	1,  // 81: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
-	40, // 82: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
-	42, // 83: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
-	49, // 84: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 85: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
-	49, // 86: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
-	24, // 87: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
-	24, // 88: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
-	64, // 89: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
-	64, // 90: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
-	64, // 91: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
-	24, // 92: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
-	24, // 93: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:output_type -> berth.identity.v1.App
-	69, // 94: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
-	53, // [53:95] is the sub-list for method output_type
-	11, // [11:53] is the sub-list for method input_type
+	61, // 46: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:input_type -> berth.identity.v1.SetAppEmailVerificationRequest
+	63, // 47: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:input_type -> berth.identity.v1.SetAppIdentityProviderRequest
+	64, // 48: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:input_type -> berth.identity.v1.ClearAppIdentityProviderRequest
+	65, // 49: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:input_type -> berth.identity.v1.ListAppIdentityProvidersRequest
+	57, // 50: berth.identity.v1.IdentityAdminService.SetAppMfa:input_type -> berth.identity.v1.SetAppMfaRequest
+	55, // 51: berth.identity.v1.IdentityAdminService.SetAppRedirectUris:input_type -> berth.identity.v1.SetAppRedirectUrisRequest
+	56, // 52: berth.identity.v1.IdentityAdminService.SetAppTokenLifetimes:input_type -> berth.identity.v1.SetAppTokenLifetimesRequest
+	58, // 53: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:input_type -> berth.identity.v1.SetAppPasskeySignInRequest
+	59, // 54: berth.identity.v1.IdentityAdminService.ResetSecondFactors:input_type -> berth.identity.v1.ResetSecondFactorsRequest
+	2,  // 55: berth.identity.v1.IdentityService.ListUserRoles:output_type -> berth.identity.v1.UserRoleList
+	4,  // 56: berth.identity.v1.IdentityService.GetUser:output_type -> berth.identity.v1.User
+	7,  // 57: berth.identity.v1.IdentityService.GetPublicKey:output_type -> berth.identity.v1.PublicKey
+	71, // 58: berth.identity.v1.IdentityService.SetAccessStatus:output_type -> google.protobuf.Empty
+	71, // 59: berth.identity.v1.IdentityService.UpdateUser:output_type -> google.protobuf.Empty
+	4,  // 60: berth.identity.v1.IdentityService.GetMe:output_type -> berth.identity.v1.User
+	71, // 61: berth.identity.v1.IdentityService.SendReferralInvite:output_type -> google.protobuf.Empty
+	71, // 62: berth.identity.v1.IdentityService.DeleteUser:output_type -> google.protobuf.Empty
+	52, // 63: berth.identity.v1.IdentityService.ListSessions:output_type -> berth.identity.v1.SessionList
+	71, // 64: berth.identity.v1.IdentityService.RevokeSession:output_type -> google.protobuf.Empty
+	71, // 65: berth.identity.v1.IdentityService.RevokeSessions:output_type -> google.protobuf.Empty
+	71, // 66: berth.identity.v1.IdentityService.RemoveSecondFactors:output_type -> google.protobuf.Empty
+	37, // 67: berth.identity.v1.OperatorService.UpdateApiKey:output_type -> berth.identity.v1.ApiKeyList
+	13, // 68: berth.identity.v1.IdentityInternalService.VerifyApiKey:output_type -> berth.identity.v1.VerifiedApiKey
+	22, // 69: berth.identity.v1.IdentityInternalService.ListTenantUsers:output_type -> berth.identity.v1.TenantUserList
+	45, // 70: berth.identity.v1.IdentityInternalService.VerifyAccessToken:output_type -> berth.identity.v1.VerifiedAccessToken
+	17, // 71: berth.identity.v1.IdentityInternalService.GetUserRef:output_type -> berth.identity.v1.UserRef
+	15, // 72: berth.identity.v1.IdentityInternalService.GetAppRef:output_type -> berth.identity.v1.AppRef
+	17, // 73: berth.identity.v1.IdentityInternalService.GetTenantReferrer:output_type -> berth.identity.v1.UserRef
+	19, // 74: berth.identity.v1.IdentityInternalService.ListWebOrigins:output_type -> berth.identity.v1.WebOrigins
+	68, // 75: berth.identity.v1.IdentityInternalService.VerifyOperatorToken:output_type -> berth.identity.v1.VerifiedOperatorToken
+	70, // 76: berth.identity.v1.IdentityInternalService.GetAppProject:output_type -> berth.identity.v1.AppProject
+	23, // 77: berth.identity.v1.IdentityAdminService.CreateProject:output_type -> berth.identity.v1.Project
+	24, // 78: berth.identity.v1.IdentityAdminService.CreateApp:output_type -> berth.identity.v1.App
+	24, // 79: berth.identity.v1.IdentityAdminService.SetAppEnabled:output_type -> berth.identity.v1.App
+	24, // 80: berth.identity.v1.IdentityAdminService.RotateAppKey:output_type -> berth.identity.v1.App
+	33, // 81: berth.identity.v1.IdentityAdminService.CreateApiKey:output_type -> berth.identity.v1.CreatedApiKey
+	4,  // 82: berth.identity.v1.IdentityAdminService.CreateUser:output_type -> berth.identity.v1.User
+	1,  // 83: berth.identity.v1.IdentityAdminService.CreateUserRole:output_type -> berth.identity.v1.UserRole
+	40, // 84: berth.identity.v1.IdentityAdminService.AddProjectMember:output_type -> berth.identity.v1.ProjectMember
+	42, // 85: berth.identity.v1.IdentityAdminService.IssueOperatorToken:output_type -> berth.identity.v1.OperatorToken
+	49, // 86: berth.identity.v1.IdentityAdminService.AddAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 87: berth.identity.v1.IdentityAdminService.RemoveAppOrigin:output_type -> berth.identity.v1.AppOrigins
+	49, // 88: berth.identity.v1.IdentityAdminService.ListAppOrigins:output_type -> berth.identity.v1.AppOrigins
+	24, // 89: berth.identity.v1.IdentityAdminService.SetAppBranding:output_type -> berth.identity.v1.App
+	24, // 90: berth.identity.v1.IdentityAdminService.SetAppEmailVerification:output_type -> berth.identity.v1.App
+	66, // 91: berth.identity.v1.IdentityAdminService.SetAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	66, // 92: berth.identity.v1.IdentityAdminService.ClearAppIdentityProvider:output_type -> berth.identity.v1.AppIdentityProviders
+	66, // 93: berth.identity.v1.IdentityAdminService.ListAppIdentityProviders:output_type -> berth.identity.v1.AppIdentityProviders
+	24, // 94: berth.identity.v1.IdentityAdminService.SetAppMfa:output_type -> berth.identity.v1.App
+	24, // 95: berth.identity.v1.IdentityAdminService.SetAppRedirectUris:output_type -> berth.identity.v1.App
+	24, // 96: berth.identity.v1.IdentityAdminService.SetAppTokenLifetimes:output_type -> berth.identity.v1.App
+	24, // 97: berth.identity.v1.IdentityAdminService.SetAppPasskeySignIn:output_type -> berth.identity.v1.App
+	71, // 98: berth.identity.v1.IdentityAdminService.ResetSecondFactors:output_type -> google.protobuf.Empty
+	55, // [55:99] is the sub-list for method output_type
+	11, // [11:55] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -5515,7 +5643,7 @@ func file_identity_v1_identity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_identity_proto_rawDesc), len(file_identity_v1_identity_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   69,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

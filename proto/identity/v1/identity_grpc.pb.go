@@ -1261,6 +1261,8 @@ const (
 	IdentityAdminService_ClearAppIdentityProvider_FullMethodName = "/berth.identity.v1.IdentityAdminService/ClearAppIdentityProvider"
 	IdentityAdminService_ListAppIdentityProviders_FullMethodName = "/berth.identity.v1.IdentityAdminService/ListAppIdentityProviders"
 	IdentityAdminService_SetAppMfa_FullMethodName                = "/berth.identity.v1.IdentityAdminService/SetAppMfa"
+	IdentityAdminService_SetAppRedirectUris_FullMethodName       = "/berth.identity.v1.IdentityAdminService/SetAppRedirectUris"
+	IdentityAdminService_SetAppTokenLifetimes_FullMethodName     = "/berth.identity.v1.IdentityAdminService/SetAppTokenLifetimes"
 	IdentityAdminService_SetAppPasskeySignIn_FullMethodName      = "/berth.identity.v1.IdentityAdminService/SetAppPasskeySignIn"
 	IdentityAdminService_ResetSecondFactors_FullMethodName       = "/berth.identity.v1.IdentityAdminService/ResetSecondFactors"
 )
@@ -1307,6 +1309,12 @@ type IdentityAdminServiceClient interface {
 	// SetAppMfa sets the app's second-factor policy: "off", "optional" (users may enrol) or
 	// "required" (every user proves a second factor at sign-in, enrolling at the next one).
 	SetAppMfa(ctx context.Context, in *SetAppMfaRequest, opts ...grpc.CallOption) (*App, error)
+	// SetAppRedirectUris replaces the app's redirect URIs (absolute http(s) URLs without a fragment).
+	// Their origins are the app's browser origins, so a change is an app change for every service.
+	SetAppRedirectUris(ctx context.Context, in *SetAppRedirectUrisRequest, opts ...grpc.CallOption) (*App, error)
+	// SetAppTokenLifetimes sets how long the app's access and refresh tokens live; tokens issued
+	// before keep their own expiry.
+	SetAppTokenLifetimes(ctx context.Context, in *SetAppTokenLifetimesRequest, opts ...grpc.CallOption) (*App, error)
 	// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
 	// password (their passkeys prove two factors: the device and its screen lock).
 	SetAppPasskeySignIn(ctx context.Context, in *SetAppPasskeySignInRequest, opts ...grpc.CallOption) (*App, error)
@@ -1503,6 +1511,26 @@ func (c *identityAdminServiceClient) SetAppMfa(ctx context.Context, in *SetAppMf
 	return out, nil
 }
 
+func (c *identityAdminServiceClient) SetAppRedirectUris(ctx context.Context, in *SetAppRedirectUrisRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppRedirectUris_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *identityAdminServiceClient) SetAppTokenLifetimes(ctx context.Context, in *SetAppTokenLifetimesRequest, opts ...grpc.CallOption) (*App, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(App)
+	err := c.cc.Invoke(ctx, IdentityAdminService_SetAppTokenLifetimes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *identityAdminServiceClient) SetAppPasskeySignIn(ctx context.Context, in *SetAppPasskeySignInRequest, opts ...grpc.CallOption) (*App, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(App)
@@ -1565,6 +1593,12 @@ type IdentityAdminServiceServer interface {
 	// SetAppMfa sets the app's second-factor policy: "off", "optional" (users may enrol) or
 	// "required" (every user proves a second factor at sign-in, enrolling at the next one).
 	SetAppMfa(context.Context, *SetAppMfaRequest) (*App, error)
+	// SetAppRedirectUris replaces the app's redirect URIs (absolute http(s) URLs without a fragment).
+	// Their origins are the app's browser origins, so a change is an app change for every service.
+	SetAppRedirectUris(context.Context, *SetAppRedirectUrisRequest) (*App, error)
+	// SetAppTokenLifetimes sets how long the app's access and refresh tokens live; tokens issued
+	// before keep their own expiry.
+	SetAppTokenLifetimes(context.Context, *SetAppTokenLifetimesRequest) (*App, error)
 	// SetAppPasskeySignIn sets whether the app's users may sign in with a passkey instead of the
 	// password (their passkeys prove two factors: the device and its screen lock).
 	SetAppPasskeySignIn(context.Context, *SetAppPasskeySignInRequest) (*App, error)
@@ -1634,6 +1668,12 @@ func (UnimplementedIdentityAdminServiceServer) ListAppIdentityProviders(context.
 }
 func (UnimplementedIdentityAdminServiceServer) SetAppMfa(context.Context, *SetAppMfaRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAppMfa not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppRedirectUris(context.Context, *SetAppRedirectUrisRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppRedirectUris not implemented")
+}
+func (UnimplementedIdentityAdminServiceServer) SetAppTokenLifetimes(context.Context, *SetAppTokenLifetimesRequest) (*App, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAppTokenLifetimes not implemented")
 }
 func (UnimplementedIdentityAdminServiceServer) SetAppPasskeySignIn(context.Context, *SetAppPasskeySignInRequest) (*App, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetAppPasskeySignIn not implemented")
@@ -1986,6 +2026,42 @@ func _IdentityAdminService_SetAppMfa_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IdentityAdminService_SetAppRedirectUris_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppRedirectUrisRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppRedirectUris(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppRedirectUris_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppRedirectUris(ctx, req.(*SetAppRedirectUrisRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IdentityAdminService_SetAppTokenLifetimes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAppTokenLifetimesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IdentityAdminServiceServer).SetAppTokenLifetimes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IdentityAdminService_SetAppTokenLifetimes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IdentityAdminServiceServer).SetAppTokenLifetimes(ctx, req.(*SetAppTokenLifetimesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IdentityAdminService_SetAppPasskeySignIn_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SetAppPasskeySignInRequest)
 	if err := dec(in); err != nil {
@@ -2100,6 +2176,14 @@ var IdentityAdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetAppMfa",
 			Handler:    _IdentityAdminService_SetAppMfa_Handler,
+		},
+		{
+			MethodName: "SetAppRedirectUris",
+			Handler:    _IdentityAdminService_SetAppRedirectUris_Handler,
+		},
+		{
+			MethodName: "SetAppTokenLifetimes",
+			Handler:    _IdentityAdminService_SetAppTokenLifetimes_Handler,
 		},
 		{
 			MethodName: "SetAppPasskeySignIn",

@@ -204,6 +204,31 @@ func (s *Service) RemoveAppOrigin(ctx context.Context, appID, origin string) (do
 	return s.changeOrigins(ctx, appID, func(a *domain.App) (bool, error) { return true, a.RemoveOrigin(origin) })
 }
 
+// SetAppRedirectURIs replaces an app's redirect URIs. Their origins are browser origins of the
+// app, so a change is an app.changed event with its origins changed, as for AddAppOrigin.
+func (s *Service) SetAppRedirectURIs(ctx context.Context, appID string, uris []string) (domain.App, error) {
+	return s.changeOrigins(ctx, appID, func(a *domain.App) (bool, error) { return a.SetRedirectURIs(uris) })
+}
+
+// SetAppTokenLifetimes sets how long the app's tokens live (0 each: the defaults). Only identity
+// issues and refreshes tokens, so no event: tokens already issued keep their expiry.
+func (s *Service) SetAppTokenLifetimes(ctx context.Context, appID string, access, refresh time.Duration) (domain.App, error) {
+	appID = domain.CanonicalID(appID)
+	if !domain.IsUUID(appID) {
+		return domain.App{}, domain.NotFound("app")
+	}
+	return s.store.UpdateApp(ctx, appID, func(a *domain.App) ([]events.Event, error) {
+		before := *a
+		if err := a.SetTokenLifetimes(access, refresh); err != nil {
+			return nil, err
+		}
+		if a.AccessTokenTTL != before.AccessTokenTTL || a.RefreshTokenTTL != before.RefreshTokenTTL {
+			a.UpdatedAt = s.now()
+		}
+		return nil, nil
+	})
+}
+
 func (s *Service) changeOrigins(ctx context.Context, appID string, change func(*domain.App) (bool, error)) (domain.App, error) {
 	appID = domain.CanonicalID(appID)
 	if !domain.IsUUID(appID) {

@@ -677,3 +677,34 @@ func TestAppBrandingIsReplacedWholeAndReachesTheLoginPage(t *testing.T) {
 		t.Errorf("unknown app = %v", err)
 	}
 }
+
+func TestRedirectURIsChangeWithAnAppEventAndTokenLifetimesWithout(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.drain(t)
+	a, err := f.svc.SetAppRedirectURIs(ctx, f.app.ID, []string{"https://app.test/cb", "https://shop.test/cb"})
+	if err != nil || !slices.Equal(a.RedirectURIs, []string{"https://app.test/cb", "https://shop.test/cb"}) {
+		t.Fatalf("SetAppRedirectURIs = %q, %v", a.RedirectURIs, err)
+	}
+	var payload identityv1.AppChanged
+	if evs := f.drain(t); len(evs) != 1 || evs[0].Decode(&payload) != nil || !payload.GetOriginsChanged() {
+		t.Fatalf("events = %v, want one app.changed with its origins changed", types(evs))
+	}
+	if got, err := f.svc.AppWebOrigins(ctx, f.app.ID); err != nil || !slices.Contains(got, "https://shop.test") {
+		t.Errorf("AppWebOrigins = %q, %v; want the new redirect URI's origin", got, err)
+	}
+	_, err = f.svc.SetAppRedirectURIs(ctx, f.app.ID, []string{"https://shop.test/cb#x"})
+	wantInvalid(t, err, "redirectUris[0]")
+
+	a, err = f.svc.SetAppTokenLifetimes(ctx, f.app.ID, 5*time.Minute, 7*24*time.Hour)
+	if err != nil || a.AccessTokenTTL != 5*time.Minute || a.RefreshTokenTTL != 7*24*time.Hour {
+		t.Fatalf("SetAppTokenLifetimes = %v/%v, %v", a.AccessTokenTTL, a.RefreshTokenTTL, err)
+	}
+	if evs := f.drain(t); len(evs) != 0 {
+		t.Errorf("token lifetimes emitted %v: only identity uses them", types(evs))
+	}
+	_, err = f.svc.SetAppTokenLifetimes(ctx, f.app.ID, time.Hour, 30*time.Minute)
+	wantInvalid(t, err, "refreshTokenTtlSeconds")
+	_, err = f.svc.SetAppTokenLifetimes(ctx, uuid.NewString(), 0, 0)
+	wantNotFound(t, err)
+}

@@ -205,6 +205,32 @@ func (a App) WebOrigins() []string {
 	return slices.Compact(out)
 }
 
+// MaxRedirectURIs bounds an app's redirect URIs; each is also a browser origin every verification
+// of the app's tokens carries.
+const MaxRedirectURIs = 50
+
+// SetRedirectURIs replaces the app's redirect URIs with uris (duplicates dropped), each checked as
+// NewApp checks them. It reports whether they changed.
+func (a *App) SetRedirectURIs(uris []string) (bool, error) {
+	out := make([]string, 0, len(uris))
+	for i, raw := range uris {
+		if err := checkRedirectURI(raw); err != nil {
+			return false, fault.InvalidField(fmt.Sprintf("redirectUris[%d]", i), "%s", err.Error())
+		}
+		if !slices.Contains(out, raw) {
+			out = append(out, raw)
+		}
+	}
+	if len(out) > MaxRedirectURIs {
+		return false, fault.InvalidField("redirectUris", "must be at most %d", MaxRedirectURIs)
+	}
+	if slices.Equal(out, a.RedirectURIs) {
+		return false, nil
+	}
+	a.RedirectURIs = out
+	return true, nil
+}
+
 // AddOrigin allows one more browser origin. It reports false when the origin was allowed as an
 // extra origin already (nothing changes then).
 func (a *App) AddOrigin(raw string) (bool, error) {

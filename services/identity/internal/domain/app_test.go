@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/berthhq/berth/pkg/fault"
@@ -142,3 +143,43 @@ func isInvalid(err error, field string) bool {
 }
 
 func slicesEqual(a, b []string) bool { return slices.Equal(a, b) }
+
+func TestRedirectURIsAreReplacedCheckedAndDeduplicated(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		uris    []string
+		want    []string
+		changed bool
+		field   string
+	}{
+		{"the same list", []string{"https://shop.example/cb"}, []string{"https://shop.example/cb"}, false, ""},
+		{"another list, a duplicate dropped", []string{"https://shop.example/new", "http://localhost:3000/cb", "https://shop.example/new"},
+			[]string{"https://shop.example/new", "http://localhost:3000/cb"}, true, ""},
+		{"none", nil, []string{}, true, ""},
+		{"a fragment", []string{"https://shop.example/cb", "https://shop.example/cb#x"}, nil, false, "redirectUris[1]"},
+		{"a relative path", []string{"/cb"}, nil, false, "redirectUris[0]"},
+		{"another scheme", []string{"ftp://shop.example/cb"}, nil, false, "redirectUris[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := App{RedirectURIs: []string{"https://shop.example/cb"}}
+			changed, err := a.SetRedirectURIs(tc.uris)
+			if tc.field != "" {
+				if fe, ok := fault.As(err); !ok || fe.Field() != tc.field || !slicesEqual(a.RedirectURIs, []string{"https://shop.example/cb"}) {
+					t.Fatalf("err = %v, URIs %q; want %s refused and the URIs kept", err, a.RedirectURIs, tc.field)
+				}
+				return
+			}
+			if err != nil || changed != tc.changed || !slicesEqual(a.RedirectURIs, tc.want) {
+				t.Fatalf("= %v, %v, URIs %q; want %v, %q", changed, err, a.RedirectURIs, tc.changed, tc.want)
+			}
+		})
+	}
+	many := make([]string, MaxRedirectURIs+1)
+	for i := range many {
+		many[i] = "https://shop.example/" + strconv.Itoa(i)
+	}
+	a := App{}
+	if _, err := a.SetRedirectURIs(many); err == nil {
+		t.Errorf("%d redirect URIs were accepted", len(many))
+	}
+}

@@ -69,6 +69,25 @@ func (s *AdminServer) SetAppMfa(ctx context.Context, req *identityv1.SetAppMfaRe
 	return convert.App(a), nil
 }
 
+// SetAppRedirectUris replaces the app's redirect URIs.
+func (s *AdminServer) SetAppRedirectUris(ctx context.Context, req *identityv1.SetAppRedirectUrisRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppRedirectURIs(ctx, req.GetAppId(), req.GetRedirectUris())
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
+// SetAppTokenLifetimes sets how long the app's tokens live.
+func (s *AdminServer) SetAppTokenLifetimes(ctx context.Context, req *identityv1.SetAppTokenLifetimesRequest) (*identityv1.App, error) {
+	a, err := s.svc.SetAppTokenLifetimes(ctx, req.GetAppId(), time.Duration(req.GetAccessTokenTtlSeconds())*time.Second,
+		time.Duration(req.GetRefreshTokenTtlSeconds())*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return convert.App(a), nil
+}
+
 // SetAppPasskeySignIn sets whether the app's users may sign in with a passkey.
 func (s *AdminServer) SetAppPasskeySignIn(ctx context.Context, req *identityv1.SetAppPasskeySignInRequest) (*identityv1.App, error) {
 	a, err := s.svc.SetAppPasskeySignIn(ctx, req.GetAppId(), req.GetEnabled())
