@@ -83,6 +83,17 @@ func (k Key) Less(o Key) bool {
 	return k.ID < o.ID
 }
 
+// Compare orders k and o as Less does (-1, 0 or 1), for slices.SortFunc.
+func (k Key) Compare(o Key) int {
+	switch {
+	case k.Less(o):
+		return -1
+	case o.Less(k):
+		return 1
+	}
+	return 0
+}
+
 // Encode is the opaque cursor of k.
 func (k Key) Encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(k.Text + "\x00" + k.ID))
@@ -163,16 +174,7 @@ func Select[T any](rows []T, s Search, key func(T) Key) []T {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b T) int {
-		ka, kb := key(a), key(b)
-		if ka.Less(kb) {
-			return -1
-		}
-		if kb.Less(ka) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b T) int { return key(a).Compare(key(b)) })
 	if len(out) > s.Limit {
 		out = out[:s.Limit]
 	}

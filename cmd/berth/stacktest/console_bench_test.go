@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/berthhq/berth/cmd/berth/stacktest"
 	"github.com/berthhq/berth/pkg/testkit/latency"
+	"github.com/berthhq/berth/pkg/testkit/pgtest"
 )
 
 // consoleRows is how many users and how many tenants the demo app holds for the list pages.
@@ -79,7 +79,6 @@ func BenchmarkConsoleListPages(b *testing.B) {
 // pages' order, and analyzes the tables as autovacuum would after such a load.
 func fillListPages(b *testing.B, pools map[string]*pgxpool.Pool, appID string) {
 	b.Helper()
-	ctx := context.Background()
 	now := time.Now().UTC()
 	for module, table := range map[string]string{"identity": "users", "tenant": "tenants"} {
 		columns := []string{"id", "app_id", "name", "created_at", "updated_at"}
@@ -94,12 +93,7 @@ func fillListPages(b *testing.B, pools map[string]*pgxpool.Pool, appID string) {
 				rows[i] = append(rows[i], fmt.Sprintf("User-%d.%s@Example%d.test", i, stacktest.RandomHex(3), i%7))
 			}
 		}
-		if _, err := pools[module].CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows)); err != nil {
-			b.Fatalf("fill %s: %v", table, err)
-		}
-		if _, err := pools[module].Exec(ctx, "vacuum (analyze) "+table); err != nil {
-			b.Fatal(err)
-		}
+		pgtest.CopyAnalyzed(b, pools[module], table, columns, rows)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -88,5 +89,19 @@ func Statement(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any)
 			rows.RawValues()
 		}
 		return rows.Err()
+	}
+}
+
+// CopyAnalyzed loads rows into table with COPY and then vacuums and analyzes it, as autovacuum
+// would after such a load: a benchmark's measurements then meet neither a vacuum of the load nor
+// the planner's guesses about an unanalyzed table.
+func CopyAnalyzed(tb testing.TB, pool *pgxpool.Pool, table string, columns []string, rows [][]any) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := pool.CopyFrom(ctx, pgx.Identifier{table}, columns, pgx.CopyFromRows(rows)); err != nil {
+		tb.Fatalf("copy into %s: %v", table, err)
+	}
+	if _, err := pool.Exec(ctx, "vacuum (analyze) "+pgx.Identifier{table}.Sanitize()); err != nil {
+		tb.Fatalf("vacuum %s: %v", table, err)
 	}
 }

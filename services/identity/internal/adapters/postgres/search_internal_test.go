@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/berthhq/berth/pkg/keyset"
@@ -63,19 +62,8 @@ func newSearchFixture(tb testing.TB, n int) searchFixture {
 		rows[i] = []any{id, a.ID, email, "User " + local, now, now}
 		f.keys[i] = app.UserKey(domain.User{ID: id, Email: email})
 	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"users"}, []string{"id", "app_id", "email", "name", "created_at", "updated_at"},
-		pgx.CopyFromRows(rows)); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, "vacuum (analyze) users"); err != nil {
-		tb.Fatal(err)
-	}
-	slices.SortFunc(f.keys, func(x, y keyset.Key) int {
-		if x.Less(y) {
-			return -1
-		}
-		return 1
-	})
+	pgtest.CopyAnalyzed(tb, pool, "users", []string{"id", "app_id", "email", "name", "created_at", "updated_at"}, rows)
+	slices.SortFunc(f.keys, keyset.Key.Compare)
 	return f
 }
 

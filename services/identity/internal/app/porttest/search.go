@@ -97,12 +97,7 @@ func testSearchUsers(t *testing.T, newStore Factory) {
 			u := seedUser(t, s, newUser(a.ID, strings.Repeat("xX", i%3+1)+uuid.NewString()[:8]+"@example.test"))
 			want = append(want, app.UserKey(u))
 		}
-		slices.SortFunc(want, func(x, y keyset.Key) int {
-			if x.Less(y) {
-				return -1
-			}
-			return 1
-		})
+		slices.SortFunc(want, keyset.Key.Compare)
 		var got []keyset.Key
 		q := prefix("x", 3)
 		for range 10 {

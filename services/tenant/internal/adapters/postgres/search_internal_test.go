@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/berthhq/berth/pkg/keyset"
@@ -34,7 +33,6 @@ type searchFixture struct {
 // load runs during the measurements.
 func newSearchFixture(tb testing.TB, n int) searchFixture {
 	tb.Helper()
-	ctx := context.Background()
 	pool := pgtest.New(tb, "tenant", Migrate)
 	f := searchFixture{pool: pool, store: New(pool), appID: uuid.NewString(), keys: make([]keyset.Key, n)}
 	now := time.Now().UTC()
@@ -52,19 +50,8 @@ func newSearchFixture(tb testing.TB, n int) searchFixture {
 		rows[i] = []any{id, f.appID, name, now, now}
 		f.keys[i] = app.TenantKey(domain.Tenant{ID: id, Name: name})
 	}
-	if _, err := pool.CopyFrom(ctx, pgx.Identifier{"tenants"}, []string{"id", "app_id", "name", "created_at", "updated_at"},
-		pgx.CopyFromRows(rows)); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, "vacuum (analyze) tenants"); err != nil {
-		tb.Fatal(err)
-	}
-	slices.SortFunc(f.keys, func(x, y keyset.Key) int {
-		if x.Less(y) {
-			return -1
-		}
-		return 1
-	})
+	pgtest.CopyAnalyzed(tb, pool, "tenants", []string{"id", "app_id", "name", "created_at", "updated_at"}, rows)
+	slices.SortFunc(f.keys, keyset.Key.Compare)
 	return f
 }
 

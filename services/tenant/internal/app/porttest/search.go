@@ -109,12 +109,7 @@ func searchPagesFollowTheCursorWithTiesBrokenByID(t *testing.T, store app.Store,
 	for _, tn := range ts {
 		want = append(want, app.TenantKey(tn))
 	}
-	slices.SortFunc(want, func(x, y keyset.Key) int {
-		if x.Less(y) {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(want, keyset.Key.Compare)
 	var got []keyset.Key
 	q := byPrefix("", 4)
 	for range 10 {
