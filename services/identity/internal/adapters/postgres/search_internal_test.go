@@ -14,7 +14,6 @@ import (
 
 	"github.com/berthhq/berth/pkg/keyset"
 	"github.com/berthhq/berth/pkg/sealbox"
-	"github.com/berthhq/berth/pkg/testkit/latency"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
@@ -93,7 +92,6 @@ func TestUserSearchReadsOneRangeOfItsIndexInEitherPlan(t *testing.T) {
 // for a first page, a deep page (after a cursor) and a prefix's first page; each reports its p50
 // and p99 in milliseconds beside ns/op (the goal: p99 ≤ 100 ms per page).
 func BenchmarkSearchUsers(b *testing.B) {
-	ctx := context.Background()
 	f := newSearchFixture(b, 100_000)
 	box, err := sealbox.New(make([]byte, sealbox.KeySize))
 	if err != nil {
@@ -104,24 +102,10 @@ func BenchmarkSearchUsers(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"first", "deep", "prefix"} {
-		q := f.searches()[name]
-		b.Run(name+"/baseline", func(b *testing.B) {
-			sql, args := searchUsersSQL(f.appID, q)
-			latency.Measure(b, pgtest.Statement(ctx, f.pool, sql, args...))
+	pgtest.BenchSearchPages(b, f.pool, []string{"first", "deep", "prefix"}, f.searches(),
+		func(q keyset.Search) (string, []any) { return searchUsersSQL(f.appID, q) },
+		func(ctx context.Context, prefix, after string) (int, error) {
+			p, err := svc.SearchUsers(ctx, f.appID, prefix, keyset.DefaultPageSize, after)
+			return len(p.Users), err
 		})
-		b.Run(name+"/search", func(b *testing.B) {
-			after := ""
-			if q.After != nil {
-				after = q.After.Encode()
-			}
-			latency.Measure(b, func() error {
-				p, err := svc.SearchUsers(ctx, f.appID, q.Prefix, keyset.DefaultPageSize, after)
-				if err == nil && len(p.Users) != keyset.DefaultPageSize {
-					err = fmt.Errorf("a page of %d users", len(p.Users))
-				}
-				return err
-			})
-		})
-	}
 }

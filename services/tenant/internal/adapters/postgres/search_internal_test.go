@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/berthhq/berth/pkg/keyset"
-	"github.com/berthhq/berth/pkg/testkit/latency"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
 	"github.com/berthhq/berth/services/tenant/internal/app"
 	"github.com/berthhq/berth/services/tenant/internal/domain"
@@ -81,30 +80,15 @@ func TestTenantSearchReadsOneRangeOfItsIndexInEitherPlan(t *testing.T) {
 // (baseline), for a first page, a deep page (after a cursor) and a prefix's first page; each
 // reports its p50 and p99 in milliseconds beside ns/op (the goal: p99 ≤ 100 ms per page).
 func BenchmarkSearchTenants(b *testing.B) {
-	ctx := context.Background()
 	f := newSearchFixture(b, 100_000)
 	svc, err := app.New(app.Config{Store: f.store, NewID: uuid.NewString})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range []string{"first", "deep", "prefix"} {
-		q := f.searches()[name]
-		b.Run(name+"/baseline", func(b *testing.B) {
-			sql, args := searchTenantsSQL(f.appID, q)
-			latency.Measure(b, pgtest.Statement(ctx, f.pool, sql, args...))
+	pgtest.BenchSearchPages(b, f.pool, []string{"first", "deep", "prefix"}, f.searches(),
+		func(q keyset.Search) (string, []any) { return searchTenantsSQL(f.appID, q) },
+		func(ctx context.Context, prefix, after string) (int, error) {
+			p, err := svc.SearchTenants(ctx, f.appID, prefix, keyset.DefaultPageSize, after)
+			return len(p.Tenants), err
 		})
-		b.Run(name+"/search", func(b *testing.B) {
-			after := ""
-			if q.After != nil {
-				after = q.After.Encode()
-			}
-			latency.Measure(b, func() error {
-				p, err := svc.SearchTenants(ctx, f.appID, q.Prefix, keyset.DefaultPageSize, after)
-				if err == nil && len(p.Tenants) != keyset.DefaultPageSize {
-					err = fmt.Errorf("a page of %d tenants", len(p.Tenants))
-				}
-				return err
-			})
-		})
-	}
 }
