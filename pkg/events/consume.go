@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/berthhq/berth/pkg/tracing"
 	eventsv1 "github.com/berthhq/berth/proto/events/v1"
@@ -41,6 +42,12 @@ const (
 // rule for an event whose payload does not decode.
 type Handler func(ctx context.Context, ev Event) error
 
+// BatchHandler applies several events, in order, in one inbox transaction (ConsumerConfig.Batch):
+// for a consumer whose effects of many events cost less together than one by one (a statement
+// for the batch instead of one per event). Returning an error sends the batch down the one-event
+// path (Handler), which finds the event at fault. Consumers build theirs with HandleBatch.
+type BatchHandler func(ctx context.Context, evs []Event) error
+
 // ErrMalformed marks an event that can never be applied (its payload lacks or garbles what the
 // handler needs). Consume logs and acknowledges it instead of redelivering it: a retry cannot help
 // and would only occupy the consumer until MaxDeliver gives the event up anyway.
@@ -56,6 +63,16 @@ type ConsumerConfig struct {
 	// AckWait is how long the server waits for an event's ack before it delivers the event again,
 	// to this or another replica: what a process that dies mid-event costs. 0 means consumeAckWait.
 	AckWait time.Duration
+	// Batch is at most how many events already waiting are applied in one inbox transaction, when
+	// Inbox is a BatchInbox; 0 or 1 applies each in its own. A batch is what is waiting when the
+	// consumer is ready, never a wait for more, so a lone event is applied at once. Batches save
+	// a commit per event for a consumer of many small ones (outbound's); the handler must not
+	// make calls whose effects a rolled-back batch cannot take back (a mail, an HTTP call), as a
+	// failing event rolls back its batch and the batch is applied again one event at a time.
+	Batch int
+	// BatchHandler, if set, applies a batch's events in one call instead of Handler's one per event;
+	// Handler stays required, for the one-event path.
+	BatchHandler BatchHandler
 }
 
 func (c ConsumerConfig) validate() error {
@@ -110,9 +127,11 @@ func (b Bus) Consume(ctx context.Context, cfg ConsumerConfig) (*Consumer, error)
 	c := &Consumer{name: cfg.Durable, js: b.JS, stream: stream, lost: make(chan struct{})}
 	c.markLost = sync.OnceFunc(func() { close(c.lost) })
 	wanted := slices.Clone(cfg.Types)
-	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, c.markLost, func(ctx context.Context, msg jetstream.Msg) {
-		b.apply(ctx, cfg, wanted, msg)
-	})
+	batch, handle := 1, func(ctx context.Context, msgs []jetstream.Msg) { b.apply(ctx, cfg, wanted, msgs[0]) }
+	if inbox, ok := cfg.Inbox.(BatchInbox); ok && cfg.Batch > 1 {
+		batch, handle = cfg.Batch, func(ctx context.Context, msgs []jetstream.Msg) { b.applyBatch(ctx, cfg, inbox, wanted, msgs) }
+	}
+	stopPulling, err := b.run(ctx, []jetstream.Consumer{cons}, cfg.Log, c.markLost, batch, handle)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +281,104 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 	ack(log, msg)
 }
 
+// applyBatch applies the messages in as few inbox transactions as it can. A message that is no
+// valid event, or of a type the consumer does not read, takes the one-event path at once.
+func (b Bus) applyBatch(ctx context.Context, cfg ConsumerConfig, inbox BatchInbox, wanted []eventsv1.Type, msgs []jetstream.Msg) {
+	evs, kept := make([]Event, 0, len(msgs)), make([]jetstream.Msg, 0, len(msgs))
+	for _, msg := range msgs {
+		ev, err := b.decodeMsg(msg)
+		if err != nil || !slices.Contains(wanted, ev.Type) {
+			b.apply(ctx, cfg, wanted, msg)
+			continue
+		}
+		evs, kept = append(evs, ev), append(kept, msg)
+	}
+	for len(kept) > 0 {
+		n := b.applyTogether(ctx, cfg, inbox, wanted, kept, evs)
+		kept, evs = kept[n:], evs[n:]
+	}
+}
+
+// applyTogether applies msgs (evs are their events) in one inbox transaction and returns how many
+// of them, from the first, it settled. With a BatchHandler that fails, it tries again event by
+// event. When the handler fails on one event, the transaction rolls back and it settles those
+// before it (together again) or, if it was the first, that one alone on the one-event path (a
+// redelivery, or an acknowledgement when it can never apply): so one failing event costs its batch
+// a transaction or two more, and holds back none of the others.
+func (b Bus) applyTogether(ctx context.Context, cfg ConsumerConfig, inbox BatchInbox, wanted []eventsv1.Type, msgs []jetstream.Msg, evs []Event) int {
+	if len(msgs) == 1 {
+		b.apply(ctx, cfg, wanted, msgs[0])
+		return 1
+	}
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = ev.ID
+	}
+	failed := -1
+	apply := func(ctx context.Context, fresh []int) error {
+		for _, i := range fresh {
+			ctx, span := tracing.Consume(ctx, evs[i].Trace, cfg.Durable, string(evs[i].Type))
+			err := cfg.Handler(ctx, evs[i])
+			tracing.End(span, err)
+			if err != nil {
+				failed = i
+				return err
+			}
+		}
+		return nil
+	}
+	if cfg.BatchHandler != nil {
+		apply = func(ctx context.Context, fresh []int) error {
+			batch := make([]Event, len(fresh))
+			spans := make([]trace.Span, len(fresh))
+			for n, i := range fresh {
+				batch[n] = evs[i]
+				_, spans[n] = tracing.Consume(ctx, evs[i].Trace, cfg.Durable, string(evs[i].Type))
+			}
+			err := cfg.BatchHandler(ctx, batch)
+			for _, span := range spans {
+				tracing.End(span, err)
+			}
+			return err
+		}
+	}
+	applied, err := inbox.OnceEach(WithActor(ctx, consumerActor(cfg.Durable)), cfg.Durable, ids, apply)
+	switch {
+	case err == nil:
+		for i, msg := range msgs {
+			log := cfg.Log.With("consumer", cfg.Durable, "subject", msg.Subject(), "event_id", evs[i].ID, "event_type", evs[i].Type)
+			if applied[i] {
+				consumed.WithLabelValues(cfg.Durable, "applied").Inc()
+			} else {
+				consumed.WithLabelValues(cfg.Durable, "duplicate").Inc()
+				log.Debug("events: event already applied; acknowledging the redelivery")
+			}
+			ack(log, msg)
+		}
+		return len(msgs)
+	case ctx.Err() != nil:
+		for _, msg := range msgs {
+			_ = msg.Nak() // shutting down: hand them straight back for another replica
+		}
+		return len(msgs)
+	case cfg.BatchHandler != nil:
+		one := cfg
+		one.BatchHandler = nil
+		return b.applyTogether(ctx, one, inbox, wanted, msgs, evs)
+	case failed < 0:
+		// The transaction failed, not a handler (a lost connection, say): each on its own path.
+		for _, msg := range msgs {
+			b.apply(ctx, cfg, wanted, msg)
+		}
+		return len(msgs)
+	case failed == 0:
+		b.apply(ctx, cfg, wanted, msgs[0])
+		return 1
+	default:
+		return b.applyTogether(ctx, cfg, inbox, wanted, msgs[:failed], evs[:failed])
+	}
+}
+
 func ack(log *slog.Logger, msg jetstream.Msg) {
 	if err := msg.Ack(); err != nil {
 		log.Warn("events: ack failed; the redelivery will be absorbed by the inbox", "err", err)
@@ -323,7 +440,8 @@ func (b Bus) Subscribe(ctx context.Context, types []eventsv1.Type, fn func(Event
 	log := slog.Default()
 	wanted := slices.Clone(types)
 	var one sync.Mutex // serialises fn across the per-context consumers
-	return b.run(ctx, consumers, log, func() {}, func(_ context.Context, msg jetstream.Msg) {
+	return b.run(ctx, consumers, log, func() {}, 1, func(_ context.Context, msgs []jetstream.Msg) {
+		msg := msgs[0]
 		ev, err := b.decodeMsg(msg)
 		if err != nil {
 			log.Warn("events: subscription skipped a message that is not a valid event", "subject", msg.Subject(), "err", err)
@@ -340,8 +458,9 @@ func (b Bus) Subscribe(ctx context.Context, types []eventsv1.Type, fn func(Event
 
 // run pulls messages from each consumer in its own goroutine and passes them to handle until ctx
 // ends or the returned stop is called; stop cancels the ctx handle sees and waits for the goroutines.
-// gone is called when the server says a consumer no longer exists.
-func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.Logger, gone func(), handle func(context.Context, jetstream.Msg)) (func(), error) {
+// gone is called when the server says a consumer no longer exists. handle gets one message at a
+// time, or with batch > 1 up to batch of those already pulled (never waiting for more).
+func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.Logger, gone func(), batch int, handle func(context.Context, []jetstream.Msg)) (func(), error) {
 	iters := make([]jetstream.MessagesContext, 0, len(consumers))
 	for _, cons := range consumers {
 		it, err := cons.Messages()
@@ -361,7 +480,10 @@ func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.
 			<-runCtx.Done()
 			it.Stop() // unblocks Next
 		})
+		msgs := make(chan jetstream.Msg, max(batch, 1))
+		wg.Go(func() { handleFrom(runCtx, msgs, batch, handle) })
 		wg.Go(func() {
+			defer close(msgs)
 			for {
 				msg, err := it.Next()
 				if err != nil {
@@ -384,7 +506,7 @@ func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.
 					}
 					continue
 				}
-				handle(runCtx, msg)
+				msgs <- msg
 			}
 		})
 	}
@@ -392,4 +514,30 @@ func (b Bus) run(ctx context.Context, consumers []jetstream.Consumer, log *slog.
 		cancel()
 		wg.Wait()
 	}), nil
+}
+
+// handleFrom passes the messages of msgs to handle until msgs is closed: one at a time, or with
+// batch > 1 each with up to batch-1 more that are already waiting. Messages still waiting once ctx
+// has ended are handed back to the server for another replica.
+func handleFrom(ctx context.Context, msgs <-chan jetstream.Msg, batch int, handle func(context.Context, []jetstream.Msg)) {
+	for msg := range msgs {
+		if ctx.Err() != nil {
+			_ = msg.Nak()
+			continue
+		}
+		group := []jetstream.Msg{msg}
+	more:
+		for len(group) < batch {
+			select {
+			case next, ok := <-msgs:
+				if !ok {
+					break more
+				}
+				group = append(group, next)
+			default:
+				break more
+			}
+		}
+		handle(ctx, group)
+	}
 }

@@ -33,33 +33,63 @@ var ErrUndecodable = fmt.Errorf("%w: the payload does not decode", ErrMalformed)
 // type it cannot read: the handler returns a plain error, so the event is redelivered and logged
 // as a failure until a corrected consumer applies it.
 func Handle[T proto.Message](fn func(ctx context.Context, ev Event, payload T) error) Handler {
+	decode := decoder[T]()
+	return func(ctx context.Context, ev Event) error {
+		payload, err := decode(ev)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, ev, payload)
+	}
+}
+
+// HandleBatch is Handle for a BatchHandler: it decodes every event's payload by the same rule and
+// passes the events with their payloads to fn, in order, or returns the first event's error
+// (which sends the batch down the one-event path, where that event gets the usual treatment).
+func HandleBatch[T proto.Message](fn func(ctx context.Context, evs []Event, payloads []T) error) BatchHandler {
+	decode := decoder[T]()
+	return func(ctx context.Context, evs []Event) error {
+		payloads := make([]T, len(evs))
+		for i, ev := range evs {
+			p, err := decode(ev)
+			if err != nil {
+				return err
+			}
+			payloads[i] = p
+		}
+		return fn(ctx, evs, payloads)
+	}
+}
+
+// decoder returns the function that decodes an event's payload into T, as Handle describes.
+func decoder[T proto.Message]() func(Event) (T, error) {
 	var zero T
 	var fixed protoreflect.MessageType // nil when T is proto.Message: each event's declared payload
 	if any(zero) != nil {
 		fixed = zero.ProtoReflect().Type()
 	}
-	return func(ctx context.Context, ev Event) error {
+	return func(ev Event) (T, error) {
 		declared := Payload(ev.Type)
 		if declared == nil {
-			return fmt.Errorf("%w: %s declares no payload", ErrUndecodable, ev.Type)
+			return zero, fmt.Errorf("%w: %s declares no payload", ErrUndecodable, ev.Type)
 		}
 		mt := fixed
 		if mt == nil {
 			var err error
 			if mt, err = protoregistry.GlobalTypes.FindMessageByName(declared.FullName()); err != nil {
-				return fmt.Errorf("events: the payload %s of %s is not linked: %w", declared.FullName(), ev.Type, err)
+				return zero, fmt.Errorf("events: the payload %s of %s is not linked: %w", declared.FullName(), ev.Type, err)
 			}
 		} else if got := mt.Descriptor().FullName(); got != declared.FullName() {
-			return fmt.Errorf("events: a handler of %s cannot read %s, whose payload is %s", got, ev.Type, declared.FullName())
+			return zero, fmt.Errorf("events: a handler of %s cannot read %s, whose payload is %s", got, ev.Type, declared.FullName())
 		}
 		payload := mt.New().Interface()
 		if err := ev.Decode(payload); err != nil {
-			return fmt.Errorf("%w: %w", ErrUndecodable, err)
+			return zero, fmt.Errorf("%w: %w", ErrUndecodable, err)
 		}
 		msg, ok := payload.(T)
 		if !ok { // cannot happen: mt is T's type or T is proto.Message
-			return errors.New("events: decoded payload is not the handler's message")
+			return zero, errors.New("events: decoded payload is not the handler's message")
 		}
-		return fn(ctx, ev, msg)
+		return msg, nil
 	}
 }

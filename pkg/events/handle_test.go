@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -152,5 +153,29 @@ func TestConsumeAcknowledgesAnUndecodableEventOnceLogsAndCountsIt(t *testing.T) 
 	}
 	if got := events.Consumed(durable, "undecodable") - before; got != 1 {
 		t.Fatalf("counted %v undecodable events, want 1", got)
+	}
+}
+
+func TestHandleBatchDecodesEveryPayloadOrNoneReachesTheHandler(t *testing.T) {
+	a, b := newEvent(t, identityv1.EventUserDeleted, "u1"), newEvent(t, identityv1.EventUserDeleted, "u2")
+	var got []string
+	h := events.HandleBatch(func(_ context.Context, evs []events.Event, payloads []*identityv1.UserDeleted) error {
+		for i, p := range payloads {
+			got = append(got, evs[i].ID+"/"+p.GetUserId())
+		}
+		return nil
+	})
+	if err := h(context.Background(), []events.Event{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{a.ID + "/u1", b.ID + "/u2"}; !slices.Equal(got, want) {
+		t.Fatalf("handler got %v, want %v", got, want)
+	}
+	got = nil
+	if err := h(context.Background(), []events.Event{a, garbled(b)}); !errors.Is(err, events.ErrUndecodable) {
+		t.Fatalf("a batch with a garbled payload: err = %v, want ErrUndecodable", err)
+	}
+	if got != nil {
+		t.Fatalf("the handler ran for a batch with a garbled payload: %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,20 @@ type Inbox interface {
 	// Once runs fn unless (consumer, eventID) was already recorded; records it atomically with fn's
 	// effect. applied is false when fn did not run or failed.
 	Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (applied bool, err error)
+}
+
+// BatchInbox is an Inbox that can also apply several events in one transaction: a consumer of many
+// small events then pays one commit (one write-ahead log flush) per batch instead of one per
+// event. The PostgreSQL inbox is one; the memory inbox is not, as memory stores have no
+// transaction to roll a batch back with.
+type BatchInbox interface {
+	Inbox
+	// OnceEach records those of eventIDs not recorded yet and runs fn once with their indexes
+	// (in the order given; an event given twice counts once, at its first place), in one
+	// transaction that ctx carries to fn: either fn succeeds and they are recorded with its
+	// effects, or nothing is. fn is not called when every event was recorded before. applied[i]
+	// tells whether eventIDs[i] was among those fn was given; on an error applied is nil.
+	OnceEach(ctx context.Context, consumer string, eventIDs []string, fn func(ctx context.Context, fresh []int) error) (applied []bool, err error)
 }
 
 // InboxPurger is an Inbox that can forget old records. Both inboxes of this package implement it,
@@ -56,6 +71,50 @@ func (i pgInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx
 	})
 	if err != nil {
 		return false, err
+	}
+	return applied, nil
+}
+
+func (i pgInbox) OnceEach(ctx context.Context, consumer string, eventIDs []string, fn func(ctx context.Context, fresh []int) error) ([]bool, error) {
+	applied := make([]bool, len(eventIDs))
+	err := pgxx.InTx(ctx, i.pool, func(ctx context.Context, tx pgx.Tx) error {
+		// The rows are inserted in the ids' order, so two transactions recording overlapping batches
+		// (a redelivery beside the first delivery) wait on each other's rows in one order and never
+		// deadlock; the later one then skips what the first recorded.
+		rows, err := tx.Query(ctx, `insert into inbox (consumer, event_id)
+			select $1, id from (select distinct unnest($2::uuid[]) as id) ids order by id
+			on conflict do nothing returning event_id::text`, consumer, eventIDs)
+		if err != nil {
+			return fmt.Errorf("events: record %d events in inbox of %s: %w", len(eventIDs), consumer, err)
+		}
+		recorded, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("events: record %d events in inbox of %s: %w", len(eventIDs), consumer, err)
+		}
+		new := make(map[string]bool, len(recorded))
+		for _, id := range recorded {
+			new[id] = true
+		}
+		fresh := make([]int, 0, len(recorded))
+		for n, id := range eventIDs {
+			if key := strings.ToLower(id); new[key] { // lower case, as PostgreSQL writes a uuid
+				delete(new, key) // a second copy in the batch is a duplicate
+				fresh = append(fresh, n)
+			}
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		if err := fn(ctx, fresh); err != nil {
+			return err
+		}
+		for _, n := range fresh {
+			applied[n] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return applied, nil
 }

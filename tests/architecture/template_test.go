@@ -310,8 +310,8 @@ func checkStoragePorts(dir, _ string) report {
 }
 
 // checkConsumers: every durable consumer (an events.ConsumerConfig literal) and every replay of
-// the event log builds its handler with events.Handle, so one rule settles an event whose payload
-// does not decode.
+// the event log builds its handler with events.Handle (and a batch handler with
+// events.HandleBatch), so one rule settles an event whose payload does not decode.
 func checkConsumers(dir, _ string) report {
 	var r report
 	var consumers, replays []string
@@ -340,6 +340,9 @@ func checkConsumers(dir, _ string) report {
 				handler := keyed(n, "Handler")
 				if handler == nil || !isHandleCall(handler, eventsName) {
 					r.problem("%s: the consumer's Handler is not built with %s.Handle", rel, eventsName)
+				}
+				if batch := keyed(n, "BatchHandler"); batch != nil && !isCallOf(batch, eventsName, "HandleBatch") {
+					r.problem("%s: the consumer's BatchHandler is not built with %s.HandleBatch", rel, eventsName)
 				}
 			case *ast.CallExpr:
 				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Replay" && len(n.Args) == 3 {
@@ -479,6 +482,11 @@ func isSelector(e ast.Expr, pkg, name string) bool {
 
 // isHandleCall reports whether e is a call of events.Handle, with or without type arguments.
 func isHandleCall(e ast.Expr, eventsName string) bool {
+	return isCallOf(e, eventsName, "Handle")
+}
+
+// isCallOf reports whether e calls eventsName.fn, with or without type arguments.
+func isCallOf(e ast.Expr, eventsName, fn string) bool {
 	call, ok := e.(*ast.CallExpr)
 	if !ok {
 		return false
@@ -490,7 +498,7 @@ func isHandleCall(e ast.Expr, eventsName string) bool {
 	case *ast.IndexListExpr:
 		fun = f.X
 	}
-	return isSelector(fun, eventsName, "Handle")
+	return isSelector(fun, eventsName, fn)
 }
 
 // keyed is the value of the field key in a keyed composite literal, nil when it is not set.

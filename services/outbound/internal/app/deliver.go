@@ -21,9 +21,9 @@ const Source = "outbound"
 // requests at a time, so one slow or dead endpoint holds only its own while every other endpoint's
 // run beside it.
 const (
-	claimLimit  = 256
-	perEndpoint = 16
-	inFlight    = 4
+	claimLimit  = 512
+	perEndpoint = 64
+	inFlight    = 8
 	// lease covers a whole endpoint batch timing out, with room to record the attempts: a
 	// replica that dies mid-batch gives its deliveries back after it (scaled with the schedule,
 	// so a test's killed replica gives them back in its time).

@@ -125,21 +125,38 @@ func renderData(payload proto.Message, at time.Time) (json.RawMessage, error) {
 // the event's app that subscribes to it. The consumer calls it inside its inbox transaction, so
 // the deliveries commit together with the record of the consumed event: none is lost, none doubled.
 func (s *Service) Publish(ctx context.Context, ev events.Event, payload proto.Message) error {
-	pubs, err := Map(ev, payload)
-	if err != nil || len(pubs) == 0 {
-		return err
-	}
-	eps, err := s.store.ListEndpoints(ctx, canonical(ev.AppID))
-	if err != nil {
-		return err
-	}
+	return s.PublishAll(ctx, []events.Event{ev}, []proto.Message{payload})
+}
+
+// PublishAll is Publish for several events (payloads[i] is evs[i]'s) in the order given, with one
+// read of each app's endpoints and one write of every delivery: the consumer's batch costs a few
+// statements, not two per event.
+func (s *Service) PublishAll(ctx context.Context, evs []events.Event, payloads []proto.Message) error {
+	endpoints := map[string][]domain.Endpoint{}
 	now := s.now()
 	var ds []domain.Delivery
-	for _, p := range pubs {
-		for _, e := range eps {
-			if e.Wants(p.Type) {
-				ds = append(ds, domain.Delivery{ID: s.newID(), AppID: e.AppID, EndpointID: e.ID, Type: p.Type, Body: p.Body,
-					Status: domain.StatusPending, NextAttemptAt: now, CreatedAt: now})
+	for i, ev := range evs {
+		pubs, err := Map(ev, payloads[i])
+		if err != nil {
+			return err
+		}
+		if len(pubs) == 0 {
+			continue
+		}
+		appID := canonical(ev.AppID)
+		eps, ok := endpoints[appID]
+		if !ok {
+			if eps, err = s.store.ListEndpoints(ctx, appID); err != nil {
+				return err
+			}
+			endpoints[appID] = eps
+		}
+		for _, p := range pubs {
+			for _, e := range eps {
+				if e.Wants(p.Type) {
+					ds = append(ds, domain.Delivery{ID: s.newID(), AppID: e.AppID, EndpointID: e.ID, Type: p.Type, Body: p.Body,
+						Status: domain.StatusPending, NextAttemptAt: now, CreatedAt: now})
+				}
 			}
 		}
 	}

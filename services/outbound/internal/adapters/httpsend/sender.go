@@ -58,7 +58,7 @@ func New(allowPrivate bool) *Sender {
 		DialContext:           dialer.DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   16,
+		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: domain.AttemptTimeout,

@@ -4,11 +4,15 @@ import (
 	"context"
 	"log/slog"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/berthhq/berth/pkg/events"
 	"github.com/berthhq/berth/services/outbound/internal/app"
 )
+
+// batch is at most how many waiting events one inbox transaction records deliveries for: a busy
+// app's events then share a commit instead of paying one each (events.ConsumerConfig.Batch).
+// Recording deliveries is all the handler does, so a rolled-back batch takes back everything, and
+// the batch's deliveries are recorded together (app.Service.PublishAll).
+const batch = 64
 
 // Contexts are the contexts whose events become public ones; each has a durable consumer
 // "outbound-<context>" (events.ConsumerConfig reads one context's stream).
@@ -23,12 +27,12 @@ func Consume(ctx context.Context, bus events.Bus, inbox events.Inbox, svc *app.S
 		log = slog.Default()
 	}
 	return bus.Consume(ctx, events.ConsumerConfig{
-		Durable: "outbound-" + source,
-		Types:   app.InternalTypes(source),
-		Inbox:   inbox,
-		Handler: events.Handle(func(ctx context.Context, ev events.Event, payload proto.Message) error {
-			return svc.Publish(ctx, ev, payload)
-		}),
-		Log: log,
+		Durable:      "outbound-" + source,
+		Types:        app.InternalTypes(source),
+		Inbox:        inbox,
+		Batch:        batch,
+		Handler:      events.Handle(svc.Publish),
+		BatchHandler: events.HandleBatch(svc.PublishAll),
+		Log:          log,
 	})
 }
