@@ -30,9 +30,10 @@ import (
 // target is a server the load drives beside the baseline: its name in the report, the CPU time of
 // its processes so far, and the demo app it serves.
 type target struct {
-	name string
-	cpu  func() (time.Duration, error)
-	d    seed.Demo
+	name  string
+	cpu   func() (time.Duration, error)
+	procs []*procs.Process // whose peak resident set a measurement reports
+	d     seed.Demo
 }
 
 // options are the command's flags; each has an environment default so `make bench-stack` can be
@@ -79,7 +80,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.DurationVar(&o.settle, "settle", envDur("BENCH_SETTLE", 11*time.Second), "idle time between measurements, so PostgreSQL publishes every count of the last one (BENCH_SETTLE)")
 	fs.IntVar(&o.maxRequests, "max-requests", envInt("BENCH_MAX_REQUESTS", 2_000_000), "at most this many requests per measurement (BENCH_MAX_REQUESTS)")
 	fs.Float64Var(&o.maxErrorRate, "max-error-rate", 0.001, "fail the run when more answers than this fraction fail")
-	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1) (BENCH_ROUTES)")
+	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1), signins (the hosted sign-in and route 1's code exchange) (BENCH_ROUTES)")
 	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
 	fs.BoolVar(&o.processes, "processes", getenv("BENCH_PROCESSES") != "false", "first measure the all-in-one's start-up and each production process's idle memory (BENCH_PROCESSES=false skips it)")
 	fs.BoolVar(&o.split, "split", getenv("BENCH_SPLIT") != "false", "also drive the split deployment: every production binary as a process of its own (BENCH_SPLIT=false skips it)")
@@ -93,7 +94,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	}
 	for _, r := range strings.Split(o.routes, ",") {
 		if _, ok := routeNames[r]; !ok {
-			return o, fmt.Errorf("unknown route %q (want users, tenants, tokens)", r)
+			return o, fmt.Errorf("unknown route %q (want users, tenants, tokens, signins)", r)
 		}
 	}
 	return o, nil
@@ -103,6 +104,7 @@ var routeNames = map[string]string{
 	"users":   "14 GET /v1/users/:userId",
 	"tenants": "5 GET /v1/tenants/:tenantId",
 	"tokens":  "1 POST /api/v1/tokens (refresh)",
+	"signins": "hosted sign-in + 1 (code)",
 }
 
 func main() {
@@ -130,6 +132,7 @@ type row struct {
 	p             phase
 	cpu           time.Duration
 	xacts         map[string]int64 // per database, during the measurement
+	peak          map[string]int64 // each process's peak resident set during the measurement, bytes
 	ratio         string
 	note          string
 }
@@ -148,6 +151,9 @@ func (r *row) add(x row) {
 	r.cpu += x.cpu
 	for db, n := range x.xacts {
 		r.xacts[db] += n
+	}
+	for name, b := range x.peak {
+		r.peak[name] = max(r.peak[name], b)
 	}
 }
 
@@ -283,7 +289,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	// The servers the load drives beside the baseline: the all-in-one, and the split deployment
 	// on databases of its own, seeded through its admin API, its billing calling the all-in-one's
 	// sandboxes.
-	targets := []target{{name: "all-in-one", cpu: func() (time.Duration, error) { return berth.CPU() }, d: d}}
+	targets := []target{{name: "all-in-one", cpu: func() (time.Duration, error) { return berth.CPU() }, procs: []*procs.Process{berth}, d: d}}
 	if o.split {
 		splitBase := base + "_split"
 		splitURL, err := withDatabase(serverURL, splitBase)
@@ -301,7 +307,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		targets = append(targets, target{name: "split", cpu: s.cpu, d: sd})
+		targets = append(targets, target{name: "split", cpu: s.cpu, procs: s.procs, d: sd})
 	}
 
 	fmt.Fprintf(out, "PostgreSQL %s, databases %s_*; %d connections, %s per route and server after %s warm-up; loopback\n",
@@ -311,9 +317,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 
 	var rows []row
 	first := true
-	// measure runs load (a closed loop, or a paced one) for the warm-up, then for the measurement;
-	// cpu is the CPU time so far of the server's processes.
-	measure := func(route, server string, cpu func() (time.Duration, error), load func(time.Duration) phase) (row, error) {
+	// measure runs load (a closed loop, or a paced one) on tg for the warm-up, then for the
+	// measurement, which it reports under server.
+	measure := func(route, server string, tg target, load func(time.Duration) phase) (row, error) {
 		if !first && o.settle > 0 {
 			select {
 			case <-time.After(o.settle):
@@ -325,18 +331,29 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if o.warmup > 0 {
 			load(o.warmup)
 		}
-		cpu0, err := cpu()
+		cpu0, err := tg.cpu()
 		if err != nil {
 			return row{}, err
+		}
+		for _, p := range tg.procs {
+			if err := procs.ResetPeakRSS(p.Pid()); err != nil {
+				return row{}, err
+			}
 		}
 		x0, err := dbs.transactions(ctx)
 		if err != nil {
 			return row{}, err
 		}
 		ph := load(o.duration)
-		cpu1, err := cpu()
+		cpu1, err := tg.cpu()
 		if err != nil {
 			return row{}, err
+		}
+		peak := map[string]int64{}
+		for _, p := range tg.procs {
+			if peak[p.Name], err = procs.Status(p.Pid(), "VmHWM:"); err != nil {
+				return row{}, err
+			}
 		}
 		x1, err := dbs.transactions(ctx)
 		if err != nil {
@@ -346,9 +363,9 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		for db, n := range x1 {
 			xacts[db] = n - x0[db]
 		}
-		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts}, ctx.Err()
+		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts, peak: peak}, ctx.Err()
 	}
-	baselineCPU := func() (time.Duration, error) { return baseline.CPU() }
+	baselineTarget := target{name: "baseline", cpu: func() (time.Duration, error) { return baseline.CPU() }, procs: []*procs.Process{baseline}}
 	closed := func(x op) func(time.Duration) phase {
 		return func(d time.Duration) phase { return drive(ctx, o.conns, d, o.maxRequests, x) }
 	}
@@ -364,7 +381,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if why, ok := noBaseline[r]; ok {
 			rows = append(rows, row{route: name, server: "baseline", ratio: "n/a", note: "no baseline: " + why})
 			for i, tg := range targets {
-				b, err := measure(name, tg.name, tg.cpu, closed(ops[i]))
+				b, err := measure(name, tg.name, tg, closed(ops[i]))
 				if err != nil {
 					return err
 				}
@@ -386,12 +403,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		measured := make([]row, len(targets))
 		ratios := make([][]float64, len(targets))
 		for round := range o.rounds {
-			rb, err := measure(name, "baseline", baselineCPU, closed(baseOp))
+			rb, err := measure(name, "baseline", baselineTarget, closed(baseOp))
 			if err != nil {
 				return err
 			}
 			for i, tg := range targets {
-				rs, err := measure(name, tg.name, tg.cpu, closed(ops[i]))
+				rs, err := measure(name, tg.name, tg, closed(ops[i]))
 				if err != nil {
 					return err
 				}
@@ -421,11 +438,10 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		for i, tg := range targets {
 			half := measured[i].p.rps() / 2
 			for _, sv := range []struct {
-				name string
-				cpu  func() (time.Duration, error)
-				op   op
-			}{{"baseline", baselineCPU, baseOp}, {tg.name, tg.cpu, ops[i]}} {
-				h, err := measure(name, sv.name+" at ½ "+tg.name+"'s peak", sv.cpu, func(d time.Duration) phase { return pace(ctx, o.conns, d, half, sv.op) })
+				tg target
+				op op
+			}{{baselineTarget, baseOp}, {tg, ops[i]}} {
+				h, err := measure(name, sv.tg.name+" at ½ "+tg.name+"'s peak", sv.tg, func(d time.Duration) phase { return pace(ctx, o.conns, d, half, sv.op) })
 				if err != nil {
 					return err
 				}
@@ -473,8 +489,28 @@ func report(out io.Writer, rows []row, base string) {
 			fmt.Fprintf(out, "xact/req by database, %s on %s: %s\n", r.route, r.server, byDatabase(r.xacts, r.p.requests, base))
 		}
 	}
+	for _, r := range rows {
+		if r.p.requests > 0 && len(r.peak) > 0 {
+			fmt.Fprintf(out, "peak RSS MiB, %s on %s: %s\n", r.route, r.server, peakRSS(r.peak))
+		}
+	}
 	fmt.Fprintln(out, "ratio: req/s over the baseline's in this run. CPU: the server's processes (the split's all together), not PostgreSQL, not the load generator.")
 	fmt.Fprintln(out, "xact/req: transactions in the run's databases during the measurement (background work included) per request.")
+	fmt.Fprintln(out, "peak RSS: each process's highest resident set during the measurement (its rounds' highest), the warm-up left out.")
+}
+
+// peakRSS renders each process's peak resident set in MiB, in name order.
+func peakRSS(peak map[string]int64) string {
+	names := make([]string, 0, len(peak))
+	for name := range peak {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %.1f", name, float64(peak[name])/(1<<20))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func total(xacts map[string]int64) int64 {

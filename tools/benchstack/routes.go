@@ -11,7 +11,10 @@ import (
 )
 
 // noBaseline are the routes the baseline does not serve, with why.
-var noBaseline = map[string]string{"tokens": "the refresh grant has no direct equivalent here"}
+var noBaseline = map[string]string{
+	"tokens":  "the refresh grant has no direct equivalent here",
+	"signins": "a sign-in is its password hash, which a bare server would pay alike",
+}
 
 // routeOp is the operation that drives route r (a key of routeNames) on d's server with conns
 // workers; the token route first signs a session in for each.
@@ -27,6 +30,15 @@ func routeOp(ctx context.Context, client *http.Client, r string, d seed.Demo, co
 			return nil, fmt.Errorf("route 1 set-up: %w", err)
 		}
 		return refreshOp(client, d.BaseURL, d, tokens), nil
+	case "signins":
+		email, password := "bench."+randomHex(4)+"@example.com", "correct horse battery staple"
+		if _, err := signIn(ctx, client, d, true, email, password, "bench-signup"); err != nil {
+			return nil, fmt.Errorf("sign-in set-up: %w", err)
+		}
+		return func(ctx context.Context, w int) error {
+			_, err := signIn(ctx, client, d, false, email, password, fmt.Sprintf("bench-%d", w))
+			return err
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown route %q", r)
 }
@@ -81,17 +93,26 @@ func refresh(ctx context.Context, client *http.Client, base string, d seed.Demo,
 func signInTokens(ctx context.Context, client *http.Client, d seed.Demo, n int, email, password string) ([]string, error) {
 	tokens := make([]string, n)
 	for i := range n {
-		nonce := fmt.Sprintf("bench-%d", i)
-		code, err := webflow.Login(ctx, client, webflow.App{BaseURL: d.BaseURL, AppID: d.AppID, RedirectURI: d.RedirectURI}, i == 0, email, password, nonce, nil)
+		refresh, err := signIn(ctx, client, d, i == 0, email, password, fmt.Sprintf("bench-%d", i))
 		if err != nil {
 			return nil, fmt.Errorf("sign-in %d: %w", i+1, err)
 		}
-		t, err := webflow.Exchange(ctx, client, d.BaseURL, map[string]string{"client_id": d.AppID, "grant_type": "authorization_code",
-			"code": code, "redirect_uri": d.RedirectURI, "nonce": nonce})
-		if err != nil {
-			return nil, fmt.Errorf("code exchange %d: %w", i+1, err)
-		}
-		tokens[i] = t.Refresh
+		tokens[i] = refresh
 	}
 	return tokens, nil
+}
+
+// signIn signs the user up (signUp) or in on the hosted page and exchanges the redirect's code at
+// route 1, returning the refresh token.
+func signIn(ctx context.Context, client *http.Client, d seed.Demo, signUp bool, email, password, nonce string) (string, error) {
+	code, err := webflow.Login(ctx, client, webflow.App{BaseURL: d.BaseURL, AppID: d.AppID, RedirectURI: d.RedirectURI}, signUp, email, password, nonce, nil)
+	if err != nil {
+		return "", err
+	}
+	t, err := webflow.Exchange(ctx, client, d.BaseURL, map[string]string{"client_id": d.AppID, "grant_type": "authorization_code",
+		"code": code, "redirect_uri": d.RedirectURI, "nonce": nonce})
+	if err != nil {
+		return "", fmt.Errorf("code exchange: %w", err)
+	}
+	return t.Refresh, nil
 }
