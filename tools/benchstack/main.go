@@ -81,7 +81,7 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	fs.IntVar(&o.maxRequests, "max-requests", envInt("BENCH_MAX_REQUESTS", 2_000_000), "at most this many requests per measurement (BENCH_MAX_REQUESTS)")
 	fs.Float64Var(&o.maxErrorRate, "max-error-rate", 0.001, "fail the run when more answers than this fraction fail")
 	fs.StringVar(&o.routes, "routes", envStr("BENCH_ROUTES", "users,tenants,tokens"), "routes to drive: users (14), tenants (5), tokens (1), signins (the hosted sign-in and route 1's code exchange) (BENCH_ROUTES)")
-	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the stack's /debug/pprof/ and print its address (BENCH_PPROF=true)")
+	fs.BoolVar(&o.pprof, "pprof", getenv("BENCH_PPROF") == "true", "serve the Go profiler at the all-in-one's /debug/pprof/ and every split process's, and print their addresses (BENCH_PPROF=true)")
 	fs.BoolVar(&o.processes, "processes", getenv("BENCH_PROCESSES") != "false", "first measure the all-in-one's start-up and each production process's idle memory (BENCH_PROCESSES=false skips it)")
 	fs.BoolVar(&o.split, "split", getenv("BENCH_SPLIT") != "false", "also drive the split deployment: every production binary as a process of its own (BENCH_SPLIT=false skips it)")
 	fs.IntVar(&o.rounds, "rounds", envInt("BENCH_ROUNDS", 5), "baseline and berth measured this many times in turn per read route; the ratio is the median of the rounds' (BENCH_ROUNDS)")
@@ -297,7 +297,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			return err
 		}
 		pspx, pspy := d.BaseURL+mount.PspxPath, d.BaseURL+mount.PspyPath
-		s, err := startSplit(ctx, root, dir, splitURL, splitBase, pspx, pspy)
+		s, err := startSplit(ctx, root, dir, splitURL, splitBase, pspx, pspy, o.pprof, out)
 		dbs.names = append(dbs.names, s.dbNames...)
 		defer s.stop()
 		if err != nil {

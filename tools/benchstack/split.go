@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -37,8 +38,9 @@ type split struct {
 // startSplit builds and starts the split on databases named <base>_<module> on the server of
 // baseURL (withDatabase(server, base)), its billing calling the provider sandboxes at pspx and
 // pspy, and waits until every process is ready. The caller stops it (stop) and drops dbNames, also
-// when an error is returned.
-func startSplit(ctx context.Context, root, dir, baseURL, base, pspx, pspy string) (s *split, err error) {
+// when an error is returned. With profile, every process serves the Go profiler on its ops address,
+// which it prints to out.
+func startSplit(ctx context.Context, root, dir, baseURL, base, pspx, pspy string, profile bool, out io.Writer) (s *split, err error) {
 	s = &split{ready: map[string]string{}}
 	bins := map[string]string{}
 	for _, m := range allinone.Modules {
@@ -67,6 +69,9 @@ func startSplit(ctx context.Context, root, dir, baseURL, base, pspx, pspy string
 		// The production default: one access-log line per request is part of what a request costs.
 		"BERTH_LOG_LEVEL": "info",
 	}
+	if profile {
+		s.env[ops.PprofVar] = "true"
+	}
 	for i, m := range allinone.Modules {
 		s.env[module.AddrVar(m.Name)] = addrs[2*i]
 	}
@@ -84,6 +89,9 @@ func startSplit(ctx context.Context, root, dir, baseURL, base, pspx, pspy string
 		}
 		s.procs = append(s.procs, p)
 		s.ready[name] = "http://" + opsAddr + ops.ReadyPath
+		if profile {
+			fmt.Fprintf(out, "profiler of the split's %s: http://%s/debug/pprof/\n", name, opsAddr)
+		}
 		return nil
 	}
 	for i, m := range allinone.Modules {

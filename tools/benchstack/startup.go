@@ -67,7 +67,7 @@ func measureProcesses(ctx context.Context, root, dir, berthBin, serverURL string
 		}
 	}()
 	// Nobody pays here: billing's provider URLs lead nowhere.
-	s, err := startSplit(ctx, root, dir, baseURL, base, "http://127.0.0.1:1/pspx", "http://127.0.0.1:1/pspy")
+	s, err := startSplit(ctx, root, dir, baseURL, base, "http://127.0.0.1:1/pspx", "http://127.0.0.1:1/pspy", false, io.Discard)
 	dbs.names = s.dbNames
 	defer s.stop()
 	if err != nil {
