@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -20,6 +21,9 @@ import (
 // auditActorKinds are the audit log's actor kinds (docs/audit-log.md).
 var auditActorKinds = []string{"api_key", "user", "operator", "admin", "provider_event", "system"}
 
+// maxAuditPage is the most entries a page of the audit log holds (docs/audit-log.md).
+const maxAuditPage = 1000
+
 // auditTargetTypes are the audit log's target types (docs/audit-log.md).
 var auditTargetTypes = []string{"user", "tenant", "api_key", "app", "subscription", "payment", "promotion", "endpoint"}
 
@@ -36,6 +40,8 @@ func runAnalytics(ctx context.Context, conn grpc.ClientConnInterface, inv *invoc
 		targetType = fs.String("target-type", "", "only entries about this type of target")
 		targetID   = fs.String("target", "", "only entries about this target id")
 		action     = fs.String("action", "", "only entries of this event type, e.g. identity.user.updated")
+		limit      = fs.Int("limit", 0, "one page of at most this many entries (1 to 1000), its next cursor printed as next; 0 lists the whole range")
+		before     = fs.String("before", "", "the next cursor of the previous page: the entries older than it")
 	)
 	if err := inv.parse(); err != nil {
 		return nil, err
@@ -51,9 +57,14 @@ func runAnalytics(ctx context.Context, conn grpc.ClientConnInterface, inv *invoc
 		if key == "" {
 			return nil, usageError{errors.New(target.APIKeyVar + " must hold a read API key of the app (berthctl key-create -type read)")}
 		}
+		// Analytics checks the limit again; this only keeps the value inside int32.
+		if *limit < 0 || *limit > maxAuditPage {
+			return nil, usageError{fmt.Errorf("-limit must be between 1 and %d, or 0 for the whole range", maxAuditPage)}
+		}
 		ctx = metadata.AppendToOutgoingContext(ctx, authn.MDAPIKey, key, authn.MDAPIKeyType, "read", authn.MDClientID, *appID)
 		stream, err := analyticsv1.NewAnalyticsServiceClient(conn).ListAuditEntries(ctx, &analyticsv1.ListAuditEntriesRequest{
-			AppId: *appID, From: *from, To: *to, ActorKind: *actorKind, ActorId: *actor, TargetType: *targetType, TargetId: *targetID, Action: *action})
+			AppId: *appID, From: *from, To: *to, ActorKind: *actorKind, ActorId: *actor, TargetType: *targetType, TargetId: *targetID, Action: *action,
+			Limit: int32(*limit), Before: *before})
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +74,8 @@ func runAnalytics(ctx context.Context, conn grpc.ClientConnInterface, inv *invoc
 }
 
 // collectAudit gathers the stream's chunks into one, to print as one list: the CLI's range is
-// bounded, and a terminal reads no faster than the list arrives.
+// bounded, and a terminal reads no faster than the list arrives. A page's cursor, in its last
+// chunk, is kept as the list's next.
 func collectAudit(stream grpc.ServerStreamingClient[analyticsv1.AuditEntryChunk]) (*analyticsv1.AuditEntryChunk, error) {
 	all := &analyticsv1.AuditEntryChunk{}
 	for {
@@ -78,5 +90,8 @@ func collectAudit(stream grpc.ServerStreamingClient[analyticsv1.AuditEntryChunk]
 			all.Head = c.GetHead()
 		}
 		all.Items = append(all.Items, c.GetItems()...)
+		if c.GetNext() != "" {
+			all.Next = c.GetNext()
+		}
 	}
 }

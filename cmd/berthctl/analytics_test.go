@@ -80,4 +80,31 @@ func TestAuditCommandsListTheAppsLogWithItsReadKeyAndSetItsRetention(t *testing.
 	if list.Head.Kind != "auditEntry" || list.Items[0].Action != "identity.user.created" || list.Items[0].Actor.Kind == "" {
 		t.Fatalf("audit-log listed %+v", list)
 	}
+
+	// Pages of one walk the two seeded users' creations: the first page's next cursor leads to the
+	// second, which is the last.
+	type page struct {
+		Items []struct{ ID string }
+		Next  string
+	}
+	onePage := func(extra ...string) page {
+		t.Helper()
+		out, err := cli(append(append([]string{"audit-log", "-app", app, "-action", "identity.user.created", "-limit", "1"}, days...), extra...)...)
+		var p page
+		if err != nil || json.Unmarshal([]byte(out), &p) != nil {
+			t.Fatalf("audit-log %v printed %q: %v", extra, out, err)
+		}
+		return p
+	}
+	first := onePage()
+	if len(first.Items) != 1 || first.Next == "" {
+		t.Fatalf("the first page of one = %+v, want one entry and a next cursor", first)
+	}
+	second := onePage("-before", first.Next)
+	if len(second.Items) != 1 || second.Items[0].ID == first.Items[0].ID || second.Next != "" {
+		t.Fatalf("the page after %+v = %+v, want the other creation and no cursor", first, second)
+	}
+	if _, err := cli(append([]string{"audit-log", "-app", app, "-limit", "1001"}, days...)...); err == nil || !strings.Contains(err.Error(), "-limit") {
+		t.Fatalf("a limit of 1001: %v, want -limit refused", err)
+	}
 }

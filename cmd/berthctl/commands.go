@@ -207,9 +207,9 @@ var commands = []command{
 			"skipped as malformed); lists answered meanwhile are incomplete."},
 
 	{name: "audit-log", service: "analytics", apiKey: "read",
-		synopsis: "-app ID -from YYYY-MM-DD -to YYYY-MM-DD [-actor-kind KIND] [-actor ID] [-target-type TYPE] [-target ID] [-action TYPE]",
+		synopsis: "-app ID -from YYYY-MM-DD -to YYYY-MM-DD [-actor-kind KIND] [-actor ID] [-target-type TYPE] [-target ID] [-action TYPE] [-limit N [-before CURSOR]]",
 		about: "List the app's audit log over the days, newest first: who changed what, when, from where, and the names of the " +
-			"fields changed (BERTH_API_KEY: the app's read key).",
+			"fields changed (BERTH_API_KEY: the app's read key). With -limit, one page and its next cursor, which -before takes.",
 		required: []string{"app", "from", "to"}, ids: []string{"app"},
 		enums: map[string][]string{"actor-kind": auditActorKinds, "target-type": auditTargetTypes}},
 	{name: "audit-retention", service: "analytics", synopsis: "-app ID", about: "Show how many days the app's audit entries are kept.",

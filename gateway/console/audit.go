@@ -5,7 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/pkg/grpcx"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -17,13 +22,13 @@ const AuditPath = Path + "/apps/{app}/audit"
 // AuditURL is the app's audit log page, for links.
 func (frame) AuditURL(appID string) string { return Path + "/apps/" + appID + "/audit" }
 
-// auditShown is how many entries the page lists at most: the stream has no paging, so a range
-// holding more is cut here and the page asks for a narrower one.
-const auditShown = 200
+// auditPage is how many entries one page of the audit log shows; analytics pages by its keyset
+// cursor, so a page costs the same however far back it is.
+const auditPage = 50
 
-// auditView is an app's audit entries under a filter, newest first, and its retention. Matched is
-// how many entries the filter matched (more than shown when Capped); Problem is the field of a
-// refused filter, whose page lists nothing.
+// auditView is one page of an app's audit entries under a filter, newest first, and its retention.
+// Next is the cursor of the older entries ("" on the last page); Problem is the field of a refused
+// filter or cursor, whose page lists nothing.
 type auditView struct {
 	frame
 	App         *identityv1.App
@@ -31,8 +36,7 @@ type auditView struct {
 	ActorKinds  []string
 	TargetTypes []string
 	Entries     []*analyticsv1.AuditEntry
-	Matched     int
-	Capped      bool
+	Next        string
 	Problem     string
 	Retention   int32
 	MinDays     int
@@ -48,8 +52,23 @@ func (v auditView) ActorKindName(kind string) string {
 	return v.T("console.audit.kind." + kind)
 }
 
-// audit lists the app's audit entries the query's filter matches, newest first, up to auditShown.
-// A refused filter is answered on the page itself (400), its field named, so it can be corrected.
+// PageURL is the audit page under the same filter starting below the cursor before ("" for the
+// newest entries).
+func (v auditView) PageURL(before string) string {
+	f := v.Filter
+	q := url.Values{"from": {f.From}, "to": {f.To}}
+	for key, value := range map[string]string{"actor_kind": f.ActorKind, "actor_id": f.ActorID, "target_type": f.TargetType,
+		"target_id": f.TargetID, "action": f.Action, "before": before} {
+		if value != "" {
+			q.Set(key, value)
+		}
+	}
+	return v.AuditURL(v.App.GetId()) + "?" + q.Encode()
+}
+
+// audit lists a page of the app's audit entries the query's filter matches, newest first, below
+// the query's cursor. A refused filter or cursor is answered on the page itself (400), its field
+// named, so it can be corrected.
 func (c *Console) audit(w http.ResponseWriter, r *http.Request, v visit) {
 	app, ok := c.pathApp(w, r, v)
 	if !ok {
@@ -72,45 +91,55 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, v visit) {
 		c.render(w, r, http.StatusBadRequest, "audit", view)
 		return
 	}
-	view.Entries, view.Matched, err = c.auditEntries(v.ctx, id, view.Filter)
+	view.Entries, view.Next, err = c.auditEntries(v.ctx, id, view.Filter)
+	if st := status.Convert(err); st.Code() == codes.InvalidArgument {
+		// Analytics refused what only it checks (a cursor it never handed out): on the page, like
+		// a mistyped filter.
+		view.Problem = grpcx.FieldOf(st)
+		c.render(w, r, http.StatusBadRequest, "audit", view)
+		return
+	}
 	if err != nil {
 		c.fail(w, r, v, err, "list the app's audit entries")
 		return
 	}
-	view.Capped = view.Matched > len(view.Entries)
 	c.render(w, r, http.StatusOK, "audit", view)
 }
 
-// auditEntries reads the first auditShown entries of the app's stream under f and how many the
-// filter matched (the stream's head counts them). The rest of a longer stream is left unread: the
-// call is cancelled once the page has its rows.
-func (c *Console) auditEntries(ctx context.Context, appID string, f auditFilter) ([]*analyticsv1.AuditEntry, int, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// auditEntries reads one page of the app's entries under f: at most auditPage, and the cursor of
+// the entries after them, which the stream's last message carries.
+func (c *Console) auditEntries(ctx context.Context, appID string, f auditFilter) ([]*analyticsv1.AuditEntry, string, error) {
 	stream, err := c.Audit.ListAuditEntries(ctx, &analyticsv1.ListAuditEntriesRequest{AppId: appID, From: f.From, To: f.To,
-		ActorKind: f.ActorKind, ActorId: f.ActorID, TargetType: f.TargetType, TargetId: f.TargetID, Action: f.Action})
+		ActorKind: f.ActorKind, ActorId: f.ActorID, TargetType: f.TargetType, TargetId: f.TargetID, Action: f.Action,
+		Limit: auditPage, Before: f.Before})
 	if err != nil {
-		return nil, 0, err
+		return nil, "", err
 	}
-	var entries []*analyticsv1.AuditEntry
-	matched := 0
-	for len(entries) <= auditShown {
+	var (
+		entries []*analyticsv1.AuditEntry
+		next    string
+	)
+	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			break
+			return entries, next, nil
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, "", err
 		}
-		if h := chunk.GetHead(); h != nil {
-			matched = int(h.GetItemsLength())
+		// A stream that broke its page would show a page that skips or repeats entries.
+		if len(entries)+len(chunk.GetItems()) > auditPage || (next != "" && len(chunk.GetItems()) > 0) {
+			return nil, "", errAuditPage
 		}
 		entries = append(entries, chunk.GetItems()...)
+		if n := chunk.GetNext(); n != "" {
+			next = n
+		}
 	}
-	// A stream without a head (or one counting fewer than it sent) is counted by what arrived.
-	matched = max(matched, len(entries))
-	return entries[:min(len(entries), auditShown)], matched, nil
 }
+
+// errAuditPage is a page stream that went past its limit or on after its cursor.
+var errAuditPage = errors.New("the audit log answered more than one page")
 
 // changeAuditRetention sets how many days the app's audit entries are kept.
 func (c *Console) changeAuditRetention(w http.ResponseWriter, r *http.Request, v visit) {

@@ -28,12 +28,14 @@ var (
 // auditAction is the shape of an event type (identity.user.updated); analytics decides which exist.
 var auditAction = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*){1,3}$`)
 
-// auditFilter is the audit page's GET form: the range of UTC days (both included) and the optional
-// exact filters, "" for none.
+// auditFilter is the audit page's GET form: the range of UTC days (both included), the optional
+// exact filters, "" for none, and the cursor of the page (Before, "" for the newest entries), which
+// analytics alone reads.
 type auditFilter struct {
 	From, To                     string
 	ActorKind, ActorID           string
 	TargetType, TargetID, Action string
+	Before                       string
 }
 
 // auditFilterFrom reads the audit page's query. today is the UTC day the default range ends on.
@@ -68,6 +70,9 @@ func auditFilterFrom(v url.Values, today time.Time) (auditFilter, error) {
 	}
 	if f.Action != "" && !auditAction.MatchString(f.Action) {
 		return auditFilter{}, errField{"action"}
+	}
+	if f.Before, err = textField(v, "before", maxToken, false); err != nil {
+		return auditFilter{}, err
 	}
 	return f, nil
 }

@@ -1,9 +1,11 @@
 package console
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,7 +38,7 @@ func TestTheAuditPageListsTheLastSevenDaysWithWhoChangedWhichFields(t *testing.T
 	if len(calls) != 1 || calls[0].bearer != "Bearer operator-token-1" {
 		t.Fatalf("ListAuditEntries calls = %+v", calls)
 	}
-	want := &analyticsv1.ListAuditEntriesRequest{AppId: testApp, From: "2026-11-21", To: "2026-11-27"}
+	want := &analyticsv1.ListAuditEntriesRequest{AppId: testApp, From: "2026-11-21", To: "2026-11-27", Limit: auditPage}
 	if got := calls[0].req.(*analyticsv1.ListAuditEntriesRequest); got.String() != want.String() {
 		t.Errorf("ListAuditEntries(%v), want the last 7 days %v", got, want)
 	}
@@ -50,8 +52,8 @@ func TestTheAuditPageListsTheLastSevenDaysWithWhoChangedWhichFields(t *testing.T
 	if first, last := strings.Index(page, "000000000000"), strings.Index(page, "000000000002"); first > last {
 		t.Error("the entries are not in analytics' order, newest first")
 	}
-	if strings.Contains(page, "console.audit.") || strings.Contains(page, `id="audit-capped"`) {
-		t.Errorf("the page shows an untranslated key or a cap it did not reach:\n%s", page)
+	if strings.Contains(page, "console.audit.") || strings.Contains(page, `id="older-page"`) || strings.Contains(page, `id="newest-page"`) {
+		t.Errorf("the page shows an untranslated key or a link to a page there is not:\n%s", page)
 	}
 	if got := b.get(frame{}.AppURL(testApp)).Body.String(); !strings.Contains(got, `href="`+auditURL+`" id="audit-link"`) {
 		t.Error("the app page does not link to its audit log")
@@ -68,7 +70,7 @@ func TestTheAuditFilterReachesAnalyticsAsChosenAndStaysInTheForm(t *testing.T) {
 		t.Fatalf("filtered audit page = %d:\n%s", rec.Code, rec.Body)
 	}
 	want := &analyticsv1.ListAuditEntriesRequest{AppId: testApp, From: "2026-01-01", To: "2026-12-31", ActorKind: "api_key",
-		ActorId: "b1c32b65-e308-4172-bb6a-9acd303c267c", TargetType: "user", TargetId: auditTarget, Action: "identity.user.updated"}
+		ActorId: "b1c32b65-e308-4172-bb6a-9acd303c267c", TargetType: "user", TargetId: auditTarget, Action: "identity.user.updated", Limit: auditPage}
 	if got := audit.received("ListAuditEntries")[0].req.(*analyticsv1.ListAuditEntriesRequest); got.String() != want.String() {
 		t.Errorf("ListAuditEntries(%v), want %v", got, want)
 	}
@@ -111,19 +113,70 @@ func TestABadAuditFilterIsNamedOnThePageAndNothingIsAsked(t *testing.T) {
 	}
 }
 
-func TestTheAuditPageShowsTwoHundredEntriesAndSaysWhenMoreMatched(t *testing.T) {
-	audit := newFakeAudit(500)
+// hrefs are the page's link targets with the given id, unescaped.
+func hrefOf(t *testing.T, page, id string) string {
+	t.Helper()
+	m := regexp.MustCompile(`<a href="([^"]*)" id="` + id + `"`).FindStringSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
+// 120 entries under a filter are 50, 50 and 20 a page: "Older entries" carries the filter and the
+// cursor, every entry shows exactly once, the last page has no older link, and "Newest" leads back
+// to the first page under the same filter.
+func TestTheAuditPageWalksOlderPagesOfFiftyWithTheFilterAndSeesEveryEntryOnce(t *testing.T) {
+	audit := newFakeAudit(120)
 	b := newAuditConsole(t, audit)
-	rec := b.get(auditURL)
+	first := auditURL + "?" + url.Values{"from": {"2026-11-01"}, "to": {"2026-11-27"}, "actor_kind": {"system"}}.Encode()
+	seen := map[string]int{}
+	var rows []int
+	next := first
+	for next != "" {
+		if len(rows) > 3 {
+			t.Fatalf("the pages never end: %v", rows)
+		}
+		rec := b.get(next)
+		page := rec.Body.String()
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s = %d:\n%s", next, rec.Code, page)
+		}
+		ids := regexp.MustCompile(`data-entry="([^"]+)"`).FindAllStringSubmatch(page, -1)
+		rows = append(rows, len(ids))
+		for _, m := range ids {
+			seen[m[1]]++
+		}
+		if newest := hrefOf(t, page, "newest-page"); (len(rows) > 1) != (newest != "") || (newest != "" && newest != first) {
+			t.Errorf("page %d links to the newest entries at %q, want %q on every page but the first", len(rows), newest, first)
+		}
+		next = hrefOf(t, page, "older-page")
+	}
+	if !slices.Equal(rows, []int{50, 50, 20}) {
+		t.Fatalf("the pages showed %v entries, want 50, 50, 20", rows)
+	}
+	for _, e := range audit.entries {
+		if seen[e.GetId()] != 1 {
+			t.Errorf("entry %s showed %d times", e.GetId(), seen[e.GetId()])
+		}
+	}
+	calls := audit.received("ListAuditEntries")
+	for i, c := range calls {
+		req := c.req.(*analyticsv1.ListAuditEntriesRequest)
+		if req.GetLimit() != auditPage || req.GetActorKind() != "system" || req.GetFrom() != "2026-11-01" || (i > 0) != (req.GetBefore() != "") {
+			t.Errorf("page %d asked %v, want the filter, pages of %d and the cursor after the first", i+1, req, auditPage)
+		}
+	}
+}
+
+// A cursor analytics never handed out is named on the page like a bad filter, with no entries.
+func TestAnAuditCursorAnalyticsRefusesIsNamedOnThePage(t *testing.T) {
+	b := newAuditConsole(t, newFakeAudit(3))
+	rec := b.get(auditURL + "?before=forged")
 	page := rec.Body.String()
-	if rows := strings.Count(page, "data-entry="); rec.Code != http.StatusOK || rows != auditShown {
-		t.Fatalf("audit page = %d with %d rows, want %d", rec.Code, rows, auditShown)
-	}
-	if !strings.Contains(page, `id="audit-capped"`) || !strings.Contains(page, "newest 200 of 500") {
-		t.Errorf("the page does not say more entries matched:\n%s", page)
-	}
-	if read := audit.itemsRead(); read >= 500 {
-		t.Errorf("the console read all %d entries of the stream", read)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(page, `id="audit-problem"`) || !strings.Contains(page, "filter&#39;s before is not valid") ||
+		strings.Contains(page, "data-entry=") {
+		t.Errorf("a forged cursor = %d, want 400 naming before:\n%s", rec.Code, page)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/grpcx"
 	analyticsv1 "github.com/berthhq/berth/proto/analytics/v1"
 )
 
@@ -18,10 +21,12 @@ import (
 const auditTarget = "5c071d6c-04e0-45d2-81c7-f97ccc5aabca"
 
 // fakeAudit is analytics' audit log for the console's tests: entries streamed as analytics does
-// (the head first, items in chunks), a retention to read and set, and the calls recorded. listErr
-// refuses the list when it is read (as a streamed refusal arrives), retentionErr both retention
-// calls. The other methods of the two services are never called by the console; the embedded nil
-// clients make a call to one fail the test loudly.
+// (the head first, items in chunks, a page's cursor in its last message), a retention to read and
+// set, and the calls recorded. Its cursor is the id of a page's last entry (the console passes it
+// on unread); one naming no entry is refused as analytics refuses a cursor it never handed out.
+// listErr refuses the list when it is read (as a streamed refusal arrives), retentionErr both
+// retention calls. The other methods of the two services are never called by the console; the
+// embedded nil clients make a call to one fail the test loudly.
 type fakeAudit struct {
 	analyticsv1.AnalyticsServiceClient
 	analyticsv1.AnalyticsAdminServiceClient
@@ -31,7 +36,6 @@ type fakeAudit struct {
 	retention    int32
 	listErr      error
 	retentionErr error
-	read         int // items handed to the console, to see a long stream is left unread
 }
 
 // newFakeAudit holds n entries, newest first, the first a write key's change of auditTarget.
@@ -63,12 +67,24 @@ func (f *fakeAudit) ListAuditEntries(ctx context.Context, in *analyticsv1.ListAu
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record(ctx, "ListAuditEntries", in)
-	chunks := []*analyticsv1.AuditEntryChunk{{Head: &analyticsv1.ListHead{Kind: "auditEntry", ItemsLength: int32(len(f.entries))}}}
-	const size = 64
-	for i := 0; i < len(f.entries); i += size {
-		chunks = append(chunks, &analyticsv1.AuditEntryChunk{Items: f.entries[i:min(i+size, len(f.entries))]})
+	page, next := f.entries, ""
+	if in.GetBefore() != "" {
+		at := slices.IndexFunc(page, func(e *analyticsv1.AuditEntry) bool { return e.GetId() == in.GetBefore() })
+		if at < 0 {
+			return &auditStream{err: grpcx.StatusOf(fault.InvalidField("before", "is not a cursor of this list")).Err()}, nil
+		}
+		page = page[at+1:]
 	}
-	return &auditStream{f: f, ctx: ctx, chunks: chunks, err: f.listErr}, nil
+	if n := int(in.GetLimit()); n > 0 && len(page) > n {
+		page, next = page[:n], page[n-1].GetId()
+	}
+	chunks := []*analyticsv1.AuditEntryChunk{{Head: &analyticsv1.ListHead{Kind: "auditEntry", ItemsLength: int32(len(page))}}}
+	const size = 16
+	for i := 0; i < len(page); i += size {
+		chunks = append(chunks, &analyticsv1.AuditEntryChunk{Items: page[i:min(i+size, len(page))]})
+	}
+	chunks[len(chunks)-1].Next = next
+	return &auditStream{chunks: chunks, err: f.listErr}, nil
 }
 
 func (f *fakeAudit) AuditRetention(ctx context.Context, in *analyticsv1.AuditRetentionRequest, _ ...grpc.CallOption) (*analyticsv1.AuditRetentionSetting, error) {
@@ -104,18 +120,9 @@ func (f *fakeAudit) received(method string) []call {
 	return out
 }
 
-func (f *fakeAudit) itemsRead() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.read
-}
-
-// auditStream hands out its chunks, or err at the first read; once the console cancels the call
-// it answers the cancellation, as a gRPC stream does.
+// auditStream hands out its chunks, or err at the first read.
 type auditStream struct {
 	grpc.ClientStream
-	f      *fakeAudit
-	ctx    context.Context
 	chunks []*analyticsv1.AuditEntryChunk
 	err    error
 }
@@ -124,16 +131,10 @@ func (s *auditStream) Recv() (*analyticsv1.AuditEntryChunk, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	if err := s.ctx.Err(); err != nil {
-		return nil, err
-	}
 	if len(s.chunks) == 0 {
 		return nil, io.EOF
 	}
 	c := s.chunks[0]
 	s.chunks = s.chunks[1:]
-	s.f.mu.Lock()
-	s.f.read += len(c.GetItems())
-	s.f.mu.Unlock()
 	return c, nil
 }

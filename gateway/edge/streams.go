@@ -41,11 +41,12 @@ import (
 //     in the route's family with its status, exactly like a unary route's.
 //   - renderChunk (the rewriter, through envelope): the head chunk becomes the envelope's start
 //     and the data's kind and itemsLength; every chunk's items follow, comma-separated. It
-//     refuses a chunk before the head, a second head and items beyond itemsLength.
+//     refuses a chunk before the head, a second head, items beyond itemsLength and any chunk
+//     after one carrying a paged list's `next` cursor (the audit log's), which it keeps.
 //   - guardStreams (around the mux) holds the request's listGuard in the context, where the
 //     rewriter and the stream error handler (streamFailed) find it. When the mux returns it
 //     writes the list's end `]}}` only if the stream ended cleanly with exactly the items it
-//     announced. Otherwise, nothing written yet: a 500 in the family; bytes already out: abort
+//     announced (with `,"next":…` before the last brace when the stream gave a cursor). Otherwise, nothing written yet: a 500 in the family; bytes already out: abort
 //     (http.ErrAbortHandler), so the client sees a broken response, never a list that parses.
 //     Writing the end only after the stream's clean end (not with its last announced item)
 //     means a stream that then sends more, or fails, cannot leave a complete-looking body.
@@ -102,8 +103,9 @@ func (c primedAnalytics) ListAuditEntries(ctx context.Context, in *analyticsv1.L
 	return prime(c.AnalyticsServiceClient.ListAuditEntries(ctx, in, opts...))
 }
 
-// chunkFields are the head and items fields of a list chunk type.
-type chunkFields struct{ head, items protoreflect.FieldDescriptor }
+// chunkFields are the head and items fields of a list chunk type, and its optional `next`: a
+// string field a paged list sets, in its last message, to the next page's cursor.
+type chunkFields struct{ head, items, next protoreflect.FieldDescriptor }
 
 var chunkTypes sync.Map // protoreflect.FullName -> chunkFields, or false for other messages
 
@@ -125,6 +127,9 @@ func chunkOf(m protoreflect.Message) (chunkFields, bool) {
 		return chunkFields{}, false
 	}
 	c := chunkFields{head: head, items: items}
+	if next := md.Fields().ByName("next"); next != nil && next.Kind() == protoreflect.StringKind && !next.IsList() {
+		c.next = next
+	}
 	chunkTypes.Store(md.FullName(), c)
 	return c, true
 }
@@ -132,15 +137,22 @@ func chunkOf(m protoreflect.Message) (chunkFields, bool) {
 // listGuard is one request's streamed list: how far it got and whether it failed.
 type listGuard struct {
 	announced, written int
-	opened             bool  // the head was rendered: bytes of the list are (about to be) out
-	failed             error // set by the stream error handler
+	opened             bool   // the head was rendered: bytes of the list are (about to be) out
+	next               string // a paged list's cursor of its next page, from its last chunk
+	failed             error  // set by the stream error handler
 	// buf holds the rendered chunk. The runtime writes a chunk out before it receives the next, so
 	// one buffer serves the whole list instead of a new one, grown from nothing, per chunk.
 	buf []byte
 }
 
-// listEnd closes the items array, data and the envelope.
-const listEnd = "]}}"
+// end closes the items array, then the data (with the next page's cursor, when the list gave
+// one) and the envelope.
+func (g *listGuard) end() []byte {
+	if g.next == "" {
+		return []byte("]}}")
+	}
+	return append(strconv.AppendQuote([]byte(`],"next":`), g.next), "}}"...)
+}
 
 // chunk renders one chunk of route r's list: the envelope's head with the first, then the items.
 // The list's end is guardStreams' to write.
@@ -164,6 +176,20 @@ func (g *listGuard) chunk(r *edgev1.Route, m protoreflect.Message, f chunkFields
 		return nil, errors.New("list stream sent items before its head")
 	}
 	items := m.Get(f.items).List()
+	// The cursor ends the list: items or another cursor after it would make it a position in
+	// the middle. (A message with neither, which the stream may still yield, renders as nothing.)
+	if g.next != "" && items.Len() > 0 {
+		return nil, errors.New("list stream sent items after its cursor")
+	}
+	if f.next != nil {
+		switch next := m.Get(f.next).String(); {
+		case next == "":
+		case g.next != "":
+			return nil, errors.New("list stream sent a second cursor")
+		default:
+			g.next = next
+		}
+	}
 	if g.written+items.Len() > g.announced {
 		return nil, fmt.Errorf("list stream sent more than the %d items it announced", g.announced)
 	}
@@ -223,7 +249,7 @@ func guardStreams(log *slog.Logger, next http.Handler) http.Handler {
 			// With no failure recorded, ForwardResponseStream returned at the stream's io.EOF,
 			// which gRPC reports only for a call that ended with status OK, so the list is
 			// complete; or because writing to the client failed, and then this goes nowhere.
-			_, _ = gw.Write([]byte(listEnd))
+			_, _ = gw.Write(g.end())
 			return
 		case failed == nil:
 			failed = errors.New("list stream ended early")

@@ -28,6 +28,8 @@ import (
 type fakeLists struct {
 	analyticsv1.UnimplementedAnalyticsServiceServer
 	list func(lister) error
+	// audit are the chunks the audit log's stream sends, in order.
+	audit []*analyticsv1.AuditEntryChunk
 	// holding is set by a list that waits for its caller to give up.
 	holding atomic.Bool
 }
@@ -70,6 +72,18 @@ func (f *fakeLists) ListTenants(_ *analyticsv1.ListRangeRequest, s grpc.ServerSt
 	return f.run(s.Context(), "analyticsTenant", func(head *analyticsv1.ListHead, from, to int) error {
 		return s.Send(&analyticsv1.TenantChunk{Head: head, Items: fixtures(from, to, tenantItem)})
 	})
+}
+
+func (f *fakeLists) ListAuditEntries(_ *analyticsv1.ListAuditEntriesRequest, s grpc.ServerStreamingServer[analyticsv1.AuditEntryChunk]) error {
+	if f.audit == nil {
+		return status.Error(codes.Unimplemented, "no audit list programmed")
+	}
+	for _, c := range f.audit {
+		if err := s.Send(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func fixtures[T any](from, to int, item func(int) T) []T {
@@ -480,5 +494,73 @@ func TestAListsQueryWithBadBytesIsRefusedBeforeTheStreamOpens(t *testing.T) {
 	rec := h.do(t, http.MethodGet, "/v1/analytics/subscriptions?from=%ff&to=2026-01-01", "", readKey)
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "from") {
 		t.Fatalf("%d %s, want a 400 naming from", rec.Code, rec.Body)
+	}
+}
+
+// auditPath is the audit log's route for one page.
+const auditPath = "/v1/apps/0b0c3f4e-1a2b-4c5d-8e9f-0a1b2c3d4e5f/audit-log?from=2026-01-01&to=2026-01-31&limit=2"
+
+func auditChunk(head *analyticsv1.ListHead, next string, ids ...string) *analyticsv1.AuditEntryChunk {
+	c := &analyticsv1.AuditEntryChunk{Head: head, Next: next}
+	for _, id := range ids {
+		c.Items = append(c.Items, &analyticsv1.AuditEntry{Id: id, Actor: &analyticsv1.AuditActor{}})
+	}
+	return c
+}
+
+// A page of the audit log ends its data with the next page's cursor after the items, from the
+// stream's last message (one of its own, or the last chunk of items); the last page, like an
+// unpaged list, has no next at all.
+func TestAPagedAuditListEndsItsDataWithTheNextCursor(t *testing.T) {
+	head := &analyticsv1.ListHead{Kind: "auditEntry", ItemsLength: 2}
+	tests := []struct {
+		name     string
+		chunks   []*analyticsv1.AuditEntryChunk
+		keys     string
+		wantNext any
+	}{
+		{"the cursor in the only chunk", []*analyticsv1.AuditEntryChunk{auditChunk(head, "Y3Vyc29y", "a", "b")}, "kind,itemsLength,items,next", "Y3Vyc29y"},
+		{"the cursor in a chunk of its own", []*analyticsv1.AuditEntryChunk{auditChunk(head, "", "a", "b"), auditChunk(nil, "Y3Vyc29y")}, "kind,itemsLength,items,next", "Y3Vyc29y"},
+		{"the last page", []*analyticsv1.AuditEntryChunk{auditChunk(head, "", "a"), auditChunk(nil, "", "b")}, "kind,itemsLength,items", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.lists.audit = tc.chunks
+			rec := h.do(t, http.MethodGet, auditPath, "", readKey)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%d: %s", rec.Code, rec.Body)
+			}
+			var envelope struct {
+				Data json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &envelope); err != nil {
+				t.Fatalf("not one JSON object: %v\n%s", err, rec.Body)
+			}
+			if got := topLevelKeys(t, envelope.Data); strings.Join(got, ",") != tc.keys {
+				t.Fatalf("data keys %v, want %s", got, tc.keys)
+			}
+			var data map[string]any
+			_ = json.Unmarshal(envelope.Data, &data)
+			if items, _ := data["items"].([]any); len(items) != 2 || data["next"] != tc.wantNext {
+				t.Fatalf("data %v, want 2 items and next %v", data, tc.wantNext)
+			}
+		})
+	}
+}
+
+// A stream that sends anything after its cursor is broken: the client never gets a list that
+// parses.
+func TestAnAuditListThatSendsAChunkAfterItsCursorAbortsTheResponse(t *testing.T) {
+	h := newHarness(t)
+	h.lists.audit = []*analyticsv1.AuditEntryChunk{
+		auditChunk(&analyticsv1.ListHead{Kind: "auditEntry", ItemsLength: 2}, "Y3Vyc29y", "a"), auditChunk(nil, "", "b")}
+	srv := httptest.NewServer(h.handler)
+	defer srv.Close()
+	res := open(t, srv, auditPath)
+	body, err := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if err == nil || json.Valid(body) {
+		t.Fatalf("read a complete %d response (%v): %s", res.StatusCode, err, body)
 	}
 }

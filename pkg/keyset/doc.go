@@ -11,4 +11,7 @@
 // The cursor is base64url of the key: not secret (it names only what its page showed) and not
 // signed (a forged one is merely another position in the caller's own app's list), but opaque so
 // that clients do not build on its shape.
+//
+// A list read newest first (analytics' audit log) pages by the same rule over (time, id)
+// descending: Newest is its position and cursor.
 package keyset

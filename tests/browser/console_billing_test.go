@@ -212,3 +212,63 @@ func newTenantUser(t *testing.T, env stacktest.Env) string {
 	}
 	return u.GetId()
 }
+
+// A price added to the pspy app's catalog on the console's billing page is listed there with its
+// id, and a checkout of route 10 naming that id is paid in the provider's page: route 5 then shows
+// the tenant subscribed to exactly that price. Every page is checked with axe-core and
+// photographed at 1280 and 390 px.
+func TestConsoleBillingAddsACatalogPriceThatACheckoutSubscribesTo(t *testing.T) {
+	chromium := ensureChromium(t)
+	check := newConsoleCheck(t)
+	app := newCallbackApp(t)
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
+	py := env.App.PspyApp
+	browser := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
+	defer cancel()
+	fail := func(step string, err error) {
+		t.Helper()
+		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
+	}
+
+	product := "Console plan " + stacktest.RandomHex(4)
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 900),
+		signInToConsole(env),
+		chromedp.Navigate(env.Stack.BaseURL+"/console/apps/"+py.AppID+"/billing"),
+		chromedp.WaitVisible(chromedp.ID("connections")),
+		chromedp.Click(chromedp.CSS(`details:has(#price-product) summary`)),
+		chromedp.WaitVisible(chromedp.ID("price-product")),
+		chromedp.SendKeys(chromedp.ID("price-product"), product),
+		chromedp.SetValue(chromedp.ID("price-amount"), "1234"),
+		chromedp.SendKeys(chromedp.ID("price-currency"), "EUR"),
+		chromedp.SendKeys(chromedp.ID("price-interval"), "1 month"),
+		chromedp.Click(chromedp.ID("create-price")),
+		chromedp.WaitVisible(chromedp.CSS(`p.ok[role="status"]`)),
+	); err != nil {
+		fail("add a catalog price", err)
+	}
+	type row struct{ Amount, Interval, ID string }
+	listed, err := chromedp.Run(ctx, chromedp.Evaluate[row](`(() => {
+		const tr = [...document.querySelectorAll("#prices tbody tr")].find(r => r.cells[0].textContent === `+strconv.Quote(product)+`);
+		return tr ? {Amount: tr.cells[1].textContent, Interval: tr.cells[2].textContent, ID: tr.cells[3].textContent} : {};
+	})()`))
+	if err != nil || listed.ID == "" || listed.Amount != "12.34 EUR" || listed.Interval != "1 month" {
+		t.Fatalf("the catalog lists %q as %+v (%v), want 12.34 EUR every month with an id\npage:\n%s", product, listed, err, currentPage(browser))
+	}
+	check.page(ctx, "billing-price-added")
+
+	// Route 10 with the new price, paid on the provider's page: the tenant's plan is that price.
+	payURL := checkout(t, env, py.AppID, py.WriteKey, py.TenantID, subscriptionBody(listed.ID, py.TaxRate))
+	q := payInChromium(t, chromium, app, payURL,
+		chromedp.WaitVisible(chromedp.CSS(`input[name="outcome"][value="paid"]`)),
+		chromedp.Click(chromedp.CSS(`input[name="outcome"][value="paid"]`)),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+	)
+	if q.Get("status") != "completed" {
+		t.Fatalf("the checkout with the console's price landed with %v", q)
+	}
+	if tn := tenantRead(t, env, py.AppID, py.ReadKey, py.TenantID); tn["mode"] != "subscription" || tn["pspxPriceId"] != listed.ID {
+		t.Fatalf("route 5 after paying: mode %v price %v, want a subscription to %s", tn["mode"], tn["pspxPriceId"], listed.ID)
+	}
+}

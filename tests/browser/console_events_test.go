@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,83 @@ func TestConsoleEventsInChromiumRegistersAnEndpointThatGetsASignedDeliveryRetrie
 	last := deliveriesWith(hooks, "after-the-rotation")[0]
 	if !webhookrx.Verify(rotated, last.ID, last.Timestamp, last.Body, last.Signature) {
 		t.Errorf("the delivery after the rotation does not verify with the new secret")
+	}
+}
+
+// A provider call the app received (the pspx sandbox's events of a checkout paid in Chromium)
+// shows on the console's events page with its outcome and attempts; replaying it from the page
+// records one more attempt, applied again, and, the call having been applied already, leaves the
+// tenant as it was. Every page is checked with axe-core and photographed at 1280 and 390 px.
+func TestConsoleEventsInChromiumReplaysAReceivedProviderCall(t *testing.T) {
+	chromium := ensureChromium(t)
+	check := newConsoleCheck(t)
+	app := newCallbackApp(t)
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
+	px := env.App.Pspx
+	payURL := checkout(t, env, env.App.AppID, env.App.WriteKey, env.App.TenantID, subscriptionBody(px.Prices.Monthly, px.TaxRate))
+	if q := payInChromium(t, chromium, app, payURL,
+		chromedp.WaitVisible(chromedp.ID("card_number")),
+		chromedp.SendKeys(chromedp.ID("card_number"), "4242 4242 4242 4242"),
+		chromedp.SendKeys(chromedp.ID("card_expiry"), "12 / 34"),
+		chromedp.SendKeys(chromedp.ID("card_cvc"), "123"),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+	); q.Get("status") != "completed" {
+		t.Fatalf("the checkout landed with %v", q)
+	}
+	paid := tenantRead(t, env, env.App.AppID, env.App.ReadKey, env.App.TenantID)
+
+	browser := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
+	defer cancel()
+	fail := func(step string, err error) {
+		t.Helper()
+		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
+	}
+	eventsURL := env.Stack.BaseURL + "/console/apps/" + env.App.AppID + "/events"
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), signInToConsole(env)); err != nil {
+		fail("sign in", err)
+	}
+	// outcome reads the outcome cell of the received call id ("" for the newest applied one).
+	outcome := func(id string) (string, string) {
+		t.Helper()
+		type call struct{ ID, Outcome string }
+		c, err := chromedp.Run(ctx, chromedp.Evaluate[call](`(() => {
+			const rows = [...document.querySelectorAll("#inbound tr[data-event]")];
+			const r = rows.find(r => `+strconv.Quote(id)+` ? r.dataset.event === `+strconv.Quote(id)+` : r.querySelector(".inbound-outcome").textContent.startsWith("Applied"));
+			return r ? {ID: r.dataset.event, Outcome: r.querySelector(".inbound-outcome").textContent.trim()} : {};
+		})()`))
+		if err != nil {
+			fail("read the received calls", err)
+		}
+		return c.ID, c.Outcome
+	}
+	var id, before string
+	testkit.Eventually(t, "the provider's calls show as applied", func() bool {
+		if err := chromedp.Do(ctx, chromedp.Navigate(eventsURL), chromedp.WaitVisible(chromedp.ID("register"))); err != nil {
+			return false
+		}
+		id, before = outcome("")
+		return id != ""
+	})
+	if before != "Applied · 1 attempts" {
+		t.Fatalf("the received call %s reads %q before the replay, want one applied attempt", id, before)
+	}
+	check.page(ctx, "events-inbound")
+
+	if err := chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#inbound tr[data-event="`+id+`"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.ok[role="status"]`)),
+	); err != nil {
+		fail("replay the call", err)
+	}
+	if _, after := outcome(id); after != "Applied · 2 attempts" {
+		t.Errorf("after the replay the call reads %q, want a second applied attempt", after)
+	}
+	check.page(ctx, "events-replayed")
+	again := tenantRead(t, env, env.App.AppID, env.App.ReadKey, env.App.TenantID)
+	for _, field := range []string{"mode", "pspxSubscriptionId", "paidUntil", "paidUnits"} {
+		if again[field] != paid[field] {
+			t.Errorf("the replay of an applied call changed the tenant's %s: %v -> %v", field, paid[field], again[field])
+		}
 	}
 }

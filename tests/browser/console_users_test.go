@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/berthhq/berth/cmd/berth/stacktest"
+	"github.com/berthhq/berth/pkg/testkit"
 )
 
 // meStatus is the status of the signed-in user's route (GET /v1/users/me, route 14's user) with
@@ -187,5 +188,138 @@ func TestConsoleUsersInChromiumFindsFreezesEndsSessionsAndDeletesAUser(t *testin
 	check.page(ctx, "users-none")
 	if got := meStatus(t, env, access); got == http.StatusOK {
 		t.Error("the deleted user's token still reads the me route")
+	}
+}
+
+// The user page's mail and second-factor actions end to end, each seen by its effect: "Send the
+// verification mail again" mails a fresh link that verifies the address (the page then says so,
+// and route 14 too); "Send a password reset" mails a link whose new password signs the user in
+// (and the old one no longer does); with an authenticator enrolled on the account page the
+// sign-in asks for a code until the member removes the second factors, after which the password
+// alone signs in. Every page is checked with axe-core and photographed at 1280 and 390 px.
+func TestConsoleUsersInChromiumResendsVerificationSendsAResetAndRemovesTheSecondFactors(t *testing.T) {
+	chromium := ensureChromium(t)
+	check := newConsoleCheck(t)
+	app := newCallbackApp(t)
+	env := stacktest.Start(t, "berth-browser-test", app.redirectURI())
+	console := newBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(console, 240*time.Second)
+	defer cancel()
+	person := newBrowser(t, chromium)
+	pctx, pcancel := context.WithTimeout(person, 240*time.Second)
+	defer pcancel()
+	step := func(browser context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(browser, actions...); err != nil {
+			t.Fatalf("%s: %v\npage:\n%s", what, err, currentPage(browser))
+		}
+	}
+	email := "mailed-" + stacktest.RandomHex(4) + "@example.com"
+	const password = "a long enough passphrase 42"
+	signIn := func(pw string) []chromedp.Action[chromedp.Void] {
+		return slices.Concat([]chromedp.Action[chromedp.Void]{chromedp.Navigate(hostedLogin(env, app, "signIn"))}, signInOnTheHostedPage(email, pw))
+	}
+
+	// The user signs up; the address is not verified yet.
+	signUpAndLand(t, pctx, person, hostedLogin(env, app, "signUp"), email)
+	landedQuery(t, app)
+	if v := userVerified(t, env, email); v != false {
+		t.Fatalf("email_verified after the sign-up = %v, want false", v)
+	}
+
+	// The member finds the user and opens their page.
+	step(ctx, "open the user",
+		chromedp.EmulateViewport(1280, 900),
+		signInToConsole(env),
+		chromedp.Navigate(env.Stack.BaseURL+"/console/apps/"+env.App.AppID+"/users?"+url.Values{"q": {email}}.Encode()),
+		chromedp.WaitVisible(chromedp.CSS("#users tbody tr a")),
+		chromedp.Click(chromedp.CSS("#users tbody tr a")),
+		chromedp.WaitVisible(chromedp.ID("resend-verification")),
+	)
+	userURL, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	userURL, _, _ = strings.Cut(userURL, "?")
+	verified := func() string {
+		t.Helper()
+		step(ctx, "reload the user", chromedp.Navigate(userURL), chromedp.WaitVisible(chromedp.ID("email-verified")))
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("email-verified")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(v)
+	}
+	if v := verified(); v != "no" {
+		t.Fatalf("the user page shows the address verified %q before the mail, want no", v)
+	}
+	check.page(ctx, "user-unverified")
+
+	// The verification mail again: a new mail whose link verifies the address.
+	before := len(mailsTo(t, env, email))
+	step(ctx, "resend the verification mail", chromedp.Click(chromedp.ID("resend-verification")), chromedp.WaitVisible(chromedp.CSS(`p.ok[role="status"]`)))
+	check.page(ctx, "user-verification-sent")
+	link := verifyLink.FindString(newMailTo(t, env, email, before).Text)
+	if link == "" {
+		t.Fatal("the resent mail has no verification link")
+	}
+	step(pctx, "follow the verification link",
+		chromedp.Navigate(link),
+		chromedp.WaitVisible(chromedp.CSS(`button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+	)
+	testkit.Eventually(t, "route 14 says the address is verified", func() bool { return userVerified(t, env, email) == true })
+	if v := verified(); v != "yes" {
+		t.Errorf("after the link the user page shows the address verified %q, want yes", v)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#resend-verification").length`)); err != nil || n != 0 {
+		t.Errorf("a verified user still offers the verification mail (%d, %v)", n, err)
+	}
+
+	// A password reset: its link sets a new password, which signs in; the old one no longer does.
+	before = len(mailsTo(t, env, email))
+	step(ctx, "send a reset", chromedp.Click(chromedp.ID("send-reset")), chromedp.WaitVisible(chromedp.CSS(`p.ok[role="status"]`)))
+	check.page(ctx, "user-reset-sent")
+	reset := mailedResetLink.FindString(newMailTo(t, env, email, before).Text)
+	if reset == "" {
+		t.Fatal("the reset mail has no link")
+	}
+	const newPassword = "a different passphrase 43"
+	step(pctx, "set the new password",
+		chromedp.Navigate(reset),
+		chromedp.WaitVisible(chromedp.ID("password")),
+		chromedp.SendKeys(chromedp.ID("password"), newPassword),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+		chromedp.WaitNotPresent(chromedp.ID("password")),
+	)
+	person = newBrowser(t, chromium) // a fresh profile: no session of the reset's sign-in
+	pctx, pcancel = context.WithTimeout(person, 180*time.Second)
+	defer pcancel()
+	step(pctx, "the old password is refused", slices.Concat(signIn(password), []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.CSS(`p.alert`))})...)
+	step(pctx, "sign in with the new password", slices.Concat(signIn(newPassword), []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))})...)
+	landedQuery(t, app)
+
+	// An authenticator enrolled, the sign-in asks for its code ...
+	enrolTOTPOnTheAccountPage(t, pctx, person, env, email, newPassword)
+	person = newBrowser(t, chromium)
+	pctx, pcancel = context.WithTimeout(person, 120*time.Second)
+	defer pcancel()
+	step(pctx, "the sign-in asks for a code", slices.Concat(signIn(newPassword), []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("code"))})...)
+	step(ctx, "see the factor", chromedp.Navigate(userURL), chromedp.WaitVisible(chromedp.CSS("#factors tbody tr")))
+	check.page(ctx, "user-factors")
+
+	// ... until the member removes the second factors: then the password alone lands on the app.
+	step(ctx, "remove the second factors",
+		chromedp.Click(chromedp.ID("factors-confirm")),
+		chromedp.Click(chromedp.ID("reset-factors")),
+		chromedp.WaitVisible(chromedp.ID("no-factors")),
+	)
+	check.page(ctx, "user-factors-removed")
+	person = newBrowser(t, chromium)
+	pctx, pcancel = context.WithTimeout(person, 60*time.Second)
+	defer pcancel()
+	step(pctx, "sign in without a code", slices.Concat(signIn(newPassword), []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("signed-in"))})...)
+	if q := landedQuery(t, app); q.Get("code") == "" {
+		t.Errorf("the sign-in without a code landed with %v", q)
 	}
 }

@@ -47,6 +47,52 @@ func signUpAndLand(t *testing.T, ctx, browser context.Context, link, email strin
 	}
 }
 
+// enrolTOTPOnTheAccountPage signs the user in to the hosted account page and enrols an
+// authenticator app: the QR code and the key are shown, the first code (computed as the phone
+// would) and the password confirm it, and the ten recovery codes are shown once. It answers the
+// key and the recovery codes, the browser back on the account page.
+func enrolTOTPOnTheAccountPage(t *testing.T, ctx, browser context.Context, env stacktest.Env, email, password string) (string, []string) {
+	t.Helper()
+	err := chromedp.Do(ctx, slices.Concat(
+		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(env.Stack.BaseURL + "/account?client_id=" + env.App.AppID)},
+		signInOnTheHostedPage(email, password),
+		[]chromedp.Action[chromedp.Void]{
+			chromedp.WaitVisible(chromedp.ID("start-totp")),
+			chromedp.Click(chromedp.ID("start-totp")),
+			chromedp.WaitVisible(chromedp.ID("totp-secret")),
+		},
+	)...)
+	if err != nil {
+		t.Fatalf("start the enrolment: %v\npage:\n%s", err, currentPage(browser))
+	}
+	secret, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("totp-secret")))
+	if err != nil || secret == "" {
+		t.Fatalf("the key shown: %q (%v)", secret, err)
+	}
+	qr, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".qr svg path").length`))
+	if err != nil || qr != 1 {
+		t.Errorf("the QR code is not drawn (%d paths, %v)", qr, err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("code"), totpNow(t, secret, time.Now())),
+		chromedp.SendKeys(chromedp.ID("current_password"), password),
+		chromedp.Click(chromedp.ID("confirm-totp")),
+		chromedp.WaitVisible(chromedp.ID("recovery-codes")),
+	)
+	if err != nil {
+		t.Fatalf("confirm the enrolment: %v\npage:\n%s", err, currentPage(browser))
+	}
+	recovery, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#recovery-codes code")].map(c => c.innerText)`))
+	if err != nil || len(recovery) != 10 {
+		t.Fatalf("recovery codes shown: %v (%v), want 10", recovery, err)
+	}
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("back")), chromedp.WaitVisible(chromedp.ID("regenerate-codes")))
+	if err != nil {
+		t.Fatalf("back to the account page: %v\npage:\n%s", err, currentPage(browser))
+	}
+	return secret, recovery
+}
+
 // amrOf reads the amr claim of an access token.
 func amrOf(t *testing.T, jwt string) []string {
 	t.Helper()
@@ -88,44 +134,7 @@ func TestATOTPEnrolledOnTheAccountPageIsAskedForAtSignInAndARecoveryCodeWorksOnc
 		t.Errorf("amr after the password alone = %v", got)
 	}
 
-	// Enrol on the account page: the QR code and the key, then the first code.
-	err := chromedp.Do(ctx, slices.Concat(
-		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(env.Stack.BaseURL + "/account?client_id=" + env.App.AppID)},
-		signInOnTheHostedPage(email, password),
-		[]chromedp.Action[chromedp.Void]{
-			chromedp.WaitVisible(chromedp.ID("start-totp")),
-			chromedp.Click(chromedp.ID("start-totp")),
-			chromedp.WaitVisible(chromedp.ID("totp-secret")),
-		},
-	)...)
-	if err != nil {
-		t.Fatalf("start the enrolment: %v\npage:\n%s", err, currentPage(browser))
-	}
-	secret, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("totp-secret")))
-	if err != nil || secret == "" {
-		t.Fatalf("the key shown: %q (%v)", secret, err)
-	}
-	qr, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".qr svg path").length`))
-	if err != nil || qr != 1 {
-		t.Errorf("the QR code is not drawn (%d paths, %v)", qr, err)
-	}
-	err = chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("code"), totpNow(t, secret, time.Now())),
-		chromedp.SendKeys(chromedp.ID("current_password"), password),
-		chromedp.Click(chromedp.ID("confirm-totp")),
-		chromedp.WaitVisible(chromedp.ID("recovery-codes")),
-	)
-	if err != nil {
-		t.Fatalf("confirm the enrolment: %v\npage:\n%s", err, currentPage(browser))
-	}
-	recovery, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#recovery-codes code")].map(c => c.innerText)`))
-	if err != nil || len(recovery) != 10 {
-		t.Fatalf("recovery codes shown: %v (%v), want 10", recovery, err)
-	}
-	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("back")), chromedp.WaitVisible(chromedp.ID("regenerate-codes")))
-	if err != nil {
-		t.Fatalf("back to the account page: %v\npage:\n%s", err, currentPage(browser))
-	}
+	secret, recovery := enrolTOTPOnTheAccountPage(t, ctx, browser, env, email, password)
 
 	// Signing in now asks for a code after the password. A recovery code works once ...
 	askedForCode := slices.Concat(
@@ -133,7 +142,7 @@ func TestATOTPEnrolledOnTheAccountPageIsAskedForAtSignInAndARecoveryCodeWorksOnc
 		signInOnTheHostedPage(email, password),
 		[]chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.ID("code"))},
 	)
-	err = chromedp.Do(ctx, slices.Concat(askedForCode, []chromedp.Action[chromedp.Void]{
+	err := chromedp.Do(ctx, slices.Concat(askedForCode, []chromedp.Action[chromedp.Void]{
 		chromedp.SendKeys(chromedp.ID("code"), recovery[0]),
 		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.ID("signed-in")),

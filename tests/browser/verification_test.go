@@ -28,30 +28,46 @@ type keptMail struct {
 	To, Subject, Text, HTML string
 }
 
-// mailTo waits for the newest mail to email in the all-in-one's development mailbox (its JSON view).
+// mailsTo are the mails to email in the all-in-one's development mailbox (its JSON view), newest
+// first.
+func mailsTo(t *testing.T, env stacktest.Env, email string) []keptMail {
+	t.Helper()
+	res, err := http.Get(env.Stack.BaseURL + "/dev/mailbox?format=json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	var kept []keptMail
+	if err := json.Unmarshal(raw, &kept); err != nil {
+		t.Fatalf("mailbox JSON: %v\n%s", err, raw)
+	}
+	var out []keptMail
+	for _, m := range kept {
+		if m.To == email {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// mailTo waits for the newest mail to email in the development mailbox.
 func mailTo(t *testing.T, env stacktest.Env, email string) keptMail {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, err := http.Get(env.Stack.BaseURL + "/dev/mailbox?format=json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, _ := io.ReadAll(res.Body)
-		_ = res.Body.Close()
-		var kept []keptMail
-		if err := json.Unmarshal(raw, &kept); err != nil {
-			t.Fatalf("mailbox JSON: %v\n%s", err, raw)
-		}
-		for _, m := range kept { // newest first
-			if m.To == email {
-				return m
-			}
+	return newMailTo(t, env, email, 0)
+}
+
+// newMailTo waits until email has more than seen mails in the development mailbox and answers the
+// newest: the mail an action sent, when seen counted the mails before it.
+func newMailTo(t *testing.T, env stacktest.Env, email string, seen int) keptMail {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if kept := mailsTo(t, env, email); len(kept) > seen {
+			return kept[0]
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no mail to %s in the mailbox: %s", email, raw)
+			t.Fatalf("no new mail to %s in the mailbox after the %d before", email, seen)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 

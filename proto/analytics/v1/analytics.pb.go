@@ -219,15 +219,21 @@ func (x *AuditRetentionSetting) GetRetentionDays() int32 {
 // user, operator, admin, provider_event, system; targetType one of user, tenant, api_key, app,
 // subscription, payment, promotion, endpoint; action an event type such as identity.user.updated.
 type ListAuditEntriesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AppId         string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
-	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
-	To            string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
-	ActorKind     string                 `protobuf:"bytes,4,opt,name=actorKind,proto3" json:"actorKind,omitempty"`
-	ActorId       string                 `protobuf:"bytes,5,opt,name=actorId,proto3" json:"actorId,omitempty"`
-	TargetType    string                 `protobuf:"bytes,6,opt,name=targetType,proto3" json:"targetType,omitempty"`
-	TargetId      string                 `protobuf:"bytes,7,opt,name=targetId,proto3" json:"targetId,omitempty"`
-	Action        string                 `protobuf:"bytes,8,opt,name=action,proto3" json:"action,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	AppId      string                 `protobuf:"bytes,1,opt,name=appId,proto3" json:"appId,omitempty"`
+	From       string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	To         string                 `protobuf:"bytes,3,opt,name=to,proto3" json:"to,omitempty"`
+	ActorKind  string                 `protobuf:"bytes,4,opt,name=actorKind,proto3" json:"actorKind,omitempty"`
+	ActorId    string                 `protobuf:"bytes,5,opt,name=actorId,proto3" json:"actorId,omitempty"`
+	TargetType string                 `protobuf:"bytes,6,opt,name=targetType,proto3" json:"targetType,omitempty"`
+	TargetId   string                 `protobuf:"bytes,7,opt,name=targetId,proto3" json:"targetId,omitempty"`
+	Action     string                 `protobuf:"bytes,8,opt,name=action,proto3" json:"action,omitempty"`
+	// limit pages the list: at most limit entries (1 to 1000), the last message carrying the cursor
+	// of the entries after them in `next`. 0 streams every entry of the range.
+	Limit int32 `protobuf:"varint,9,opt,name=limit,proto3" json:"limit,omitempty"`
+	// before is a page's `next`: the list continues with the entries older than that page's last
+	// (keyset on the entry's time, then its id). "" starts at the newest entry.
+	Before        string `protobuf:"bytes,10,opt,name=before,proto3" json:"before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -314,6 +320,20 @@ func (x *ListAuditEntriesRequest) GetTargetId() string {
 func (x *ListAuditEntriesRequest) GetAction() string {
 	if x != nil {
 		return x.Action
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListAuditEntriesRequest) GetBefore() string {
+	if x != nil {
+		return x.Before
 	}
 	return ""
 }
@@ -492,9 +512,12 @@ func (x *AuditEntry) GetChangedFields() []string {
 
 // AuditEntryChunk is one message of the audit log's stream: the head in the first, items after it.
 type AuditEntryChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Head          *ListHead              `protobuf:"bytes,1,opt,name=head,proto3" json:"head,omitempty"`
-	Items         []*AuditEntry          `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Head  *ListHead              `protobuf:"bytes,1,opt,name=head,proto3" json:"head,omitempty"`
+	Items []*AuditEntry          `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	// next, in the last message of a page (a request with a limit) that more entries follow, is the
+	// cursor the next request sends as `before`; "" otherwise.
+	Next          string `protobuf:"bytes,3,opt,name=next,proto3" json:"next,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -541,6 +564,13 @@ func (x *AuditEntryChunk) GetItems() []*AuditEntry {
 		return x.Items
 	}
 	return nil
+}
+
+func (x *AuditEntryChunk) GetNext() string {
+	if x != nil {
+		return x.Next
+	}
+	return ""
 }
 
 // RebuildReadModelsResult counts the replayed events: applied, and skipped as malformed (as the
@@ -2604,7 +2634,7 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\rretentionDays\x18\x02 \x01(\x05R\rretentionDays\"S\n" +
 	"\x15AuditRetentionSetting\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12$\n" +
-	"\rretentionDays\x18\x02 \x01(\x05R\rretentionDays\"\xdf\x01\n" +
+	"\rretentionDays\x18\x02 \x01(\x05R\rretentionDays\"\x8d\x02\n" +
 	"\x17ListAuditEntriesRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +
@@ -2615,7 +2645,10 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"targetType\x18\x06 \x01(\tR\n" +
 	"targetType\x12\x1a\n" +
 	"\btargetId\x18\a \x01(\tR\btargetId\x12\x16\n" +
-	"\x06action\x18\b \x01(\tR\x06action\"J\n" +
+	"\x06action\x18\b \x01(\tR\x06action\x12\x14\n" +
+	"\x05limit\x18\t \x01(\x05R\x05limit\x12\x16\n" +
+	"\x06before\x18\n" +
+	" \x01(\tR\x06before\"J\n" +
 	"\n" +
 	"AuditActor\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x0e\n" +
@@ -2633,10 +2666,11 @@ const file_analytics_v1_analytics_proto_rawDesc = "" +
 	"\x05actor\x18\x06 \x01(\v2\x1e.berth.analytics.v1.AuditActorR\x05actor\x12\x1c\n" +
 	"\trequestId\x18\a \x01(\tR\trequestId\x12$\n" +
 	"\rclientAddress\x18\b \x01(\tR\rclientAddress\x12$\n" +
-	"\rchangedFields\x18\t \x03(\tR\rchangedFields\"y\n" +
+	"\rchangedFields\x18\t \x03(\tR\rchangedFields\"\x8d\x01\n" +
 	"\x0fAuditEntryChunk\x120\n" +
 	"\x04head\x18\x01 \x01(\v2\x1c.berth.analytics.v1.ListHeadR\x04head\x124\n" +
-	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.AuditEntryR\x05items\"Q\n" +
+	"\x05items\x18\x02 \x03(\v2\x1e.berth.analytics.v1.AuditEntryR\x05items\x12\x12\n" +
+	"\x04next\x18\x03 \x01(\tR\x04next\"Q\n" +
 	"\x17RebuildReadModelsResult\x12\x18\n" +
 	"\aapplied\x18\x01 \x01(\x05R\aapplied\x12\x1c\n" +
 	"\tmalformed\x18\x02 \x01(\x05R\tmalformed\"L\n" +

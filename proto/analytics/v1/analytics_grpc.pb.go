@@ -63,7 +63,9 @@ type AnalyticsServiceClient interface {
 	// token, a payment provider's event or Berth itself), the action (the event type), the target,
 	// the request id, the client address, the time and the names of the fields it changed, never
 	// their values. actorKind, actorId, targetType, targetId and action narrow the list to exact
-	// matches. Streamed like route 6. Needs a read API key of the app in the path.
+	// matches. Streamed like route 6. With `limit` the answer is one page of at most that many
+	// entries, and `next` (present when older entries follow) is the `before` of the next page.
+	// Needs a read API key of the app in the path.
 	ListAuditEntries(ctx context.Context, in *ListAuditEntriesRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditEntryChunk], error)
 }
 
@@ -195,7 +197,9 @@ type AnalyticsServiceServer interface {
 	// token, a payment provider's event or Berth itself), the action (the event type), the target,
 	// the request id, the client address, the time and the names of the fields it changed, never
 	// their values. actorKind, actorId, targetType, targetId and action narrow the list to exact
-	// matches. Streamed like route 6. Needs a read API key of the app in the path.
+	// matches. Streamed like route 6. With `limit` the answer is one page of at most that many
+	// entries, and `next` (present when older entries follow) is the `before` of the next page.
+	// Needs a read API key of the app in the path.
 	ListAuditEntries(*ListAuditEntriesRequest, grpc.ServerStreamingServer[AuditEntryChunk]) error
 	mustEmbedUnimplementedAnalyticsServiceServer()
 }

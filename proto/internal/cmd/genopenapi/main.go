@@ -361,9 +361,14 @@ func (g *gen) responses(md protoreflect.MethodDescriptor, r *edgev1.Route) obj {
 func (g *gen) data(out protoreflect.MessageDescriptor) any {
 	head, items := out.Fields().ByName("head"), out.Fields().ByName("items")
 	if head != nil && items != nil && items.IsList() && head.Message() != nil && head.Message().Name() == "ListHead" {
-		return obj{"type": "object", "additionalProperties": false, "required": []any{"kind", "itemsLength", "items"},
-			"properties": obj{"kind": obj{"type": "string"}, "itemsLength": obj{"type": "number"},
-				"items": obj{"type": "array", "items": g.ref(items.Message())}}}
+		props := obj{"kind": obj{"type": "string"}, "itemsLength": obj{"type": "number"},
+			"items": obj{"type": "array", "items": g.ref(items.Message())}}
+		// A paged list's chunks carry the next page's cursor, which the edge writes after the items
+		// when it is set (and only then: an unpaged list, or the last page, has none).
+		if next := out.Fields().ByName("next"); next != nil && next.Kind() == protoreflect.StringKind && !next.IsList() {
+			props["next"] = obj{"type": "string"}
+		}
+		return obj{"type": "object", "additionalProperties": false, "required": []any{"kind", "itemsLength", "items"}, "properties": props}
 	}
 	return g.message(out, nil)
 }

@@ -95,17 +95,43 @@ func auditActions() []string {
 }
 
 // ListAuditEntries visits the caller's app's audit entries that q selects, newest first, from one
-// snapshot of the store. The filter is validated before anything is read.
-func (s *Service) ListAuditEntries(ctx context.Context, appID string, q domain.AuditQuery, v Visitor[domain.AuditEntry]) error {
+// snapshot of the store. The filter is validated before anything is read. A query with a limit is
+// one page: the store is asked for one entry more than the page holds, which is not visited but
+// tells that older entries follow, and next is then the cursor after the page's last entry ("" on
+// the last page, and always without a limit).
+func (s *Service) ListAuditEntries(ctx context.Context, appID string, q domain.AuditQuery, v Visitor[domain.AuditEntry]) (next string, err error) {
 	app, err := uuid.Parse(appID)
 	if err != nil {
-		return fault.InvalidField("appId", "must be a UUID")
+		return "", fault.InvalidField("appId", "must be a UUID")
 	}
 	f, err := domain.ParseAuditFilter(app.String(), q, auditActions())
 	if err != nil {
-		return err
+		return "", err
 	}
-	return s.store.VisitAuditEntries(ctx, f, v)
+	size := f.Limit
+	if size == 0 {
+		return "", s.store.VisitAuditEntries(ctx, f, v)
+	}
+	f.Limit = size + 1
+	var (
+		seen int
+		last domain.AuditEntry
+	)
+	err = s.store.VisitAuditEntries(ctx, f, Visitor[domain.AuditEntry]{
+		Count: func(n int) error { return v.Count(min(n, size)) },
+		Each: func(e domain.AuditEntry) error {
+			if seen++; seen > size {
+				next = last.Position().Encode()
+				return nil
+			}
+			last = e
+			return v.Each(e)
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	return next, nil
 }
 
 // SetAuditRetention sets how many days the app's audit entries are kept; entries older than that

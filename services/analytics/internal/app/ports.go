@@ -111,7 +111,8 @@ type DailyFacts interface {
 type AuditLog interface {
 	// RecordAuditEntry stores e; an entry whose id is stored already is left as it is.
 	RecordAuditEntry(ctx context.Context, e domain.AuditEntry) error
-	// VisitAuditEntries visits the entries f selects, newest first (ties by id, descending).
+	// VisitAuditEntries visits the entries f selects, newest first (ties by id, descending), at
+	// most f.Limit of them when it is above 0; Count is told how many it visits.
 	VisitAuditEntries(ctx context.Context, f domain.AuditFilter, v Visitor[domain.AuditEntry]) error
 	// SetAuditRetention sets how many days the app's entries are kept.
 	SetAuditRetention(ctx context.Context, appID string, days int) error

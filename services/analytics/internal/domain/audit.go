@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
+	"github.com/berthhq/berth/pkg/keyset"
 )
 
 // AuditEntry is one change an app's data underwent, built from the event that recorded it: who did
@@ -24,6 +25,9 @@ type AuditEntry struct {
 	ClientAddress string
 	ChangedFields []string // the field names an update changed; empty for other actions
 }
+
+// Position is e's place in the log's order, newest first: its time, then its id.
+func (e AuditEntry) Position() keyset.Newest { return keyset.NewestOf(e.At, e.ID) }
 
 // The retention an app's audit entries are kept for, in days: DefaultAuditRetentionDays until an
 // operator sets another within the bounds.
@@ -47,8 +51,13 @@ var ActorKinds = []string{"api_key", "user", "operator", "admin", "provider_even
 // maxFilterID bounds the ids a filter may name: every id Berth stores is far shorter.
 const maxFilterID = 128
 
+// MaxAuditPage is the most entries one page of the log holds.
+const MaxAuditPage = 1000
+
 // AuditFilter selects an app's audit entries: those at From <= At < To, and of the actor, target
-// and action when they are set (each must match exactly).
+// and action when they are set (each must match exactly); with Before, only those older than it
+// (Position().Older). Limit, when above 0, is how many of them a store visits at most, newest
+// first.
 type AuditFilter struct {
 	AppID      string
 	From, To   time.Time
@@ -57,26 +66,39 @@ type AuditFilter struct {
 	TargetType string
 	TargetID   string
 	Action     string
+	Before     *keyset.Newest
+	Limit      int
 }
 
-// AuditQuery is a filter as the caller spells it: the from/to days of every analytics list and the
-// optional exact matches.
+// AuditQuery is a filter as the caller spells it: the from/to days of every analytics list, the
+// optional exact matches, and the page: Limit entries at most (0: the whole range) older than the
+// cursor Before ("": from the newest).
 type AuditQuery struct {
 	From, To                     string
 	ActorKind, ActorID           string
 	TargetType, TargetID, Action string
+	Limit                        int32
+	Before                       string
 }
 
 // ParseAuditFilter validates q for appID. actions are the event types an entry can have; an action
-// outside them, an unknown actor kind or target type, or an id too long to be one are refused
-// naming the parameter, so a typo is an error instead of an empty list.
+// outside them, an unknown actor kind or target type, an id too long to be one, a limit outside 0
+// to MaxAuditPage or a cursor no page handed out are refused naming the parameter, so a typo is an
+// error instead of an empty list. The filter's Limit is q's: a pager asks the store for one more.
 func ParseAuditFilter(appID string, q AuditQuery, actions []string) (AuditFilter, error) {
 	r, err := ParseRange(q.From, q.To)
 	if err != nil {
 		return AuditFilter{}, err
 	}
+	if q.Limit < 0 || q.Limit > MaxAuditPage {
+		return AuditFilter{}, fault.InvalidField("limit", "must be between 1 and %d, or 0 for the whole range", MaxAuditPage)
+	}
+	before, err := keyset.DecodeNewest("before", q.Before)
+	if err != nil {
+		return AuditFilter{}, err
+	}
 	f := AuditFilter{AppID: appID, From: r.From, To: r.End(), ActorKind: q.ActorKind, ActorID: q.ActorID,
-		TargetType: q.TargetType, TargetID: q.TargetID, Action: q.Action}
+		TargetType: q.TargetType, TargetID: q.TargetID, Action: q.Action, Before: before, Limit: int(q.Limit)}
 	if f.ActorKind != "" && !slices.Contains(ActorKinds, f.ActorKind) {
 		return AuditFilter{}, fault.InvalidField("actorKind", "must be one of %v", ActorKinds)
 	}
@@ -94,9 +116,10 @@ func ParseAuditFilter(appID string, q AuditQuery, actions []string) (AuditFilter
 	return f, nil
 }
 
-// Matches reports whether e is one f selects.
+// Matches reports whether e is one f selects (Limit aside, which cuts the selection).
 func (f AuditFilter) Matches(e AuditEntry) bool {
 	return e.AppID == f.AppID && !e.At.Before(f.From) && e.At.Before(f.To) &&
+		(f.Before == nil || e.Position().Older(*f.Before)) &&
 		matches(f.ActorKind, e.ActorKind) && matches(f.ActorID, e.ActorID) &&
 		matches(f.TargetType, e.TargetType) && matches(f.TargetID, e.TargetID) && matches(f.Action, e.Action)
 }

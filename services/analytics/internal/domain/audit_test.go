@@ -3,6 +3,7 @@ package domain
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
 )
@@ -27,6 +28,14 @@ func TestAnAuditFilterRefusesBadValuesNamingTheParameter(t *testing.T) {
 		{"an action that is no event type", func(q *AuditQuery) { q.Action = "user.updated" }, "action"},
 		{"an actor id too long to be one", func(q *AuditQuery) { q.ActorID = strings.Repeat("a", 129) }, "actorId"},
 		{"a target id too long to be one", func(q *AuditQuery) { q.TargetID = strings.Repeat("a", 129) }, "targetId"},
+		{"a page of one", func(q *AuditQuery) { q.Limit = 1 }, ""},
+		{"the longest page", func(q *AuditQuery) { q.Limit = MaxAuditPage }, ""},
+		{"a page after a cursor", func(q *AuditQuery) {
+			q.Limit, q.Before = 50, AuditEntry{At: time.Now(), ID: "0b0c3f4e-1a2b-4c5d-8e9f-0a1b2c3d4e5f"}.Position().Encode()
+		}, ""},
+		{"a negative limit", func(q *AuditQuery) { q.Limit = -1 }, "limit"},
+		{"a page too long", func(q *AuditQuery) { q.Limit = MaxAuditPage + 1 }, "limit"},
+		{"a cursor no page handed out", func(q *AuditQuery) { q.Before = "not-a-cursor" }, "before"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +46,7 @@ func TestAnAuditFilterRefusesBadValuesNamingTheParameter(t *testing.T) {
 				if err != nil {
 					t.Fatalf("refused a valid filter: %v", err)
 				}
-				if f.AppID != "app1" || !f.To.After(f.From) {
+				if f.AppID != "app1" || !f.To.After(f.From) || f.Limit != int(q.Limit) || (f.Before != nil) != (q.Before != "") {
 					t.Fatalf("filter %+v", f)
 				}
 				return

@@ -98,7 +98,7 @@ func TestEveryEventIsAuditedExactlyOnceEvenWhenTheStreamIsReplayed(t *testing.T)
 			}
 			listed := func() []domain.AuditEntry {
 				var out []domain.AuditEntry
-				err := svc.ListAuditEntries(ctx, appID, domain.AuditQuery{From: time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly), To: time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)},
+				_, err := svc.ListAuditEntries(ctx, appID, domain.AuditQuery{From: time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly), To: time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)},
 					app.Visitor[domain.AuditEntry]{Count: func(int) error { return nil }, Each: func(e domain.AuditEntry) error { out = append(out, e); return nil }})
 				if err != nil {
 					t.Fatal(err)

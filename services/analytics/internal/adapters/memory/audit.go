@@ -44,6 +44,9 @@ func (s *Store) VisitAuditEntries(_ context.Context, f domain.AuditFilter, v app
 		}
 		return cmp.Compare(b.ID, a.ID)
 	})
+	if f.Limit > 0 && len(hits) > f.Limit {
+		hits = hits[:f.Limit]
+	}
 	if err := v.Count(len(hits)); err != nil {
 		return err
 	}

@@ -36,16 +36,33 @@ const auditSelected = `from analytics_audit_entries where app_id = $1 and at >= 
 	and ($4 = '' or actor_kind = $4) and ($5 = '' or actor_id = $5)
 	and ($6 = '' or target_type = $6) and ($7 = '' or target_id = $7) and ($8 = '' or action = $8)`
 
-var (
-	countAudit = `select count(*) ` + auditSelected
-	listAudit  = `select id::text, at, action, target_type, target_id, actor_kind, actor_id, actor_key_type,
-		request_id, client_address, changed_fields ` + auditSelected + ` order by at desc, id desc`
-)
+const auditColumns = `select id::text, at, action, target_type, target_id, actor_kind, actor_id, actor_key_type,
+	request_id, client_address, changed_fields `
+
+// auditSQL is f's count and list queries with their arguments. A page (f.Before, f.Limit) is one
+// range scan of analytics_audit_entries_app_at (app_id, at desc, id desc): it starts below the
+// cursor's (at, id) and stops after f.Limit rows, and the count stops there too, so a page costs the
+// same wherever it is in the range.
+func auditSQL(f domain.AuditFilter) (count, list string, args []any) {
+	args = []any{f.AppID, f.From, f.To, f.ActorKind, f.ActorID, f.TargetType, f.TargetID, f.Action}
+	where := auditSelected
+	if f.Before != nil {
+		args = append(args, f.Before.At, f.Before.ID)
+		where += fmt.Sprintf(` and (at, id) < ($%d, $%d::uuid)`, len(args)-1, len(args))
+	}
+	order := ` order by at desc, id desc`
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		order += fmt.Sprintf(` limit $%d`, len(args))
+		return `select count(*) from (select 1 ` + where + order + `) page`, auditColumns + where + order, args
+	}
+	return `select count(*) ` + where, auditColumns + where + order, args
+}
 
 // VisitAuditEntries visits the selected entries from one snapshot.
 func (s *Store) VisitAuditEntries(ctx context.Context, f domain.AuditFilter, v app.Visitor[domain.AuditEntry]) error {
-	args := []any{f.AppID, f.From, f.To, f.ActorKind, f.ActorID, f.TargetType, f.TargetID, f.Action}
-	return visit(ctx, s, countAudit, listAudit, args, v, func(rows pgx.Rows) (domain.AuditEntry, error) {
+	count, list, args := auditSQL(f)
+	return visit(ctx, s, count, list, args, v, func(rows pgx.Rows) (domain.AuditEntry, error) {
 		e := domain.AuditEntry{AppID: f.AppID}
 		if err := rows.Scan(&e.ID, &e.At, &e.Action, &e.TargetType, &e.TargetID, &e.ActorKind, &e.ActorID,
 			&e.ActorKeyType, &e.RequestID, &e.ClientAddress, &e.ChangedFields); err != nil {

@@ -3,6 +3,7 @@ package porttest
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,6 +24,8 @@ var auditCases = []struct {
 	{"AuditEntriesAreScopedToTheirApp", auditScopedToApp},
 	{"AuditFiltersMatchActorTargetAndActionExactly", auditFilters},
 	{"AuditVisitorErrorStopsTheList", auditVisitorErrorStops},
+	{"AuditPagesResumeBelowTheCursorAcrossEqualTimes", auditPagesAcrossEqualTimes},
+	{"AuditPageAppliesTheFiltersBeforeTheLimit", auditPageFiltersFirst},
 	{"AuditRetentionDefaultsAndCanBeSetPerApp", auditRetention},
 	{"PruningDeletesOnlyEntriesBeyondTheirAppsRetention", auditPruning},
 	{"ResetKeepsTheAuditLog", auditSurvivesReset},
@@ -231,5 +234,61 @@ func auditSurvivesReset(t *testing.T, s app.Store) {
 	}
 	if days, err := s.AuditRetention(ctx, appID); err != nil || days != 30 {
 		t.Fatalf("after a reset the retention is %d, %v; want 30", days, err)
+	}
+}
+
+// auditPagesAcrossEqualTimes walks pages of 2 by the cursor of each page's last entry: seven
+// entries, five of them in one microsecond, are each visited exactly once in the store's order, and
+// every page's count is what it visits.
+func auditPagesAcrossEqualTimes(t *testing.T, s app.Store) {
+	appID := uuid.NewString()
+	var es []domain.AuditEntry
+	for _, d := range []time.Duration{0, time.Microsecond, time.Microsecond, time.Microsecond, time.Microsecond, time.Microsecond, time.Hour} {
+		es = append(es, auditEntry(appID, base.Add(d)))
+	}
+	recordAudit(t, s, es...)
+	want := auditIDs(auditOf(t, s, allOf(appID)))
+	if len(want) != len(es) {
+		t.Fatalf("the whole list has %d entries, want %d", len(want), len(es))
+	}
+	var walked []string
+	f := allOf(appID)
+	f.Limit = 2
+	for range len(es) {
+		page := auditOf(t, s, f)
+		if len(page) > 2 {
+			t.Fatalf("a page of 2 visited %d entries", len(page))
+		}
+		walked = append(walked, auditIDs(page)...)
+		if len(page) < 2 {
+			break
+		}
+		last := page[len(page)-1].Position()
+		f.Before = &last
+	}
+	if !slices.Equal(walked, want) {
+		t.Fatalf("the pages walked %v\nwant %v (each entry once, newest first)", walked, want)
+	}
+	// A cursor read back from its text is the same position: the page after it is the same.
+	cursor := auditOf(t, s, allOf(appID))[3].Position()
+	f = allOf(appID)
+	f.Limit, f.Before = 10, &cursor
+	if got := auditIDs(auditOf(t, s, f)); !slices.Equal(got, want[4:]) {
+		t.Fatalf("below the fourth entry listed %v, want %v", got, want[4:])
+	}
+}
+
+// auditPageFiltersFirst: a page holds the first entries that match, not the first entries cut and
+// then filtered, and the limit counts only what it visits.
+func auditPageFiltersFirst(t *testing.T, s app.Store) {
+	appID := uuid.NewString()
+	match := auditEntry(appID, base)
+	other := auditEntry(appID, base.Add(time.Second))
+	other.Action = "tenant.tenant.updated"
+	recordAudit(t, s, match, other, auditEntry(uuid.NewString(), base.Add(2*time.Second)))
+	f := allOf(appID)
+	f.Action, f.Limit = "identity.user.updated", 1
+	if got := auditIDs(auditOf(t, s, f)); !slices.Equal(got, []string{match.ID}) {
+		t.Fatalf("a filtered page of 1 listed %v, want %v", got, []string{match.ID})
 	}
 }
