@@ -82,7 +82,7 @@ func TestEveryDeliveryStatusAndIngestOutcomeHasATextInBothLanguages(t *testing.T
 func TestTheEventsPageListsTheAppsProviderCallsAndReplaysOne(t *testing.T) {
 	f, b := signedInBrowser(t)
 	page := b.get(frame{}.EventsURL(testApp)).Body.String()
-	for _, want := range []string{"evt_&lt;1&gt;", "<code>invoice.paid</code>", "Failed · 2 attempts", "billing unavailable", "(test)",
+	for _, want := range []string{"evt_&lt;1&gt;", "<code>invoice.paid</code>", "Failed · attempts: 2", "billing unavailable", "(test)",
 		`name="event" value="` + inboundID + `"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the events page lacks %q:\n%s", want, page)

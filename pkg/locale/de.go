@@ -479,7 +479,7 @@ var german = map[string]string{
 	"console.events.noInbound":        "Noch keine Anbieteraufrufe empfangen.",
 	"console.events.receivedAt":       "Empfangen",
 	"console.events.outcome":          "Ergebnis",
-	"console.events.attempts":         "%d Versuche",
+	"console.events.attempts":         "Versuche: %d",
 	"console.events.test":             "Test",
 	"console.events.replay":           "Wiederholen",
 	"console.outcome.received":        "Empfangen",

@@ -487,7 +487,7 @@ var english = map[string]string{
 	"console.events.noInbound":        "No provider calls received yet.",
 	"console.events.receivedAt":       "Received",
 	"console.events.outcome":          "Outcome",
-	"console.events.attempts":         "%d attempts",
+	"console.events.attempts":         "attempts: %d",
 	"console.events.test":             "test",
 	"console.events.replay":           "Replay",
 	"console.outcome.received":        "Received",

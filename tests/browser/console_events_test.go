@@ -224,7 +224,7 @@ func TestConsoleEventsInChromiumReplaysAReceivedProviderCall(t *testing.T) {
 		id, before = outcome("")
 		return id != ""
 	})
-	if before != "Applied · 1 attempts" {
+	if before != "Applied · attempts: 1" {
 		t.Fatalf("the received call %s reads %q before the replay, want one applied attempt", id, before)
 	}
 	check.page(ctx, "events-inbound")
@@ -235,7 +235,7 @@ func TestConsoleEventsInChromiumReplaysAReceivedProviderCall(t *testing.T) {
 	); err != nil {
 		fail("replay the call", err)
 	}
-	if _, after := outcome(id); after != "Applied · 2 attempts" {
+	if _, after := outcome(id); after != "Applied · attempts: 2" {
 		t.Errorf("after the replay the call reads %q, want a second applied attempt", after)
 	}
 	check.page(ctx, "events-replayed")
