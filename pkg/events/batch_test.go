@@ -231,3 +231,63 @@ func testBatchingConsumer(t *testing.T, withBatchHandler bool) {
 	}
 	t.Logf("119 events applied in %d transactions, %d batch handler calls", len(txs), batches)
 }
+
+// What a handler hands to AfterApply runs once its effect is visible to everyone, and not at all
+// when the effect rolls back.
+func TestAfterApplyRunsOnceTheEffectIsCommittedAndNeverForAFailure(t *testing.T) {
+	ctx := context.Background()
+	pool := pgPool(t)
+	in := events.NewPGInbox(pool).(events.BatchInbox)
+	seen := func(id string) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			if err := recordEffect(ctx, pool, id); err != nil {
+				return err
+			}
+			events.AfterApply(ctx, func() {
+				// Outside the transaction: only a committed effect is visible here.
+				if n := countEffects(t, pool, id); n != 1 {
+					t.Errorf("after applying %s the pool sees %d effects, want 1", id, n)
+				}
+			})
+			return nil
+		}
+	}
+	ran := 0
+	count := func() { ran++ }
+
+	id := uuid.NewString()
+	if _, err := in.Once(ctx, "c1", id, func(ctx context.Context) error {
+		events.AfterApply(ctx, count)
+		return seen(id)(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{uuid.NewString(), uuid.NewString()}
+	if _, err := in.OnceEach(ctx, "c1", ids, func(ctx context.Context, fresh []int) error {
+		events.AfterApply(ctx, count)
+		for _, i := range fresh {
+			if err := seen(ids[i])(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Once(ctx, "c1", uuid.NewString(), func(ctx context.Context) error {
+		events.AfterApply(ctx, func() { t.Error("ran after a failed transaction") })
+		return errors.New("boom")
+	}); err == nil {
+		t.Fatal("the failing handler's error was lost")
+	}
+	if _, err := events.NewMemoryInbox().Once(ctx, "c1", uuid.NewString(), func(ctx context.Context) error {
+		events.AfterApply(ctx, count)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	events.AfterApply(ctx, count) // no inbox transaction: at once
+	if ran != 4 {
+		t.Fatalf("the functions ran %d times, want 4", ran)
+	}
+}

@@ -20,6 +20,34 @@ type Inbox interface {
 	Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (applied bool, err error)
 }
 
+// AfterApply runs fn once the effects of the event being applied are committed: after its inbox
+// transaction (an Inbox's Once or OnceEach), or at once when ctx carries none. A handler wakes
+// work that must see its effects this way: woken inside the transaction, the work would look
+// before they are visible, find nothing, and wait for its next poll. fn does not run when the
+// transaction fails.
+func AfterApply(ctx context.Context, fn func()) {
+	if a, ok := ctx.Value(afterApplyKey{}).(*afterApplyHooks); ok {
+		a.fns = append(a.fns, fn)
+		return
+	}
+	fn()
+}
+
+type afterApplyKey struct{}
+
+type afterApplyHooks struct{ fns []func() }
+
+// withAfterApply returns ctx collecting AfterApply's functions, and the function that runs them
+// once the transaction has committed.
+func withAfterApply(ctx context.Context) (context.Context, func()) {
+	a := &afterApplyHooks{}
+	return context.WithValue(ctx, afterApplyKey{}, a), func() {
+		for _, fn := range a.fns {
+			fn()
+		}
+	}
+}
+
 // BatchInbox is an Inbox that can also apply several events in one transaction: a consumer of many
 // small events then pays one commit (one write-ahead log flush) per batch instead of one per
 // event. The PostgreSQL inbox is one; the memory inbox is not, as memory stores have no
@@ -53,6 +81,7 @@ func NewPGInbox(pool *pgxpool.Pool) Inbox {
 
 func (i pgInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (bool, error) {
 	applied := false
+	ctx, committed := withAfterApply(ctx)
 	err := pgxx.InTx(ctx, i.pool, func(ctx context.Context, tx pgx.Tx) error {
 		// A concurrent delivery of the same event waits here on the primary key until the first
 		// transaction ends, then sees the row and does nothing.
@@ -72,11 +101,13 @@ func (i pgInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx
 	if err != nil {
 		return false, err
 	}
+	committed()
 	return applied, nil
 }
 
 func (i pgInbox) OnceEach(ctx context.Context, consumer string, eventIDs []string, fn func(ctx context.Context, fresh []int) error) ([]bool, error) {
 	applied := make([]bool, len(eventIDs))
+	ctx, committed := withAfterApply(ctx)
 	err := pgxx.InTx(ctx, i.pool, func(ctx context.Context, tx pgx.Tx) error {
 		// The rows are inserted in the ids' order, so two transactions recording overlapping batches
 		// (a redelivery beside the first delivery) wait on each other's rows in one order and never
@@ -116,6 +147,7 @@ func (i pgInbox) OnceEach(ctx context.Context, consumer string, eventIDs []strin
 	if err != nil {
 		return nil, err
 	}
+	committed()
 	return applied, nil
 }
 
@@ -197,9 +229,11 @@ func (i *memoryInbox) Once(ctx context.Context, consumer, eventID string, fn fun
 			i.done[k] = i.now()
 		}
 	}()
+	ctx, applied := withAfterApply(ctx)
 	if err := fn(ctx); err != nil {
 		return false, err
 	}
 	succeeded = true
+	applied()
 	return true, nil
 }

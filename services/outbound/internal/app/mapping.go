@@ -166,6 +166,8 @@ func (s *Service) PublishAll(ctx context.Context, evs []events.Event, payloads [
 	if err := s.store.AddDeliveries(ctx, ds...); err != nil {
 		return err
 	}
-	s.Wake()
+	// Woken inside the consumer's transaction, the runner would claim before the deliveries are
+	// visible, find nothing and wait for its next poll.
+	events.AfterApply(ctx, s.Wake)
 	return nil
 }
