@@ -87,14 +87,17 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 			mu.Lock()
 			busy[id] = true
 			mu.Unlock()
+			// The endpoint is free for its next claim once its requests are answered: that claim
+			// overlaps the recording of these attempts, whose deliveries stay leased until then.
+			release := sync.OnceFunc(func() {
+				mu.Lock()
+				delete(busy, id)
+				mu.Unlock()
+				s.Wake() // the endpoint may have more due
+			})
 			wg.Go(func() {
-				defer func() {
-					mu.Lock()
-					delete(busy, id)
-					mu.Unlock()
-					s.Wake() // the endpoint may have more due
-				}()
-				s.sendBatch(ctx, byEndpoint[id], log)
+				defer release()
+				s.sendBatch(ctx, byEndpoint[id], release, log)
 			})
 		}
 		if !timer.Stop() {
@@ -107,10 +110,11 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 	}
 }
 
-// sendBatch sends one endpoint's claimed deliveries, at most inFlight at a time, and records
-// their attempts together in one write. The endpoint is read once: a batch is sent with the URL
-// and secrets it had when the batch began.
-func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, log *slog.Logger) {
+// sendBatch sends one endpoint's claimed deliveries, at most inFlight at a time, calls sent once
+// every request has been answered (or given up), and records their attempts together in one
+// write. The endpoint is read once: a batch is sent with the URL and secrets it had when the batch
+// began.
+func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, sent func(), log *slog.Logger) {
 	e, err := s.store.GetEndpoint(ctx, ds[0].AppID, ds[0].EndpointID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return // deleted meanwhile, its deliveries with it
@@ -137,6 +141,7 @@ func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, log *slog
 		})
 	}
 	wg.Wait()
+	sent()
 	if ctx.Err() != nil {
 		// Stopping: the requests were cut short, so their outcomes are not the receiver's. Nothing
 		// is recorded; the deliveries come back when their lease ends (at least once).
