@@ -28,8 +28,12 @@ func (s *Service) memberHolder(ctx context.Context, a domain.MemberAccount) (pas
 // The sealed state of a member's ceremony is bound to the account (a registration) or to the
 // sign-in's challenge (an assertion), so it moves to no other account or sign-in, nor to a
 // user's ceremony.
-func memberRegistrationAAD(a domain.MemberAccount) string { return "member passkey registration\x00" + a.ID }
-func memberAssertionAAD(c domain.MemberChallenge) string  { return "member passkey assertion\x00" + c.ID }
+func memberRegistrationAAD(a domain.MemberAccount) string {
+	return "member passkey registration\x00" + a.ID
+}
+func memberAssertionAAD(c domain.MemberChallenge) string {
+	return "member passkey assertion\x00" + c.ID
+}
 
 // StartMemberPasskeyRegistration begins adding a passkey to the operator token's member account:
 // the options of navigator.credentials.create (the account's passkeys excluded) and the sealed

@@ -391,29 +391,29 @@ func (s *Service) memberSecondStep(ctx context.Context, challenge string, c Memb
 	return s.startMemberSession(ctx, a, m, MemberClient{IP: ip, UserAgent: c.UserAgent})
 }
 
-// checkMemberCode reports whether code is a current TOTP code of the account's confirmed factor
-// not used before, or one of its unused recovery codes, using it up.
+// checkMemberCode reports whether code is a current TOTP code of the account's confirmed TOTP
+// factor not used before, or one of its unused recovery codes (an account guarded by passkeys
+// alone has them too), using it up.
 func (s *Service) checkMemberCode(ctx context.Context, a domain.MemberAccount, code string) (bool, error) {
 	if len(code) > 64 {
 		return false, nil
 	}
 	f, err := s.store.GetMemberFactor(ctx, a.ID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil || !f.Confirmed() {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return false, err
 	}
-	key, err := s.openFactor(f)
-	if err != nil {
-		return false, err
-	}
-	if step, ok := domain.MatchTOTP(key.Secret(), code, s.now(), f.LastStep); ok {
-		err := s.store.UseMemberFactorStep(ctx, a.ID, f.ID, step, s.now())
-		if errors.Is(err, domain.ErrCodeReplayed) {
-			return false, nil
+	if err == nil && f.Confirmed() {
+		key, err := s.openFactor(f)
+		if err != nil {
+			return false, err
 		}
-		return err == nil, err
+		if step, ok := domain.MatchTOTP(key.Secret(), code, s.now(), f.LastStep); ok {
+			err := s.store.UseMemberFactorStep(ctx, a.ID, f.ID, step, s.now())
+			if errors.Is(err, domain.ErrCodeReplayed) {
+				return false, nil
+			}
+			return err == nil, err
+		}
 	}
 	if !domain.WellFormedRecoveryCode(code) {
 		return false, nil
