@@ -311,3 +311,10 @@ func TestAMemberWithoutPasskeysGetsNoAssertionOptions(t *testing.T) {
 		t.Errorf("assertion options of an account without passkeys = %+v, %v", c, err)
 	}
 }
+
+func TestAPublicURLOnAnIPAddressMakesPasskeysUnavailableRatherThanFailing(t *testing.T) {
+	f := newFixture(t, func(c *app.Config) { c.PublicURL = "http://127.0.0.1:8080" })
+	tok, _ := f.session(t, "grace@example.test")
+	_, err := f.svc.StartPasskeyRegistration(context.Background(), tok.AccessToken)
+	wantStatus(t, "passkey registration on an IP address", err, codes.Unavailable)
+}

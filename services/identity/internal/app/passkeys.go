@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -37,6 +38,10 @@ func (s *Service) relyingParty(name string) (*webauthn.WebAuthn, error) {
 	u, err := url.Parse(s.publicURL)
 	if s.publicURL == "" || err != nil || u.Hostname() == "" {
 		return nil, fault.Unavailable(0, "passkeys need the deployment's public URL")
+	}
+	if _, err := netip.ParseAddr(u.Hostname()); err == nil {
+		// Browsers and the library refuse an IP address as the relying party's id.
+		return nil, fault.Unavailable(0, "passkeys need a public URL with a host name, not an IP address")
 	}
 	timeout := webauthn.TimeoutConfig{Enforce: true, Timeout: passkeyTimeout, TimeoutUVD: passkeyTimeout}
 	return webauthn.New(&webauthn.Config{
