@@ -1,5 +1,5 @@
 // Package console serves Berth's web console for app owners at /console: project members sign in
-// with their email address, password and (once enrolled) a TOTP code, and look after their
+// with their email address, password and (once enrolled) a TOTP code or a passkey, and look after their
 // project's apps, API keys, members, the apps' users (search, detail, freezing, ending sessions,
 // mails, deletion behind the typed address), tenants (search, billing state, freezing) and billing
 // (connections, catalog, promotion codes, referral reward), and read each app's analytics as
@@ -20,7 +20,8 @@
 // change is a POST form carrying the double-submit CSRF token of the hosted pages
 // (gateway/webpage), and every page answers under a policy without inline script or style: the
 // stylesheet (the hosted pages' own, gateway/webpage.Stylesheet, and the console's additions) and
-// the one script (the copy button) are files under /console/static.
+// the scripts (the copy button; the hosted pages' passkey ceremony, gateway/webpage.PasskeyScript)
+// are files under /console/static.
 //
 // Texts come from pkg/locale (English and German: the link's language parameter, remembered in
 // a cookie, then Accept-Language). Pages are server-rendered html/template and work without

@@ -25,6 +25,7 @@ const (
 	msgExpired        = "console.error.expired"
 	msgBadCredentials = "console.error.badCredentials"
 	msgBadCode        = "console.error.badCode"
+	msgBadPasskey     = "console.error.badPasskey"
 	msgBadInvitation  = "console.error.badInvitation"
 	msgSessionEnded   = "console.error.sessionEnded"
 	msgTooMany        = "login.error.tooMany"

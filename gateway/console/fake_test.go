@@ -58,6 +58,9 @@ type fake struct {
 	calls []call
 	// secondFactor makes SignInMember ask for the second factor.
 	secondFactor bool
+	// factors answer ListMemberFactors (fake_passkeys_test.go); a passkey among them makes the
+	// sign-in's second step offer one.
+	factors []*identityv1.MemberFactor
 	// tokens counts issued tokens, so each sign-in's token differs.
 	tokens int
 	errs   map[string]error

@@ -23,6 +23,9 @@ const (
 	maxToken    = 4096
 	maxDescr    = 512 // characters
 	maxOrigin   = 2048
+	// maxPasskey bounds a passkey's JSON and its ceremony's sealed state (identity's bound too).
+	maxPasskey     = 64 << 10
+	maxPasskeyName = 64 // characters
 )
 
 // errField is a refused form field; the page names it.
@@ -131,6 +134,33 @@ func secondFactorFrom(v url.Values) (secondFactorForm, error) {
 	return secondFactorForm{Challenge: c, Code: code}, nil
 }
 
+// passkeyAnswer reads what the passkey script posts: the browser's credential (field passkey)
+// and the ceremony's sealed state (passkey_state), both required and bounded.
+func passkeyAnswer(v url.Values) (credential, state string, err error) {
+	if credential, err = textField(v, "passkey", maxPasskey, true); err != nil {
+		return "", "", err
+	}
+	if state, err = textField(v, "passkey_state", maxPasskey, true); err != nil {
+		return "", "", err
+	}
+	return credential, state, nil
+}
+
+type passkeySignInForm struct{ Challenge, Passkey, State string }
+
+// passkeySignInFrom reads the second step's passkey form.
+func passkeySignInFrom(v url.Values) (passkeySignInForm, error) {
+	c, err := textField(v, "challenge", maxToken, true)
+	if err != nil {
+		return passkeySignInForm{}, err
+	}
+	pk, st, err := passkeyAnswer(v)
+	if err != nil {
+		return passkeySignInForm{}, err
+	}
+	return passkeySignInForm{Challenge: c, Passkey: pk, State: st}, nil
+}
+
 // invitationToken reads the invitation link's (or form's) token.
 func invitationToken(v url.Values) (string, error) {
 	return textField(v, "token", maxToken, true)
@@ -191,6 +221,39 @@ func totpFrom(v url.Values) (totpForm, error) {
 		return totpForm{}, err
 	}
 	return totpForm{Code: c, Password: p}, nil
+}
+
+// The security page's passkey actions.
+const (
+	securityAddPasskey    = "addPasskey"
+	securityRemovePasskey = "removePasskey"
+)
+
+// passkeyForm is the security page's passkey form: a new passkey (name, the browser's credential
+// and its ceremony's state) or the id of one to remove; both carry the current password.
+type passkeyForm struct {
+	Name, Passkey, State string // addPasskey
+	ID                   string // removePasskey
+	Password             string
+}
+
+func passkeyFrom(action string, v url.Values) (passkeyForm, error) {
+	var f passkeyForm
+	var err error
+	if action == securityAddPasskey {
+		if f.Name, err = textField(v, "name", maxPasskeyName, true); err != nil {
+			return passkeyForm{}, err
+		}
+		if f.Passkey, f.State, err = passkeyAnswer(v); err != nil {
+			return passkeyForm{}, err
+		}
+	} else if f.ID, err = id(v, "passkey_id"); err != nil {
+		return passkeyForm{}, err
+	}
+	if f.Password, err = password(v, "current_password"); err != nil {
+		return passkeyForm{}, err
+	}
+	return f, nil
 }
 
 // The API keys page's actions.

@@ -4,9 +4,12 @@ import (
 	"net/http"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
+
 	"github.com/berthhq/berth/gateway/webpage"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
-	"google.golang.org/protobuf/types/known/emptypb"
 )
 
 // home is the member's current project with its apps and the project switcher.
@@ -39,20 +42,53 @@ func (c *Console) switchProject(w http.ResponseWriter, r *http.Request, v visit)
 	c.start(w, r, v.p, res, time.Unix(v.session.Started, 0))
 }
 
-// security shows the member's second factor and starts its enrolment.
+// security shows the member's second factors: the TOTP factor or its enrolment, and the
+// passkeys with the forms that add and remove one.
 func (c *Console) security(w http.ResponseWriter, r *http.Request, v visit) {
-	c.render(w, r, http.StatusOK, "security", securityView{frame: c.frame(w, r, v.p, v.member, "console.security.title")})
+	view := securityView{frame: c.frame(w, r, v.p, v.member, "console.security.title")}
+	if c.withFactors(w, r, v, &view) {
+		c.render(w, r, http.StatusOK, "security", view)
+	}
 }
 
-// changeSecurity enrols a TOTP second factor: action start shows the key, confirm checks the
-// first code and the password and shows the recovery codes once.
+// withFactors adds the account's factors and the ceremony of a new passkey to view. A member
+// without an account (an operator token of berthctl) has neither, and a deployment without a
+// public URL no ceremony: the page says passkeys cannot be added. Any other failure is answered
+// (ok false).
+func (c *Console) withFactors(w http.ResponseWriter, r *http.Request, v visit, view *securityView) bool {
+	list, err := c.Members.ListMemberFactors(v.ctx, &emptypb.Empty{})
+	if status.Code(err) == codes.FailedPrecondition {
+		return true
+	}
+	if err != nil {
+		c.fail(w, r, v, err, "list the member's second factors")
+		return false
+	}
+	view.Factors = list.GetItems()
+	ceremony, err := c.Members.StartMemberPasskeyRegistration(v.ctx, &emptypb.Empty{})
+	if status.Code(err) == codes.Unavailable {
+		webpage.LogFailure(c.log, r, "console: start a passkey registration", err)
+		return true
+	}
+	if err != nil {
+		c.fail(w, r, v, err, "start a passkey registration")
+		return false
+	}
+	view.Passkey = webpage.Passkey{Options: ceremony.GetOptions(), State: ceremony.GetState()}
+	return true
+}
+
+// changeSecurity changes the member's second factors. TOTP: action start shows the key, confirm
+// checks the first code and the password and shows the recovery codes once. Passkeys:
+// addPasskey stores the browser's new passkey under its name (the account's first second factor
+// shows its recovery codes once), removePasskey removes one; both ask for the password.
 func (c *Console) changeSecurity(w http.ResponseWriter, r *http.Request, v visit) {
 	form, ok := c.readForm(w, r, v.p, &v)
 	if !ok {
 		return
 	}
 	view := securityView{frame: c.frame(w, r, v.p, v.member, "console.security.title")}
-	switch form.Get("action") {
+	switch action := form.Get("action"); action {
 	case "start":
 		key, err := c.Members.StartMemberTotp(v.ctx, &emptypb.Empty{})
 		if err != nil {
@@ -73,9 +109,41 @@ func (c *Console) changeSecurity(w http.ResponseWriter, r *http.Request, v visit
 		}
 		view.Codes = &webpage.RecoveryCodes{Codes: codes.GetCodes(), Printer: v.p}
 		c.render(w, r, http.StatusOK, "security", view)
+	case securityAddPasskey, securityRemovePasskey:
+		in, err := passkeyFrom(action, form)
+		if err != nil {
+			c.badForm(w, r, v.p, &v, err)
+			return
+		}
+		c.changePasskeys(w, r, v, view, action, in)
 	default:
 		c.badForm(w, r, v.p, &v, errField{"action"})
 	}
+}
+
+// changePasskeys adds or removes a passkey. Identity checks the password, the credential and
+// that the passkey is the member's own.
+func (c *Console) changePasskeys(w http.ResponseWriter, r *http.Request, v visit, view securityView, action string, in passkeyForm) {
+	if action == securityRemovePasskey {
+		if _, err := c.Members.RemoveMemberPasskey(v.ctx, &identityv1.RemoveMemberPasskeyRequest{PasskeyId: in.ID, CurrentPassword: in.Password}); err != nil {
+			c.fail(w, r, v, err, "remove a passkey")
+			return
+		}
+		back(w, r, SecurityPath, "passkeyRemoved")
+		return
+	}
+	codes, err := c.Members.FinishMemberPasskeyRegistration(v.ctx, &identityv1.FinishMemberPasskeyRegistrationRequest{
+		Name: in.Name, Credential: in.Passkey, State: in.State, CurrentPassword: in.Password})
+	if err != nil {
+		c.fail(w, r, v, err, "add a passkey")
+		return
+	}
+	if len(codes.GetCodes()) == 0 {
+		back(w, r, SecurityPath, "passkeyAdded")
+		return
+	}
+	view.Codes = &webpage.RecoveryCodes{Codes: codes.GetCodes(), Printer: v.p}
+	c.render(w, r, http.StatusOK, "security", view)
 }
 
 // showKey renders the enrolment's key as a QR code and its form.

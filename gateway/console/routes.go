@@ -45,9 +45,12 @@ var consoleJS string
 func (c *Console) register() {
 	c.handle(http.MethodGet, StylePath, static("text/css; charset=utf-8", ":root{--accent:#2563eb}\n"+webpage.Stylesheet+consoleCSS))
 	c.handle(http.MethodGet, ScriptPath, static("text/javascript; charset=utf-8", consoleJS))
+	// The hosted pages' passkey script, as a file: the console's policy allows no inline script.
+	c.handle(http.MethodGet, PasskeyScriptPath, static("text/javascript; charset=utf-8", webpage.PasskeyScript))
 	c.handle(http.MethodGet, SignInPath, c.showSignIn)
 	c.handle(http.MethodPost, SignInPath, c.submitSignIn)
 	c.handle(http.MethodPost, SecondFactorPath, c.submitSecondFactor)
+	c.handle(http.MethodPost, PasskeySignInPath, c.submitPasskey)
 	c.handle(http.MethodGet, InvitationPath, c.showInvitation)
 	c.handle(http.MethodPost, InvitationPath, c.acceptInvitation)
 	c.handle(http.MethodPost, SignOutPath, c.signOut)

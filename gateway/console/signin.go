@@ -9,6 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/berthhq/berth/gateway/login"
+	"github.com/berthhq/berth/gateway/webpage"
+	"github.com/berthhq/berth/pkg/grpcx"
 	"github.com/berthhq/berth/pkg/locale"
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 )
@@ -58,7 +60,7 @@ func (c *Console) submitSecondFactor(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		view.Challenge, view.Message = form.Get("challenge"), msgBadCode
-		c.render(w, r, http.StatusBadRequest, "secondFactor", view)
+		c.renderStep(w, r, http.StatusBadRequest, view)
 		return
 	}
 	view.Challenge = in.Challenge
@@ -85,19 +87,59 @@ func (c *Console) signedInAs(w http.ResponseWriter, r *http.Request, p locale.Pr
 		}
 		login.SetRetryAfter(w.Header(), f.retryAfter)
 		view.Message = f.message
-		name := "signIn"
-		if view.Challenge != "" {
-			name = "secondFactor"
-		}
-		c.render(w, r, f.status, name, view)
+		c.renderStep(w, r, f.status, view)
 		return
 	}
 	if res.GetToken() == "" && res.GetChallenge() != "" {
 		view.Title, view.Challenge, view.Message = "console.secondFactor.title", res.GetChallenge(), ""
-		c.render(w, r, http.StatusOK, "secondFactor", view)
+		c.renderStep(w, r, http.StatusOK, view)
 		return
 	}
 	c.start(w, r, p, res, time.Time{})
+}
+
+// renderStep shows the sign-in form, or its second step when the view has a challenge: the code
+// field and, when the account holds a passkey, "Use a passkey" with the ceremony identity bound
+// to the challenge. A ceremony that cannot be started leaves the code field alone (it still
+// works) and is logged.
+func (c *Console) renderStep(w http.ResponseWriter, r *http.Request, code int, view signInView) {
+	if view.Challenge == "" {
+		c.render(w, r, code, "signIn", view)
+		return
+	}
+	ceremony, err := c.Service.StartMemberPasskeyAssertion(r.Context(), &identityv1.MemberChallengeRequest{Challenge: view.Challenge})
+	if err != nil {
+		webpage.LogFailure(c.log, r, "console: start the passkey of a sign-in", err)
+	} else {
+		view.Passkey = webpage.Passkey{Options: ceremony.GetOptions(), State: ceremony.GetState()}
+	}
+	c.render(w, r, code, "secondFactor", view)
+}
+
+// submitPasskey finishes a sign-in with the passkey the browser asserted in the challenge's
+// ceremony. A passkey identity cannot verify shows the step again; a spent challenge starts the
+// sign-in over.
+func (c *Console) submitPasskey(w http.ResponseWriter, r *http.Request) {
+	p := c.printer(w, r)
+	form, ok := c.readForm(w, r, p, nil)
+	if !ok {
+		return
+	}
+	in, err := passkeySignInFrom(form)
+	if err != nil {
+		c.badForm(w, r, p, nil, err)
+		return
+	}
+	view := signInView{frame: c.frame(w, r, p, nil, "console.secondFactor.title"), Challenge: in.Challenge}
+	res, err := c.Service.VerifyMemberPasskey(r.Context(), &identityv1.VerifyMemberPasskeyRequest{
+		Challenge: in.Challenge, Passkey: in.Passkey, State: in.State, ClientAddress: login.ClientIP(r, c.trusted), UserAgent: login.UserAgent(r),
+	})
+	if st := status.Convert(err); st.Code() == codes.InvalidArgument && grpcx.FieldOf(st) == "challenge" {
+		view.Title, view.Challenge, view.Message = "console.signIn.title", "", msgExpired
+		c.render(w, r, http.StatusUnauthorized, "signIn", view)
+		return
+	}
+	c.signedInAs(w, r, p, view, res, err, msgBadPasskey)
 }
 
 // start begins the console session of a sign-in (or a project switch, which keeps the sign-in's

@@ -30,6 +30,7 @@ var notices = map[string]string{
 	"ended": "console.notice.ended", "signedOut": "console.notice.signedOut",
 	"invited": "console.notice.invited", "saved": "console.notice.saved", "renamed": "console.notice.renamed",
 	"revoked": "console.notice.revoked", "rotated": "console.notice.rotated",
+	"passkeyAdded": "console.notice.passkeyAdded", "passkeyRemoved": "console.notice.passkeyRemoved",
 	userFreeze: "console.notice.frozen", userUnfreeze: "console.notice.unfrozen", userRevokeSessions: "console.notice.sessionsRevoked",
 	userSendReset: "console.notice.resetSent", userResendVerification: "console.notice.verificationSent",
 	userResetFactors: "console.notice.factorsReset", userDelete: "console.notice.userDeleted",
@@ -108,7 +109,7 @@ func (frame) Paths() map[string]string {
 	return map[string]string{
 		"home": Path, "signIn": SignInPath, "secondFactor": SecondFactorPath, "signOut": SignOutPath,
 		"invitation": InvitationPath, "switch": SwitchPath, "security": SecurityPath, "members": MembersPath,
-		"script": ScriptPath,
+		"script": ScriptPath, "passkeySignIn": PasskeySignInPath, "passkeyScript": PasskeyScriptPath,
 	}
 }
 
@@ -125,6 +126,8 @@ type signInView struct {
 	Email     string
 	Challenge string
 	Message   string // a catalog key
+	// Passkey is the second step's passkey ceremony (Options "" when the account holds none).
+	Passkey webpage.Passkey
 }
 
 // invitationView is the invitation's acceptance form.
@@ -147,6 +150,31 @@ type securityView struct {
 	frame
 	Key   *webpage.TOTPKey
 	Codes *webpage.RecoveryCodes
+	// Factors are the account's second factors; Passkey the ceremony of adding a passkey (Options
+	// "" when passkeys cannot be added: a deployment without a public URL, or no member account).
+	Factors []*identityv1.MemberFactor
+	Passkey webpage.Passkey
+}
+
+// HasTOTP reports whether the account's factors hold its TOTP factor.
+func (v securityView) HasTOTP() bool {
+	for _, f := range v.Factors {
+		if f.GetKind() == "totp" {
+			return true
+		}
+	}
+	return false
+}
+
+// Passkeys are the account's passkeys.
+func (v securityView) Passkeys() []*identityv1.MemberFactor {
+	var out []*identityv1.MemberFactor
+	for _, f := range v.Factors {
+		if f.GetKind() == "passkey" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // membersView is the project's member list and the invitation form.

@@ -22,6 +22,13 @@ var layoutHTML string
 //go:embed layout.css
 var Stylesheet string
 
+// PasskeyScript runs a page's WebAuthn ceremony (its comment says how a page sets it up). A
+// hosted page inlines it under its answer's nonce with {{template "passkeyScript" nonce}}; the
+// console, whose policy allows no inline script, serves it as a file.
+//
+//go:embed passkey.js
+var PasskeyScript string
+
 // Template parses a page that wraps its body in the shared layout and closes it with {{template
 // "foot"}}. A development page opens it with {{template "head" "Title"}} (English, the neutral
 // look); a hosted page with {{template "document" .Head}}, a Head carrying its language and the
@@ -30,7 +37,7 @@ var Stylesheet string
 // than a form). So every hosted and development page looks alike and none carries a copy of the
 // stylesheet.
 func Template(name, page string) *template.Template {
-	layout := template.Must(template.New(name).Funcs(template.FuncMap{"plain": plain, "stylesheet": stylesheet}).Parse(layoutHTML))
+	layout := template.Must(template.New(name).Funcs(template.FuncMap{"plain": plain, "stylesheet": stylesheet, "passkeyScript": passkeyScript}).Parse(layoutHTML))
 	return template.Must(layout.Parse(page))
 }
 
@@ -48,6 +55,9 @@ type Head struct {
 // stylesheet is Stylesheet for the layout's <style> element: the embedded file, nothing from a
 // request.
 func stylesheet() template.CSS { return template.CSS(Stylesheet) } // #nosec G203 -- an embedded file
+
+// passkeyScript is PasskeyScript for the layout's <script> element: the embedded file.
+func passkeyScript() template.JS { return template.JS(PasskeyScript) } // #nosec G203 -- an embedded file
 
 // plain is the head of a development page: its title, in English, unbranded.
 func plain(title string) Head { return Head{Title: title} }

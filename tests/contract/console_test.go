@@ -59,8 +59,8 @@ func (e *env) joinConsole(t *testing.T, project, email, password string) {
 	}
 }
 
-// consoleSignIn signs email in through the console's sign-in form, as a browser does.
-func (e *env) consoleSignIn(t *testing.T, email, password string) *consoleBrowser {
+// consoleBrowser is a browser of its own on the console's sign-in page, signed in to nothing.
+func (e *env) consoleBrowser(t *testing.T) *consoleBrowser {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -69,6 +69,13 @@ func (e *env) consoleSignIn(t *testing.T, email, password string) *consoleBrowse
 	b := &consoleBrowser{t: t, base: e.stack.BaseURL, client: &http.Client{Jar: jar, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	b.get(console.SignInPath)
+	return b
+}
+
+// consoleSignIn signs email in through the console's sign-in form, as a browser does.
+func (e *env) consoleSignIn(t *testing.T, email, password string) *consoleBrowser {
+	t.Helper()
+	b := e.consoleBrowser(t)
 	if p := b.post(console.SignInPath, url.Values{"email": {email}, "password": {password}}); p.status != http.StatusSeeOther || p.location != console.Path {
 		t.Fatalf("console sign-in of %s = %d %q:\n%s", email, p.status, p.location, p.body)
 	}

@@ -298,8 +298,12 @@ type MemberSignIn struct {
 	Token     string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
 	ExpiresAt string                 `protobuf:"bytes,2,opt,name=expiresAt,proto3" json:"expiresAt,omitempty"`
 	Member    *MemberProfile         `protobuf:"bytes,3,opt,name=member,proto3" json:"member,omitempty"`
-	// challenge names the sign-in waiting for its second factor (VerifyMemberSecondFactor).
-	Challenge     string `protobuf:"bytes,4,opt,name=challenge,proto3" json:"challenge,omitempty"`
+	// challenge names the sign-in waiting for its second factor (VerifyMemberSecondFactor,
+	// VerifyMemberPasskey).
+	Challenge string `protobuf:"bytes,4,opt,name=challenge,proto3" json:"challenge,omitempty"`
+	// factors are the kinds of second factor the account offers for the challenge: "totp",
+	// "passkey". Its recovery codes are always taken beside them.
+	Factors       []string `protobuf:"bytes,5,rep,name=factors,proto3" json:"factors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -362,6 +366,381 @@ func (x *MemberSignIn) GetChallenge() string {
 	return ""
 }
 
+func (x *MemberSignIn) GetFactors() []string {
+	if x != nil {
+		return x.Factors
+	}
+	return nil
+}
+
+type MemberChallengeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Challenge     string                 `protobuf:"bytes,1,opt,name=challenge,proto3" json:"challenge,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberChallengeRequest) Reset() {
+	*x = MemberChallengeRequest{}
+	mi := &file_identity_v1_member_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberChallengeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberChallengeRequest) ProtoMessage() {}
+
+func (x *MemberChallengeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberChallengeRequest.ProtoReflect.Descriptor instead.
+func (*MemberChallengeRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MemberChallengeRequest) GetChallenge() string {
+	if x != nil {
+		return x.Challenge
+	}
+	return ""
+}
+
+type VerifyMemberPasskeyRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Challenge string                 `protobuf:"bytes,1,opt,name=challenge,proto3" json:"challenge,omitempty"`
+	// passkey is the browser's assertion (PublicKeyCredential as JSON, binary values base64url).
+	Passkey string `protobuf:"bytes,2,opt,name=passkey,proto3" json:"passkey,omitempty"`
+	// state is the sealed state StartMemberPasskeyAssertion answered.
+	State         string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	ClientAddress string `protobuf:"bytes,4,opt,name=clientAddress,proto3" json:"clientAddress,omitempty"`
+	UserAgent     string `protobuf:"bytes,5,opt,name=userAgent,proto3" json:"userAgent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyMemberPasskeyRequest) Reset() {
+	*x = VerifyMemberPasskeyRequest{}
+	mi := &file_identity_v1_member_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyMemberPasskeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyMemberPasskeyRequest) ProtoMessage() {}
+
+func (x *VerifyMemberPasskeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyMemberPasskeyRequest.ProtoReflect.Descriptor instead.
+func (*VerifyMemberPasskeyRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *VerifyMemberPasskeyRequest) GetChallenge() string {
+	if x != nil {
+		return x.Challenge
+	}
+	return ""
+}
+
+func (x *VerifyMemberPasskeyRequest) GetPasskey() string {
+	if x != nil {
+		return x.Passkey
+	}
+	return ""
+}
+
+func (x *VerifyMemberPasskeyRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *VerifyMemberPasskeyRequest) GetClientAddress() string {
+	if x != nil {
+		return x.ClientAddress
+	}
+	return ""
+}
+
+func (x *VerifyMemberPasskeyRequest) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
+type FinishMemberPasskeyRegistrationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name tells the member's passkeys apart (1 to 64 characters).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// credential is the browser's new credential (as JSON, binary values base64url).
+	Credential      string `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
+	State           string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	CurrentPassword string `protobuf:"bytes,4,opt,name=currentPassword,proto3" json:"currentPassword,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *FinishMemberPasskeyRegistrationRequest) Reset() {
+	*x = FinishMemberPasskeyRegistrationRequest{}
+	mi := &file_identity_v1_member_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishMemberPasskeyRegistrationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishMemberPasskeyRegistrationRequest) ProtoMessage() {}
+
+func (x *FinishMemberPasskeyRegistrationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishMemberPasskeyRegistrationRequest.ProtoReflect.Descriptor instead.
+func (*FinishMemberPasskeyRegistrationRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *FinishMemberPasskeyRegistrationRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FinishMemberPasskeyRegistrationRequest) GetCredential() string {
+	if x != nil {
+		return x.Credential
+	}
+	return ""
+}
+
+func (x *FinishMemberPasskeyRegistrationRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *FinishMemberPasskeyRegistrationRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+// MemberFactor is a confirmed second factor of a member account.
+type MemberFactor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// kind is "totp" or "passkey".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// name is the passkey's ("" for TOTP).
+	Name      string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	CreatedAt string `protobuf:"bytes,4,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
+	// lastUsedAt is when it last proved a sign-in ("" never).
+	LastUsedAt    string `protobuf:"bytes,5,opt,name=lastUsedAt,proto3" json:"lastUsedAt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberFactor) Reset() {
+	*x = MemberFactor{}
+	mi := &file_identity_v1_member_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberFactor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberFactor) ProtoMessage() {}
+
+func (x *MemberFactor) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberFactor.ProtoReflect.Descriptor instead.
+func (*MemberFactor) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *MemberFactor) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MemberFactor) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *MemberFactor) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MemberFactor) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *MemberFactor) GetLastUsedAt() string {
+	if x != nil {
+		return x.LastUsedAt
+	}
+	return ""
+}
+
+type MemberFactorList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*MemberFactor        `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberFactorList) Reset() {
+	*x = MemberFactorList{}
+	mi := &file_identity_v1_member_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberFactorList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberFactorList) ProtoMessage() {}
+
+func (x *MemberFactorList) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberFactorList.ProtoReflect.Descriptor instead.
+func (*MemberFactorList) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *MemberFactorList) GetItems() []*MemberFactor {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type RemoveMemberPasskeyRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	PasskeyId       string                 `protobuf:"bytes,1,opt,name=passkeyId,proto3" json:"passkeyId,omitempty"`
+	CurrentPassword string                 `protobuf:"bytes,2,opt,name=currentPassword,proto3" json:"currentPassword,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RemoveMemberPasskeyRequest) Reset() {
+	*x = RemoveMemberPasskeyRequest{}
+	mi := &file_identity_v1_member_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberPasskeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberPasskeyRequest) ProtoMessage() {}
+
+func (x *RemoveMemberPasskeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberPasskeyRequest.ProtoReflect.Descriptor instead.
+func (*RemoveMemberPasskeyRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RemoveMemberPasskeyRequest) GetPasskeyId() string {
+	if x != nil {
+		return x.PasskeyId
+	}
+	return ""
+}
+
+func (x *RemoveMemberPasskeyRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
 type VerifyMemberSecondFactorRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Challenge string                 `protobuf:"bytes,1,opt,name=challenge,proto3" json:"challenge,omitempty"`
@@ -375,7 +754,7 @@ type VerifyMemberSecondFactorRequest struct {
 
 func (x *VerifyMemberSecondFactorRequest) Reset() {
 	*x = VerifyMemberSecondFactorRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[5]
+	mi := &file_identity_v1_member_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +766,7 @@ func (x *VerifyMemberSecondFactorRequest) String() string {
 func (*VerifyMemberSecondFactorRequest) ProtoMessage() {}
 
 func (x *VerifyMemberSecondFactorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[5]
+	mi := &file_identity_v1_member_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +779,7 @@ func (x *VerifyMemberSecondFactorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyMemberSecondFactorRequest.ProtoReflect.Descriptor instead.
 func (*VerifyMemberSecondFactorRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{5}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *VerifyMemberSecondFactorRequest) GetChallenge() string {
@@ -445,7 +824,7 @@ type MemberProfile struct {
 
 func (x *MemberProfile) Reset() {
 	*x = MemberProfile{}
-	mi := &file_identity_v1_member_proto_msgTypes[6]
+	mi := &file_identity_v1_member_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +836,7 @@ func (x *MemberProfile) String() string {
 func (*MemberProfile) ProtoMessage() {}
 
 func (x *MemberProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[6]
+	mi := &file_identity_v1_member_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +849,7 @@ func (x *MemberProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberProfile.ProtoReflect.Descriptor instead.
 func (*MemberProfile) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{6}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MemberProfile) GetMemberId() string {
@@ -524,7 +903,7 @@ type SwitchProjectRequest struct {
 
 func (x *SwitchProjectRequest) Reset() {
 	*x = SwitchProjectRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[7]
+	mi := &file_identity_v1_member_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +915,7 @@ func (x *SwitchProjectRequest) String() string {
 func (*SwitchProjectRequest) ProtoMessage() {}
 
 func (x *SwitchProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[7]
+	mi := &file_identity_v1_member_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +928,7 @@ func (x *SwitchProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchProjectRequest.ProtoReflect.Descriptor instead.
 func (*SwitchProjectRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{7}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SwitchProjectRequest) GetProjectId() string {
@@ -570,7 +949,7 @@ type ConfirmMemberTotpRequest struct {
 
 func (x *ConfirmMemberTotpRequest) Reset() {
 	*x = ConfirmMemberTotpRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[8]
+	mi := &file_identity_v1_member_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +961,7 @@ func (x *ConfirmMemberTotpRequest) String() string {
 func (*ConfirmMemberTotpRequest) ProtoMessage() {}
 
 func (x *ConfirmMemberTotpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[8]
+	mi := &file_identity_v1_member_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +974,7 @@ func (x *ConfirmMemberTotpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmMemberTotpRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmMemberTotpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{8}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ConfirmMemberTotpRequest) GetCode() string {
@@ -625,7 +1004,7 @@ type InviteMemberRequest struct {
 
 func (x *InviteMemberRequest) Reset() {
 	*x = InviteMemberRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[9]
+	mi := &file_identity_v1_member_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +1016,7 @@ func (x *InviteMemberRequest) String() string {
 func (*InviteMemberRequest) ProtoMessage() {}
 
 func (x *InviteMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[9]
+	mi := &file_identity_v1_member_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +1029,7 @@ func (x *InviteMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InviteMemberRequest.ProtoReflect.Descriptor instead.
 func (*InviteMemberRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{9}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *InviteMemberRequest) GetProjectId() string {
@@ -690,7 +1069,7 @@ type ListProjectMembersRequest struct {
 
 func (x *ListProjectMembersRequest) Reset() {
 	*x = ListProjectMembersRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[10]
+	mi := &file_identity_v1_member_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +1081,7 @@ func (x *ListProjectMembersRequest) String() string {
 func (*ListProjectMembersRequest) ProtoMessage() {}
 
 func (x *ListProjectMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[10]
+	mi := &file_identity_v1_member_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +1094,7 @@ func (x *ListProjectMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectMembersRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{10}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListProjectMembersRequest) GetProjectId() string {
@@ -734,7 +1113,7 @@ type ProjectMemberList struct {
 
 func (x *ProjectMemberList) Reset() {
 	*x = ProjectMemberList{}
-	mi := &file_identity_v1_member_proto_msgTypes[11]
+	mi := &file_identity_v1_member_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -746,7 +1125,7 @@ func (x *ProjectMemberList) String() string {
 func (*ProjectMemberList) ProtoMessage() {}
 
 func (x *ProjectMemberList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[11]
+	mi := &file_identity_v1_member_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -759,7 +1138,7 @@ func (x *ProjectMemberList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectMemberList.ProtoReflect.Descriptor instead.
 func (*ProjectMemberList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ProjectMemberList) GetItems() []*ProjectMemberItem {
@@ -780,7 +1159,7 @@ type ProjectMemberItem struct {
 
 func (x *ProjectMemberItem) Reset() {
 	*x = ProjectMemberItem{}
-	mi := &file_identity_v1_member_proto_msgTypes[12]
+	mi := &file_identity_v1_member_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +1171,7 @@ func (x *ProjectMemberItem) String() string {
 func (*ProjectMemberItem) ProtoMessage() {}
 
 func (x *ProjectMemberItem) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[12]
+	mi := &file_identity_v1_member_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +1184,7 @@ func (x *ProjectMemberItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectMemberItem.ProtoReflect.Descriptor instead.
 func (*ProjectMemberItem) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProjectMemberItem) GetMember() *ProjectMember {
@@ -838,7 +1217,7 @@ type ListProjectAppsRequest struct {
 
 func (x *ListProjectAppsRequest) Reset() {
 	*x = ListProjectAppsRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[13]
+	mi := &file_identity_v1_member_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -850,7 +1229,7 @@ func (x *ListProjectAppsRequest) String() string {
 func (*ListProjectAppsRequest) ProtoMessage() {}
 
 func (x *ListProjectAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[13]
+	mi := &file_identity_v1_member_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -863,7 +1242,7 @@ func (x *ListProjectAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectAppsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListProjectAppsRequest) GetProjectId() string {
@@ -882,7 +1261,7 @@ type AppList struct {
 
 func (x *AppList) Reset() {
 	*x = AppList{}
-	mi := &file_identity_v1_member_proto_msgTypes[14]
+	mi := &file_identity_v1_member_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +1273,7 @@ func (x *AppList) String() string {
 func (*AppList) ProtoMessage() {}
 
 func (x *AppList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[14]
+	mi := &file_identity_v1_member_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +1286,7 @@ func (x *AppList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppList.ProtoReflect.Descriptor instead.
 func (*AppList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AppList) GetItems() []*App {
@@ -926,7 +1305,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[15]
+	mi := &file_identity_v1_member_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1317,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[15]
+	mi := &file_identity_v1_member_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1330,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -971,7 +1350,7 @@ type RevokeApiKeyRequest struct {
 
 func (x *RevokeApiKeyRequest) Reset() {
 	*x = RevokeApiKeyRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[16]
+	mi := &file_identity_v1_member_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -983,7 +1362,7 @@ func (x *RevokeApiKeyRequest) String() string {
 func (*RevokeApiKeyRequest) ProtoMessage() {}
 
 func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[16]
+	mi := &file_identity_v1_member_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -996,7 +1375,7 @@ func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RevokeApiKeyRequest) GetAppId() string {
@@ -1037,12 +1416,41 @@ const file_identity_v1_member_proto_rawDesc = "" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\x12$\n" +
 	"\rclientAddress\x18\x03 \x01(\tR\rclientAddress\x12\x1c\n" +
-	"\tuserAgent\x18\x04 \x01(\tR\tuserAgent\"\x9a\x01\n" +
+	"\tuserAgent\x18\x04 \x01(\tR\tuserAgent\"\xb4\x01\n" +
 	"\fMemberSignIn\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x1c\n" +
 	"\texpiresAt\x18\x02 \x01(\tR\texpiresAt\x128\n" +
 	"\x06member\x18\x03 \x01(\v2 .berth.identity.v1.MemberProfileR\x06member\x12\x1c\n" +
-	"\tchallenge\x18\x04 \x01(\tR\tchallenge\"\x97\x01\n" +
+	"\tchallenge\x18\x04 \x01(\tR\tchallenge\x12\x18\n" +
+	"\afactors\x18\x05 \x03(\tR\afactors\"6\n" +
+	"\x16MemberChallengeRequest\x12\x1c\n" +
+	"\tchallenge\x18\x01 \x01(\tR\tchallenge\"\xae\x01\n" +
+	"\x1aVerifyMemberPasskeyRequest\x12\x1c\n" +
+	"\tchallenge\x18\x01 \x01(\tR\tchallenge\x12\x18\n" +
+	"\apasskey\x18\x02 \x01(\tR\apasskey\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12$\n" +
+	"\rclientAddress\x18\x04 \x01(\tR\rclientAddress\x12\x1c\n" +
+	"\tuserAgent\x18\x05 \x01(\tR\tuserAgent\"\x9c\x01\n" +
+	"&FinishMemberPasskeyRegistrationRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"credential\x18\x02 \x01(\tR\n" +
+	"credential\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12(\n" +
+	"\x0fcurrentPassword\x18\x04 \x01(\tR\x0fcurrentPassword\"\x84\x01\n" +
+	"\fMemberFactor\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x1c\n" +
+	"\tcreatedAt\x18\x04 \x01(\tR\tcreatedAt\x12\x1e\n" +
+	"\n" +
+	"lastUsedAt\x18\x05 \x01(\tR\n" +
+	"lastUsedAt\"I\n" +
+	"\x10MemberFactorList\x125\n" +
+	"\x05items\x18\x01 \x03(\v2\x1f.berth.identity.v1.MemberFactorR\x05items\"d\n" +
+	"\x1aRemoveMemberPasskeyRequest\x12\x1c\n" +
+	"\tpasskeyId\x18\x01 \x01(\tR\tpasskeyId\x12(\n" +
+	"\x0fcurrentPassword\x18\x02 \x01(\tR\x0fcurrentPassword\"\x97\x01\n" +
 	"\x1fVerifyMemberSecondFactorRequest\x12\x1c\n" +
 	"\tchallenge\x18\x01 \x01(\tR\tchallenge\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12$\n" +
@@ -1081,7 +1489,7 @@ const file_identity_v1_member_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"A\n" +
 	"\x13RevokeApiKeyRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x14\n" +
-	"\x05keyId\x18\x02 \x01(\tR\x05keyId2\xf1\v\n" +
+	"\x05keyId\x18\x02 \x01(\tR\x05keyId2\x85\x11\n" +
 	"\rMemberService\x12_\n" +
 	"\x12DescribeInvitation\x12\".berth.identity.v1.InvitationToken\x1a\x1d.berth.identity.v1.Invitation\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x10AcceptInvitation\x12*.berth.identity.v1.AcceptInvitationRequest\x1a\x1f.berth.identity.v1.MemberSignIn\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
@@ -1091,7 +1499,13 @@ const file_identity_v1_member_proto_rawDesc = "" +
 	"\rSwitchProject\x12'.berth.identity.v1.SwitchProjectRequest\x1a\x1f.berth.identity.v1.MemberSignIn\"\x06\xca\xf3\x18\x028\x01\x12G\n" +
 	"\rSignOutMember\x12\x16.google.protobuf.Empty\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x028\x01\x12M\n" +
 	"\x0fStartMemberTotp\x12\x16.google.protobuf.Empty\x1a\x1a.berth.identity.v1.TotpKey\"\x06\xca\xf3\x18\x028\x01\x12j\n" +
-	"\x11ConfirmMemberTotp\x12+.berth.identity.v1.ConfirmMemberTotpRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x028\x01\x12o\n" +
+	"\x11ConfirmMemberTotp\x12+.berth.identity.v1.ConfirmMemberTotpRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x028\x01\x12t\n" +
+	"\x1bStartMemberPasskeyAssertion\x12).berth.identity.v1.MemberChallengeRequest\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x02P\x01\x12m\n" +
+	"\x13VerifyMemberPasskey\x12-.berth.identity.v1.VerifyMemberPasskeyRequest\x1a\x1f.berth.identity.v1.MemberSignIn\"\x06\xca\xf3\x18\x02P\x01\x12d\n" +
+	"\x1eStartMemberPasskeyRegistration\x12\x16.google.protobuf.Empty\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x028\x01\x12\x86\x01\n" +
+	"\x1fFinishMemberPasskeyRegistration\x129.berth.identity.v1.FinishMemberPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x028\x01\x12X\n" +
+	"\x11ListMemberFactors\x12\x16.google.protobuf.Empty\x1a#.berth.identity.v1.MemberFactorList\"\x06\xca\xf3\x18\x028\x01\x12d\n" +
+	"\x13RemoveMemberPasskey\x12-.berth.identity.v1.RemoveMemberPasskeyRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x028\x01\x12o\n" +
 	"\fInviteMember\x12&.berth.identity.v1.InviteMemberRequest\x1a .berth.identity.v1.ProjectMember\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12\x7f\n" +
 	"\x12ListProjectMembers\x12,.berth.identity.v1.ListProjectMembersRequest\x1a$.berth.identity.v1.ProjectMemberList\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12o\n" +
 	"\x0fListProjectApps\x12).berth.identity.v1.ListProjectAppsRequest\x1a\x1a.berth.identity.v1.AppList\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12U\n" +
@@ -1111,74 +1525,94 @@ func file_identity_v1_member_proto_rawDescGZIP() []byte {
 	return file_identity_v1_member_proto_rawDescData
 }
 
-var file_identity_v1_member_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_identity_v1_member_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_identity_v1_member_proto_goTypes = []any{
-	(*InvitationToken)(nil),                 // 0: berth.identity.v1.InvitationToken
-	(*Invitation)(nil),                      // 1: berth.identity.v1.Invitation
-	(*AcceptInvitationRequest)(nil),         // 2: berth.identity.v1.AcceptInvitationRequest
-	(*SignInMemberRequest)(nil),             // 3: berth.identity.v1.SignInMemberRequest
-	(*MemberSignIn)(nil),                    // 4: berth.identity.v1.MemberSignIn
-	(*VerifyMemberSecondFactorRequest)(nil), // 5: berth.identity.v1.VerifyMemberSecondFactorRequest
-	(*MemberProfile)(nil),                   // 6: berth.identity.v1.MemberProfile
-	(*SwitchProjectRequest)(nil),            // 7: berth.identity.v1.SwitchProjectRequest
-	(*ConfirmMemberTotpRequest)(nil),        // 8: berth.identity.v1.ConfirmMemberTotpRequest
-	(*InviteMemberRequest)(nil),             // 9: berth.identity.v1.InviteMemberRequest
-	(*ListProjectMembersRequest)(nil),       // 10: berth.identity.v1.ListProjectMembersRequest
-	(*ProjectMemberList)(nil),               // 11: berth.identity.v1.ProjectMemberList
-	(*ProjectMemberItem)(nil),               // 12: berth.identity.v1.ProjectMemberItem
-	(*ListProjectAppsRequest)(nil),          // 13: berth.identity.v1.ListProjectAppsRequest
-	(*AppList)(nil),                         // 14: berth.identity.v1.AppList
-	(*GetAppRequest)(nil),                   // 15: berth.identity.v1.GetAppRequest
-	(*RevokeApiKeyRequest)(nil),             // 16: berth.identity.v1.RevokeApiKeyRequest
-	(*Project)(nil),                         // 17: berth.identity.v1.Project
-	(*ProjectMember)(nil),                   // 18: berth.identity.v1.ProjectMember
-	(*App)(nil),                             // 19: berth.identity.v1.App
-	(*emptypb.Empty)(nil),                   // 20: google.protobuf.Empty
-	(*TotpKey)(nil),                         // 21: berth.identity.v1.TotpKey
-	(*RecoveryCodes)(nil),                   // 22: berth.identity.v1.RecoveryCodes
-	(*ApiKeyList)(nil),                      // 23: berth.identity.v1.ApiKeyList
+	(*InvitationToken)(nil),                        // 0: berth.identity.v1.InvitationToken
+	(*Invitation)(nil),                             // 1: berth.identity.v1.Invitation
+	(*AcceptInvitationRequest)(nil),                // 2: berth.identity.v1.AcceptInvitationRequest
+	(*SignInMemberRequest)(nil),                    // 3: berth.identity.v1.SignInMemberRequest
+	(*MemberSignIn)(nil),                           // 4: berth.identity.v1.MemberSignIn
+	(*MemberChallengeRequest)(nil),                 // 5: berth.identity.v1.MemberChallengeRequest
+	(*VerifyMemberPasskeyRequest)(nil),             // 6: berth.identity.v1.VerifyMemberPasskeyRequest
+	(*FinishMemberPasskeyRegistrationRequest)(nil), // 7: berth.identity.v1.FinishMemberPasskeyRegistrationRequest
+	(*MemberFactor)(nil),                           // 8: berth.identity.v1.MemberFactor
+	(*MemberFactorList)(nil),                       // 9: berth.identity.v1.MemberFactorList
+	(*RemoveMemberPasskeyRequest)(nil),             // 10: berth.identity.v1.RemoveMemberPasskeyRequest
+	(*VerifyMemberSecondFactorRequest)(nil),        // 11: berth.identity.v1.VerifyMemberSecondFactorRequest
+	(*MemberProfile)(nil),                          // 12: berth.identity.v1.MemberProfile
+	(*SwitchProjectRequest)(nil),                   // 13: berth.identity.v1.SwitchProjectRequest
+	(*ConfirmMemberTotpRequest)(nil),               // 14: berth.identity.v1.ConfirmMemberTotpRequest
+	(*InviteMemberRequest)(nil),                    // 15: berth.identity.v1.InviteMemberRequest
+	(*ListProjectMembersRequest)(nil),              // 16: berth.identity.v1.ListProjectMembersRequest
+	(*ProjectMemberList)(nil),                      // 17: berth.identity.v1.ProjectMemberList
+	(*ProjectMemberItem)(nil),                      // 18: berth.identity.v1.ProjectMemberItem
+	(*ListProjectAppsRequest)(nil),                 // 19: berth.identity.v1.ListProjectAppsRequest
+	(*AppList)(nil),                                // 20: berth.identity.v1.AppList
+	(*GetAppRequest)(nil),                          // 21: berth.identity.v1.GetAppRequest
+	(*RevokeApiKeyRequest)(nil),                    // 22: berth.identity.v1.RevokeApiKeyRequest
+	(*Project)(nil),                                // 23: berth.identity.v1.Project
+	(*ProjectMember)(nil),                          // 24: berth.identity.v1.ProjectMember
+	(*App)(nil),                                    // 25: berth.identity.v1.App
+	(*emptypb.Empty)(nil),                          // 26: google.protobuf.Empty
+	(*TotpKey)(nil),                                // 27: berth.identity.v1.TotpKey
+	(*RecoveryCodes)(nil),                          // 28: berth.identity.v1.RecoveryCodes
+	(*PasskeyCeremony)(nil),                        // 29: berth.identity.v1.PasskeyCeremony
+	(*ApiKeyList)(nil),                             // 30: berth.identity.v1.ApiKeyList
 }
 var file_identity_v1_member_proto_depIdxs = []int32{
-	6,  // 0: berth.identity.v1.MemberSignIn.member:type_name -> berth.identity.v1.MemberProfile
-	17, // 1: berth.identity.v1.MemberProfile.projects:type_name -> berth.identity.v1.Project
-	12, // 2: berth.identity.v1.ProjectMemberList.items:type_name -> berth.identity.v1.ProjectMemberItem
-	18, // 3: berth.identity.v1.ProjectMemberItem.member:type_name -> berth.identity.v1.ProjectMember
-	19, // 4: berth.identity.v1.AppList.items:type_name -> berth.identity.v1.App
-	0,  // 5: berth.identity.v1.MemberService.DescribeInvitation:input_type -> berth.identity.v1.InvitationToken
-	2,  // 6: berth.identity.v1.MemberService.AcceptInvitation:input_type -> berth.identity.v1.AcceptInvitationRequest
-	3,  // 7: berth.identity.v1.MemberService.SignInMember:input_type -> berth.identity.v1.SignInMemberRequest
-	5,  // 8: berth.identity.v1.MemberService.VerifyMemberSecondFactor:input_type -> berth.identity.v1.VerifyMemberSecondFactorRequest
-	20, // 9: berth.identity.v1.MemberService.DescribeMember:input_type -> google.protobuf.Empty
-	7,  // 10: berth.identity.v1.MemberService.SwitchProject:input_type -> berth.identity.v1.SwitchProjectRequest
-	20, // 11: berth.identity.v1.MemberService.SignOutMember:input_type -> google.protobuf.Empty
-	20, // 12: berth.identity.v1.MemberService.StartMemberTotp:input_type -> google.protobuf.Empty
-	8,  // 13: berth.identity.v1.MemberService.ConfirmMemberTotp:input_type -> berth.identity.v1.ConfirmMemberTotpRequest
-	9,  // 14: berth.identity.v1.MemberService.InviteMember:input_type -> berth.identity.v1.InviteMemberRequest
-	10, // 15: berth.identity.v1.MemberService.ListProjectMembers:input_type -> berth.identity.v1.ListProjectMembersRequest
-	13, // 16: berth.identity.v1.MemberService.ListProjectApps:input_type -> berth.identity.v1.ListProjectAppsRequest
-	15, // 17: berth.identity.v1.MemberService.GetApp:input_type -> berth.identity.v1.GetAppRequest
-	15, // 18: berth.identity.v1.MemberService.ListAppApiKeys:input_type -> berth.identity.v1.GetAppRequest
-	16, // 19: berth.identity.v1.MemberService.RevokeApiKey:input_type -> berth.identity.v1.RevokeApiKeyRequest
-	1,  // 20: berth.identity.v1.MemberService.DescribeInvitation:output_type -> berth.identity.v1.Invitation
-	4,  // 21: berth.identity.v1.MemberService.AcceptInvitation:output_type -> berth.identity.v1.MemberSignIn
-	4,  // 22: berth.identity.v1.MemberService.SignInMember:output_type -> berth.identity.v1.MemberSignIn
-	4,  // 23: berth.identity.v1.MemberService.VerifyMemberSecondFactor:output_type -> berth.identity.v1.MemberSignIn
-	6,  // 24: berth.identity.v1.MemberService.DescribeMember:output_type -> berth.identity.v1.MemberProfile
-	4,  // 25: berth.identity.v1.MemberService.SwitchProject:output_type -> berth.identity.v1.MemberSignIn
-	20, // 26: berth.identity.v1.MemberService.SignOutMember:output_type -> google.protobuf.Empty
-	21, // 27: berth.identity.v1.MemberService.StartMemberTotp:output_type -> berth.identity.v1.TotpKey
-	22, // 28: berth.identity.v1.MemberService.ConfirmMemberTotp:output_type -> berth.identity.v1.RecoveryCodes
-	18, // 29: berth.identity.v1.MemberService.InviteMember:output_type -> berth.identity.v1.ProjectMember
-	11, // 30: berth.identity.v1.MemberService.ListProjectMembers:output_type -> berth.identity.v1.ProjectMemberList
-	14, // 31: berth.identity.v1.MemberService.ListProjectApps:output_type -> berth.identity.v1.AppList
-	19, // 32: berth.identity.v1.MemberService.GetApp:output_type -> berth.identity.v1.App
-	23, // 33: berth.identity.v1.MemberService.ListAppApiKeys:output_type -> berth.identity.v1.ApiKeyList
-	20, // 34: berth.identity.v1.MemberService.RevokeApiKey:output_type -> google.protobuf.Empty
-	20, // [20:35] is the sub-list for method output_type
-	5,  // [5:20] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	12, // 0: berth.identity.v1.MemberSignIn.member:type_name -> berth.identity.v1.MemberProfile
+	8,  // 1: berth.identity.v1.MemberFactorList.items:type_name -> berth.identity.v1.MemberFactor
+	23, // 2: berth.identity.v1.MemberProfile.projects:type_name -> berth.identity.v1.Project
+	18, // 3: berth.identity.v1.ProjectMemberList.items:type_name -> berth.identity.v1.ProjectMemberItem
+	24, // 4: berth.identity.v1.ProjectMemberItem.member:type_name -> berth.identity.v1.ProjectMember
+	25, // 5: berth.identity.v1.AppList.items:type_name -> berth.identity.v1.App
+	0,  // 6: berth.identity.v1.MemberService.DescribeInvitation:input_type -> berth.identity.v1.InvitationToken
+	2,  // 7: berth.identity.v1.MemberService.AcceptInvitation:input_type -> berth.identity.v1.AcceptInvitationRequest
+	3,  // 8: berth.identity.v1.MemberService.SignInMember:input_type -> berth.identity.v1.SignInMemberRequest
+	11, // 9: berth.identity.v1.MemberService.VerifyMemberSecondFactor:input_type -> berth.identity.v1.VerifyMemberSecondFactorRequest
+	26, // 10: berth.identity.v1.MemberService.DescribeMember:input_type -> google.protobuf.Empty
+	13, // 11: berth.identity.v1.MemberService.SwitchProject:input_type -> berth.identity.v1.SwitchProjectRequest
+	26, // 12: berth.identity.v1.MemberService.SignOutMember:input_type -> google.protobuf.Empty
+	26, // 13: berth.identity.v1.MemberService.StartMemberTotp:input_type -> google.protobuf.Empty
+	14, // 14: berth.identity.v1.MemberService.ConfirmMemberTotp:input_type -> berth.identity.v1.ConfirmMemberTotpRequest
+	5,  // 15: berth.identity.v1.MemberService.StartMemberPasskeyAssertion:input_type -> berth.identity.v1.MemberChallengeRequest
+	6,  // 16: berth.identity.v1.MemberService.VerifyMemberPasskey:input_type -> berth.identity.v1.VerifyMemberPasskeyRequest
+	26, // 17: berth.identity.v1.MemberService.StartMemberPasskeyRegistration:input_type -> google.protobuf.Empty
+	7,  // 18: berth.identity.v1.MemberService.FinishMemberPasskeyRegistration:input_type -> berth.identity.v1.FinishMemberPasskeyRegistrationRequest
+	26, // 19: berth.identity.v1.MemberService.ListMemberFactors:input_type -> google.protobuf.Empty
+	10, // 20: berth.identity.v1.MemberService.RemoveMemberPasskey:input_type -> berth.identity.v1.RemoveMemberPasskeyRequest
+	15, // 21: berth.identity.v1.MemberService.InviteMember:input_type -> berth.identity.v1.InviteMemberRequest
+	16, // 22: berth.identity.v1.MemberService.ListProjectMembers:input_type -> berth.identity.v1.ListProjectMembersRequest
+	19, // 23: berth.identity.v1.MemberService.ListProjectApps:input_type -> berth.identity.v1.ListProjectAppsRequest
+	21, // 24: berth.identity.v1.MemberService.GetApp:input_type -> berth.identity.v1.GetAppRequest
+	21, // 25: berth.identity.v1.MemberService.ListAppApiKeys:input_type -> berth.identity.v1.GetAppRequest
+	22, // 26: berth.identity.v1.MemberService.RevokeApiKey:input_type -> berth.identity.v1.RevokeApiKeyRequest
+	1,  // 27: berth.identity.v1.MemberService.DescribeInvitation:output_type -> berth.identity.v1.Invitation
+	4,  // 28: berth.identity.v1.MemberService.AcceptInvitation:output_type -> berth.identity.v1.MemberSignIn
+	4,  // 29: berth.identity.v1.MemberService.SignInMember:output_type -> berth.identity.v1.MemberSignIn
+	4,  // 30: berth.identity.v1.MemberService.VerifyMemberSecondFactor:output_type -> berth.identity.v1.MemberSignIn
+	12, // 31: berth.identity.v1.MemberService.DescribeMember:output_type -> berth.identity.v1.MemberProfile
+	4,  // 32: berth.identity.v1.MemberService.SwitchProject:output_type -> berth.identity.v1.MemberSignIn
+	26, // 33: berth.identity.v1.MemberService.SignOutMember:output_type -> google.protobuf.Empty
+	27, // 34: berth.identity.v1.MemberService.StartMemberTotp:output_type -> berth.identity.v1.TotpKey
+	28, // 35: berth.identity.v1.MemberService.ConfirmMemberTotp:output_type -> berth.identity.v1.RecoveryCodes
+	29, // 36: berth.identity.v1.MemberService.StartMemberPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	4,  // 37: berth.identity.v1.MemberService.VerifyMemberPasskey:output_type -> berth.identity.v1.MemberSignIn
+	29, // 38: berth.identity.v1.MemberService.StartMemberPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	28, // 39: berth.identity.v1.MemberService.FinishMemberPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	9,  // 40: berth.identity.v1.MemberService.ListMemberFactors:output_type -> berth.identity.v1.MemberFactorList
+	26, // 41: berth.identity.v1.MemberService.RemoveMemberPasskey:output_type -> google.protobuf.Empty
+	24, // 42: berth.identity.v1.MemberService.InviteMember:output_type -> berth.identity.v1.ProjectMember
+	17, // 43: berth.identity.v1.MemberService.ListProjectMembers:output_type -> berth.identity.v1.ProjectMemberList
+	20, // 44: berth.identity.v1.MemberService.ListProjectApps:output_type -> berth.identity.v1.AppList
+	25, // 45: berth.identity.v1.MemberService.GetApp:output_type -> berth.identity.v1.App
+	30, // 46: berth.identity.v1.MemberService.ListAppApiKeys:output_type -> berth.identity.v1.ApiKeyList
+	26, // 47: berth.identity.v1.MemberService.RevokeApiKey:output_type -> google.protobuf.Empty
+	27, // [27:48] is the sub-list for method output_type
+	6,  // [6:27] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_identity_v1_member_proto_init() }
@@ -1194,7 +1628,7 @@ func file_identity_v1_member_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_member_proto_rawDesc), len(file_identity_v1_member_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,21 +23,27 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	MemberService_DescribeInvitation_FullMethodName       = "/berth.identity.v1.MemberService/DescribeInvitation"
-	MemberService_AcceptInvitation_FullMethodName         = "/berth.identity.v1.MemberService/AcceptInvitation"
-	MemberService_SignInMember_FullMethodName             = "/berth.identity.v1.MemberService/SignInMember"
-	MemberService_VerifyMemberSecondFactor_FullMethodName = "/berth.identity.v1.MemberService/VerifyMemberSecondFactor"
-	MemberService_DescribeMember_FullMethodName           = "/berth.identity.v1.MemberService/DescribeMember"
-	MemberService_SwitchProject_FullMethodName            = "/berth.identity.v1.MemberService/SwitchProject"
-	MemberService_SignOutMember_FullMethodName            = "/berth.identity.v1.MemberService/SignOutMember"
-	MemberService_StartMemberTotp_FullMethodName          = "/berth.identity.v1.MemberService/StartMemberTotp"
-	MemberService_ConfirmMemberTotp_FullMethodName        = "/berth.identity.v1.MemberService/ConfirmMemberTotp"
-	MemberService_InviteMember_FullMethodName             = "/berth.identity.v1.MemberService/InviteMember"
-	MemberService_ListProjectMembers_FullMethodName       = "/berth.identity.v1.MemberService/ListProjectMembers"
-	MemberService_ListProjectApps_FullMethodName          = "/berth.identity.v1.MemberService/ListProjectApps"
-	MemberService_GetApp_FullMethodName                   = "/berth.identity.v1.MemberService/GetApp"
-	MemberService_ListAppApiKeys_FullMethodName           = "/berth.identity.v1.MemberService/ListAppApiKeys"
-	MemberService_RevokeApiKey_FullMethodName             = "/berth.identity.v1.MemberService/RevokeApiKey"
+	MemberService_DescribeInvitation_FullMethodName              = "/berth.identity.v1.MemberService/DescribeInvitation"
+	MemberService_AcceptInvitation_FullMethodName                = "/berth.identity.v1.MemberService/AcceptInvitation"
+	MemberService_SignInMember_FullMethodName                    = "/berth.identity.v1.MemberService/SignInMember"
+	MemberService_VerifyMemberSecondFactor_FullMethodName        = "/berth.identity.v1.MemberService/VerifyMemberSecondFactor"
+	MemberService_DescribeMember_FullMethodName                  = "/berth.identity.v1.MemberService/DescribeMember"
+	MemberService_SwitchProject_FullMethodName                   = "/berth.identity.v1.MemberService/SwitchProject"
+	MemberService_SignOutMember_FullMethodName                   = "/berth.identity.v1.MemberService/SignOutMember"
+	MemberService_StartMemberTotp_FullMethodName                 = "/berth.identity.v1.MemberService/StartMemberTotp"
+	MemberService_ConfirmMemberTotp_FullMethodName               = "/berth.identity.v1.MemberService/ConfirmMemberTotp"
+	MemberService_StartMemberPasskeyAssertion_FullMethodName     = "/berth.identity.v1.MemberService/StartMemberPasskeyAssertion"
+	MemberService_VerifyMemberPasskey_FullMethodName             = "/berth.identity.v1.MemberService/VerifyMemberPasskey"
+	MemberService_StartMemberPasskeyRegistration_FullMethodName  = "/berth.identity.v1.MemberService/StartMemberPasskeyRegistration"
+	MemberService_FinishMemberPasskeyRegistration_FullMethodName = "/berth.identity.v1.MemberService/FinishMemberPasskeyRegistration"
+	MemberService_ListMemberFactors_FullMethodName               = "/berth.identity.v1.MemberService/ListMemberFactors"
+	MemberService_RemoveMemberPasskey_FullMethodName             = "/berth.identity.v1.MemberService/RemoveMemberPasskey"
+	MemberService_InviteMember_FullMethodName                    = "/berth.identity.v1.MemberService/InviteMember"
+	MemberService_ListProjectMembers_FullMethodName              = "/berth.identity.v1.MemberService/ListProjectMembers"
+	MemberService_ListProjectApps_FullMethodName                 = "/berth.identity.v1.MemberService/ListProjectApps"
+	MemberService_GetApp_FullMethodName                          = "/berth.identity.v1.MemberService/GetApp"
+	MemberService_ListAppApiKeys_FullMethodName                  = "/berth.identity.v1.MemberService/ListAppApiKeys"
+	MemberService_RevokeApiKey_FullMethodName                    = "/berth.identity.v1.MemberService/RevokeApiKey"
 )
 
 // MemberServiceClient is the client API for MemberService service.
@@ -70,6 +76,24 @@ type MemberServiceClient interface {
 	// confirmation answers recovery codes, shown once.
 	StartMemberTotp(ctx context.Context, in *emptypb.Empty, opts ...grpc.CallOption) (*TotpKey, error)
 	ConfirmMemberTotp(ctx context.Context, in *ConfirmMemberTotpRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// StartMemberPasskeyAssertion answers the options of navigator.credentials.get for a sign-in
+	// waiting for its second factor, and the ceremony's sealed state, bound to the challenge; empty
+	// when the account holds no passkey.
+	StartMemberPasskeyAssertion(ctx context.Context, in *MemberChallengeRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// VerifyMemberPasskey finishes a sign-in that asked for the second factor with the assertion of
+	// one of the account's passkeys; it counts like a code under the step's limits.
+	VerifyMemberPasskey(ctx context.Context, in *VerifyMemberPasskeyRequest, opts ...grpc.CallOption) (*MemberSignIn, error)
+	// StartMemberPasskeyRegistration begins adding a passkey to the member account: the options of
+	// navigator.credentials.create (the account's passkeys excluded) and the ceremony's sealed state.
+	StartMemberPasskeyRegistration(ctx context.Context, in *emptypb.Empty, opts ...grpc.CallOption) (*PasskeyCeremony, error)
+	// FinishMemberPasskeyRegistration stores the passkey the browser created under its name, after
+	// the current password; it answers recovery codes when this is the account's first second
+	// factor (empty otherwise).
+	FinishMemberPasskeyRegistration(ctx context.Context, in *FinishMemberPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error)
+	// ListMemberFactors lists the member account's second factors: its TOTP factor and passkeys.
+	ListMemberFactors(ctx context.Context, in *emptypb.Empty, opts ...grpc.CallOption) (*MemberFactorList, error)
+	// RemoveMemberPasskey removes one passkey of the member account, after the current password.
+	RemoveMemberPasskey(ctx context.Context, in *RemoveMemberPasskeyRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// InviteMember adds a member to the project and mails them an invitation link (7 days).
 	InviteMember(ctx context.Context, in *InviteMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error)
 	// ListProjectMembers lists the project's members and whether each accepted the invitation.
@@ -182,6 +206,66 @@ func (c *memberServiceClient) ConfirmMemberTotp(ctx context.Context, in *Confirm
 	return out, nil
 }
 
+func (c *memberServiceClient) StartMemberPasskeyAssertion(ctx context.Context, in *MemberChallengeRequest, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, MemberService_StartMemberPasskeyAssertion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memberServiceClient) VerifyMemberPasskey(ctx context.Context, in *VerifyMemberPasskeyRequest, opts ...grpc.CallOption) (*MemberSignIn, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MemberSignIn)
+	err := c.cc.Invoke(ctx, MemberService_VerifyMemberPasskey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memberServiceClient) StartMemberPasskeyRegistration(ctx context.Context, in *emptypb.Empty, opts ...grpc.CallOption) (*PasskeyCeremony, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PasskeyCeremony)
+	err := c.cc.Invoke(ctx, MemberService_StartMemberPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memberServiceClient) FinishMemberPasskeyRegistration(ctx context.Context, in *FinishMemberPasskeyRegistrationRequest, opts ...grpc.CallOption) (*RecoveryCodes, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecoveryCodes)
+	err := c.cc.Invoke(ctx, MemberService_FinishMemberPasskeyRegistration_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memberServiceClient) ListMemberFactors(ctx context.Context, in *emptypb.Empty, opts ...grpc.CallOption) (*MemberFactorList, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MemberFactorList)
+	err := c.cc.Invoke(ctx, MemberService_ListMemberFactors_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *memberServiceClient) RemoveMemberPasskey(ctx context.Context, in *RemoveMemberPasskeyRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, MemberService_RemoveMemberPasskey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *memberServiceClient) InviteMember(ctx context.Context, in *InviteMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ProjectMember)
@@ -272,6 +356,24 @@ type MemberServiceServer interface {
 	// confirmation answers recovery codes, shown once.
 	StartMemberTotp(context.Context, *emptypb.Empty) (*TotpKey, error)
 	ConfirmMemberTotp(context.Context, *ConfirmMemberTotpRequest) (*RecoveryCodes, error)
+	// StartMemberPasskeyAssertion answers the options of navigator.credentials.get for a sign-in
+	// waiting for its second factor, and the ceremony's sealed state, bound to the challenge; empty
+	// when the account holds no passkey.
+	StartMemberPasskeyAssertion(context.Context, *MemberChallengeRequest) (*PasskeyCeremony, error)
+	// VerifyMemberPasskey finishes a sign-in that asked for the second factor with the assertion of
+	// one of the account's passkeys; it counts like a code under the step's limits.
+	VerifyMemberPasskey(context.Context, *VerifyMemberPasskeyRequest) (*MemberSignIn, error)
+	// StartMemberPasskeyRegistration begins adding a passkey to the member account: the options of
+	// navigator.credentials.create (the account's passkeys excluded) and the ceremony's sealed state.
+	StartMemberPasskeyRegistration(context.Context, *emptypb.Empty) (*PasskeyCeremony, error)
+	// FinishMemberPasskeyRegistration stores the passkey the browser created under its name, after
+	// the current password; it answers recovery codes when this is the account's first second
+	// factor (empty otherwise).
+	FinishMemberPasskeyRegistration(context.Context, *FinishMemberPasskeyRegistrationRequest) (*RecoveryCodes, error)
+	// ListMemberFactors lists the member account's second factors: its TOTP factor and passkeys.
+	ListMemberFactors(context.Context, *emptypb.Empty) (*MemberFactorList, error)
+	// RemoveMemberPasskey removes one passkey of the member account, after the current password.
+	RemoveMemberPasskey(context.Context, *RemoveMemberPasskeyRequest) (*emptypb.Empty, error)
 	// InviteMember adds a member to the project and mails them an invitation link (7 days).
 	InviteMember(context.Context, *InviteMemberRequest) (*ProjectMember, error)
 	// ListProjectMembers lists the project's members and whether each accepted the invitation.
@@ -320,6 +422,24 @@ func (UnimplementedMemberServiceServer) StartMemberTotp(context.Context, *emptyp
 }
 func (UnimplementedMemberServiceServer) ConfirmMemberTotp(context.Context, *ConfirmMemberTotpRequest) (*RecoveryCodes, error) {
 	return nil, status.Error(codes.Unimplemented, "method ConfirmMemberTotp not implemented")
+}
+func (UnimplementedMemberServiceServer) StartMemberPasskeyAssertion(context.Context, *MemberChallengeRequest) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartMemberPasskeyAssertion not implemented")
+}
+func (UnimplementedMemberServiceServer) VerifyMemberPasskey(context.Context, *VerifyMemberPasskeyRequest) (*MemberSignIn, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyMemberPasskey not implemented")
+}
+func (UnimplementedMemberServiceServer) StartMemberPasskeyRegistration(context.Context, *emptypb.Empty) (*PasskeyCeremony, error) {
+	return nil, status.Error(codes.Unimplemented, "method StartMemberPasskeyRegistration not implemented")
+}
+func (UnimplementedMemberServiceServer) FinishMemberPasskeyRegistration(context.Context, *FinishMemberPasskeyRegistrationRequest) (*RecoveryCodes, error) {
+	return nil, status.Error(codes.Unimplemented, "method FinishMemberPasskeyRegistration not implemented")
+}
+func (UnimplementedMemberServiceServer) ListMemberFactors(context.Context, *emptypb.Empty) (*MemberFactorList, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMemberFactors not implemented")
+}
+func (UnimplementedMemberServiceServer) RemoveMemberPasskey(context.Context, *RemoveMemberPasskeyRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveMemberPasskey not implemented")
 }
 func (UnimplementedMemberServiceServer) InviteMember(context.Context, *InviteMemberRequest) (*ProjectMember, error) {
 	return nil, status.Error(codes.Unimplemented, "method InviteMember not implemented")
@@ -522,6 +642,114 @@ func _MemberService_ConfirmMemberTotp_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemberService_StartMemberPasskeyAssertion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MemberChallengeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).StartMemberPasskeyAssertion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_StartMemberPasskeyAssertion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).StartMemberPasskeyAssertion(ctx, req.(*MemberChallengeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemberService_VerifyMemberPasskey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyMemberPasskeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).VerifyMemberPasskey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_VerifyMemberPasskey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).VerifyMemberPasskey(ctx, req.(*VerifyMemberPasskeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemberService_StartMemberPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(emptypb.Empty)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).StartMemberPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_StartMemberPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).StartMemberPasskeyRegistration(ctx, req.(*emptypb.Empty))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemberService_FinishMemberPasskeyRegistration_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishMemberPasskeyRegistrationRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).FinishMemberPasskeyRegistration(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_FinishMemberPasskeyRegistration_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).FinishMemberPasskeyRegistration(ctx, req.(*FinishMemberPasskeyRegistrationRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemberService_ListMemberFactors_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(emptypb.Empty)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).ListMemberFactors(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_ListMemberFactors_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).ListMemberFactors(ctx, req.(*emptypb.Empty))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MemberService_RemoveMemberPasskey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveMemberPasskeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).RemoveMemberPasskey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_RemoveMemberPasskey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).RemoveMemberPasskey(ctx, req.(*RemoveMemberPasskeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MemberService_InviteMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InviteMemberRequest)
 	if err := dec(in); err != nil {
@@ -672,6 +900,30 @@ var MemberService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ConfirmMemberTotp",
 			Handler:    _MemberService_ConfirmMemberTotp_Handler,
+		},
+		{
+			MethodName: "StartMemberPasskeyAssertion",
+			Handler:    _MemberService_StartMemberPasskeyAssertion_Handler,
+		},
+		{
+			MethodName: "VerifyMemberPasskey",
+			Handler:    _MemberService_VerifyMemberPasskey_Handler,
+		},
+		{
+			MethodName: "StartMemberPasskeyRegistration",
+			Handler:    _MemberService_StartMemberPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "FinishMemberPasskeyRegistration",
+			Handler:    _MemberService_FinishMemberPasskeyRegistration_Handler,
+		},
+		{
+			MethodName: "ListMemberFactors",
+			Handler:    _MemberService_ListMemberFactors_Handler,
+		},
+		{
+			MethodName: "RemoveMemberPasskey",
+			Handler:    _MemberService_RemoveMemberPasskey_Handler,
 		},
 		{
 			MethodName: "InviteMember",

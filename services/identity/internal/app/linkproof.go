@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/go-webauthn/webauthn/protocol"
-	"github.com/go-webauthn/webauthn/webauthn"
-
 	"github.com/berthhq/berth/pkg/fault"
 	"github.com/berthhq/berth/services/identity/internal/domain"
 	"github.com/berthhq/berth/services/identity/internal/domain/accountmail"
@@ -92,19 +89,15 @@ func (s *Service) DescribeProviderLink(ctx context.Context, link string) (LinkPr
 	if countPasskeys(factors) == 0 {
 		return out, nil
 	}
-	rp, err := s.relyingParty(a)
+	rp, err := s.relyingParty(appLabel(a))
 	if err != nil {
 		return out, nil // without a public URL no passkey works; the other proofs still do
 	}
-	pu, _, err := s.passkeysOf(ctx, a, u)
+	h, err := s.passkeysOf(ctx, a, u)
 	if err != nil {
 		return LinkProofs{}, err
 	}
-	assertion, session, err := rp.BeginLogin(pu, webauthn.WithUserVerification(protocol.VerificationPreferred))
-	if err != nil {
-		return LinkProofs{}, err
-	}
-	if out.Passkey, err = s.sealCeremony(assertion.Response, session, linkPasskeyAAD(pl)); err != nil {
+	if out.Passkey, err = s.beginAssertion(rp, h, linkPasskeyAAD(pl)); err != nil {
 		return LinkProofs{}, err
 	}
 	return out, nil

@@ -56,24 +56,43 @@ type MemberSessions interface {
 	SpendMemberChallenge(ctx context.Context, id string, now time.Time) error
 }
 
-// MemberFactors stores member accounts' TOTP factor and recovery codes. They are the users'
-// domain.Factor and domain.RecoveryCode with UserID holding the account id and AppID empty, so
-// the TOTP and recovery-code rules are the hosted login's own.
+// MemberFactors stores member accounts' second factors (one TOTP factor, any number of
+// passkeys) and recovery codes. They are the users' domain.Factor and domain.RecoveryCode with
+// UserID holding the account id and AppID empty, so the TOTP, passkey and recovery-code rules are
+// the hosted login's own.
 type MemberFactors interface {
-	// SavePendingMemberFactor stores f, not confirmed, replacing a pending one of the account;
-	// an account with a confirmed factor is domain.ErrFactorEnrolled and nothing changes.
+	// SavePendingMemberFactor stores the TOTP factor f, not confirmed, replacing a pending one of
+	// the account; an account with a confirmed TOTP factor is domain.ErrFactorEnrolled and
+	// nothing changes.
 	SavePendingMemberFactor(ctx context.Context, f domain.Factor) error
-	// GetMemberFactor returns the account's factor, pending or confirmed.
+	// GetMemberFactor returns the account's TOTP factor, pending or confirmed.
 	GetMemberFactor(ctx context.Context, accountID string) (domain.Factor, error)
-	// ConfirmMemberFactor marks the pending factor id confirmed at now with step as its last
+	// ConfirmMemberFactor marks the pending TOTP factor id confirmed at now with step as its last
 	// used step and replaces the account's recovery codes with codes, in one transaction; a
 	// factor that is not pending is domain.ErrNotFound.
 	ConfirmMemberFactor(ctx context.Context, accountID, id string, step int64, now time.Time, codes []domain.RecoveryCode) error
-	// UseMemberFactorStep is Factors.UseFactorStep for the account's confirmed factor.
-	UseMemberFactorStep(ctx context.Context, accountID, id string, step int64) error
+	// UseMemberFactorStep records step as the last step of the account's confirmed factor id (a
+	// TOTP time step, a passkey's signature counter) and now as its last use. A step at or below
+	// the stored one is domain.ErrCodeReplayed, so of two concurrent uses of one step one wins,
+	// except 0 over 0: a passkey whose authenticator keeps no counter. Another account's or an
+	// unknown factor is domain.ErrNotFound.
+	UseMemberFactorStep(ctx context.Context, accountID, id string, step int64, now time.Time) error
 	// UseMemberRecoveryCode marks the account's unused code under hash used at now; without one
 	// it is domain.ErrNotFound. Of two concurrent uses exactly one succeeds.
 	UseMemberRecoveryCode(ctx context.Context, accountID string, hash []byte, now time.Time) error
+	// ListMemberFactors returns the account's factors of every kind, pending and confirmed,
+	// oldest first (then by id).
+	ListMemberFactors(ctx context.Context, accountID string) ([]domain.Factor, error)
+	// AddMemberPasskey stores the passkey f (its account in UserID) confirmed at f.CreatedAt. In
+	// the same transaction, with the account locked, codes become the account's recovery codes
+	// when it had no confirmed factor before (its first second factor), and AddMemberPasskey
+	// reports true; otherwise codes are dropped and it reports false. An unknown account is
+	// domain.ErrNotFound.
+	AddMemberPasskey(ctx context.Context, f domain.Factor, codes []domain.RecoveryCode) (bool, error)
+	// RemoveMemberPasskey deletes the account's passkey id; a factor that is absent, another
+	// account's or not a passkey is domain.ErrNotFound and nothing changes. When the account is
+	// left without a confirmed factor, its recovery codes go in the same transaction.
+	RemoveMemberPasskey(ctx context.Context, accountID, id string) error
 }
 
 // ProjectApps answers a project's apps and an app's keys for the console, and revokes keys.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,12 +58,14 @@ type MemberProfile struct {
 }
 
 // MemberSignIn is the outcome of a console sign-in step: a session's operator token, or the
-// challenge of a sign-in waiting for its second factor (Token empty).
+// challenge of a sign-in waiting for its second factor (Token empty) with the kinds of factor
+// the account offers for it (recovery codes are always taken beside them).
 type MemberSignIn struct {
 	Token     string
 	ExpiresAt time.Time
 	Profile   MemberProfile
 	Challenge string
+	Factors   []domain.FactorKind
 }
 
 // InvitationView is what the invitation page shows before the link is used.
@@ -248,11 +251,11 @@ func (s *Service) SignInMember(ctx context.Context, email, pw string, c MemberCl
 // second factor keeps the address's failures counted, as on the hosted login: a right password
 // must not buy a fresh allowance of code guesses.
 func (s *Service) afterMemberPassword(ctx context.Context, a domain.MemberAccount, m domain.ProjectMember, c MemberClient) (MemberSignIn, error) {
-	guarded, err := s.memberSecondFactor(ctx, a.ID)
+	kinds, err := s.memberFactorKinds(ctx, a.ID)
 	if err != nil {
 		return MemberSignIn{}, err
 	}
-	if !guarded {
+	if len(kinds) == 0 {
 		if err := s.clearSignInFailures(ctx, signInKeysOf(memberScope, a.Email, addressKey(c.IP))); err != nil {
 			return MemberSignIn{}, err
 		}
@@ -265,16 +268,29 @@ func (s *Service) afterMemberPassword(ctx context.Context, a domain.MemberAccoun
 	if err := s.store.CreateMemberChallenge(ctx, ch); err != nil {
 		return MemberSignIn{}, err
 	}
-	return MemberSignIn{Challenge: secret}, nil
+	return MemberSignIn{Challenge: secret, Factors: kinds}, nil
+}
+
+// memberFactorKinds are the kinds of the account's confirmed second factors, TOTP first; none
+// when no second factor guards it.
+func (s *Service) memberFactorKinds(ctx context.Context, accountID string) ([]domain.FactorKind, error) {
+	factors, err := s.store.ListMemberFactors(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []domain.FactorKind
+	for _, k := range []domain.FactorKind{domain.FactorTOTP, domain.FactorPasskey} {
+		if slices.ContainsFunc(factors, func(f domain.Factor) bool { return f.Kind == k && f.Confirmed() }) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds, nil
 }
 
 // memberSecondFactor reports whether the account has a confirmed second factor.
 func (s *Service) memberSecondFactor(ctx context.Context, accountID string) (bool, error) {
-	f, err := s.store.GetMemberFactor(ctx, accountID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return false, nil
-	}
-	return err == nil && f.Confirmed(), err
+	kinds, err := s.memberFactorKinds(ctx, accountID)
+	return len(kinds) > 0, err
 }
 
 // startMemberSession stores a session of membership m and issues its operator token, which
@@ -296,29 +312,45 @@ func (s *Service) startMemberSession(ctx context.Context, a domain.MemberAccount
 	return MemberSignIn{Token: raw, ExpiresAt: sess.ExpiresAt, Profile: profile}, nil
 }
 
-// VerifyMemberSecondFactor finishes a sign-in that asked for the second factor: the account's
-// TOTP code or one of its recovery codes. Wrong codes count under the sign-in limits of the
+// VerifyMemberSecondFactor finishes a sign-in that asked for the second factor with the
+// account's TOTP code or one of its recovery codes (memberSecondStep).
+func (s *Service) VerifyMemberSecondFactor(ctx context.Context, challenge, code string, c MemberClient) (MemberSignIn, error) {
+	return s.memberSecondStep(ctx, challenge, c, errWrongCode, func(a domain.MemberAccount, _ domain.MemberChallenge) (bool, error) {
+		return s.checkMemberCode(ctx, a, code)
+	})
+}
+
+// liveMemberChallenge is the live sign-in challenge of the console's secret with its account;
+// every challenge that cannot be used is errMemberChallengeSpent.
+func (s *Service) liveMemberChallenge(ctx context.Context, secret string) (domain.MemberChallenge, domain.MemberAccount, error) {
+	if !domain.WellFormedSecret(secret) {
+		return domain.MemberChallenge{}, domain.MemberAccount{}, errMemberChallengeSpent
+	}
+	ch, err := s.store.GetMemberChallenge(ctx, domain.HashSecret(secret))
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.MemberChallenge{}, domain.MemberAccount{}, errMemberChallengeSpent
+	}
+	if err != nil {
+		return domain.MemberChallenge{}, domain.MemberAccount{}, err
+	}
+	if !ch.Live(s.now()) {
+		return domain.MemberChallenge{}, domain.MemberAccount{}, errMemberChallengeSpent
+	}
+	a, err := s.store.GetMemberAccount(ctx, ch.AccountID)
+	return ch, a, err
+}
+
+// memberSecondStep finishes a sign-in that asked for the second factor once check proves it: a
+// code, or a passkey. Failed proofs (answered wrong) count under the sign-in limits of the
 // address and client address, and against the challenge, which dies after
 // domain.MaxCodeAttempts of them, after domain.MemberChallengeTTL, or once used.
-func (s *Service) VerifyMemberSecondFactor(ctx context.Context, challenge, code string, c MemberClient) (MemberSignIn, error) {
+func (s *Service) memberSecondStep(ctx context.Context, challenge string, c MemberClient, wrong error,
+	check func(domain.MemberAccount, domain.MemberChallenge) (bool, error)) (MemberSignIn, error) {
 	ip := clientIP(c.IP)
 	if err := domain.CheckUserAgent(c.UserAgent); err != nil {
 		return MemberSignIn{}, err
 	}
-	if !domain.WellFormedSecret(challenge) {
-		return MemberSignIn{}, errMemberChallengeSpent
-	}
-	ch, err := s.store.GetMemberChallenge(ctx, domain.HashSecret(challenge))
-	if errors.Is(err, domain.ErrNotFound) {
-		return MemberSignIn{}, errMemberChallengeSpent
-	}
-	if err != nil {
-		return MemberSignIn{}, err
-	}
-	if !ch.Live(s.now()) {
-		return MemberSignIn{}, errMemberChallengeSpent
-	}
-	a, err := s.store.GetMemberAccount(ctx, ch.AccountID)
+	ch, a, err := s.liveMemberChallenge(ctx, challenge)
 	if err != nil {
 		return MemberSignIn{}, err
 	}
@@ -327,7 +359,7 @@ func (s *Service) VerifyMemberSecondFactor(ctx context.Context, challenge, code 
 	if err != nil {
 		return MemberSignIn{}, err
 	}
-	ok, err := s.checkMemberCode(ctx, a, code)
+	ok, err := check(a, ch)
 	if err != nil {
 		s.release(ctx, attempt)
 		return MemberSignIn{}, err
@@ -336,7 +368,7 @@ func (s *Service) VerifyMemberSecondFactor(ctx context.Context, challenge, code 
 		if _, err := s.store.RecordMemberWrongCode(ctx, ch.ID, s.now()); err != nil && !errors.Is(err, domain.ErrChallengeSpent) {
 			return MemberSignIn{}, err
 		}
-		return MemberSignIn{}, errWrongCode
+		return MemberSignIn{}, wrong
 	}
 	if err := s.store.ReleaseAttempt(ctx, attempt); err != nil {
 		return MemberSignIn{}, err
@@ -344,7 +376,7 @@ func (s *Service) VerifyMemberSecondFactor(ctx context.Context, challenge, code 
 	if err := s.clearSignInFailures(ctx, keys); err != nil {
 		return MemberSignIn{}, err
 	}
-	// Spending the challenge makes it single use: of two posts racing with two good codes one
+	// Spending the challenge makes it single use: of two posts racing with two good proofs one
 	// signs in.
 	if err := s.store.SpendMemberChallenge(ctx, ch.ID, s.now()); err != nil {
 		if errors.Is(err, domain.ErrChallengeSpent) {
@@ -359,29 +391,29 @@ func (s *Service) VerifyMemberSecondFactor(ctx context.Context, challenge, code 
 	return s.startMemberSession(ctx, a, m, MemberClient{IP: ip, UserAgent: c.UserAgent})
 }
 
-// checkMemberCode reports whether code is a current TOTP code of the account's confirmed factor
-// not used before, or one of its unused recovery codes, using it up.
+// checkMemberCode reports whether code is a current TOTP code of the account's confirmed TOTP
+// factor not used before, or one of its unused recovery codes (an account guarded by passkeys
+// alone has them too), using it up.
 func (s *Service) checkMemberCode(ctx context.Context, a domain.MemberAccount, code string) (bool, error) {
 	if len(code) > 64 {
 		return false, nil
 	}
 	f, err := s.store.GetMemberFactor(ctx, a.ID)
-	if errors.Is(err, domain.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil || !f.Confirmed() {
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return false, err
 	}
-	key, err := s.openFactor(f)
-	if err != nil {
-		return false, err
-	}
-	if step, ok := domain.MatchTOTP(key.Secret(), code, s.now(), f.LastStep); ok {
-		err := s.store.UseMemberFactorStep(ctx, a.ID, f.ID, step)
-		if errors.Is(err, domain.ErrCodeReplayed) {
-			return false, nil
+	if err == nil && f.Confirmed() {
+		key, err := s.openFactor(f)
+		if err != nil {
+			return false, err
 		}
-		return err == nil, err
+		if step, ok := domain.MatchTOTP(key.Secret(), code, s.now(), f.LastStep); ok {
+			err := s.store.UseMemberFactorStep(ctx, a.ID, f.ID, step, s.now())
+			if errors.Is(err, domain.ErrCodeReplayed) {
+				return false, nil
+			}
+			return err == nil, err
+		}
 	}
 	if !domain.WellFormedRecoveryCode(code) {
 		return false, nil
@@ -573,14 +605,14 @@ func (s *Service) StartMemberTotp(ctx context.Context, p authn.Principal) (*otp.
 	return key, nil
 }
 
-// ConfirmMemberTotp confirms the pending TOTP factor of the token's member account with its first
-// code and answers the recovery codes, shown once. The current password is checked first, under
-// the sign-in limits: a stolen session must not add a factor that locks the owner out. Wrong
-// codes count under the same limits.
-func (s *Service) ConfirmMemberTotp(ctx context.Context, p authn.Principal, code, current string) ([]string, error) {
+// operatorPassword is the member account of an admitted operator token once current proves its
+// password, with the sign-in limit keys of the account and the session's client address, under
+// which the check counted. The console asks for the password again before a change of the
+// account's second factors: a stolen session must not add or remove one.
+func (s *Service) operatorPassword(ctx context.Context, p authn.Principal, current string) (domain.MemberAccount, signInKeys, error) {
 	m, a, err := s.operatorAccount(ctx, p)
 	if err != nil {
-		return nil, err
+		return domain.MemberAccount{}, signInKeys{}, err
 	}
 	ip := ""
 	if p.SessionID != "" {
@@ -590,6 +622,18 @@ func (s *Service) ConfirmMemberTotp(ctx context.Context, p authn.Principal, code
 	}
 	keys := signInKeysOf(memberScope, a.Email, addressKey(ip))
 	if err := s.checkCurrent(ctx, keys, a.PasswordHash, current); err != nil {
+		return domain.MemberAccount{}, signInKeys{}, err
+	}
+	return a, keys, nil
+}
+
+// ConfirmMemberTotp confirms the pending TOTP factor of the token's member account with its first
+// code and answers the recovery codes, shown once. The current password is checked first, under
+// the sign-in limits: a stolen session must not add a factor that locks the owner out. Wrong
+// codes count under the same limits.
+func (s *Service) ConfirmMemberTotp(ctx context.Context, p authn.Principal, code, current string) ([]string, error) {
+	a, keys, err := s.operatorPassword(ctx, p, current)
+	if err != nil {
 		return nil, err
 	}
 	attempt, err := s.reserve(ctx, signInLimits(s.limits, s.now(), keys)...)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -30,56 +31,69 @@ const maxPasskeyJSON = 64 << 10
 // unknown credential, an expired ceremony. The page asks again.
 var errPasskey = fault.Invalid("passkey", "this passkey could not be verified")
 
-// relyingParty is the deployment's WebAuthn relying party for a: its id is the public URL's host
-// (a passkey is bound to it), its one origin the public URL's; the app's name is what the
-// browser's prompt shows.
-func (s *Service) relyingParty(a domain.App) (*webauthn.WebAuthn, error) {
+// relyingParty is the deployment's WebAuthn relying party: its id is the public URL's host (a
+// passkey is bound to it), its one origin the public URL's, which the hosted pages and the
+// console share; name is what the browser's prompt shows (the app's, or the console's).
+func (s *Service) relyingParty(name string) (*webauthn.WebAuthn, error) {
 	u, err := url.Parse(s.publicURL)
 	if s.publicURL == "" || err != nil || u.Hostname() == "" {
 		return nil, fault.Unavailable(0, "passkeys need the deployment's public URL")
 	}
+	if _, err := netip.ParseAddr(u.Hostname()); err == nil {
+		// Browsers and the library refuse an IP address as the relying party's id.
+		return nil, fault.Unavailable(0, "passkeys need a public URL with a host name, not an IP address")
+	}
 	timeout := webauthn.TimeoutConfig{Enforce: true, Timeout: passkeyTimeout, TimeoutUVD: passkeyTimeout}
 	return webauthn.New(&webauthn.Config{
-		RPID: u.Hostname(), RPDisplayName: appLabel(a), RPOrigins: []string{u.Scheme + "://" + u.Host},
+		RPID: u.Hostname(), RPDisplayName: name, RPOrigins: []string{u.Scheme + "://" + u.Host},
 		Timeouts: webauthn.TimeoutsConfig{Login: timeout, Registration: timeout},
 	})
 }
 
-// passkeyUser is a user as the WebAuthn library sees it, with the passkeys it holds.
-type passkeyUser struct {
-	u     domain.User
-	creds []webauthn.Credential
-	ids   []string // the factor id of each credential
+// passkeyHolder is a person as the WebAuthn library sees them, with the passkeys they hold: a
+// user of an app (userHolder) or a console member account (memberHolder). Every ceremony of
+// either runs through the functions below, so both follow one set of rules.
+type passkeyHolder struct {
+	id, name, display string
+	creds             []webauthn.Credential
+	keys              []domain.Factor // the factor of each credential
 }
 
-func (p passkeyUser) WebAuthnID() []byte                         { return []byte(p.u.ID) }
-func (p passkeyUser) WebAuthnName() string                       { return p.u.Email }
-func (p passkeyUser) WebAuthnDisplayName() string                { return firstOf(p.u.Name, p.u.Email) }
-func (p passkeyUser) WebAuthnCredentials() []webauthn.Credential { return p.creds }
+func (p passkeyHolder) WebAuthnID() []byte                         { return []byte(p.id) }
+func (p passkeyHolder) WebAuthnName() string                       { return p.name }
+func (p passkeyHolder) WebAuthnDisplayName() string                { return p.display }
+func (p passkeyHolder) WebAuthnCredentials() []webauthn.Credential { return p.creds }
 
-// passkeysOf opens the user's confirmed passkeys.
-func (s *Service) passkeysOf(ctx context.Context, a domain.App, u domain.User) (passkeyUser, []domain.Factor, error) {
-	factors, err := s.store.ListFactors(ctx, a.ID, u.ID)
-	if err != nil {
-		return passkeyUser{}, nil, err
-	}
-	pu := passkeyUser{u: u}
-	var keys []domain.Factor
+func userHolder(u domain.User) passkeyHolder {
+	return passkeyHolder{id: u.ID, name: u.Email, display: firstOf(u.Name, u.Email)}
+}
+
+// withPasskeys is h holding the confirmed passkeys among factors, opened.
+func (s *Service) withPasskeys(h passkeyHolder, factors []domain.Factor) (passkeyHolder, error) {
 	for _, f := range factors {
 		if f.Kind != domain.FactorPasskey || !f.Confirmed() {
 			continue
 		}
 		raw, err := s.box.Open(f.SealedSecret, f.ID)
 		if err != nil {
-			return passkeyUser{}, nil, fmt.Errorf("open passkey %s: %w", f.ID, err)
+			return passkeyHolder{}, fmt.Errorf("open passkey %s: %w", f.ID, err)
 		}
 		var c webauthn.Credential
 		if err := json.Unmarshal(raw, &c); err != nil {
-			return passkeyUser{}, nil, fmt.Errorf("decode passkey %s: %w", f.ID, err)
+			return passkeyHolder{}, fmt.Errorf("decode passkey %s: %w", f.ID, err)
 		}
-		pu.creds, pu.ids, keys = append(pu.creds, c), append(pu.ids, f.ID), append(keys, f)
+		h.creds, h.keys = append(h.creds, c), append(h.keys, f)
 	}
-	return pu, keys, nil
+	return h, nil
+}
+
+// passkeysOf opens the user's confirmed passkeys.
+func (s *Service) passkeysOf(ctx context.Context, a domain.App, u domain.User) (passkeyHolder, error) {
+	factors, err := s.store.ListFactors(ctx, a.ID, u.ID)
+	if err != nil {
+		return passkeyHolder{}, err
+	}
+	return s.withPasskeys(userHolder(u), factors)
 }
 
 // PasskeyCeremony is a WebAuthn ceremony for the page: the options' JSON and the sealed state it
@@ -137,25 +151,30 @@ func enrolmentAAD(c domain.Challenge) string { return "passkey enrolment\x00" + 
 func assertionAAD(c domain.Challenge) string { return "passkey assertion\x00" + c.ID }
 
 // beginPasskeyRegistration answers the options of navigator.credentials.create for u, its state
-// sealed under aad. Passkeys the user holds are excluded, so an authenticator is not registered
-// twice.
+// sealed under aad.
 func (s *Service) beginPasskeyRegistration(ctx context.Context, a domain.App, u domain.User, aad string) (PasskeyCeremony, error) {
 	if a.MFA == domain.MFAOff {
 		return PasskeyCeremony{}, errMFAOff
 	}
-	rp, err := s.relyingParty(a)
+	rp, err := s.relyingParty(appLabel(a))
 	if err != nil {
 		return PasskeyCeremony{}, err
 	}
-	pu, _, err := s.passkeysOf(ctx, a, u)
+	h, err := s.passkeysOf(ctx, a, u)
 	if err != nil {
 		return PasskeyCeremony{}, err
 	}
-	exclude := make([]protocol.CredentialDescriptor, 0, len(pu.creds))
-	for _, c := range pu.creds {
+	return s.beginRegistration(rp, h, aad)
+}
+
+// beginRegistration answers the options of navigator.credentials.create for h, its state sealed
+// under aad. Passkeys h holds are excluded, so an authenticator is not registered twice.
+func (s *Service) beginRegistration(rp *webauthn.WebAuthn, h passkeyHolder, aad string) (PasskeyCeremony, error) {
+	exclude := make([]protocol.CredentialDescriptor, 0, len(h.creds))
+	for _, c := range h.creds {
 		exclude = append(exclude, c.Descriptor())
 	}
-	creation, session, err := rp.BeginRegistration(pu, webauthn.WithExclusions(exclude),
+	creation, session, err := rp.BeginRegistration(h, webauthn.WithExclusions(exclude),
 		webauthn.WithAuthenticatorSelection(protocol.AuthenticatorSelection{
 			ResidentKey: protocol.ResidentKeyRequirementPreferred, UserVerification: protocol.VerificationPreferred,
 		}))
@@ -163,6 +182,39 @@ func (s *Service) beginPasskeyRegistration(ctx context.Context, a domain.App, u 
 		return PasskeyCeremony{}, fmt.Errorf("begin passkey registration: %w", err)
 	}
 	return s.sealCeremony(creation.Response, session, aad)
+}
+
+// createPasskey verifies the credential the browser created for h in the ceremony sealed under
+// aad and answers it as a new passkey factor of userID (appID "" for a member account), sealed,
+// not yet confirmed or stored. A credential that cannot be verified, or one h holds already, is
+// errPasskey.
+func (s *Service) createPasskey(rp *webauthn.WebAuthn, h passkeyHolder, appID, userID, credential, state, aad string) (domain.Factor, error) {
+	session, err := s.openCeremony(state, aad)
+	if err != nil || len(credential) > maxPasskeyJSON {
+		return domain.Factor{}, errPasskey
+	}
+	parsed, err := protocol.ParseCredentialCreationResponseBytes([]byte(credential))
+	if err != nil {
+		return domain.Factor{}, errPasskey
+	}
+	cred, err := rp.CreateCredential(h, session, parsed)
+	if err != nil {
+		return domain.Factor{}, errPasskey
+	}
+	for _, c := range h.creds {
+		if bytes.Equal(c.ID, cred.ID) {
+			return domain.Factor{}, errPasskey // the same authenticator again
+		}
+	}
+	f := domain.Factor{ID: uuid.NewString(), AppID: appID, UserID: userID, Kind: domain.FactorPasskey, CreatedAt: s.now(), LastStep: int64(cred.Authenticator.SignCount)}
+	raw, err := json.Marshal(cred)
+	if err != nil {
+		return domain.Factor{}, err
+	}
+	if f.SealedSecret, err = s.box.Seal(raw, f.ID); err != nil {
+		return domain.Factor{}, err
+	}
+	return f, nil
 }
 
 // PasskeyRegistration is the account page's created passkey with the current password, which is
@@ -193,38 +245,16 @@ func (s *Service) FinishPasskeyRegistration(ctx context.Context, in PasskeyRegis
 // and stores it as a confirmed factor of u, with the enrolled event; a user who had no recovery
 // codes gets them now (answered once). A credential that cannot be verified is errPasskey.
 func (s *Service) registerPasskey(ctx context.Context, a domain.App, u domain.User, credential, state, aad string) ([]string, error) {
-	rp, err := s.relyingParty(a)
+	rp, err := s.relyingParty(appLabel(a))
 	if err != nil {
 		return nil, err
 	}
-	session, err := s.openCeremony(state, aad)
-	if err != nil || len(credential) > maxPasskeyJSON {
-		return nil, errPasskey
-	}
-	parsed, err := protocol.ParseCredentialCreationResponseBytes([]byte(credential))
-	if err != nil {
-		return nil, errPasskey
-	}
-	pu, _, err := s.passkeysOf(ctx, a, u)
+	h, err := s.passkeysOf(ctx, a, u)
 	if err != nil {
 		return nil, err
 	}
-	cred, err := rp.CreateCredential(pu, session, parsed)
+	f, err := s.createPasskey(rp, h, a.ID, u.ID, credential, state, aad)
 	if err != nil {
-		return nil, errPasskey
-	}
-	for _, c := range pu.creds {
-		if bytes.Equal(c.ID, cred.ID) {
-			return nil, errPasskey // the same authenticator again
-		}
-	}
-	now := s.now()
-	f := domain.Factor{ID: uuid.NewString(), AppID: a.ID, UserID: u.ID, Kind: domain.FactorPasskey, CreatedAt: now, LastStep: int64(cred.Authenticator.SignCount)}
-	raw, err := json.Marshal(cred)
-	if err != nil {
-		return nil, err
-	}
-	if f.SealedSecret, err = s.box.Seal(raw, f.ID); err != nil {
 		return nil, err
 	}
 	var plain []string
@@ -232,7 +262,7 @@ func (s *Service) registerPasskey(ctx context.Context, a domain.App, u domain.Us
 	if left, err := s.store.CountRecoveryCodes(ctx, a.ID, u.ID); err != nil {
 		return nil, err
 	} else if left == 0 {
-		if plain, stored, err = domain.NewRecoveryCodes(a.ID, u.ID, now, s.pepper); err != nil {
+		if plain, stored, err = domain.NewRecoveryCodes(a.ID, u.ID, f.CreatedAt, s.pepper); err != nil {
 			return nil, err
 		}
 	}
@@ -245,7 +275,7 @@ func (s *Service) registerPasskey(ctx context.Context, a domain.App, u domain.Us
 	if err := s.store.SavePendingFactor(ctx, f); err != nil {
 		return nil, err
 	}
-	if err := s.store.ConfirmFactor(ctx, a.ID, u.ID, f.ID, f.LastStep, now, stored, evs...); err != nil {
+	if err := s.store.ConfirmFactor(ctx, a.ID, u.ID, f.ID, f.LastStep, f.CreatedAt, stored, evs...); err != nil {
 		return nil, err
 	}
 	return plain, nil
@@ -258,70 +288,92 @@ func (s *Service) StartPasskeyAssertion(ctx context.Context, flow string) (Passk
 	if err != nil {
 		return PasskeyCeremony{}, err
 	}
-	pu, _, err := s.passkeysOf(ctx, a, u)
-	if err != nil || len(pu.creds) == 0 {
+	h, err := s.passkeysOf(ctx, a, u)
+	if err != nil || len(h.creds) == 0 {
 		return PasskeyCeremony{}, err
 	}
-	rp, err := s.relyingParty(a)
+	rp, err := s.relyingParty(appLabel(a))
 	if err != nil {
 		return PasskeyCeremony{}, err
 	}
-	assertion, session, err := rp.BeginLogin(pu, webauthn.WithUserVerification(protocol.VerificationPreferred))
+	return s.beginAssertion(rp, h, assertionAAD(c))
+}
+
+// beginAssertion answers the options of navigator.credentials.get for h's passkeys, its state
+// sealed under aad.
+func (s *Service) beginAssertion(rp *webauthn.WebAuthn, h passkeyHolder, aad string) (PasskeyCeremony, error) {
+	assertion, session, err := rp.BeginLogin(h, webauthn.WithUserVerification(protocol.VerificationPreferred))
 	if err != nil {
 		return PasskeyCeremony{}, fmt.Errorf("begin passkey assertion: %w", err)
 	}
-	return s.sealCeremony(assertion.Response, session, assertionAAD(c))
+	return s.sealCeremony(assertion.Response, session, aad)
 }
 
 // checkPasskey reports whether the assertion proves one of the user's passkeys in the ceremony
 // sealed under aad (a sign-in's second step, a link confirmation), and records its signature
-// counter: a counter that did not rise (a cloned authenticator, or a replay) is refused unless
-// the authenticator keeps none.
+// counter (useCounter).
 func (s *Service) checkPasskey(ctx context.Context, aad string, a domain.App, u domain.User, assertion, state string) (bool, error) {
+	rp, err := s.relyingParty(appLabel(a))
+	if err != nil {
+		return false, err
+	}
+	h, err := s.passkeysOf(ctx, a, u)
+	if err != nil {
+		return false, err
+	}
+	cred, ok := s.validateAssertion(rp, h, assertion, state, aad)
+	if !ok {
+		return false, nil
+	}
+	return s.useCounter(ctx, a, u, h, cred)
+}
+
+// validateAssertion checks the assertion against h's passkeys in the ceremony sealed under aad
+// and answers the credential it proved. An assertion that cannot be verified (another ceremony's,
+// a foreign credential, an expired or tampered state) is not ok.
+func (s *Service) validateAssertion(rp *webauthn.WebAuthn, h passkeyHolder, assertion, state, aad string) (*webauthn.Credential, bool) {
 	session, err := s.openCeremony(state, aad)
 	if err != nil || len(assertion) > maxPasskeyJSON {
-		return false, nil
+		return nil, false
 	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes([]byte(assertion))
 	if err != nil {
-		return false, nil
+		return nil, false
 	}
-	rp, err := s.relyingParty(a)
-	if err != nil {
-		return false, err
-	}
-	pu, keys, err := s.passkeysOf(ctx, a, u)
-	if err != nil {
-		return false, err
-	}
-	cred, err := rp.ValidateLogin(pu, session, parsed)
-	if err != nil {
-		return false, nil
-	}
-	return s.useCounter(ctx, a, u, pu, keys, cred)
+	cred, err := rp.ValidateLogin(h, session, parsed)
+	return cred, err == nil
 }
 
-// useCounter records the signature counter of a verified assertion of one of pu's passkeys: a
+// provedKey is the factor of h's passkey that a verified assertion proved, unless the library saw
+// its counter fall behind the one registered (a cloned authenticator).
+func provedKey(h passkeyHolder, cred *webauthn.Credential) (domain.Factor, bool) {
+	if cred.Authenticator.CloneWarning {
+		return domain.Factor{}, false
+	}
+	for i, known := range h.creds {
+		if bytes.Equal(known.ID, cred.ID) {
+			return h.keys[i], true
+		}
+	}
+	return domain.Factor{}, false
+}
+
+// useCounter records the signature counter of a verified assertion of one of h's passkeys: a
 // counter that did not rise (a cloned authenticator, or a replay) is refused, unless the
 // authenticator keeps none.
-func (s *Service) useCounter(ctx context.Context, a domain.App, u domain.User, pu passkeyUser, keys []domain.Factor, cred *webauthn.Credential) (bool, error) {
-	if cred.Authenticator.CloneWarning {
+func (s *Service) useCounter(ctx context.Context, a domain.App, u domain.User, h passkeyHolder, cred *webauthn.Credential) (bool, error) {
+	key, ok := provedKey(h, cred)
+	if !ok {
 		return false, nil
 	}
-	for i, known := range pu.creds {
-		if !bytes.Equal(known.ID, cred.ID) {
-			continue
-		}
-		if cred.Authenticator.SignCount == 0 && keys[i].LastStep == 0 {
-			return true, nil // an authenticator without a counter
-		}
-		err := s.store.UseFactorStep(ctx, a.ID, u.ID, pu.ids[i], int64(cred.Authenticator.SignCount))
-		if errors.Is(err, domain.ErrCodeReplayed) {
-			return false, nil
-		}
-		return err == nil, err
+	if cred.Authenticator.SignCount == 0 && key.LastStep == 0 {
+		return true, nil // an authenticator without a counter
 	}
-	return false, nil
+	err := s.store.UseFactorStep(ctx, a.ID, u.ID, key.ID, int64(cred.Authenticator.SignCount))
+	if errors.Is(err, domain.ErrCodeReplayed) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // passkeySignInApp is the app of a passkey sign-in's request: enabled, allowing it, and able to
@@ -334,7 +386,7 @@ func (s *Service) passkeySignInApp(ctx context.Context, p LoginParams) (domain.A
 	if !a.PasskeySignIn || a.MFA == domain.MFAOff {
 		return domain.App{}, nil, fault.Precondition("this app does not offer passkey sign-in")
 	}
-	rp, err := s.relyingParty(a)
+	rp, err := s.relyingParty(appLabel(a))
 	return a, rp, err
 }
 
@@ -416,10 +468,10 @@ func (s *Service) verifyPasskeySignIn(ctx context.Context, a domain.App, rp *web
 		return domain.User{}, false, nil
 	}
 	var (
-		found passkeyUser
-		keys  []domain.Factor
+		user  domain.User
+		found passkeyHolder
 	)
-	// The credential's user handle is the user's id (passkeyUser.WebAuthnID) in this app.
+	// The credential's user handle is the user's id (passkeyHolder.WebAuthnID) in this app.
 	handler := func(_, userHandle []byte) (webauthn.User, error) {
 		id := domain.CanonicalID(string(userHandle))
 		if !domain.IsUUID(id) {
@@ -429,15 +481,16 @@ func (s *Service) verifyPasskeySignIn(ctx context.Context, a domain.App, rp *web
 		if err != nil {
 			return nil, err
 		}
-		found, keys, err = s.passkeysOf(ctx, a, u)
+		user = u
+		found, err = s.passkeysOf(ctx, a, u)
 		return found, err
 	}
 	cred, err := rp.ValidateDiscoverableLogin(handler, session, parsed)
 	if err != nil {
 		return domain.User{}, false, nil
 	}
-	ok, err := s.useCounter(ctx, a, found.u, found, keys, cred)
-	return found.u, ok, err
+	ok, err := s.useCounter(ctx, a, user, found, cred)
+	return user, ok, err
 }
 
 // countPasskeys is how many confirmed passkeys factors holds.

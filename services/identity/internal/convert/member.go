@@ -36,3 +36,16 @@ func MemberProfile(m domain.ProjectMember, a domain.MemberAccount, projects []do
 	}
 	return out
 }
+
+// MemberFactors is a member account's list of confirmed second factors.
+func MemberFactors(factors []domain.Factor) *identityv1.MemberFactorList {
+	out := &identityv1.MemberFactorList{Items: make([]*identityv1.MemberFactor, 0, len(factors))}
+	for _, f := range factors {
+		item := &identityv1.MemberFactor{Id: f.ID, Kind: string(f.Kind), Name: f.Name, CreatedAt: Timestamp(f.CreatedAt)}
+		if f.LastUsedAt != nil {
+			item.LastUsedAt = Timestamp(*f.LastUsedAt)
+		}
+		out.Items = append(out.Items, item)
+	}
+	return out
+}

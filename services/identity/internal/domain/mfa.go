@@ -73,6 +73,24 @@ type Factor struct {
 	LastStep    int64
 	CreatedAt   time.Time
 	ConfirmedAt *time.Time
+	// Name and LastUsedAt are kept for member accounts' factors only: what the member called a
+	// passkey (NewPasskeyName), so the console's list tells their devices apart, and when a
+	// factor last proved a sign-in.
+	Name       string
+	LastUsedAt *time.Time
+}
+
+// maxPasskeyName bounds a passkey's name: a device's, not a description.
+const maxPasskeyName = 64
+
+// NewPasskeyName trims and checks the name a member gives a passkey: required, one line, at
+// most 64 characters.
+func NewPasskeyName(s string) (string, error) {
+	s, err := requiredName("name", s)
+	if err != nil {
+		return "", err
+	}
+	return s, checkText("name", s, maxPasskeyName)
 }
 
 // Confirmed reports whether the factor's enrolment was completed.

@@ -30,7 +30,11 @@ func principal(ctx context.Context) authn.Principal {
 
 func memberSignIn(in app.MemberSignIn) *identityv1.MemberSignIn {
 	if in.Token == "" {
-		return &identityv1.MemberSignIn{Challenge: in.Challenge}
+		factors := make([]string, 0, len(in.Factors))
+		for _, k := range in.Factors {
+			factors = append(factors, string(k))
+		}
+		return &identityv1.MemberSignIn{Challenge: in.Challenge, Factors: factors}
 	}
 	return &identityv1.MemberSignIn{Token: in.Token, ExpiresAt: convert.Timestamp(in.ExpiresAt), Member: memberProfile(in.Profile)}
 }
@@ -119,6 +123,53 @@ func (s *MemberServer) ConfirmMemberTotp(ctx context.Context, req *identityv1.Co
 		return nil, err
 	}
 	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// StartMemberPasskeyAssertion answers the passkey options of a sign-in's second step.
+func (s *MemberServer) StartMemberPasskeyAssertion(ctx context.Context, req *identityv1.MemberChallengeRequest) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartMemberPasskeyAssertion(ctx, req.GetChallenge()))
+}
+
+// VerifyMemberPasskey finishes a sign-in's second step with a passkey.
+func (s *MemberServer) VerifyMemberPasskey(ctx context.Context, req *identityv1.VerifyMemberPasskeyRequest) (*identityv1.MemberSignIn, error) {
+	out, err := s.svc.VerifyMemberPasskey(ctx, app.MemberPasskeyInput{Challenge: req.GetChallenge(), Passkey: req.GetPasskey(), State: req.GetState(),
+		Client: app.MemberClient{IP: req.GetClientAddress(), UserAgent: req.GetUserAgent()}})
+	if err != nil {
+		return nil, err
+	}
+	return memberSignIn(out), nil
+}
+
+// StartMemberPasskeyRegistration begins adding a passkey to the member account.
+func (s *MemberServer) StartMemberPasskeyRegistration(ctx context.Context, _ *emptypb.Empty) (*identityv1.PasskeyCeremony, error) {
+	return ceremony(s.svc.StartMemberPasskeyRegistration(ctx, principal(ctx)))
+}
+
+// FinishMemberPasskeyRegistration stores the member's new passkey.
+func (s *MemberServer) FinishMemberPasskeyRegistration(ctx context.Context, req *identityv1.FinishMemberPasskeyRegistrationRequest) (*identityv1.RecoveryCodes, error) {
+	codes, err := s.svc.FinishMemberPasskeyRegistration(ctx, principal(ctx), app.MemberPasskeyRegistration{
+		Name: req.GetName(), Credential: req.GetCredential(), State: req.GetState(), Current: req.GetCurrentPassword()})
+	if err != nil {
+		return nil, err
+	}
+	return &identityv1.RecoveryCodes{Codes: codes}, nil
+}
+
+// ListMemberFactors lists the member account's second factors.
+func (s *MemberServer) ListMemberFactors(ctx context.Context, _ *emptypb.Empty) (*identityv1.MemberFactorList, error) {
+	factors, err := s.svc.ListMemberFactors(ctx, principal(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return convert.MemberFactors(factors), nil
+}
+
+// RemoveMemberPasskey removes one passkey of the member account.
+func (s *MemberServer) RemoveMemberPasskey(ctx context.Context, req *identityv1.RemoveMemberPasskeyRequest) (*emptypb.Empty, error) {
+	if err := s.svc.RemoveMemberPasskey(ctx, principal(ctx), req.GetPasskeyId(), req.GetCurrentPassword()); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
 }
 
 // InviteMember adds a member to the project and mails the invitation. A member of the project

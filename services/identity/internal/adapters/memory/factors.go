@@ -18,6 +18,10 @@ func cloneFactor(f domain.Factor) domain.Factor {
 		at := *f.ConfirmedAt
 		f.ConfirmedAt = &at
 	}
+	if f.LastUsedAt != nil {
+		at := *f.LastUsedAt
+		f.LastUsedAt = &at
+	}
 	return f
 }
 

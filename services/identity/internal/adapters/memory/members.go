@@ -19,7 +19,7 @@ type memberState struct {
 	invitations map[string]domain.Invitation      // by string(hash)
 	sessions    map[string]domain.MemberSession   // by id
 	mchallenges map[string]domain.MemberChallenge // by id
-	mfactors    map[string]domain.Factor          // by account id
+	mfactors    map[string][]domain.Factor        // by account id, oldest first
 	mrecovery   map[string][]domain.RecoveryCode  // by account id
 }
 
@@ -27,7 +27,7 @@ func newMemberState() memberState {
 	return memberState{
 		accounts: map[string]domain.MemberAccount{}, invitations: map[string]domain.Invitation{},
 		sessions: map[string]domain.MemberSession{}, mchallenges: map[string]domain.MemberChallenge{},
-		mfactors: map[string]domain.Factor{}, mrecovery: map[string][]domain.RecoveryCode{},
+		mfactors: map[string][]domain.Factor{}, mrecovery: map[string][]domain.RecoveryCode{},
 	}
 }
 
@@ -267,6 +267,14 @@ func (s *Store) SpendMemberChallenge(_ context.Context, id string, now time.Time
 	return nil
 }
 
+// memberFactor is the index in the account's factors of the one with id, or the TOTP factor
+// when id is "", else -1. The caller holds the lock.
+func (s *Store) memberFactor(accountID, id string) int {
+	return slices.IndexFunc(s.mfactors[accountID], func(f domain.Factor) bool {
+		return f.ID == id || id == "" && f.Kind == domain.FactorTOTP
+	})
+}
+
 // SavePendingMemberFactor implements app.MemberFactors.
 func (s *Store) SavePendingMemberFactor(_ context.Context, f domain.Factor) error {
 	s.mu.Lock()
@@ -274,57 +282,74 @@ func (s *Store) SavePendingMemberFactor(_ context.Context, f domain.Factor) erro
 	if _, ok := s.accounts[f.UserID]; !ok {
 		return domain.NotFound("member account")
 	}
-	if cur, ok := s.mfactors[f.UserID]; ok && cur.Confirmed() {
-		return domain.ErrFactorEnrolled
+	f.Kind, f.AppID, f.ConfirmedAt, f.LastUsedAt = domain.FactorTOTP, "", nil, nil
+	factors := s.mfactors[f.UserID]
+	if i := s.memberFactor(f.UserID, ""); i >= 0 {
+		if factors[i].Confirmed() {
+			return domain.ErrFactorEnrolled
+		}
+		factors = slices.Delete(slices.Clone(factors), i, i+1)
 	}
-	f.Kind, f.AppID, f.ConfirmedAt = domain.FactorTOTP, "", nil
-	s.mfactors[f.UserID] = cloneFactor(f)
+	s.mfactors[f.UserID] = sortedFactors(append(factors, cloneFactor(f)))
 	return nil
+}
+
+// sortedFactors orders an account's factors as ListMemberFactors answers them.
+func sortedFactors(fs []domain.Factor) []domain.Factor {
+	slices.SortFunc(fs, func(a, b domain.Factor) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return fs
 }
 
 // GetMemberFactor implements app.MemberFactors.
 func (s *Store) GetMemberFactor(_ context.Context, accountID string) (domain.Factor, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, ok := s.mfactors[accountID]
-	if !ok {
+	i := s.memberFactor(accountID, "")
+	if i < 0 {
 		return domain.Factor{}, domain.NotFound("second factor")
 	}
-	return cloneFactor(f), nil
+	return cloneFactor(s.mfactors[accountID][i]), nil
 }
 
 // ConfirmMemberFactor implements app.MemberFactors.
 func (s *Store) ConfirmMemberFactor(_ context.Context, accountID, id string, step int64, now time.Time, codes []domain.RecoveryCode) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, ok := s.mfactors[accountID]
-	if !ok || f.ID != id || f.Confirmed() {
+	i := s.memberFactor(accountID, "")
+	if i < 0 || s.mfactors[accountID][i].ID != id || s.mfactors[accountID][i].Confirmed() {
 		return domain.NotFound("second factor")
 	}
+	f := &s.mfactors[accountID][i]
 	f.ConfirmedAt, f.LastStep = &now, step
-	s.mfactors[accountID] = f
+	s.replaceMemberRecoveryCodes(accountID, codes)
+	return nil
+}
+
+// replaceMemberRecoveryCodes makes codes the account's recovery codes. The caller holds the lock.
+func (s *Store) replaceMemberRecoveryCodes(accountID string, codes []domain.RecoveryCode) {
 	stored := make([]domain.RecoveryCode, 0, len(codes))
 	for _, c := range codes {
 		c.Hash, c.UsedAt = bytes.Clone(c.Hash), nil
 		stored = append(stored, c)
 	}
 	s.mrecovery[accountID] = stored
-	return nil
 }
 
 // UseMemberFactorStep implements app.MemberFactors.
-func (s *Store) UseMemberFactorStep(_ context.Context, accountID, id string, step int64) error {
+func (s *Store) UseMemberFactorStep(_ context.Context, accountID, id string, step int64, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f, ok := s.mfactors[accountID]
-	if !ok || f.ID != id || !f.Confirmed() {
+	i := s.memberFactor(accountID, id)
+	if id == "" || i < 0 || !s.mfactors[accountID][i].Confirmed() {
 		return domain.NotFound("second factor")
 	}
-	if step <= f.LastStep {
+	f := &s.mfactors[accountID][i]
+	if step <= f.LastStep && (step != 0 || f.LastStep != 0) {
 		return domain.ErrCodeReplayed
 	}
-	f.LastStep = step
-	s.mfactors[accountID] = f
+	f.LastStep, f.LastUsedAt = step, &now
 	return nil
 }
 
@@ -340,6 +365,55 @@ func (s *Store) UseMemberRecoveryCode(_ context.Context, accountID string, hash 
 		}
 	}
 	return domain.NotFound("recovery code")
+}
+
+// ListMemberFactors implements app.MemberFactors.
+func (s *Store) ListMemberFactors(_ context.Context, accountID string) ([]domain.Factor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]domain.Factor, 0, len(s.mfactors[accountID]))
+	for _, f := range s.mfactors[accountID] {
+		out = append(out, cloneFactor(f))
+	}
+	return out, nil
+}
+
+// confirmedMemberFactor reports whether the account holds a confirmed factor. The caller holds
+// the lock.
+func (s *Store) confirmedMemberFactor(accountID string) bool {
+	return slices.ContainsFunc(s.mfactors[accountID], domain.Factor.Confirmed)
+}
+
+// AddMemberPasskey implements app.MemberFactors.
+func (s *Store) AddMemberPasskey(_ context.Context, f domain.Factor, codes []domain.RecoveryCode) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[f.UserID]; !ok {
+		return false, domain.NotFound("member account")
+	}
+	first := !s.confirmedMemberFactor(f.UserID)
+	at := f.CreatedAt
+	f.Kind, f.AppID, f.ConfirmedAt, f.LastUsedAt = domain.FactorPasskey, "", &at, nil
+	s.mfactors[f.UserID] = sortedFactors(append(slices.Clone(s.mfactors[f.UserID]), cloneFactor(f)))
+	if first {
+		s.replaceMemberRecoveryCodes(f.UserID, codes)
+	}
+	return first, nil
+}
+
+// RemoveMemberPasskey implements app.MemberFactors.
+func (s *Store) RemoveMemberPasskey(_ context.Context, accountID, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := s.memberFactor(accountID, id)
+	if id == "" || i < 0 || s.mfactors[accountID][i].Kind != domain.FactorPasskey {
+		return domain.NotFound("passkey")
+	}
+	s.mfactors[accountID] = slices.Delete(slices.Clone(s.mfactors[accountID]), i, i+1)
+	if !s.confirmedMemberFactor(accountID) {
+		delete(s.mrecovery, accountID)
+	}
+	return nil
 }
 
 // ListProjectApps implements app.ProjectApps.

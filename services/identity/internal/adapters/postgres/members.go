@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -288,26 +289,49 @@ func (s *Store) SpendMemberChallenge(ctx context.Context, id string, now time.Ti
 	return nil
 }
 
-const memberFactorColumns = `id, account_id, sealed_secret, last_step, created_at, confirmed_at`
+const memberFactorColumns = `id, account_id, kind, sealed_secret, last_step, created_at, confirmed_at, name, last_used_at`
+
+func scanMemberFactor(row pgx.Row) (domain.Factor, error) {
+	var f domain.Factor
+	err := row.Scan(&f.ID, &f.UserID, &f.Kind, &f.SealedSecret, &f.LastStep, &f.CreatedAt, &f.ConfirmedAt, &f.Name, &f.LastUsedAt)
+	f.CreatedAt, f.ConfirmedAt, f.LastUsedAt = utc(f.CreatedAt), utcPtr(f.ConfirmedAt), utcPtr(f.LastUsedAt)
+	return f, err
+}
+
+// lockMemberAccount locks the account's row, so the changes of its factors run one after the
+// other and each sees the others' factors.
+func lockMemberAccount(ctx context.Context, tx pgx.Tx, accountID string) error {
+	var exists bool
+	if err := tx.QueryRow(ctx, `select exists (select 1 from member_accounts where id = $1 for update)`, accountID).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return domain.NotFound("member account")
+	}
+	return nil
+}
 
 // SavePendingMemberFactor implements app.MemberFactors.
 func (s *Store) SavePendingMemberFactor(ctx context.Context, f domain.Factor) error {
-	if !ids(f.UserID) {
+	if !ids(f.ID, f.UserID) {
 		return domain.NotFound("member account")
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if err := lockMemberAccount(ctx, tx, f.UserID); err != nil {
+			return err
+		}
 		var confirmed bool
-		err := tx.QueryRow(ctx, `select confirmed_at is not null from member_factors where account_id = $1 for update`, f.UserID).Scan(&confirmed)
+		err := tx.QueryRow(ctx, `select confirmed_at is not null from member_factors where account_id = $1 and kind = 'totp'`, f.UserID).Scan(&confirmed)
 		switch {
 		case err == nil && confirmed:
 			return domain.ErrFactorEnrolled
 		case err != nil && !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		if _, err := tx.Exec(ctx, `delete from member_factors where account_id = $1`, f.UserID); err != nil {
+		if _, err := tx.Exec(ctx, `delete from member_factors where account_id = $1 and kind = 'totp'`, f.UserID); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `insert into member_factors (`+memberFactorColumns+`) values ($1, $2, $3, $4, $5, null)`,
+		_, err = tx.Exec(ctx, `insert into member_factors (`+memberFactorColumns+`) values ($1, $2, 'totp', $3, $4, $5, null, '', null)`,
 			f.ID, f.UserID, f.SealedSecret, f.LastStep, f.CreatedAt)
 		return translate(err, "member account")
 	})
@@ -318,13 +342,10 @@ func (s *Store) GetMemberFactor(ctx context.Context, accountID string) (domain.F
 	if !ids(accountID) {
 		return domain.Factor{}, domain.NotFound("second factor")
 	}
-	f := domain.Factor{Kind: domain.FactorTOTP}
-	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `select `+memberFactorColumns+` from member_factors where account_id = $1`, accountID).
-		Scan(&f.ID, &f.UserID, &f.SealedSecret, &f.LastStep, &f.CreatedAt, &f.ConfirmedAt)
+	f, err := scanMemberFactor(pgxx.Q(ctx, s.pool).QueryRow(ctx, `select `+memberFactorColumns+` from member_factors where account_id = $1 and kind = 'totp'`, accountID))
 	if err != nil {
 		return domain.Factor{}, noRow(err, "second factor")
 	}
-	f.CreatedAt, f.ConfirmedAt = utc(f.CreatedAt), utcPtr(f.ConfirmedAt)
 	return f, nil
 }
 
@@ -335,36 +356,42 @@ func (s *Store) ConfirmMemberFactor(ctx context.Context, accountID, id string, s
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `update member_factors set confirmed_at = $3, last_step = $4
-			where id = $1 and account_id = $2 and confirmed_at is null`, id, accountID, now, step)
+			where id = $1 and account_id = $2 and kind = 'totp' and confirmed_at is null`, id, accountID, now, step)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return domain.NotFound("second factor")
 		}
-		if _, err := tx.Exec(ctx, `delete from member_recovery_codes where account_id = $1`, accountID); err != nil {
-			return err
-		}
-		for _, c := range codes {
-			if _, err := tx.Exec(ctx, `insert into member_recovery_codes (account_id, hash, created_at) values ($1, $2, $3)`,
-				accountID, c.Hash, c.CreatedAt); err != nil {
-				return err
-			}
-		}
-		return nil
+		return replaceMemberRecoveryCodes(ctx, tx, accountID, codes)
 	})
 }
 
+// replaceMemberRecoveryCodes makes codes the account's recovery codes.
+func replaceMemberRecoveryCodes(ctx context.Context, tx pgx.Tx, accountID string, codes []domain.RecoveryCode) error {
+	if _, err := tx.Exec(ctx, `delete from member_recovery_codes where account_id = $1`, accountID); err != nil {
+		return err
+	}
+	for _, c := range codes {
+		if _, err := tx.Exec(ctx, `insert into member_recovery_codes (account_id, hash, created_at) values ($1, $2, $3)`,
+			accountID, c.Hash, c.CreatedAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // UseMemberFactorStep implements app.MemberFactors.
-func (s *Store) UseMemberFactorStep(ctx context.Context, accountID, id string, step int64) error {
+func (s *Store) UseMemberFactorStep(ctx context.Context, accountID, id string, step int64, now time.Time) error {
 	if !ids(accountID, id) {
 		return domain.NotFound("second factor")
 	}
 	var used bool
 	err := pgxx.Q(ctx, s.pool).QueryRow(ctx, `with f as (select id from member_factors
 			where id = $1 and account_id = $2 and confirmed_at is not null for update),
-		u as (update member_factors set last_step = $3 where id in (select id from f) and last_step < $3 returning id)
-		select exists (select 1 from u) from f`, id, accountID, step).Scan(&used)
+		u as (update member_factors set last_step = $3, last_used_at = $4 where id in (select id from f)
+			and (last_step < $3 or last_step = 0 and $3 = 0) returning id)
+		select exists (select 1 from u) from f`, id, accountID, step, now).Scan(&used)
 	if err != nil {
 		return noRow(err, "second factor")
 	}
@@ -388,6 +415,81 @@ func (s *Store) UseMemberRecoveryCode(ctx context.Context, accountID string, has
 		return domain.NotFound("recovery code")
 	}
 	return nil
+}
+
+// ListMemberFactors implements app.MemberFactors.
+func (s *Store) ListMemberFactors(ctx context.Context, accountID string) ([]domain.Factor, error) {
+	if !ids(accountID) {
+		return []domain.Factor{}, nil
+	}
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, `select `+memberFactorColumns+` from member_factors
+		where account_id = $1 order by created_at, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list member factors: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (domain.Factor, error) { return scanMemberFactor(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list member factors: %w", err)
+	}
+	return out, nil
+}
+
+// confirmedMemberFactor reports whether the account holds a confirmed factor.
+func confirmedMemberFactor(ctx context.Context, tx pgx.Tx, accountID string) (bool, error) {
+	var held bool
+	err := tx.QueryRow(ctx, `select exists (select 1 from member_factors where account_id = $1 and confirmed_at is not null)`, accountID).Scan(&held)
+	return held, err
+}
+
+// AddMemberPasskey implements app.MemberFactors.
+func (s *Store) AddMemberPasskey(ctx context.Context, f domain.Factor, codes []domain.RecoveryCode) (bool, error) {
+	if !ids(f.ID, f.UserID) {
+		return false, domain.NotFound("member account")
+	}
+	var first bool
+	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if err := lockMemberAccount(ctx, tx, f.UserID); err != nil {
+			return err
+		}
+		held, err := confirmedMemberFactor(ctx, tx, f.UserID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `insert into member_factors (`+memberFactorColumns+`) values ($1, $2, 'passkey', $3, $4, $5, $5, $6, null)`,
+			f.ID, f.UserID, f.SealedSecret, f.LastStep, f.CreatedAt, f.Name); err != nil {
+			return err
+		}
+		if first = !held; first {
+			return replaceMemberRecoveryCodes(ctx, tx, f.UserID, codes)
+		}
+		return nil
+	})
+	return first, err
+}
+
+// RemoveMemberPasskey implements app.MemberFactors.
+func (s *Store) RemoveMemberPasskey(ctx context.Context, accountID, id string) error {
+	if !ids(accountID, id) {
+		return domain.NotFound("passkey")
+	}
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		if err := lockMemberAccount(ctx, tx, accountID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `delete from member_factors where id = $1 and account_id = $2 and kind = 'passkey'`, id, accountID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return domain.NotFound("passkey")
+		}
+		held, err := confirmedMemberFactor(ctx, tx, accountID)
+		if err != nil || held {
+			return err
+		}
+		_, err = tx.Exec(ctx, `delete from member_recovery_codes where account_id = $1`, accountID)
+		return err
+	})
 }
 
 // ListProjectApps implements app.ProjectApps.

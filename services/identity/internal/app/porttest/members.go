@@ -329,13 +329,16 @@ func testMemberFactors(t *testing.T, newStore Factory) {
 		t.Errorf("enrolling over a confirmed factor: error = %v, want ErrFactorEnrolled", err)
 	}
 
-	if err := s.UseMemberFactorStep(ctx, a.ID, pending.ID, 100); !errors.Is(err, domain.ErrCodeReplayed) {
+	if err := s.UseMemberFactorStep(ctx, a.ID, pending.ID, 100, at); !errors.Is(err, domain.ErrCodeReplayed) {
 		t.Errorf("step already used: error = %v, want ErrCodeReplayed", err)
 	}
-	if err := s.UseMemberFactorStep(ctx, a.ID, pending.ID, 101); err != nil {
+	if err := s.UseMemberFactorStep(ctx, a.ID, pending.ID, 101, at); err != nil {
 		t.Errorf("next step: %v", err)
 	}
-	wantNotFound(t, "step of an unknown factor", s.UseMemberFactorStep(ctx, a.ID, uuid.NewString(), 200))
+	if got, _ = s.GetMemberFactor(ctx, a.ID); got.LastStep != 101 || got.LastUsedAt == nil || !got.LastUsedAt.Equal(at) {
+		t.Errorf("used factor = %+v, want step 101 last used at %v", got, at)
+	}
+	wantNotFound(t, "step of an unknown factor", s.UseMemberFactorStep(ctx, a.ID, uuid.NewString(), 200, at))
 
 	if err := s.UseMemberRecoveryCode(ctx, a.ID, []byte("code-1"), at); err != nil {
 		t.Fatal(err)
@@ -344,6 +347,123 @@ func testMemberFactors(t *testing.T, newStore Factory) {
 	wantNotFound(t, "unknown recovery code", s.UseMemberRecoveryCode(ctx, a.ID, []byte("nope"), at))
 	if err := s.UseMemberRecoveryCode(ctx, a.ID, []byte("code-2"), at); err != nil {
 		t.Error(err)
+	}
+}
+
+func testMemberPasskeys(t *testing.T, newStore Factory) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	project := seedProject(t, s)
+	a, other := newAccount("ada@example.test"), newAccount("bob@example.test")
+	accepted(t, s, project.ID, a)
+	accepted(t, s, project.ID, other)
+	passkey := func(account domain.MemberAccount, name string, at time.Time, counter int64) domain.Factor {
+		return domain.Factor{ID: uuid.NewString(), UserID: account.ID, Kind: domain.FactorPasskey, SealedSecret: []byte(name),
+			Name: name, CreatedAt: at, LastStep: counter}
+	}
+	codes := func(names ...string) []domain.RecoveryCode {
+		out := make([]domain.RecoveryCode, 0, len(names))
+		for _, n := range names {
+			out = append(out, domain.RecoveryCode{UserID: a.ID, Hash: []byte(n), CreatedAt: t0})
+		}
+		return out
+	}
+
+	laptop := passkey(a, "Laptop", t0, 5)
+	first, err := s.AddMemberPasskey(ctx, laptop, codes("first-1", "first-2"))
+	if err != nil || !first {
+		t.Fatalf("first passkey: first = %v, error = %v; want its codes stored", first, err)
+	}
+	phone := passkey(a, "Phone", t0.Add(time.Minute), 0)
+	if first, err := s.AddMemberPasskey(ctx, phone, codes("second-1")); err != nil || first {
+		t.Fatalf("second passkey: first = %v, error = %v; want the codes kept", first, err)
+	}
+	wantNotFound(t, "the codes of a second passkey", s.UseMemberRecoveryCode(ctx, a.ID, []byte("second-1"), t0))
+	if err := s.UseMemberRecoveryCode(ctx, a.ID, []byte("first-1"), t0); err != nil {
+		t.Errorf("the first passkey's code: %v", err)
+	}
+	_, err = s.AddMemberPasskey(ctx, passkey(domain.MemberAccount{ID: uuid.NewString()}, "Ghost", t0, 0), nil)
+	wantNotFound(t, "passkey of an unknown account", err)
+
+	// A pending TOTP factor sits beside the passkeys without changing them.
+	totp := domain.Factor{ID: uuid.NewString(), UserID: a.ID, Kind: domain.FactorTOTP, SealedSecret: []byte("totp"), CreatedAt: t0.Add(2 * time.Minute)}
+	if err := s.SavePendingMemberFactor(ctx, totp); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetMemberFactor(ctx, a.ID); err != nil || got.ID != totp.ID {
+		t.Errorf("GetMemberFactor = %+v, %v; want the TOTP factor", got, err)
+	}
+	list, err := s.ListMemberFactors(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirmed := func(f domain.Factor) domain.Factor { at := f.CreatedAt; f.ConfirmedAt = &at; return f }
+	wantEqual(t, "the account's factors, oldest first", list, []domain.Factor{confirmed(laptop), confirmed(phone), totp})
+	if list, _ := s.ListMemberFactors(ctx, other.ID); len(list) != 0 {
+		t.Errorf("another account's factors = %+v, want none", list)
+	}
+
+	// The signature counter must rise, except for an authenticator that keeps none (0 over 0).
+	at := t0.Add(time.Hour)
+	for _, c := range []struct {
+		what    string
+		id      string
+		step    int64
+		replay  bool
+		account string
+	}{
+		{what: "counter at the registered value", id: laptop.ID, step: 5, replay: true},
+		{what: "counter below it", id: laptop.ID, step: 4, replay: true},
+		{what: "counter that rises", id: laptop.ID, step: 6},
+		{what: "authenticator without a counter", id: phone.ID, step: 0},
+		{what: "again without a counter", id: phone.ID, step: 0},
+	} {
+		err := s.UseMemberFactorStep(ctx, a.ID, c.id, c.step, at)
+		if c.replay && !errors.Is(err, domain.ErrCodeReplayed) || !c.replay && err != nil {
+			t.Errorf("%s: error = %v, want replayed %v", c.what, err, c.replay)
+		}
+	}
+	wantNotFound(t, "another account's passkey used", s.UseMemberFactorStep(ctx, other.ID, laptop.ID, 100, at))
+	wantNotFound(t, "a pending factor used", s.UseMemberFactorStep(ctx, a.ID, totp.ID, 100, at))
+	list, _ = s.ListMemberFactors(ctx, a.ID)
+	if list[0].LastStep != 6 || list[0].LastUsedAt == nil || !list[0].LastUsedAt.Equal(at) {
+		t.Errorf("used passkey = %+v, want counter 6 last used at %v", list[0], at)
+	}
+
+	wantNotFound(t, "another account's passkey removed", s.RemoveMemberPasskey(ctx, other.ID, laptop.ID))
+	wantNotFound(t, "the TOTP factor removed as a passkey", s.RemoveMemberPasskey(ctx, a.ID, totp.ID))
+	wantNotFound(t, "an unknown passkey removed", s.RemoveMemberPasskey(ctx, a.ID, uuid.NewString()))
+	if err := s.RemoveMemberPasskey(ctx, a.ID, laptop.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantNotFound(t, "a removed passkey used", s.UseMemberFactorStep(ctx, a.ID, laptop.ID, 50, at))
+	wantNotFound(t, "a passkey removed twice", s.RemoveMemberPasskey(ctx, a.ID, laptop.ID))
+	if err := s.UseMemberRecoveryCode(ctx, a.ID, []byte("first-2"), at); err != nil {
+		t.Errorf("codes while a passkey is left: %v", err)
+	}
+	if err := s.RemoveMemberPasskey(ctx, a.ID, phone.ID); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = s.ListMemberFactors(ctx, a.ID)
+	wantEqual(t, "factors after removing every passkey", list, []domain.Factor{totp})
+
+	// The last confirmed factor takes the recovery codes with it; the next first factor brings new
+	// ones.
+	b := newAccount("cy@example.test")
+	accepted(t, s, project.ID, b)
+	key := passkey(b, "Key", t0, 0)
+	if _, err := s.AddMemberPasskey(ctx, key, []domain.RecoveryCode{{UserID: b.ID, Hash: []byte("b-1"), CreatedAt: t0}, {UserID: b.ID, Hash: []byte("b-2"), CreatedAt: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveMemberPasskey(ctx, b.ID, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantNotFound(t, "a code of an account without a factor", s.UseMemberRecoveryCode(ctx, b.ID, []byte("b-1"), at))
+	if first, err := s.AddMemberPasskey(ctx, passkey(b, "Key 2", t0, 0), []domain.RecoveryCode{{UserID: b.ID, Hash: []byte("b-3"), CreatedAt: t0}}); err != nil || !first {
+		t.Errorf("passkey after the last was removed: first = %v, error = %v", first, err)
+	}
+	if err := s.UseMemberRecoveryCode(ctx, b.ID, []byte("b-3"), at); err != nil {
+		t.Errorf("the new first factor's code: %v", err)
 	}
 }
 

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 	s.Run("MemberAccounts", func(t *testing.T) { testMemberAccounts(t, newStore) })
 	s.Run("MemberSessions", func(t *testing.T) { testMemberSessions(t, newStore) })
 	s.Run("MemberFactors", func(t *testing.T) { testMemberFactors(t, newStore) })
+	s.Run("MemberPasskeys", func(t *testing.T) { testMemberPasskeys(t, newStore) })
 	s.Run("ProjectApps", func(t *testing.T) { testProjectApps(t, newStore) })
 	s.Run("EventsCarryTheTraceOfTheirChange", func(t *testing.T) { testEventsCarryTrace(t, newStore) })
 	s.Run("AccountSignInMethods", func(t *testing.T) { testAccountSignInMethods(t, newStore) })
