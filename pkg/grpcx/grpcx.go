@@ -42,6 +42,11 @@ type ServerOptions struct {
 	Local *Local
 }
 
+// streamWorkers is how many calls a server runs at once on workers whose grown stacks they reuse:
+// about as many as a busy service has in flight (its database pool and the callers' waits), at
+// a few KiB of stack each while idle.
+const streamWorkers = 64
+
 // NewServer returns a gRPC server with the standard chains and the health service registered.
 // The order matters: the request id comes first so every later log line carries it; the metrics
 // and the access log sit outside the fault mapping so they record the code the caller received;
@@ -67,7 +72,12 @@ func NewServer(o ServerOptions) (*grpc.Server, error) {
 		checkText,
 		o.Policy.UnaryInterceptor(),
 	)
-	opts := []grpc.ServerOption{grpc.Creds(creds), grpc.UnaryInterceptor(unary)}
+	opts := []grpc.ServerOption{grpc.Creds(creds), grpc.UnaryInterceptor(unary),
+		// Calls run on long-lived workers instead of a new goroutine each (one is started when all
+		// are busy, so nothing queues). A fresh goroutine's stack grew through the interceptors and
+		// pgx on every call: about a fifth of a busy service's CPU (docs/performance.md). The option
+		// is marked experimental in grpc-go; a release that drops it fails the build, not a call.
+		grpc.NumStreamWorkers(streamWorkers)}
 	if tracing.On() {
 		// The span continues the caller's trace from the call's metadata.
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
