@@ -33,7 +33,7 @@ func TestAPGInboxBatchRecordsEveryEventWithItsEffectOrNone(t *testing.T) {
 	process(t, in, "c1", before)
 
 	// The effects of the first two are written, then the batch fails: they roll back with it.
-	_, err := in.OnceEach(ctx, "c1", []string{a, b, c}, func(ctx context.Context, fresh []int) error {
+	_, err := in.OnceEach(ctx, "c1", []string{a, b, c}, func(ctx context.Context, _ []int) error {
 		for _, id := range []string{a, b} {
 			if err := recordEffect(ctx, pool, id); err != nil {
 				return err

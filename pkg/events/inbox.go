@@ -122,14 +122,14 @@ func (i pgInbox) OnceEach(ctx context.Context, consumer string, eventIDs []strin
 		if err != nil {
 			return fmt.Errorf("events: record %d events in inbox of %s: %w", len(eventIDs), consumer, err)
 		}
-		new := make(map[string]bool, len(recorded))
+		unseen := make(map[string]bool, len(recorded))
 		for _, id := range recorded {
-			new[id] = true
+			unseen[id] = true
 		}
 		fresh := make([]int, 0, len(recorded))
 		for n, id := range eventIDs {
-			if key := strings.ToLower(id); new[key] { // lower case, as PostgreSQL writes a uuid
-				delete(new, key) // a second copy in the batch is a duplicate
+			if key := strings.ToLower(id); unseen[key] { // lower case, as PostgreSQL writes a uuid
+				delete(unseen, key) // a second copy in the batch is a duplicate
 				fresh = append(fresh, n)
 			}
 		}

@@ -43,7 +43,7 @@ func killConsumer(ctx context.Context, bus events.Bus, pool *pgxpool.Pool, batch
 	return bus.Consume(ctx, events.ConsumerConfig{
 		Durable: killDurable, Types: []eventsv1.Type{identityv1.EventUserUpdated}, Inbox: events.NewPGInbox(pool), AckWait: killAckWait,
 		Batch: batch,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Handler: func(ctx context.Context, ev events.Event) error {
 			if _, err := pgxx.Q(ctx, pool).Exec(ctx, "insert into effect (consumer, event_id) values ($1, $2)", killDurable, ev.ID); err != nil {
 				return err
