@@ -31,12 +31,7 @@ func TestConsoleAuditInChromiumShowsAWriteKeysChangeOfAUserAndSetsTheRetention(t
 	changeNickname(t, env, user, "audited-in-chromium")
 	if err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(env.App.Console.URL),
-		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
+		signInToConsole(env),
 		// The app page links to its audit log.
 		chromedp.Navigate(env.Stack.BaseURL+"/console/apps/"+env.App.AppID),
 		chromedp.Click(chromedp.ID("audit-link")),

@@ -36,18 +36,7 @@ func TestAConsoleMemberAddsAPasskeySignsInWithItAndRemovingItDropsTheOfferInChro
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate("about:blank")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	authenticator, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-		Options: &webauthn.VirtualAuthenticatorOptions{
-			Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
-			HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-		},
-	})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
+	authenticator := virtualAuthenticator(ctx, t)
 	security := env.Stack.BaseURL + "/console/security"
 
 	if err := chromedp.Do(ctx, signInToConsole(env), chromedp.Navigate(security), chromedp.WaitVisible(chromedp.ID("passkey-button"))); err != nil {
@@ -79,9 +68,7 @@ func TestAConsoleMemberAddsAPasskeySignsInWithItAndRemovingItDropsTheOfferInChro
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.ID("sign-out")),
 		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
+		submitConsoleSignIn(env),
 		chromedp.WaitVisible(chromedp.ID("passkey-button")),
 	); err != nil {
 		fail("sign in to the second step", err)
@@ -105,9 +92,7 @@ func TestAConsoleMemberAddsAPasskeySignsInWithItAndRemovingItDropsTheOfferInChro
 	if err := chromedp.Do(ctx,
 		chromedp.Click(chromedp.ID("sign-out")),
 		chromedp.WaitVisible(chromedp.ID("sign-in")),
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
+		submitConsoleSignIn(env),
 		chromedp.WaitVisible(chromedp.ID("apps")),
 	); err != nil {
 		fail("sign in without the passkey", err)

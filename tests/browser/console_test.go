@@ -95,10 +95,18 @@ func signInToConsole(env stacktest.Env) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
 		chromedp.Navigate(env.App.Console.URL),
 		chromedp.WaitVisible(chromedp.ID("sign-in")),
+		submitConsoleSignIn(env),
+		chromedp.WaitVisible(chromedp.ID("apps")),
+	)
+}
+
+// submitConsoleSignIn fills the console's sign-in form, on screen, with the seeded member's
+// email and password and submits it.
+func submitConsoleSignIn(env stacktest.Env) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
 		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
 		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
 		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
 	)
 }
 
@@ -140,12 +148,7 @@ func TestConsoleInChromiumSignsInMakesAKeyThatWorksRotatesTheSigningKeyAndAccept
 		fail("open the console", err)
 	}
 	check.page(ctx, "sign-in")
-	if err := chromedp.Do(ctx,
-		chromedp.SendKeys(chromedp.ID("email"), env.App.Console.Email),
-		chromedp.SendKeys(chromedp.ID("password"), env.App.Console.Password),
-		chromedp.Click(chromedp.ID("sign-in")),
-		chromedp.WaitVisible(chromedp.ID("apps")),
-	); err != nil {
+	if err := chromedp.Do(ctx, submitConsoleSignIn(env), chromedp.WaitVisible(chromedp.ID("apps"))); err != nil {
 		fail("sign in", err)
 	}
 	check.page(ctx, "home")

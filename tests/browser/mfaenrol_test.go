@@ -29,18 +29,7 @@ func TestARequiredMFAUserEnrolsAPasskeyAtSignInAndLandsOnTheAppWithACodeInChromi
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	authenticator, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-		Options: &webauthn.VirtualAuthenticatorOptions{
-			Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
-			HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-		},
-	})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
+	authenticator := virtualAuthenticator(ctx, t)
 	email := "enrol-" + stacktest.RandomHex(4) + "@example.com"
 	const password = "a long enough passphrase 42"
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {

@@ -33,18 +33,7 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesT
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
-		t.Fatalf("WebAuthn.enable: %v", err)
-	}
-	authenticator, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
-		Options: &webauthn.VirtualAuthenticatorOptions{
-			Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
-			HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
-		},
-	})
-	if err != nil {
-		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
-	}
+	authenticator := virtualAuthenticator(ctx, t)
 	email := "passkey-" + stacktest.RandomHex(4) + "@example.com"
 	const password = "a long enough passphrase 42"
 	loginURL := func(typ string) string { return hostedLogin(env, app, typ) }
@@ -53,7 +42,7 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesT
 	landedQuery(t, app)
 
 	// Add the passkey on the account page: the browser's prompt is the virtual authenticator.
-	err = chromedp.Do(ctx, slices.Concat(
+	err := chromedp.Do(ctx, slices.Concat(
 		[]chromedp.Action[chromedp.Void]{chromedp.Navigate(env.Stack.BaseURL + "/account?client_id=" + env.App.AppID)},
 		signInOnTheHostedPage(email, password),
 		[]chromedp.Action[chromedp.Void]{
@@ -120,4 +109,24 @@ func TestAPasskeyAddedOnTheAccountPageIsAskedForAtSignInAndWhereAllowedReplacesT
 	if got := amrOf(t, access); !slices.Equal(got, []string{"hwk", "mfa"}) {
 		t.Errorf("amr after a passwordless sign-in = %v, want [hwk mfa]", got)
 	}
+}
+
+// virtualAuthenticator turns on the DevTools WebAuthn domain in ctx's tab and adds a platform
+// authenticator that verifies the user and answers every prompt at once, standing in for the
+// person at the browser; it returns the authenticator (its id).
+func virtualAuthenticator(ctx context.Context, t *testing.T) webauthn.AddVirtualAuthenticatorResult {
+	t.Helper()
+	if _, err := chromedp.Call(ctx, webauthn.Enable, webauthn.EnableParams{}); err != nil {
+		t.Fatalf("WebAuthn.enable: %v", err)
+	}
+	id, err := chromedp.Call(ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
+		Options: &webauthn.VirtualAuthenticatorOptions{
+			Protocol: webauthn.AuthenticatorProtocolCtap2, Transport: webauthn.AuthenticatorTransportInternal,
+			HasResidentKey: true, HasUserVerification: true, IsUserVerified: true, AutomaticPresenceSimulation: true,
+		},
+	})
+	if err != nil {
+		t.Fatalf("WebAuthn.addVirtualAuthenticator: %v", err)
+	}
+	return id
 }
