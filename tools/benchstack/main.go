@@ -131,8 +131,9 @@ type row struct {
 	route, server string
 	p             phase
 	cpu           time.Duration
-	xacts         map[string]int64 // per database, during the measurement
-	peak          map[string]int64 // each process's peak resident set during the measurement, bytes
+	xacts         map[string]int64         // per database, during the measurement
+	peak          map[string]int64         // each process's peak resident set during the measurement, bytes
+	cpuBy         map[string]time.Duration // each process's CPU time during the measurement
 	ratio         string
 	note          string
 }
@@ -154,6 +155,9 @@ func (r *row) add(x row) {
 	}
 	for name, b := range x.peak {
 		r.peak[name] = max(r.peak[name], b)
+	}
+	for name, c := range x.cpuBy {
+		r.cpuBy[name] += c
 	}
 }
 
@@ -335,10 +339,16 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		if err != nil {
 			return row{}, err
 		}
+		cpuBy := map[string]time.Duration{}
 		for _, p := range tg.procs {
 			if err := procs.ResetPeakRSS(p.Pid()); err != nil {
 				return row{}, err
 			}
+			c, err := p.CPU()
+			if err != nil {
+				return row{}, err
+			}
+			cpuBy[p.Name] -= c
 		}
 		x0, err := dbs.transactions(ctx)
 		if err != nil {
@@ -354,6 +364,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			if peak[p.Name], err = procs.Status(p.Pid(), "VmHWM:"); err != nil {
 				return row{}, err
 			}
+			c, err := p.CPU()
+			if err != nil {
+				return row{}, err
+			}
+			cpuBy[p.Name] += c
 		}
 		x1, err := dbs.transactions(ctx)
 		if err != nil {
@@ -363,7 +378,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		for db, n := range x1 {
 			xacts[db] = n - x0[db]
 		}
-		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts, peak: peak}, ctx.Err()
+		return row{route: route, server: server, p: ph, cpu: cpu1 - cpu0, xacts: xacts, peak: peak, cpuBy: cpuBy}, ctx.Err()
 	}
 	baselineTarget := target{name: "baseline", cpu: func() (time.Duration, error) { return baseline.CPU() }, procs: []*procs.Process{baseline}}
 	closed := func(x op) func(time.Duration) phase {
@@ -490,6 +505,11 @@ func report(out io.Writer, rows []row, base string) {
 		}
 	}
 	for _, r := range rows {
+		if r.p.requests > 0 && len(r.cpuBy) > 1 {
+			fmt.Fprintf(out, "CPU µs/req by process, %s on %s: %s\n", r.route, r.server, cpuByProcess(r.cpuBy, r.p.requests))
+		}
+	}
+	for _, r := range rows {
 		if r.p.requests > 0 && len(r.peak) > 0 {
 			fmt.Fprintf(out, "peak RSS MiB, %s on %s: %s\n", r.route, r.server, peakRSS(r.peak))
 		}
@@ -499,16 +519,28 @@ func report(out io.Writer, rows []row, base string) {
 	fmt.Fprintln(out, "peak RSS: each process's highest resident set during the measurement (its rounds' highest), the warm-up left out.")
 }
 
+// cpuByProcess renders each process's CPU time per request in µs, in name order.
+func cpuByProcess(cpu map[string]time.Duration, requests int) string {
+	return byName(cpu, func(c time.Duration) string {
+		return perRequest(float64(c)/float64(time.Microsecond), requests, 0)
+	})
+}
+
 // peakRSS renders each process's peak resident set in MiB, in name order.
 func peakRSS(peak map[string]int64) string {
-	names := make([]string, 0, len(peak))
-	for name := range peak {
+	return byName(peak, func(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) })
+}
+
+// byName renders "name value" for each entry of m, in name order, comma-separated.
+func byName[V any](m map[string]V, value func(V) string) string {
+	names := make([]string, 0, len(m))
+	for name := range m {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, name := range names {
-		parts[i] = fmt.Sprintf("%s %.1f", name, float64(peak[name])/(1<<20))
+		parts[i] = name + " " + value(m[name])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -525,16 +557,11 @@ func total(xacts map[string]int64) int64 {
 // service a route's transactions go to; names lose the run's prefix (base_): the all-in-one's
 // "identity", the split's "split_identity".
 func byDatabase(xacts map[string]int64, requests int, base string) string {
-	names := make([]string, 0, len(xacts))
-	for db := range xacts {
-		names = append(names, db)
+	short := make(map[string]int64, len(xacts))
+	for db, n := range xacts {
+		short[strings.TrimPrefix(db, base+"_")] = n
 	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, db := range names {
-		parts[i] = strings.TrimPrefix(db, base+"_") + " " + perRequest(float64(xacts[db]), requests, 2)
-	}
-	return strings.Join(parts, ", ")
+	return byName(short, func(n int64) string { return perRequest(float64(n), requests, 2) })
 }
 
 func randomHex(n int) string {

@@ -137,3 +137,17 @@ func TestDriveTimesEachRequestFromItsSendingToItsAnswer(t *testing.T) {
 		t.Fatalf("%d requests, fastest %v; want 10, each at least the 2 ms it took", p.requests, p.latencies[0])
 	}
 }
+
+func TestPerProcessFiguresAreListedInNameOrderInTheirUnits(t *testing.T) {
+	cpu := map[string]time.Duration{"identity": 3 * time.Millisecond, "gateway": 6 * time.Millisecond}
+	if got, want := cpuByProcess(cpu, 100), "gateway 60, identity 30"; got != want {
+		t.Errorf("cpuByProcess = %q, want %q", got, want)
+	}
+	if got, want := peakRSS(map[string]int64{"tenant": 3 << 19, "berth": 100 << 20}), "berth 100.0, tenant 1.5"; got != want {
+		t.Errorf("peakRSS = %q, want %q", got, want)
+	}
+	xacts := map[string]int64{"b_split_identity": 99, "b_identity": 200}
+	if got, want := byDatabase(xacts, 100, "b"), "identity 2.00, split_identity 0.99"; got != want {
+		t.Errorf("byDatabase = %q, want %q", got, want)
+	}
+}
