@@ -272,11 +272,17 @@ func (b Bus) apply(ctx context.Context, cfg ConsumerConfig, wanted []eventsv1.Ty
 		}
 		return
 	}
+	settle(cfg.Durable, log, msg, applied)
+}
+
+// settle counts and acknowledges a message whose event the inbox applied now (applied) or had
+// applied before (a redelivery).
+func settle(durable string, log *slog.Logger, msg jetstream.Msg, applied bool) {
 	if !applied {
-		consumed.WithLabelValues(cfg.Durable, "duplicate").Inc()
+		consumed.WithLabelValues(durable, "duplicate").Inc()
 		log.Debug("events: event already applied; acknowledging the redelivery")
 	} else {
-		consumed.WithLabelValues(cfg.Durable, "applied").Inc()
+		consumed.WithLabelValues(durable, "applied").Inc()
 	}
 	ack(log, msg)
 }
@@ -346,14 +352,7 @@ func (b Bus) applyTogether(ctx context.Context, cfg ConsumerConfig, inbox BatchI
 	switch {
 	case err == nil:
 		for i, msg := range msgs {
-			log := cfg.Log.With("consumer", cfg.Durable, "subject", msg.Subject(), "event_id", evs[i].ID, "event_type", evs[i].Type)
-			if applied[i] {
-				consumed.WithLabelValues(cfg.Durable, "applied").Inc()
-			} else {
-				consumed.WithLabelValues(cfg.Durable, "duplicate").Inc()
-				log.Debug("events: event already applied; acknowledging the redelivery")
-			}
-			ack(log, msg)
+			settle(cfg.Durable, cfg.Log.With("consumer", cfg.Durable, "subject", msg.Subject(), "event_id", evs[i].ID, "event_type", evs[i].Type), msg, applied[i])
 		}
 		return len(msgs)
 	case ctx.Err() != nil:

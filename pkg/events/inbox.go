@@ -79,30 +79,14 @@ func NewPGInbox(pool *pgxpool.Pool) Inbox {
 	return pgInbox{pool: pool}
 }
 
+// Once is OnceEach of one event: a concurrent delivery of the same event waits on the inbox's
+// primary key until the first transaction ends, then sees the row and does nothing.
 func (i pgInbox) Once(ctx context.Context, consumer, eventID string, fn func(ctx context.Context) error) (bool, error) {
-	applied := false
-	ctx, committed := withAfterApply(ctx)
-	err := pgxx.InTx(ctx, i.pool, func(ctx context.Context, tx pgx.Tx) error {
-		// A concurrent delivery of the same event waits here on the primary key until the first
-		// transaction ends, then sees the row and does nothing.
-		tag, err := tx.Exec(ctx, `insert into inbox (consumer, event_id) values ($1, $2) on conflict do nothing`, consumer, eventID)
-		if err != nil {
-			return fmt.Errorf("events: record %s in inbox of %s: %w", eventID, consumer, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return nil
-		}
-		if err := fn(ctx); err != nil {
-			return err
-		}
-		applied = true
-		return nil
-	})
+	applied, err := i.OnceEach(ctx, consumer, []string{eventID}, func(ctx context.Context, _ []int) error { return fn(ctx) })
 	if err != nil {
 		return false, err
 	}
-	committed()
-	return applied, nil
+	return applied[0], nil
 }
 
 func (i pgInbox) OnceEach(ctx context.Context, consumer string, eventIDs []string, fn func(ctx context.Context, fresh []int) error) ([]bool, error) {
