@@ -96,7 +96,7 @@ func (k Key) Compare(o Key) int {
 
 // Encode is the opaque cursor of k.
 func (k Key) Encode() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(k.Text + "\x00" + k.ID))
+	return encodePair(k.Text, k.ID)
 }
 
 // errCursor answers every cursor this package did not make.
@@ -108,18 +108,33 @@ func Decode(cursor string) (*Key, error) {
 	if cursor == "" {
 		return nil, nil
 	}
-	if len(cursor) > maxCursor {
-		return nil, errCursor
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return nil, errCursor
-	}
-	sortText, id, ok := strings.Cut(string(raw), "\x00")
-	if !ok || !IsID(id) || id != strings.ToLower(id) || !text.Valid(sortText) {
+	sortText, id, ok := decodePair(cursor)
+	if !ok || !text.Valid(sortText) {
 		return nil, errCursor
 	}
 	return &Key{Text: sortText, ID: id}, nil
+}
+
+// encodePair is the cursor of a position: its sort value, then its row's id.
+func encodePair(value, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(value + "\x00" + id))
+}
+
+// decodePair reads a cursor made by encodePair; ok is false for anything it cannot have made
+// (the id, in lower case, included). The value is the caller's to check.
+func decodePair(cursor string) (value, id string, ok bool) {
+	if len(cursor) > maxCursor {
+		return "", "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", "", false
+	}
+	value, id, ok = strings.Cut(string(raw), "\x00")
+	if !ok || !IsID(id) || id != strings.ToLower(id) {
+		return "", "", false
+	}
+	return value, id, true
 }
 
 // Page cuts rows, fetched with one row more than size, to a page: the first size rows and the

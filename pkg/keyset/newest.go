@@ -1,9 +1,7 @@
 package keyset
 
 import (
-	"encoding/base64"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/berthhq/berth/pkg/fault"
@@ -36,7 +34,7 @@ func (k Newest) Older(o Newest) bool {
 
 // Encode is the opaque cursor of k: base64url of its Unix microseconds and its id.
 func (k Newest) Encode() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(k.At.UnixMicro(), 10) + "\x00" + k.ID))
+	return encodePair(strconv.FormatInt(k.At.UnixMicro(), 10), k.ID)
 }
 
 // DecodeNewest reads a cursor made by Newest.Encode: nil for "" (the newest row), InvalidArgument
@@ -45,21 +43,10 @@ func DecodeNewest(field, cursor string) (*Newest, error) {
 	if cursor == "" {
 		return nil, nil
 	}
-	bad := fault.InvalidField(field, "is not a cursor of this list")
-	if len(cursor) > maxCursor {
-		return nil, bad
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		return nil, bad
-	}
-	micros, id, ok := strings.Cut(string(raw), "\x00")
-	if !ok || !IsID(id) || id != strings.ToLower(id) {
-		return nil, bad
-	}
+	micros, id, ok := decodePair(cursor)
 	n, err := strconv.ParseInt(micros, 10, 64)
-	if err != nil || strconv.FormatInt(n, 10) != micros {
-		return nil, bad
+	if !ok || err != nil || strconv.FormatInt(n, 10) != micros {
+		return nil, fault.InvalidField(field, "is not a cursor of this list")
 	}
 	return &Newest{At: time.UnixMicro(n).UTC(), ID: id}, nil
 }
