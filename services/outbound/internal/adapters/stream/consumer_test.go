@@ -6,7 +6,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -15,6 +19,7 @@ import (
 	"github.com/berthhq/berth/pkg/testkit"
 	"github.com/berthhq/berth/pkg/testkit/natstest"
 	"github.com/berthhq/berth/pkg/testkit/pgtest"
+	"github.com/berthhq/berth/services/outbound/internal/adapters/httpsend"
 	"github.com/berthhq/berth/services/outbound/internal/adapters/memory"
 	"github.com/berthhq/berth/services/outbound/internal/adapters/postgres"
 	"github.com/berthhq/berth/services/outbound/internal/adapters/stream"
@@ -171,5 +176,45 @@ func TestDeliveriesCommitWithTheInboxRecord(t *testing.T) {
 	}
 	if vs, _ := store.ListDeliveries(ctx, appID, e.Endpoint.ID, 10); len(vs) != 1 {
 		t.Fatalf("an event handled twice left %d deliveries, want 1", len(vs))
+	}
+}
+
+// TestADeliveryRecordedByTheConsumerIsSentWithoutWaitingForThePoll runs the delivery runner with
+// an hour between polls: only the consumer's wake-up can start the delivery, and it must come
+// after the inbox transaction commits, or the runner finds nothing and sleeps.
+func TestADeliveryRecordedByTheConsumerIsSentWithoutWaitingForThePoll(t *testing.T) {
+	pool := pgtest.New(t, "outbound-wake", postgres.Migrate)
+	box, err := sealbox.New(make([]byte, sealbox.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := app.New(app.Config{Store: postgres.New(pool), Box: box, Sender: httpsend.New(true),
+		URLs: domain.URLPolicy{AllowHTTP: true}, NewID: uuid.NewString})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var arrived atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { arrived.Add(1) }))
+	t.Cleanup(receiver.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	appID := uuid.NewString()
+	if _, err := svc.CreateEndpoint(ctx, appID, appID, app.EndpointInput{URL: receiver.URL, Events: []string{"*"}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); svc.RunDeliveries(ctx, time.Hour, nil) }()
+	t.Cleanup(func() { cancel(); <-done })
+	bus, _ := natstest.New(t)
+	c, err := stream.Consume(ctx, bus, events.NewPGInbox(pool), svc, "identity", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+
+	for i := range 3 {
+		if err := bus.Publish(ctx, userEvent(t, "updated", appID)); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, "the delivery arrives long before the next poll", func() bool { return arrived.Load() == int32(i+1) })
 	}
 }
