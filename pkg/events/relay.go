@@ -67,8 +67,9 @@ func (r *Relay) SetRetention(d time.Duration) error {
 }
 
 // Flush publishes pending events in order and marks them published, batch after batch until the
-// outbox is empty, and returns how many it published. It stops at the first event it cannot publish,
-// so a later event never overtakes an earlier one; the events published before it are still marked.
+// outbox is empty, and returns how many it published. A batch is published pipelined
+// (Bus.PublishBatch). Flush stops at the first event it cannot publish; the events published before
+// it are still marked, and it and those after it are published again on the next pass.
 func (r *Relay) Flush(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -77,13 +78,10 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 			return total, err
 		}
 		observeLag(r.name, evs)
-		ids := make([]string, 0, len(evs))
-		var publishErr error
-		for _, ev := range evs {
-			if publishErr = r.bus.Publish(ctx, ev); publishErr != nil {
-				break
-			}
-			ids = append(ids, ev.ID)
+		n, publishErr := r.bus.PublishBatch(ctx, evs)
+		ids := make([]string, n)
+		for i, ev := range evs[:n] {
+			ids[i] = ev.ID
 		}
 		if len(ids) > 0 {
 			if err := r.src.MarkPublished(ctx, ids); err != nil {
