@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
@@ -118,7 +117,7 @@ func New(ctx context.Context, cfg Config) (*module.Process, error) {
 	}
 	svc, err := app.New(app.Config{
 		Store: store, Box: box, Sender: httpsend.New(cfg.AllowPrivate), URLs: domain.URLPolicy{AllowHTTP: cfg.AllowPrivate},
-		TimeScale: cfg.TimeScale, Clock: cfg.Clock, NewID: uuid.NewString,
+		TimeScale: cfg.TimeScale, Clock: cfg.Clock, NewID: app.TimeOrderedID,
 	})
 	if err != nil {
 		closePool()

@@ -17,21 +17,23 @@ import (
 // Source is the producer name on the events this service emits (outboundv1.Event*).
 const Source = "outbound"
 
-// Runner settings. A claimed endpoint's batch is sent by goroutines of its own, at most inFlight
-// requests at a time, so one slow or dead endpoint holds only its own while every other endpoint's
-// run beside it.
+// Runner settings. An endpoint's lane is sent in batches of at most perEndpoint, at most inFlight
+// requests at a time, by a goroutine of its own, so one slow or dead endpoint holds only its own
+// lane while every other endpoint's runs beside it.
 const (
 	claimLimit  = 512
 	perEndpoint = 64
 	inFlight    = 8
-	// lease covers a whole endpoint batch timing out, with room to record the attempts: a
-	// replica that dies mid-batch gives its deliveries back after it (scaled with the schedule,
-	// so a test's killed replica gives them back in its time).
-	lease = perEndpoint/inFlight*domain.AttemptTimeout + time.Minute
+	// batchTime is the longest a batch can take: every attempt timing out.
+	batchTime = perEndpoint / inFlight * domain.AttemptTimeout
+	// lease covers a whole batch timing out, with room to record the attempts: a replica that dies
+	// mid-batch gives its deliveries back after it (scaled with the schedule, so a test's killed
+	// replica gives them back in its time).
+	lease = batchTime + time.Minute
 )
 
-// Wake makes RunDeliveries claim now rather than at its next poll: a delivery was recorded or
-// made due in this process.
+// Wake makes RunDeliveries claim now rather than at its next poll: a delivery was made due in this
+// process without being handed to the runner.
 func (s *Service) Wake() {
 	select {
 	case s.wake <- struct{}{}:
@@ -39,10 +41,19 @@ func (s *Service) Wake() {
 	}
 }
 
-// RunDeliveries sends due deliveries until ctx ends: it claims them every poll interval (or at
-// once after Wake) and sends each endpoint's claimed deliveries on goroutines of that endpoint's
-// own. Replicas run it side by side: a claim leases its deliveries, so no two send the
-// same attempt. It returns when ctx ends and the sends in flight have been cut short.
+// RunDeliveries sends due deliveries until ctx ends. Deliveries reach it two ways:
+//
+//   - handed off: the consumer that records a delivery leases it to this process's runner in the
+//     same transaction, and hands it over once committed (PublishAll), so a new delivery costs no
+//     claim;
+//   - claimed: every poll interval, or at once after Wake, it claims due deliveries that no runner
+//     holds: retries, those a consumer could not hand off (its lanes were full), and those of a
+//     runner that stopped or died, once their lease ends.
+//
+// Either way a delivery joins its endpoint's lane, whose goroutine sends it in batches, so one slow
+// or dead endpoint holds only its own lane. Replicas run side by side: a delivery is leased to
+// one of them at a time, so no two send the same attempt. It returns when ctx ends and the sends
+// in flight have been cut short; what waited in the lanes is given back to the claims.
 func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *slog.Logger) {
 	if s.sender == nil {
 		panic("outbound: RunDeliveries needs a Sender")
@@ -50,12 +61,19 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 	if log == nil {
 		log = slog.Default()
 	}
-	var (
-		mu   sync.Mutex
-		busy = map[string]bool{}
-		wg   sync.WaitGroup
-	)
-	defer wg.Wait()
+	recordings := make(chan recording, 64)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		s.recordAll(context.WithoutCancel(ctx), recordings, log)
+	}()
+	s.lanes.start(run{ctx: ctx, log: log, recordings: recordings})
+	defer func() {
+		s.giveBack(context.WithoutCancel(ctx), s.lanes.stop(), log)
+		s.lanes.wait()
+		close(recordings)
+		<-recorded
+	}()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -65,41 +83,16 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 		case <-timer.C:
 		case <-s.wake:
 		}
-		mu.Lock()
-		skip := make([]string, 0, len(busy))
-		for id := range busy {
-			skip = append(skip, id)
-		}
-		mu.Unlock()
+		skip := s.lanes.busy()
 		ds, err := s.store.ClaimDue(ctx, Claim{Now: s.now(), Lease: s.backoff.Scaled(lease), Limit: claimLimit, PerEndpoint: perEndpoint, Skip: skip})
 		if err != nil && ctx.Err() == nil {
 			log.WarnContext(ctx, "outbound: claiming due deliveries failed; retrying at the next poll", "error", err.Error())
 		}
-		byEndpoint := map[string][]domain.Delivery{}
-		var order []string
-		for _, d := range ds {
-			if byEndpoint[d.EndpointID] == nil {
-				order = append(order, d.EndpointID)
-			}
-			byEndpoint[d.EndpointID] = append(byEndpoint[d.EndpointID], d)
+		s.handOff(ctx, ds, log)
+		if len(ds) >= claimLimit {
+			s.Wake() // there may be more, of endpoints this claim did not reach
 		}
-		for _, id := range order {
-			mu.Lock()
-			busy[id] = true
-			mu.Unlock()
-			// The endpoint is free for its next claim once its requests are answered: that claim
-			// overlaps the recording of these attempts, whose deliveries stay leased until then.
-			release := sync.OnceFunc(func() {
-				mu.Lock()
-				delete(busy, id)
-				mu.Unlock()
-				s.Wake() // the endpoint may have more due
-			})
-			wg.Go(func() {
-				defer release()
-				s.sendBatch(ctx, byEndpoint[id], release, log)
-			})
-		}
+		s.noteFull(ds)
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -110,11 +103,106 @@ func (s *Service) RunDeliveries(ctx context.Context, poll time.Duration, log *sl
 	}
 }
 
-// sendBatch sends one endpoint's claimed deliveries, at most inFlight at a time, calls sent once
-// every request has been answered (or given up), and records their attempts together in one
-// write. The endpoint is read once: a batch is sent with the URL and secrets it had when the batch
-// began.
-func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, sent func(), log *slog.Logger) {
+// noteFull marks, for another claim when its lane ends, each endpoint the claim took its
+// perEndpoint share of: more of its deliveries may be due.
+func (s *Service) noteFull(ds []domain.Delivery) {
+	n := map[string]int{}
+	for _, d := range ds {
+		if n[d.EndpointID]++; n[d.EndpointID] == perEndpoint {
+			s.leftBehind(d.EndpointID)
+		}
+	}
+}
+
+// leftBehind notes that deliveries of endpoint wait in the store unleased (a consumer recorded them
+// while the endpoint's lane was full, a lane refused them, or a claim took only its share): claims
+// skip the endpoint while its lane runs, so the lane's end wakes the runner. If the endpoint has no
+// lane, the runner is woken now.
+func (s *Service) leftBehind(endpoint string) {
+	if !s.lanes.leaveBehind(endpoint) {
+		s.Wake()
+	}
+}
+
+// leaseFrom is when a lease taken at now ends.
+func (s *Service) leaseFrom(now time.Time) time.Time {
+	return now.Add(s.backoff.Scaled(lease)).Truncate(time.Microsecond)
+}
+
+// handOff queues deliveries leased to this process on their endpoints' lanes, and gives back
+// those the lanes refuse.
+func (s *Service) handOff(ctx context.Context, ds []domain.Delivery, log *slog.Logger) {
+	if len(ds) == 0 {
+		return
+	}
+	s.giveBack(ctx, s.lanes.push(ds, s.sendLane), log)
+}
+
+// giveBack ends the leases of deliveries this process holds but will not send, so the next claim
+// (of any replica) takes them. If that fails they come back when their leases end.
+func (s *Service) giveBack(ctx context.Context, ds []domain.Delivery, log *slog.Logger) {
+	if len(ds) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := s.store.RenewLeases(ctx, ds, time.Time{}); err != nil {
+		log.WarnContext(ctx, "outbound: giving back leased deliveries failed; they are sent when their lease ends",
+			"deliveries", len(ds), "error", err.Error())
+		return
+	}
+	for _, d := range ds {
+		s.leftBehind(d.EndpointID)
+	}
+}
+
+// sendLane sends the endpoint's lane batch after batch until it is empty, then wakes the runner if
+// deliveries of the endpoint were left in the store meanwhile (leftBehind).
+func (s *Service) sendLane(r run, endpoint string) {
+	ctx, log := r.ctx, r.log
+	for {
+		batch, behind := s.lanes.next(endpoint, perEndpoint)
+		if batch == nil {
+			if behind {
+				s.Wake()
+			}
+			return
+		}
+		if batch = s.holdLeases(ctx, batch, log); len(batch) > 0 {
+			s.sendBatch(r, batch)
+		}
+	}
+}
+
+// holdLeases renews the leases that would end before the batch could be sent (they waited in the
+// lane behind a slow endpoint), and returns the batch without those this process no longer holds.
+func (s *Service) holdLeases(ctx context.Context, batch []domain.Delivery, log *slog.Logger) []domain.Delivery {
+	now := s.now()
+	need := now.Add(s.backoff.Scaled(batchTime))
+	var keep, renew []domain.Delivery
+	for _, d := range batch {
+		if d.LeaseUntil.Before(need) {
+			renew = append(renew, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	if len(renew) == 0 {
+		return batch
+	}
+	renewed, err := s.store.RenewLeases(ctx, renew, s.leaseFrom(now))
+	if err != nil {
+		log.WarnContext(ctx, "outbound: renewing leases failed; those deliveries are sent when their lease ends",
+			"deliveries", len(renew), "error", err.Error())
+	}
+	return append(keep, renewed...)
+}
+
+// sendBatch sends one endpoint's batch, at most inFlight at a time, and passes the outcomes on to
+// be recorded, beside the lane's next batch. The endpoint is read once: a batch is sent with the
+// URL and secrets it had when the batch began.
+func (s *Service) sendBatch(r run, ds []domain.Delivery) {
+	ctx, log := r.ctx, r.log
 	e, err := s.store.GetEndpoint(ctx, ds[0].AppID, ds[0].EndpointID)
 	if errors.Is(err, domain.ErrNotFound) {
 		return // deleted meanwhile, its deliveries with it
@@ -141,37 +229,75 @@ func (s *Service) sendBatch(ctx context.Context, ds []domain.Delivery, sent func
 		})
 	}
 	wg.Wait()
-	sent()
 	if ctx.Err() != nil {
 		// Stopping: the requests were cut short, so their outcomes are not the receiver's. Nothing
 		// is recorded; the deliveries come back when their lease ends (at least once).
 		return
 	}
-	ctx = context.WithoutCancel(ctx) // the outcomes are recorded even if stopping begins now
-	var (
-		rs                []Recorded
-		succeeded, failed bool
-	)
-	for _, o := range outcomes {
-		if !o.record {
-			continue
+	// The deliveries stay leased until their outcomes are recorded, even if stopping begins now.
+	r.recordings <- recording{endpoint: e, outcomes: outcomes}
+}
+
+// recording is a sent batch's outcomes, waiting to be recorded.
+type recording struct {
+	endpoint domain.Endpoint
+	outcomes []outcome
+}
+
+// recordLimit is at most how many attempts one write records.
+const recordLimit = 1024
+
+// recordAll records the batches that lanes send until in is closed. It writes what is waiting
+// when it is ready, never waiting for more, in one statement: while a write is in flight the next
+// batches gather, so the lanes' many small batches share a few writes (and a few commits).
+func (s *Service) recordAll(ctx context.Context, in <-chan recording, log *slog.Logger) {
+	for first := range in {
+		batch, n := []recording{first}, len(first.outcomes)
+	gather:
+		for n < recordLimit {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break gather
+				}
+				batch, n = append(batch, r), n+len(r.outcomes)
+			default:
+				break gather
+			}
 		}
-		rs = append(rs, o.Recorded)
-		switch {
-		case !o.sent:
-		case o.Attempt.Succeeded():
-			succeeded = true
-		default:
-			failed = true
+		s.record(ctx, batch, log)
+	}
+}
+
+// record stores the batches' attempts in one write, then updates each endpoint's failure streak.
+func (s *Service) record(ctx context.Context, batch []recording, log *slog.Logger) {
+	var rs []Recorded
+	for _, r := range batch {
+		for _, o := range r.outcomes {
+			if o.record {
+				rs = append(rs, o.Recorded)
+			}
 		}
 	}
 	if err := s.store.RecordAttempts(ctx, rs...); err != nil {
 		log.WarnContext(ctx, "outbound: recording attempts failed; the deliveries are sent again when their lease ends",
-			"endpoint_id", e.ID, "error", err.Error())
+			"attempts", len(rs), "error", err.Error())
 		return
 	}
-	if succeeded || failed {
-		s.observe(ctx, e, succeeded, log)
+	for _, r := range batch {
+		var succeeded, failed bool
+		for _, o := range r.outcomes {
+			switch {
+			case !o.record || !o.sent:
+			case o.Attempt.Succeeded():
+				succeeded = true
+			default:
+				failed = true
+			}
+		}
+		if succeeded || failed {
+			s.observe(ctx, r.endpoint, succeeded, log)
+		}
 	}
 }
 

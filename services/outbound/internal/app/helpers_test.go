@@ -19,17 +19,23 @@ import (
 // loopback receivers, and the retry schedule scaled by scale.
 func newService(t *testing.T, scale float64) (*app.Service, *memory.Store) {
 	t.Helper()
+	store := memory.New(&events.MemoryOutbox{})
+	return newServiceOn(t, store, scale), store
+}
+
+// newServiceOn is newService on a given store: replicas share one.
+func newServiceOn(t *testing.T, store app.Store, scale float64) *app.Service {
+	t.Helper()
 	box, err := sealbox.New(make([]byte, sealbox.KeySize))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memory.New(&events.MemoryOutbox{})
 	svc, err := app.New(app.Config{Store: store, Box: box, Sender: httpsend.New(true), URLs: domain.URLPolicy{AllowHTTP: true},
 		TimeScale: scale, NewID: uuid.NewString})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc, store
+	return svc
 }
 
 // run starts the delivery runner until the test ends; stop ends it early and waits for it.

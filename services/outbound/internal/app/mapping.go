@@ -130,11 +130,14 @@ func (s *Service) Publish(ctx context.Context, ev events.Event, payload proto.Me
 
 // PublishAll is Publish for several events (payloads[i] is evs[i]'s) in the order given, with one
 // read of each app's endpoints and one write of every delivery: the consumer's batch costs a few
-// statements, not two per event.
+// statements, not two per event. The deliveries whose endpoint's lane has room are recorded leased
+// to this process's runner and handed to it once committed, so no claim has to find them; the
+// others wait in the store for a claim (see RunDeliveries).
 func (s *Service) PublishAll(ctx context.Context, evs []events.Event, payloads []proto.Message) error {
 	endpoints := map[string][]domain.Endpoint{}
 	now := s.now()
-	var ds []domain.Delivery
+	leaseUntil := s.leaseFrom(now)
+	var ds, handed, left []domain.Delivery
 	for i, ev := range evs {
 		pubs, err := Map(ev, payloads[i])
 		if err != nil {
@@ -146,17 +149,25 @@ func (s *Service) PublishAll(ctx context.Context, evs []events.Event, payloads [
 		appID := canonical(ev.AppID)
 		eps, ok := endpoints[appID]
 		if !ok {
-			if eps, err = s.store.ListEndpoints(ctx, appID); err != nil {
+			if eps, err = s.store.EndpointsToDeliver(ctx, appID); err != nil {
 				return err
 			}
 			endpoints[appID] = eps
 		}
 		for _, p := range pubs {
 			for _, e := range eps {
-				if e.Wants(p.Type) {
-					ds = append(ds, domain.Delivery{ID: s.newID(), AppID: e.AppID, EndpointID: e.ID, Type: p.Type, Body: p.Body,
-						Status: domain.StatusPending, NextAttemptAt: now, CreatedAt: now})
+				if !e.Wants(p.Type) {
+					continue
 				}
+				d := domain.Delivery{ID: s.newID(), AppID: e.AppID, EndpointID: e.ID, Type: p.Type, Body: p.Body,
+					Status: domain.StatusPending, NextAttemptAt: now, CreatedAt: now}
+				if s.lanes.admit(e.ID) {
+					d.LeaseUntil = leaseUntil
+					handed = append(handed, d)
+				} else {
+					left = append(left, d)
+				}
+				ds = append(ds, d)
 			}
 		}
 	}
@@ -166,8 +177,14 @@ func (s *Service) PublishAll(ctx context.Context, evs []events.Event, payloads [
 	if err := s.store.AddDeliveries(ctx, ds...); err != nil {
 		return err
 	}
-	// Woken inside the consumer's transaction, the runner would claim before the deliveries are
-	// visible, find nothing and wait for its next poll.
-	events.AfterApply(ctx, s.Wake)
+	// Handed over (or woken) inside the consumer's transaction, the runner could send a delivery
+	// whose record then rolls back, or claim before the deliveries are visible, find nothing and
+	// wait for its next poll.
+	events.AfterApply(ctx, func() {
+		s.handOff(ctx, handed, s.lanes.logger())
+		for _, d := range left {
+			s.leftBehind(d.EndpointID)
+		}
+	})
 	return nil
 }

@@ -22,23 +22,35 @@ type Endpoints interface {
 	GetEndpoint(ctx context.Context, appID, id string) (domain.Endpoint, error)
 	// ListEndpoints returns the app's endpoints, oldest first.
 	ListEndpoints(ctx context.Context, appID string) ([]domain.Endpoint, error)
+	// EndpointsToDeliver is ListEndpoints for recording deliveries, in the consumer's transaction
+	// (the ctx carries it): until it ends, a DeleteEndpoint of one of them waits, and then deletes
+	// the deliveries recorded for it too. No delivery outlives its endpoint.
+	EndpointsToDeliver(ctx context.Context, appID string) ([]domain.Endpoint, error)
 	// UpdateEndpoint runs fn on a copy of the endpoint, locked against concurrent updates, and
 	// stores the copy with the events fn returns, atomically; nothing is stored when fn fails.
 	// domain.ErrNotFound as GetEndpoint.
 	UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) ([]events.Event, error)) (domain.Endpoint, error)
-	// DeleteEndpoint removes the endpoint and its deliveries; domain.ErrNotFound as GetEndpoint.
+	// DeleteEndpoint removes the endpoint, its deliveries and their attempts; domain.ErrNotFound as
+	// GetEndpoint.
 	DeleteEndpoint(ctx context.Context, appID, id string) error
 }
 
 // Deliveries keeps the deliveries of public events to endpoints, and their attempts.
 type Deliveries interface {
-	// AddDeliveries stores new pending deliveries. Called by an event consumer inside its inbox
-	// transaction (the ctx carries it), so the deliveries commit with the event's record.
+	// AddDeliveries stores new pending deliveries, each leased until its LeaseUntil (zero: free to
+	// claim at once). Called by an event consumer inside its inbox transaction (the ctx carries
+	// it), so the deliveries commit with the event's record.
 	AddDeliveries(ctx context.Context, ds ...domain.Delivery) error
 	// ClaimDue leases pending deliveries due at c.Now (oldest due first, at most c.Limit, at most
 	// c.PerEndpoint of each endpoint, none of the endpoints c.Skip names) until c.Now+c.Lease: no
-	// other claimer gets them before then, and those another claimer holds are skipped.
+	// other claimer gets them before then, and those another claimer holds are skipped. The
+	// deliveries come back with LeaseUntil set.
 	ClaimDue(ctx context.Context, c Claim) ([]domain.Delivery, error)
+	// RenewLeases moves the lease of each of ds that is still pending and still leased until its
+	// LeaseUntil to until (zero: free to claim at once), and returns those it moved, with
+	// LeaseUntil set to until. A delivery whose lease ran out and that another claimer took, one
+	// recorded meanwhile, and one deleted are left alone: the caller no longer holds them.
+	RenewLeases(ctx context.Context, ds []domain.Delivery, until time.Time) ([]domain.Delivery, error)
 	// RecordAttempts stores attempts, each with its delivery's new state (status, attempts, next
 	// attempt), and ends their leases, all in one transaction. A delivery deleted meanwhile is
 	// ignored.

@@ -40,6 +40,7 @@ type Service struct {
 	clock   func() time.Time
 	newID   func() string
 	wake    chan struct{} // a delivery was recorded in this process: claim now, not at the next poll
+	lanes   lanes
 }
 
 // New checks the configuration and returns the use cases.

@@ -37,6 +37,9 @@ type Delivery struct {
 	Attempts      int
 	NextAttemptAt time.Time
 	CreatedAt     time.Time
+	// LeaseUntil is when the runner holding the delivery lets it go: until then no claim takes
+	// it. Zero: no runner holds it. Stores keep it to the microsecond.
+	LeaseUntil time.Time
 }
 
 // Attempt is one try of a delivery.

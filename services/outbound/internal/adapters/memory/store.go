@@ -21,9 +21,8 @@ type Store struct {
 }
 
 type delivery struct {
-	d          domain.Delivery
-	attempts   []domain.Attempt
-	leaseUntil time.Time
+	d        domain.Delivery
+	attempts []domain.Attempt
 }
 
 // New returns an empty store whose writes' events go to outbox.
@@ -54,6 +53,12 @@ func (s *Store) GetEndpoint(_ context.Context, appID, id string) (domain.Endpoin
 		return domain.Endpoint{}, domain.ErrNotFound
 	}
 	return copyEndpoint(e), nil
+}
+
+// EndpointsToDeliver is ListEndpoints: the store's lock already orders a delete against the
+// consumer's writes.
+func (s *Store) EndpointsToDeliver(ctx context.Context, appID string) ([]domain.Endpoint, error) {
+	return s.ListEndpoints(ctx, appID)
 }
 
 // ListEndpoints returns the app's endpoints, oldest first.
@@ -141,7 +146,7 @@ func (s *Store) ClaimDue(_ context.Context, c app.Claim) ([]domain.Delivery, err
 	defer s.mu.Unlock()
 	var due []*delivery
 	for _, d := range s.deliveries {
-		if d.d.Status == domain.StatusPending && !d.d.NextAttemptAt.After(c.Now) && !d.leaseUntil.After(c.Now) &&
+		if d.d.Status == domain.StatusPending && !d.d.NextAttemptAt.After(c.Now) && !d.d.LeaseUntil.After(c.Now) &&
 			!slices.Contains(c.Skip, d.d.EndpointID) {
 			due = append(due, d)
 		}
@@ -162,7 +167,7 @@ func (s *Store) ClaimDue(_ context.Context, c app.Claim) ([]domain.Delivery, err
 			continue
 		}
 		perEndpoint[d.d.EndpointID]++
-		d.leaseUntil = c.Now.Add(c.Lease)
+		d.d.LeaseUntil = c.Now.Add(c.Lease).Truncate(time.Microsecond)
 		cp := d.d
 		cp.Body = bytes.Clone(cp.Body)
 		out = append(out, cp)
@@ -182,9 +187,26 @@ func (s *Store) RecordAttempts(_ context.Context, rs ...app.Recorded) error {
 		d := r.Delivery
 		cur.d.Status, cur.d.Attempts, cur.d.NextAttemptAt = d.Status, d.Attempts, d.NextAttemptAt
 		cur.attempts = append(cur.attempts, r.Attempt)
-		cur.leaseUntil = time.Time{}
+		cur.d.LeaseUntil = time.Time{}
 	}
 	return nil
+}
+
+// RenewLeases moves the leases still held until the times ds carry.
+func (s *Store) RenewLeases(_ context.Context, ds []domain.Delivery, until time.Time) ([]domain.Delivery, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []domain.Delivery
+	for _, d := range ds {
+		cur, ok := s.deliveries[d.ID]
+		if !ok || cur.d.Status != domain.StatusPending || cur.d.LeaseUntil.IsZero() || !cur.d.LeaseUntil.Equal(d.LeaseUntil) {
+			continue
+		}
+		cur.d.LeaseUntil = until
+		d.LeaseUntil = until
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // ListDeliveries returns the endpoint's newest deliveries with their attempts.
@@ -228,7 +250,7 @@ func (s *Store) RecoverDeliveries(_ context.Context, appID, endpointID string, s
 	n := 0
 	for _, d := range s.deliveries {
 		if d.d.AppID == appID && d.d.EndpointID == endpointID && d.d.Status == domain.StatusFailed && !d.d.CreatedAt.Before(since) {
-			d.d.Status, d.d.Attempts, d.d.NextAttemptAt = domain.StatusPending, 0, now
+			d.d.Status, d.d.Attempts, d.d.NextAttemptAt, d.d.LeaseUntil = domain.StatusPending, 0, now, time.Time{}
 			n++
 		}
 	}

@@ -88,7 +88,19 @@ func (s *Store) GetEndpoint(ctx context.Context, appID, id string) (domain.Endpo
 
 // ListEndpoints reads the app's endpoints, oldest first.
 func (s *Store) ListEndpoints(ctx context.Context, appID string) ([]domain.Endpoint, error) {
-	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE app_id = $1 ORDER BY created_at, id`, appID)
+	return s.listEndpoints(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE app_id = $1 ORDER BY created_at, id`, appID)
+}
+
+// EndpointsToDeliver reads the app's endpoints with a key-share lock: in the consumer's transaction
+// it holds off DeleteEndpoint until the deliveries recorded for them commit, and DeleteEndpoint
+// then deletes those too. One lock per endpoint and batch, where a foreign key took one per
+// delivery.
+func (s *Store) EndpointsToDeliver(ctx context.Context, appID string) ([]domain.Endpoint, error) {
+	return s.listEndpoints(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE app_id = $1 ORDER BY created_at, id FOR KEY SHARE`, appID)
+}
+
+func (s *Store) listEndpoints(ctx context.Context, query, appID string) ([]domain.Endpoint, error) {
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, query, appID)
 	if err != nil {
 		return nil, fmt.Errorf("select endpoints: %w", err)
 	}
@@ -105,11 +117,12 @@ func (s *Store) ListEndpoints(ctx context.Context, appID string) ([]domain.Endpo
 }
 
 // UpdateEndpoint locks the row for the transaction so concurrent updates apply one after the
-// other, and stores fn's events in the outbox in the same transaction.
+// other, and stores fn's events in the outbox in the same transaction. The lock leaves the key
+// alone, so a consumer recording deliveries for the endpoint (EndpointsToDeliver) does not wait.
 func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*domain.Endpoint) ([]events.Event, error)) (domain.Endpoint, error) {
 	var out domain.Endpoint
 	err := pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
-		e, err := scanEndpoint(tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1 AND app_id = $2 FOR UPDATE`, id, appID))
+		e, err := scanEndpoint(tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM endpoints WHERE id = $1 AND app_id = $2 FOR NO KEY UPDATE`, id, appID))
 		if err != nil {
 			return err
 		}
@@ -129,16 +142,33 @@ func (s *Store) UpdateEndpoint(ctx context.Context, appID, id string, fn func(*d
 	return out, err
 }
 
-// DeleteEndpoint deletes the endpoint; its deliveries and attempts go by cascade.
+// DeleteEndpoint deletes the endpoint, then its deliveries, then their attempts, each statement
+// waiting for what is being written to the rows before it: a consumer recording deliveries for
+// the endpoint (it holds the endpoint's key), a runner recording attempts (it holds the
+// deliveries). The attempts are found by the ids of the deleted deliveries, read by a statement
+// that starts after those writers committed.
 func (s *Store) DeleteEndpoint(ctx context.Context, appID, id string) error {
-	tag, err := pgxx.Q(ctx, s.pool).Exec(ctx, `DELETE FROM endpoints WHERE id = $1 AND app_id = $2`, id, appID)
-	if err != nil {
-		return fmt.Errorf("delete endpoint: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return domain.ErrNotFound
-	}
-	return nil
+	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM endpoints WHERE id = $1 AND app_id = $2`, id, appID)
+		if err != nil {
+			return fmt.Errorf("delete endpoint: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return domain.ErrNotFound
+		}
+		rows, err := tx.Query(ctx, `DELETE FROM deliveries WHERE endpoint_id = $1 RETURNING id::text`, id)
+		if err != nil {
+			return fmt.Errorf("delete deliveries: %w", err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("delete deliveries: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM delivery_attempts WHERE delivery_id = ANY($1::uuid[])`, ids); err != nil {
+			return fmt.Errorf("delete attempts: %w", err)
+		}
+		return nil
+	})
 }
 
 // AddDeliveries inserts the deliveries in one statement, in the transaction ctx carries (the
@@ -153,28 +183,35 @@ func (s *Store) AddDeliveries(ctx context.Context, ds ...domain.Delivery) error 
 		bodies                                = make([][]byte, len(ds))
 		attempts                              = make([]int32, len(ds))
 		next, created                         = make([]time.Time, len(ds)), make([]time.Time, len(ds))
+		leases                                = make([]*time.Time, len(ds))
 	)
 	for i, d := range ds {
 		ids[i], apps[i], endpoints[i], types[i], statuses[i] = d.ID, d.AppID, d.EndpointID, d.Type, d.Status
-		bodies[i], attempts[i], next[i], created[i] = d.Body, int32(d.Attempts), d.NextAttemptAt, d.CreatedAt
+		bodies[i], attempts[i], next[i], created[i], leases[i] = d.Body, int32(d.Attempts), d.NextAttemptAt, d.CreatedAt, nullTime(d.LeaseUntil)
 	}
-	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `INSERT INTO deliveries (id, app_id, endpoint_id, type, body, status, attempts, next_attempt_at, created_at)
-		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[], $6::text[], $7::int[], $8::timestamptz[], $9::timestamptz[])`,
-		ids, apps, endpoints, types, bodies, statuses, attempts, next, created)
+	_, err := pgxx.Q(ctx, s.pool).Exec(ctx, `INSERT INTO deliveries (id, app_id, endpoint_id, type, body, status, attempts, next_attempt_at, created_at, lease_until)
+		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[], $6::text[], $7::int[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[])`,
+		ids, apps, endpoints, types, bodies, statuses, attempts, next, created, leases)
 	if err != nil {
 		return fmt.Errorf("insert deliveries: %w", err)
 	}
 	return nil
 }
 
-const deliveryColumns = `id::text, app_id::text, endpoint_id::text, type, body, status, attempts, next_attempt_at, created_at`
+const deliveryColumns = `id::text, app_id::text, endpoint_id::text, type, body, status, attempts, next_attempt_at, created_at, lease_until`
 
 func scanDelivery(row pgx.Row) (domain.Delivery, error) {
-	var d domain.Delivery
-	if err := row.Scan(&d.ID, &d.AppID, &d.EndpointID, &d.Type, &d.Body, &d.Status, &d.Attempts, &d.NextAttemptAt, &d.CreatedAt); err != nil {
+	var (
+		d     domain.Delivery
+		lease *time.Time
+	)
+	if err := row.Scan(&d.ID, &d.AppID, &d.EndpointID, &d.Type, &d.Body, &d.Status, &d.Attempts, &d.NextAttemptAt, &d.CreatedAt, &lease); err != nil {
 		return domain.Delivery{}, err
 	}
 	d.NextAttemptAt, d.CreatedAt = d.NextAttemptAt.UTC(), d.CreatedAt.UTC()
+	if lease != nil {
+		d.LeaseUntil = lease.UTC()
+	}
 	return d, nil
 }
 
@@ -226,6 +263,39 @@ func (s *Store) ClaimDue(ctx context.Context, c app.Claim) ([]domain.Delivery, e
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	return out, nil
+}
+
+// RenewLeases moves, in one statement, the leases still held until the times ds carry.
+func (s *Store) RenewLeases(ctx context.Context, ds []domain.Delivery, until time.Time) ([]domain.Delivery, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	ids, held := make([]string, len(ds)), make([]time.Time, len(ds))
+	for i, d := range ds {
+		ids[i], held[i] = d.ID, d.LeaseUntil
+	}
+	rows, err := pgxx.Q(ctx, s.pool).Query(ctx, `UPDATE deliveries d SET lease_until = $3
+		FROM unnest($1::uuid[], $2::timestamptz[]) AS h (id, held)
+		WHERE d.id = h.id AND d.lease_until = h.held AND d.status = 'pending' RETURNING d.id::text`, ids, held, nullTime(until))
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	moved, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("renew leases: %w", err)
+	}
+	renewed := make(map[string]bool, len(moved))
+	for _, id := range moved {
+		renewed[id] = true
+	}
+	var out []domain.Delivery
+	for _, d := range ds {
+		if renewed[strings.ToLower(d.ID)] { // lower case, as PostgreSQL writes a uuid
+			d.LeaseUntil = until
+			out = append(out, d)
+		}
+	}
 	return out, nil
 }
 

@@ -249,7 +249,7 @@ func newBenchStack(b *testing.B, url string) *benchStack {
 	b.Cleanup(pool.Close)
 	box, _ := sealbox.New(make([]byte, sealbox.KeySize))
 	svc, err := app.New(app.Config{Store: postgres.New(pool), Box: box, Sender: httpsend.New(true),
-		URLs: domain.URLPolicy{AllowHTTP: true}, NewID: uuid.NewString})
+		URLs: domain.URLPolicy{AllowHTTP: true}, NewID: app.TimeOrderedID})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -41,6 +41,8 @@ func Run(t *testing.T, newStore Factory, exempt ...Exempt) {
 		{"ClaimLeasesDueDeliveriesUntilTheLeaseEnds", claimLeases},
 		{"ClaimHonoursItsLimitsAndSkipsBusyEndpoints", claimLimits},
 		{"ConcurrentClaimsTakeDisjointDeliveries", concurrentClaims},
+		{"AnAddedLeasedDeliveryIsClaimedOnlyOnceItsLeaseEnds", addLeased},
+		{"RenewMovesOnlyTheLeasesStillHeld", renewLeases},
 		{"RecordAttemptStoresStateAndAttempts", recordAttempt},
 		{"RetryMakesAFinishedDeliveryDueAgain", retry},
 		{"RecoverMakesTheFailedDeliveriesSinceATimeDueAgain", recoverSince},
@@ -296,6 +298,63 @@ func concurrentClaims(t *testing.T, store app.Store, _ events.OutboxSource) {
 		if n != 1 {
 			t.Errorf("delivery %s claimed %d times within its lease", id, n)
 		}
+	}
+}
+
+func addLeased(t *testing.T, store app.Store, _ events.OutboxSource) {
+	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
+	held, free := newDelivery(e, instant), newDelivery(e, instant)
+	held.LeaseUntil = instant.Add(time.Minute)
+	mustAdd(t, store, held, free)
+	c := app.Claim{Now: instant, Lease: time.Hour, Limit: 10, PerEndpoint: 10}
+	if ids := claim(t, store, c); !slices.Equal(ids, []string{free.ID}) {
+		t.Errorf("claim got %v, want only the delivery added without a lease (%s)", ids, free.ID)
+	}
+	c.Now = instant.Add(time.Minute)
+	ds, err := store.ClaimDue(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].ID != held.ID || !ds[0].LeaseUntil.Equal(instant.Add(time.Minute+time.Hour)) {
+		t.Errorf("once its lease ended the claim got %+v, want %s leased until %s", ds, held.ID, instant.Add(time.Minute+time.Hour))
+	}
+}
+
+func renewLeases(t *testing.T, store app.Store, _ events.OutboxSource) {
+	ctx := context.Background()
+	e := mustCreate(t, store, newEndpoint(uuid.NewString(), instant))
+	mine, taken, recorded, unleased := newDelivery(e, instant), newDelivery(e, instant), newDelivery(e, instant), newDelivery(e, instant)
+	mine.LeaseUntil, taken.LeaseUntil, recorded.LeaseUntil = instant.Add(time.Minute), instant.Add(time.Second), instant.Add(time.Minute)
+	mustAdd(t, store, mine, taken, recorded, unleased)
+	// unleased goes to another claimer at once, and taken once its lease has run out.
+	if ids := claim(t, store, app.Claim{Now: instant.Add(time.Second), Lease: time.Hour, Limit: 10, PerEndpoint: 10}); len(ids) != 2 {
+		t.Fatalf("another claimer got %v, want the unleased delivery and the one whose lease ran out", ids)
+	}
+	done := recorded
+	done.Status, done.Attempts = domain.StatusSucceeded, 1
+	if err := store.RecordAttempts(ctx, app.Recorded{Delivery: done, Attempt: domain.Attempt{At: instant, Status: 204}}); err != nil {
+		t.Fatal(err)
+	}
+	until := instant.Add(10 * time.Minute)
+	got, err := store.RenewLeases(ctx, []domain.Delivery{mine, taken, recorded, unleased}, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != mine.ID || !got[0].LeaseUntil.Equal(until) {
+		t.Fatalf("renewed %+v, want only %s (still held), leased until %s", got, mine.ID, until)
+	}
+	if ids := claim(t, store, app.Claim{Now: instant.Add(5 * time.Minute), Lease: time.Hour, Limit: 10, PerEndpoint: 10}); len(ids) != 0 {
+		t.Errorf("a claim within the renewed lease got %v", ids)
+	}
+	// Renewing to the zero time gives the delivery back: the next claim takes it.
+	if got, err := store.RenewLeases(ctx, got, time.Time{}); err != nil || len(got) != 1 || !got[0].LeaseUntil.IsZero() {
+		t.Fatalf("giving the lease back: %+v, %v", got, err)
+	}
+	if ids := claim(t, store, app.Claim{Now: instant.Add(5 * time.Minute), Lease: time.Hour, Limit: 10, PerEndpoint: 10}); !slices.Equal(ids, []string{mine.ID}) {
+		t.Errorf("after the lease was given back the claim got %v, want %s", ids, mine.ID)
+	}
+	if got, err := store.RenewLeases(ctx, []domain.Delivery{mine}, until); err != nil || len(got) != 0 {
+		t.Errorf("renewing a lease given back and claimed by another: %+v, %v, want none", got, err)
 	}
 }
 
