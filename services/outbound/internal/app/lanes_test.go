@@ -54,15 +54,32 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.receiver.ServeHTTP(w, r)
 }
 
+// serve runs h as an endpoint's receiver until the test ends and returns its URL.
+func serve(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// startHeld registers an endpoint at a receiver that holds every request until its gate opens, on a
+// store that counts claims, and starts the runner; stop ends the runner early.
+func startHeld(t *testing.T) (store *countingStore, svc *app.Service, g *gate, e domain.Endpoint, stop func()) {
+	store = newCountingStore()
+	svc = newServiceOn(t, store, 1)
+	g = newGate(t)
+	e = register(t, svc, serve(t, g), g.receiver)
+	stop = run(t, svc)
+	testkit.Eventually(t, "the runner is ready", func() bool { return store.claims.Load() >= 1 })
+	return store, svc, g, e, stop
+}
+
 // A new delivery is leased to the runner of the process that records it and handed over in memory
 // once committed: no claim reads it back from the store.
 func TestDeliveriesHandedToTheRunnerAreSentWithoutAClaim(t *testing.T) {
 	store := newCountingStore()
 	svc := newServiceOn(t, store, 1)
 	rec := newReceiver(t)
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
-	register(t, svc, srv.URL, rec)
+	register(t, svc, serve(t, rec), rec)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); svc.RunDeliveries(ctx, time.Hour, nil) }()
@@ -84,15 +101,7 @@ func TestDeliveriesHandedToTheRunnerAreSentWithoutAClaim(t *testing.T) {
 // that stays in the store unleased, and is claimed once the lane has emptied: every delivery
 // arrives, each once.
 func TestDeliveriesBeyondAFullLaneWaitInTheStoreAndEachArrivesOnce(t *testing.T) {
-	store := newCountingStore()
-	svc := newServiceOn(t, store, 1)
-	g := newGate(t)
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
-	register(t, svc, srv.URL, g.receiver)
-	run(t, svc)
-	testkit.Eventually(t, "the runner is ready", func() bool { return store.claims.Load() >= 1 })
-
+	store, svc, g, _, _ := startHeld(t)
 	const n = 16*64 + 64 + 200 // the lane's bound, its batch in flight, and more
 	publish(t, svc, n)
 	testkit.Eventually(t, "the first batch reaches the held receiver", func() bool { return g.arrived.Load() > 0 })
@@ -113,15 +122,7 @@ func TestDeliveriesBeyondAFullLaneWaitInTheStoreAndEachArrivesOnce(t *testing.T)
 // A runner that stops gives back what waited in its lanes, unsent: another replica sends it at
 // once instead of when the leases end (three minutes at this scale).
 func TestAStoppedRunnerGivesBackWhatWaitedInItsLanesToAnotherReplicaAtOnce(t *testing.T) {
-	store := newCountingStore()
-	first := newServiceOn(t, store, 1)
-	g := newGate(t)
-	srv := httptest.NewServer(g)
-	t.Cleanup(srv.Close)
-	e := register(t, first, srv.URL, g.receiver)
-	stop := run(t, first)
-	testkit.Eventually(t, "the runner is ready", func() bool { return store.claims.Load() >= 1 })
-
+	store, first, g, e, stop := startHeld(t)
 	const n = 100
 	publish(t, first, n)
 	testkit.Eventually(t, "the first batch reaches the held receiver", func() bool { return g.arrived.Load() > 0 })
@@ -168,15 +169,14 @@ func TestALeaseRunningOutInALaneIsRenewedSoNoOtherReplicaSendsItToo(t *testing.T
 		mu  sync.Mutex
 		got = map[string]int{}
 	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(10 * time.Millisecond)
 		mu.Lock()
 		got[r.Header.Get("webhook-id")]++
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	t.Cleanup(srv.Close)
-	register(t, first, srv.URL, nil)
+	register(t, first, url, nil)
 	run(t, first)
 	run(t, second)
 	testkit.Eventually(t, "both runners are ready", func() bool { return store.claims.Load() >= 2 })
