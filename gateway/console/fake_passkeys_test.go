@@ -76,6 +76,13 @@ func (f *fake) ListMemberFactors(ctx context.Context, in *emptypb.Empty, _ ...gr
 	return &identityv1.MemberFactorList{Items: append([]*identityv1.MemberFactor(nil), f.factors...)}, nil
 }
 
+func (f *fake) RemoveMemberTotp(ctx context.Context, in *identityv1.RemoveMemberTotpRequest, _ ...grpc.CallOption) (*emptypb.Empty, error) {
+	if err := f.record(ctx, "RemoveMemberTotp", in); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
 func (f *fake) RemoveMemberPasskey(ctx context.Context, in *identityv1.RemoveMemberPasskeyRequest, _ ...grpc.CallOption) (*emptypb.Empty, error) {
 	if err := f.record(ctx, "RemoveMemberPasskey", in); err != nil {
 		return nil, err

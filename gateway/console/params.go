@@ -223,10 +223,11 @@ func totpFrom(v url.Values) (totpForm, error) {
 	return totpForm{Code: c, Password: p}, nil
 }
 
-// The security page's passkey actions.
+// The security page's factor actions.
 const (
 	securityAddPasskey    = "addPasskey"
 	securityRemovePasskey = "removePasskey"
+	securityRemoveTotp    = "removeTotp"
 )
 
 // passkeyForm is the security page's passkey form: a new passkey (name, the browser's credential

@@ -205,3 +205,31 @@ func TestThePasskeyScriptIsServedAsAFileForTheStrictPolicy(t *testing.T) {
 		t.Errorf("passkey script = %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 }
+
+func TestRemovingTheTOTPFactorAsksForThePassword(t *testing.T) {
+	f := newFake()
+	f.factors = []*identityv1.MemberFactor{{Id: passkeyID, Kind: "totp"}}
+	c, _ := newConsole(t, f)
+	b := newBrowser(t, c)
+	b.signIn()
+	if page := b.get(SecurityPath); !strings.Contains(page.Body.String(), `id="remove-totp"`) {
+		t.Fatalf("the security page of a member with TOTP offers no removal:\n%s", page.Body)
+	}
+	if rec := b.post(SecurityPath, url.Values{"action": {"removeTotp"}}); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "(current_password)") {
+		t.Errorf("no password = %d, want 400 naming current_password:\n%s", rec.Code, rec.Body)
+	}
+	if n := len(f.received("RemoveMemberTotp")); n != 0 {
+		t.Errorf("a refused form reached identity %d times", n)
+	}
+	rec := b.post(SecurityPath, url.Values{"action": {"removeTotp"}, "current_password": {memberPass}})
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != SecurityPath+"?notice=totpRemoved" {
+		t.Fatalf("remove = %d %q", rec.Code, rec.Header().Get("Location"))
+	}
+	if req := f.received("RemoveMemberTotp")[0].req.(*identityv1.RemoveMemberTotpRequest); req.GetCurrentPassword() != memberPass {
+		t.Errorf("RemoveMemberTotp = %v", req)
+	}
+	f.errs["RemoveMemberTotp"] = grpcx.StatusOf(fault.Invalid("current_password", "wrong")).Err()
+	if rec := b.post(SecurityPath, url.Values{"action": {"removeTotp"}, "current_password": {"nope"}}); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "(current_password)") {
+		t.Errorf("a wrong password = %d:\n%s", rec.Code, rec.Body)
+	}
+}

@@ -109,6 +109,17 @@ func (c *Console) changeSecurity(w http.ResponseWriter, r *http.Request, v visit
 		}
 		view.Codes = &webpage.RecoveryCodes{Codes: codes.GetCodes(), Printer: v.p}
 		c.render(w, r, http.StatusOK, "security", view)
+	case securityRemoveTotp:
+		current, err := password(form, "current_password")
+		if err != nil {
+			c.badForm(w, r, v.p, &v, err)
+			return
+		}
+		if _, err := c.Members.RemoveMemberTotp(v.ctx, &identityv1.RemoveMemberTotpRequest{CurrentPassword: current}); err != nil {
+			c.fail(w, r, v, err, "remove the TOTP factor")
+			return
+		}
+		back(w, r, SecurityPath, "totpRemoved")
 	case securityAddPasskey, securityRemovePasskey:
 		in, err := passkeyFrom(action, form)
 		if err != nil {

@@ -741,6 +741,50 @@ func (x *RemoveMemberPasskeyRequest) GetCurrentPassword() string {
 	return ""
 }
 
+type RemoveMemberTotpRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	CurrentPassword string                 `protobuf:"bytes,1,opt,name=currentPassword,proto3" json:"currentPassword,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RemoveMemberTotpRequest) Reset() {
+	*x = RemoveMemberTotpRequest{}
+	mi := &file_identity_v1_member_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveMemberTotpRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveMemberTotpRequest) ProtoMessage() {}
+
+func (x *RemoveMemberTotpRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_identity_v1_member_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveMemberTotpRequest.ProtoReflect.Descriptor instead.
+func (*RemoveMemberTotpRequest) Descriptor() ([]byte, []int) {
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RemoveMemberTotpRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
 type VerifyMemberSecondFactorRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Challenge string                 `protobuf:"bytes,1,opt,name=challenge,proto3" json:"challenge,omitempty"`
@@ -754,7 +798,7 @@ type VerifyMemberSecondFactorRequest struct {
 
 func (x *VerifyMemberSecondFactorRequest) Reset() {
 	*x = VerifyMemberSecondFactorRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[11]
+	mi := &file_identity_v1_member_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -766,7 +810,7 @@ func (x *VerifyMemberSecondFactorRequest) String() string {
 func (*VerifyMemberSecondFactorRequest) ProtoMessage() {}
 
 func (x *VerifyMemberSecondFactorRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[11]
+	mi := &file_identity_v1_member_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -779,7 +823,7 @@ func (x *VerifyMemberSecondFactorRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyMemberSecondFactorRequest.ProtoReflect.Descriptor instead.
 func (*VerifyMemberSecondFactorRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{11}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *VerifyMemberSecondFactorRequest) GetChallenge() string {
@@ -824,7 +868,7 @@ type MemberProfile struct {
 
 func (x *MemberProfile) Reset() {
 	*x = MemberProfile{}
-	mi := &file_identity_v1_member_proto_msgTypes[12]
+	mi := &file_identity_v1_member_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +880,7 @@ func (x *MemberProfile) String() string {
 func (*MemberProfile) ProtoMessage() {}
 
 func (x *MemberProfile) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[12]
+	mi := &file_identity_v1_member_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +893,7 @@ func (x *MemberProfile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemberProfile.ProtoReflect.Descriptor instead.
 func (*MemberProfile) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{12}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MemberProfile) GetMemberId() string {
@@ -903,7 +947,7 @@ type SwitchProjectRequest struct {
 
 func (x *SwitchProjectRequest) Reset() {
 	*x = SwitchProjectRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[13]
+	mi := &file_identity_v1_member_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +959,7 @@ func (x *SwitchProjectRequest) String() string {
 func (*SwitchProjectRequest) ProtoMessage() {}
 
 func (x *SwitchProjectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[13]
+	mi := &file_identity_v1_member_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +972,7 @@ func (x *SwitchProjectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SwitchProjectRequest.ProtoReflect.Descriptor instead.
 func (*SwitchProjectRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{13}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SwitchProjectRequest) GetProjectId() string {
@@ -949,7 +993,7 @@ type ConfirmMemberTotpRequest struct {
 
 func (x *ConfirmMemberTotpRequest) Reset() {
 	*x = ConfirmMemberTotpRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[14]
+	mi := &file_identity_v1_member_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1005,7 @@ func (x *ConfirmMemberTotpRequest) String() string {
 func (*ConfirmMemberTotpRequest) ProtoMessage() {}
 
 func (x *ConfirmMemberTotpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[14]
+	mi := &file_identity_v1_member_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1018,7 @@ func (x *ConfirmMemberTotpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfirmMemberTotpRequest.ProtoReflect.Descriptor instead.
 func (*ConfirmMemberTotpRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{14}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ConfirmMemberTotpRequest) GetCode() string {
@@ -1004,7 +1048,7 @@ type InviteMemberRequest struct {
 
 func (x *InviteMemberRequest) Reset() {
 	*x = InviteMemberRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[15]
+	mi := &file_identity_v1_member_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1060,7 @@ func (x *InviteMemberRequest) String() string {
 func (*InviteMemberRequest) ProtoMessage() {}
 
 func (x *InviteMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[15]
+	mi := &file_identity_v1_member_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1073,7 @@ func (x *InviteMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InviteMemberRequest.ProtoReflect.Descriptor instead.
 func (*InviteMemberRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{15}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InviteMemberRequest) GetProjectId() string {
@@ -1069,7 +1113,7 @@ type ListProjectMembersRequest struct {
 
 func (x *ListProjectMembersRequest) Reset() {
 	*x = ListProjectMembersRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[16]
+	mi := &file_identity_v1_member_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1125,7 @@ func (x *ListProjectMembersRequest) String() string {
 func (*ListProjectMembersRequest) ProtoMessage() {}
 
 func (x *ListProjectMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[16]
+	mi := &file_identity_v1_member_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1138,7 @@ func (x *ListProjectMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectMembersRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{16}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListProjectMembersRequest) GetProjectId() string {
@@ -1113,7 +1157,7 @@ type ProjectMemberList struct {
 
 func (x *ProjectMemberList) Reset() {
 	*x = ProjectMemberList{}
-	mi := &file_identity_v1_member_proto_msgTypes[17]
+	mi := &file_identity_v1_member_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1169,7 @@ func (x *ProjectMemberList) String() string {
 func (*ProjectMemberList) ProtoMessage() {}
 
 func (x *ProjectMemberList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[17]
+	mi := &file_identity_v1_member_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1182,7 @@ func (x *ProjectMemberList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectMemberList.ProtoReflect.Descriptor instead.
 func (*ProjectMemberList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{17}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ProjectMemberList) GetItems() []*ProjectMemberItem {
@@ -1159,7 +1203,7 @@ type ProjectMemberItem struct {
 
 func (x *ProjectMemberItem) Reset() {
 	*x = ProjectMemberItem{}
-	mi := &file_identity_v1_member_proto_msgTypes[18]
+	mi := &file_identity_v1_member_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1171,7 +1215,7 @@ func (x *ProjectMemberItem) String() string {
 func (*ProjectMemberItem) ProtoMessage() {}
 
 func (x *ProjectMemberItem) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[18]
+	mi := &file_identity_v1_member_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1184,7 +1228,7 @@ func (x *ProjectMemberItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProjectMemberItem.ProtoReflect.Descriptor instead.
 func (*ProjectMemberItem) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{18}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ProjectMemberItem) GetMember() *ProjectMember {
@@ -1217,7 +1261,7 @@ type ListProjectAppsRequest struct {
 
 func (x *ListProjectAppsRequest) Reset() {
 	*x = ListProjectAppsRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[19]
+	mi := &file_identity_v1_member_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1273,7 @@ func (x *ListProjectAppsRequest) String() string {
 func (*ListProjectAppsRequest) ProtoMessage() {}
 
 func (x *ListProjectAppsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[19]
+	mi := &file_identity_v1_member_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1286,7 @@ func (x *ListProjectAppsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListProjectAppsRequest.ProtoReflect.Descriptor instead.
 func (*ListProjectAppsRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{19}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListProjectAppsRequest) GetProjectId() string {
@@ -1261,7 +1305,7 @@ type AppList struct {
 
 func (x *AppList) Reset() {
 	*x = AppList{}
-	mi := &file_identity_v1_member_proto_msgTypes[20]
+	mi := &file_identity_v1_member_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1317,7 @@ func (x *AppList) String() string {
 func (*AppList) ProtoMessage() {}
 
 func (x *AppList) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[20]
+	mi := &file_identity_v1_member_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1330,7 @@ func (x *AppList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppList.ProtoReflect.Descriptor instead.
 func (*AppList) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{20}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AppList) GetItems() []*App {
@@ -1305,7 +1349,7 @@ type GetAppRequest struct {
 
 func (x *GetAppRequest) Reset() {
 	*x = GetAppRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[21]
+	mi := &file_identity_v1_member_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1361,7 @@ func (x *GetAppRequest) String() string {
 func (*GetAppRequest) ProtoMessage() {}
 
 func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[21]
+	mi := &file_identity_v1_member_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1374,7 @@ func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
 func (*GetAppRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{21}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetAppRequest) GetAppId() string {
@@ -1350,7 +1394,7 @@ type RevokeApiKeyRequest struct {
 
 func (x *RevokeApiKeyRequest) Reset() {
 	*x = RevokeApiKeyRequest{}
-	mi := &file_identity_v1_member_proto_msgTypes[22]
+	mi := &file_identity_v1_member_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1406,7 @@ func (x *RevokeApiKeyRequest) String() string {
 func (*RevokeApiKeyRequest) ProtoMessage() {}
 
 func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_identity_v1_member_proto_msgTypes[22]
+	mi := &file_identity_v1_member_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1419,7 @@ func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_identity_v1_member_proto_rawDescGZIP(), []int{22}
+	return file_identity_v1_member_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RevokeApiKeyRequest) GetAppId() string {
@@ -1450,7 +1494,9 @@ const file_identity_v1_member_proto_rawDesc = "" +
 	"\x05items\x18\x01 \x03(\v2\x1f.berth.identity.v1.MemberFactorR\x05items\"d\n" +
 	"\x1aRemoveMemberPasskeyRequest\x12\x1c\n" +
 	"\tpasskeyId\x18\x01 \x01(\tR\tpasskeyId\x12(\n" +
-	"\x0fcurrentPassword\x18\x02 \x01(\tR\x0fcurrentPassword\"\x97\x01\n" +
+	"\x0fcurrentPassword\x18\x02 \x01(\tR\x0fcurrentPassword\"C\n" +
+	"\x17RemoveMemberTotpRequest\x12(\n" +
+	"\x0fcurrentPassword\x18\x01 \x01(\tR\x0fcurrentPassword\"\x97\x01\n" +
 	"\x1fVerifyMemberSecondFactorRequest\x12\x1c\n" +
 	"\tchallenge\x18\x01 \x01(\tR\tchallenge\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12$\n" +
@@ -1489,7 +1535,7 @@ const file_identity_v1_member_proto_rawDesc = "" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\"A\n" +
 	"\x13RevokeApiKeyRequest\x12\x14\n" +
 	"\x05appId\x18\x01 \x01(\tR\x05appId\x12\x14\n" +
-	"\x05keyId\x18\x02 \x01(\tR\x05keyId2\x85\x11\n" +
+	"\x05keyId\x18\x02 \x01(\tR\x05keyId2\xe5\x11\n" +
 	"\rMemberService\x12_\n" +
 	"\x12DescribeInvitation\x12\".berth.identity.v1.InvitationToken\x1a\x1d.berth.identity.v1.Invitation\"\x06\xca\xf3\x18\x02P\x01\x12g\n" +
 	"\x10AcceptInvitation\x12*.berth.identity.v1.AcceptInvitationRequest\x1a\x1f.berth.identity.v1.MemberSignIn\"\x06\xca\xf3\x18\x02P\x01\x12_\n" +
@@ -1505,7 +1551,8 @@ const file_identity_v1_member_proto_rawDesc = "" +
 	"\x1eStartMemberPasskeyRegistration\x12\x16.google.protobuf.Empty\x1a\".berth.identity.v1.PasskeyCeremony\"\x06\xca\xf3\x18\x028\x01\x12\x86\x01\n" +
 	"\x1fFinishMemberPasskeyRegistration\x129.berth.identity.v1.FinishMemberPasskeyRegistrationRequest\x1a .berth.identity.v1.RecoveryCodes\"\x06\xca\xf3\x18\x028\x01\x12X\n" +
 	"\x11ListMemberFactors\x12\x16.google.protobuf.Empty\x1a#.berth.identity.v1.MemberFactorList\"\x06\xca\xf3\x18\x028\x01\x12d\n" +
-	"\x13RemoveMemberPasskey\x12-.berth.identity.v1.RemoveMemberPasskeyRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x028\x01\x12o\n" +
+	"\x13RemoveMemberPasskey\x12-.berth.identity.v1.RemoveMemberPasskeyRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x028\x01\x12^\n" +
+	"\x10RemoveMemberTotp\x12*.berth.identity.v1.RemoveMemberTotpRequest\x1a\x16.google.protobuf.Empty\"\x06\xca\xf3\x18\x028\x01\x12o\n" +
 	"\fInviteMember\x12&.berth.identity.v1.InviteMemberRequest\x1a .berth.identity.v1.ProjectMember\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12\x7f\n" +
 	"\x12ListProjectMembers\x12,.berth.identity.v1.ListProjectMembersRequest\x1a$.berth.identity.v1.ProjectMemberList\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12o\n" +
 	"\x0fListProjectApps\x12).berth.identity.v1.ListProjectAppsRequest\x1a\x1a.berth.identity.v1.AppList\"\x15\xca\xf3\x18\x11H\x01\x88\x01\x01\x9a\x01\tprojectId\x12U\n" +
@@ -1525,7 +1572,7 @@ func file_identity_v1_member_proto_rawDescGZIP() []byte {
 	return file_identity_v1_member_proto_rawDescData
 }
 
-var file_identity_v1_member_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_identity_v1_member_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_identity_v1_member_proto_goTypes = []any{
 	(*InvitationToken)(nil),                        // 0: berth.identity.v1.InvitationToken
 	(*Invitation)(nil),                             // 1: berth.identity.v1.Invitation
@@ -1538,78 +1585,81 @@ var file_identity_v1_member_proto_goTypes = []any{
 	(*MemberFactor)(nil),                           // 8: berth.identity.v1.MemberFactor
 	(*MemberFactorList)(nil),                       // 9: berth.identity.v1.MemberFactorList
 	(*RemoveMemberPasskeyRequest)(nil),             // 10: berth.identity.v1.RemoveMemberPasskeyRequest
-	(*VerifyMemberSecondFactorRequest)(nil),        // 11: berth.identity.v1.VerifyMemberSecondFactorRequest
-	(*MemberProfile)(nil),                          // 12: berth.identity.v1.MemberProfile
-	(*SwitchProjectRequest)(nil),                   // 13: berth.identity.v1.SwitchProjectRequest
-	(*ConfirmMemberTotpRequest)(nil),               // 14: berth.identity.v1.ConfirmMemberTotpRequest
-	(*InviteMemberRequest)(nil),                    // 15: berth.identity.v1.InviteMemberRequest
-	(*ListProjectMembersRequest)(nil),              // 16: berth.identity.v1.ListProjectMembersRequest
-	(*ProjectMemberList)(nil),                      // 17: berth.identity.v1.ProjectMemberList
-	(*ProjectMemberItem)(nil),                      // 18: berth.identity.v1.ProjectMemberItem
-	(*ListProjectAppsRequest)(nil),                 // 19: berth.identity.v1.ListProjectAppsRequest
-	(*AppList)(nil),                                // 20: berth.identity.v1.AppList
-	(*GetAppRequest)(nil),                          // 21: berth.identity.v1.GetAppRequest
-	(*RevokeApiKeyRequest)(nil),                    // 22: berth.identity.v1.RevokeApiKeyRequest
-	(*Project)(nil),                                // 23: berth.identity.v1.Project
-	(*ProjectMember)(nil),                          // 24: berth.identity.v1.ProjectMember
-	(*App)(nil),                                    // 25: berth.identity.v1.App
-	(*emptypb.Empty)(nil),                          // 26: google.protobuf.Empty
-	(*TotpKey)(nil),                                // 27: berth.identity.v1.TotpKey
-	(*RecoveryCodes)(nil),                          // 28: berth.identity.v1.RecoveryCodes
-	(*PasskeyCeremony)(nil),                        // 29: berth.identity.v1.PasskeyCeremony
-	(*ApiKeyList)(nil),                             // 30: berth.identity.v1.ApiKeyList
+	(*RemoveMemberTotpRequest)(nil),                // 11: berth.identity.v1.RemoveMemberTotpRequest
+	(*VerifyMemberSecondFactorRequest)(nil),        // 12: berth.identity.v1.VerifyMemberSecondFactorRequest
+	(*MemberProfile)(nil),                          // 13: berth.identity.v1.MemberProfile
+	(*SwitchProjectRequest)(nil),                   // 14: berth.identity.v1.SwitchProjectRequest
+	(*ConfirmMemberTotpRequest)(nil),               // 15: berth.identity.v1.ConfirmMemberTotpRequest
+	(*InviteMemberRequest)(nil),                    // 16: berth.identity.v1.InviteMemberRequest
+	(*ListProjectMembersRequest)(nil),              // 17: berth.identity.v1.ListProjectMembersRequest
+	(*ProjectMemberList)(nil),                      // 18: berth.identity.v1.ProjectMemberList
+	(*ProjectMemberItem)(nil),                      // 19: berth.identity.v1.ProjectMemberItem
+	(*ListProjectAppsRequest)(nil),                 // 20: berth.identity.v1.ListProjectAppsRequest
+	(*AppList)(nil),                                // 21: berth.identity.v1.AppList
+	(*GetAppRequest)(nil),                          // 22: berth.identity.v1.GetAppRequest
+	(*RevokeApiKeyRequest)(nil),                    // 23: berth.identity.v1.RevokeApiKeyRequest
+	(*Project)(nil),                                // 24: berth.identity.v1.Project
+	(*ProjectMember)(nil),                          // 25: berth.identity.v1.ProjectMember
+	(*App)(nil),                                    // 26: berth.identity.v1.App
+	(*emptypb.Empty)(nil),                          // 27: google.protobuf.Empty
+	(*TotpKey)(nil),                                // 28: berth.identity.v1.TotpKey
+	(*RecoveryCodes)(nil),                          // 29: berth.identity.v1.RecoveryCodes
+	(*PasskeyCeremony)(nil),                        // 30: berth.identity.v1.PasskeyCeremony
+	(*ApiKeyList)(nil),                             // 31: berth.identity.v1.ApiKeyList
 }
 var file_identity_v1_member_proto_depIdxs = []int32{
-	12, // 0: berth.identity.v1.MemberSignIn.member:type_name -> berth.identity.v1.MemberProfile
+	13, // 0: berth.identity.v1.MemberSignIn.member:type_name -> berth.identity.v1.MemberProfile
 	8,  // 1: berth.identity.v1.MemberFactorList.items:type_name -> berth.identity.v1.MemberFactor
-	23, // 2: berth.identity.v1.MemberProfile.projects:type_name -> berth.identity.v1.Project
-	18, // 3: berth.identity.v1.ProjectMemberList.items:type_name -> berth.identity.v1.ProjectMemberItem
-	24, // 4: berth.identity.v1.ProjectMemberItem.member:type_name -> berth.identity.v1.ProjectMember
-	25, // 5: berth.identity.v1.AppList.items:type_name -> berth.identity.v1.App
+	24, // 2: berth.identity.v1.MemberProfile.projects:type_name -> berth.identity.v1.Project
+	19, // 3: berth.identity.v1.ProjectMemberList.items:type_name -> berth.identity.v1.ProjectMemberItem
+	25, // 4: berth.identity.v1.ProjectMemberItem.member:type_name -> berth.identity.v1.ProjectMember
+	26, // 5: berth.identity.v1.AppList.items:type_name -> berth.identity.v1.App
 	0,  // 6: berth.identity.v1.MemberService.DescribeInvitation:input_type -> berth.identity.v1.InvitationToken
 	2,  // 7: berth.identity.v1.MemberService.AcceptInvitation:input_type -> berth.identity.v1.AcceptInvitationRequest
 	3,  // 8: berth.identity.v1.MemberService.SignInMember:input_type -> berth.identity.v1.SignInMemberRequest
-	11, // 9: berth.identity.v1.MemberService.VerifyMemberSecondFactor:input_type -> berth.identity.v1.VerifyMemberSecondFactorRequest
-	26, // 10: berth.identity.v1.MemberService.DescribeMember:input_type -> google.protobuf.Empty
-	13, // 11: berth.identity.v1.MemberService.SwitchProject:input_type -> berth.identity.v1.SwitchProjectRequest
-	26, // 12: berth.identity.v1.MemberService.SignOutMember:input_type -> google.protobuf.Empty
-	26, // 13: berth.identity.v1.MemberService.StartMemberTotp:input_type -> google.protobuf.Empty
-	14, // 14: berth.identity.v1.MemberService.ConfirmMemberTotp:input_type -> berth.identity.v1.ConfirmMemberTotpRequest
+	12, // 9: berth.identity.v1.MemberService.VerifyMemberSecondFactor:input_type -> berth.identity.v1.VerifyMemberSecondFactorRequest
+	27, // 10: berth.identity.v1.MemberService.DescribeMember:input_type -> google.protobuf.Empty
+	14, // 11: berth.identity.v1.MemberService.SwitchProject:input_type -> berth.identity.v1.SwitchProjectRequest
+	27, // 12: berth.identity.v1.MemberService.SignOutMember:input_type -> google.protobuf.Empty
+	27, // 13: berth.identity.v1.MemberService.StartMemberTotp:input_type -> google.protobuf.Empty
+	15, // 14: berth.identity.v1.MemberService.ConfirmMemberTotp:input_type -> berth.identity.v1.ConfirmMemberTotpRequest
 	5,  // 15: berth.identity.v1.MemberService.StartMemberPasskeyAssertion:input_type -> berth.identity.v1.MemberChallengeRequest
 	6,  // 16: berth.identity.v1.MemberService.VerifyMemberPasskey:input_type -> berth.identity.v1.VerifyMemberPasskeyRequest
-	26, // 17: berth.identity.v1.MemberService.StartMemberPasskeyRegistration:input_type -> google.protobuf.Empty
+	27, // 17: berth.identity.v1.MemberService.StartMemberPasskeyRegistration:input_type -> google.protobuf.Empty
 	7,  // 18: berth.identity.v1.MemberService.FinishMemberPasskeyRegistration:input_type -> berth.identity.v1.FinishMemberPasskeyRegistrationRequest
-	26, // 19: berth.identity.v1.MemberService.ListMemberFactors:input_type -> google.protobuf.Empty
+	27, // 19: berth.identity.v1.MemberService.ListMemberFactors:input_type -> google.protobuf.Empty
 	10, // 20: berth.identity.v1.MemberService.RemoveMemberPasskey:input_type -> berth.identity.v1.RemoveMemberPasskeyRequest
-	15, // 21: berth.identity.v1.MemberService.InviteMember:input_type -> berth.identity.v1.InviteMemberRequest
-	16, // 22: berth.identity.v1.MemberService.ListProjectMembers:input_type -> berth.identity.v1.ListProjectMembersRequest
-	19, // 23: berth.identity.v1.MemberService.ListProjectApps:input_type -> berth.identity.v1.ListProjectAppsRequest
-	21, // 24: berth.identity.v1.MemberService.GetApp:input_type -> berth.identity.v1.GetAppRequest
-	21, // 25: berth.identity.v1.MemberService.ListAppApiKeys:input_type -> berth.identity.v1.GetAppRequest
-	22, // 26: berth.identity.v1.MemberService.RevokeApiKey:input_type -> berth.identity.v1.RevokeApiKeyRequest
-	1,  // 27: berth.identity.v1.MemberService.DescribeInvitation:output_type -> berth.identity.v1.Invitation
-	4,  // 28: berth.identity.v1.MemberService.AcceptInvitation:output_type -> berth.identity.v1.MemberSignIn
-	4,  // 29: berth.identity.v1.MemberService.SignInMember:output_type -> berth.identity.v1.MemberSignIn
-	4,  // 30: berth.identity.v1.MemberService.VerifyMemberSecondFactor:output_type -> berth.identity.v1.MemberSignIn
-	12, // 31: berth.identity.v1.MemberService.DescribeMember:output_type -> berth.identity.v1.MemberProfile
-	4,  // 32: berth.identity.v1.MemberService.SwitchProject:output_type -> berth.identity.v1.MemberSignIn
-	26, // 33: berth.identity.v1.MemberService.SignOutMember:output_type -> google.protobuf.Empty
-	27, // 34: berth.identity.v1.MemberService.StartMemberTotp:output_type -> berth.identity.v1.TotpKey
-	28, // 35: berth.identity.v1.MemberService.ConfirmMemberTotp:output_type -> berth.identity.v1.RecoveryCodes
-	29, // 36: berth.identity.v1.MemberService.StartMemberPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
-	4,  // 37: berth.identity.v1.MemberService.VerifyMemberPasskey:output_type -> berth.identity.v1.MemberSignIn
-	29, // 38: berth.identity.v1.MemberService.StartMemberPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
-	28, // 39: berth.identity.v1.MemberService.FinishMemberPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
-	9,  // 40: berth.identity.v1.MemberService.ListMemberFactors:output_type -> berth.identity.v1.MemberFactorList
-	26, // 41: berth.identity.v1.MemberService.RemoveMemberPasskey:output_type -> google.protobuf.Empty
-	24, // 42: berth.identity.v1.MemberService.InviteMember:output_type -> berth.identity.v1.ProjectMember
-	17, // 43: berth.identity.v1.MemberService.ListProjectMembers:output_type -> berth.identity.v1.ProjectMemberList
-	20, // 44: berth.identity.v1.MemberService.ListProjectApps:output_type -> berth.identity.v1.AppList
-	25, // 45: berth.identity.v1.MemberService.GetApp:output_type -> berth.identity.v1.App
-	30, // 46: berth.identity.v1.MemberService.ListAppApiKeys:output_type -> berth.identity.v1.ApiKeyList
-	26, // 47: berth.identity.v1.MemberService.RevokeApiKey:output_type -> google.protobuf.Empty
-	27, // [27:48] is the sub-list for method output_type
-	6,  // [6:27] is the sub-list for method input_type
+	11, // 21: berth.identity.v1.MemberService.RemoveMemberTotp:input_type -> berth.identity.v1.RemoveMemberTotpRequest
+	16, // 22: berth.identity.v1.MemberService.InviteMember:input_type -> berth.identity.v1.InviteMemberRequest
+	17, // 23: berth.identity.v1.MemberService.ListProjectMembers:input_type -> berth.identity.v1.ListProjectMembersRequest
+	20, // 24: berth.identity.v1.MemberService.ListProjectApps:input_type -> berth.identity.v1.ListProjectAppsRequest
+	22, // 25: berth.identity.v1.MemberService.GetApp:input_type -> berth.identity.v1.GetAppRequest
+	22, // 26: berth.identity.v1.MemberService.ListAppApiKeys:input_type -> berth.identity.v1.GetAppRequest
+	23, // 27: berth.identity.v1.MemberService.RevokeApiKey:input_type -> berth.identity.v1.RevokeApiKeyRequest
+	1,  // 28: berth.identity.v1.MemberService.DescribeInvitation:output_type -> berth.identity.v1.Invitation
+	4,  // 29: berth.identity.v1.MemberService.AcceptInvitation:output_type -> berth.identity.v1.MemberSignIn
+	4,  // 30: berth.identity.v1.MemberService.SignInMember:output_type -> berth.identity.v1.MemberSignIn
+	4,  // 31: berth.identity.v1.MemberService.VerifyMemberSecondFactor:output_type -> berth.identity.v1.MemberSignIn
+	13, // 32: berth.identity.v1.MemberService.DescribeMember:output_type -> berth.identity.v1.MemberProfile
+	4,  // 33: berth.identity.v1.MemberService.SwitchProject:output_type -> berth.identity.v1.MemberSignIn
+	27, // 34: berth.identity.v1.MemberService.SignOutMember:output_type -> google.protobuf.Empty
+	28, // 35: berth.identity.v1.MemberService.StartMemberTotp:output_type -> berth.identity.v1.TotpKey
+	29, // 36: berth.identity.v1.MemberService.ConfirmMemberTotp:output_type -> berth.identity.v1.RecoveryCodes
+	30, // 37: berth.identity.v1.MemberService.StartMemberPasskeyAssertion:output_type -> berth.identity.v1.PasskeyCeremony
+	4,  // 38: berth.identity.v1.MemberService.VerifyMemberPasskey:output_type -> berth.identity.v1.MemberSignIn
+	30, // 39: berth.identity.v1.MemberService.StartMemberPasskeyRegistration:output_type -> berth.identity.v1.PasskeyCeremony
+	29, // 40: berth.identity.v1.MemberService.FinishMemberPasskeyRegistration:output_type -> berth.identity.v1.RecoveryCodes
+	9,  // 41: berth.identity.v1.MemberService.ListMemberFactors:output_type -> berth.identity.v1.MemberFactorList
+	27, // 42: berth.identity.v1.MemberService.RemoveMemberPasskey:output_type -> google.protobuf.Empty
+	27, // 43: berth.identity.v1.MemberService.RemoveMemberTotp:output_type -> google.protobuf.Empty
+	25, // 44: berth.identity.v1.MemberService.InviteMember:output_type -> berth.identity.v1.ProjectMember
+	18, // 45: berth.identity.v1.MemberService.ListProjectMembers:output_type -> berth.identity.v1.ProjectMemberList
+	21, // 46: berth.identity.v1.MemberService.ListProjectApps:output_type -> berth.identity.v1.AppList
+	26, // 47: berth.identity.v1.MemberService.GetApp:output_type -> berth.identity.v1.App
+	31, // 48: berth.identity.v1.MemberService.ListAppApiKeys:output_type -> berth.identity.v1.ApiKeyList
+	27, // 49: berth.identity.v1.MemberService.RevokeApiKey:output_type -> google.protobuf.Empty
+	28, // [28:50] is the sub-list for method output_type
+	6,  // [6:28] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -1628,7 +1678,7 @@ func file_identity_v1_member_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_identity_v1_member_proto_rawDesc), len(file_identity_v1_member_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -38,6 +38,7 @@ const (
 	MemberService_FinishMemberPasskeyRegistration_FullMethodName = "/berth.identity.v1.MemberService/FinishMemberPasskeyRegistration"
 	MemberService_ListMemberFactors_FullMethodName               = "/berth.identity.v1.MemberService/ListMemberFactors"
 	MemberService_RemoveMemberPasskey_FullMethodName             = "/berth.identity.v1.MemberService/RemoveMemberPasskey"
+	MemberService_RemoveMemberTotp_FullMethodName                = "/berth.identity.v1.MemberService/RemoveMemberTotp"
 	MemberService_InviteMember_FullMethodName                    = "/berth.identity.v1.MemberService/InviteMember"
 	MemberService_ListProjectMembers_FullMethodName              = "/berth.identity.v1.MemberService/ListProjectMembers"
 	MemberService_ListProjectApps_FullMethodName                 = "/berth.identity.v1.MemberService/ListProjectApps"
@@ -94,6 +95,9 @@ type MemberServiceClient interface {
 	ListMemberFactors(ctx context.Context, in *emptypb.Empty, opts ...grpc.CallOption) (*MemberFactorList, error)
 	// RemoveMemberPasskey removes one passkey of the member account, after the current password.
 	RemoveMemberPasskey(ctx context.Context, in *RemoveMemberPasskeyRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
+	// RemoveMemberTotp removes the member account's TOTP factor (or an enrolment not yet confirmed),
+	// after the current password.
+	RemoveMemberTotp(ctx context.Context, in *RemoveMemberTotpRequest, opts ...grpc.CallOption) (*emptypb.Empty, error)
 	// InviteMember adds a member to the project and mails them an invitation link (7 days).
 	InviteMember(ctx context.Context, in *InviteMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error)
 	// ListProjectMembers lists the project's members and whether each accepted the invitation.
@@ -266,6 +270,16 @@ func (c *memberServiceClient) RemoveMemberPasskey(ctx context.Context, in *Remov
 	return out, nil
 }
 
+func (c *memberServiceClient) RemoveMemberTotp(ctx context.Context, in *RemoveMemberTotpRequest, opts ...grpc.CallOption) (*emptypb.Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(emptypb.Empty)
+	err := c.cc.Invoke(ctx, MemberService_RemoveMemberTotp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *memberServiceClient) InviteMember(ctx context.Context, in *InviteMemberRequest, opts ...grpc.CallOption) (*ProjectMember, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ProjectMember)
@@ -374,6 +388,9 @@ type MemberServiceServer interface {
 	ListMemberFactors(context.Context, *emptypb.Empty) (*MemberFactorList, error)
 	// RemoveMemberPasskey removes one passkey of the member account, after the current password.
 	RemoveMemberPasskey(context.Context, *RemoveMemberPasskeyRequest) (*emptypb.Empty, error)
+	// RemoveMemberTotp removes the member account's TOTP factor (or an enrolment not yet confirmed),
+	// after the current password.
+	RemoveMemberTotp(context.Context, *RemoveMemberTotpRequest) (*emptypb.Empty, error)
 	// InviteMember adds a member to the project and mails them an invitation link (7 days).
 	InviteMember(context.Context, *InviteMemberRequest) (*ProjectMember, error)
 	// ListProjectMembers lists the project's members and whether each accepted the invitation.
@@ -440,6 +457,9 @@ func (UnimplementedMemberServiceServer) ListMemberFactors(context.Context, *empt
 }
 func (UnimplementedMemberServiceServer) RemoveMemberPasskey(context.Context, *RemoveMemberPasskeyRequest) (*emptypb.Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveMemberPasskey not implemented")
+}
+func (UnimplementedMemberServiceServer) RemoveMemberTotp(context.Context, *RemoveMemberTotpRequest) (*emptypb.Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveMemberTotp not implemented")
 }
 func (UnimplementedMemberServiceServer) InviteMember(context.Context, *InviteMemberRequest) (*ProjectMember, error) {
 	return nil, status.Error(codes.Unimplemented, "method InviteMember not implemented")
@@ -750,6 +770,24 @@ func _MemberService_RemoveMemberPasskey_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemberService_RemoveMemberTotp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveMemberTotpRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MemberServiceServer).RemoveMemberTotp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MemberService_RemoveMemberTotp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MemberServiceServer).RemoveMemberTotp(ctx, req.(*RemoveMemberTotpRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _MemberService_InviteMember_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InviteMemberRequest)
 	if err := dec(in); err != nil {
@@ -924,6 +962,10 @@ var MemberService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveMemberPasskey",
 			Handler:    _MemberService_RemoveMemberPasskey_Handler,
+		},
+		{
+			MethodName: "RemoveMemberTotp",
+			Handler:    _MemberService_RemoveMemberTotp_Handler,
 		},
 		{
 			MethodName: "InviteMember",

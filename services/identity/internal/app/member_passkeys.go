@@ -130,7 +130,22 @@ func (s *Service) RemoveMemberPasskey(ctx context.Context, p authn.Principal, id
 	if err != nil {
 		return err
 	}
-	return s.store.RemoveMemberPasskey(ctx, a.ID, id)
+	return s.store.RemoveMemberFactor(ctx, a.ID, domain.FactorPasskey, id)
+}
+
+// RemoveMemberTotp removes the TOTP factor of the operator token's member account, or its
+// enrolment not yet confirmed, once the current password is proved (under the sign-in limits). As
+// with a passkey, the account's last second factor takes its recovery codes with it.
+func (s *Service) RemoveMemberTotp(ctx context.Context, p authn.Principal, current string) error {
+	a, _, err := s.operatorPassword(ctx, p, current)
+	if err != nil {
+		return err
+	}
+	f, err := s.store.GetMemberFactor(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	return s.store.RemoveMemberFactor(ctx, a.ID, domain.FactorTOTP, f.ID)
 }
 
 // StartMemberPasskeyAssertion answers the options of navigator.credentials.get for a console

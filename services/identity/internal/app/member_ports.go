@@ -89,10 +89,11 @@ type MemberFactors interface {
 	// reports true; otherwise codes are dropped and it reports false. An unknown account is
 	// domain.ErrNotFound.
 	AddMemberPasskey(ctx context.Context, f domain.Factor, codes []domain.RecoveryCode) (bool, error)
-	// RemoveMemberPasskey deletes the account's passkey id; a factor that is absent, another
-	// account's or not a passkey is domain.ErrNotFound and nothing changes. When the account is
-	// left without a confirmed factor, its recovery codes go in the same transaction.
-	RemoveMemberPasskey(ctx context.Context, accountID, id string) error
+	// RemoveMemberFactor deletes the account's factor id of kind, confirmed or pending; a factor
+	// that is absent, another account's or of another kind is domain.ErrNotFound and nothing
+	// changes. When the account is left without a confirmed factor, its recovery codes go in the
+	// same transaction.
+	RemoveMemberFactor(ctx context.Context, accountID string, kind domain.FactorKind, id string) error
 }
 
 // ProjectApps answers a project's apps and an app's keys for the console, and revokes keys.

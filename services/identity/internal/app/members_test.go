@@ -14,6 +14,7 @@ import (
 	identityv1 "github.com/berthhq/berth/proto/identity/v1"
 	"github.com/berthhq/berth/services/identity/internal/app"
 	"github.com/berthhq/berth/services/identity/internal/domain"
+	"google.golang.org/grpc/codes"
 )
 
 const memberPassword = "harbour-lights-42"
@@ -397,6 +398,46 @@ func TestSecondFactorGuardsTheConsoleSignIn(t *testing.T) {
 		_, err := f.svc.VerifyMemberSecondFactor(ctx, ch, codes[1], browserOf)
 		wantInvalid(t, err, "challenge")
 	})
+}
+
+// A member removes their TOTP factor with the current password: its codes no longer finish a
+// sign-in, the password alone signs in, and TOTP can be enrolled again.
+func TestAMemberRemovesTheTOTPFactorWithTheCurrentPassword(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	p := f.principalOf(t, f.consoleMember(t, f.app.ProjectID, "ada@example.test").Token)
+	wantStatus(t, "removing a TOTP factor never enrolled", f.svc.RemoveMemberTotp(ctx, p, memberPassword), codes.NotFound)
+	key, err := f.svc.StartMemberTotp(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.ConfirmMemberTotp(ctx, p, totpCode(t, key.Secret(), f.now), memberPassword); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Minute)
+	out, err := f.svc.SignInMember(ctx, "ada@example.test", memberPassword, browserOf)
+	if err != nil || out.Challenge == "" {
+		t.Fatalf("sign-in with TOTP = %+v, %v, want a challenge", out, err)
+	}
+	waiting := out.Challenge
+
+	wantInvalid(t, f.svc.RemoveMemberTotp(ctx, p, "not-my-password"), "current_password")
+	if prof, _ := f.svc.DescribeMember(ctx, p); !prof.SecondFactor {
+		t.Fatal("a refused removal turned the second factor off")
+	}
+	other := f.principalOf(t, f.consoleMember(t, f.app.ProjectID, "bo@example.test").Token)
+	wantStatus(t, "another account's removal", f.svc.RemoveMemberTotp(ctx, other, memberPassword), codes.NotFound)
+	if err := f.svc.RemoveMemberTotp(ctx, p, memberPassword); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.VerifyMemberSecondFactor(ctx, waiting, totpCode(t, key.Secret(), f.now), browserOf)
+	wantInvalid(t, err, "code")
+	if out, err := f.svc.SignInMember(ctx, "ada@example.test", memberPassword, browserOf); err != nil || out.Token == "" {
+		t.Errorf("sign-in after the removal = %+v, %v, want a session at once", out, err)
+	}
+	if _, err := f.svc.StartMemberTotp(ctx, p); err != nil {
+		t.Errorf("enrolling TOTP again: %v", err)
+	}
 }
 
 func TestAMemberWhoDidNotAcceptHasNoAccountToGuard(t *testing.T) {

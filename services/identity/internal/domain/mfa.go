@@ -56,6 +56,14 @@ const (
 // Single reports whether a user holds at most one confirmed factor of the kind.
 func (k FactorKind) Single() bool { return k == FactorTOTP }
 
+// NotFound is the error for an absent factor of kind k, naming it as people do.
+func (k FactorKind) NotFound() error {
+	if k == FactorTOTP {
+		return NotFound("TOTP factor")
+	}
+	return NotFound(string(k))
+}
+
 // Factor is a user's second factor. A factor is pending from its enrolment's start until its
 // first code confirms it; only confirmed factors are asked for at sign-in.
 type Factor struct {

@@ -172,6 +172,14 @@ func (s *MemberServer) RemoveMemberPasskey(ctx context.Context, req *identityv1.
 	return &emptypb.Empty{}, nil
 }
 
+// RemoveMemberTotp removes the member account's TOTP factor.
+func (s *MemberServer) RemoveMemberTotp(ctx context.Context, req *identityv1.RemoveMemberTotpRequest) (*emptypb.Empty, error) {
+	if err := s.svc.RemoveMemberTotp(ctx, principal(ctx), req.GetCurrentPassword()); err != nil {
+		return nil, err
+	}
+	return &emptypb.Empty{}, nil
+}
+
 // InviteMember adds a member to the project and mails the invitation. A member of the project
 // with that address already is AlreadyExists.
 func (s *MemberServer) InviteMember(ctx context.Context, req *identityv1.InviteMemberRequest) (*identityv1.ProjectMember, error) {

@@ -401,13 +401,13 @@ func (s *Store) AddMemberPasskey(_ context.Context, f domain.Factor, codes []dom
 	return first, nil
 }
 
-// RemoveMemberPasskey implements app.MemberFactors.
-func (s *Store) RemoveMemberPasskey(_ context.Context, accountID, id string) error {
+// RemoveMemberFactor implements app.MemberFactors.
+func (s *Store) RemoveMemberFactor(_ context.Context, accountID string, kind domain.FactorKind, id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := s.memberFactor(accountID, id)
-	if id == "" || i < 0 || s.mfactors[accountID][i].Kind != domain.FactorPasskey {
-		return domain.NotFound("passkey")
+	if id == "" || i < 0 || s.mfactors[accountID][i].Kind != kind {
+		return kind.NotFound()
 	}
 	s.mfactors[accountID] = slices.Delete(slices.Clone(s.mfactors[accountID]), i, i+1)
 	if !s.confirmedMemberFactor(accountID) {

@@ -467,21 +467,21 @@ func (s *Store) AddMemberPasskey(ctx context.Context, f domain.Factor, codes []d
 	return first, err
 }
 
-// RemoveMemberPasskey implements app.MemberFactors.
-func (s *Store) RemoveMemberPasskey(ctx context.Context, accountID, id string) error {
+// RemoveMemberFactor implements app.MemberFactors.
+func (s *Store) RemoveMemberFactor(ctx context.Context, accountID string, kind domain.FactorKind, id string) error {
 	if !ids(accountID, id) {
-		return domain.NotFound("passkey")
+		return kind.NotFound()
 	}
 	return pgxx.InTx(ctx, s.pool, func(ctx context.Context, tx pgx.Tx) error {
 		if err := lockMemberAccount(ctx, tx, accountID); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `delete from member_factors where id = $1 and account_id = $2 and kind = 'passkey'`, id, accountID)
+		tag, err := tx.Exec(ctx, `delete from member_factors where id = $1 and account_id = $2 and kind = $3`, id, accountID, string(kind))
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return domain.NotFound("passkey")
+			return kind.NotFound()
 		}
 		held, err := confirmedMemberFactor(ctx, tx, accountID)
 		if err != nil || held {

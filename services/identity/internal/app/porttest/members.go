@@ -430,22 +430,30 @@ func testMemberPasskeys(t *testing.T, newStore Factory) {
 		t.Errorf("used passkey = %+v, want counter 6 last used at %v", list[0], at)
 	}
 
-	wantNotFound(t, "another account's passkey removed", s.RemoveMemberPasskey(ctx, other.ID, laptop.ID))
-	wantNotFound(t, "the TOTP factor removed as a passkey", s.RemoveMemberPasskey(ctx, a.ID, totp.ID))
-	wantNotFound(t, "an unknown passkey removed", s.RemoveMemberPasskey(ctx, a.ID, uuid.NewString()))
-	if err := s.RemoveMemberPasskey(ctx, a.ID, laptop.ID); err != nil {
+	wantNotFound(t, "another account's passkey removed", s.RemoveMemberFactor(ctx, other.ID, domain.FactorPasskey, laptop.ID))
+	wantNotFound(t, "the TOTP factor removed as a passkey", s.RemoveMemberFactor(ctx, a.ID, domain.FactorPasskey, totp.ID))
+	wantNotFound(t, "an unknown passkey removed", s.RemoveMemberFactor(ctx, a.ID, domain.FactorPasskey, uuid.NewString()))
+	if err := s.RemoveMemberFactor(ctx, a.ID, domain.FactorPasskey, laptop.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantNotFound(t, "a removed passkey used", s.UseMemberFactorStep(ctx, a.ID, laptop.ID, 50, at))
-	wantNotFound(t, "a passkey removed twice", s.RemoveMemberPasskey(ctx, a.ID, laptop.ID))
+	wantNotFound(t, "a passkey removed twice", s.RemoveMemberFactor(ctx, a.ID, domain.FactorPasskey, laptop.ID))
 	if err := s.UseMemberRecoveryCode(ctx, a.ID, []byte("first-2"), at); err != nil {
 		t.Errorf("codes while a passkey is left: %v", err)
 	}
-	if err := s.RemoveMemberPasskey(ctx, a.ID, phone.ID); err != nil {
+	wantNotFound(t, "a passkey removed as the TOTP factor", s.RemoveMemberFactor(ctx, a.ID, domain.FactorTOTP, phone.ID))
+	if err := s.RemoveMemberFactor(ctx, a.ID, domain.FactorPasskey, phone.ID); err != nil {
 		t.Fatal(err)
 	}
 	list, _ = s.ListMemberFactors(ctx, a.ID)
 	wantEqual(t, "factors after removing every passkey", list, []domain.Factor{totp})
+	if err := s.RemoveMemberFactor(ctx, a.ID, domain.FactorTOTP, totp.ID); err != nil {
+		t.Fatalf("removing a pending TOTP enrolment: %v", err)
+	}
+	if list, _ = s.ListMemberFactors(ctx, a.ID); len(list) != 0 {
+		t.Errorf("factors after removing the TOTP enrolment: %+v, want none", list)
+	}
+	wantNotFound(t, "a TOTP factor removed twice", s.RemoveMemberFactor(ctx, a.ID, domain.FactorTOTP, totp.ID))
 
 	// The last confirmed factor takes the recovery codes with it; the next first factor brings new
 	// ones.
@@ -455,7 +463,7 @@ func testMemberPasskeys(t *testing.T, newStore Factory) {
 	if _, err := s.AddMemberPasskey(ctx, key, []domain.RecoveryCode{{UserID: b.ID, Hash: []byte("b-1"), CreatedAt: t0}, {UserID: b.ID, Hash: []byte("b-2"), CreatedAt: t0}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveMemberPasskey(ctx, b.ID, key.ID); err != nil {
+	if err := s.RemoveMemberFactor(ctx, b.ID, domain.FactorPasskey, key.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantNotFound(t, "a code of an account without a factor", s.UseMemberRecoveryCode(ctx, b.ID, []byte("b-1"), at))
@@ -464,6 +472,37 @@ func testMemberPasskeys(t *testing.T, newStore Factory) {
 	}
 	if err := s.UseMemberRecoveryCode(ctx, b.ID, []byte("b-3"), at); err != nil {
 		t.Errorf("the new first factor's code: %v", err)
+	}
+
+	// A confirmed TOTP factor removed beside a passkey leaves the codes; removing the passkey then
+	// takes them, and TOTP can be enrolled again.
+	c := newAccount("dee@example.test")
+	accepted(t, s, project.ID, c)
+	cTotp := domain.Factor{ID: uuid.NewString(), UserID: c.ID, Kind: domain.FactorTOTP, SealedSecret: []byte("c"), CreatedAt: t0}
+	if err := s.SavePendingMemberFactor(ctx, cTotp); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ConfirmMemberFactor(ctx, c.ID, cTotp.ID, 1, t0, []domain.RecoveryCode{{UserID: c.ID, Hash: []byte("c-1"), CreatedAt: t0}, {UserID: c.ID, Hash: []byte("c-2"), CreatedAt: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	cKey := passkey(c, "Key", t0.Add(time.Minute), 0)
+	if _, err := s.AddMemberPasskey(ctx, cKey, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveMemberFactor(ctx, c.ID, domain.FactorTOTP, cTotp.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.GetMemberFactor(ctx, c.ID)
+	wantNotFound(t, "the TOTP factor after its removal", err)
+	if err := s.UseMemberRecoveryCode(ctx, c.ID, []byte("c-1"), at); err != nil {
+		t.Errorf("codes while a passkey is left: %v", err)
+	}
+	if err := s.RemoveMemberFactor(ctx, c.ID, domain.FactorPasskey, cKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantNotFound(t, "a code once the last factor is gone", s.UseMemberRecoveryCode(ctx, c.ID, []byte("c-2"), at))
+	if err := s.SavePendingMemberFactor(ctx, cTotp); err != nil {
+		t.Errorf("enrolling TOTP again after its removal: %v", err)
 	}
 }
 
