@@ -53,10 +53,7 @@ func TestConsoleAnalyticsInChromiumCountsTodaysSignInsAndDownloadsTheirCSV(t *te
 	console := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(console, 240*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(console))
-	}
+	fail := failWithPage(t, console)
 
 	// The member reaches the analytics page from the app page.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), signInToConsole(env),

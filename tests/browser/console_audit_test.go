@@ -22,10 +22,7 @@ func TestConsoleAuditInChromiumShowsAWriteKeysChangeOfAUserAndSetsTheRetention(t
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 
 	user := env.App.UserIDs[0]
 	changeNickname(t, env, user, "audited-in-chromium")

@@ -75,10 +75,7 @@ func TestConsoleBillingCreatesAPromotionThatRoute24RedeemsAndShowsTheRedemption(
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 	text := func(id string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID(id)))
@@ -226,10 +223,7 @@ func TestConsoleBillingAddsACatalogPriceThatACheckoutSubscribesTo(t *testing.T) 
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 
 	product := "Console plan " + stacktest.RandomHex(4)
 	if err := chromedp.Do(ctx,

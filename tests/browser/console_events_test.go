@@ -61,10 +61,7 @@ func TestConsoleEventsInChromiumRegistersAnEndpointThatGetsASignedDeliveryRetrie
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
 	base := env.Stack.BaseURL
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 
 	// The copy button writes to the clipboard, which a page may only do with the permission.
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
@@ -194,10 +191,7 @@ func TestConsoleEventsInChromiumReplaysAReceivedProviderCall(t *testing.T) {
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 	eventsURL := env.Stack.BaseURL + "/console/apps/" + env.App.AppID + "/events"
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), signInToConsole(env)); err != nil {
 		fail("sign in", err)

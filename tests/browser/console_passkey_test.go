@@ -29,10 +29,7 @@ func TestAConsoleMemberAddsAPasskeySignsInWithItAndRemovingItDropsTheOfferInChro
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate("about:blank")); err != nil {
 		t.Fatal(err)
 	}

@@ -49,10 +49,7 @@ func TestConsoleTenantsSearchOpenFreezeSeenOnRouteFiveAndUnfreeze(t *testing.T) 
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
 	base, tenant := env.Stack.BaseURL, env.App.TenantID
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), signInToConsole(env)); err != nil {
 		fail("sign in", err)

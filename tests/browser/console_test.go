@@ -89,6 +89,15 @@ func (c consoleCheck) page(ctx context.Context, name string) {
 	}
 }
 
+// failWithPage returns a browser test's step failure: it ends the test with the step, the error and
+// the page the browser shows.
+func failWithPage(t *testing.T, browser context.Context) func(step string, err error) {
+	return func(step string, err error) {
+		t.Helper()
+		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
+	}
+}
+
 // signInToConsole is the demo member's sign-in through the console's form, ending on the home
 // page.
 func signInToConsole(env stacktest.Env) chromedp.Action[chromedp.Void] {
@@ -138,10 +147,7 @@ func TestConsoleInChromiumSignsInMakesAKeyThatWorksRotatesTheSigningKeyAndAccept
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
 	base := env.Stack.BaseURL
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 
 	// The printed console URL sends the browser to the sign-in page.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(env.App.Console.URL), chromedp.WaitVisible(chromedp.ID("sign-in"))); err != nil {

@@ -22,10 +22,7 @@ func TestAConsoleMemberEnrolsTOTPSignsInWithACodeAndRemovingItTurnsTheSecondStep
 	browser := newBrowser(t, chromium)
 	ctx, cancel := context.WithTimeout(browser, 180*time.Second)
 	defer cancel()
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 	security := env.Stack.BaseURL + "/console/security"
 	signOutAndIn := func(then chromedp.Action[chromedp.Void]) error {
 		return chromedp.Do(ctx,

@@ -44,10 +44,7 @@ func TestConsoleUsersInChromiumFindsFreezesEndsSessionsAndDeletesAUser(t *testin
 	ctx, cancel := context.WithTimeout(browser, 240*time.Second)
 	defer cancel()
 	base := env.Stack.BaseURL
-	fail := func(step string, err error) {
-		t.Helper()
-		t.Fatalf("%s: %v\npage:\n%s", step, err, currentPage(browser))
-	}
+	fail := failWithPage(t, browser)
 	loginURL := func(typ string) string {
 		return base + "/login?" + url.Values{
 			"client_id": {env.App.AppID}, "state": {"s"}, "nonce": {"n"}, "type": {typ}, "redirect_uri": {app.redirectURI()},
